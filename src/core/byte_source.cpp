@@ -1,0 +1,94 @@
+#include "core/byte_source.h"
+
+#include <zlib.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+#include "core/error.h"
+
+namespace dpro {
+
+struct ByteSource::Impl {
+  std::FILE* file = nullptr;
+  z_stream zs{};
+  bool inflating = false;
+  bool stream_end = false;
+  std::vector<unsigned char> in_buf = std::vector<unsigned char>(1 << 20);
+  ~Impl() {
+    if (inflating) inflateEnd(&zs);
+    if (file) std::fclose(file);
+  }
+};
+
+ByteSource::ByteSource(std::string path) : path_(std::move(path)), impl_(std::make_unique<Impl>()) {
+  impl_->file = std::fopen(path_.c_str(), "rb");
+  if (!impl_->file) throw InputError(path_, "", std::string("cannot open: ") + std::strerror(errno));
+  unsigned char magic[2] = {0, 0};
+  const std::size_t got = std::fread(magic, 1, 2, impl_->file);
+  std::rewind(impl_->file);
+  gzipped_ = got == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
+  if (gzipped_) {
+    if (inflateInit2(&impl_->zs, 15 + 32) != Z_OK) throw InputError(path_, "", "cannot start gzip decoder");
+    impl_->inflating = true;
+  }
+}
+
+ByteSource::~ByteSource() = default;
+
+std::size_t ByteSource::read(char* out, std::size_t capacity) {
+  if (!gzipped_) {
+    const std::size_t n = std::fread(out, 1, capacity, impl_->file);
+    if (n == 0 && std::ferror(impl_->file)) throw InputError(path_, "", "read error");
+    raw_bytes_ += n;
+    return n;
+  }
+  z_stream& zs = impl_->zs;
+  zs.next_out = reinterpret_cast<Bytef*>(out);
+  zs.avail_out = static_cast<uInt>(capacity);
+  while (zs.avail_out > 0) {
+    if (impl_->stream_end) {
+      // Concatenated gzip members are legal; anything else after the end is ignored.
+      if (zs.avail_in == 0) {
+        const std::size_t n = std::fread(impl_->in_buf.data(), 1, impl_->in_buf.size(), impl_->file);
+        raw_bytes_ += n;
+        zs.next_in = impl_->in_buf.data();
+        zs.avail_in = static_cast<uInt>(n);
+      }
+      if (zs.avail_in < 2 || zs.next_in[0] != 0x1f || zs.next_in[1] != 0x8b) break;
+      inflateReset(&zs);
+      impl_->stream_end = false;
+    }
+    if (zs.avail_in == 0) {
+      const std::size_t n = std::fread(impl_->in_buf.data(), 1, impl_->in_buf.size(), impl_->file);
+      if (n == 0) {
+        if (std::ferror(impl_->file)) throw InputError(path_, "", "read error");
+        throw InputError(path_, "", "truncated gzip data (the file ends inside the compressed stream)");
+      }
+      raw_bytes_ += n;
+      zs.next_in = impl_->in_buf.data();
+      zs.avail_in = static_cast<uInt>(n);
+    }
+    const int rc = inflate(&zs, Z_NO_FLUSH);
+    if (rc == Z_STREAM_END) {
+      impl_->stream_end = true;
+      continue;
+    }
+    if (rc != Z_OK && rc != Z_BUF_ERROR) {
+      throw InputError(path_, "", std::string("corrupt gzip data: ") + (zs.msg ? zs.msg : "inflate failed"));
+    }
+  }
+  return capacity - zs.avail_out;
+}
+
+std::string read_whole_file(const std::string& path) {
+  ByteSource source(path);
+  std::string data;
+  std::vector<char> chunk(1 << 16);
+  while (const std::size_t n = source.read(chunk.data(), chunk.size())) data.append(chunk.data(), n);
+  return data;
+}
+
+}  // namespace dpro

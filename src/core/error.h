@@ -1,0 +1,37 @@
+#pragma once
+// Errors at input boundaries. An InputError names the file and, where it applies, the
+// offending item (an event, a record, a key); the CLI prints what() on one line and exits 2.
+// Library code throws; it never calls exit().
+#include <stdexcept>
+#include <string>
+
+namespace dpro {
+
+class InputError : public std::runtime_error {
+ public:
+  InputError(std::string file, std::string item, const std::string& message)
+      : std::runtime_error(compose(file, item, message)),
+        file_(std::move(file)),
+        item_(std::move(item)) {}
+
+  const std::string& file() const { return file_; }
+  const std::string& item() const { return item_; }
+
+ private:
+  static std::string compose(const std::string& file, const std::string& item,
+                             const std::string& message) {
+    std::string text = file.empty() ? std::string() : file + ": ";
+    if (!item.empty()) text += item + ": ";
+    return text + message;
+  }
+  std::string file_;
+  std::string item_;
+};
+
+// A broken internal invariant: a bug in dpro, not in the user's input.
+[[noreturn]] void fail_invariant(const char* condition, const char* file, int line);
+
+#define DPRO_CHECK(cond) \
+  ((cond) ? static_cast<void>(0) : ::dpro::fail_invariant(#cond, __FILE__, __LINE__))
+
+}  // namespace dpro

@@ -1,0 +1,43 @@
+#pragma once
+// Interned strings: each distinct name is stored once and referred to by a StringId.
+// Views returned by StringTable::view stay valid for the table's lifetime.
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace dpro {
+
+struct StringId {
+  std::uint32_t value = 0;  // 0 is the empty string
+  friend bool operator==(StringId a, StringId b) = default;
+  friend auto operator<=>(StringId a, StringId b) = default;
+};
+
+class StringTable {
+ public:
+  StringTable();
+  StringTable(const StringTable&) = delete;
+  StringTable& operator=(const StringTable&) = delete;
+  StringTable(StringTable&&) = default;
+  StringTable& operator=(StringTable&&) = default;
+
+  StringId intern(std::string_view text);
+  std::string_view view(StringId id) const { return *by_id_[id.value]; }
+  std::string str(StringId id) const { return std::string(view(id)); }
+  std::size_t size() const { return by_id_.size(); }
+
+ private:
+  std::deque<std::string> storage_;  // deque: element addresses are stable
+  std::vector<const std::string*> by_id_;
+  std::unordered_map<std::string_view, std::uint32_t> index_;
+};
+
+}  // namespace dpro
+
+template <>
+struct std::hash<dpro::StringId> {
+  std::size_t operator()(dpro::StringId id) const noexcept { return id.value; }
+};

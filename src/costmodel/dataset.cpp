@@ -1,0 +1,109 @@
+#include "costmodel/dataset.h"
+
+#include <algorithm>
+#include <charconv>
+#include <filesystem>
+
+#include "core/byte_source.h"
+#include "core/error.h"
+
+namespace dpro::costmodel {
+
+std::vector<std::string> dim_columns(OpFamily f) {
+  switch (f) {
+    case OpFamily::kUnknown: return {};
+    case OpFamily::kBmm:
+    case OpFamily::kLinear: return {"B", "M", "N", "K"};
+    case OpFamily::kConv2d:
+      return {"B", "Input_Channel", "Output_Channel", "Kernel_Szie", "Input_Size", "Stride", "Padding"};
+    default: return {"B", "H"};
+  }
+}
+
+namespace {
+bool parse_int(const std::string& s, std::int64_t& out) {
+  auto r = std::from_chars(s.data(), s.data() + s.size(), out);
+  return r.ec == std::errc() && r.ptr == s.data() + s.size();
+}
+int column_any(const CsvTable& t, std::initializer_list<const char*> names) {
+  for (const char* n : names)
+    if (int c = t.column(n); c >= 0) return c;
+  return -1;
+}
+}  // namespace
+
+OpDesc op_from_row(const CsvTable& table, const std::vector<std::string>& row) {
+  OpDesc op;
+  const int name_col = table.column("OPName");
+  if (name_col < 0) return op;
+  op.name = row[name_col];
+  op.family = family_from_name(op.name);
+  for (const auto& col : dim_columns(op.family)) {
+    int c = table.column(col);
+    if (c < 0 && col == "Kernel_Szie") c = table.column("Kernel_Size");
+    std::int64_t v = 0;
+    if (c < 0 || !parse_int(row[c], v)) { op.dims.clear(); break; }
+    op.dims.push_back(v);
+  }
+  if (int c = column_any(table, {"dtype", "Dtype", "DType"}); c >= 0)
+    if (auto d = parse_dtype(row[c])) op.dtype = *d;
+  if (int c = table.column("Kernel Name"); c >= 0) op.kernel_name = row[c];
+  const int gx = table.column("Grid x"), bx = table.column("Block x");
+  std::array<int, 3> g{}, b{};
+  bool ok = gx >= 0 && bx >= 0;
+  for (int i = 0; ok && i < 3; ++i) {
+    std::int64_t gv = 0, bv = 0;
+    ok = parse_int(row[gx + i], gv) && parse_int(row[bx + i], bv);
+    g[i] = static_cast<int>(gv);
+    b[i] = static_cast<int>(bv);
+  }
+  if (ok) { op.grid = g; op.block = b; }
+  return op;
+}
+
+std::vector<std::string> measurement_files(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> files;
+  auto wanted = [](const std::string& p) {
+    return p.ends_with(".csv") || p.ends_with(".csv.gz");
+  };
+  if (fs::is_directory(path)) {
+    for (const auto& e : fs::recursive_directory_iterator(path))
+      if (e.is_regular_file() && wanted(e.path().string())) files.push_back(e.path().string());
+  } else if (fs::exists(path)) {
+    files.push_back(path);
+  } else {
+    throw InputError(path, "", "no such file or directory");
+  }
+  std::sort(files.begin(), files.end());
+  if (files.empty()) throw InputError(path, "", "no .csv or .csv.gz files");
+  return files;
+}
+
+std::vector<Measurement> load_measurements(const std::string& path, const DeviceCatalog& catalog) {
+  std::vector<Measurement> out;
+  for (const auto& file : measurement_files(path)) {
+    const CsvTable table = parse_csv(read_whole_file(file), file);
+    const int lat = table.column("Latency"), dev = table.column("Device");
+    if (lat < 0 || dev < 0) throw InputError(file, "header", "needs Latency and Device columns");
+    for (size_t r = 0; r < table.rows.size(); ++r) {
+      const auto& row = table.rows[r];
+      const std::string where = "row " + std::to_string(r + 2);
+      Measurement m;
+      m.op = op_from_row(table, row);
+      if (!m.op.describable()) throw InputError(file, where, "op '" + m.op.name + "' has no usable dimensions");
+      m.device = catalog.find(row[dev]);
+      if (!m.device) throw InputError(file, where, "device '" + row[dev] + "' is not in the catalog");
+      try {
+        m.latency_ms = std::stod(row[lat]);
+      } catch (const std::exception&) {
+        throw InputError(file, where, "Latency '" + row[lat] + "' is not a number");
+      }
+      if (!(m.latency_ms > 0)) throw InputError(file, where, "Latency must be positive");
+      out.push_back(std::move(m));
+    }
+  }
+  return out;
+}
+
+}  // namespace dpro::costmodel

@@ -1,0 +1,33 @@
+#pragma once
+// Measured operator latencies in the shared-data schema (one CSV per op and GPU, columns
+// OPName, Latency [ms], Device, Kernel Name, Grid x/y/z, Block x/y/z, then the family's dims).
+#include <string>
+#include <vector>
+
+#include "costmodel/csv.h"
+#include "costmodel/device_spec.h"
+#include "costmodel/op_desc.h"
+
+namespace dpro::costmodel {
+
+struct Measurement {
+  OpDesc op;
+  const DeviceSpec* device = nullptr;  // points into the catalog passed to the loader
+  double latency_ms = 0;
+};
+
+// The dim column names of a family, in OpDesc::dims order.
+std::vector<std::string> dim_columns(OpFamily family);
+
+// OpDesc of one row (family from OPName, dims from the family's columns; missing or
+// non-numeric dims leave it undescribable). Latency and Device are not read.
+OpDesc op_from_row(const CsvTable& table, const std::vector<std::string>& row);
+
+// Every *.csv / *.csv.gz under `path` (a file or a directory, searched recursively, sorted).
+// Rows whose device is not in the catalog or whose op is not describable throw InputError.
+std::vector<Measurement> load_measurements(const std::string& path, const DeviceCatalog& catalog);
+
+// The files load_measurements reads.
+std::vector<std::string> measurement_files(const std::string& path);
+
+}  // namespace dpro::costmodel

@@ -1,0 +1,148 @@
+#include "costmodel/device_spec.h"
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <cstdlib>
+
+#include <nlohmann/json.hpp>
+
+#include "core/byte_source.h"
+#include "core/error.h"
+
+namespace dpro::costmodel {
+
+const char* to_string(DType dtype) {
+  switch (dtype) {
+    case DType::kFloat32: return "fp32";
+    case DType::kTensorFloat32: return "tf32";
+    case DType::kFloat16: return "fp16";
+    case DType::kBFloat16: return "bf16";
+    case DType::kFloat64: return "fp64";
+    case DType::kInt8: return "int8";
+    case DType::kFloat8: return "fp8";
+  }
+  return "?";
+}
+
+int dtype_bytes(DType dtype) {
+  switch (dtype) {
+    case DType::kFloat64: return 8;
+    case DType::kFloat32:
+    case DType::kTensorFloat32: return 4;
+    case DType::kFloat16:
+    case DType::kBFloat16: return 2;
+    case DType::kInt8:
+    case DType::kFloat8: return 1;
+  }
+  return 4;
+}
+
+namespace {
+std::string normalise(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    if (c == ' ' || c == '_' || c == '-') continue;
+    out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  return out;
+}
+}  // namespace
+
+std::optional<DType> parse_dtype(const std::string& text) {
+  const std::string t = normalise(text);
+  if (t == "float" || t == "float32" || t == "fp32" || t == "c10::float") return DType::kFloat32;
+  if (t == "tf32") return DType::kTensorFloat32;
+  if (t == "half" || t == "c10::half" || t == "float16" || t == "fp16") return DType::kFloat16;
+  if (t == "bfloat16" || t == "c10::bfloat16" || t == "bf16") return DType::kBFloat16;
+  if (t == "double" || t == "float64" || t == "fp64") return DType::kFloat64;
+  if (t == "int8" || t == "char" || t == "signedchar") return DType::kInt8;
+  if (t.rfind("float8", 0) == 0 || t.rfind("c10::float8", 0) == 0 || t == "fp8") return DType::kFloat8;
+  return std::nullopt;
+}
+
+double DeviceSpec::peak_flops(DType dtype) const {
+  auto it = peak_tflops.find(to_string(dtype));
+  if (it == peak_tflops.end()) it = peak_tflops.find("fp32");
+  return it == peak_tflops.end() ? 0.0 : it->second * 1e12;
+}
+
+std::string DeviceSpec::model_family() const {
+  auto dash = name.find('-');
+  return dash == std::string::npos ? name : name.substr(0, dash);
+}
+
+DeviceSpec parse_device_spec(const std::string& json_text, const std::string& file) {
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(json_text);
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError(file, "", std::string("not valid JSON: ") + e.what());
+  }
+  DeviceSpec d;
+  auto positive = [&](const char* key) {
+    if (!j.contains(key) || !j[key].is_number() || j[key].get<double>() <= 0)
+      throw InputError(file, key, "missing or not a positive number");
+    return j[key].get<double>();
+  };
+  if (!j.contains("name") || !j["name"].is_string()) throw InputError(file, "name", "missing");
+  d.name = j["name"].get<std::string>();
+  if (j.contains("aliases"))
+    for (const auto& a : j["aliases"]) d.aliases.push_back(a.get<std::string>());
+  d.architecture = j.value("architecture", "");
+  d.memory_gb = positive("memory_gb");
+  d.memory_bandwidth_gbs = positive("memory_bandwidth_gbs");
+  d.sms = static_cast<int>(positive("sms"));
+  d.fp32_cores_per_sm = static_cast<int>(positive("fp32_cores_per_sm"));
+  d.boost_clock_mhz = positive("boost_clock_mhz");
+  d.l2_cache_mb = positive("l2_cache_mb");
+  if (!j.contains("peak_tflops") || !j["peak_tflops"].is_object() ||
+      !j["peak_tflops"].contains("fp32"))
+    throw InputError(file, "peak_tflops", "missing (needs at least fp32)");
+  for (const auto& [k, v] : j["peak_tflops"].items()) d.peak_tflops[k] = v.get<double>();
+  return d;
+}
+
+DeviceCatalog DeviceCatalog::load_directory(const std::string& directory) {
+  namespace fs = std::filesystem;
+  if (!fs::is_directory(directory)) throw InputError(directory, "", "device spec directory not found");
+  std::vector<std::string> files;
+  for (const auto& entry : fs::directory_iterator(directory))
+    if (entry.path().extension() == ".json") files.push_back(entry.path().string());
+  std::sort(files.begin(), files.end());
+  DeviceCatalog catalog;
+  for (const auto& f : files) catalog.add(parse_device_spec(read_whole_file(f), f));
+  return catalog;
+}
+
+std::string DeviceCatalog::default_directory() {
+  if (const char* env = std::getenv("DPRO_DEVICE_DIR")) return env;
+  return std::string(DPRO_COSTMODEL_SOURCE_DIR) + "/configs/devices";
+}
+
+void DeviceCatalog::add(DeviceSpec spec) { devices_.push_back(std::move(spec)); }
+
+const DeviceSpec* DeviceCatalog::find(const std::string& name) const {
+  const std::string key = normalise(name);
+  for (const auto& d : devices_) {
+    if (normalise(d.name) == key) return &d;
+    for (const auto& a : d.aliases)
+      if (normalise(a) == key) return &d;
+  }
+  return nullptr;
+}
+
+const DeviceSpec& DeviceCatalog::get(const std::string& name) const {
+  if (const DeviceSpec* d = find(name)) return *d;
+  std::string known;
+  for (const auto& n : names()) known += (known.empty() ? "" : ", ") + n;
+  throw InputError("", "device '" + name + "'", "unknown device; known devices: " + known);
+}
+
+std::vector<std::string> DeviceCatalog::names() const {
+  std::vector<std::string> out;
+  for (const auto& d : devices_) out.push_back(d.name);
+  return out;
+}
+
+}  // namespace dpro::costmodel

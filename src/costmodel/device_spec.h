@@ -1,0 +1,58 @@
+#pragma once
+// GPU device specs (public datasheet figures) loaded from configs/devices/*.json. A spec is
+// what the cost models know about a GPU: no measurement of it is needed.
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace dpro::costmodel {
+
+enum class DType { kFloat32, kTensorFloat32, kFloat16, kBFloat16, kFloat64, kInt8, kFloat8 };
+const char* to_string(DType dtype);
+int dtype_bytes(DType dtype);
+// "float", "Float", "fp32", "c10::Half", "bf16", ... -> DType; nullopt when not a float/int8 type.
+std::optional<DType> parse_dtype(const std::string& text);
+
+struct DeviceSpec {
+  std::string name;                  // canonical: "A100-SXM4-80GB"
+  std::vector<std::string> aliases;  // e.g. the CUDA device name "NVIDIA A100-SXM4-80GB"
+  std::string architecture;          // "ampere"
+  double memory_gb = 0;
+  double memory_bandwidth_gbs = 0;   // GB/s (1e9 bytes/s)
+  int sms = 0;
+  int fp32_cores_per_sm = 0;
+  double boost_clock_mhz = 0;
+  double l2_cache_mb = 0;
+  std::map<std::string, double> peak_tflops;  // key: to_string(DType), dense peak
+
+  // Peak FLOP/s for a dtype; falls back to fp32 when the spec lists none for that dtype.
+  double peak_flops(DType dtype) const;
+  double bandwidth_bytes_per_s() const { return memory_bandwidth_gbs * 1e9; }
+  // "A100" for "A100-SXM4-80GB": the GPU model regardless of memory size and form factor.
+  std::string model_family() const;
+};
+
+// Parses one spec; throws InputError naming `file` on missing or invalid fields.
+DeviceSpec parse_device_spec(const std::string& json_text, const std::string& file);
+
+class DeviceCatalog {
+ public:
+  // Loads every *.json in `directory` (sorted by name). Throws InputError on a bad file.
+  static DeviceCatalog load_directory(const std::string& directory);
+  // configs/devices of this source tree (compiled-in path), or $DPRO_DEVICE_DIR when set.
+  static std::string default_directory();
+
+  void add(DeviceSpec spec);
+  // Exact canonical name or alias, case-insensitive, ignoring spaces/underscores/dashes.
+  const DeviceSpec* find(const std::string& name) const;
+  // As find(), but throws InputError listing the known names when there is no match.
+  const DeviceSpec& get(const std::string& name) const;
+  std::vector<std::string> names() const;
+  const std::vector<DeviceSpec>& devices() const { return devices_; }
+
+ private:
+  std::vector<DeviceSpec> devices_;
+};
+
+}  // namespace dpro::costmodel

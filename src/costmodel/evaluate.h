@@ -1,0 +1,77 @@
+#pragma once
+// Accuracy experiments for the cost models on measured data (the `costmodel eval` command
+// and docs/costmodel.md): MAPE per op family and per GPU for roofline, cross-device scaling
+// and the learned model, on (a) a random 80/20 split and (b) leave-one-GPU-out with 0 and N
+// k-means-chosen samples of the held-out GPU. Computes tables; rendering is in report.h.
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/log.h"
+#include "costmodel/dataset.h"
+#include "costmodel/learned_model.h"
+
+namespace dpro::costmodel {
+
+struct MapeCell {
+  double sum_ape = 0;  // sum of |pred - measured| / measured
+  std::size_t count = 0;
+  double mape_percent() const { return count ? 100.0 * sum_ape / static_cast<double>(count) : 0.0; }
+};
+
+struct MapeTable {
+  std::string title;
+  std::string row_label;             // "op family" or "GPU"
+  std::vector<std::string> columns;  // model names
+  std::map<std::string, std::vector<MapeCell>> rows;
+  // Mean over rows of each column's MAPE (each row weighs the same).
+  std::vector<double> row_average() const;
+  void add(const std::string& row, std::size_t column, double predicted, double measured);
+};
+
+// Deterministic row split: true for the ~`test_fraction` of rows in the test set. Depends
+// only on the op, the device and the seed, so training and evaluation agree.
+bool in_test_split(const Measurement& m, double test_fraction, std::uint64_t seed);
+
+// The measured GPU (other than `target`'s model family) nearest in device-spec space that
+// measured the same op; nullptr when none did.
+class OriginIndex {
+ public:
+  explicit OriginIndex(const std::vector<Measurement>& data);
+  const Measurement* nearest_origin(const Measurement& target, const std::string& exclude_family) const;
+
+ private:
+  std::map<std::string, std::vector<const Measurement*>> by_op_;
+};
+std::string op_key(const OpDesc& op);
+
+struct EvalOptions {
+  double test_fraction = 0.2;
+  std::uint64_t split_seed = 7;
+  TrainOptions train;
+  FewShotOptions few_shot;
+  int few_shot_samples = 200;
+  bool leave_one_out = true;
+  std::vector<std::string> only_gpus;  // leave-one-out targets (model families); empty: all
+};
+
+struct EvalReport {
+  std::vector<MapeTable> tables;
+  std::vector<std::string> notes;  // how each figure was obtained
+};
+
+// Split experiment. `split_model`: a model trained on exactly the training side of the same
+// split (e.g. the shipped model); when null, one is trained here.
+void evaluate_split(const std::vector<Measurement>& data, const EvalOptions& options,
+                    const LearnedModel* split_model, EvalReport& report, Logger& log);
+// Leave-one-GPU-out experiment (trains one model per held-out GPU).
+void evaluate_leave_one_out(const std::vector<Measurement>& data, const EvalOptions& options,
+                            EvalReport& report, Logger& log);
+
+// Training rows of the split (what `costmodel train` fits the shipped model on).
+std::vector<const Measurement*> split_training_rows(const std::vector<Measurement>& data,
+                                                    double test_fraction, std::uint64_t seed);
+
+}  // namespace dpro::costmodel

@@ -1,0 +1,92 @@
+#pragma once
+// The learned compact-AST cost model: a small LibTorch encoder over each op's serialised
+// compact AST (per-token MLP, masked mean+max pooling) joined with device and roofline
+// features, predicting log(latency / roofline time). This header includes no LibTorch
+// headers; in a build without LibTorch, available() is false, load() and train() throw
+// InputError("... not available"), and callers use the fallbacks.
+//
+// Model file: "DPROCM01\n", a one-line JSON header (architecture, provenance, payload size
+// and FNV-1a hash), then the LibTorch archive of the weights. A truncated, edited or foreign
+// file fails load() with an InputError that says what is wrong.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/log.h"
+#include "costmodel/cost_model.h"
+#include "costmodel/dataset.h"
+#include "costmodel/features.h"
+
+namespace dpro::costmodel {
+
+struct TrainOptions {
+  int epochs = 30;
+  int batch_size = 512;
+  double learning_rate = 2e-3;
+  std::uint64_t seed = 1;
+  int threads = 1;
+  int token_hidden = 64;
+  int head_hidden = 128;
+};
+
+struct FewShotOptions {
+  int epochs = 6;
+  double learning_rate = 5e-4;
+  int repeat_target = 20;      // each target sample is seen this many times per epoch
+  int replay_rows = 20000;     // rows of the original training data mixed in (forgetting)
+  std::uint64_t seed = 1;
+  int threads = 1;
+};
+
+struct PredictQuery {
+  const OpDesc* op = nullptr;
+  const DeviceSpec* device = nullptr;
+};
+
+class LearnedModel {
+ public:
+  static bool available();
+  static LearnedModel load(const std::string& path);
+  static LearnedModel train(const std::vector<const Measurement*>& data, const TrainOptions& options,
+                            Logger& log);
+
+  LearnedModel();
+  ~LearnedModel();
+  LearnedModel(LearnedModel&&) noexcept;
+  LearnedModel& operator=(LearnedModel&&) noexcept;
+
+  // Adapts to a new GPU from a few measured samples of it (CDMPP-style few-shot fine-tune),
+  // mixing in `replay` rows of the original data.
+  void fine_tune(const std::vector<const Measurement*>& target,
+                 const std::vector<const Measurement*>& replay, const FewShotOptions& options,
+                 Logger& log);
+  void save(const std::string& path) const;
+
+  // Milliseconds per query; NaN where the op cannot be described. Batched internally.
+  std::vector<double> predict_ms(const std::vector<PredictQuery>& queries) const;
+  // Milliseconds for precomputed feature rows.
+  std::vector<double> predict_ms(const std::vector<FeatureRow>& rows) const;
+
+  // Free text stored with the model (data, split, training time), for reports.
+  std::string provenance() const;
+  void set_provenance(std::string text);
+  bool loaded() const { return impl_ != nullptr; }
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// CostModel adapter; the LearnedModel must outlive it.
+class LearnedCostModel : public CostModel {
+ public:
+  explicit LearnedCostModel(const LearnedModel& model) : model_(model) {}
+  std::string name() const override { return "learned"; }
+  std::optional<Nanos> predict(const OpDesc& op, const DeviceSpec& device) const override;
+
+ private:
+  const LearnedModel& model_;
+};
+
+}  // namespace dpro::costmodel

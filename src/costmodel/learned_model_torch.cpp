@@ -1,0 +1,328 @@
+// The only translation unit of dpro_costmodel that includes LibTorch.
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <numeric>
+#include <random>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "costmodel/learned_model.h"
+
+namespace dpro::costmodel {
+
+namespace {
+
+constexpr const char* kMagic = "DPROCM01\n";
+constexpr int kFormatVersion = 1;
+
+struct Architecture {
+  int token_hidden = 64;
+  int head_hidden = 128;
+};
+
+struct NetImpl : torch::nn::Module {
+  explicit NetImpl(const Architecture& a)
+      : tok1(register_module("tok1", torch::nn::Linear(kTokenFeatures, a.token_hidden))),
+        tok2(register_module("tok2", torch::nn::Linear(a.token_hidden, a.token_hidden))),
+        head1(register_module("head1", torch::nn::Linear(2 * a.token_hidden + kGlobalFeatures, a.head_hidden))),
+        head2(register_module("head2", torch::nn::Linear(a.head_hidden, a.head_hidden))),
+        out(register_module("out", torch::nn::Linear(a.head_hidden, 1))) {
+    g_mean = register_buffer("g_mean", torch::zeros({kGlobalFeatures}));
+    g_std = register_buffer("g_std", torch::ones({kGlobalFeatures}));
+  }
+  // tokens [N,T,F], mask [N,T,1] (1 for real tokens), global [N,G] raw -> [N] log ratio.
+  torch::Tensor forward(const torch::Tensor& tokens, const torch::Tensor& mask, const torch::Tensor& global) {
+    auto h = torch::relu(tok2(torch::relu(tok1(tokens)))) * mask;
+    auto count = mask.sum(1).clamp_min(1.0);
+    auto pooled = torch::cat({h.sum(1) / count, std::get<0>(h.max(1))}, 1);
+    auto g = (global - g_mean) / g_std;
+    auto z = torch::relu(head2(torch::relu(head1(torch::cat({pooled, g}, 1)))));
+    return out(z).squeeze(1);
+  }
+  torch::nn::Linear tok1, tok2, head1, head2, out;
+  torch::Tensor g_mean, g_std;
+};
+TORCH_MODULE(Net);
+
+std::uint64_t fnv1a(const std::string& bytes) {
+  std::uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : bytes) { h ^= c; h *= 1099511628211ull; }
+  return h;
+}
+
+// Feature rows packed into tensors, T = the largest token count among them.
+struct Batch {
+  torch::Tensor tokens, mask, global, log_roofline;
+};
+
+Batch pack(const std::vector<const FeatureRow*>& rows) {
+  int t = 1;
+  for (const auto* r : rows) t = std::max(t, r->token_count);
+  const auto n = static_cast<std::int64_t>(rows.size());
+  Batch b;
+  b.tokens = torch::zeros({n, t, kTokenFeatures});
+  b.mask = torch::zeros({n, t, 1});
+  b.global = torch::empty({n, kGlobalFeatures});
+  b.log_roofline = torch::empty({n}, torch::kFloat64);
+  float* tok = b.tokens.data_ptr<float>();
+  float* mask = b.mask.data_ptr<float>();
+  float* glob = b.global.data_ptr<float>();
+  double* lr = b.log_roofline.data_ptr<double>();
+  for (std::int64_t i = 0; i < n; ++i) {
+    const FeatureRow& r = *rows[i];
+    std::copy(r.tokens, r.tokens + r.token_count * kTokenFeatures, tok + i * t * kTokenFeatures);
+    std::fill(mask + i * t, mask + i * t + r.token_count, 1.0f);
+    std::copy(r.global, r.global + kGlobalFeatures, glob + i * kGlobalFeatures);
+    lr[i] = std::log(r.roofline_ms);
+  }
+  return b;
+}
+
+std::vector<FeatureRow> features_of(const std::vector<const Measurement*>& data) {
+  std::vector<FeatureRow> rows(data.size());
+  for (size_t i = 0; i < data.size(); ++i)
+    if (!make_features(data[i]->op, *data[i]->device, rows[i]))
+      throw InputError("", "op '" + data[i]->op.name + "'", "cannot be described as a compact AST");
+  return rows;
+}
+
+}  // namespace
+
+struct LearnedModel::Impl {
+  Architecture arch;
+  Net net{nullptr};
+  std::string provenance;
+};
+
+bool LearnedModel::available() { return true; }
+
+LearnedModel::LearnedModel() = default;
+LearnedModel::~LearnedModel() = default;
+LearnedModel::LearnedModel(LearnedModel&&) noexcept = default;
+LearnedModel& LearnedModel::operator=(LearnedModel&&) noexcept = default;
+
+std::string LearnedModel::provenance() const { return impl_ ? impl_->provenance : ""; }
+void LearnedModel::set_provenance(std::string text) { if (impl_) impl_->provenance = std::move(text); }
+
+namespace {
+
+// Runs `epochs` of Adam over (rows, targets) with a cosine learning-rate decay.
+double fit(Net& net, const std::vector<const FeatureRow*>& rows, const std::vector<float>& targets,
+           int epochs, int batch_size, double lr, std::uint64_t seed, Logger& log) {
+  torch::optim::Adam opt(net->parameters(), torch::optim::AdamOptions(lr));
+  std::mt19937_64 rng(seed);
+  std::vector<std::size_t> order(rows.size());
+  std::iota(order.begin(), order.end(), 0);
+  const std::size_t steps_per_epoch = (rows.size() + batch_size - 1) / batch_size;
+  const double total_steps = static_cast<double>(steps_per_epoch) * epochs;
+  std::size_t step = 0;
+  double last = 0;
+  net->train();
+  for (int epoch = 0; epoch < epochs; ++epoch) {
+    std::shuffle(order.begin(), order.end(), rng);
+    double sum = 0;
+    for (std::size_t s = 0; s < rows.size(); s += batch_size) {
+      const std::size_t e = std::min(rows.size(), s + batch_size);
+      std::vector<const FeatureRow*> part;
+      std::vector<float> y;
+      for (std::size_t i = s; i < e; ++i) { part.push_back(rows[order[i]]); y.push_back(targets[order[i]]); }
+      Batch b = pack(part);
+      const double cur = lr * (0.05 + 0.95 * 0.5 * (1 + std::cos(M_PI * step / total_steps)));
+      for (auto& g : opt.param_groups()) static_cast<torch::optim::AdamOptions&>(g.options()).lr(cur);
+      auto pred = net->forward(b.tokens, b.mask, b.global);
+      auto target = torch::from_blob(y.data(), {static_cast<std::int64_t>(y.size())}, torch::kFloat32);
+      auto loss = torch::mse_loss(pred, target);
+      opt.zero_grad();
+      loss.backward();
+      opt.step();
+      sum += loss.item<double>() * static_cast<double>(e - s);
+      ++step;
+    }
+    last = sum / static_cast<double>(rows.size());
+    log.info("epoch " + std::to_string(epoch + 1) + "/" + std::to_string(epochs) +
+             " mse(log) " + std::to_string(last));
+  }
+  net->eval();
+  return last;
+}
+
+std::vector<float> log_ratio_targets(const std::vector<const Measurement*>& data,
+                                     const std::vector<FeatureRow>& rows) {
+  std::vector<float> y(data.size());
+  for (size_t i = 0; i < data.size(); ++i)
+    y[i] = static_cast<float>(std::log(data[i]->latency_ms / rows[i].roofline_ms));
+  return y;
+}
+
+}  // namespace
+
+LearnedModel LearnedModel::train(const std::vector<const Measurement*>& data, const TrainOptions& options,
+                                 Logger& log) {
+  if (data.empty()) throw InputError("", "", "no training data");
+  torch::set_num_threads(options.threads);
+  torch::manual_seed(options.seed);
+  const auto t0 = std::chrono::steady_clock::now();
+  LearnedModel model;
+  model.impl_ = std::make_unique<Impl>();
+  model.impl_->arch = {options.token_hidden, options.head_hidden};
+  model.impl_->net = Net(model.impl_->arch);
+  const std::vector<FeatureRow> rows = features_of(data);
+  std::vector<const FeatureRow*> ptrs;
+  for (const auto& r : rows) ptrs.push_back(&r);
+  // Global-feature normalisation from the training rows.
+  {
+    Batch all = pack(ptrs);
+    torch::NoGradGuard guard;
+    model.impl_->net->g_mean.copy_(all.global.mean(0));
+    model.impl_->net->g_std.copy_(all.global.std(0).clamp_min(1e-3));
+  }
+  const auto y = log_ratio_targets(data, rows);
+  const double loss = fit(model.impl_->net, ptrs, y, options.epochs, options.batch_size,
+                          options.learning_rate, options.seed, log);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::ostringstream text;
+  text << "trained on " << data.size() << " rows, " << options.epochs << " epochs, batch "
+       << options.batch_size << ", lr " << options.learning_rate << ", seed " << options.seed
+       << ", final train mse(log) " << loss << ", " << seconds << " s on " << options.threads
+       << " thread(s)";
+  model.impl_->provenance = text.str();
+  return model;
+}
+
+void LearnedModel::fine_tune(const std::vector<const Measurement*>& target,
+                             const std::vector<const Measurement*>& replay, const FewShotOptions& options,
+                             Logger& log) {
+  DPRO_CHECK(impl_ != nullptr);
+  torch::set_num_threads(options.threads);
+  torch::manual_seed(options.seed);
+  std::vector<const Measurement*> mix;
+  for (int r = 0; r < options.repeat_target; ++r) mix.insert(mix.end(), target.begin(), target.end());
+  std::vector<const Measurement*> pool = replay;
+  std::mt19937_64 rng(options.seed);
+  std::shuffle(pool.begin(), pool.end(), rng);
+  if (static_cast<int>(pool.size()) > options.replay_rows) pool.resize(options.replay_rows);
+  mix.insert(mix.end(), pool.begin(), pool.end());
+  const std::vector<FeatureRow> rows = features_of(mix);
+  std::vector<const FeatureRow*> ptrs;
+  for (const auto& r : rows) ptrs.push_back(&r);
+  fit(impl_->net, ptrs, log_ratio_targets(mix, rows), options.epochs, 256, options.learning_rate,
+      options.seed, log);
+  impl_->provenance += "; fine-tuned on " + std::to_string(target.size()) + " target samples";
+}
+
+std::vector<double> LearnedModel::predict_ms(const std::vector<FeatureRow>& rows) const {
+  DPRO_CHECK(impl_ != nullptr);
+  std::vector<double> out(rows.size());
+  constexpr std::size_t kChunk = 8192;
+  c10::InferenceMode guard;
+  for (std::size_t s = 0; s < rows.size(); s += kChunk) {
+    const std::size_t e = std::min(rows.size(), s + kChunk);
+    std::vector<const FeatureRow*> part;
+    for (std::size_t i = s; i < e; ++i) part.push_back(&rows[i]);
+    Batch b = pack(part);
+    auto pred = impl_->net->forward(b.tokens, b.mask, b.global).to(torch::kFloat64);
+    auto ms = (pred + b.log_roofline).exp();
+    const double* p = ms.data_ptr<double>();
+    std::copy(p, p + (e - s), out.begin() + static_cast<std::ptrdiff_t>(s));
+  }
+  return out;
+}
+
+std::vector<double> LearnedModel::predict_ms(const std::vector<PredictQuery>& queries) const {
+  std::vector<FeatureRow> rows;
+  std::vector<std::size_t> where;
+  rows.reserve(queries.size());
+  for (std::size_t i = 0; i < queries.size(); ++i) {
+    FeatureRow row;
+    if (make_features(*queries[i].op, *queries[i].device, row)) {
+      rows.push_back(row);
+      where.push_back(i);
+    }
+  }
+  std::vector<double> out(queries.size(), std::numeric_limits<double>::quiet_NaN());
+  const auto ms = predict_ms(rows);
+  for (std::size_t k = 0; k < where.size(); ++k) out[where[k]] = ms[k];
+  return out;
+}
+
+void LearnedModel::save(const std::string& path) const {
+  DPRO_CHECK(impl_ != nullptr);
+  std::ostringstream payload_stream;
+  torch::serialize::OutputArchive archive;
+  impl_->net->save(archive);
+  archive.save_to(payload_stream);
+  const std::string payload = payload_stream.str();
+  nlohmann::json header = {
+      {"format", "dpro-costmodel"}, {"version", kFormatVersion},
+      {"token_features", kTokenFeatures}, {"global_features", kGlobalFeatures},
+      {"max_tokens", kMaxAstTokens}, {"token_hidden", impl_->arch.token_hidden},
+      {"head_hidden", impl_->arch.head_hidden}, {"provenance", impl_->provenance},
+      {"payload_bytes", payload.size()}, {"payload_fnv1a", std::to_string(fnv1a(payload))}};
+  std::ofstream out(path, std::ios::binary);
+  if (!out) throw InputError(path, "", "cannot write the model file");
+  out << kMagic << header.dump() << '\n' << payload;
+  if (!out) throw InputError(path, "", "write failed");
+}
+
+LearnedModel LearnedModel::load(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path, "", "cannot open the cost model file");
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string magic = kMagic;
+  if (bytes.compare(0, magic.size(), magic) != 0)
+    throw InputError(path, "", "not a dpro cost model file (bad magic)");
+  const auto eol = bytes.find('\n', magic.size());
+  if (eol == std::string::npos) throw InputError(path, "header", "truncated cost model file");
+  nlohmann::json header;
+  try {
+    header = nlohmann::json::parse(bytes.substr(magic.size(), eol - magic.size()));
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError(path, "header", std::string("corrupted cost model header: ") + e.what());
+  }
+  const std::string payload = bytes.substr(eol + 1);
+  try {
+    if (header.at("version").get<int>() != kFormatVersion)
+      throw InputError(path, "header", "unsupported cost model version");
+    if (header.at("token_features").get<int>() != kTokenFeatures ||
+        header.at("global_features").get<int>() != kGlobalFeatures ||
+        header.at("max_tokens").get<int>() != kMaxAstTokens)
+      throw InputError(path, "header", "model was trained with different features; retrain it");
+    if (header.at("payload_bytes").get<std::size_t>() != payload.size())
+      throw InputError(path, "payload", "truncated or padded cost model file (size mismatch)");
+    if (header.at("payload_fnv1a").get<std::string>() != std::to_string(fnv1a(payload)))
+      throw InputError(path, "payload", "corrupted cost model file (checksum mismatch)");
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError(path, "header", std::string("corrupted cost model header: ") + e.what());
+  }
+  LearnedModel model;
+  model.impl_ = std::make_unique<Impl>();
+  model.impl_->arch = {header.at("token_hidden").get<int>(), header.at("head_hidden").get<int>()};
+  model.impl_->provenance = header.value("provenance", "");
+  model.impl_->net = Net(model.impl_->arch);
+  try {
+    std::istringstream stream(payload);
+    torch::serialize::InputArchive archive;
+    archive.load_from(stream);
+    model.impl_->net->load(archive);
+  } catch (const c10::Error& e) {
+    throw InputError(path, "payload", "cannot read the model weights: " +
+                                          std::string(e.what_without_backtrace()));
+  }
+  model.impl_->net->eval();
+  return model;
+}
+
+std::optional<Nanos> LearnedCostModel::predict(const OpDesc& op, const DeviceSpec& device) const {
+  const auto ms = model_.predict_ms(std::vector<PredictQuery>{{&op, &device}});
+  if (std::isnan(ms[0])) return std::nullopt;
+  return millis_to_nanos(ms[0]);
+}
+
+}  // namespace dpro::costmodel

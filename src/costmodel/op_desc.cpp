@@ -1,0 +1,138 @@
+#include "costmodel/op_desc.h"
+
+#include <algorithm>
+#include <unordered_map>
+
+namespace dpro::costmodel {
+
+const char* to_string(OpFamily f) {
+  switch (f) {
+    case OpFamily::kUnknown: return "unknown";
+    case OpFamily::kBmm: return "bmm";
+    case OpFamily::kLinear: return "linear";
+    case OpFamily::kConv2d: return "conv";
+    case OpFamily::kAdd: return "add";
+    case OpFamily::kMul: return "mul";
+    case OpFamily::kDiv: return "div";
+    case OpFamily::kPow: return "pow";
+    case OpFamily::kAddScalar: return "addu";
+    case OpFamily::kMulScalar: return "mulu";
+    case OpFamily::kDivScalar: return "divu";
+    case OpFamily::kPowScalar: return "powu";
+    case OpFamily::kGelu: return "gelu";
+    case OpFamily::kRelu: return "relu";
+    case OpFamily::kTanh: return "tanh";
+    case OpFamily::kLayerNorm: return "ln";
+    case OpFamily::kSoftmax: return "softmax";
+  }
+  return "unknown";
+}
+
+OpFamily family_from_name(const std::string& raw) {
+  static const std::unordered_map<std::string, OpFamily> kNames = {
+      {"bmm", OpFamily::kBmm}, {"matmul", OpFamily::kBmm}, {"baddbmm", OpFamily::kBmm},
+      {"linear", OpFamily::kLinear}, {"addmm", OpFamily::kLinear}, {"mm", OpFamily::kLinear},
+      {"conv", OpFamily::kConv2d}, {"conv2d", OpFamily::kConv2d},
+      {"convolution", OpFamily::kConv2d}, {"cudnn_convolution", OpFamily::kConv2d},
+      {"_convolution", OpFamily::kConv2d},
+      {"add", OpFamily::kAdd}, {"mul", OpFamily::kMul}, {"div", OpFamily::kDiv},
+      {"pow", OpFamily::kPow}, {"sub", OpFamily::kAdd},
+      {"addu", OpFamily::kAddScalar}, {"mulu", OpFamily::kMulScalar},
+      {"divu", OpFamily::kDivScalar}, {"powu", OpFamily::kPowScalar},
+      {"gelu", OpFamily::kGelu}, {"relu", OpFamily::kRelu}, {"tanh", OpFamily::kTanh},
+      {"ln", OpFamily::kLayerNorm}, {"layer_norm", OpFamily::kLayerNorm},
+      {"native_layer_norm", OpFamily::kLayerNorm},
+      {"softmax", OpFamily::kSoftmax}, {"_softmax", OpFamily::kSoftmax},
+  };
+  std::string name = raw;
+  if (auto p = name.rfind("::"); p != std::string::npos) name = name.substr(p + 2);
+  std::transform(name.begin(), name.end(), name.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (name.size() > 1 && name.back() == '_') name.pop_back();  // in-place variants
+  auto it = kNames.find(name);
+  return it == kNames.end() ? OpFamily::kUnknown : it->second;
+}
+
+int dims_needed(OpFamily f) {
+  switch (f) {
+    case OpFamily::kUnknown: return 0;
+    case OpFamily::kBmm:
+    case OpFamily::kLinear: return 4;
+    case OpFamily::kConv2d: return 7;
+    default: return 2;
+  }
+}
+
+bool OpDesc::describable() const {
+  const int n = dims_needed(family);
+  if (n == 0 || static_cast<int>(dims.size()) < n) return false;
+  for (int i = 0; i < n; ++i) {
+    // conv padding may be 0; every other dimension must be positive.
+    const bool may_be_zero = family == OpFamily::kConv2d && i == 6;
+    if (dims[i] < 0 || (dims[i] == 0 && !may_be_zero)) return false;
+  }
+  if (family == OpFamily::kConv2d && dims[4] + 2 * dims[6] < dims[3]) return false;
+  return true;
+}
+
+namespace {
+double conv_out(const std::vector<std::int64_t>& d) {
+  return static_cast<double>((d[4] + 2 * d[6] - d[3]) / d[5] + 1);
+}
+// Arithmetic per element of the elementwise/normalisation families.
+double flops_per_element(OpFamily f) {
+  switch (f) {
+    case OpFamily::kPow: case OpFamily::kPowScalar: return 8;
+    case OpFamily::kGelu: return 10;
+    case OpFamily::kTanh: return 8;
+    case OpFamily::kLayerNorm: return 8;
+    case OpFamily::kSoftmax: return 6;
+    default: return 1;
+  }
+}
+}  // namespace
+
+double OpDesc::flops() const {
+  if (!describable()) return 0;
+  const auto& d = dims;
+  switch (family) {
+    case OpFamily::kBmm:
+    case OpFamily::kLinear: return 2.0 * d[0] * d[1] * d[2] * d[3];
+    case OpFamily::kConv2d: {
+      const double o = conv_out(d);
+      return 2.0 * d[0] * d[2] * o * o * d[1] * d[3] * d[3];
+    }
+    default: return flops_per_element(family) * static_cast<double>(d[0]) * d[1];
+  }
+}
+
+double OpDesc::bytes_written() const {
+  if (!describable()) return 0;
+  const double e = dtype_bytes(dtype);
+  const auto& d = dims;
+  switch (family) {
+    case OpFamily::kBmm:
+    case OpFamily::kLinear: return e * d[0] * d[1] * d[2];
+    case OpFamily::kConv2d: { const double o = conv_out(d); return e * d[0] * d[2] * o * o; }
+    default: return e * static_cast<double>(d[0]) * d[1];
+  }
+}
+
+double OpDesc::bytes() const {
+  if (!describable()) return 0;
+  const double e = dtype_bytes(dtype);
+  const auto& d = dims;
+  const double n = static_cast<double>(d[0]) * d[1];
+  switch (family) {
+    case OpFamily::kBmm: return e * (1.0 * d[0] * d[1] * d[3] + 1.0 * d[0] * d[3] * d[2]) + bytes_written();
+    case OpFamily::kLinear: return e * (1.0 * d[0] * d[1] * d[3] + 1.0 * d[3] * d[2]) + bytes_written();
+    case OpFamily::kConv2d:
+      return e * (1.0 * d[0] * d[1] * d[4] * d[4] + 1.0 * d[2] * d[1] * d[3] * d[3]) + bytes_written();
+    case OpFamily::kAdd: case OpFamily::kMul: case OpFamily::kDiv: case OpFamily::kPow:
+      return 3 * e * n;
+    case OpFamily::kLayerNorm: return 2 * e * n + 2 * e * d[1];
+    default: return 2 * e * n;
+  }
+}
+
+}  // namespace dpro::costmodel

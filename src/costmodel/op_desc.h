@@ -1,0 +1,51 @@
+#pragma once
+// What a cost model knows about one GPU op: its family (the framework operator it
+// implements), its dimensions, dtype, and, when it came from a trace, the kernel's name and
+// launch geometry. Built from a shared-data CSV row (dataset.h) or from a trace node
+// (op_desc_from_trace.h).
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "costmodel/device_spec.h"
+
+namespace dpro::costmodel {
+
+// Op families the compact-AST builder understands. kUnknown: the op cannot be described
+// (no shapes, or an operator we have no tree for); models then fall back.
+enum class OpFamily : std::uint8_t {
+  kUnknown, kBmm, kLinear, kConv2d,
+  kAdd, kMul, kDiv, kPow,        // tensor (+) tensor
+  kAddScalar, kMulScalar, kDivScalar, kPowScalar,  // tensor (+) scalar
+  kGelu, kRelu, kTanh, kLayerNorm, kSoftmax,
+};
+constexpr int kOpFamilyCount = 17;
+const char* to_string(OpFamily family);
+// Shared-data OPName ("bmm", "addu", "ln") or an aten name ("aten::bmm", "aten::add_",
+// "aten::layer_norm", "aten::_softmax", "aten::convolution", ...). kUnknown otherwise.
+OpFamily family_from_name(const std::string& name);
+
+struct OpDesc {
+  OpFamily family = OpFamily::kUnknown;
+  std::string name;  // the operator name as recorded (kept for reports)
+  // Family dimensions, in the shared data's column order:
+  //   bmm/linear: B, M, N, K  (C[B,M,N] = A[B,M,K] x W[K,N])
+  //   conv2d: B, Cin, Cout, kernel, input size (square), stride, padding
+  //   elementwise/ln/softmax: B, H (rows x row length)
+  std::vector<std::int64_t> dims;
+  DType dtype = DType::kFloat32;
+  std::string kernel_name;                   // empty when unknown
+  std::optional<std::array<int, 3>> grid, block;
+
+  bool describable() const;  // family known and dims complete and positive
+  double flops() const;      // floating-point operations (a multiply-add counts 2)
+  double bytes() const;      // DRAM bytes read + written, assuming each tensor touched once
+  double bytes_written() const;
+};
+
+// Number of dims each family needs (0 for kUnknown).
+int dims_needed(OpFamily family);
+
+}  // namespace dpro::costmodel

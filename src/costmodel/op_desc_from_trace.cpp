@@ -1,0 +1,134 @@
+#include "costmodel/op_desc_from_trace.h"
+
+#include <cmath>
+
+#include <nlohmann/json.hpp>
+
+namespace dpro::costmodel {
+
+namespace {
+
+using Shape = std::vector<std::int64_t>;
+
+std::vector<Shape> parse_shapes(const std::string& text) {
+  std::vector<Shape> shapes;
+  if (text.empty()) return shapes;
+  const auto j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_array()) return shapes;
+  for (const auto& entry : j) {
+    Shape s;
+    if (entry.is_array())
+      for (const auto& d : entry)
+        if (d.is_number_integer()) s.push_back(d.get<std::int64_t>());
+    shapes.push_back(std::move(s));
+  }
+  return shapes;
+}
+
+std::int64_t product(const Shape& s, size_t from, size_t to) {
+  std::int64_t p = 1;
+  for (size_t i = from; i < to && i < s.size(); ++i) p *= s[i];
+  return p;
+}
+
+// Rows x last-dimension view of a tensor.
+std::vector<std::int64_t> rows_by_last(const Shape& s) {
+  if (s.empty()) return {};
+  return {product(s, 0, s.size() - 1), s.back()};
+}
+
+bool is_scalar(const std::vector<Shape>& shapes, size_t i) {
+  return i >= shapes.size() || shapes[i].empty();
+}
+
+OpFamily scalar_variant(OpFamily f) {
+  switch (f) {
+    case OpFamily::kAdd: return OpFamily::kAddScalar;
+    case OpFamily::kMul: return OpFamily::kMulScalar;
+    case OpFamily::kDiv: return OpFamily::kDivScalar;
+    case OpFamily::kPow: return OpFamily::kPowScalar;
+    default: return f;
+  }
+}
+
+std::string short_name(const std::string& name) {
+  auto p = name.rfind("::");
+  return p == std::string::npos ? name : name.substr(p + 2);
+}
+
+}  // namespace
+
+OpDesc op_desc_from_cpu_op(const std::string& name, const std::string& input_dims,
+                           const std::string& input_types) {
+  OpDesc op;
+  op.name = name;
+  op.family = family_from_name(name);
+  const auto shapes = parse_shapes(input_dims);
+  const auto types = nlohmann::json::parse(input_types.empty() ? "[]" : input_types, nullptr, false);
+  if (types.is_array() && !types.empty() && types[0].is_string())
+    if (auto d = parse_dtype(types[0].get<std::string>())) op.dtype = *d;
+  const std::string base = short_name(name);
+  switch (op.family) {
+    case OpFamily::kBmm:
+    case OpFamily::kLinear: {
+      // bmm/baddbmm/matmul: [B,M,K] x [B,K,N]; mm: [M,K] x [K,N]; addmm: bias, [M,K], [K,N];
+      // linear: [..., K] x weight [N,K].
+      size_t a = (base == "addmm" || base == "baddbmm") ? 1 : 0;
+      if (shapes.size() < a + 2) break;
+      const Shape& x = shapes[a];
+      const Shape& w = shapes[a + 1];
+      if (base == "linear") {
+        if (x.empty() || w.size() != 2) break;
+        op.dims = {1, product(x, 0, x.size() - 1), w[0], x.back()};
+      } else if (x.size() == 3 && w.size() == 3) {
+        op.dims = {x[0], x[1], w[2], x[2]};
+      } else if (x.size() == 2 && w.size() == 2) {
+        op.dims = {1, x[0], w[1], x[1]};
+      }
+      break;
+    }
+    case OpFamily::kConv2d: {
+      if (shapes.size() < 2 || shapes[0].size() != 4 || shapes[1].size() != 4) break;
+      const Shape& x = shapes[0];
+      const Shape& w = shapes[1];
+      const auto size = static_cast<std::int64_t>(std::llround(std::sqrt(double(x[2]) * double(x[3]))));
+      op.dims = {x[0], x[1], w[0], w[2], size, 1, w[2] / 2};
+      break;
+    }
+    case OpFamily::kAdd: case OpFamily::kMul: case OpFamily::kDiv: case OpFamily::kPow:
+      if (shapes.empty() || shapes[0].empty()) break;
+      if (is_scalar(shapes, 1)) op.family = scalar_variant(op.family);
+      op.dims = rows_by_last(shapes[0]);
+      break;
+    default:
+      if (!shapes.empty()) op.dims = rows_by_last(shapes[0]);
+  }
+  if (!op.describable()) op.family = OpFamily::kUnknown;
+  return op;
+}
+
+OpDesc op_desc_from_trace(const trace::TraceSet& traces, const graph::Node& node) {
+  OpDesc op;
+  const trace::TraceRank* rank = nullptr;
+  for (const auto& r : traces.ranks)
+    if (r.rank == node.rank) rank = &r;
+  if (!rank) return op;
+  if (node.parent_op != graph::kNone && node.parent_op < rank->events.size()) {
+    const trace::Event& parent = rank->events[node.parent_op];
+    const trace::EventAttrs* pa = rank->attrs_of(parent);
+    op = op_desc_from_cpu_op(std::string(traces.name(parent)), pa ? pa->input_dims : "",
+                             pa ? pa->input_types : "");
+  }
+  if (node.event != graph::kNone && node.event < rank->events.size()) {
+    const trace::Event& e = rank->events[node.event];
+    op.kernel_name = std::string(traces.name(e));
+    if (op.name.empty()) op.name = op.kernel_name;
+    if (const trace::EventAttrs* a = rank->attrs_of(e)) {
+      op.grid = a->grid;
+      op.block = a->block;
+    }
+  }
+  return op;
+}
+
+}  // namespace dpro::costmodel

@@ -1,0 +1,25 @@
+#include "costmodel/scaling.h"
+
+#include <cmath>
+
+#include "costmodel/roofline.h"
+
+namespace dpro::costmodel {
+
+double scaling_gamma(const OpDesc& op, const DeviceSpec& target) {
+  if (!op.describable()) return 1.0;
+  if (op.flops() <= 0) return 1.0;
+  if (op.bytes() <= 0) return 0.0;
+  const double i = arithmetic_intensity(op);
+  const double r = ridge_point(target, op.dtype);
+  return i <= r ? 1.0 - 0.5 * i / r : 0.5 * r / i;
+}
+
+double scale_ms(const OpDesc& op, const DeviceSpec& origin, double origin_ms, const DeviceSpec& target) {
+  const double gamma = scaling_gamma(op, target);
+  const double bw = origin.memory_bandwidth_gbs / target.memory_bandwidth_gbs;
+  const double peak = origin.peak_flops(op.dtype) / target.peak_flops(op.dtype);
+  return origin_ms * std::pow(bw, gamma) * std::pow(peak, 1.0 - gamma);
+}
+
+}  // namespace dpro::costmodel

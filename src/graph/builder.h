@@ -1,0 +1,62 @@
+#pragma once
+// Builds the global dataflow graph of a TraceSet: one node per op instance that the replay
+// times (leaf CPU ops and runtime calls on threads, GPU ops on streams, one barrier per
+// matched collective instance), the dependency edges between them, and each node's measured
+// residual delay, so that replaying with measured durations reproduces the trace.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/log.h"
+#include "graph/dfg.h"
+#include "trace/event.h"
+
+namespace dpro::graph {
+
+struct BuildOptions {
+  // A thread that was idle at least this long and then resumes right after another thread
+  // of the same process finished something is taken to have waited for it (fork/join).
+  Nanos cross_thread_min_idle = 20 * kNanosPerMicro;
+  // Timestamps are rounded (often to 1 us): dependency violations up to this size are
+  // measurement noise, not evidence against the dependency.
+  Nanos tolerance = 2 * kNanosPerMicro;
+};
+
+// Where each trace event of one rank ended up in the graph.
+struct RankNodes {
+  std::vector<NodeId> node_of_event;  // kNone for events that are not nodes
+  // CPU events that enclose nodes (ProfilerStep, aten::linear, ...): the first and last node
+  // inside them on their thread, kNone when they contain none.
+  std::vector<NodeId> first_inside;
+  std::vector<NodeId> last_inside;
+};
+
+struct BuildStats {
+  std::size_t edges_by_kind[7] = {};
+  std::size_t collectives_matched = 0;    // instances with a barrier
+  std::size_t collectives_unmatched = 0;  // kept with measured duration (absent ranks)
+  std::size_t blocking_calls = 0;
+  std::size_t syncs_unresolved = 0;       // blocking syncs whose awaited GPU op was not found
+  std::size_t violations = 0;             // dependencies the measured times break by > tolerance
+  Nanos violation_total = 0;
+  std::size_t dropped_edges = 0;          // inferred edges contradicted by measured times
+};
+
+struct BuiltGraph {
+  Dfg dfg;
+  std::vector<RankNodes> ranks;  // parallel to TraceSet::ranks
+  BuildStats stats;
+};
+
+// Throws InputError for collectives that cannot be matched across ranks and for dependency
+// cycles (naming the ops on the cycle).
+BuiltGraph build_graph(const trace::TraceSet& traces, const BuildOptions& options, Logger& log);
+
+// Recomputes every node's delay, release and end-edge gaps from its measured times and the
+// current edges (build_graph calls it; rewrites that add edges may call it again).
+void compute_measured_delays(Dfg& dfg, const BuildOptions& options, BuildStats& stats);
+
+// Throws InputError naming the ops on a cycle if the graph has one. Needs a finalized graph.
+void check_acyclic(const Dfg& dfg, const trace::TraceSet& traces);
+
+}  // namespace dpro::graph

@@ -1,0 +1,35 @@
+#pragma once
+// Pieces shared by the graph builder's files; not part of the public interface.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "graph/builder.h"
+
+namespace dpro::graph::detail {
+
+// One NCCL kernel of one rank, waiting to be matched with its peers.
+struct CollectiveRef {
+  NodeId node = kNone;
+  std::uint32_t event = kNone;
+  Nanos order_time = 0;              // launch time (or GPU start): per-group issue order
+  std::string group;                 // process group key
+  std::string op;                    // normalised operation
+  std::vector<int> group_ranks;      // participants; empty = every rank of the job
+  std::optional<std::int64_t> sequence;
+};
+
+// Builds the nodes and intra-rank edges of one rank; returns its collectives.
+std::vector<CollectiveRef> build_rank(const trace::TraceSet& traces, std::size_t rank_index,
+                                      const BuildOptions& options, Dfg& dfg, RankNodes& out,
+                                      BuildStats& stats, Logger& log);
+
+// Matches collectives across ranks (process group, operation, per-group sequence) and adds
+// one barrier per instance. Throws InputError when a participant lacks its counterpart.
+void match_collectives(const trace::TraceSet& traces,
+                       std::vector<std::vector<CollectiveRef>>& per_rank, Dfg& dfg,
+                       BuildStats& stats, Logger& log);
+
+EdgeId add_counted_edge(Dfg& dfg, BuildStats& stats, const Edge& edge);
+
+}  // namespace dpro::graph::detail

@@ -1,0 +1,133 @@
+#pragma once
+// The global dataflow graph (DFG): every op instance of every rank that the replay times,
+// and the dependencies between them. Nodes and edges live in plain vectors (the source of
+// truth, which what-if rewrites edit); finalize() builds a Boost.Graph compressed-sparse-row
+// view of them for traversal (topological order, cycle checks, the replayer's walk).
+//
+// Timing contract (what the replayer computes, in replay nanoseconds):
+//   start(n) = max(release(n), max over start-edges e (time(e.src, e.src_point) + e.gap)) + delay(n)
+//   end(n)   = max(start(n) + duration(n), max over end-edges e (time(e.src, e.src_point) + e.gap))
+// A start-edge has dst_point == kStart; an end-edge has dst_point == kEnd (a blocking sync
+// waiting for GPU work, a collective waiting for its last peer).
+#include <boost/graph/compressed_sparse_row_graph.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/strings.h"
+#include "core/time.h"
+#include "trace/event.h"
+
+namespace dpro::graph {
+
+using NodeId = std::uint32_t;
+using EdgeId = std::uint32_t;
+constexpr std::uint32_t kNone = 0xffffffffu;
+
+enum class NodeKind : std::uint8_t {
+  kCpuOp,        // a leaf CPU operator (no children) on a thread
+  kRuntimeCall,  // CUDA runtime/driver call on a thread (launch, copy, sync, event ...)
+  kKernel,       // GPU compute kernel on a stream
+  kCollective,   // NCCL kernel (collective or p2p) on a stream
+  kMemcpy,       // GPU copy on a stream
+  kMemset,       // GPU memset on a stream
+  kBarrier,      // zero-time join: one collective instance across all its ranks
+};
+const char* to_string(NodeKind kind);
+bool on_gpu(NodeKind kind);
+
+enum class EdgeKind : std::uint8_t {
+  kThreadOrder,   // previous node on the same CPU thread
+  kCrossThread,   // fork/join between threads of one process (e.g. autograd engine)
+  kLaunch,        // runtime call -> the GPU op it enqueued (by correlation id)
+  kStreamOrder,   // previous GPU op on the same stream
+  kStreamWait,    // cudaEventRecord on stream A -> cudaStreamWaitEvent on stream B
+  kBlockingSync,  // GPU op -> CPU call that blocked until it finished
+  kCollective,    // participant <-> collective barrier
+};
+const char* to_string(EdgeKind kind);
+
+enum class Point : std::uint8_t { kStart, kEnd };
+
+// A CPU thread or GPU stream of one rank.
+struct Track {
+  int rank = 0;
+  trace::ResourceKind kind = trace::ResourceKind::kCpuThread;
+  std::int64_t pid = 0;  // OS pid, or device index for streams
+  std::int64_t tid = 0;  // OS tid, or stream id
+  std::string name;
+};
+
+struct Node {
+  NodeKind kind = NodeKind::kCpuOp;
+  int rank = 0;                  // -1 for cross-rank barriers
+  std::uint32_t track = kNone;   // index into Dfg::tracks; kNone for barriers
+  StringId name;
+  Nanos measured_start = 0;      // absolute trace time (0 for barriers)
+  Nanos measured_duration = 0;
+  Nanos duration = 0;            // replay duration; what-ifs and cost models rewrite it
+  Nanos delay = 0;               // time between becoming ready and starting (launch latency, CPU gaps)
+  std::optional<Nanos> release;  // earliest start, replay clock (roots: the measured start)
+  std::uint32_t event = kNone;   // index into the rank's TraceRank::events
+  std::uint32_t parent_op = kNone;  // GPU ops: event index of the CPU op that launched them
+};
+
+struct Edge {
+  NodeId src = 0;
+  NodeId dst = 0;
+  EdgeKind kind = EdgeKind::kThreadOrder;
+  Point src_point = Point::kEnd;
+  Point dst_point = Point::kStart;
+  Nanos gap = 0;
+};
+
+class Dfg {
+ public:
+  // Vertex = NodeId; each edge's bundled property is its index into edges().
+  using CsrGraph = boost::compressed_sparse_row_graph<boost::bidirectionalS, boost::no_property, EdgeId,
+                                                      boost::no_property, NodeId, EdgeId>;
+
+  NodeId add_node(const Node& node);
+  EdgeId add_edge(const Edge& edge);
+  std::uint32_t add_track(const Track& track);
+
+  // Builds the CSR view; call after the last add_* and before traversals.
+  void finalize();
+  bool finalized() const { return finalized_; }
+
+  std::size_t node_count() const { return nodes_.size(); }
+  std::size_t edge_count() const { return edges_.size(); }
+  Node& node(NodeId id) { return nodes_[id]; }
+  const Node& node(NodeId id) const { return nodes_[id]; }
+  const Edge& edge(EdgeId id) const { return edges_[id]; }
+  Edge& edge(EdgeId id) { return edges_[id]; }
+  std::vector<Node>& nodes() { return nodes_; }
+  const std::vector<Node>& nodes() const { return nodes_; }
+  const std::vector<Edge>& edges() const { return edges_; }
+  const std::vector<Track>& tracks() const { return tracks_; }
+  const CsrGraph& csr() const { return csr_; }
+
+  // Origin of the replay clock: replay time = trace time - origin().
+  Nanos origin() const { return origin_; }
+  void set_origin(Nanos origin) { origin_ = origin; }
+
+  // Edge ids into / out of a node (valid after finalize()).
+  template <typename F> void for_each_in_edge(NodeId n, F&& f) const {
+    for (auto [it, end] = boost::in_edges(n, csr_); it != end; ++it) f(csr_[*it]);
+  }
+  template <typename F> void for_each_out_edge(NodeId n, F&& f) const {
+    for (auto [it, end] = boost::out_edges(n, csr_); it != end; ++it) f(csr_[*it]);
+  }
+
+ private:
+  std::vector<Node> nodes_;
+  std::vector<Edge> edges_;
+  std::vector<Track> tracks_;
+  CsrGraph csr_;
+  Nanos origin_ = 0;
+  bool finalized_ = false;
+};
+
+}  // namespace dpro::graph

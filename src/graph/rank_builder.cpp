@@ -1,0 +1,469 @@
+// Nodes and intra-rank dependencies of one rank: CPU thread order, launches, stream order,
+// blocking syncs, cross-stream event waits, and fork/join between threads.
+#include <algorithm>
+#include <unordered_map>
+
+#include "graph/builder_internal.h"
+
+namespace dpro::graph::detail {
+namespace {
+
+using trace::Event;
+using trace::EventKind;
+
+bool contains(std::string_view text, std::string_view part) { return text.find(part) != std::string_view::npos; }
+
+enum class CallRole { kOther, kDeviceSync, kStreamSync, kEventSync, kCopyOrSet, kEventRecord, kStreamWait };
+
+CallRole call_role(std::string_view name) {
+  if (contains(name, "DeviceSynchronize") || contains(name, "CtxSynchronize")) return CallRole::kDeviceSync;
+  if (contains(name, "StreamSynchronize")) return CallRole::kStreamSync;
+  if (contains(name, "EventSynchronize")) return CallRole::kEventSync;
+  if (contains(name, "StreamWaitEvent")) return CallRole::kStreamWait;
+  if (contains(name, "EventRecord")) return CallRole::kEventRecord;
+  if (contains(name, "Memcpy") || contains(name, "Memset")) return CallRole::kCopyOrSet;
+  return CallRole::kOther;
+}
+
+NodeKind node_kind(EventKind kind) {
+  switch (kind) {
+    case EventKind::kKernel: return NodeKind::kKernel;
+    case EventKind::kCollective: return NodeKind::kCollective;
+    case EventKind::kMemcpy: return NodeKind::kMemcpy;
+    case EventKind::kMemset: return NodeKind::kMemset;
+    case EventKind::kRuntimeCall:
+    case EventKind::kDriverCall: return NodeKind::kRuntimeCall;
+    default: return NodeKind::kCpuOp;
+  }
+}
+
+// A GPU op as the rank builder sees it.
+struct GpuOp {
+  NodeId node = kNone;
+  std::uint32_t event = kNone;
+  std::uint32_t stream = kNone;  // dfg track
+  Nanos launch_time = 0;         // start of the launching call, or the op's own start
+};
+
+// A runtime call node and what it launched.
+struct Call {
+  NodeId node = kNone;
+  std::uint32_t event = kNone;
+  std::uint32_t thread = kNone;  // dfg track
+  CallRole role = CallRole::kOther;
+  std::uint32_t launcher_op = kNone;  // innermost enclosing cpu_op event
+  std::vector<std::uint32_t> gpu_ops;  // indices into RankBuilder::gpu_
+};
+
+class RankBuilder {
+ public:
+  RankBuilder(const trace::TraceSet& traces, std::size_t rank_index, const BuildOptions& options,
+              Dfg& dfg, RankNodes& out, BuildStats& stats, Logger& log)
+      : traces_(traces), tr_(traces.ranks[rank_index]), options_(options), dfg_(dfg), out_(out),
+        stats_(stats), log_(log) {}
+
+  std::vector<CollectiveRef> build() {
+    out_.node_of_event.assign(tr_.events.size(), kNone);
+    out_.first_inside.assign(tr_.events.size(), kNone);
+    out_.last_inside.assign(tr_.events.size(), kNone);
+    make_tracks();
+    std::vector<std::vector<std::uint32_t>> cpu_events(tr_.resources.size());
+    for (std::uint32_t i = 0; i < tr_.events.size(); ++i) {
+      if (trace::is_cpu_side(ev(i).kind)) cpu_events[ev(i).resource].push_back(i);
+    }
+    for (std::uint32_t r = 0; r < tr_.resources.size(); ++r) {
+      if (!cpu_events[r].empty()) flatten_thread(r, cpu_events[r]);
+    }
+    make_gpu_nodes();
+    link_blocking_calls();
+    link_stream_waits();
+    link_threads();
+    return collectives();
+  }
+
+ private:
+  const Event& ev(std::uint32_t i) const { return tr_.events[i]; }
+  const Node& node(NodeId n) const { return dfg_.node(n); }
+  Nanos mstart(NodeId n) const { return node(n).measured_start; }
+  Nanos mend(NodeId n) const { return node(n).measured_start + node(n).measured_duration; }
+
+  void edge(NodeId src, NodeId dst, EdgeKind kind, Point sp = Point::kEnd, Point dp = Point::kStart, Nanos gap = 0) {
+    add_counted_edge(dfg_, stats_, Edge{src, dst, kind, sp, dp, gap});
+  }
+
+  void make_tracks() {
+    track_of_resource_.assign(tr_.resources.size(), kNone);
+    std::vector<bool> used(tr_.resources.size(), false);
+    for (const Event& e : tr_.events) {
+      if (trace::is_cpu_side(e.kind) || trace::is_gpu_work(e.kind)) used[e.resource] = true;
+    }
+    for (std::uint32_t r = 0; r < tr_.resources.size(); ++r) {
+      if (!used[r]) continue;
+      const trace::Resource& res = tr_.resources[r];
+      track_of_resource_[r] = dfg_.add_track(Track{tr_.rank, res.kind, res.pid, res.tid, res.name});
+    }
+  }
+
+  NodeId add_node(std::uint32_t event_index) {
+    const Event& e = ev(event_index);
+    Node n;
+    n.kind = node_kind(e.kind);
+    n.rank = tr_.rank;
+    n.track = track_of_resource_[e.resource];
+    n.name = e.name;
+    n.measured_start = e.start;
+    n.measured_duration = e.dur;
+    n.duration = e.dur;
+    n.event = event_index;
+    const NodeId id = dfg_.add_node(n);
+    out_.node_of_event[event_index] = id;
+    return id;
+  }
+
+  // Leaf CPU events and runtime calls become a chain of nodes on their thread; enclosing
+  // events remember the first and last node inside them.
+  void flatten_thread(std::uint32_t resource, const std::vector<std::uint32_t>& list) {
+    struct Open { std::uint32_t event; Nanos end; bool runtime; NodeId node; };
+    std::vector<Open> stack;
+    NodeId previous = kNone;
+    std::vector<NodeId>& thread_nodes = thread_nodes_[track_of_resource_[resource]];
+    for (std::size_t k = 0; k < list.size(); ++k) {
+      const std::uint32_t i = list[k];
+      const Event& e = ev(i);
+      while (!stack.empty() && stack.back().end <= e.start) stack.pop_back();
+      const Open* runtime_parent = nullptr;
+      for (const Open& o : stack) {
+        if (o.runtime) { runtime_parent = &o; break; }
+      }
+      const bool is_call = e.kind == EventKind::kRuntimeCall || e.kind == EventKind::kDriverCall;
+      if (runtime_parent) {
+        // Calls made inside a runtime call (driver calls of cudaLaunchKernel) belong to it.
+        if (e.correlation) call_by_correlation_.emplace(*e.correlation, call_index_of_node_[runtime_parent->node]);
+        stack.push_back(Open{i, e.end(), false, kNone});
+        continue;
+      }
+      const bool has_child = k + 1 < list.size() && ev(list[k + 1]).start < e.end() &&
+                             !(ev(list[k + 1]).start == e.start && e.dur == 0);
+      NodeId id = kNone;
+      if (is_call || !has_child) {
+        id = add_node(i);
+        thread_nodes.push_back(id);
+        for (const Open& o : stack) {
+          if (out_.first_inside[o.event] == kNone) out_.first_inside[o.event] = id;
+          out_.last_inside[o.event] = id;
+        }
+        out_.first_inside[i] = out_.last_inside[i] = id;
+        if (previous != kNone) edge(previous, id, EdgeKind::kThreadOrder);
+        previous = id;
+        if (is_call) {
+          Call call;
+          call.node = id;
+          call.event = i;
+          call.thread = track_of_resource_[resource];
+          call.role = call_role(traces_.name(e));
+          for (auto it = stack.rbegin(); it != stack.rend(); ++it) {
+            if (ev(it->event).kind == EventKind::kCpuOp) { call.launcher_op = it->event; break; }
+          }
+          call_index_of_node_[id] = static_cast<std::uint32_t>(calls_.size());
+          if (e.correlation) call_by_correlation_.emplace(*e.correlation, static_cast<std::uint32_t>(calls_.size()));
+          calls_.push_back(std::move(call));
+        }
+      }
+      stack.push_back(Open{i, e.end(), is_call, id});
+    }
+  }
+
+  void make_gpu_nodes() {
+    for (std::uint32_t i = 0; i < tr_.events.size(); ++i) {
+      const Event& e = ev(i);
+      if (!trace::is_gpu_work(e.kind)) continue;
+      GpuOp op;
+      op.node = add_node(i);
+      op.event = i;
+      op.stream = track_of_resource_[e.resource];
+      op.launch_time = e.start;
+      if (e.correlation) {
+        if (auto it = call_by_correlation_.find(*e.correlation); it != call_by_correlation_.end()) {
+          Call& call = calls_[it->second];
+          edge(call.node, op.node, EdgeKind::kLaunch, Point::kStart, Point::kStart);
+          op.launch_time = ev(call.event).start;
+          dfg_.node(op.node).parent_op = call.launcher_op;
+          call.gpu_ops.push_back(static_cast<std::uint32_t>(gpu_.size()));
+        }
+      }
+      std::vector<std::uint32_t>& on_stream = stream_ops_[op.stream];
+      if (!on_stream.empty()) edge(gpu_[on_stream.back()].node, op.node, EdgeKind::kStreamOrder);
+      on_stream.push_back(static_cast<std::uint32_t>(gpu_.size()));
+      gpu_.push_back(op);
+    }
+    // Launch order per stream equals execution order; keep it sorted for binary searches.
+    for (auto& [stream, ops] : stream_ops_) {
+      std::stable_sort(ops.begin(), ops.end(), [&](std::uint32_t a, std::uint32_t b) {
+        return gpu_[a].launch_time < gpu_[b].launch_time;
+      });
+    }
+    for (std::uint32_t c = 0; c < calls_.size(); ++c) {
+      if (!calls_[c].gpu_ops.empty()) launching_calls_.push_back(c);
+    }
+    std::stable_sort(launching_calls_.begin(), launching_calls_.end(), [&](std::uint32_t a, std::uint32_t b) {
+      return ev(calls_[a].event).start < ev(calls_[b].event).start;
+    });
+  }
+
+  // The last op on `stream` launched before `t`, or kNone.
+  std::uint32_t last_launched_before(std::uint32_t stream, Nanos t) const {
+    auto it = stream_ops_.find(stream);
+    if (it == stream_ops_.end()) return kNone;
+    const auto& ops = it->second;
+    auto pos = std::partition_point(ops.begin(), ops.end(), [&](std::uint32_t g) { return gpu_[g].launch_time < t; });
+    return pos == ops.begin() ? kNone : *(pos - 1);
+  }
+
+  // The first op on `stream` launched after `t`, or kNone.
+  std::uint32_t first_launched_after(std::uint32_t stream, Nanos t) const {
+    auto it = stream_ops_.find(stream);
+    if (it == stream_ops_.end()) return kNone;
+    const auto& ops = it->second;
+    auto pos = std::partition_point(ops.begin(), ops.end(), [&](std::uint32_t g) { return gpu_[g].launch_time <= t; });
+    return pos == ops.end() ? kNone : *pos;
+  }
+
+  // Stream of the GPU op most recently launched before `t` by `thread` (any thread if kNone),
+  // skipping `exclude`.
+  std::uint32_t recent_launch_stream(std::uint32_t thread, Nanos t, std::uint32_t exclude) const {
+    auto pos = std::partition_point(launching_calls_.begin(), launching_calls_.end(), [&](std::uint32_t c) {
+      return ev(calls_[c].event).start < t;
+    });
+    for (int steps = 0; pos != launching_calls_.begin() && steps < 256; ++steps) {
+      --pos;
+      const Call& call = calls_[*pos];
+      if (thread != kNone && call.thread != thread) continue;
+      const std::uint32_t stream = gpu_[call.gpu_ops.back()].stream;
+      if (stream != exclude) return stream;
+    }
+    return kNone;
+  }
+
+  // Stream of the next GPU op launched by `thread` after `t`.
+  std::uint32_t next_launch_stream(std::uint32_t thread, Nanos t) const {
+    auto pos = std::partition_point(launching_calls_.begin(), launching_calls_.end(), [&](std::uint32_t c) {
+      return ev(calls_[c].event).start <= t;
+    });
+    for (; pos != launching_calls_.end(); ++pos) {
+      if (calls_[*pos].thread == thread) return gpu_[calls_[*pos].gpu_ops.front()].stream;
+    }
+    return kNone;
+  }
+
+  const trace::SyncInfo* sync_info(const Event& call) const {
+    if (!call.correlation) return nullptr;
+    auto it = sync_by_correlation_.find(*call.correlation);
+    return it == sync_by_correlation_.end() ? nullptr : it->second;
+  }
+
+  std::uint32_t stream_track(std::int64_t device, std::int64_t stream) const {
+    for (std::uint32_t r = 0; r < tr_.resources.size(); ++r) {
+      const trace::Resource& res = tr_.resources[r];
+      if (res.kind == trace::ResourceKind::kGpuStream && res.tid == stream &&
+          (device < 0 || res.pid == device)) {
+        return track_of_resource_[r];
+      }
+    }
+    return kNone;
+  }
+
+  // Adds call.End <- awaited.End if the measured times allow it; false if contradicted.
+  bool add_blocking_edge(const Call& call, std::uint32_t gpu_index) {
+    const Event& c = ev(call.event);
+    const NodeId g = gpu_[gpu_index].node;
+    if (mend(g) > c.end() + options_.tolerance) {
+      ++stats_.dropped_edges;
+      return false;
+    }
+    edge(g, call.node, EdgeKind::kBlockingSync, Point::kEnd, Point::kEnd);
+    return true;
+  }
+
+  void link_blocking_calls() {
+    for (std::uint32_t i = 0; i < tr_.events.size(); ++i) {
+      const Event& e = ev(i);
+      if (e.kind == EventKind::kSync && e.correlation) {
+        if (const trace::EventAttrs* a = tr_.attrs_of(e); a && a->sync) sync_by_correlation_[*e.correlation] = &*a->sync;
+      }
+    }
+    for (const Call& call : calls_) {
+      const Event& c = ev(call.event);
+      bool blocking = false;
+      switch (call.role) {
+        case CallRole::kCopyOrSet:
+          for (std::uint32_t g : call.gpu_ops) {
+            const Nanos end = mend(gpu_[g].node);
+            if (end > c.start && end <= c.end() + options_.tolerance) blocking |= add_blocking_edge(call, g);
+          }
+          break;
+        case CallRole::kDeviceSync:
+          for (const auto& [stream, ops] : stream_ops_) {
+            const std::uint32_t g = last_launched_before(stream, c.start);
+            if (g != kNone) blocking |= add_blocking_edge(call, g);
+          }
+          break;
+        case CallRole::kStreamSync:
+        case CallRole::kEventSync: {
+          std::uint32_t stream = kNone;
+          if (const trace::SyncInfo* s = sync_info(c); s && s->stream) {
+            const trace::EventAttrs* a = tr_.attrs_of(c);
+            stream = stream_track(a && a->device ? *a->device : -1, *s->stream);
+          }
+          if (stream == kNone) stream = recent_launch_stream(call.thread, c.start, kNone);
+          const std::uint32_t g = stream == kNone ? kNone : last_launched_before(stream, c.start);
+          if (g != kNone) blocking = add_blocking_edge(call, g);
+          if (!blocking && g == kNone) ++stats_.syncs_unresolved;
+          break;
+        }
+        default:
+          break;
+      }
+      if (blocking) ++stats_.blocking_calls;
+    }
+  }
+
+  // cudaEventRecord(stream A) ... cudaStreamWaitEvent(stream B): B's next op waits for A's
+  // last op before the record.
+  void link_stream_waits() {
+    std::vector<std::uint32_t> records;  // calls, in time order
+    for (std::uint32_t c = 0; c < calls_.size(); ++c) {
+      if (calls_[c].role == CallRole::kEventRecord) records.push_back(c);
+    }
+    std::sort(records.begin(), records.end(), [&](std::uint32_t a, std::uint32_t b) {
+      return ev(calls_[a].event).start < ev(calls_[b].event).start;
+    });
+    for (const Call& call : calls_) {
+      if (call.role != CallRole::kStreamWait) continue;
+      const Event& w = ev(call.event);
+      std::uint32_t waiting = kNone, recording = kNone;
+      Nanos record_time = w.start;
+      if (const trace::SyncInfo* s = sync_info(w); s && s->stream && s->wait_on_stream) {
+        waiting = stream_track(-1, *s->stream);
+        recording = stream_track(-1, *s->wait_on_stream);
+        if (s->event_record_correlation) {
+          if (auto it = call_by_correlation_.find(*s->event_record_correlation); it != call_by_correlation_.end()) {
+            record_time = ev(calls_[it->second].event).start;
+          }
+        }
+      } else {
+        waiting = next_launch_stream(call.thread, w.start);
+        auto pos = std::partition_point(records.begin(), records.end(), [&](std::uint32_t r) {
+          return ev(calls_[r].event).start < w.start;
+        });
+        if (pos != records.begin()) {
+          const Call& record = calls_[*(pos - 1)];
+          record_time = ev(record.event).start;
+          recording = recent_launch_stream(record.thread, record_time, kNone);
+        }
+        if (recording == kNone || recording == waiting) recording = recent_launch_stream(kNone, w.start, waiting);
+      }
+      if (waiting == kNone || recording == kNone || waiting == recording) continue;
+      const std::uint32_t awaited = last_launched_before(recording, record_time);
+      const std::uint32_t waiter = first_launched_after(waiting, w.start);
+      if (awaited == kNone || waiter == kNone) continue;
+      if (mend(gpu_[awaited].node) > mstart(gpu_[waiter].node) + options_.tolerance) {
+        ++stats_.dropped_edges;
+        continue;
+      }
+      edge(gpu_[awaited].node, gpu_[waiter].node, EdgeKind::kStreamWait);
+    }
+  }
+
+  // Fork/join between threads of one process: a thread that resumes after being idle waited
+  // for the node that another thread finished last before it resumed.
+  void link_threads() {
+    std::unordered_map<std::int64_t, std::vector<NodeId>> by_process;
+    for (const auto& [track, nodes] : thread_nodes_) {
+      auto& all = by_process[dfg_.tracks()[track].pid];
+      all.insert(all.end(), nodes.begin(), nodes.end());
+    }
+    for (auto& [pid, all] : by_process) {
+      std::sort(all.begin(), all.end(), [&](NodeId a, NodeId b) { return mend(a) < mend(b); });
+      for (const auto& [track, nodes] : thread_nodes_) {
+        if (dfg_.tracks()[track].pid != pid) continue;
+        for (std::size_t k = 0; k < nodes.size(); ++k) {
+          const NodeId n = nodes[k];
+          const Nanos lower = k == 0 ? INT64_MIN : mend(nodes[k - 1]);
+          if (k > 0 && mstart(n) - lower < options_.cross_thread_min_idle) continue;
+          auto pos = std::partition_point(all.begin(), all.end(), [&](NodeId m) { return mend(m) <= mstart(n); });
+          while (pos != all.begin()) {
+            const NodeId m = *--pos;
+            if (mend(m) < lower) break;
+            if (dfg_.node(m).track == track) continue;
+            edge(m, n, EdgeKind::kCrossThread);
+            break;
+          }
+        }
+      }
+    }
+  }
+
+  std::vector<CollectiveRef> collectives() const {
+    std::vector<CollectiveRef> refs;
+    for (const GpuOp& op : gpu_) {
+      const Event& e = ev(op.event);
+      if (e.kind != EventKind::kCollective) continue;
+      CollectiveRef ref;
+      ref.node = op.node;
+      ref.event = op.event;
+      ref.order_time = op.launch_time;
+      const trace::EventAttrs* a = tr_.attrs_of(e);
+      const trace::CollectiveInfo* info = a && a->collective ? &*a->collective : nullptr;
+      ref.op = info ? info->op : std::string();
+      if (ref.op.empty()) ref.op = std::string(traces_.name(e));
+      if (info) {
+        ref.group_ranks = info->group_ranks;
+        ref.sequence = info->sequence;
+        if (info->group_name) {
+          ref.group = *info->group_name;
+        } else if (!info->group_ranks.empty()) {
+          for (int r : info->group_ranks) ref.group += std::to_string(r) + ",";
+        }
+      }
+      if (ref.group.empty()) ref.group = "default";
+      refs.push_back(std::move(ref));
+    }
+    std::stable_sort(refs.begin(), refs.end(), [](const CollectiveRef& a, const CollectiveRef& b) {
+      return a.order_time < b.order_time;
+    });
+    return refs;
+  }
+
+  const trace::TraceSet& traces_;
+  const trace::TraceRank& tr_;
+  const BuildOptions& options_;
+  Dfg& dfg_;
+  RankNodes& out_;
+  BuildStats& stats_;
+  Logger& log_;
+
+  std::vector<std::uint32_t> track_of_resource_;
+  std::unordered_map<std::uint32_t, std::vector<NodeId>> thread_nodes_;  // track -> nodes in order
+  std::vector<Call> calls_;
+  std::unordered_map<NodeId, std::uint32_t> call_index_of_node_;
+  std::unordered_map<std::int64_t, std::uint32_t> call_by_correlation_;
+  std::vector<GpuOp> gpu_;
+  std::unordered_map<std::uint32_t, std::vector<std::uint32_t>> stream_ops_;  // track -> gpu_ indices
+  std::vector<std::uint32_t> launching_calls_;  // calls that launched GPU work, in time order
+  std::unordered_map<std::int64_t, const trace::SyncInfo*> sync_by_correlation_;
+};
+
+}  // namespace
+
+EdgeId add_counted_edge(Dfg& dfg, BuildStats& stats, const Edge& edge) {
+  ++stats.edges_by_kind[static_cast<int>(edge.kind)];
+  return dfg.add_edge(edge);
+}
+
+std::vector<CollectiveRef> build_rank(const trace::TraceSet& traces, std::size_t rank_index,
+                                      const BuildOptions& options, Dfg& dfg, RankNodes& out,
+                                      BuildStats& stats, Logger& log) {
+  return RankBuilder(traces, rank_index, options, dfg, out, stats, log).build();
+}
+
+}  // namespace dpro::graph::detail

@@ -1,0 +1,36 @@
+#pragma once
+// Where profiler components send records: the session's shared encoder (low-rate producers
+// such as the NCCL plugin) or whole encoded batches (the CUPTI buffer thread).
+#include <cstdint>
+#include <functional>
+
+#include "trace/native/native_writer.h"
+
+namespace dpro::profiler {
+
+class RecordSink {
+ public:
+  virtual ~RecordSink() = default;
+  // Runs fn with exclusive use of a shared encoder; thread-safe.
+  virtual void encode(const std::function<void(native::RecordEncoder&)>& fn) = 0;
+  // Hands over records encoded by a producer's own encoder (with the sink's string table).
+  virtual void submit(native::EncodedBatch batch) = 0;
+  virtual native::StringInterner& strings() = 0;
+  virtual std::int64_t base_time() const = 0;
+};
+
+// Pushes/pops CUPTI external correlation ids on the calling thread (CUDA-only; a no-op
+// implementation is used when CUPTI is not running).
+class CorrelationHook {
+ public:
+  virtual ~CorrelationHook() = default;
+  virtual void push(std::uint64_t id) = 0;
+  virtual void pop() = 0;
+};
+
+// CLOCK_REALTIME in ns: the clock CUPTI stamps activities with.
+std::uint64_t realtime_ns();
+// OS thread id of the caller.
+std::uint32_t current_tid();
+
+}  // namespace dpro::profiler

@@ -1,0 +1,58 @@
+#include "profiler/session_config.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <string>
+
+namespace dpro::profiler {
+namespace {
+
+std::optional<int> int_env(const EnvLookup& env, const char* name) {
+  const char* v = env(name);
+  if (!v || !*v) return std::nullopt;
+  char* end = nullptr;
+  long n = std::strtol(v, &end, 10);
+  if (*end != '\0') return std::nullopt;
+  return static_cast<int>(n);
+}
+
+std::string sanitize(std::string s) {
+  for (char& c : s)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.')) c = '_';
+  return s;
+}
+
+}  // namespace
+
+SessionConfig config_from_env(const EnvLookup& lookup) {
+  EnvLookup env = lookup ? lookup : [](const char* name) { return static_cast<const char*>(std::getenv(name)); };
+  SessionConfig c;
+  auto text = [&](const char* name) { const char* v = env(name); return std::string(v ? v : ""); };
+  if (auto out = text("DPRO_PROFILE_OUT"); !out.empty()) c.out_dir = out;
+  c.steps = text("DPRO_PROFILE_STEPS");
+  c.step_name = text("DPRO_PROFILE_STEP_NAME");
+  c.nvtx = text("DPRO_PROFILE_NVTX") == "1";
+  c.nccl = text("DPRO_PROFILE_NCCL") != "0";
+  c.disabled = text("DPRO_PROFILE_DISABLE") == "1";
+  if (auto ms = int_env(env, "DPRO_PROFILE_FLUSH_MS"); ms && *ms >= 0) c.flush_ms = static_cast<std::uint32_t>(*ms);
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  c.host = host;
+  c.pid = static_cast<long>(::getpid());
+  c.rank = int_env(env, "RANK");
+  c.local_rank = int_env(env, "LOCAL_RANK");
+  c.world_size = int_env(env, "WORLD_SIZE");
+  c.restart_count = int_env(env, "TORCHELASTIC_RESTART_COUNT").value_or(0);
+  return c;
+}
+
+std::string trace_file_path(const SessionConfig& c) {
+  std::string name = c.rank ? "rank" + std::to_string(*c.rank) : std::string("norank");
+  if (c.local_rank) name += ".local" + std::to_string(*c.local_rank);
+  name += "." + sanitize(c.host.empty() ? "host" : c.host) + ".pid" + std::to_string(c.pid);
+  if (c.restart_count > 0) name += ".restart" + std::to_string(c.restart_count);
+  return c.out_dir + "/" + name + ".dpro";
+}
+
+}  // namespace dpro::profiler

@@ -1,0 +1,29 @@
+#pragma once
+// The discrete-event engine. It replays a finalized Dfg under the timing contract stated in
+// graph/dfg.h: events (a node starting, a node ending) are processed in (time, insertion
+// sequence) order, so identical inputs give identical runs. Every node records which
+// dependency decided its start and its end, for the critical path.
+#include <cstdint>
+#include <vector>
+
+#include "graph/dfg.h"
+
+namespace dpro::replayer {
+
+struct Simulation {
+  std::vector<Nanos> start;  // replay clock (ns since Dfg::origin())
+  std::vector<Nanos> end;
+  // The edge that decided a node's start (kNone: its release time) and end (kNone: its own
+  // duration after its start).
+  std::vector<graph::EdgeId> start_cause;
+  std::vector<graph::EdgeId> end_cause;
+  std::uint64_t events_processed = 0;
+  Nanos makespan = 0;  // latest end
+
+  Nanos trace_time(Nanos replay_time, const graph::Dfg& dfg) const { return replay_time + dfg.origin(); }
+};
+
+// Throws InputError if some node never runs (a dependency cycle the builder did not catch).
+Simulation simulate(const graph::Dfg& dfg);
+
+}  // namespace dpro::replayer

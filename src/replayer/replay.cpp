@@ -1,0 +1,18 @@
+#include "replayer/replay.h"
+
+#include <chrono>
+
+namespace dpro::replayer {
+
+Replay replay_traces(const trace::TraceSet& traces, const ReplayOptions& options, Logger& log) {
+  Replay r;
+  r.graph = graph::build_graph(traces, options.build, log);
+  const auto t0 = std::chrono::steady_clock::now();
+  r.simulation = simulate(r.graph.dfg);
+  const auto t1 = std::chrono::steady_clock::now();
+  r.report = make_report(traces, r.graph, r.simulation, options.report);
+  r.report.replay_seconds = std::chrono::duration<double>(t1 - t0).count();
+  return r;
+}
+
+}  // namespace dpro::replayer

@@ -1,0 +1,275 @@
+#include "replayer/report.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "core/error.h"
+
+namespace dpro::replayer {
+
+double RankIteration::error() const {
+  return measured_ns > 0 ? static_cast<double>(predicted_ns - measured_ns) / static_cast<double>(measured_ns) : 0.0;
+}
+
+double IterationReport::job_error() const {
+  return job_measured_ns > 0
+             ? static_cast<double>(job_predicted_ns - job_measured_ns) / static_cast<double>(job_measured_ns)
+             : 0.0;
+}
+
+std::optional<std::pair<Nanos, Nanos>> predicted_span(const trace::TraceRank& rank, const graph::RankNodes& nodes,
+                                                      const graph::Dfg& dfg, const Simulation& sim,
+                                                      std::uint32_t event) {
+  const graph::NodeId first = nodes.first_inside[event];
+  const graph::NodeId last = nodes.last_inside[event];
+  if (first == graph::kNone || last == graph::kNone) return std::nullopt;
+  const trace::Event& e = rank.events[event];
+  const graph::Node& f = dfg.node(first);
+  const graph::Node& l = dfg.node(last);
+  const Nanos lead = f.measured_start - e.start;
+  const Nanos tail = e.end() - (l.measured_start + l.measured_duration);
+  return std::make_pair(sim.start[first] - lead, sim.end[last] + tail);
+}
+
+namespace {
+
+// GPU busy time per category and idle time of one rank inside [begin, end).
+void gpu_usage(const graph::Dfg& dfg, const Simulation& sim, int rank, Nanos begin, Nanos end,
+               RankIteration& out, const std::vector<graph::NodeId>& gpu_nodes) {
+  std::vector<std::pair<Nanos, Nanos>> intervals;
+  for (graph::NodeId id : gpu_nodes) {
+    const Nanos s = std::max(sim.start[id], begin);
+    const Nanos e = std::min(sim.end[id], end);
+    if (e <= s) continue;
+    const graph::NodeKind k = dfg.node(id).kind;
+    const Category c = k == graph::NodeKind::kKernel       ? Category::kCompute
+                       : k == graph::NodeKind::kCollective ? Category::kCommunication
+                                                           : Category::kCopies;
+    out.gpu_busy[c] += e - s;
+    intervals.emplace_back(s, e);
+  }
+  std::sort(intervals.begin(), intervals.end());
+  Nanos covered = 0, reach = begin;
+  for (const auto& [s, e] : intervals) {
+    if (e <= reach) continue;
+    covered += e - std::max(s, reach);
+    reach = e;
+  }
+  out.gpu_idle = (end - begin) - covered;
+}
+
+std::vector<PathOp> top_ops(const trace::TraceSet& traces, const graph::Dfg& dfg, const std::vector<PathSegment>& path,
+                            std::size_t limit) {
+  std::map<std::tuple<std::string, int, int>, PathOp> by_op;
+  for (const PathSegment& s : path) {
+    if (s.node == graph::kNone) continue;
+    const graph::Node& n = dfg.node(s.node);
+    if (n.kind == graph::NodeKind::kBarrier) continue;
+    std::string name(traces.strings.view(n.name));
+    auto key = std::make_tuple(name, n.rank, static_cast<int>(s.category));
+    PathOp& op = by_op[key];
+    op.name = name;
+    op.rank = n.rank;
+    op.category = s.category;
+    op.time += s.end - s.begin;
+    ++op.count;
+  }
+  std::vector<PathOp> ops;
+  for (auto& [key, op] : by_op) ops.push_back(std::move(op));
+  std::stable_sort(ops.begin(), ops.end(), [](const PathOp& a, const PathOp& b) { return a.time > b.time; });
+  if (ops.size() > limit) ops.resize(limit);
+  return ops;
+}
+
+}  // namespace
+
+Report make_report(const trace::TraceSet& traces, const graph::BuiltGraph& built, const Simulation& sim,
+                   const ReportOptions& options) {
+  const graph::Dfg& dfg = built.dfg;
+  Report report;
+  report.ranks = traces.ranks.size();
+  for (const trace::TraceRank& r : traces.ranks) report.events += r.events.size();
+  report.nodes = dfg.node_count();
+  report.edges = dfg.edge_count();
+  report.build = built.stats;
+  report.events_simulated = sim.events_processed;
+
+  std::vector<std::vector<graph::NodeId>> gpu_nodes(traces.ranks.size());
+  std::map<int, std::size_t> index_of_rank;
+  for (std::size_t i = 0; i < traces.ranks.size(); ++i) index_of_rank[traces.ranks[i].rank] = i;
+  for (graph::NodeId id = 0; id < dfg.node_count(); ++id) {
+    const graph::Node& n = dfg.node(id);
+    if (graph::on_gpu(n.kind)) {
+      if (auto it = index_of_rank.find(n.rank); it != index_of_rank.end()) gpu_nodes[it->second].push_back(id);
+    }
+  }
+
+  std::set<std::int64_t> numbers;
+  for (const trace::TraceRank& r : traces.ranks) {
+    for (const trace::Iteration& it : r.iterations) numbers.insert(it.number);
+  }
+  if (options.iteration && !numbers.count(*options.iteration)) {
+    std::string known;
+    for (std::int64_t n : numbers) known += (known.empty() ? "" : ", ") + std::to_string(n);
+    throw InputError(traces.ranks.front().file, "--iteration " + std::to_string(*options.iteration),
+                     numbers.empty() ? "the traces have no ProfilerStep#N iterations"
+                                     : "no such ProfilerStep; the traces have " + known);
+  }
+  for (std::int64_t number : numbers) {
+    if (options.iteration && number != *options.iteration) continue;
+    IterationReport it;
+    it.number = number;
+    Nanos meas_begin = INT64_MAX, meas_end = INT64_MIN, pred_begin = INT64_MAX, pred_end = INT64_MIN;
+    graph::NodeId job_last = graph::kNone;
+    std::vector<std::pair<graph::NodeId, Nanos>> rank_last;  // last node, predicted end
+    for (std::size_t ri = 0; ri < traces.ranks.size(); ++ri) {
+      const trace::TraceRank& tr = traces.ranks[ri];
+      auto step = std::find_if(tr.iterations.begin(), tr.iterations.end(),
+                               [&](const trace::Iteration& x) { return x.number == number; });
+      if (step == tr.iterations.end()) continue;
+      const auto span = predicted_span(tr, built.ranks[ri], dfg, sim, step->event);
+      if (!span) continue;
+      it.name = step->name;
+      RankIteration r;
+      r.rank = tr.rank;
+      r.measured_ns = step->end - step->start;
+      r.measured_start = step->start;
+      r.predicted_ns = span->second - span->first;
+      r.predicted_start = span->first;
+      const graph::NodeId last = built.ranks[ri].last_inside[step->event];
+      auto path = critical_path(dfg, sim, last, graph::Point::kEnd, span->first);
+      r.critical_path = breakdown_of(path);
+      r.critical_path[Category::kCpu] += span->second - sim.end[last];  // measured tail after the last op
+      gpu_usage(dfg, sim, tr.rank, span->first, span->second, r, gpu_nodes[ri]);
+      meas_begin = std::min(meas_begin, step->start);
+      meas_end = std::max(meas_end, step->end);
+      pred_begin = std::min(pred_begin, span->first);
+      if (span->second > pred_end) {
+        pred_end = span->second;
+        job_last = last;
+        it.critical_rank = tr.rank;
+      }
+      it.ranks.push_back(r);
+    }
+    if (it.ranks.empty()) continue;
+    it.job_measured_ns = meas_end - meas_begin;
+    it.job_predicted_ns = pred_end - pred_begin;
+    auto path = critical_path(dfg, sim, job_last, graph::Point::kEnd, pred_begin);
+    it.job_critical_path = breakdown_of(path);
+    it.job_critical_path[Category::kCpu] += pred_end - sim.end[job_last];
+    it.top_path_ops = top_ops(traces, dfg, path, options.top_ops);
+    report.iterations.push_back(std::move(it));
+  }
+  return report;
+}
+
+namespace {
+
+std::string percent(Nanos part, Nanos whole) {
+  return whole > 0 ? fmt::format("{:.1f}%", 100.0 * static_cast<double>(part) / static_cast<double>(whole)) : "-";
+}
+
+std::string breakdown_line(const Breakdown& b) {
+  const Nanos total = b.total();
+  std::string line;
+  for (int c = 0; c < kCategoryCount; ++c) {
+    line += fmt::format("{} {}  ", to_string(static_cast<Category>(c)), percent(b.by_category[c], total));
+  }
+  return line;
+}
+
+}  // namespace
+
+std::string render_text(const Report& report) {
+  std::string out = fmt::format(
+      "graph: {} ranks, {} events -> {} ops, {} dependencies; {} collective instances matched across ranks, "
+      "{} collective kernels replayed as measured; {} blocking syncs\n",
+      report.ranks, report.events, report.nodes, report.edges, report.build.collectives_matched,
+      report.build.collectives_unmatched, report.build.blocking_calls);
+  if (report.iterations.empty()) out += "no ProfilerStep#N iterations in the traces: nothing to compare\n";
+  for (const IterationReport& it : report.iterations) {
+    out += fmt::format("\n{}\n  {:>6}  {:>12}  {:>12}  {:>8}\n", it.name, "rank", "measured", "predicted", "error");
+    for (const RankIteration& r : it.ranks) {
+      out += fmt::format("  {:>6}  {:>12}  {:>12}  {:>+7.2f}%\n", r.rank, format_duration(r.measured_ns),
+                         format_duration(r.predicted_ns), 100.0 * r.error());
+    }
+    out += fmt::format("  {:>6}  {:>12}  {:>12}  {:>+7.2f}%\n", "job", format_duration(it.job_measured_ns),
+                       format_duration(it.job_predicted_ns), 100.0 * it.job_error());
+    out += fmt::format("  critical path (ends on rank {}): {}\n", it.critical_rank, breakdown_line(it.job_critical_path));
+    if (!it.top_path_ops.empty()) out += "  top ops on the critical path:\n";
+    for (const PathOp& op : it.top_path_ops) {
+      out += fmt::format("    {:>12}  {:<13}  rank {:<3} x{:<4} {}\n", format_duration(op.time), to_string(op.category),
+                         op.rank, op.count, op.name.substr(0, 90));
+    }
+    for (const RankIteration& r : it.ranks) {
+      const Nanos step = r.predicted_ns;
+      out += fmt::format("  rank {:>3} GPU: compute {}  communication {}  copies {}  idle {}\n", r.rank,
+                         percent(r.gpu_busy[Category::kCompute], step), percent(r.gpu_busy[Category::kCommunication], step),
+                         percent(r.gpu_busy[Category::kCopies], step), percent(r.gpu_idle, step));
+    }
+  }
+  for (const std::string& note : report.notes) out += "\n" + note + "\n";
+  return out;
+}
+
+nlohmann::json to_json(const Report& report) {
+  using nlohmann::json;
+  auto breakdown_json = [](const Breakdown& b) {
+    json j = json::object();
+    for (int c = 0; c < kCategoryCount; ++c) j[std::string(to_string(static_cast<Category>(c))) + "_ns"] = b.by_category[c];
+    return j;
+  };
+  json iterations = json::array();
+  for (const IterationReport& it : report.iterations) {
+    json ranks = json::array();
+    for (const RankIteration& r : it.ranks) {
+      json gpu = breakdown_json(r.gpu_busy);
+      gpu["idle_ns"] = r.gpu_idle;
+      ranks.push_back({{"rank", r.rank},
+                       {"measured_ns", r.measured_ns},
+                       {"predicted_ns", r.predicted_ns},
+                       {"error", r.error()},
+                       {"critical_path", breakdown_json(r.critical_path)},
+                       {"gpu", gpu}});
+    }
+    json ops = json::array();
+    for (const PathOp& op : it.top_path_ops) {
+      ops.push_back({{"name", op.name}, {"category", to_string(op.category)}, {"rank", op.rank}, {"time_ns", op.time}, {"count", op.count}});
+    }
+    iterations.push_back({{"name", it.name},
+                          {"number", it.number},
+                          {"ranks", ranks},
+                          {"job",
+                           {{"measured_ns", it.job_measured_ns},
+                            {"predicted_ns", it.job_predicted_ns},
+                            {"error", it.job_error()},
+                            {"critical_rank", it.critical_rank},
+                            {"critical_path", breakdown_json(it.job_critical_path)},
+                            {"top_ops", ops}}}});
+  }
+  const graph::BuildStats& s = report.build;
+  json edges = json::object();
+  for (int k = 0; k < 7; ++k) edges[graph::to_string(static_cast<graph::EdgeKind>(k))] = s.edges_by_kind[k];
+  return {{"iterations", iterations},
+          {"graph",
+           {{"ranks", report.ranks},
+            {"events", report.events},
+            {"nodes", report.nodes},
+            {"edges", report.edges},
+            {"edges_by_kind", edges},
+            {"collectives_matched", s.collectives_matched},
+            {"collectives_unmatched", s.collectives_unmatched},
+            {"blocking_syncs", s.blocking_calls},
+            {"syncs_unresolved", s.syncs_unresolved},
+            {"dependency_violations", s.violations},
+            {"dependency_violation_ns", s.violation_total},
+            {"inferred_edges_dropped", s.dropped_edges}}},
+          {"replay", {{"events_simulated", report.events_simulated}, {"seconds", report.replay_seconds}}},
+          {"notes", report.notes}};
+}
+
+}  // namespace dpro::replayer

@@ -1,0 +1,80 @@
+#pragma once
+// The replay report: per iteration, measured vs predicted step time of every rank and of the
+// job, the critical path and its breakdown, and GPU busy time. Computing it (make_report) is
+// separate from rendering it (render_text, to_json).
+#include <nlohmann/json.hpp>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "graph/builder.h"
+#include "replayer/critical_path.h"
+#include "replayer/engine.h"
+#include "trace/event.h"
+
+namespace dpro::replayer {
+
+struct RankIteration {
+  int rank = 0;
+  Nanos measured_ns = 0;
+  Nanos predicted_ns = 0;
+  Nanos measured_start = 0;   // trace clock
+  Nanos predicted_start = 0;  // replay clock
+  Breakdown critical_path;    // over the rank's predicted step
+  Breakdown gpu_busy;         // GPU time per category inside the predicted step (streams may overlap)
+  Nanos gpu_idle = 0;         // predicted step time with no GPU op running
+  double error() const;       // (predicted - measured) / measured
+};
+
+struct PathOp {
+  std::string name;
+  Category category = Category::kIdle;
+  int rank = 0;
+  Nanos time = 0;
+  std::size_t count = 0;
+};
+
+struct IterationReport {
+  std::string name;  // "ProfilerStep#10"
+  std::int64_t number = 0;
+  std::vector<RankIteration> ranks;
+  Nanos job_measured_ns = 0;
+  Nanos job_predicted_ns = 0;
+  int critical_rank = 0;  // rank whose step ends last in the replay
+  Breakdown job_critical_path;
+  std::vector<PathOp> top_path_ops;
+  double job_error() const;
+};
+
+struct Report {
+  std::size_t ranks = 0;
+  std::size_t events = 0;
+  std::size_t nodes = 0;
+  std::size_t edges = 0;
+  graph::BuildStats build;
+  std::uint64_t events_simulated = 0;
+  double replay_seconds = 0;
+  std::vector<IterationReport> iterations;
+  std::vector<std::string> notes;  // what-if summaries and other remarks
+};
+
+struct ReportOptions {
+  std::optional<std::int64_t> iteration;  // only this ProfilerStep number
+  std::size_t top_ops = 10;
+};
+
+// Throws InputError if options.iteration names a step that no rank has.
+Report make_report(const trace::TraceSet& traces, const graph::BuiltGraph& built, const Simulation& sim,
+                   const ReportOptions& options);
+
+std::string render_text(const Report& report);
+nlohmann::json to_json(const Report& report);
+
+// Predicted [start, end) of a CPU event that encloses nodes (e.g. a ProfilerStep), in replay
+// time: the measured lead and tail around its first and last node are kept.
+std::optional<std::pair<Nanos, Nanos>> predicted_span(const trace::TraceRank& rank, const graph::RankNodes& nodes,
+                                                      const graph::Dfg& dfg, const Simulation& sim,
+                                                      std::uint32_t event);
+
+}  // namespace dpro::replayer

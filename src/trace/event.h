@@ -1,0 +1,157 @@
+#pragma once
+// The trace model: what one or more ranks of a training job did, as events on resources
+// (CPU threads and GPU streams), all in one clock. Importers (Kineto JSON, the native dpro
+// format) fill it; the graph builder reads it. Times are absolute nanoseconds (Nanos) in the
+// trace's clock domain; durations are non-negative.
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/strings.h"
+#include "core/time.h"
+
+namespace dpro::trace {
+
+enum class EventKind : std::uint8_t {
+  kCpuOp,           // framework operator (aten::*, autograd, record_param_comms, ...)
+  kUserAnnotation,  // record_function ranges, ProfilerStep#N, NVTX ranges on the CPU
+  kPythonFunction,  // python stack frames
+  kRuntimeCall,     // CUDA runtime API call (cudaLaunchKernel, cudaStreamSynchronize, ...)
+  kDriverCall,      // CUDA driver API call (cuLaunchKernel, ...)
+  kKernel,          // GPU kernel (not NCCL)
+  kCollective,      // NCCL (or RCCL) kernel: a collective or p2p operation on the GPU
+  kMemcpy,          // GPU copy
+  kMemset,          // GPU memset
+  kSync,            // CUPTI synchronization record (information only, not GPU work)
+  kGpuAnnotation,   // a user annotation drawn on a GPU stream (information only)
+  kMarker,          // instant or other event kept for display
+};
+
+const char* to_string(EventKind kind);
+bool is_gpu_work(EventKind kind);  // kernel, collective, memcpy, memset
+bool is_cpu_side(EventKind kind);  // cpu op, annotation, python, runtime, driver
+
+enum class ResourceKind : std::uint8_t { kCpuThread, kGpuStream };
+
+// A CPU thread (pid, tid) or a GPU stream (device, stream) of one rank.
+struct Resource {
+  ResourceKind kind = ResourceKind::kCpuThread;
+  std::int64_t pid = 0;     // OS pid for threads; device index for streams
+  std::int64_t tid = 0;     // OS tid for threads; stream id for streams
+  std::string name;         // "thread 59811 (python3)", "stream 7"
+};
+using ResourceId = std::uint32_t;
+
+// Collective metadata, from Kineto's NCCL kernel / record_param_comms args or from the NCCL
+// profiler plugin. Every field is optional in real traces.
+struct CollectiveInfo {
+  std::string op;                          // normalised: "allreduce", "sendrecv", "allgather", ...
+  std::optional<std::string> group_name;   // process group name ("0") or communicator id
+  std::optional<std::string> group_desc;   // "default_pg"
+  std::vector<int> group_ranks;            // global ranks of the group, empty when unknown
+  std::optional<int> group_size;
+  std::optional<std::int64_t> in_nelems;
+  std::optional<std::int64_t> out_nelems;
+  std::optional<std::string> dtype;        // "Float", "ncclFloat32", ...
+  std::optional<std::int64_t> sequence;    // per (group, op) sequence when the source has it
+  std::optional<std::string> algorithm;    // RING, TREE, NVLS ...
+  std::optional<std::string> protocol;     // LL, LL128, SIMPLE
+  std::optional<int> channels;
+};
+
+// CUPTI synchronization details (Kineto cat "cuda_sync").
+struct SyncInfo {
+  std::string sync_kind;                            // "Stream Sync", "Event Sync", "Context Sync", "Stream Wait Event"
+  std::optional<std::int64_t> stream;               // stream synchronised or waiting
+  std::optional<std::int64_t> wait_on_stream;       // for Stream Wait Event
+  std::optional<std::int64_t> event_record_correlation;  // correlation of the cudaEventRecord waited on
+};
+
+// Attributes that only some events carry; stored out of line (Event::attrs indexes them).
+struct EventAttrs {
+  std::optional<std::int64_t> bytes;        // memcpy/memset size
+  std::optional<std::int64_t> device;
+  std::optional<std::int64_t> stream;
+  std::optional<std::int64_t> cbid;         // CUPTI callback id of runtime/driver calls
+  std::optional<std::array<int, 3>> grid;
+  std::optional<std::array<int, 3>> block;
+  std::optional<std::int64_t> sequence_number;  // autograd sequence number
+  std::optional<std::int64_t> fwd_thread_id;
+  std::string input_dims;   // raw JSON text of "Input Dims", empty when absent
+  std::string input_types;  // raw JSON text of "Input type", empty when absent
+  std::optional<CollectiveInfo> collective;
+  std::optional<SyncInfo> sync;
+};
+
+constexpr std::uint32_t kNoAttrs = 0xffffffffu;
+
+struct Event {
+  Nanos start = 0;  // absolute, trace clock
+  Nanos dur = 0;    // >= 0
+  StringId name;
+  ResourceId resource = 0;
+  EventKind kind = EventKind::kCpuOp;
+  std::optional<std::int64_t> correlation;  // CUPTI correlation id (runtime call <-> GPU op)
+  std::optional<std::int64_t> external_id;  // framework op id (cpu op <-> launched GPU ops)
+  std::uint32_t attrs = kNoAttrs;           // index into TraceRank::attrs
+
+  Nanos end() const { return start + dur; }
+};
+
+// One ProfilerStep#N (or other iteration marker) span on one rank.
+struct Iteration {
+  std::string name;    // "ProfilerStep#10"
+  std::int64_t number = 0;
+  Nanos start = 0;
+  Nanos end = 0;
+  std::uint32_t event = 0;  // index of the marking event in TraceRank::events
+};
+
+struct DeviceProperties {
+  int id = 0;
+  std::string name;  // "Tesla V100-SXM2-32GB"
+  std::optional<std::int64_t> total_global_mem;
+  std::optional<int> compute_major, compute_minor, num_sms;
+};
+
+struct ProcessGroup {
+  std::string name;  // "0"
+  std::string desc;  // "default_pg"
+  std::vector<int> ranks;
+};
+
+// Everything recorded for one rank.
+struct TraceRank {
+  std::string file;  // source path, for messages
+  std::string format;  // "kineto" or "native"
+  int rank = 0;
+  bool rank_known = false;        // false when the trace did not say which rank it is
+  std::optional<int> world_size;  // from distributedInfo / native header
+  std::string host;
+  std::string backend;            // "nccl", "gloo", ...
+  std::vector<DeviceProperties> devices;
+  std::vector<ProcessGroup> process_groups;
+  std::vector<Resource> resources;
+  std::vector<Event> events;  // sorted by (start, longer first) after import
+  std::vector<EventAttrs> attrs;
+  std::vector<Iteration> iterations;  // in time order
+  std::optional<Nanos> clock_offset;  // applied shift into the set's common clock, if any
+
+  const EventAttrs* attrs_of(const Event& e) const {
+    return e.attrs == kNoAttrs ? nullptr : &attrs[e.attrs];
+  }
+  ResourceId intern_resource(ResourceKind kind, std::int64_t pid, std::int64_t tid);
+};
+
+// All ranks of one job, sharing a string table and one clock.
+struct TraceSet {
+  StringTable strings;
+  std::vector<TraceRank> ranks;  // ordered by rank
+
+  std::string_view name(const Event& e) const { return strings.view(e.name); }
+  const TraceRank* find_rank(int rank) const;
+};
+
+}  // namespace dpro::trace

@@ -1,0 +1,50 @@
+#pragma once
+// Streaming reader for Chrome-trace JSON files, the container Kineto writes:
+//   {"schemaVersion": 1, ..., "traceEvents": [ {...}, {...} ], ..., "baseTimeNanoseconds": N}
+// or a bare array of events. It hands each element of "traceEvents" to a callback as the raw
+// text of one JSON value, and each other top-level member as (key, raw value text). Memory is
+// one read chunk plus the largest single value, whatever the file size.
+//
+// The raw text passed to callbacks is followed by at least `kPadding` readable bytes, so it
+// can be handed to simdjson without copying. It is valid only during the callback.
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+
+#include "core/byte_source.h"
+
+namespace dpro::trace {
+
+class JsonEventStream {
+ public:
+  static constexpr std::size_t kPadding = 64;
+  using EventCallback = std::function<void(std::string_view raw_event, std::uint64_t index)>;
+  using MemberCallback = std::function<void(std::string_view key, std::string_view raw_value)>;
+
+  explicit JsonEventStream(ByteSource& source) : source_(source) {}
+
+  // Reads the whole stream. Throws InputError (file, "byte N") on malformed or truncated JSON.
+  void run(const MemberCallback& on_member, const EventCallback& on_event);
+
+  std::uint64_t bytes_consumed() const { return consumed_before_buffer_ + pos_; }
+  std::uint64_t events_seen() const { return events_; }
+
+ private:
+  bool fill();  // appends more input; false at end of input
+  void skip_ws();
+  char peek();  // next non-space byte, filling as needed; '\0' at end of input
+  std::string_view take_value(std::size_t* padded_capacity);
+  std::string take_key();
+  [[noreturn]] void fail(const std::string& what) const;
+
+  ByteSource& source_;
+  std::string buf_;          // [0, len_) valid data, then >= kPadding spare bytes
+  std::size_t len_ = 0;
+  std::size_t pos_ = 0;
+  std::uint64_t consumed_before_buffer_ = 0;
+  std::uint64_t events_ = 0;
+  bool eof_ = false;
+};
+
+}  // namespace dpro::trace

@@ -1,0 +1,507 @@
+#include "trace/kineto_importer.h"
+
+#include <simdjson.h>
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <unordered_map>
+
+#include "core/byte_source.h"
+#include "core/error.h"
+#include "trace/iterations.h"
+#include "trace/json_stream.h"
+
+namespace dpro::trace {
+namespace od = simdjson::ondemand;
+
+bool parse_micros_as_nanos(std::string_view text, Nanos* out) {
+  while (!text.empty() && (text.back() == ' ' || text.back() == '\n' || text.back() == '\r' ||
+                           text.back() == '\t')) {
+    text.remove_suffix(1);
+  }
+  if (text.empty()) return false;
+  if (text.find_first_of("eE") != std::string_view::npos) {
+    double v = 0;
+    auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (ec != std::errc() || p != text.data() + text.size() || !std::isfinite(v)) return false;
+    *out = static_cast<Nanos>(std::llround(v * 1000.0));
+    return true;
+  }
+  bool negative = false;
+  std::size_t i = 0;
+  if (text[0] == '-') { negative = true; i = 1; }
+  Nanos whole = 0;
+  std::size_t digits = 0;
+  for (; i < text.size() && std::isdigit(static_cast<unsigned char>(text[i])); ++i, ++digits) {
+    if (whole > (INT64_MAX - 9) / 10 / 1000) return false;
+    whole = whole * 10 + (text[i] - '0');
+  }
+  Nanos frac = 0;
+  int frac_digits = 0;
+  bool round_up = false;
+  if (i < text.size() && text[i] == '.') {
+    for (++i; i < text.size() && std::isdigit(static_cast<unsigned char>(text[i])); ++i) {
+      if (frac_digits < 3) {
+        frac = frac * 10 + (text[i] - '0');
+        ++frac_digits;
+      } else if (frac_digits == 3) {
+        round_up = text[i] >= '5';
+        ++frac_digits;
+      }
+      ++digits;
+    }
+  }
+  if (i != text.size() || digits == 0) return false;
+  for (int k = std::min(frac_digits, 3); k < 3; ++k) frac *= 10;
+  Nanos ns = whole * 1000 + frac + (round_up ? 1 : 0);
+  *out = negative ? -ns : ns;
+  return true;
+}
+
+std::string collective_op_from_name(std::string_view name) {
+  std::string lower(name);
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  for (const char* prefix : {"ncclkernel_", "nccldevkernel_", "ncclkernel", "rcclkernel_"}) {
+    if (lower.rfind(prefix, 0) == 0) {
+      lower = lower.substr(std::string_view(prefix).size());
+      break;
+    }
+  }
+  lower = lower.substr(0, lower.find_first_of("_( "));
+  static const char* kKnown[] = {"allreduce", "allgather", "reducescatter", "broadcast", "reduce",
+                                 "alltoall",  "alltoallv", "sendrecv",      "send",      "recv",
+                                 "gather",    "scatter",   "allgather_into_tensor_coalesced",
+                                 "reduce_scatter_tensor_coalesced", "all_gather", "reduce_scatter",
+                                 "all_reduce", "all_to_all", "_allgather_base", "_reduce_scatter_base"};
+  for (const char* known : kKnown) {
+    if (lower == known) {
+      std::string op = lower;
+      op.erase(std::remove(op.begin(), op.end(), '_'), op.end());
+      if (op == "allgatherbase" || op == "allgatherintotensorcoalesced") op = "allgather";
+      if (op == "reducescatterbase" || op == "reducescattertensorcoalesced") op = "reducescatter";
+      if (op == "alltoallv") op = "alltoall";
+      return op;
+    }
+  }
+  return {};
+}
+
+namespace {
+
+std::string lower_copy(std::string_view s) {
+  std::string out(s);
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return out;
+}
+
+std::optional<EventKind> kind_from_category(std::string_view cat, std::string_view name) {
+  const std::string c = lower_copy(cat);
+  if (c == "cpu_op" || c == "operator") return EventKind::kCpuOp;
+  if (c == "user_annotation") return EventKind::kUserAnnotation;
+  if (c == "python_function") return EventKind::kPythonFunction;
+  if (c == "cuda_runtime" || c == "runtime" || c == "cuda runtime") return EventKind::kRuntimeCall;
+  if (c == "cuda_driver" || c == "driver") return EventKind::kDriverCall;
+  if (c == "kernel") {
+    const std::string n = lower_copy(name.substr(0, 16));
+    return (n.rfind("nccl", 0) == 0 || n.rfind("rccl", 0) == 0) ? EventKind::kCollective
+                                                                 : EventKind::kKernel;
+  }
+  if (c == "gpu_memcpy" || c == "memcpy") return EventKind::kMemcpy;
+  if (c == "gpu_memset" || c == "memset") return EventKind::kMemset;
+  if (c == "cuda_sync") return EventKind::kSync;
+  if (c == "gpu_user_annotation") return EventKind::kGpuAnnotation;
+  return std::nullopt;
+}
+
+// "[0, 1, 2]" (Kineto writes group ranks as a string) -> {0, 1, 2}.
+std::vector<int> parse_rank_list(std::string_view text) {
+  std::vector<int> ranks;
+  int value = 0;
+  bool in_number = false;
+  for (char ch : text) {
+    if (std::isdigit(static_cast<unsigned char>(ch))) {
+      value = value * 10 + (ch - '0');
+      in_number = true;
+    } else if (in_number) {
+      ranks.push_back(value);
+      value = 0;
+      in_number = false;
+    }
+  }
+  if (in_number) ranks.push_back(value);
+  return ranks;
+}
+
+std::optional<std::int64_t> as_int(od::value v) {
+  std::int64_t i = 0;
+  if (v.get_int64().get(i) == simdjson::SUCCESS) return i;
+  double d = 0;
+  if (v.get_double().get(d) == simdjson::SUCCESS) return static_cast<std::int64_t>(std::llround(d));
+  std::string_view s;
+  if (v.get_string().get(s) == simdjson::SUCCESS) {
+    std::int64_t parsed = 0;
+    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), parsed);
+    if (ec == std::errc() && p == s.data() + s.size()) return parsed;
+  }
+  return std::nullopt;
+}
+
+std::optional<int> to_int_opt(std::optional<std::int64_t> v) {
+  if (!v) return std::nullopt;
+  return static_cast<int>(*v);
+}
+
+std::optional<std::string> as_text(od::value v) {
+  std::string_view s;
+  if (v.get_string().get(s) == simdjson::SUCCESS) return std::string(s);
+  std::string_view raw = v.raw_json_token();
+  if (!raw.empty()) return std::string(raw);
+  return std::nullopt;
+}
+
+std::optional<std::array<int, 3>> as_dim3(od::value v) {
+  od::array arr;
+  if (v.get_array().get(arr) != simdjson::SUCCESS) return std::nullopt;
+  std::array<int, 3> out{1, 1, 1};
+  std::size_t i = 0;
+  for (auto element : arr) {
+    std::int64_t x = 0;
+    if (element.get_int64().get(x) != simdjson::SUCCESS) return std::nullopt;
+    if (i < 3) out[i++] = static_cast<int>(x);
+  }
+  return out;
+}
+
+// Everything the importer keeps from one event's "args".
+struct RawArgs {
+  std::optional<std::int64_t> correlation, external_id, device, stream, bytes, cbid;
+  std::optional<std::int64_t> sequence_number, fwd_thread_id, group_size, in_nelems, out_nelems;
+  std::optional<std::int64_t> wait_on_stream, wait_on_event_record_corr;
+  std::optional<std::array<int, 3>> grid, block;
+  std::optional<std::string> collective_name, dtype, pg_name, pg_desc, pg_ranks, sync_kind;
+  std::string input_dims, input_types;
+};
+
+void read_args(od::object args, RawArgs& a) {
+  for (auto field : args) {
+    std::string_view key;
+    if (field.unescaped_key().get(key) != simdjson::SUCCESS) continue;
+    od::value v;
+    if (field.value().get(v) != simdjson::SUCCESS) continue;
+    if (key == "correlation") a.correlation = as_int(v);
+    else if (key == "External id") a.external_id = as_int(v);
+    else if (key == "device") a.device = as_int(v);
+    else if (key == "stream") a.stream = as_int(v);
+    else if (key == "bytes") a.bytes = as_int(v);
+    else if (key == "cbid") a.cbid = as_int(v);
+    else if (key == "grid") a.grid = as_dim3(v);
+    else if (key == "block") a.block = as_dim3(v);
+    else if (key == "Sequence number") a.sequence_number = as_int(v);
+    else if (key == "Fwd thread id") a.fwd_thread_id = as_int(v);
+    else if (key == "Collective name") a.collective_name = as_text(v);
+    else if (key == "dtype") a.dtype = as_text(v);
+    else if (key == "In msg nelems" || key == "In msg size") a.in_nelems = as_int(v);
+    else if (key == "Out msg nelems" || key == "Out msg size") a.out_nelems = as_int(v);
+    else if (key == "Group size") a.group_size = as_int(v);
+    else if (key == "Process Group Name") a.pg_name = as_text(v);
+    else if (key == "Process Group Description") a.pg_desc = as_text(v);
+    else if (key == "Process Group Ranks") a.pg_ranks = as_text(v);
+    else if (key == "cuda_sync_kind") a.sync_kind = as_text(v);
+    else if (key == "wait_on_stream") a.wait_on_stream = as_int(v);
+    else if (key == "wait_on_cuda_event_record_corr_id") a.wait_on_event_record_corr = as_int(v);
+    else if (key == "Input Dims" || key == "Input type") {
+      od::array arr;
+      std::string_view raw;
+      if (v.get_array().get(arr) == simdjson::SUCCESS && arr.raw_json().get(raw) == simdjson::SUCCESS) {
+        (key == "Input Dims" ? a.input_dims : a.input_types) = std::string(raw);
+      }
+    }
+  }
+}
+
+class KinetoImporter final : public Importer {
+ public:
+  std::string_view format() const override { return "kineto"; }
+
+  bool sniff(std::string_view head) const override {
+    std::size_t i = head.find_first_not_of(" \t\r\n");
+    return i != std::string_view::npos && (head[i] == '{' || head[i] == '[');
+  }
+
+  TraceRank read(const std::string& path, StringTable& strings, const ImportOptions& options,
+                 Logger& log) const override;
+};
+
+// Per-file state while reading.
+struct KinetoReader {
+  const std::string& path;
+  StringTable& strings;
+  const ImportOptions& options;
+  Logger& log;
+  TraceRank rank{};
+  od::parser parser{};
+  std::optional<Nanos> base_time{};
+  std::unordered_map<std::int64_t, std::unordered_map<std::int64_t, std::string>> thread_names{};
+  std::uint64_t skipped_non_numeric_pid = 0;
+
+  std::string describe(std::uint64_t index, std::string_view name) const {
+    return "event #" + std::to_string(index) + (name.empty() ? "" : " '" + std::string(name) + "'");
+  }
+
+  void on_member(std::string_view key, std::string_view raw);
+  void on_event(std::string_view raw, std::uint64_t index, std::size_t capacity);
+  void on_metadata(std::string_view name, std::int64_t pid, std::int64_t tid, od::object args);
+  void store_event(EventKind kind, std::string_view name, Nanos ts, Nanos dur, std::int64_t pid,
+                   std::int64_t tid, const RawArgs& a);
+  void finish();
+};
+
+void KinetoReader::on_member(std::string_view key, std::string_view raw) {
+  simdjson::padded_string padded(raw);
+  od::document doc;
+  if (parser.iterate(padded).get(doc) != simdjson::SUCCESS) return;
+  if (key == "baseTimeNanoseconds") {
+    std::int64_t base = 0;
+    if (doc.get_int64().get(base) == simdjson::SUCCESS) base_time = base;
+  } else if (key == "distributedInfo") {
+    od::object info;
+    if (doc.get_object().get(info) != simdjson::SUCCESS) return;
+    for (auto field : info) {
+      std::string_view k;
+      if (field.unescaped_key().get(k) != simdjson::SUCCESS) continue;
+      od::value v = field.value();
+      if (k == "rank") {
+        if (auto r = as_int(v)) { rank.rank = static_cast<int>(*r); rank.rank_known = true; }
+      } else if (k == "world_size") {
+        if (auto w = as_int(v)) rank.world_size = static_cast<int>(*w);
+      } else if (k == "backend") {
+        if (auto b = as_text(v)) rank.backend = *b;
+      } else if (k == "pg_config") {
+        od::array groups;
+        if (v.get_array().get(groups) != simdjson::SUCCESS) continue;
+        for (auto g : groups) {
+          od::object go;
+          if (g.get_object().get(go) != simdjson::SUCCESS) continue;
+          ProcessGroup pg;
+          for (auto gf : go) {
+            std::string_view gk;
+            if (gf.unescaped_key().get(gk) != simdjson::SUCCESS) continue;
+            od::value gv = gf.value();
+            if (gk == "pg_name") pg.name = as_text(gv).value_or("");
+            else if (gk == "pg_desc") pg.desc = as_text(gv).value_or("");
+            else if (gk == "ranks") {
+              od::array ra;
+              if (gv.get_array().get(ra) == simdjson::SUCCESS) {
+                for (auto r : ra) {
+                  std::int64_t x = 0;
+                  if (r.get_int64().get(x) == simdjson::SUCCESS) pg.ranks.push_back(static_cast<int>(x));
+                }
+              }
+            }
+          }
+          rank.process_groups.push_back(std::move(pg));
+        }
+      }
+    }
+  } else if (key == "deviceProperties") {
+    od::array devices;
+    if (doc.get_array().get(devices) != simdjson::SUCCESS) return;
+    for (auto d : devices) {
+      od::object o;
+      if (d.get_object().get(o) != simdjson::SUCCESS) continue;
+      DeviceProperties p;
+      for (auto f : o) {
+        std::string_view k;
+        if (f.unescaped_key().get(k) != simdjson::SUCCESS) continue;
+        od::value v = f.value();
+        if (k == "id") p.id = static_cast<int>(as_int(v).value_or(0));
+        else if (k == "name") p.name = as_text(v).value_or("");
+        else if (k == "totalGlobalMem") p.total_global_mem = as_int(v);
+        else if (k == "computeMajor") p.compute_major = to_int_opt(as_int(v));
+        else if (k == "computeMinor") p.compute_minor = to_int_opt(as_int(v));
+        else if (k == "numSms") p.num_sms = to_int_opt(as_int(v));
+      }
+      rank.devices.push_back(std::move(p));
+    }
+  }
+}
+
+void KinetoReader::on_metadata(std::string_view name, std::int64_t pid, std::int64_t tid, od::object args) {
+  if (name != "thread_name") return;
+  for (auto f : args) {
+    std::string_view k;
+    if (f.unescaped_key().get(k) == simdjson::SUCCESS && k == "name") {
+      if (auto text = as_text(f.value())) thread_names[pid][tid] = *text;
+    }
+  }
+}
+
+void KinetoReader::on_event(std::string_view raw, std::uint64_t index, std::size_t capacity) {
+  od::document doc;
+  if (parser.iterate(raw.data(), raw.size(), capacity).get(doc) != simdjson::SUCCESS) {
+    throw InputError(path, describe(index, ""), "cannot parse event");
+  }
+  od::object obj;
+  if (doc.get_object().get(obj) != simdjson::SUCCESS) throw InputError(path, describe(index, ""), "event is not an object");
+  std::string_view ph, cat, name;
+  std::string name_storage;
+  std::optional<Nanos> ts, dur;
+  std::optional<std::int64_t> pid, tid;
+  bool pid_is_text = false;
+  RawArgs args;
+  try {
+    for (auto field : obj) {
+      std::string_view key = field.unescaped_key();
+      od::value v = field.value();
+      if (key == "ph") ph = v.get_string();
+      else if (key == "cat") cat = v.get_string();
+      else if (key == "name") { std::string_view n = v.get_string(); name_storage.assign(n); name = name_storage; }
+      else if (key == "ts" || key == "dur") {
+        std::string_view token = v.raw_json_token();
+        Nanos t = 0;
+        if (!parse_micros_as_nanos(token, &t)) {
+          throw InputError(path, describe(index, name), std::string("\"") + std::string(key) + "\" is not a number");
+        }
+        (key == "ts" ? ts : dur) = t;
+      } else if (key == "pid" || key == "tid") {
+        std::int64_t x = 0;
+        if (v.get_int64().get(x) == simdjson::SUCCESS) (key == "pid" ? pid : tid) = x;
+        else if (key == "pid") pid_is_text = true;
+      } else if (key == "args") {
+        od::object a;
+        if (v.get_object().get(a) == simdjson::SUCCESS) {
+          if (ph == "M") {
+            if (pid && tid) on_metadata(name, *pid, *tid, a);
+          } else {
+            read_args(a, args);
+          }
+        }
+      }
+    }
+  } catch (const simdjson::simdjson_error& e) {
+    throw InputError(path, describe(index, name), std::string("malformed event: ") + e.what());
+  }
+  if (ph != "X") return;
+  if (pid_is_text || !pid) { ++skipped_non_numeric_pid; return; }
+  auto kind = kind_from_category(cat, name);
+  if (!kind) return;
+  if (*kind == EventKind::kPythonFunction && !options.keep_python_functions) return;
+  if (!ts) throw InputError(path, describe(index, name), "complete event without \"ts\"");
+  if (!dur) throw InputError(path, describe(index, name), "complete event without \"dur\"");
+  if (*dur < 0) {
+    throw InputError(path, describe(index, name),
+                     "negative duration (dur=" + std::to_string(*dur / 1000.0) + " us)");
+  }
+  store_event(*kind, name, *ts, *dur, *pid, tid.value_or(0), args);
+}
+
+void KinetoReader::store_event(EventKind kind, std::string_view name, Nanos ts, Nanos dur,
+                               std::int64_t pid, std::int64_t tid, const RawArgs& a) {
+  Event e;
+  e.start = ts;
+  e.dur = dur;
+  e.name = strings.intern(name);
+  e.kind = kind;
+  e.correlation = a.correlation;
+  e.external_id = a.external_id;
+  const bool gpu_side = is_gpu_work(kind) || kind == EventKind::kSync || kind == EventKind::kGpuAnnotation;
+  if (gpu_side) {
+    const std::int64_t device = a.device.value_or(pid);
+    const std::int64_t stream = a.stream.value_or(tid);
+    e.resource = rank.intern_resource(ResourceKind::kGpuStream, device, kind == EventKind::kSync ? tid : stream);
+  } else {
+    e.resource = rank.intern_resource(ResourceKind::kCpuThread, pid, tid);
+  }
+  EventAttrs attrs;
+  bool any = false;
+  if (gpu_side) {
+    attrs.device = a.device;
+    attrs.stream = a.stream;
+    attrs.grid = a.grid;
+    attrs.block = a.block;
+    attrs.bytes = a.bytes;
+    any = true;
+  }
+  if (a.cbid) { attrs.cbid = a.cbid; any = true; }
+  if (!a.input_dims.empty() || !a.input_types.empty()) {
+    attrs.input_dims = a.input_dims;
+    attrs.input_types = a.input_types;
+    any = true;
+  }
+  if (a.sequence_number || a.fwd_thread_id) {
+    attrs.sequence_number = a.sequence_number;
+    attrs.fwd_thread_id = a.fwd_thread_id;
+    any = true;
+  }
+  if (kind == EventKind::kCollective || a.collective_name) {
+    CollectiveInfo c;
+    c.op = a.collective_name ? collective_op_from_name(*a.collective_name) : std::string();
+    if (c.op.empty() && a.collective_name) c.op = lower_copy(*a.collective_name);
+    if (c.op.empty()) c.op = collective_op_from_name(name);
+    c.group_name = a.pg_name;
+    c.group_desc = a.pg_desc;
+    if (a.pg_ranks) c.group_ranks = parse_rank_list(*a.pg_ranks);
+    c.group_size = to_int_opt(a.group_size);
+    c.in_nelems = a.in_nelems;
+    c.out_nelems = a.out_nelems;
+    c.dtype = a.dtype;
+    attrs.collective = std::move(c);
+    any = true;
+  }
+  if (kind == EventKind::kSync && a.sync_kind) {
+    attrs.sync = SyncInfo{*a.sync_kind, a.stream, a.wait_on_stream, a.wait_on_event_record_corr};
+    any = true;
+  }
+  if (any) {
+    e.attrs = static_cast<std::uint32_t>(rank.attrs.size());
+    rank.attrs.push_back(std::move(attrs));
+  }
+  rank.events.push_back(e);
+}
+
+void KinetoReader::finish() {
+  const Nanos base = base_time.value_or(0);
+  for (Event& e : rank.events) e.start += base;
+  std::stable_sort(rank.events.begin(), rank.events.end(), [](const Event& a, const Event& b) {
+    return a.start != b.start ? a.start < b.start : a.dur > b.dur;
+  });
+  for (Resource& r : rank.resources) {
+    if (r.kind == ResourceKind::kGpuStream) {
+      r.name = "stream " + std::to_string(r.tid);
+      continue;
+    }
+    auto p = thread_names.find(r.pid);
+    if (p != thread_names.end()) {
+      auto t = p->second.find(r.tid);
+      if (t != p->second.end()) { r.name = t->second; continue; }
+    }
+    r.name = "thread " + std::to_string(r.tid);
+  }
+}
+
+TraceRank KinetoImporter::read(const std::string& path, StringTable& strings,
+                               const ImportOptions& options, Logger& log) const {
+  ByteSource source(path);
+  KinetoReader reader{path, strings, options, log};
+  reader.rank.file = path;
+  reader.rank.format = "kineto";
+  JsonEventStream stream(source);
+  static_assert(JsonEventStream::kPadding >= simdjson::SIMDJSON_PADDING);
+  stream.run([&](std::string_view key, std::string_view raw) { reader.on_member(key, raw); },
+             [&](std::string_view raw, std::uint64_t index) {
+               reader.on_event(raw, index, raw.size() + JsonEventStream::kPadding);
+             });
+  reader.finish();
+  detect_iterations(reader.rank, strings);
+  return std::move(reader.rank);
+}
+
+}  // namespace
+
+std::unique_ptr<Importer> make_kineto_importer() { return std::make_unique<KinetoImporter>(); }
+
+}  // namespace dpro::trace

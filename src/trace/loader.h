@@ -1,0 +1,30 @@
+#pragma once
+// Loads the traces of one job: a list of files and/or directories (one file per rank).
+// Assigns ranks, checks the set is complete, sorts ranks, and brings all ranks onto one
+// clock (see clock_alignment.h).
+#include <string>
+#include <vector>
+
+#include "core/log.h"
+#include "trace/event.h"
+#include "trace/importer.h"
+
+namespace dpro::trace {
+
+struct LoadOptions {
+  ImportOptions import;
+  // Accept a multi-rank set that lacks some ranks of its world size (collectives of absent
+  // ranks are then replayed with their measured durations).
+  bool allow_partial = false;
+  bool align_clocks = true;
+};
+
+// Expands directories (files ending .json, .json.gz, .dpro, .dpro.gz inside, sorted).
+std::vector<std::string> expand_trace_paths(const std::vector<std::string>& paths);
+
+TraceSet load_traces(const std::vector<std::string>& paths, const LoadOptions& options, Logger& log);
+
+// Brings all ranks onto one clock (per-host offsets from matched collectives).
+void align_trace_clocks(TraceSet& set, Logger& log);
+
+}  // namespace dpro::trace

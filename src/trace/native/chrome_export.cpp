@@ -1,0 +1,168 @@
+#include "trace/native/chrome_export.h"
+
+#include <fmt/format.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <unordered_set>
+
+namespace dpro::trace {
+namespace {
+
+const char* category(EventKind kind) {
+  switch (kind) {
+    case EventKind::kCpuOp: return "cpu_op";
+    case EventKind::kUserAnnotation: return "user_annotation";
+    case EventKind::kPythonFunction: return "python_function";
+    case EventKind::kRuntimeCall: return "cuda_runtime";
+    case EventKind::kDriverCall: return "cuda_driver";
+    case EventKind::kKernel: return "kernel";
+    case EventKind::kCollective: return "kernel";
+    case EventKind::kMemcpy: return "gpu_memcpy";
+    case EventKind::kMemset: return "gpu_memset";
+    case EventKind::kSync: return "cuda_sync";
+    case EventKind::kGpuAnnotation: return "gpu_user_annotation";
+    case EventKind::kMarker: return "marker";
+  }
+  return "other";
+}
+
+bool is_gpu_kind(EventKind k) {
+  return k == EventKind::kKernel || k == EventKind::kCollective || k == EventKind::kMemcpy ||
+         k == EventKind::kMemset;
+}
+
+std::string quoted(std::string_view s) {
+  std::string out = "\"";
+  for (char ch : s) {
+    auto c = static_cast<unsigned char>(ch);
+    if (c == '"' || c == '\\') {
+      out.push_back('\\');
+      out.push_back(ch);
+    } else if (c < 0x20) {
+      out += fmt::format("\\u{:04x}", c);
+    } else {
+      out.push_back(ch);
+    }
+  }
+  return out + "\"";
+}
+
+// Kineto floors its base time to a multiple of this (output_json.h ChromeTraceBaseTime).
+constexpr Nanos kBaseGranularity = 90LL * 24 * 3600 * kNanosPerSecond;
+
+std::string micros(Nanos t) { return fmt::format("{}.{:03}", t / 1000, t % 1000); }
+
+std::string event_args(const TraceRank& rank, const Event& e) {
+  std::vector<std::string> args;
+  if (e.correlation) args.push_back(fmt::format("\"correlation\": {}", *e.correlation));
+  if (e.external_id) args.push_back(fmt::format("\"External id\": {}", *e.external_id));
+  if (const auto* a = rank.attrs_of(e)) {
+    if (a->device) args.push_back(fmt::format("\"device\": {}", *a->device));
+    if (a->stream) args.push_back(fmt::format("\"stream\": {}", *a->stream));
+    if (a->cbid) args.push_back(fmt::format("\"cbid\": {}", *a->cbid));
+    if (a->bytes) args.push_back(fmt::format("\"bytes\": {}", *a->bytes));
+    if (a->grid) args.push_back(fmt::format("\"grid\": [{}, {}, {}]", (*a->grid)[0], (*a->grid)[1], (*a->grid)[2]));
+    if (a->block) args.push_back(fmt::format("\"block\": [{}, {}, {}]", (*a->block)[0], (*a->block)[1], (*a->block)[2]));
+    if (const auto& c = a->collective) {
+      args.push_back("\"Collective name\": " + quoted(c->op));
+      if (c->group_name) args.push_back("\"Process Group Name\": " + quoted(*c->group_name));
+      if (c->group_size) args.push_back(fmt::format("\"Group size\": {}", *c->group_size));
+      if (c->in_nelems) args.push_back(fmt::format("\"In msg nelems\": {}", *c->in_nelems));
+      if (c->dtype) args.push_back("\"dtype\": " + quoted(*c->dtype));
+      if (c->sequence) args.push_back(fmt::format("\"Seq\": {}", *c->sequence));
+      if (c->algorithm) args.push_back("\"algorithm\": " + quoted(*c->algorithm));
+      if (c->protocol) args.push_back("\"protocol\": " + quoted(*c->protocol));
+      if (c->channels) args.push_back(fmt::format("\"channels\": {}", *c->channels));
+    }
+    if (const auto& s = a->sync) {
+      args.push_back("\"cuda_sync_kind\": " + quoted(s->sync_kind));
+      if (s->wait_on_stream) args.push_back(fmt::format("\"wait_on_stream\": {}", *s->wait_on_stream));
+      if (s->event_record_correlation)
+        args.push_back(fmt::format("\"wait_on_cuda_event_record_corr_id\": {}", *s->event_record_correlation));
+    }
+  }
+  return fmt::format("{{{}}}", fmt::join(args, ", "));
+}
+
+void write_metadata(const TraceRank& rank, std::ostream& out, bool& first) {
+  auto emit = [&](const std::string& json) {
+    out << (first ? "\n  " : ",\n  ") << json;
+    first = false;
+  };
+  std::unordered_set<std::int64_t> pids;
+  for (const auto& r : rank.resources) {
+    bool gpu = r.kind == ResourceKind::kGpuStream;
+    if (pids.insert(r.pid).second)
+      emit(fmt::format("{{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": {}, \"tid\": 0, "
+                       "\"args\": {{\"name\": {}}}}}",
+                       r.pid, quoted(gpu ? fmt::format("GPU {}", r.pid) : fmt::format("rank {} host {}", rank.rank, rank.host))));
+    emit(fmt::format("{{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": {}, \"tid\": {}, "
+                     "\"args\": {{\"name\": {}}}}}",
+                     r.pid, r.tid, quoted(r.name)));
+  }
+}
+
+}  // namespace
+
+void write_chrome_json(const TraceRank& rank, const StringTable& strings, std::ostream& out) {
+  Nanos first_time = rank.events.empty() ? 0 : rank.events.front().start;
+  for (const auto& e : rank.events) first_time = std::min(first_time, e.start);
+  Nanos base = first_time - ((first_time % kBaseGranularity) + kBaseGranularity) % kBaseGranularity;
+  out << "{\n\"schemaVersion\": 1,\n\"deviceProperties\": [";
+  for (std::size_t i = 0; i < rank.devices.size(); ++i) {
+    const auto& d = rank.devices[i];
+    out << (i ? ", " : "") << fmt::format("{{\"id\": {}, \"name\": {}, \"totalGlobalMem\": {}, "
+                                          "\"computeMajor\": {}, \"computeMinor\": {}, \"numSms\": {}}}",
+                                          d.id, quoted(d.name), d.total_global_mem.value_or(0),
+                                          d.compute_major.value_or(0), d.compute_minor.value_or(0),
+                                          d.num_sms.value_or(0));
+  }
+  out << fmt::format("],\n\"distributedInfo\": {{\"backend\": {}, \"rank\": {}, \"world_size\": {}}},\n",
+                     quoted(rank.backend.empty() ? "nccl" : rank.backend), rank.rank,
+                     rank.world_size.value_or(1));
+  out << "\"traceEvents\": [";
+  bool first = true;
+  write_metadata(rank, out, first);
+  std::unordered_set<std::int64_t> gpu_correlations;
+  for (const auto& e : rank.events)
+    if (is_gpu_kind(e.kind) && e.correlation) gpu_correlations.insert(*e.correlation);
+  for (const auto& e : rank.events) {
+    const auto& r = rank.resources[e.resource];
+    auto head = fmt::format("\"pid\": {}, \"tid\": {}, \"ts\": {}", r.pid, r.tid, micros(e.start - base));
+    out << (first ? "\n  " : ",\n  ")
+        << fmt::format("{{\"ph\": \"X\", \"cat\": \"{}\", \"name\": {}, {}, \"dur\": {}, \"args\": {}}}",
+                       category(e.kind), quoted(strings.view(e.name)), head, micros(e.dur),
+                       event_args(rank, e));
+    first = false;
+    if (!e.correlation || !gpu_correlations.count(*e.correlation)) continue;
+    bool launch = e.kind == EventKind::kRuntimeCall || e.kind == EventKind::kDriverCall;
+    if (launch || is_gpu_kind(e.kind))
+      out << fmt::format(",\n  {{\"ph\": \"{}\", \"id\": {}, {}, \"cat\": \"ac2g\", \"name\": \"ac2g\"{}}}",
+                         launch ? "s" : "f", *e.correlation, head, launch ? "" : ", \"bp\": \"e\"");
+  }
+  out << fmt::format("\n],\n\"traceName\": {},\n\"displayTimeUnit\": \"ms\",\n\"baseTimeNanoseconds\": {}\n}}\n",
+                     quoted(rank.file), base);
+}
+
+void write_chrome_json_file(const TraceRank& rank, const StringTable& strings, const std::string& path) {
+  std::ostringstream text;
+  write_chrome_json(rank, strings, text);
+  const std::string body = text.str();
+  if (path.ends_with(".gz")) {
+    gzFile gz = gzopen(path.c_str(), "wb6");
+    if (!gz) throw std::runtime_error(path + ": cannot create");
+    bool ok = gzwrite(gz, body.data(), static_cast<unsigned>(body.size())) == static_cast<int>(body.size());
+    ok = gzclose(gz) == Z_OK && ok;
+    if (!ok) throw std::runtime_error(path + ": write failed");
+    return;
+  }
+  std::ofstream file(path, std::ios::binary);
+  file << body;
+  if (!file.flush()) throw std::runtime_error(path + ": write failed");
+}
+
+}  // namespace dpro::trace

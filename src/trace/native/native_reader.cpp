@@ -1,0 +1,358 @@
+#include "trace/native/native_reader.h"
+
+#include <cstring>
+
+#include "core/byte_source.h"
+#include "core/error.h"
+
+namespace dpro::native {
+namespace {
+
+// Reads fields of one record payload; ok() turns false at the first field past the end.
+class Cursor {
+ public:
+  Cursor(const char* pos, const char* end) : pos_(pos), end_(end) {}
+  std::uint64_t u() {
+    auto v = get_varint(pos_, end_);
+    if (!v) ok_ = false;
+    return v.value_or(0);
+  }
+  std::uint32_t u32() { return static_cast<std::uint32_t>(u()); }
+  std::int64_t z() { return unzigzag(u()); }
+  std::int32_t z32() { return static_cast<std::int32_t>(z()); }
+  std::string text() {
+    std::uint64_t n = u();
+    if (!ok_ || n > static_cast<std::uint64_t>(end_ - pos_)) {
+      ok_ = false;
+      return {};
+    }
+    std::string s(pos_, n);
+    pos_ += n;
+    return s;
+  }
+  bool ok() const { return ok_; }
+
+ private:
+  const char* pos_;
+  const char* end_;
+  bool ok_ = true;
+};
+
+class Decoder {
+ public:
+  explicit Decoder(NativeCapture& out) : out_(out) {}
+  // Decodes one record payload; false when malformed.
+  bool decode(RecordType type, Cursor& c);
+
+ private:
+  std::int64_t time(Cursor& c) { return c.z() + out_.header.base_time; }
+  void header(Cursor& c);
+  void api(Cursor& c);
+  void kernel(Cursor& c);
+  void copy(Cursor& c, bool memset);
+  void nccl_coll(Cursor& c);
+  NativeCapture& out_;
+};
+
+void Decoder::header(Cursor& c) {
+  auto& h = out_.header;
+  h.host = c.text();
+  h.rank = c.z();
+  h.local_rank = c.z();
+  h.world_size = c.z();
+  h.pid = c.u();
+  h.clock_domain = c.text();
+  h.cupti_version = c.u();
+  h.nccl_version = c.u();
+  h.base_time = c.z();
+}
+
+void Decoder::api(Cursor& c) {
+  StoredApi a{};
+  a.kind = c.u() == 1 ? ApiKind::kDriver : ApiKind::kRuntime;
+  a.cbid = c.u32();
+  a.start = time(c);
+  a.dur = static_cast<std::int64_t>(c.u());
+  a.pid = c.u32();
+  a.tid = c.u32();
+  a.correlation = c.u32();
+  a.name = c.u32();
+  out_.apis.push_back(a);
+}
+
+void Decoder::kernel(Cursor& c) {
+  StoredKernel k{};
+  k.start = time(c);
+  k.dur = static_cast<std::int64_t>(c.u());
+  k.device = c.u32();
+  k.context = c.u32();
+  k.stream = c.u32();
+  k.correlation = c.u32();
+  k.name = c.u32();
+  for (auto& v : k.grid) v = c.z32();
+  for (auto& v : k.block) v = c.z32();
+  k.registers = c.u32();
+  k.shared_mem = c.u32();
+  out_.kernels.push_back(k);
+}
+
+void Decoder::copy(Cursor& c, bool memset) {
+  StoredCopy m{};
+  m.memset = memset;
+  m.start = time(c);
+  m.dur = static_cast<std::int64_t>(c.u());
+  m.device = c.u32();
+  m.context = c.u32();
+  m.stream = c.u32();
+  m.correlation = c.u32();
+  m.bytes = c.u();
+  m.copy_kind = memset ? 0 : c.u32();
+  out_.copies.push_back(m);
+}
+
+void Decoder::nccl_coll(Cursor& c) {
+  StoredNcclColl n{};
+  n.id = c.u();
+  n.comm_hash = c.u();
+  n.group_id = c.u();
+  n.flags = c.u32();
+  n.rank = c.z32();
+  n.func = c.u32();
+  n.datatype = c.u32();
+  n.algo = c.u32();
+  n.proto = c.u32();
+  n.sequence = c.u();
+  n.count = c.u();
+  n.channels = c.u32();
+  n.root_or_peer = c.z32();
+  n.start = time(c);
+  n.dur = static_cast<std::int64_t>(c.u());
+  n.pid = c.u32();
+  n.tid = c.u32();
+  out_.nccl_colls.push_back(n);
+}
+
+bool Decoder::decode(RecordType type, Cursor& c) {
+  switch (type) {
+    case RecordType::kHeader: header(c); break;
+    case RecordType::kString: {
+      std::uint64_t id = c.u();
+      std::string text = c.text();
+      if (!c.ok() || id == 0 || id > (1u << 30)) return false;
+      if (out_.strings.size() <= id) out_.strings.resize(id + 1);
+      out_.strings[id] = std::move(text);
+      break;
+    }
+    case RecordType::kMetadata: {
+      std::string key = c.text();
+      out_.metadata[key] = c.text();
+      break;
+    }
+    case RecordType::kDevice: {
+      StoredDevice d{};
+      d.id = c.u32();
+      d.name = c.text();
+      d.total_global_mem = c.u();
+      d.compute_major = c.u32();
+      d.compute_minor = c.u32();
+      d.num_sms = c.u32();
+      out_.devices.push_back(d);
+      break;
+    }
+    case RecordType::kApi: api(c); break;
+    case RecordType::kKernel: kernel(c); break;
+    case RecordType::kMemcpy: copy(c, false); break;
+    case RecordType::kMemset: copy(c, true); break;
+    case RecordType::kSync: {
+      StoredSync s{};
+      s.start = time(c);
+      s.dur = static_cast<std::int64_t>(c.u());
+      s.type = c.u32();
+      s.context = c.u32();
+      s.stream = c.u();
+      s.event_id = c.u32();
+      s.correlation = c.u32();
+      out_.syncs.push_back(s);
+      break;
+    }
+    case RecordType::kCudaEvent: {
+      CudaEventRecord e{};
+      e.correlation = c.u32();
+      e.event_id = c.u32();
+      e.stream = c.u32();
+      e.device = c.u32();
+      e.context = c.u32();
+      out_.cuda_events.push_back(e);
+      break;
+    }
+    case RecordType::kExternalCorrelation: {
+      ExternalCorrelationRecord e{};
+      e.kind = c.u32();
+      e.external_id = c.u();
+      e.correlation = c.u32();
+      out_.external_correlations.push_back(e);
+      break;
+    }
+    case RecordType::kMarker: {
+      StoredMarker m{};
+      m.flags = c.u32();
+      m.timestamp = time(c);
+      m.id = c.u32();
+      m.pid = c.u32();
+      m.tid = c.u32();
+      m.name = c.u32();
+      m.domain = c.u32();
+      out_.markers.push_back(m);
+      break;
+    }
+    case RecordType::kDropped: out_.dropped_records += c.u(); break;
+    case RecordType::kNcclComm: {
+      StoredNcclComm n{};
+      n.comm_hash = c.u();
+      n.name = c.text();
+      n.nranks = c.z32();
+      n.rank = c.z32();
+      n.nnodes = c.z32();
+      out_.nccl_comms.push_back(n);
+      break;
+    }
+    case RecordType::kNcclApi: {
+      StoredNcclApi n{};
+      n.start = time(c);
+      n.dur = static_cast<std::int64_t>(c.u());
+      n.pid = c.u32();
+      n.tid = c.u32();
+      n.comm_hash = c.u();
+      n.func = c.u32();
+      n.datatype = c.u32();
+      n.count = c.u();
+      out_.nccl_apis.push_back(n);
+      break;
+    }
+    case RecordType::kNcclLaunch: {
+      StoredNcclLaunch n{};
+      n.launch_id = c.u();
+      n.comm_hash = c.u();
+      n.group_id = c.u();
+      n.start = time(c);
+      n.dur = static_cast<std::int64_t>(c.u());
+      n.pid = c.u32();
+      n.tid = c.u32();
+      out_.nccl_launches.push_back(n);
+      break;
+    }
+    case RecordType::kNcclColl: nccl_coll(c); break;
+    case RecordType::kNcclKernelCh: {
+      NcclKernelChRecord k{};
+      k.coll_id = c.u();
+      k.channel = c.u32();
+      k.gpu_start = c.u();
+      k.gpu_stop = c.u();
+      out_.nccl_kernel_channels.push_back(k);
+      break;
+    }
+    case RecordType::kFooter: out_.has_footer = true; break;
+    default: break;  // a record type from a newer minor version: skipped
+  }
+  return c.ok();
+}
+
+void check_preamble(const std::string& path, const std::string& data, NativeCapture& out) {
+  if (data.size() < kPreambleSize || !has_native_magic(data))
+    throw InputError(path, "preamble", "not a dpro native trace (bad magic)");
+  auto le16 = [&](std::size_t at) {
+    return static_cast<std::uint16_t>(static_cast<std::uint8_t>(data[at]) |
+                                      (static_cast<std::uint8_t>(data[at + 1]) << 8));
+  };
+  out.version_major = le16(8);
+  out.version_minor = le16(10);
+  if (out.version_major > kVersionMajor)
+    throw InputError(path, "version",
+                     "format version " + std::to_string(out.version_major) + "." +
+                         std::to_string(out.version_minor) +
+                         " is newer than this dpro supports (" + std::to_string(kVersionMajor) +
+                         ".x); upgrade dpro to read it");
+  if (out.version_major == 0) throw InputError(path, "version", "invalid format version 0");
+}
+
+// Parses the complete records at the front of data; returns the bytes consumed, or npos when
+// a record is malformed.
+std::size_t parse_records(const std::string& data, std::size_t pos, Decoder& decoder,
+                          NativeCapture& out, bool& malformed) {
+  const char* base = data.data();
+  const char* end = base + data.size();
+  while (true) {
+    const char* p = base + pos;
+    if (p >= end) return pos;
+    auto type = static_cast<RecordType>(static_cast<std::uint8_t>(*p++));
+    auto len = get_varint(p, end);
+    if (!len || *len > static_cast<std::uint64_t>(end - p)) {
+      if (!len && end - p >= 10) malformed = true;
+      return pos;  // incomplete: wait for more bytes
+    }
+    if (out.record_count == 0 && type != RecordType::kHeader) {
+      malformed = true;
+      return pos;
+    }
+    Cursor cursor(p, p + *len);
+    if (!decoder.decode(type, cursor)) {
+      malformed = true;
+      return pos;
+    }
+    ++out.record_count;
+    pos = static_cast<std::size_t>(p + *len - base);
+  }
+}
+
+}  // namespace
+
+bool has_native_magic(std::string_view head) {
+  return head.size() >= sizeof kMagic && std::memcmp(head.data(), kMagic, sizeof kMagic) == 0;
+}
+
+std::string_view NativeCapture::str(std::uint32_t id) const {
+  if (id == 0) return {};
+  if (id < strings.size() && !strings[id].empty()) return strings[id];
+  static const std::string kLost = "<lost string>";
+  return kLost;
+}
+
+NativeCapture read_native_capture(const std::string& path, Logger& log) {
+  NativeCapture out;
+  out.path = path;
+  ByteSource source(path);
+  Decoder decoder(out);
+  std::string data;
+  std::size_t pos = 0;
+  bool preamble_checked = false;
+  bool malformed = false;
+  std::string chunk(1 << 20, '\0');
+  while (!malformed) {
+    std::size_t n = source.read(chunk.data(), chunk.size());
+    if (n == 0) break;
+    data.erase(0, pos);
+    pos = 0;
+    data.append(chunk.data(), n);
+    if (!preamble_checked) {
+      if (data.size() < kPreambleSize) continue;
+      check_preamble(path, data, out);
+      pos = kPreambleSize;
+      preamble_checked = true;
+    }
+    pos = parse_records(data, pos, decoder, out, malformed);
+  }
+  if (!preamble_checked) check_preamble(path, data, out);
+  if (out.record_count == 0) throw InputError(path, "header", "no complete header record");
+  if (malformed || pos < data.size()) {
+    out.truncated = true;
+    log.warn(path + ": " + (malformed ? "malformed" : "truncated") + " record after " +
+             std::to_string(out.record_count) +
+             " complete records (job killed mid-write?); loading what precedes it");
+  } else if (!out.has_footer) {
+    log.warn(path + ": trace has no end record (the job did not exit cleanly); " +
+             std::to_string(out.record_count) + " records loaded");
+  }
+  return out;
+}
+
+}  // namespace dpro::native

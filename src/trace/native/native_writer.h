@@ -1,0 +1,145 @@
+#pragma once
+// Writing the native trace format. Producers (the CUPTI buffer thread, NCCL plugin threads)
+// each own a RecordEncoder that turns typed records into bytes in an EncodedBatch; batches are
+// merged in time order (merge_in_time_order) and appended to the NativeFileWriter, which
+// streams them to disk. Strings are interned once per file through the shared StringInterner;
+// a string's definition record travels in the batch of the producer that first used it.
+#include <cstdint>
+#include <mutex>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "trace/native/native_records.h"
+
+namespace dpro::native {
+
+struct TransparentStringHash {
+  using is_transparent = void;
+  std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+};
+using StringIdMap = std::unordered_map<std::string, std::uint32_t, TransparentStringHash, std::equal_to<>>;
+
+// Thread-safe; id 0 is the empty string and is never defined in the file.
+class StringInterner {
+ public:
+  // Returns the id and whether this call created it (the caller then emits the definition).
+  std::pair<std::uint32_t, bool> intern(std::string_view text);
+
+ private:
+  std::mutex mutex_;
+  StringIdMap ids_;
+};
+
+// Encoded records plus, per record, its sort key (start time; 0 for untimed records) and
+// byte range, so that batches can be merged in time order.
+struct EncodedBatch {
+  struct Entry {
+    std::uint64_t key;
+    std::uint32_t begin, end;
+  };
+  std::string bytes;
+  std::vector<Entry> index;
+  void clear() {
+    bytes.clear();
+    index.clear();
+  }
+};
+
+// Not thread-safe: one per producer. Keeps a local cache of interned strings so that the
+// shared interner's lock is taken only for strings this encoder has not seen.
+class RecordEncoder {
+ public:
+  RecordEncoder(StringInterner& strings, std::int64_t base_time)
+      : strings_(&strings), base_time_(base_time) {}
+
+  void add(const DeviceRecord& r);
+  void add(const ApiRecord& r);
+  void add(const KernelRecord& r);
+  void add(const MemcpyRecord& r);
+  void add(const MemsetRecord& r);
+  void add(const SyncRecord& r);
+  void add(const CudaEventRecord& r);
+  void add(const ExternalCorrelationRecord& r);
+  void add(const MarkerRecord& r);
+  void add(const DroppedRecord& r);
+  void add(const NcclCommRecord& r);
+  void add(const NcclApiRecord& r);
+  void add(const NcclLaunchRecord& r);
+  void add(const NcclCollRecord& r);
+  void add(const NcclKernelChRecord& r);
+  void add_metadata(std::string_view key, std::string_view value);
+
+  EncodedBatch& batch() { return batch_; }
+  // Moves the encoded records out, leaving the encoder empty.
+  EncodedBatch take();
+
+ private:
+  void begin(RecordType type, std::uint64_t key);
+  void end();
+  void u(std::uint64_t v);
+  void z(std::int64_t v) { u(zigzag(v)); }
+  void time(std::uint64_t t) { z(static_cast<std::int64_t>(t) - base_time_); }
+  void span(std::uint64_t start, std::uint64_t end) {
+    time(start);
+    u(end > start ? end - start : 0);
+  }
+  void inline_string(std::string_view s);
+  void str(std::string_view s);  // interned reference
+  std::uint32_t string_id(std::string_view s);
+
+  StringInterner* strings_;
+  std::int64_t base_time_;
+  EncodedBatch batch_;
+  std::string payload_;
+  RecordType type_ = RecordType::kString;
+  std::uint64_t key_ = 0;
+  StringIdMap local_;
+};
+
+// Concatenates the records of several batches ordered by (key, batch order, record order).
+std::string merge_in_time_order(std::span<const EncodedBatch> batches);
+
+// Encodes the file preamble and the header record.
+std::string encode_preamble(const Header& header);
+std::string encode_footer(const FooterRecord& footer);
+
+// Appends bytes to one trace file. Thread-safe. Writes go to the kernel (write(2)) at every
+// flush, so a killed process loses only what was not yet flushed. Only the process that
+// opened the file writes to it: after fork() the child's copy discards everything.
+class NativeFileWriter {
+ public:
+  // Opens (truncates) path and writes the preamble. Throws std::runtime_error on failure.
+  NativeFileWriter(const std::string& path, const Header& header);
+  ~NativeFileWriter();
+  NativeFileWriter(const NativeFileWriter&) = delete;
+  NativeFileWriter& operator=(const NativeFileWriter&) = delete;
+
+  void append(std::string_view records, std::uint64_t record_count);
+  void flush();
+  // Writes the footer, flushes and closes. Later calls do nothing.
+  void close(std::uint64_t dropped_records);
+  // Drops buffered bytes and closes the descriptor without writing (a forked child's copy).
+  void abandon();
+
+  const std::string& path() const { return path_; }
+  std::uint64_t bytes_written() const { return bytes_written_; }
+  std::uint64_t records() const { return records_; }
+
+ private:
+  bool owned_by_this_process() const;
+  void write_all(std::string_view bytes);
+
+  std::mutex mutex_;
+  std::string path_;
+  int fd_ = -1;
+  long owner_pid_ = 0;
+  std::string buffer_;
+  std::uint64_t bytes_written_ = 0;
+  std::uint64_t records_ = 0;
+};
+
+}  // namespace dpro::native

@@ -1,0 +1,21 @@
+// Stand-alone `dpro-costmodel` (the `costmodel` subcommand of dpro-replay without the rest
+// of dpro-replay): used by tools/train_costmodel.sh and the CLI tests, and buildable while
+// the replayer is not.
+#include <iostream>
+
+#include "cmd_costmodel.h"
+#include "core/error.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"dpro cost models"};
+  app.require_subcommand(1);
+  auto command = dpro::cli::make_costmodel_command();
+  command->add_to(app);
+  CLI11_PARSE(app, argc, argv);
+  try {
+    return command->run();
+  } catch (const dpro::InputError& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return 2;
+  }
+}

@@ -1,0 +1,151 @@
+// Writing and reading the native format: every record type round-trips, strings defined
+// late still resolve, truncated files load up to the last complete record with one warning,
+// future versions and foreign files are clear errors.
+#include <catch2/catch.hpp>
+
+#include <zlib.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "core/error.h"
+#include "temp_dir.h"
+#include "trace/native/native_reader.h"
+#include "trace/native/native_writer.h"
+
+using namespace dpro;
+using namespace dpro::native;
+
+namespace {
+
+Header test_header() {
+  Header h;
+  h.host = "node-a";
+  h.rank = 3;
+  h.local_rank = 1;
+  h.world_size = 8;
+  h.pid = 4242;
+  h.cupti_version = 130001;
+  h.nccl_version = 22809;
+  h.base_time = 1'700'000'000'000'000'000;
+  return h;
+}
+
+// Writes a small trace with one record of each kind; returns the number of records.
+std::uint64_t write_sample(const std::string& path, bool close = true) {
+  Header h = test_header();
+  StringInterner strings;
+  RecordEncoder enc(strings, h.base_time);
+  std::uint64_t t = static_cast<std::uint64_t>(h.base_time) + 1000;
+  enc.add(DeviceRecord{0, "NVIDIA H100", 80ull << 30, 9, 0, 132});
+  enc.add(ApiRecord{ApiKind::kRuntime, 211, t, t + 500, 10, 11, 7, "cudaLaunchKernel_v7000"});
+  enc.add(KernelRecord{t + 800, t + 2800, 0, 1, 7, 7, "gemm_kernel", {4, 2, 1}, {128, 1, 1}, 64, 1024});
+  enc.add(MemcpyRecord{t + 3000, t + 3500, 0, 1, 7, 8, 4096, 1, 0, 0, 0, 0});
+  enc.add(MemsetRecord{t + 3600, t + 3700, 0, 1, 7, 9, 256, 0});
+  enc.add(SyncRecord{t + 4000, t + 4100, 3, 1, 7, 0, 10});
+  enc.add(CudaEventRecord{12, 5, 7, 0, 1});
+  enc.add(ExternalCorrelationRecord{5, 99, 7});
+  enc.add(MarkerRecord{kMarkerStart, t, 1, 10, 11, "ProfilerStep#0", "dpro"});
+  enc.add(MarkerRecord{kMarkerEnd, t + 5000, 1, 10, 11, "", ""});
+  enc.add(NcclCommRecord{0xabcdef, "world", 8, 3, 1});
+  enc.add(NcclCollRecord{1, 0xabcdef, 2, kCollHasSequence, 3, "AllReduce", "ncclFloat32", "RING", "LL",
+                         17, 1024, 4, 0, t + 100, t + 200, 10, 11});
+  enc.add(NcclKernelChRecord{1, 0, 5000, 6000});
+  enc.add(DroppedRecord{3, 1, 7});
+  enc.add_metadata("steps", "1:2");
+  auto batch = enc.take();
+  NativeFileWriter writer(path, h);
+  writer.append(merge_in_time_order({&batch, 1}), batch.index.size());
+  writer.flush();
+  if (close) writer.close(3);
+  return batch.index.size();
+}
+
+}  // namespace
+
+TEST_CASE("native records round-trip through writer and reader", "[native]") {
+  test::TempDir dir("native");
+  std::string path = dir.file("t.dpro");
+  auto written = write_sample(path);
+  Logger log(LogLevel::kQuiet);
+  auto c = read_native_capture(path, log);
+  CHECK(log.warning_count() == 0);
+  CHECK(c.has_footer);
+  CHECK_FALSE(c.truncated);
+  CHECK(c.version_major == kVersionMajor);
+  CHECK(c.record_count == written + 2);  // + header + footer
+  CHECK(c.header.host == "node-a");
+  CHECK(c.header.rank == 3);
+  CHECK(c.header.world_size == 8);
+  CHECK(c.header.cupti_version == 130001);
+  REQUIRE(c.devices.size() == 1);
+  CHECK(c.devices[0].name == "NVIDIA H100");
+  CHECK(c.devices[0].num_sms == 132);
+  REQUIRE(c.apis.size() == 1);
+  CHECK(c.str(c.apis[0].name) == "cudaLaunchKernel_v7000");
+  CHECK(c.apis[0].start == c.header.base_time + 1000);
+  CHECK(c.apis[0].dur == 500);
+  REQUIRE(c.kernels.size() == 1);
+  CHECK(c.str(c.kernels[0].name) == "gemm_kernel");
+  CHECK(c.kernels[0].grid == std::array<std::int32_t, 3>{4, 2, 1});
+  CHECK(c.kernels[0].correlation == 7);
+  REQUIRE(c.copies.size() == 2);
+  CHECK(c.copies[0].bytes == 4096);
+  CHECK(c.copies[1].memset);
+  REQUIRE(c.syncs.size() == 1);
+  CHECK(c.syncs[0].type == 3);
+  REQUIRE(c.external_correlations.size() == 1);
+  CHECK(c.external_correlations[0].external_id == 99);
+  REQUIRE(c.markers.size() == 2);
+  CHECK(c.str(c.markers[0].name) == "ProfilerStep#0");
+  REQUIRE(c.nccl_colls.size() == 1);
+  CHECK(c.str(c.nccl_colls[0].func) == "AllReduce");
+  CHECK(c.nccl_colls[0].sequence == 17);
+  CHECK(c.nccl_colls[0].channels == 4);
+  CHECK(c.dropped_records == 3);
+  CHECK(c.metadata.at("steps") == "1:2");
+}
+
+TEST_CASE("merge_in_time_order interleaves batches by start time", "[native]") {
+  StringInterner strings;
+  RecordEncoder a(strings, 0), b(strings, 0);
+  a.add(ApiRecord{ApiKind::kRuntime, 1, 100, 110, 1, 1, 1, "x"});
+  a.add(ApiRecord{ApiKind::kRuntime, 1, 300, 310, 1, 1, 2, "x"});
+  b.add(ApiRecord{ApiKind::kRuntime, 1, 200, 210, 1, 2, 3, "x"});
+  EncodedBatch batches[] = {a.take(), b.take()};
+  test::TempDir dir("merge");
+  {
+    NativeFileWriter w(dir.file("m.dpro"), Header{});
+    w.append(merge_in_time_order(batches), 4);
+    w.close(0);
+  }
+  Logger log(LogLevel::kQuiet);
+  auto c = read_native_capture(dir.file("m.dpro"), log);
+  REQUIRE(c.apis.size() == 3);
+  CHECK(c.apis[0].correlation == 1);
+  CHECK(c.apis[1].correlation == 3);
+  CHECK(c.apis[2].correlation == 2);
+  CHECK(c.str(c.apis[1].name) == "x");  // defined once, in batch a
+}
+
+TEST_CASE("a truncated trace loads up to its last complete record with one warning", "[native]") {
+  test::TempDir dir("trunc");
+  std::string full = dir.file("full.dpro");
+  write_sample(full, /*close=*/false);
+  Logger quiet(LogLevel::kQuiet);
+  auto whole = read_native_capture(full, quiet);
+  std::string bytes = read_bytes(full);
+  std::uint64_t previous = 0;
+  // Cut after every byte past the header: never throws, never invents records.
+  for (std::size_t cut = 60; cut < bytes.size(); ++cut) {
+    std::string path = dir.file("cut.dpro");
+    std::ofstream(path, std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(cut));
+    Logger log(LogLevel::kQuiet);
+    auto c = read_native_capture(path, log);
+    CHECK(log.warning_count() == 1);
+    CHECK(c.record_count <= whole.record_count);
+    CHECK(c.record_count >= previous);
+    previous = c.record_count;
+  }
+  CHECK(previous + 1 >= whole.record_count);
+}

@@ -1,0 +1,88 @@
+// dpro-profile [--out DIR] [--steps A:B] [--nvtx] [--step-name NAME] [--no-nccl] [--json]
+//              -- CMD ARGS...
+// Runs CMD with the dpro injection library and NCCL profiler plugin enabled, so that every
+// CUDA process of the job (torchrun workers, multiprocessing children) writes one native
+// trace; returns CMD's exit code and says where the traces are.
+#include <CLI/CLI.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "profiler/launcher.h"
+
+namespace {
+
+std::string json_escape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '"' || c == '\\') out.push_back('\\');
+    out.push_back(c);
+  }
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace dpro::profiler;
+  std::vector<std::string> own_args = {argv[0]};
+  LaunchOptions options;
+  int i = 1;
+  for (; i < argc && std::string(argv[i]) != "--"; ++i) own_args.push_back(argv[i]);
+  for (++i; i < argc; ++i) options.command.push_back(argv[i]);
+
+  CLI::App app{"Profile a CUDA/NCCL job into per-rank dpro native traces.\n"
+               "usage: dpro-profile [options] -- CMD ARGS..."};
+  bool no_nccl = false, json = false;
+  app.add_option("--out", options.out_dir, "Directory for the trace files")->capture_default_str();
+  app.add_option("--steps", options.steps, "Keep iterations A..B (inclusive), e.g. 10:20");
+  app.add_flag("--nvtx", options.nvtx, "Record NVTX ranges (ProfilerStep#N marks iterations)");
+  app.add_option("--step-name", options.step_name, "NVTX range name that marks one iteration");
+  app.add_flag("--no-nccl", no_nccl, "Do not load the NCCL profiler plugin");
+  app.add_flag("--json", json, "Print the result as one JSON object");
+  std::vector<const char*> cargv;
+  for (auto& a : own_args) cargv.push_back(a.c_str());
+  try {
+    app.parse(static_cast<int>(cargv.size()), cargv.data());
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+  options.nccl = !no_nccl;
+  if (!options.step_name.empty()) options.nvtx = true;
+  if (auto error = validate(options); !error.empty()) {
+    std::fprintf(stderr, "dpro-profile: %s\n", error.c_str());
+    return 2;
+  }
+  ProfilerLibraries libs = find_profiler_libraries(argv[0]);
+  if (libs.inject.empty()) {
+    std::fprintf(stderr, "dpro-profile: libdpro_inject.so not found (set DPRO_INJECT_LIB)\n");
+    return 2;
+  }
+  if (!libs.has_cupti)
+    std::fprintf(stderr, "dpro-profile: this build has no CUPTI support; only NCCL operations are recorded\n");
+  if (options.nvtx && libs.cupti.empty())
+    std::fprintf(stderr, "dpro-profile: libcupti not known to this build; NVTX ranges are not recorded\n");
+
+  auto env = profiling_environment(options, libs);
+  std::string out_dir = env.front().second;
+  long started = static_cast<long>(std::chrono::duration_cast<std::chrono::seconds>(
+                     std::chrono::system_clock::now().time_since_epoch()).count()) - 1;
+  int code = run_command(options.command, env);
+  auto traces = traces_written(out_dir, started);
+  if (json) {
+    std::printf("{\"exit_code\": %d, \"out_dir\": \"%s\", \"traces\": [", code, json_escape(out_dir).c_str());
+    for (std::size_t k = 0; k < traces.size(); ++k)
+      std::printf("%s\"%s\"", k ? ", " : "", json_escape(traces[k]).c_str());
+    std::printf("]}\n");
+  } else {
+    std::fprintf(stderr, "dpro-profile: job exited with code %d; %zu trace file(s) in %s\n", code,
+                 traces.size(), out_dir.c_str());
+    for (const auto& t : traces) std::fprintf(stderr, "  %s\n", t.c_str());
+    if (!traces.empty())
+      std::fprintf(stderr, "  view: dpro-replay convert %s -o trace.json.gz  (opens in ui.perfetto.dev)\n",
+                   traces.front().c_str());
+  }
+  return code;
+}

@@ -1,0 +1,182 @@
+#include "cmd_costmodel.h"
+
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "core/byte_source.h"
+#include "core/error.h"
+#include "core/log.h"
+#include "costmodel/csv.h"
+#include "costmodel/dataset.h"
+#include "costmodel/evaluate.h"
+#include "costmodel/learned_model.h"
+#include "costmodel/paths.h"
+#include "costmodel/report.h"
+#include "costmodel/roofline.h"
+
+namespace dpro::cli {
+
+namespace cm = dpro::costmodel;
+
+namespace {
+
+void write_text(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  if (!out) throw InputError(path, "", "cannot write");
+  out << text;
+}
+
+class CostModelCommand : public Command {
+ public:
+  CLI::App* add_to(CLI::App& parent) override {
+    app_ = parent.add_subcommand("costmodel", "Cost models: train, evaluate, predict op latencies on a GPU");
+    app_->require_subcommand(1);
+    app_->add_option("--devices", device_dir_, "Directory of device spec JSON files")->default_val(cm::default_device_dir());
+    app_->add_option("--model", model_path_, "Learned cost model file")->default_val(cm::default_model_path());
+    app_->add_flag("-v,--verbose", verbose_, "Log training progress");
+
+    train_ = app_->add_subcommand("train", "Train the learned model on measured op latencies (shared-data CSV schema)");
+    train_->add_option("--data", data_, "CSV file or directory (searched recursively)")->default_val(cm::default_data_dir());
+    train_->add_option("-o,--output", output_, "Model file to write")->default_val(cm::default_model_path());
+    train_->add_flag("--all-rows", all_rows_, "Train on every row instead of the training side of the 80/20 split");
+    add_training_flags(train_);
+
+    eval_ = app_->add_subcommand("eval", "MAPE tables: roofline, scaling, learned; 80/20 split and leave-one-GPU-out");
+    eval_->add_option("--data", data_, "CSV file or directory")->default_val(cm::default_data_dir());
+    eval_->add_flag("--retrain", retrain_, "Train the split model here instead of loading --model");
+    eval_->add_flag("--no-leave-one-out", no_logo_, "Only the 80/20 split (fast)");
+    eval_->add_option("--gpus", options_.only_gpus, "Leave-one-out only these GPUs (e.g. V100 T4)");
+    eval_->add_option("--samples", options_.few_shot_samples, "k-means samples of the held-out GPU")->default_val(200);
+    eval_->add_option("--markdown", markdown_out_, "Also write the tables as Markdown to this file");
+    eval_->add_option("--json", json_out_, "Also write the tables as JSON to this file");
+    add_training_flags(eval_);
+
+    predict_ = app_->add_subcommand("predict", "Add a predicted_ms column to operator rows of a CSV for one GPU");
+    predict_->add_option("--device", device_, "Target GPU (see `costmodel devices`)")->required();
+    predict_->add_option("file", data_, "CSV with OPName and the op's dimension columns")->required();
+    predict_->add_option("-o,--output", output_, "Output CSV (default: stdout)");
+
+    devices_ = app_->add_subcommand("devices", "List the known GPUs");
+    return app_;
+  }
+
+  int run() override {
+    Logger log(verbose_ ? LogLevel::kInfo : LogLevel::kWarning);
+    const auto catalog = cm::DeviceCatalog::load_directory(device_dir_);
+    if (devices_->parsed()) return list_devices(catalog);
+    if (predict_->parsed()) return predict(catalog, log);
+    if (train_->parsed()) return train(catalog, log);
+    return evaluate(catalog, log);
+  }
+
+ private:
+  void add_training_flags(CLI::App* app) {
+    app->add_option("--epochs", options_.train.epochs, "Training epochs")->default_val(options_.train.epochs);
+    app->add_option("--threads", options_.train.threads, "CPU threads for LibTorch")->default_val(1);
+    app->add_option("--batch", options_.train.batch_size, "Minibatch size")->default_val(options_.train.batch_size);
+    app->add_option("--lr", options_.train.learning_rate, "Peak learning rate")->default_val(options_.train.learning_rate);
+    app->add_option("--seed", options_.train.seed, "Training seed")->default_val(1);
+    app->add_option("--split-seed", options_.split_seed, "80/20 split seed")->default_val(7);
+  }
+
+  int list_devices(const cm::DeviceCatalog& catalog) {
+    for (const auto& d : catalog.devices())
+      std::cout << fmt::format("{:<16} {:>6.0f} GB/s {:>4} SMs {:>6.1f} TFLOP/s fp32  {}\n", d.name,
+                               d.memory_bandwidth_gbs, d.sms, d.peak_flops(cm::DType::kFloat32) / 1e12,
+                               d.aliases.empty() ? "" : d.aliases[0]);
+    return 0;
+  }
+
+  int train(const cm::DeviceCatalog& catalog, Logger& log) {
+    require_torch();
+    const auto data = cm::load_measurements(data_, catalog);
+    const auto rows = all_rows_ ? all_of(data) : cm::split_training_rows(data, options_.test_fraction, options_.split_seed);
+    const auto t0 = std::chrono::steady_clock::now();
+    auto model = cm::LearnedModel::train(rows, options_.train, log);
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    model.set_provenance(model.provenance() + "; data " + data_ + (all_rows_ ? " (all rows)" :
+        fmt::format(" (training side of split seed {}, test fraction {})", options_.split_seed, options_.test_fraction)));
+    model.save(output_);
+    std::cout << fmt::format("wrote {} ({} rows, {:.1f} s)\n", output_, rows.size(), s);
+    std::cout << fmt::format("{{\"bench\": \"costmodel_train_seconds\", \"value\": {:.1f}, \"unit\": \"s\", \"rows\": {}, \"threads\": {}}}\n",
+                             s, rows.size(), options_.train.threads);
+    return 0;
+  }
+
+  int evaluate(const cm::DeviceCatalog& catalog, Logger& log) {
+    const auto data = cm::load_measurements(data_, catalog);
+    cm::EvalReport report;
+    std::optional<cm::LearnedModel> model;
+    if (cm::LearnedModel::available() && !retrain_) model = cm::LearnedModel::load(model_path_);
+    if (!cm::LearnedModel::available())
+      report.notes.push_back("LibTorch not in this build: learned columns are empty");
+    cm::evaluate_split(data, options_, model ? &*model : nullptr, report, log);
+    if (!no_logo_) cm::evaluate_leave_one_out(data, options_, report, log);
+    const std::string md = cm::render_markdown(report);
+    std::cout << md;
+    if (!markdown_out_.empty()) write_text(markdown_out_, md);
+    if (!json_out_.empty()) write_text(json_out_, cm::to_json(report).dump(1) + "\n");
+    return 0;
+  }
+
+  int predict(const cm::DeviceCatalog& catalog, Logger& log) {
+    const cm::DeviceSpec& device = catalog.get(device_);
+    const cm::CsvTable table = cm::parse_csv(read_whole_file(data_), data_);
+    if (table.column("OPName") < 0) throw InputError(data_, "header", "needs an OPName column");
+    std::optional<cm::LearnedModel> model;
+    if (cm::LearnedModel::available()) model = cm::LearnedModel::load(model_path_);
+    std::vector<cm::OpDesc> ops;
+    std::vector<cm::PredictQuery> queries;
+    for (const auto& row : table.rows) ops.push_back(cm::op_from_row(table, row));
+    for (const auto& op : ops) queries.push_back({&op, &device});
+    std::vector<double> ms(ops.size(), std::nan(""));
+    if (model) ms = model->predict_ms(queries);
+    std::size_t learned = 0, roofline = 0, none = 0;
+    std::string out = cm::format_csv_row(with_column(table.header, "predicted_ms")) + "\n";
+    for (size_t i = 0; i < ops.size(); ++i) {
+      std::string value;
+      if (std::isfinite(ms[i])) { value = fmt::format("{:.6g}", ms[i]); ++learned; }
+      else if (ops[i].describable()) { value = fmt::format("{:.6g}", cm::roofline_ms(ops[i], device)); ++roofline; }
+      else ++none;
+      out += cm::format_csv_row(with_column(table.rows[i], value)) + "\n";
+    }
+    if (output_.empty()) std::cout << out; else write_text(output_, out);
+    std::cerr << fmt::format("{} rows on {}: {} learned, {} roofline{}, {} not describable (empty)\n",
+                             ops.size(), device.name, learned, roofline,
+                             model ? "" : " (learned model not in this build)", none);
+    return 0;
+  }
+
+  static std::vector<std::string> with_column(std::vector<std::string> row, std::string value) {
+    row.push_back(std::move(value));
+    return row;
+  }
+  static std::vector<const cm::Measurement*> all_of(const std::vector<cm::Measurement>& data) {
+    std::vector<const cm::Measurement*> out;
+    for (const auto& m : data) out.push_back(&m);
+    return out;
+  }
+  static void require_torch() {
+    if (!cm::LearnedModel::available())
+      throw InputError("", "costmodel train", "needs LibTorch (build with -DDPRO_TORCH=ON)");
+  }
+
+  CLI::App* app_ = nullptr;
+  CLI::App* train_ = nullptr;
+  CLI::App* eval_ = nullptr;
+  CLI::App* predict_ = nullptr;
+  CLI::App* devices_ = nullptr;
+  std::string device_dir_, model_path_, data_, output_, device_, markdown_out_, json_out_;
+  bool verbose_ = false, all_rows_ = false, retrain_ = false, no_logo_ = false;
+  cm::EvalOptions options_;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> make_costmodel_command() { return std::make_unique<CostModelCommand>(); }
+
+}  // namespace dpro::cli

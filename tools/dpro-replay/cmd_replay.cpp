@@ -1,0 +1,149 @@
+#include "cmd_replay.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <iostream>
+
+#include "core/error.h"
+#include "core/log.h"
+#include "output_file.h"
+#include "replayer/replay.h"
+#include "replayer/timeline.h"
+#include "trace/loader.h"
+#include "whatif_option.h"
+
+namespace dpro::cli {
+namespace {
+
+class ReplayCommand final : public Command {
+ public:
+  CLI::App* add_to(CLI::App& parent) override {
+    CLI::App* sub = parent.add_subcommand(
+        "replay",
+        "Replay the traces of one job (files, or a directory with one file per rank) and report measured vs\n"
+        "predicted ProfilerStep times per rank and for the job, the critical path and a time breakdown.");
+    sub->add_option("traces", traces_, "trace files (.json, .json.gz, .dpro) or directories of them")->required();
+    sub->add_option("--iteration", iteration_, "report only ProfilerStep#N");
+    sub->add_option("--json", json_path_, "also write the report as JSON to this file ('-' = stdout, no text report)");
+    sub->add_option("--timeline", timeline_path_, "write the simulated timeline as Chrome/Perfetto JSON");
+    sub->add_option("--top", top_ops_, "how many ops of the critical path to list")->default_val(10);
+    sub->add_flag("--allow-partial", allow_partial_,
+                  "accept a multi-rank set that lacks some ranks (their collectives keep measured durations)");
+    sub->add_flag("--force", force_, "overwrite existing output files");
+    sub->add_flag("-q,--quiet", quiet_, "print only errors on stderr");
+    sub->add_flag("-v,--verbose", verbose_, "print progress and graph details on stderr");
+    whatifs_ = make_whatif_options();
+    for (auto& w : whatifs_) w->add_options(*sub);
+    return sub;
+  }
+
+  int run() override {
+    Logger log(quiet_ ? LogLevel::kError : verbose_ ? LogLevel::kInfo : LogLevel::kWarning);
+    for (const std::string* out : {&json_path_, &timeline_path_}) {
+      if (!out->empty()) check_output_path(*out, traces_, force_);
+    }
+    trace::LoadOptions load;
+    load.allow_partial = allow_partial_;
+    const auto t0 = std::chrono::steady_clock::now();
+    const trace::TraceSet traces = trace::load_traces(traces_, load, log);
+    const auto t1 = std::chrono::steady_clock::now();
+    log.info(fmt::format("loaded {} rank(s) in {:.3f} s", traces.ranks.size(), std::chrono::duration<double>(t1 - t0).count()));
+
+    replayer::ReplayOptions options;
+    options.report.iteration = iteration_;
+    options.report.top_ops = top_ops_;
+    replayer::Replay baseline = replayer::replay_traces(traces, options, log);
+    log.info(fmt::format("replayed {} ops in {:.3f} s", baseline.report.nodes, baseline.report.replay_seconds));
+
+    std::optional<replayer::Replay> whatif = run_whatifs(traces, baseline, options, log);
+    const replayer::Replay& shown = whatif ? *whatif : baseline;
+
+    const bool json_to_stdout = json_path_ == "-";
+    if (!json_to_stdout) {
+      std::cout << replayer::render_text(baseline.report);
+      if (whatif) std::cout << "\n" << render_comparison(baseline.report, whatif->report);
+    }
+    if (!json_path_.empty()) {
+      nlohmann::json j = replayer::to_json(baseline.report);
+      if (whatif) j["whatif"] = replayer::to_json(whatif->report);
+      write_output(json_path_, [&](std::ostream& out) { out << j.dump(2) << "\n"; });
+    }
+    if (!timeline_path_.empty()) {
+      write_output(timeline_path_, [&](std::ostream& out) {
+        replayer::write_timeline(out, traces, shown.graph, shown.simulation);
+      });
+      log.info("timeline written to " + timeline_path_ + " (open it in ui.perfetto.dev)");
+    }
+    return 0;
+  }
+
+ private:
+  std::optional<replayer::Replay> run_whatifs(const trace::TraceSet& traces, const replayer::Replay& baseline,
+                                              const replayer::ReplayOptions& options, Logger& log) {
+    bool any = false;
+    for (auto& w : whatifs_) any |= w->enabled();
+    if (!any) return std::nullopt;
+    replayer::Replay r;
+    r.graph = baseline.graph;
+    for (auto& w : whatifs_) {
+      if (!w->enabled()) continue;
+      w->apply(r.graph.dfg, traces, log);
+    }
+    if (!r.graph.dfg.finalized()) r.graph.dfg.finalize();
+    graph::check_acyclic(r.graph.dfg, traces);
+    r.simulation = replayer::simulate(r.graph.dfg);
+    r.report = replayer::make_report(traces, r.graph, r.simulation, options.report);
+    for (auto& w : whatifs_) {
+      if (w->enabled()) r.report.notes.push_back(w->summary());
+    }
+    return r;
+  }
+
+  static std::string render_comparison(const replayer::Report& base, const replayer::Report& whatif) {
+    std::string out = "what-if: baseline (replay of the trace as measured) vs predicted\n";
+    for (const auto& it : whatif.iterations) {
+      const auto b = std::find_if(base.iterations.begin(), base.iterations.end(),
+                                  [&](const auto& x) { return x.number == it.number; });
+      if (b == base.iterations.end()) continue;
+      out += fmt::format("{}\n  {:>6}  {:>12}  {:>12}  {:>8}\n", it.name, "rank", "baseline", "what-if", "change");
+      for (const auto& r : it.ranks) {
+        const auto br = std::find_if(b->ranks.begin(), b->ranks.end(), [&](const auto& x) { return x.rank == r.rank; });
+        if (br == b->ranks.end()) continue;
+        out += fmt::format("  {:>6}  {:>12}  {:>12}  {:>+7.2f}%\n", r.rank, format_duration(br->predicted_ns),
+                           format_duration(r.predicted_ns),
+                           100.0 * static_cast<double>(r.predicted_ns - br->predicted_ns) / static_cast<double>(std::max<Nanos>(1, br->predicted_ns)));
+      }
+      out += fmt::format("  {:>6}  {:>12}  {:>12}  {:>+7.2f}%\n", "job", format_duration(b->job_predicted_ns),
+                         format_duration(it.job_predicted_ns),
+                         100.0 * static_cast<double>(it.job_predicted_ns - b->job_predicted_ns) /
+                             static_cast<double>(std::max<Nanos>(1, b->job_predicted_ns)));
+      out += "  critical path, baseline -> what-if:";
+      for (int c = 0; c < replayer::kCategoryCount; ++c) {
+        out += fmt::format(" {} {} -> {};", replayer::to_string(static_cast<replayer::Category>(c)),
+                           format_duration(b->job_critical_path.by_category[c]),
+                           format_duration(it.job_critical_path.by_category[c]));
+      }
+      out += "\n";
+    }
+    for (const std::string& note : whatif.notes) out += note + "\n";
+    return out;
+  }
+
+  std::vector<std::string> traces_;
+  std::optional<std::int64_t> iteration_;
+  std::string json_path_;
+  std::string timeline_path_;
+  std::size_t top_ops_ = 10;
+  bool allow_partial_ = false;
+  bool force_ = false;
+  bool quiet_ = false;
+  bool verbose_ = false;
+  std::vector<std::unique_ptr<WhatIfOption>> whatifs_;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> make_replay_command() { return std::make_unique<ReplayCommand>(); }
+
+}  // namespace dpro::cli

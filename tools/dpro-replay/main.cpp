@@ -1,0 +1,42 @@
+// dpro-replay: replays distributed-training traces in a discrete-event simulator and answers
+// what-if questions about them.
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <exception>
+
+#include "command.h"
+#include "core/error.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "dpro-replay: replays the traces of a distributed training job (torch.profiler/Kineto JSON, one file per\n"
+      "rank, or dpro-profile's native traces) as one global dataflow graph in a discrete-event simulator, and\n"
+      "reports where each iteration's time goes and how fast it would be if something changed.\n"};
+  app.require_subcommand(1);
+  auto commands = dpro::cli::make_commands();
+  std::vector<std::pair<CLI::App*, dpro::cli::Command*>> subcommands;
+  for (auto& command : commands) subcommands.emplace_back(command->add_to(app), command.get());
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return 2;
+  }
+  try {
+    for (auto& [sub, command] : subcommands) {
+      if (sub->parsed()) return command->run();
+    }
+  } catch (const dpro::InputError& e) {
+    std::fprintf(stderr, "dpro-replay: error: %s\n", e.what());
+    return 2;
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "dpro-replay: error: out of memory\n");
+    return 2;
+  }
+  return 2;
+}

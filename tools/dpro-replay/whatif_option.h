@@ -1,0 +1,31 @@
+#pragma once
+// A what-if is a graph rewrite plus model changes, applied before the replay; never a special
+// case inside the engine. Each what-if declares its own flags on `dpro-replay replay`.
+#include <CLI/CLI.hpp>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/log.h"
+#include "graph/dfg.h"
+#include "trace/event.h"
+
+namespace dpro::cli {
+
+class WhatIfOption {
+ public:
+  virtual ~WhatIfOption() = default;
+  virtual void add_options(CLI::App& replay) = 0;
+  virtual bool enabled() const = 0;
+  // Rewrites the graph (node durations, nodes, edges) in place. Throws InputError for bad
+  // option values. Called after the baseline replay, on a copy of the graph.
+  virtual void apply(graph::Dfg& dfg, const trace::TraceSet& traces, Logger& log) = 0;
+  // What the rewrite did, for the report (e.g. coverage of each cost model).
+  virtual std::string summary() const = 0;
+};
+
+// Every what-if of this build, in the order they are applied; defined in whatifs.cpp.
+std::vector<std::unique_ptr<WhatIfOption>> make_whatif_options();
+
+}  // namespace dpro::cli
