@@ -115,14 +115,18 @@ void check_acyclic(const Dfg& dfg, const trace::TraceSet& traces) {
   auto from = std::find(walk.begin(), walk.end(), repeated);
   std::vector<NodeId> cycle(from, walk.end());
   std::reverse(cycle.begin(), cycle.end());
+  // Long cycles: the first 6 and the last 5 ops.
   std::string text;
-  for (std::size_t i = 0; i < cycle.size() && i < 12; ++i) {
+  for (std::size_t i = 0; i < cycle.size(); ++i) {
+    if (cycle.size() > 12 && i == 6) {
+      text += "... -> ";
+      i = cycle.size() - 5;
+    }
     const Node& node = dfg.node(cycle[i]);
     text += std::string(traces.strings.view(node.name).substr(0, 48));
     text += node.rank >= 0 ? " (rank " + std::to_string(node.rank) + ")" : " (collective barrier)";
     text += " -> ";
   }
-  if (cycle.size() > 12) text += "... -> ";
   text += std::string(traces.strings.view(dfg.node(cycle.front()).name).substr(0, 48));
   const trace::TraceRank* owner = dfg.node(cycle.front()).rank >= 0 ? traces.find_rank(dfg.node(cycle.front()).rank) : nullptr;
   throw InputError(owner ? owner->file : std::string(), "dependency cycle of " + std::to_string(cycle.size()) + " ops",

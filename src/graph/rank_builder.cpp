@@ -278,13 +278,30 @@ class RankBuilder {
     const NodeId g = gpu_[gpu_index].node;
     if (mend(g) > c.end() + options_.tolerance) {
       ++stats_.dropped_edges;
+      log_.debug("rank " + std::to_string(tr_.rank) + ": " + std::string(traces_.name(c)) + " at " + std::to_string(c.start) +
+                 " returned before " + std::string(traces_.name(ev(gpu_[gpu_index].event))).substr(0, 40) + " ended (" +
+                 std::to_string(mend(g) - c.end()) + " ns later): not waiting for it");
       return false;
     }
     edge(g, call.node, EdgeKind::kBlockingSync, Point::kEnd, Point::kEnd);
     return true;
   }
 
+  // The last cudaEventRecord call of the rank that started before `t`.
+  const Call* last_record_before(Nanos t) const {
+    auto pos = std::partition_point(records_.begin(), records_.end(), [&](std::uint32_t r) {
+      return ev(calls_[r].event).start < t;
+    });
+    return pos == records_.begin() ? nullptr : &calls_[*(pos - 1)];
+  }
+
   void link_blocking_calls() {
+    for (std::uint32_t c = 0; c < calls_.size(); ++c) {
+      if (calls_[c].role == CallRole::kEventRecord) records_.push_back(c);
+    }
+    std::sort(records_.begin(), records_.end(), [&](std::uint32_t a, std::uint32_t b) {
+      return ev(calls_[a].event).start < ev(calls_[b].event).start;
+    });
     for (std::uint32_t i = 0; i < tr_.events.size(); ++i) {
       const Event& e = ev(i);
       if (e.kind == EventKind::kSync && e.correlation) {
@@ -309,13 +326,22 @@ class RankBuilder {
           break;
         case CallRole::kStreamSync:
         case CallRole::kEventSync: {
+          // The stream waited on: from the CUPTI sync record when there is one; for an event,
+          // the stream of the last event recorded before it; else the stream this thread last
+          // launched to.
           std::uint32_t stream = kNone;
+          Nanos enqueued_before = c.start;
           if (const trace::SyncInfo* s = sync_info(c); s && s->stream) {
-            const trace::EventAttrs* a = tr_.attrs_of(c);
-            stream = stream_track(a && a->device ? *a->device : -1, *s->stream);
+            stream = stream_track(-1, *s->stream);
+          }
+          if (stream == kNone && call.role == CallRole::kEventSync) {
+            if (const Call* record = last_record_before(c.start)) {
+              enqueued_before = ev(record->event).start;
+              stream = recent_launch_stream(record->thread, enqueued_before, kNone);
+            }
           }
           if (stream == kNone) stream = recent_launch_stream(call.thread, c.start, kNone);
-          const std::uint32_t g = stream == kNone ? kNone : last_launched_before(stream, c.start);
+          const std::uint32_t g = stream == kNone ? kNone : last_launched_before(stream, enqueued_before);
           if (g != kNone) blocking = add_blocking_edge(call, g);
           if (!blocking && g == kNone) ++stats_.syncs_unresolved;
           break;
@@ -330,13 +356,6 @@ class RankBuilder {
   // cudaEventRecord(stream A) ... cudaStreamWaitEvent(stream B): B's next op waits for A's
   // last op before the record.
   void link_stream_waits() {
-    std::vector<std::uint32_t> records;  // calls, in time order
-    for (std::uint32_t c = 0; c < calls_.size(); ++c) {
-      if (calls_[c].role == CallRole::kEventRecord) records.push_back(c);
-    }
-    std::sort(records.begin(), records.end(), [&](std::uint32_t a, std::uint32_t b) {
-      return ev(calls_[a].event).start < ev(calls_[b].event).start;
-    });
     for (const Call& call : calls_) {
       if (call.role != CallRole::kStreamWait) continue;
       const Event& w = ev(call.event);
@@ -352,13 +371,9 @@ class RankBuilder {
         }
       } else {
         waiting = next_launch_stream(call.thread, w.start);
-        auto pos = std::partition_point(records.begin(), records.end(), [&](std::uint32_t r) {
-          return ev(calls_[r].event).start < w.start;
-        });
-        if (pos != records.begin()) {
-          const Call& record = calls_[*(pos - 1)];
-          record_time = ev(record.event).start;
-          recording = recent_launch_stream(record.thread, record_time, kNone);
+        if (const Call* record = last_record_before(w.start)) {
+          record_time = ev(record->event).start;
+          recording = recent_launch_stream(record->thread, record_time, kNone);
         }
         if (recording == kNone || recording == waiting) recording = recent_launch_stream(kNone, w.start, waiting);
       }
@@ -368,6 +383,9 @@ class RankBuilder {
       if (awaited == kNone || waiter == kNone) continue;
       if (mend(gpu_[awaited].node) > mstart(gpu_[waiter].node) + options_.tolerance) {
         ++stats_.dropped_edges;
+        log_.debug("rank " + std::to_string(tr_.rank) + ": stream wait at " + std::to_string(w.start) + ": " +
+                   std::string(traces_.name(ev(gpu_[waiter].event))).substr(0, 40) + " started before " +
+                   std::string(traces_.name(ev(gpu_[awaited].event))).substr(0, 40) + " ended: not waiting for it");
         continue;
       }
       edge(gpu_[awaited].node, gpu_[waiter].node, EdgeKind::kStreamWait);
@@ -450,6 +468,7 @@ class RankBuilder {
   std::vector<GpuOp> gpu_;
   std::unordered_map<std::uint32_t, std::vector<std::uint32_t>> stream_ops_;  // track -> gpu_ indices
   std::vector<std::uint32_t> launching_calls_;  // calls that launched GPU work, in time order
+  std::vector<std::uint32_t> records_;          // cudaEventRecord calls, in time order
   std::unordered_map<std::int64_t, const trace::SyncInfo*> sync_by_correlation_;
 };
 

@@ -4,6 +4,7 @@
 // sequence) order, so identical inputs give identical runs. Every node records which
 // dependency decided its start and its end, for the critical path.
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "graph/dfg.h"
@@ -23,7 +24,22 @@ struct Simulation {
   Nanos trace_time(Nanos replay_time, const graph::Dfg& dfg) const { return replay_time + dfg.origin(); }
 };
 
+// Replays graphs, keeping its working memory between runs (the optimizer and what-if sweeps
+// replay many variants of one graph). The returned reference is valid until the next run().
 // Throws InputError if some node never runs (a dependency cycle the builder did not catch).
+class Simulator {
+ public:
+  Simulator();
+  ~Simulator();
+  const Simulation& run(const graph::Dfg& dfg);
+
+ private:
+  class Engine;
+  friend Simulation simulate(const graph::Dfg& dfg);
+  std::unique_ptr<Engine> engine_;
+};
+
+// One replay with a fresh Simulator.
 Simulation simulate(const graph::Dfg& dfg);
 
 }  // namespace dpro::replayer

@@ -64,13 +64,14 @@ std::string collective_op_from_name(std::string_view name) {
   std::string lower(name);
   std::transform(lower.begin(), lower.end(), lower.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  for (const char* prefix : {"ncclkernel_", "nccldevkernel_", "ncclkernel", "rcclkernel_"}) {
+  for (const char* prefix : {"ncclkernel_", "nccldevkernel_", "rcclkernel_"}) {
     if (lower.rfind(prefix, 0) == 0) {
+      // A kernel name: the operation is the word after the prefix.
       lower = lower.substr(std::string_view(prefix).size());
+      lower = lower.substr(0, lower.find_first_of("_( "));
       break;
     }
   }
-  lower = lower.substr(0, lower.find_first_of("_( "));
   static const char* kKnown[] = {"allreduce", "allgather", "reducescatter", "broadcast", "reduce",
                                  "alltoall",  "alltoallv", "sendrecv",      "send",      "recv",
                                  "gather",    "scatter",   "allgather_into_tensor_coalesced",

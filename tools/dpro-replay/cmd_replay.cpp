@@ -33,13 +33,14 @@ class ReplayCommand final : public Command {
     sub->add_flag("--force", force_, "overwrite existing output files");
     sub->add_flag("-q,--quiet", quiet_, "print only errors on stderr");
     sub->add_flag("-v,--verbose", verbose_, "print progress and graph details on stderr");
+    sub->add_flag("--debug", debug_, "also print every inferred dependency that the measured times contradict");
     whatifs_ = make_whatif_options();
     for (auto& w : whatifs_) w->add_options(*sub);
     return sub;
   }
 
   int run() override {
-    Logger log(quiet_ ? LogLevel::kError : verbose_ ? LogLevel::kInfo : LogLevel::kWarning);
+    Logger log(quiet_ ? LogLevel::kError : debug_ ? LogLevel::kDebug : verbose_ ? LogLevel::kInfo : LogLevel::kWarning);
     for (const std::string* out : {&json_path_, &timeline_path_}) {
       if (!out->empty()) check_output_path(*out, traces_, force_);
     }
@@ -139,6 +140,7 @@ class ReplayCommand final : public Command {
   bool force_ = false;
   bool quiet_ = false;
   bool verbose_ = false;
+  bool debug_ = false;
   std::vector<std::unique_ptr<WhatIfOption>> whatifs_;
 };
 

@@ -1,0 +1,37 @@
+#pragma once
+// Small helpers shared by the benchmark programs.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <vector>
+
+namespace dpro::bench {
+
+inline double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+inline double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0.0 : (v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]));
+}
+
+// Peak resident memory of this process so far, in MiB (VmHWM).
+inline double peak_rss_mib() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("VmHWM:", 0) == 0) return std::stod(line.substr(6)) / 1024.0;
+  }
+  return 0.0;
+}
+
+inline void emit(const std::string& bench, double value, const std::string& unit, const std::string& extra = "") {
+  std::printf("{\"bench\": \"%s\", \"value\": %.6g, \"unit\": \"%s\"%s%s}\n", bench.c_str(), value, unit.c_str(),
+              extra.empty() ? "" : ", ", extra.c_str());
+  std::fflush(stdout);
+}
+
+}  // namespace dpro::bench

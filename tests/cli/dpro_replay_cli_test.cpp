@@ -1,0 +1,115 @@
+#include <catch2/catch.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <sys/wait.h>
+
+#include "core/byte_source.h"
+#include "trace_fixtures.h"
+
+using namespace dpro;
+
+namespace {
+
+struct Run {
+  int code = -1;
+  std::string out;  // stdout and stderr
+};
+
+Run run(const std::string& args) {
+  const std::string command = std::string(DPRO_REPLAY_BIN) + " " + args + " 2>&1";
+  Run r;
+  FILE* pipe = popen(command.c_str(), "r");
+  REQUIRE(pipe);
+  std::array<char, 4096> buf{};
+  while (std::size_t n = std::fread(buf.data(), 1, buf.size(), pipe)) r.out.append(buf.data(), n);
+  const int status = pclose(pipe);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+std::size_t lines(const std::string& s) { return std::count(s.begin(), s.end(), '\n'); }
+
+}  // namespace
+
+TEST_CASE("dpro-replay replay prints measured vs predicted per rank and for the job") {
+  const Run r = run("replay " + test::dlrm_dir());
+  CHECK(r.code == 0);
+  CHECK_THAT(r.out, Catch::Contains("ProfilerStep#10") && Catch::Contains("job") && Catch::Contains("20.823 ms") &&
+                        Catch::Contains("critical path") && Catch::Contains("8 collective instances matched"));
+}
+
+TEST_CASE("dpro-replay --json - writes the report as JSON on stdout") {
+  const Run r = run("replay -q --json - " + test::source_path("traces/hta/cuda-event-sync.json.gz"));
+  REQUIRE(r.code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j.at("iterations").at(0).at("name") == "ProfilerStep#100");
+  CHECK(j.at("iterations").at(0).at("job").at("measured_ns") == 3154000);
+}
+
+TEST_CASE("Bad input gives one line naming the file, and exit code 2") {
+  const std::string dir = test::fresh_dir("cli_bad");
+  test::write_text(dir + "/malformed.json", R"({"traceEvents": [{"ph": "X",, }]})");
+  test::write_text(dir + "/negative.json",
+                   R"({"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 5, "dur": -1}]})");
+  test::write_text(dir + "/empty.json", "");
+  const std::string whole = read_whole_file(test::dlrm_files()[0]);
+  test::write_text(dir + "/truncated.json", whole.substr(0, 1000));
+  {
+    const std::string gz = [] {
+      std::ifstream in(test::dlrm_files()[0], std::ios::binary);
+      return std::string(std::istreambuf_iterator<char>(in), {});
+    }();
+    test::write_text(dir + "/truncated.json.gz", gz.substr(0, gz.size() / 3));
+  }
+  for (const char* name : {"malformed.json", "negative.json", "empty.json", "truncated.json", "truncated.json.gz"}) {
+    INFO(name);
+    const Run r = run("replay " + dir + "/" + name);
+    CHECK(r.code == 2);
+    CHECK(lines(r.out) == 1);
+    CHECK_THAT(r.out, Catch::StartsWith("dpro-replay: error: " + dir + "/" + name));
+  }
+}
+
+TEST_CASE("A multi-rank set with a rank missing is refused, with a way out") {
+  const std::string dir = test::fresh_dir("cli_missing_rank");
+  const auto files = test::dlrm_files();
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    if (i != 6) std::filesystem::copy_file(files[i], dir + "/" + std::filesystem::path(files[i]).filename().string());
+  }
+  Run r = run("replay " + dir);
+  CHECK(r.code == 2);
+  CHECK(lines(r.out) == 1);
+  CHECK_THAT(r.out, Catch::Contains("rank 6"));
+  r = run("replay -q --allow-partial " + dir);
+  CHECK(r.code == 0);
+}
+
+TEST_CASE("Outputs never overwrite an existing file without --force, nor an input ever") {
+  const std::string dir = test::fresh_dir("cli_outputs");
+  const std::string trace = test::source_path("traces/hta/cuda-event-sync.json.gz");
+  Run r = run("replay -q --timeline " + dir + "/t.json " + trace);
+  REQUIRE(r.code == 0);
+  const auto timeline = nlohmann::json::parse(read_whole_file(dir + "/t.json"));
+  CHECK(timeline.at("traceEvents").size() > 10);
+  r = run("replay -q --timeline " + dir + "/t.json " + trace);
+  CHECK(r.code == 2);
+  CHECK_THAT(r.out, Catch::Contains("--force"));
+  CHECK(run("replay -q --force --timeline " + dir + "/t.json " + trace).code == 0);
+  const std::string copy = dir + "/input.json.gz";
+  std::filesystem::copy_file(trace, copy);
+  r = run("replay -q --force --json " + copy + " " + copy);
+  CHECK(r.code == 2);
+  CHECK(read_whole_file(copy).size() == read_whole_file(trace).size());
+}
+
+TEST_CASE("--help explains the subcommand; unknown flags exit 2") {
+  Run r = run("replay --help");
+  CHECK(r.code == 0);
+  CHECK_THAT(r.out, Catch::Contains("--timeline") && Catch::Contains("--iteration") && Catch::Contains("--json"));
+  r = run("replay --no-such-flag x");
+  CHECK(r.code == 2);
+}

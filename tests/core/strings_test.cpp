@@ -1,0 +1,25 @@
+#include <catch2/catch.hpp>
+
+#include "core/strings.h"
+#include "core/time.h"
+
+TEST_CASE("StringTable interns each distinct string once") {
+  dpro::StringTable table;
+  const auto a = table.intern("aten::addmm");
+  const auto b = table.intern("cudaLaunchKernel");
+  CHECK(table.intern("aten::addmm") == a);
+  CHECK(a != b);
+  CHECK(table.view(a) == "aten::addmm");
+  CHECK(table.view(dpro::StringId{}) == "");
+  // Views stay valid as the table grows.
+  const std::string_view view = table.view(a);
+  for (int i = 0; i < 10000; ++i) table.intern("op" + std::to_string(i));
+  CHECK(view == "aten::addmm");
+}
+
+TEST_CASE("format_duration picks a readable unit") {
+  CHECK(dpro::format_duration(999) == "999 ns");
+  CHECK(dpro::format_duration(14455000) == "14.455 ms");
+  CHECK(dpro::format_duration(2500) == "2.500 us");
+  CHECK(dpro::format_duration(13336315805) == "13.336 s");
+}

@@ -1,0 +1,143 @@
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <map>
+
+#include "core/error.h"
+#include "graph/builder.h"
+#include "trace_fixtures.h"
+
+using namespace dpro;
+using graph::EdgeKind;
+using graph::NodeKind;
+
+namespace {
+
+std::size_t count_nodes(const graph::Dfg& dfg, NodeKind kind) {
+  return std::count_if(dfg.nodes().begin(), dfg.nodes().end(), [&](const graph::Node& n) { return n.kind == kind; });
+}
+
+std::size_t edges_of(const graph::BuiltGraph& g, EdgeKind kind) { return g.stats.edges_by_kind[static_cast<int>(kind)]; }
+
+}  // namespace
+
+TEST_CASE("DLRM 8 ranks: every collective is matched across all 8 ranks") {
+  test::CapturingLog log;
+  const auto set = test::load({test::dlrm_dir()}, log.log);
+  const auto built = graph::build_graph(set, {}, log.log);
+  CHECK(built.stats.collectives_matched == 8);  // 5 SendRecv + 3 AllReduce instances
+  CHECK(built.stats.collectives_unmatched == 0);
+  CHECK(count_nodes(built.dfg, NodeKind::kBarrier) == 8);
+  for (graph::NodeId id = 0; id < built.dfg.node_count(); ++id) {
+    if (built.dfg.node(id).kind != NodeKind::kBarrier) continue;
+    std::set<int> ranks;
+    built.dfg.for_each_in_edge(id, [&](graph::EdgeId e) { ranks.insert(built.dfg.node(built.dfg.edge(e).src).rank); });
+    CHECK(ranks.size() == 8);
+  }
+  // Every GPU op whose launching call is in the trace is joined to it (ranks 1 and 3 lack the
+  // runtime records of 64 GPU ops each).
+  std::size_t launched = 0, unlaunched = 0;
+  for (const trace::TraceRank& r : set.ranks) {
+    std::set<std::int64_t> calls;
+    for (const trace::Event& e : r.events) {
+      if (e.kind == trace::EventKind::kRuntimeCall && e.correlation) calls.insert(*e.correlation);
+    }
+    for (const trace::Event& e : r.events) {
+      if (trace::is_gpu_work(e.kind)) (e.correlation && calls.count(*e.correlation) ? launched : unlaunched)++;
+    }
+  }
+  CHECK(unlaunched == 128);
+  CHECK(edges_of(built, EdgeKind::kLaunch) == launched);
+  CHECK(edges_of(built, EdgeKind::kStreamWait) > 0);
+  CHECK(edges_of(built, EdgeKind::kCrossThread) > 0);  // main thread <-> autograd thread
+  CHECK(built.stats.blocking_calls > 0);
+  CHECK(built.stats.violations == 0);
+}
+
+TEST_CASE("A blocking cudaMemcpyAsync waits for its copy without making a cycle") {
+  test::CapturingLog log;
+  const auto set = test::load({test::dlrm_files()[0]}, log.log);
+  const auto built = graph::build_graph(set, {}, log.log);
+  bool found = false;
+  for (const graph::Edge& e : built.dfg.edges()) {
+    if (e.kind != EdgeKind::kBlockingSync) continue;
+    const graph::Node& call = built.dfg.node(e.dst);
+    if (set.strings.view(call.name) != "cudaMemcpyAsync") continue;
+    CHECK(built.dfg.node(e.src).kind == NodeKind::kMemcpy);
+    CHECK(e.dst_point == graph::Point::kEnd);
+    found = true;
+  }
+  CHECK(found);
+}
+
+TEST_CASE("Cross-stream waits come from cuda_sync records when the trace has them") {
+  test::CapturingLog log;
+  const auto set = test::load({test::source_path("traces/hta/cuda-event-sync-multistream.json.gz")}, log.log);
+  const auto built = graph::build_graph(set, {}, log.log);
+  REQUIRE(edges_of(built, EdgeKind::kStreamWait) >= 1);
+  for (const graph::Edge& e : built.dfg.edges()) {
+    if (e.kind != EdgeKind::kStreamWait) continue;
+    CHECK(built.dfg.node(e.src).track != built.dfg.node(e.dst).track);
+    CHECK(built.dfg.node(e.src).measured_start + built.dfg.node(e.src).measured_duration <=
+          built.dfg.node(e.dst).measured_start + 2000);
+  }
+}
+
+TEST_CASE("Collectives that cannot be matched are an error naming the file and the collective") {
+  test::CapturingLog log;
+  auto set = test::load({test::dlrm_dir()}, log.log);
+  // Remove the last AllReduce kernel of rank 5.
+  auto& events = set.ranks[5].events;
+  auto it = std::find_if(events.rbegin(), events.rend(), [&](const trace::Event& e) {
+    return e.kind == trace::EventKind::kCollective && set.strings.view(e.name).find("AllReduce") != std::string_view::npos;
+  });
+  REQUIRE(it != events.rend());
+  it->kind = trace::EventKind::kKernel;
+  try {
+    graph::build_graph(set, {}, log.log);
+    FAIL("mismatched collectives were accepted");
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    CHECK_THAT(what, Catch::Contains("collective allreduce #2") && Catch::Contains("cannot be matched") &&
+                         Catch::Contains("rank 5") && Catch::Contains("worker"));
+  }
+}
+
+TEST_CASE("A dependency cycle is reported with the names of the ops on it") {
+  test::CapturingLog log;
+  auto set = test::load({test::source_path("traces/hta/cuda-event-sync.json.gz")}, log.log);
+  auto built = graph::build_graph(set, {}, log.log);
+  // Close a loop: the last node of the thread feeds the first.
+  graph::NodeId first = graph::kNone, last = graph::kNone;
+  for (graph::NodeId id = 0; id < built.dfg.node_count(); ++id) {
+    if (built.dfg.node(id).kind != NodeKind::kRuntimeCall && built.dfg.node(id).kind != NodeKind::kCpuOp) continue;
+    if (first == graph::kNone) first = id;
+    last = id;
+  }
+  built.dfg.add_edge(graph::Edge{last, first, EdgeKind::kThreadOrder});
+  built.dfg.finalize();
+  try {
+    graph::check_acyclic(built.dfg, set);
+    FAIL("cycle not found");
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    CHECK_THAT(what, Catch::Contains("dependency cycle") &&
+                         Catch::Contains(std::string(set.strings.view(built.dfg.node(first).name))) &&
+                         Catch::Contains(std::string(set.strings.view(built.dfg.node(last).name))));
+  }
+}
+
+TEST_CASE("Enclosing CPU ops know the first and last replayed op inside them") {
+  test::CapturingLog log;
+  const auto set = test::load({test::dlrm_files()[0]}, log.log);
+  const auto built = graph::build_graph(set, {}, log.log);
+  const trace::TraceRank& r = set.ranks[0];
+  const auto& step = r.iterations.at(0);
+  const graph::NodeId first = built.ranks[0].first_inside[step.event];
+  const graph::NodeId last = built.ranks[0].last_inside[step.event];
+  REQUIRE(first != graph::kNone);
+  REQUIRE(last != graph::kNone);
+  CHECK(built.dfg.node(first).measured_start >= step.start);
+  CHECK(built.dfg.node(last).measured_start + built.dfg.node(last).measured_duration <= step.end);
+  CHECK(built.ranks[0].node_of_event[step.event] == graph::kNone);
+}

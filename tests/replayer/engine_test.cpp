@@ -1,0 +1,108 @@
+#include <catch2/catch.hpp>
+
+#include "replayer/critical_path.h"
+#include "replayer/engine.h"
+
+using namespace dpro;
+using graph::Edge;
+using graph::EdgeKind;
+using graph::Node;
+using graph::NodeKind;
+using graph::Point;
+
+namespace {
+
+graph::NodeId add(graph::Dfg& g, NodeKind kind, int rank, Nanos duration, Nanos delay = 0, std::optional<Nanos> release = {}) {
+  Node n;
+  n.kind = kind;
+  n.rank = rank;
+  n.duration = duration;
+  n.measured_duration = duration;
+  n.delay = delay;
+  n.release = release;
+  return g.add_node(n);
+}
+
+void link(graph::Dfg& g, graph::NodeId a, graph::NodeId b, EdgeKind kind = EdgeKind::kThreadOrder, Point sp = Point::kEnd,
+          Point dp = Point::kStart, Nanos gap = 0) {
+  g.add_edge(Edge{a, b, kind, sp, dp, gap});
+}
+
+}  // namespace
+
+TEST_CASE("Engine: chains, releases, delays and gaps") {
+  graph::Dfg g;
+  const auto a = add(g, NodeKind::kCpuOp, 0, 10, 0, 5);
+  const auto b = add(g, NodeKind::kRuntimeCall, 0, 4, 3);
+  const auto k = add(g, NodeKind::kKernel, 0, 100, 2);
+  const auto c = add(g, NodeKind::kCpuOp, 0, 7, 1);
+  link(g, a, b);
+  link(g, b, k, EdgeKind::kLaunch, Point::kStart, Point::kStart);
+  link(g, b, c);
+  g.finalize();
+  const auto sim = replayer::simulate(g);
+  CHECK(sim.start[a] == 5);
+  CHECK(sim.end[a] == 15);
+  CHECK(sim.start[b] == 18);  // a ends at 15, + delay 3
+  CHECK(sim.start[k] == 20);  // launched at 18, + launch latency 2
+  CHECK(sim.end[k] == 120);
+  CHECK(sim.start[c] == 23);
+  CHECK(sim.makespan == 120);
+  CHECK(sim.start_cause[k] != graph::kNone);
+  CHECK(g.edge(sim.start_cause[k]).kind == EdgeKind::kLaunch);
+}
+
+TEST_CASE("Engine: a blocking sync ends when the GPU work it waits for ends, plus its wake-up time") {
+  graph::Dfg g;
+  const auto launch = add(g, NodeKind::kRuntimeCall, 0, 5, 0, 0);
+  const auto kernel = add(g, NodeKind::kKernel, 0, 1000, 3);
+  const auto sync = add(g, NodeKind::kRuntimeCall, 0, 4);
+  link(g, launch, kernel, EdgeKind::kLaunch, Point::kStart, Point::kStart);
+  link(g, launch, sync);
+  link(g, kernel, sync, EdgeKind::kBlockingSync, Point::kEnd, Point::kEnd, 4);
+  g.finalize();
+  auto sim = replayer::simulate(g);
+  CHECK(sim.start[sync] == 5);
+  CHECK(sim.end[sync] == 1007);  // kernel ends at 1003, +4 wake-up
+  CHECK(g.edge(sim.end_cause[sync]).kind == EdgeKind::kBlockingSync);
+  SECTION("a shorter kernel lets the sync return sooner") {
+    g.node(kernel).duration = 1;
+    sim = replayer::simulate(g);
+    CHECK(sim.end[sync] == 9);  // own duration (4) after its start at 5 and after kernel end (4) + 4
+  }
+}
+
+TEST_CASE("Engine: a collective transfers only after its last participant arrives") {
+  graph::Dfg g;
+  std::vector<graph::NodeId> kernels;
+  const auto barrier = add(g, NodeKind::kBarrier, -1, 0);
+  for (int r = 0; r < 4; ++r) {
+    const auto k = add(g, NodeKind::kCollective, r, 50, 0, 100 * r);  // rank r arrives at 100 r
+    link(g, k, barrier, EdgeKind::kCollective, Point::kStart, Point::kStart);
+    link(g, barrier, k, EdgeKind::kCollective, Point::kStart, Point::kEnd, 50);
+    kernels.push_back(k);
+  }
+  g.finalize();
+  const auto sim = replayer::simulate(g);
+  for (int r = 0; r < 4; ++r) {
+    CHECK(sim.start[kernels[r]] == 100 * r);
+    CHECK(sim.end[kernels[r]] == 350);  // last arrival 300 + transfer 50
+  }
+  // Rank 0's kernel spent 300 ns waiting: the critical path jumps to rank 3, the last to arrive.
+  const auto path = replayer::critical_path(g, sim, kernels[0], Point::kEnd, 0);
+  const auto b = replayer::breakdown_of(path);
+  CHECK(b[replayer::Category::kCommunication] == 50);
+  CHECK(b.total() == 350);
+}
+
+TEST_CASE("Engine: identical inputs give identical runs, ties broken by insertion order") {
+  graph::Dfg g;
+  for (int i = 0; i < 200; ++i) add(g, NodeKind::kKernel, 0, (i * 37) % 11, 0, (i * 13) % 7);
+  for (int i = 1; i < 200; ++i) link(g, (i * 7) % i, i);
+  g.finalize();
+  const auto first = replayer::simulate(g);
+  const auto second = replayer::simulate(g);
+  CHECK(first.start == second.start);
+  CHECK(first.end == second.end);
+  CHECK(first.start_cause == second.start_cause);
+}

@@ -1,0 +1,117 @@
+// Replaying a real trace with its measured op costs must reproduce its measured ProfilerStep
+// times: a check that the graph captured the dependencies the job really had (a missing wait
+// shows up as a step predicted too short, a spurious one as too long).
+#include <catch2/catch.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <sstream>
+
+#include "replayer/replay.h"
+#include "replayer/timeline.h"
+#include "trace_fixtures.h"
+
+using namespace dpro;
+
+namespace {
+
+replayer::Replay replay(const std::vector<std::string>& paths, test::CapturingLog& log, bool allow_partial = false) {
+  const auto set = test::load(paths, log.log, allow_partial);
+  return replayer::replay_traces(set, {}, log.log);
+}
+
+}  // namespace
+
+TEST_CASE("Every bundled trace with a ProfilerStep replays within 2% per step") {
+  const char* traces[] = {"traces/hta/a100-ws2-rank0-nccl.json.gz", "traces/hta/amd-mi250-toy.json.gz",
+                          "traces/hta/cpu-only.json.gz",            "traces/hta/cuda-event-sync.json.gz",
+                          "traces/hta/no-distributed-info.json.gz", "traces/hta/no-rank.json.gz",
+                          "traces/hta/sampled-ws128-rank0.json.gz", "traces/hta/sampled-ws128-rank1.json.gz",
+                          "traces/hta/triton.json.gz"};
+  for (const char* t : traces) {
+    INFO(t);
+    test::CapturingLog log;
+    const auto r = replay({test::source_path(t)}, log);
+    REQUIRE_FALSE(r.report.iterations.empty());
+    for (const auto& it : r.report.iterations) {
+      INFO(it.name);
+      for (const auto& rank : it.ranks) CHECK(std::abs(rank.error()) < 0.02);
+      CHECK(std::abs(it.job_error()) < 0.02);
+    }
+  }
+}
+
+TEST_CASE("DLRM on 8 V100s: every rank within 5%, the job within 2%") {
+  test::CapturingLog log;
+  const auto r = replay({test::dlrm_dir()}, log);
+  REQUIRE(r.report.iterations.size() == 1);
+  const auto& it = r.report.iterations[0];
+  CHECK(it.name == "ProfilerStep#10");
+  REQUIRE(it.ranks.size() == 8);
+  for (const auto& rank : it.ranks) {
+    INFO("rank " << rank.rank);
+    CHECK(std::abs(rank.error()) < 0.05);
+  }
+  CHECK(it.job_measured_ns == 20823000);  // earliest step start to latest step end
+  CHECK(std::abs(it.job_error()) < 0.02);
+}
+
+TEST_CASE("The critical path covers each rank's whole predicted step") {
+  test::CapturingLog log;
+  const auto r = replay({test::dlrm_dir()}, log);
+  for (const auto& rank : r.report.iterations[0].ranks) {
+    INFO("rank " << rank.rank);
+    CHECK(rank.critical_path.total() == rank.predicted_ns);
+  }
+  const auto& job = r.report.iterations[0];
+  CHECK(job.job_critical_path.total() == job.job_predicted_ns);
+  CHECK_FALSE(job.top_path_ops.empty());
+}
+
+TEST_CASE("--iteration picks one step; an unknown step is an error listing the known ones") {
+  test::CapturingLog log;
+  const auto set = test::load({test::source_path("traces/hta/a100-ws2-rank0-nccl.json.gz")}, log.log);
+  replayer::ReplayOptions options;
+  options.report.iteration = 5;
+  const auto r = replayer::replay_traces(set, options, log.log);
+  REQUIRE(r.report.iterations.size() == 1);
+  CHECK(r.report.iterations[0].name == "ProfilerStep#5");
+  options.report.iteration = 42;
+  CHECK_THROWS_WITH(replayer::replay_traces(set, options, log.log), Catch::Contains("4, 5, 6"));
+}
+
+TEST_CASE("The JSON report keeps the documented shape") {
+  test::CapturingLog log;
+  const auto r = replay({test::dlrm_dir()}, log);
+  const nlohmann::json j = replayer::to_json(r.report);
+  const auto& it = j.at("iterations").at(0);
+  CHECK(it.at("name") == "ProfilerStep#10");
+  CHECK(it.at("ranks").size() == 8);
+  CHECK(it.at("ranks").at(0).at("rank") == 0);
+  CHECK(it.at("ranks").at(0).at("measured_ns") == 14455000);
+  CHECK(it.at("ranks").at(0).at("predicted_ns").is_number_integer());
+  CHECK(it.at("job").at("measured_ns") == 20823000);
+  CHECK(it.at("job").at("predicted_ns").is_number_integer());
+}
+
+TEST_CASE("The simulated timeline is Chrome trace JSON with one process per rank") {
+  test::CapturingLog log;
+  const auto set = test::load({test::dlrm_dir()}, log.log);
+  const auto r = replayer::replay_traces(set, {}, log.log);
+  std::ostringstream out;
+  replayer::write_timeline(out, set, r.graph, r.simulation);
+  const auto j = nlohmann::json::parse(out.str());
+  std::set<int> pids;
+  std::size_t slices = 0, steps = 0;
+  for (const auto& e : j.at("traceEvents")) {
+    if (e.at("ph") == "X") {
+      ++slices;
+      pids.insert(e.at("pid").get<int>());
+      CHECK(e.at("dur").get<double>() >= 0);
+      if (e.at("name") == "ProfilerStep#10") ++steps;
+    }
+  }
+  CHECK(pids == std::set<int>{0, 1, 2, 3, 4, 5, 6, 7});
+  CHECK(steps == 8);
+  CHECK(slices > r.graph.dfg.node_count() - 8);  // every op but the 8 barriers, plus enclosing ranges
+}

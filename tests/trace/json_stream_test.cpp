@@ -1,0 +1,53 @@
+#include <catch2/catch.hpp>
+
+#include "core/error.h"
+#include "trace/json_stream.h"
+#include "trace_fixtures.h"
+
+using namespace dpro;
+
+namespace {
+struct Collected {
+  std::vector<std::string> events;
+  std::vector<std::pair<std::string, std::string>> members;
+};
+
+Collected stream_text(const std::string& text) {
+  const std::string dir = test::fresh_dir("json_stream");
+  test::write_text(dir + "/t.json", text);
+  ByteSource source(dir + "/t.json");
+  trace::JsonEventStream stream(source);
+  Collected c;
+  stream.run([&](std::string_view k, std::string_view v) { c.members.emplace_back(std::string(k), std::string(v)); },
+             [&](std::string_view e, std::uint64_t) { c.events.emplace_back(e); });
+  return c;
+}
+}  // namespace
+
+TEST_CASE("Events are streamed one by one; members before and after traceEvents are kept") {
+  const auto c = stream_text(R"({"a": 1, "traceEvents": [{"name": "x}{[\"", "ts": 1}, {"b": [1, {"c": 2}]}], "baseTimeNanoseconds": 77})");
+  REQUIRE(c.events.size() == 2);
+  CHECK(c.events[0] == R"({"name": "x}{[\"", "ts": 1})");
+  CHECK(c.events[1] == R"({"b": [1, {"c": 2}]})");
+  REQUIRE(c.members.size() == 2);
+  CHECK(c.members[0] == std::make_pair(std::string("a"), std::string("1")));
+  CHECK(c.members[1] == std::make_pair(std::string("baseTimeNanoseconds"), std::string("77")));
+}
+
+TEST_CASE("A bare JSON array of events is a valid trace container") {
+  const auto c = stream_text(R"([{"ph": "X"}, {"ph": "M"}])");
+  CHECK(c.events.size() == 2);
+}
+
+TEST_CASE("Events larger than one read chunk are reassembled") {
+  std::string big(3 << 20, 'x');
+  const auto c = stream_text(R"({"traceEvents": [{"name": ")" + big + R"("}, {"n": 1}]})");
+  REQUIRE(c.events.size() == 2);
+  CHECK(c.events[0].size() == big.size() + 12);
+}
+
+TEST_CASE("Structural errors carry the byte offset") {
+  CHECK_THROWS_WITH(stream_text(R"({"traceEvents": [{"a": 1}, 5]})"), Catch::Contains("byte 27"));
+  CHECK_THROWS_WITH(stream_text(R"({"traceEvents": [{"a": 1})"), Catch::Contains("truncated"));
+  CHECK_THROWS_WITH(stream_text(R"({"traceEvents": []} trailing)"), Catch::Contains("after the end"));
+}

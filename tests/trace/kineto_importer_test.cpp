@@ -1,0 +1,126 @@
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+
+#include "trace/iterations.h"
+#include "trace/kineto_importer.h"
+#include "trace_fixtures.h"
+
+using namespace dpro;
+using trace::EventKind;
+
+TEST_CASE("Microsecond timestamps convert to exact nanoseconds") {
+  Nanos ns = 0;
+  REQUIRE(trace::parse_micros_as_nanos("1694128201426674", &ns));
+  CHECK(ns == 1694128201426674000);
+  REQUIRE(trace::parse_micros_as_nanos("4458676416788.066", &ns));
+  CHECK(ns == 4458676416788066);  // a double would lose the last digit here
+  REQUIRE(trace::parse_micros_as_nanos("2.5", &ns));
+  CHECK(ns == 2500);
+  REQUIRE(trace::parse_micros_as_nanos("0.0004", &ns));
+  CHECK(ns == 0);
+  REQUIRE(trace::parse_micros_as_nanos("0.0006", &ns));
+  CHECK(ns == 1);
+  REQUIRE(trace::parse_micros_as_nanos("1.5e3", &ns));
+  CHECK(ns == 1500000);
+  REQUIRE(trace::parse_micros_as_nanos("-3", &ns));
+  CHECK(ns == -3000);
+  CHECK_FALSE(trace::parse_micros_as_nanos("abc", &ns));
+  CHECK_FALSE(trace::parse_micros_as_nanos("", &ns));
+}
+
+TEST_CASE("Collective operations are recognised from NCCL kernel names and Kineto metadata") {
+  CHECK(trace::collective_op_from_name("ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, unsigned long, ncclWork*)") == "allreduce");
+  CHECK(trace::collective_op_from_name("ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t(ncclDevComm*, unsigned long, ncclWork*)") == "sendrecv");
+  CHECK(trace::collective_op_from_name("ncclDevKernel_ReduceScatter_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)") == "reducescatter");
+  CHECK(trace::collective_op_from_name("allreduce") == "allreduce");
+  CHECK(trace::collective_op_from_name("all_gather") == "allgather");
+  CHECK(trace::collective_op_from_name("_allgather_base") == "allgather");
+  CHECK(trace::collective_op_from_name("volta_sgemm_128x64_nn") == "");
+}
+
+TEST_CASE("DLRM rank trace: ranks, devices, kinds, iterations and NCCL kernels") {
+  test::CapturingLog log;
+  const auto set = test::load({test::dlrm_files()[0]}, log.log);
+  REQUIRE(set.ranks.size() == 1);
+  const trace::TraceRank& r = set.ranks[0];
+  CHECK(r.rank == 0);
+  CHECK(r.rank_known);
+  CHECK(r.world_size == 8);
+  CHECK(r.backend == "nccl");
+  REQUIRE(r.devices.size() == 8);
+  CHECK(r.devices[0].name == "Tesla V100-SXM2-32GB");
+  CHECK(r.devices[0].num_sms == 80);
+  REQUIRE(r.iterations.size() == 1);
+  CHECK(r.iterations[0].name == "ProfilerStep#10");
+  CHECK(r.iterations[0].end - r.iterations[0].start == 14455000);
+  auto count = [&](EventKind k) {
+    return std::count_if(r.events.begin(), r.events.end(), [&](const trace::Event& e) { return e.kind == k; });
+  };
+  CHECK(count(EventKind::kCollective) == 8);
+  CHECK(count(EventKind::kKernel) == 245 - 8);
+  CHECK(count(EventKind::kMemcpy) == 16);
+  CHECK(count(EventKind::kRuntimeCall) == 525);
+  CHECK(count(EventKind::kCpuOp) == 1633);
+  // Sorted by start, longer first on ties.
+  CHECK(std::is_sorted(r.events.begin(), r.events.end(), [](const trace::Event& a, const trace::Event& b) {
+    return a.start != b.start ? a.start < b.start : a.dur > b.dur;
+  }));
+  // A single rank of an 8-rank job is accepted with a warning.
+  CHECK(log.contains("only rank 0 of a 8-rank job"));
+}
+
+TEST_CASE("A100 trace: baseTimeNanoseconds, fractional ts and NCCL collective metadata") {
+  test::CapturingLog log;
+  const auto set = test::load({test::source_path("traces/hta/a100-ws2-rank0-nccl.json.gz")}, log.log);
+  const trace::TraceRank& r = set.ranks[0];
+  REQUIRE(r.iterations.size() == 3);
+  // ProfilerStep#4: ts 4458676416788.066 us after base 1711964646000000000 ns, dur 222442.191 us.
+  CHECK(r.iterations[0].start == 1711964646000000000 + 4458676416788066);
+  CHECK(r.iterations[0].end - r.iterations[0].start == 222442191);
+  REQUIRE(r.process_groups.size() == 1);
+  CHECK(r.process_groups[0].ranks == std::vector<int>{0, 1});
+  std::size_t allreduce = 0, broadcast = 0;
+  for (const trace::Event& e : r.events) {
+    if (e.kind != EventKind::kCollective) continue;
+    const trace::EventAttrs* a = r.attrs_of(e);
+    REQUIRE(a);
+    REQUIRE(a->collective);
+    CHECK(a->collective->group_ranks == std::vector<int>{0, 1});
+    CHECK(a->collective->group_name == "0");
+    if (a->collective->op == "allreduce") {
+      ++allreduce;
+      CHECK(a->collective->in_nelems.value_or(0) > 0);
+      CHECK(a->collective->dtype == "Float");
+    }
+    if (a->collective->op == "broadcast") ++broadcast;
+  }
+  CHECK(allreduce == 15);
+  CHECK(broadcast == 6);
+}
+
+TEST_CASE("cuda_sync events keep the stream and the event record they wait on") {
+  test::CapturingLog log;
+  const auto set = test::load({test::source_path("traces/hta/alexnet-a100-single.json.gz")}, log.log);
+  const trace::TraceRank& r = set.ranks[0];
+  std::size_t waits = 0;
+  for (const trace::Event& e : r.events) {
+    if (e.kind != EventKind::kSync) continue;
+    const trace::EventAttrs* a = r.attrs_of(e);
+    REQUIRE(a);
+    REQUIRE(a->sync);
+    if (a->sync->sync_kind == "Stream Wait Event") {
+      ++waits;
+      CHECK(a->sync->wait_on_stream.has_value());
+      CHECK(a->sync->event_record_correlation.has_value());
+    }
+  }
+  CHECK(waits == 20);
+}
+
+TEST_CASE("ProfilerStep names give iteration numbers") {
+  CHECK(trace::profiler_step_number("ProfilerStep#12") == 12);
+  CHECK_FALSE(trace::profiler_step_number("ProfilerStep#").has_value());
+  CHECK_FALSE(trace::profiler_step_number("ProfilerStep#1x").has_value());
+  CHECK_FALSE(trace::profiler_step_number("aten::mm").has_value());
+}

@@ -1,0 +1,119 @@
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+
+#include "core/error.h"
+#include "trace_fixtures.h"
+
+using namespace dpro;
+namespace fs = std::filesystem;
+
+namespace {
+
+// Runs load() and returns the InputError's message ("" if none was thrown).
+std::string load_error(const std::vector<std::string>& paths, bool allow_partial = false) {
+  test::CapturingLog log;
+  try {
+    test::load(paths, log.log, allow_partial);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+const char* kMinimalTrace = R"({"distributedInfo": {"rank": 0, "world_size": 1},
+  "traceEvents": [
+    {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 1, "tid": 1, "ts": 100, "dur": 50},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 110, "dur": %DUR%}
+  ]})";
+
+std::string minimal_trace(const std::string& dur) {
+  std::string text = kMinimalTrace;
+  text.replace(text.find("%DUR%"), 5, dur);
+  return text;
+}
+
+}  // namespace
+
+TEST_CASE("A directory with one file per rank loads as one job, ranks in order") {
+  test::CapturingLog log;
+  const auto set = test::load({test::dlrm_dir()}, log.log);
+  REQUIRE(set.ranks.size() == 8);
+  for (int r = 0; r < 8; ++r) CHECK(set.ranks[r].rank == r);
+  CHECK_FALSE(log.contains("warning"));
+}
+
+TEST_CASE("A rank file missing from a multi-rank set is an error naming the rank") {
+  auto files = test::dlrm_files();
+  files.erase(files.begin() + 3);
+  const std::string error = load_error(files);
+  CHECK_THAT(error, Catch::Contains("missing") && Catch::Contains("rank 3") && Catch::Contains("--allow-partial"));
+  CHECK(load_error(files, /*allow_partial=*/true).empty());
+}
+
+TEST_CASE("Two files claiming the same rank are an error naming both") {
+  const auto files = test::dlrm_files();
+  const std::string error = load_error({files[0], files[0]});
+  CHECK_THAT(error, Catch::Contains("rank 0 is also claimed by"));
+}
+
+TEST_CASE("Traces without distributedInfo or rank get rank 0 and a warning") {
+  for (const char* name : {"traces/hta/no-distributed-info.json.gz", "traces/hta/no-rank.json.gz"}) {
+    test::CapturingLog log;
+    const auto set = test::load({test::source_path(name)}, log.log);
+    REQUIRE(set.ranks.size() == 1);
+    CHECK(set.ranks[0].rank == 0);
+    CHECK_FALSE(set.ranks[0].rank_known);
+    CHECK(log.contains("no rank in distributedInfo; assuming rank 0"));
+    CHECK(set.ranks[0].iterations.size() == 1);
+  }
+}
+
+TEST_CASE("A rank missing from distributedInfo is taken from a rank-named file") {
+  const std::string dir = test::fresh_dir("rank_from_name");
+  fs::copy_file(test::source_path("traces/hta/no-rank.json.gz"), dir + "/trainer_rank5.json.gz");
+  test::CapturingLog log;
+  const auto set = test::load({dir + "/trainer_rank5.json.gz"}, log.log);
+  CHECK(set.ranks[0].rank == 5);
+  CHECK(log.contains("assuming rank 5"));
+}
+
+TEST_CASE("Malformed JSON is an error naming the file and the byte") {
+  const std::string dir = test::fresh_dir("malformed");
+  test::write_text(dir + "/bad.json", R"({"traceEvents": [{"ph": "X", "name": "a", "ts": 1, "dur": 2} {"ph": "X"}]})");
+  CHECK_THAT(load_error({dir + "/bad.json"}), Catch::Contains(dir + "/bad.json") && Catch::Contains("byte") &&
+                                                   Catch::Contains("malformed JSON"));
+}
+
+TEST_CASE("A truncated trace (a job killed mid-write) is an error, not a hang or a crash") {
+  const std::string whole = read_whole_file(test::dlrm_files()[0]);
+  const std::string dir = test::fresh_dir("truncated");
+  test::write_text(dir + "/cut.json", whole.substr(0, whole.size() * 2 / 3));
+  CHECK_THAT(load_error({dir + "/cut.json"}), Catch::Contains("truncated"));
+}
+
+TEST_CASE("An event with a negative duration is an error naming the event") {
+  const std::string dir = test::fresh_dir("negative");
+  test::write_text(dir + "/neg.json", minimal_trace("-5"));
+  CHECK_THAT(load_error({dir + "/neg.json"}),
+             Catch::Contains("neg.json") && Catch::Contains("event #1 'aten::mm'") && Catch::Contains("negative duration"));
+  test::write_text(dir + "/ok.json", minimal_trace("5"));
+  CHECK(load_error({dir + "/ok.json"}).empty());
+}
+
+TEST_CASE("Empty traces are errors") {
+  const std::string dir = test::fresh_dir("empty");
+  test::write_text(dir + "/empty.json", "");
+  CHECK_THAT(load_error({dir + "/empty.json"}), Catch::Contains("empty file"));
+  test::write_text(dir + "/no_events.json", R"({"schemaVersion": 1, "traceEvents": []})");
+  CHECK_THAT(load_error({dir + "/no_events.json"}), Catch::Contains("empty trace"));
+  const std::string empty_dir = test::fresh_dir("empty_dir");
+  CHECK_THAT(load_error({empty_dir}), Catch::Contains("no trace files"));
+  CHECK_THAT(load_error({"/nonexistent/dir/trace.json"}), Catch::Contains("no such file"));
+}
+
+TEST_CASE("A file that is not a trace at all is refused") {
+  const std::string dir = test::fresh_dir("not_trace");
+  test::write_text(dir + "/notes.json", "hello, this is not JSON");
+  CHECK_THAT(load_error({dir + "/notes.json"}), Catch::Contains("not a trace format"));
+}

@@ -1,0 +1,70 @@
+#include "cmd_convert.h"
+
+#include <zlib.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <sstream>
+
+#include "core/error.h"
+#include "core/log.h"
+#include "output_file.h"
+#include "trace/native/chrome_export.h"
+#include "trace/native/native_importer.h"
+
+namespace dpro::cli {
+namespace {
+
+// Gzip-compresses text into path via a temporary file renamed into place.
+void write_gzip(const std::string& path, const std::string& text) {
+  const std::string temporary = path + ".partial";
+  gzFile gz = gzopen(temporary.c_str(), "wb6");
+  if (!gz) throw InputError(path, "", "cannot open for writing");
+  bool ok = gzwrite(gz, text.data(), static_cast<unsigned>(text.size())) == static_cast<int>(text.size());
+  ok = gzclose(gz) == Z_OK && ok;
+  std::error_code ec;
+  if (ok) std::filesystem::rename(temporary, path, ec);
+  if (!ok || ec) {
+    std::filesystem::remove(temporary, ec);
+    throw InputError(path, "", "write failed");
+  }
+}
+
+class ConvertCommand final : public Command {
+ public:
+  CLI::App* add_to(CLI::App& parent) override {
+    CLI::App* sub = parent.add_subcommand(
+        "convert", "Convert a dpro-profile native trace (.dpro, .dpro.gz) to Kineto-style Chrome JSON\n"
+                   "(.json, or gzip-compressed .json.gz) that opens in ui.perfetto.dev.");
+    sub->add_option("input", input_, "native trace file")->required();
+    sub->add_option("-o,--output", output_, "output JSON file (.json or .json.gz; '-' = stdout)")->required();
+    sub->add_flag("--force", force_, "overwrite an existing output file");
+    sub->add_flag("-q,--quiet", quiet_, "print only errors");
+    return sub;
+  }
+
+  int run() override {
+    Logger log(quiet_ ? LogLevel::kError : LogLevel::kWarning);
+    check_output_path(output_, {input_}, force_);
+    StringTable strings;
+    auto rank = trace::make_native_importer()->read(input_, strings, {}, log);
+    std::ostringstream json;
+    trace::write_chrome_json(rank, strings, json);
+    if (output_ != "-" && output_.ends_with(".gz")) write_gzip(output_, json.str());
+    else write_output(output_, [&](std::ostream& out) { out << json.str(); });
+    if (!quiet_ && output_ != "-")
+      std::fprintf(stderr, "dpro-replay: %zu events of rank %d written to %s\n", rank.events.size(),
+                   rank.rank, output_.c_str());
+    return 0;
+  }
+
+ private:
+  std::string input_, output_;
+  bool force_ = false, quiet_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> make_convert_command() { return std::make_unique<ConvertCommand>(); }
+
+}  // namespace dpro::cli

@@ -1,0 +1,163 @@
+#include "whatif_device.h"
+
+#include <cmath>
+#include <optional>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+#include "costmodel/device_spec.h"
+#include "costmodel/learned_model.h"
+#include "costmodel/op_desc_from_trace.h"
+#include "costmodel/paths.h"
+#include "costmodel/scaling.h"
+
+namespace dpro::cli {
+
+namespace cm = dpro::costmodel;
+
+namespace {
+
+enum class Retimer { kLearned, kScaling, kUnchanged };
+
+struct Coverage {
+  std::size_t ops[3] = {};
+  Nanos measured[3] = {};
+  Nanos predicted[3] = {};
+  std::size_t undescribable_kernels = 0;
+  std::size_t unknown_origin = 0;
+};
+
+class DeviceWhatIf : public WhatIfOption {
+ public:
+  void add_options(CLI::App& replay) override {
+    replay.add_option("--device", device_, "Re-time every GPU op for this GPU (e.g. H100-SXM5-80GB)");
+    replay.add_option("--origin-device", origin_override_,
+                      "GPU the trace was recorded on, when the trace does not say");
+    replay.add_option("--costmodel", model_path_, "Learned cost model file")->default_val(cm::default_model_path());
+    replay.add_option("--device-specs", device_dir_, "Directory of GPU spec JSON files")
+        ->default_val(cm::default_device_dir());
+  }
+
+  bool enabled() const override { return !device_.empty(); }
+
+  void apply(graph::Dfg& dfg, const trace::TraceSet& traces, Logger& log) override {
+    const auto catalog = cm::DeviceCatalog::load_directory(device_dir_);
+    const cm::DeviceSpec& target = catalog.get(device_);
+    target_name_ = target.name;
+    const cm::DeviceSpec* forced = origin_override_.empty() ? nullptr : &catalog.get(origin_override_);
+    std::optional<cm::LearnedModel> model;
+    if (cm::LearnedModel::available()) model = cm::LearnedModel::load(model_path_);
+    else log.warn("learned cost model not in this build; --device uses cross-device scaling only");
+
+    coverage_ = Coverage{};
+    std::vector<cm::OpDesc> ops;
+    std::vector<graph::NodeId> learned_nodes;
+    std::vector<const cm::DeviceSpec*> learned_origin;
+    for (graph::NodeId id = 0; id < dfg.node_count(); ++id) {
+      graph::Node& n = dfg.node(id);
+      if (!is_gpu_op(n.kind)) continue;
+      const cm::DeviceSpec* origin = forced ? forced : origin_of(catalog, traces, n);
+      if (!origin || n.kind == graph::NodeKind::kCollective || is_host_copy(traces, n)) {
+        if (!origin) ++coverage_.unknown_origin;
+        count(Retimer::kUnchanged, n.measured_duration, n.duration);
+        continue;
+      }
+      cm::OpDesc op = n.kind == graph::NodeKind::kKernel ? cm::op_desc_from_trace(traces, n) : cm::OpDesc{};
+      if (model && op.describable()) {
+        ops.push_back(std::move(op));
+        learned_nodes.push_back(id);
+        learned_origin.push_back(origin);
+        continue;
+      }
+      if (n.kind == graph::NodeKind::kKernel) ++coverage_.undescribable_kernels;
+      const double ms = cm::scale_ms(op, *origin, to_millis(n.measured_duration), target);
+      n.duration = cm::millis_to_nanos(ms);
+      count(Retimer::kScaling, n.measured_duration, n.duration);
+    }
+    if (!learned_nodes.empty()) {
+      std::vector<cm::PredictQuery> on_target, on_origin;
+      for (size_t i = 0; i < ops.size(); ++i) {
+        on_target.push_back({&ops[i], &target});
+        on_origin.push_back({&ops[i], learned_origin[i]});
+      }
+      const auto t = model->predict_ms(on_target);
+      const auto o = model->predict_ms(on_origin);
+      for (size_t i = 0; i < learned_nodes.size(); ++i) {
+        graph::Node& n = dfg.node(learned_nodes[i]);
+        n.duration = cm::millis_to_nanos(to_millis(n.measured_duration) * t[i] / o[i]);
+        count(Retimer::kLearned, n.measured_duration, n.duration);
+      }
+    }
+    log.info(summary());
+  }
+
+  std::string summary() const override {
+    if (!enabled()) return "";
+    Nanos total = 0;
+    std::size_t ops = 0;
+    for (int i = 0; i < 3; ++i) { total += coverage_.measured[i]; ops += coverage_.ops[i]; }
+    auto share = [&](Retimer r) {
+      const int i = static_cast<int>(r);
+      return fmt::format("{:.1f}% of measured GPU time ({} ops, {} -> {})",
+                         total ? 100.0 * coverage_.measured[i] / total : 0.0, coverage_.ops[i],
+                         format_duration(coverage_.measured[i]), format_duration(coverage_.predicted[i]));
+    };
+    return fmt::format(
+        "--device {}: re-timed {} GPU ops ({} measured). Learned compact-AST model: {}. "
+        "Cross-device scaling: {}, of which {} kernels could not be described. Unchanged "
+        "(collectives, host<->device copies, unknown origin GPU): {}{}.",
+        target_name_, ops, format_duration(total), share(Retimer::kLearned), share(Retimer::kScaling),
+        coverage_.undescribable_kernels, share(Retimer::kUnchanged),
+        coverage_.unknown_origin ? fmt::format("; {} ops on a GPU not in the device catalog (use --origin-device)",
+                                               coverage_.unknown_origin)
+                                 : "");
+  }
+
+ private:
+  void count(Retimer r, Nanos measured, Nanos predicted) {
+    const int i = static_cast<int>(r);
+    ++coverage_.ops[i];
+    coverage_.measured[i] += measured;
+    coverage_.predicted[i] += predicted;
+  }
+
+  static bool is_gpu_op(graph::NodeKind k) {
+    return k == graph::NodeKind::kKernel || k == graph::NodeKind::kCollective ||
+           k == graph::NodeKind::kMemcpy || k == graph::NodeKind::kMemset;
+  }
+
+  static const trace::TraceRank* rank_of(const trace::TraceSet& traces, int rank) {
+    for (const auto& r : traces.ranks)
+      if (r.rank == rank) return &r;
+    return nullptr;
+  }
+
+  // The catalog entry of the GPU the node's rank recorded (its device properties).
+  static const cm::DeviceSpec* origin_of(const cm::DeviceCatalog& catalog, const trace::TraceSet& traces,
+                                         const graph::Node& n) {
+    const trace::TraceRank* rank = rank_of(traces, n.rank);
+    if (!rank || rank->devices.empty()) return nullptr;
+    std::optional<std::int64_t> device;
+    if (n.event < rank->events.size())
+      if (const auto* a = rank->attrs_of(rank->events[n.event])) device = a->device;
+    for (const auto& d : rank->devices)
+      if (!device || d.id == *device) return catalog.find(d.name);
+    return catalog.find(rank->devices.front().name);
+  }
+
+  static bool is_host_copy(const trace::TraceSet& traces, const graph::Node& n) {
+    if (n.kind != graph::NodeKind::kMemcpy) return false;
+    const std::string_view name = traces.strings.view(n.name);
+    return name.find("DtoD") == std::string_view::npos && name.find("PtoP") == std::string_view::npos;
+  }
+
+  std::string device_, origin_override_, model_path_, device_dir_, target_name_;
+  Coverage coverage_;
+};
+
+}  // namespace
+
+std::unique_ptr<WhatIfOption> make_device_whatif() { return std::make_unique<DeviceWhatIf>(); }
+
+}  // namespace dpro::cli

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Installs the Debian packages dpro needs, skipping those already present. The single source of
+# truth for dependencies: README, CI and the quickstart all call this script.
+set -euo pipefail
+
+packages=(build-essential cmake pkg-config libboost-graph-dev libeigen3-dev nlohmann-json3-dev libcli11-dev
+          libfmt-dev catch2 libsimdjson-dev zlib1g-dev)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install.sh: all ${#packages[@]} packages present"
+  exit 0
+fi
+echo "install.sh: installing ${missing[*]}"
+sudo=""
+[ "$(id -u)" -ne 0 ] && sudo="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
