@@ -55,9 +55,11 @@ void compute_measured_delays(Dfg& dfg, const BuildOptions& options, BuildStats& 
     if (has_blocking) {
       // The call returns `wake` after the GPU work it waited for; when the work finished before
       // the call began, the call cost its own measured duration.
+      // The wake-up may be slightly negative: the builder accepts waits that the measured
+      // times break by up to the tolerance (rounding), and the gap keeps them exact.
       const Nanos end = n.measured_start + n.measured_duration;
-      const Nanos wake = std::max<Nanos>(0, end - awaited_end);
-      n.duration = awaited_end > n.measured_start ? std::min(wake, n.measured_duration) : n.measured_duration;
+      const Nanos wake = std::max(end - awaited_end, -options.tolerance);
+      n.duration = awaited_end > n.measured_start ? std::clamp<Nanos>(wake, 0, n.measured_duration) : n.measured_duration;
       dfg.for_each_in_edge(id, [&](EdgeId e) {
         if (dfg.edge(e).kind == EdgeKind::kBlockingSync) dfg.edge(e).gap = wake;
       });

@@ -6,6 +6,8 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <map>
+#include <tuple>
 #include <unordered_map>
 
 #include "core/byte_source.h"
@@ -248,6 +250,15 @@ struct KinetoReader {
   std::optional<Nanos> base_time{};
   std::unordered_map<std::int64_t, std::unordered_map<std::int64_t, std::string>> thread_names{};
   std::uint64_t skipped_non_numeric_pid = 0;
+  // CPU->GPU flow endpoints (ph "s"/"f", cat ac2g or async_cpu_to_gpu): they give the
+  // correlation of events whose args lack it. Bound to the event on the same pid/tid at `ts`.
+  struct Flow {
+    std::int64_t id, pid, tid;
+    Nanos ts;
+  };
+  std::vector<Flow> flows{};
+  std::vector<std::pair<std::int64_t, std::int64_t>> raw_pid_tid{};  // per event, before base time
+  void apply_flows();
 
   std::string describe(std::uint64_t index, std::string_view name) const {
     return "event #" + std::to_string(index) + (name.empty() ? "" : " '" + std::string(name) + "'");
@@ -351,7 +362,7 @@ void KinetoReader::on_event(std::string_view raw, std::uint64_t index, std::size
   std::string_view ph, cat, name;
   std::string name_storage;
   std::optional<Nanos> ts, dur;
-  std::optional<std::int64_t> pid, tid;
+  std::optional<std::int64_t> pid, tid, flow_id;
   bool pid_is_text = false;
   RawArgs args;
   try {
@@ -368,6 +379,9 @@ void KinetoReader::on_event(std::string_view raw, std::uint64_t index, std::size
           throw InputError(path, describe(index, name), std::string("\"") + std::string(key) + "\" is not a number");
         }
         (key == "ts" ? ts : dur) = t;
+      } else if (key == "id") {
+        std::int64_t x = 0;
+        if (v.get_int64().get(x) == simdjson::SUCCESS) flow_id = x;
       } else if (key == "pid" || key == "tid") {
         std::int64_t x = 0;
         if (v.get_int64().get(x) == simdjson::SUCCESS) (key == "pid" ? pid : tid) = x;
@@ -385,6 +399,10 @@ void KinetoReader::on_event(std::string_view raw, std::uint64_t index, std::size
     }
   } catch (const simdjson::simdjson_error& e) {
     throw InputError(path, describe(index, name), std::string("malformed event: ") + e.what());
+  }
+  if ((ph == "s" || ph == "f") && flow_id && ts && pid && tid && (cat == "ac2g" || cat == "async_cpu_to_gpu")) {
+    flows.push_back(Flow{*flow_id, *pid, *tid, *ts});
+    return;
   }
   if (ph != "X") return;
   if (pid_is_text || !pid) { ++skipped_non_numeric_pid; return; }
@@ -462,9 +480,28 @@ void KinetoReader::store_event(EventKind kind, std::string_view name, Nanos ts, 
     rank.attrs.push_back(std::move(attrs));
   }
   rank.events.push_back(e);
+  raw_pid_tid.emplace_back(pid, tid);
+}
+
+void KinetoReader::apply_flows() {
+  if (flows.empty()) return;
+  std::map<std::tuple<std::int64_t, std::int64_t, Nanos>, std::int64_t> by_place;
+  for (const Flow& f : flows) by_place.emplace(std::make_tuple(f.pid, f.tid, f.ts), f.id);
+  std::size_t joined = 0;
+  for (std::size_t i = 0; i < rank.events.size(); ++i) {
+    Event& e = rank.events[i];
+    const bool joinable = is_gpu_work(e.kind) || e.kind == EventKind::kRuntimeCall || e.kind == EventKind::kDriverCall;
+    if (e.correlation || !joinable) continue;
+    auto it = by_place.find(std::make_tuple(raw_pid_tid[i].first, raw_pid_tid[i].second, e.start));
+    if (it == by_place.end()) continue;
+    e.correlation = it->second;
+    ++joined;
+  }
+  if (joined > 0) log.info(path + ": " + std::to_string(joined) + " events joined through flow events (no correlation in args)");
 }
 
 void KinetoReader::finish() {
+  apply_flows();
   const Nanos base = base_time.value_or(0);
   for (Event& e : rank.events) e.start += base;
   std::stable_sort(rank.events.begin(), rank.events.end(), [](const Event& a, const Event& b) {

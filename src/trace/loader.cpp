@@ -122,7 +122,9 @@ TraceSet load_traces(const std::vector<std::string>& paths, const LoadOptions& o
   const std::vector<std::string> files = expand_trace_paths(paths);
   const auto importers = make_importers();
   TraceSet set;
-  for (const std::string& file : files) {
+  for (std::size_t index = 0; index < files.size(); ++index) {
+    const std::string& file = files[index];
+    if (options.progress) options.progress(index, files.size(), file);
     const std::string head = read_head(file);
     if (head.find_first_not_of(" \t\r\n") == std::string::npos) throw InputError(file, "", "empty file");
     const Importer* chosen = nullptr;
@@ -139,6 +141,7 @@ TraceSet load_traces(const std::vector<std::string>& paths, const LoadOptions& o
     if (!any_work) throw InputError(file, "traceEvents", "empty trace: no CPU or GPU events");
     set.ranks.push_back(std::move(rank));
   }
+  if (options.progress) options.progress(files.size(), files.size(), "");
   assign_ranks(set.ranks, log);
   check_complete(set.ranks, options, log);
   if (options.align_clocks) align_trace_clocks(set, log);

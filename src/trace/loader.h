@@ -2,6 +2,7 @@
 // Loads the traces of one job: a list of files and/or directories (one file per rank).
 // Assigns ranks, checks the set is complete, sorts ranks, and brings all ranks onto one
 // clock (see clock_alignment.h).
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,8 @@ struct LoadOptions {
   // ranks are then replayed with their measured durations).
   bool allow_partial = false;
   bool align_clocks = true;
+  // Called before each file is read (index from 0) and once more when all are read.
+  std::function<void(std::size_t index, std::size_t total, const std::string& file)> progress;
 };
 
 // Expands directories (files ending .json, .json.gz, .dpro, .dpro.gz inside, sorted).

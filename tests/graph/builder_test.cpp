@@ -141,3 +141,25 @@ TEST_CASE("Enclosing CPU ops know the first and last replayed op inside them") {
   CHECK(built.dfg.node(last).measured_start + built.dfg.node(last).measured_duration <= step.end);
   CHECK(built.ranks[0].node_of_event[step.event] == graph::kNone);
 }
+
+TEST_CASE("Launches are joined through ac2g / async_cpu_to_gpu flows when args lack the correlation") {
+  for (const char* category : {"ac2g", "async_cpu_to_gpu"}) {
+    INFO(category);
+    const std::string dir = test::fresh_dir(std::string("flows_") + category);
+    std::string text = R"({"traceEvents": [
+      {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 10, "tid": 11, "ts": 100, "dur": 100},
+      {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 10, "tid": 11, "ts": 110, "dur": 5},
+      {"ph": "s", "cat": "CAT", "name": "CAT", "id": 7, "pid": 10, "tid": 11, "ts": 110},
+      {"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7, "ts": 120, "dur": 50},
+      {"ph": "f", "cat": "CAT", "name": "CAT", "id": 7, "pid": 0, "tid": 7, "ts": 120, "bp": "e"},
+      {"ph": "X", "cat": "cuda_runtime", "name": "cudaDeviceSynchronize", "pid": 10, "tid": 11, "ts": 118, "dur": 55}
+    ]})";
+    for (std::size_t p; (p = text.find("CAT")) != std::string::npos;) text.replace(p, 3, category);
+    test::write_text(dir + "/t.json", text);
+    test::CapturingLog log;
+    const auto set = test::load({dir + "/t.json"}, log.log);
+    const auto built = graph::build_graph(set, {}, log.log);
+    CHECK(edges_of(built, EdgeKind::kLaunch) == 1);
+    CHECK(edges_of(built, EdgeKind::kBlockingSync) == 1);
+  }
+}

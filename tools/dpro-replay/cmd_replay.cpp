@@ -2,7 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <unistd.h>
+
 #include <chrono>
+#include <cstdio>
 #include <iostream>
 
 #include "core/error.h"
@@ -46,6 +49,12 @@ class ReplayCommand final : public Command {
     }
     trace::LoadOptions load;
     load.allow_partial = allow_partial_;
+    if (!quiet_ && isatty(STDERR_FILENO)) {
+      load.progress = [](std::size_t index, std::size_t total, const std::string& file) {
+        if (index < total) std::fprintf(stderr, "\rloading traces: %zu/%zu %s\033[K", index + 1, total, file.c_str());
+        else std::fprintf(stderr, "\rloaded %zu trace file(s)\033[K\n", total);
+      };
+    }
     const auto t0 = std::chrono::steady_clock::now();
     const trace::TraceSet traces = trace::load_traces(traces_, load, log);
     const auto t1 = std::chrono::steady_clock::now();

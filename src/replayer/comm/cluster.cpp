@@ -1,0 +1,219 @@
+#include "replayer/comm/cluster.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "core/error.h"
+
+namespace dpro::comm {
+
+const char* to_string(Fabric f) {
+  switch (f) {
+    case Fabric::kNvlink: return "nvlink";
+    case Fabric::kNvswitch: return "nvswitch";
+    case Fabric::kPcie: return "pcie";
+  }
+  return "?";
+}
+
+const char* to_string(GpuArch a) {
+  switch (a) {
+    case GpuArch::kVolta: return "volta";
+    case GpuArch::kAmpere: return "ampere";
+    case GpuArch::kHopper: return "hopper";
+  }
+  return "?";
+}
+
+// Defaults: an SM moves 128-byte NVLink payloads, ~20 of 25 GB/s per link (NCCL's
+// SM70/SM80 NVLink bandwidth); NCCL's PCI_BW is 12 GB/s for a 16 GB/s Gen3 x16 link; its
+// NET_BW is 12 GB/s for a 12.5 GB/s (100 Gb/s) NIC.
+double ClusterSpec::intra_efficiency() const {
+  if (intra.efficiency > 0) return intra.efficiency;
+  return fabric == Fabric::kPcie ? 0.75 : 0.8;
+}
+double ClusterSpec::inter_efficiency() const { return inter.efficiency > 0 ? inter.efficiency : 0.96; }
+
+namespace {
+
+using nlohmann::json;
+
+double positive(const json& obj, const char* key, const std::string& file, const std::string& where) {
+  const std::string item = where + "." + key;
+  if (!obj.contains(key)) throw InputError(file, item, "missing (a bandwidth in GB/s per GPU per direction)");
+  if (!obj[key].is_number()) throw InputError(file, item, "must be a number");
+  const double v = obj[key].get<double>();
+  if (!(v > 0)) throw InputError(file, item, "must be positive, got " + obj[key].dump());
+  return v;
+}
+
+double non_negative(const json& obj, const char* key, const std::string& file, const std::string& where) {
+  if (!obj.contains(key)) return 0;
+  const std::string item = where + "." + key;
+  if (!obj[key].is_number() || obj[key].get<double>() < 0)
+    throw InputError(file, item, "must be a non-negative number, got " + obj[key].dump());
+  return obj[key].get<double>();
+}
+
+Link parse_link(const json& root, const char* key, const std::string& file) {
+  if (!root.contains(key) || !root[key].is_object()) throw InputError(file, key, "missing object");
+  const json& o = root[key];
+  Link l;
+  l.bandwidth_gbps = positive(o, "bandwidth_gbps", file, key);
+  l.latency_us = non_negative(o, "latency_us", file, key);
+  l.efficiency = non_negative(o, "efficiency", file, key);
+  if (l.efficiency > 1) throw InputError(file, std::string(key) + ".efficiency", "must be at most 1");
+  return l;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path, "", "cannot open cluster file");
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+}  // namespace
+
+ClusterSpec parse_cluster(const std::string& text, const std::string& file) {
+  json root;
+  try {
+    root = json::parse(text);
+  } catch (const json::exception& e) {
+    throw InputError(file, "", std::string("not valid JSON: ") + e.what());
+  }
+  if (!root.is_object()) throw InputError(file, "", "a cluster file is a JSON object");
+  ClusterSpec c;
+  c.file = file;
+  if (!root.contains("name") || !root["name"].is_string() || root["name"].get<std::string>().empty())
+    throw InputError(file, "name", "missing cluster name");
+  c.name = root["name"];
+  c.description = root.value("description", "");
+  const std::string arch = root.value("gpu_arch", "");
+  if (arch == "volta") c.arch = GpuArch::kVolta;
+  else if (arch == "ampere") c.arch = GpuArch::kAmpere;
+  else if (arch == "hopper") c.arch = GpuArch::kHopper;
+  else throw InputError(file, "gpu_arch", "must be volta, ampere or hopper, got '" + arch + "'");
+  if (root.contains("gpu_names")) {
+    for (const auto& n : root["gpu_names"]) c.gpu_names.push_back(n.get<std::string>());
+  }
+  if (!root.contains("gpus_per_node") || !root["gpus_per_node"].is_number_integer() ||
+      root["gpus_per_node"].get<int>() < 1)
+    throw InputError(file, "gpus_per_node", "must be a positive integer");
+  c.gpus_per_node = root["gpus_per_node"];
+  c.intra = parse_link(root, "intra_node", file);
+  c.inter = parse_link(root, "inter_node", file);
+  const std::string fabric = root["intra_node"].value("fabric", "");
+  if (fabric == "nvlink") c.fabric = Fabric::kNvlink;
+  else if (fabric == "nvswitch") c.fabric = Fabric::kNvswitch;
+  else if (fabric == "pcie") c.fabric = Fabric::kPcie;
+  else throw InputError(file, "intra_node.fabric", "must be nvlink, nvswitch or pcie, got '" + fabric + "'");
+  c.nvlink_generation = root["intra_node"].value("nvlink_generation", 0);
+  return c;
+}
+
+ClusterSpec load_cluster_file(const std::string& path) { return parse_cluster(read_file(path), path); }
+
+void apply_setting(ClusterSpec& c, const std::string& assignment) {
+  const auto eq = assignment.find('=');
+  if (eq == std::string::npos) throw InputError("", "--set " + assignment, "expected key=value");
+  const std::string key = assignment.substr(0, eq);
+  const std::string text = assignment.substr(eq + 1);
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  if (text.empty() || *end != '\0') throw InputError("", "--set " + assignment, "value is not a number");
+  auto need_positive = [&] {
+    if (!(v > 0)) throw InputError("", "--set " + assignment, "must be positive");
+  };
+  if (key == "network.inter_node_gbps") { need_positive(); c.inter.bandwidth_gbps = v; }
+  else if (key == "network.intra_node_gbps") { need_positive(); c.intra.bandwidth_gbps = v; }
+  else if (key == "network.inter_node_latency_us" || key == "network.intra_node_latency_us") {
+    if (v < 0) throw InputError("", "--set " + assignment, "must be non-negative");
+    (key == "network.inter_node_latency_us" ? c.inter : c.intra).latency_us = v;
+  } else if (key == "cluster.gpus_per_node") {
+    need_positive();
+    c.gpus_per_node = static_cast<int>(v);
+  } else {
+    throw InputError("", "--set " + assignment,
+                     "unknown key '" + key + "'; known: network.inter_node_gbps, network.intra_node_gbps, "
+                     "network.inter_node_latency_us, network.intra_node_latency_us, cluster.gpus_per_node");
+  }
+}
+
+ClusterCatalog ClusterCatalog::load_directory(const std::string& dir) {
+  namespace fs = std::filesystem;
+  if (!fs::is_directory(dir)) throw InputError(dir, "", "cluster directory not found");
+  ClusterCatalog cat;
+  cat.dir_ = dir;
+  std::vector<fs::path> files;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.path().extension() == ".json") files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  for (const auto& f : files) {
+    ClusterSpec c = load_cluster_file(f.string());
+    if (cat.clusters_.count(c.name)) throw InputError(f.string(), "name", "cluster '" + c.name + "' defined twice");
+    cat.clusters_.emplace(c.name, std::move(c));
+  }
+  return cat;
+}
+
+std::string ClusterCatalog::default_directory() {
+  const char* v = std::getenv("DPRO_CLUSTER_DIR");
+  return v && *v ? std::string(v) : std::string(DPRO_COMM_SOURCE_DIR) + "/configs/clusters";
+}
+
+const ClusterSpec* ClusterCatalog::find(const std::string& name) const {
+  auto it = clusters_.find(name);
+  return it == clusters_.end() ? nullptr : &it->second;
+}
+
+const ClusterSpec& ClusterCatalog::get(const std::string& name) const {
+  if (const ClusterSpec* c = find(name)) return *c;
+  std::string known;
+  for (const auto& [n, c] : clusters_) known += (known.empty() ? "" : ", ") + n;
+  throw InputError(dir_, "--cluster " + name, "unknown cluster; known: " + known);
+}
+
+const ClusterSpec* ClusterCatalog::guess(const trace::TraceSet& traces) const {
+  const ClusterSpec* best = nullptr;
+  std::size_t best_len = 0;
+  for (const trace::TraceRank& r : traces.ranks) {
+    for (const trace::DeviceProperties& d : r.devices) {
+      for (const auto& [name, c] : clusters_) {
+        for (const std::string& pattern : c.gpu_names) {
+          if (d.name.find(pattern) != std::string::npos && pattern.size() > best_len) {
+            best = &c;
+            best_len = pattern.size();
+          }
+        }
+      }
+    }
+  }
+  return best;
+}
+
+Placement place(const ClusterSpec& cluster, int ranks) {
+  if (ranks < 1) throw InputError(cluster.file, "ranks " + std::to_string(ranks), "must be at least 1");
+  Placement p;
+  p.ranks = ranks;
+  if (ranks <= cluster.gpus_per_node) {
+    p.nodes = 1;
+    p.ranks_per_node = ranks;
+    return p;
+  }
+  if (ranks % cluster.gpus_per_node != 0)
+    throw InputError(cluster.file, "ranks " + std::to_string(ranks),
+                     "do not divide into whole nodes of " + std::to_string(cluster.gpus_per_node) + " GPUs (cluster " +
+                         cluster.name + ")");
+  p.nodes = ranks / cluster.gpus_per_node;
+  p.ranks_per_node = cluster.gpus_per_node;
+  return p;
+}
+
+}  // namespace dpro::comm

@@ -1,0 +1,79 @@
+#pragma once
+// Cluster descriptions (configs/clusters/*.json): how many GPUs a node holds, the intra-node
+// fabric (NVLink / NVSwitch / PCIe) and the inter-node network. Bandwidths are GB/s
+// (1e9 bytes/s) per GPU and per direction, at line rate; the collective model applies the
+// protocol efficiencies. Latencies are microseconds (double) in configs only.
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "trace/event.h"
+
+namespace dpro::comm {
+
+enum class Fabric { kNvlink, kNvswitch, kPcie };
+enum class GpuArch { kVolta, kAmpere, kHopper };
+const char* to_string(Fabric f);
+const char* to_string(GpuArch a);
+
+struct Link {
+  double bandwidth_gbps = 0;  // GB/s per GPU per direction, line rate
+  double latency_us = 0;      // added to NCCL's per-hop transport latency
+  double efficiency = 0;      // fraction of line rate a NCCL kernel moves (0: fabric default)
+};
+
+struct ClusterSpec {
+  std::string name;         // "dgx-a100"
+  std::string description;
+  std::string file;         // where it was read from ("" for built in code)
+  GpuArch arch = GpuArch::kAmpere;
+  std::vector<std::string> gpu_names;  // substrings of CUDA device names that identify it
+  int gpus_per_node = 8;
+  Fabric fabric = Fabric::kNvswitch;
+  int nvlink_generation = 0;           // 0 for PCIe
+  Link intra;                           // per GPU, inside a node
+  Link inter;                           // per GPU's share of the node's NICs
+
+  double intra_efficiency() const;     // intra.efficiency or the fabric default
+  double inter_efficiency() const;
+};
+
+// Parses and validates one cluster file. Throws InputError(file, key, why) for a missing or
+// non-positive bandwidth, a non-positive GPU count, an unknown fabric or architecture.
+ClusterSpec load_cluster_file(const std::string& path);
+ClusterSpec parse_cluster(const std::string& text, const std::string& file);
+
+// Applies one "--set key=value" override. Keys: network.inter_node_gbps,
+// network.intra_node_gbps, network.inter_node_latency_us, network.intra_node_latency_us,
+// cluster.gpus_per_node. Throws InputError for an unknown key or a bad value.
+void apply_setting(ClusterSpec& cluster, const std::string& assignment);
+
+// Every *.json in a directory, by name.
+class ClusterCatalog {
+ public:
+  static ClusterCatalog load_directory(const std::string& dir);
+  static std::string default_directory();  // $DPRO_CLUSTER_DIR or <source>/configs/clusters
+
+  const ClusterSpec* find(const std::string& name) const;
+  const ClusterSpec& get(const std::string& name) const;  // throws InputError listing known names
+  // The cluster a trace ran on, from its GPU names (longest matching substring wins).
+  const ClusterSpec* guess(const trace::TraceSet& traces) const;
+  const std::map<std::string, ClusterSpec>& all() const { return clusters_; }
+  const std::string& directory() const { return dir_; }
+
+ private:
+  std::string dir_;
+  std::map<std::string, ClusterSpec> clusters_;
+};
+
+// Ranks laid out on nodes, contiguous (rank r on node r / ranks_per_node).
+struct Placement {
+  int ranks = 1;
+  int nodes = 1;
+  int ranks_per_node = 1;
+};
+// Throws InputError when ranks > gpus_per_node and does not divide into whole nodes.
+Placement place(const ClusterSpec& cluster, int ranks);
+
+}  // namespace dpro::comm

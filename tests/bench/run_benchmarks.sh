@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Runs the benchmark programs (after a build) and prints their JSON lines. Each measurement
+# runs in its own process so that peak-memory figures are its own.
+# Usage: tests/bench/run_benchmarks.sh [build-dir]
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+build=${1:-build}
+bench=$build/tests/bench
+largest=traces/hta/a100-ws2-rank0-nccl.json.gz   # the largest bundled trace (9.8 MB of JSON)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# Import: the largest real trace, gzip as shipped and inflated, and a 300 MB synthetic trace
+# whose events are almost all dropped at import (memory must not follow the file size).
+"$bench/bench_import" speed "$largest" 7
+gzip -dc "$largest" > "$tmp/largest.json"
+"$bench/bench_import" speed "$tmp/largest.json" 7
+"$bench/bench_import" memory "$largest"
+"$bench/bench_import" make-skipped "$tmp/skipped.json" 300
+"$bench/bench_import" speed "$tmp/skipped.json" 3
+"$bench/bench_import" memory "$tmp/skipped.json"
+
+# Replay: synthetic 64-rank, 1.28-million-op data-parallel job.
+"$bench/bench_replay" 64 20000 7
+
+# Benchmarks of other modules, when built.
+for extra in bench_profiler bench_costmodel bench_comm; do
+  [ -x "$bench/$extra" ] && "$bench/$extra" || true
+  for dir in "$build"/tests/*/; do
+    [ -x "$dir$extra" ] && "$dir$extra" || true
+  done
+done
