@@ -18,11 +18,23 @@ class InputError : public std::runtime_error {
   const std::string& item() const { return item_; }
 
  private:
+  // One line, whatever the input held: control characters are escaped.
   static std::string compose(const std::string& file, const std::string& item,
                              const std::string& message) {
     std::string text = file.empty() ? std::string() : file + ": ";
     if (!item.empty()) text += item + ": ";
-    return text + message;
+    text += message;
+    std::string line;
+    line.reserve(text.size());
+    for (char c : text) {
+      if (static_cast<unsigned char>(c) >= 0x20 && c != 0x7f) {
+        line += c;
+      } else {
+        static const char* kHex = "0123456789abcdef";
+        line += c == '\n' ? std::string("\\n") : std::string("\\x") + kHex[(c >> 4) & 0xf] + kHex[c & 0xf];
+      }
+    }
+    return line;
   }
   std::string file_;
   std::string item_;

@@ -16,6 +16,7 @@ class CuptiApi {
   virtual std::uint32_t version() = 0;  // cuptiGetVersion, 0 when it fails
   // Subscribes for callbacks; fails with MULTIPLE_SUBSCRIBERS when another tool holds CUPTI.
   virtual int subscribe() = 0;
+  virtual void unsubscribe() = 0;  // gives CUPTI back to other tools
   virtual int enable_kind(std::uint32_t kind) = 0;
   virtual int disable_kind(std::uint32_t kind) = 0;
   virtual int enable_driver_api(std::uint32_t cbid) = 0;

@@ -32,6 +32,10 @@ class RealCuptiApi final : public CuptiApi {
     return cuptiGetVersion(&v) == CUPTI_SUCCESS ? v : 0;
   }
   int subscribe() override { return cuptiSubscribe(&subscriber_, on_callback, nullptr); }
+  void unsubscribe() override {
+    if (subscriber_) cuptiUnsubscribe(subscriber_);
+    subscriber_ = nullptr;
+  }
   int enable_kind(std::uint32_t kind) override {
     return cuptiActivityEnable(static_cast<CUpti_ActivityKind>(kind));
   }

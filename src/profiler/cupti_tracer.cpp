@@ -20,17 +20,22 @@ std::vector<std::uint32_t> CuptiTracer::kinds_to_enable() const {
 }
 
 bool CuptiTracer::start(std::string& reason) {
+  bool subscribed = false;
+  // Undo everything, so that a tool started later in the job (torch.profiler) can use CUPTI.
   auto fail = [&](const std::string& why) {
     for (auto kind : enabled_) api_.disable_kind(kind);
     enabled_.clear();
+    if (subscribed) api_.unsubscribe();
     reason = why;
     return false;
   };
   int rc = api_.subscribe();
+  subscribed = rc == 0;
   if (rc == kCuptiErrorMultipleSubscribers)
     return fail("another CUPTI client (Nsight Systems, torch.profiler/Kineto, ...) is already "
                 "active; CUDA tracing is off for this process (import that tool's trace instead)");
-  if (rc != 0) return fail("CUPTI cannot start (" + api_.error_text(rc) + "); CUDA tracing is off");
+  if (rc != 0) return fail("CUPTI cannot start (" + api_.error_text(rc) +
+                               ": no GPU driver, or CUPTI unusable); CUDA tracing is off");
   if ((rc = api_.register_buffer_callbacks(*this)) != 0)
     return fail("CUPTI buffer callbacks refused (" + api_.error_text(rc) + "); CUDA tracing is off");
   std::vector<std::string> optional_failures;
@@ -69,6 +74,7 @@ void CuptiTracer::buffer_completed(void* context, std::uint32_t stream, std::uin
     sink_.submit(encoder_.take());
   }
   if (std::uint64_t dropped = api_.dropped_records(context, stream); dropped > 0) {
+    sink_.count_dropped(dropped);
     sink_.encode([&](native::RecordEncoder& enc) {
       enc.add(native::DroppedRecord{dropped, 0, stream});
     });

@@ -49,6 +49,7 @@ ProfilerLibraries find_profiler_libraries(const std::string& executable_path) {
   ProfilerLibraries libs;
   libs.has_cupti = DPRO_PROFILER_WITH_CUPTI;
   libs.cupti = DPRO_CUPTI_LIBRARY;
+  if (const char* env = std::getenv("DPRO_CUPTI_LIB")) libs.cupti = env;
   std::vector<fs::path> candidates;
   if (const char* env = std::getenv("DPRO_INJECT_LIB")) candidates.emplace_back(env);
   fs::path dir = fs::path(executable_path).parent_path();

@@ -31,8 +31,8 @@ std::string validate(const LaunchOptions& options);
 // Variables to set for the job (absolute out_dir).
 EnvVars profiling_environment(const LaunchOptions& options, const ProfilerLibraries& libs);
 
-// Finds the libraries: $DPRO_INJECT_LIB, next to the executable, ../lib, the build tree.
-// inject is "" when not found.
+// Finds the libraries: $DPRO_INJECT_LIB, next to the executable, ../lib, the build tree
+// (inject is "" when not found); libcupti from $DPRO_CUPTI_LIB or the build's toolkit.
 ProfilerLibraries find_profiler_libraries(const std::string& executable_path);
 
 // Runs command with env added to this process's environment; forwards SIGINT/SIGTERM to it.

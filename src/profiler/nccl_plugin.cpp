@@ -1,5 +1,6 @@
 #include "profiler/nccl_plugin.h"
 
+#include <pthread.h>
 #include <unistd.h>
 
 #include "profiler/nccl_profiler_abi.h"
@@ -28,7 +29,36 @@ std::uint64_t realtime_ns() {
   return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<std::uint64_t>(ts.tv_nsec);
 }
 
-std::uint32_t current_tid() { return static_cast<std::uint32_t>(::gettid()); }
+namespace {
+
+std::atomic<long> g_process_id{0};  // a cache of getpid(), see this_process_id()
+
+void refresh_process_id() { g_process_id.store(static_cast<long>(::getpid())); }
+
+}  // namespace
+
+long this_process_id() {
+  static const bool registered = [] {
+    refresh_process_id();
+    pthread_atfork(nullptr, nullptr, refresh_process_id);
+    return true;
+  }();
+  (void)registered;
+  return g_process_id.load(std::memory_order_relaxed);
+}
+
+std::uint32_t current_tid() {
+  // Cached per thread (a syscall otherwise), keyed by pid: fork() copies only the calling
+  // thread, whose cached id would be the parent's.
+  thread_local long cached_pid = 0;
+  thread_local std::uint32_t cached_tid = 0;
+  long pid = this_process_id();
+  if (pid != cached_pid) {
+    cached_pid = pid;
+    cached_tid = static_cast<std::uint32_t>(::gettid());
+  }
+  return cached_tid;
+}
 
 NcclProfilerCore::~NcclProfilerCore() = default;
 
@@ -78,7 +108,7 @@ void* NcclProfilerCore::start(void* context, const NcclEventDescr& d) {
 
 void NcclProfilerCore::emit(const Event& e, std::uint64_t end) {
   const auto& d = e.descr;
-  auto pid = static_cast<std::uint32_t>(::getpid());
+  auto pid = pid_;
   auto text = [](const char* s) { return s ? std::string_view(s) : std::string_view(); };
   switch (e.type) {
     case abi::kCollApi:

@@ -17,6 +17,8 @@
 #include <mutex>
 #include <string>
 
+#include <unistd.h>
+
 #include "profiler/record_sink.h"
 
 namespace dpro::profiler {
@@ -49,7 +51,8 @@ struct NcclComm {
 class NcclProfilerCore {
  public:
   // hook may be null (no CUPTI). Both must outlive the core.
-  NcclProfilerCore(RecordSink& sink, CorrelationHook* hook) : sink_(sink), hook_(hook) {}
+  NcclProfilerCore(RecordSink& sink, CorrelationHook* hook)
+      : sink_(sink), hook_(hook), pid_(static_cast<std::uint32_t>(::getpid())) {}
   ~NcclProfilerCore();
 
   // Returns the activation mask for this ABI version (5 or 4).
@@ -70,6 +73,7 @@ class NcclProfilerCore {
 
   RecordSink& sink_;
   CorrelationHook* hook_;
+  std::uint32_t pid_;  // records are only written by the process that created the core
   std::mutex comms_mutex_;
   std::deque<NcclComm> comms_;  // never shrinks: events may outlive finalize
   std::atomic<std::uint64_t> next_id_{1};

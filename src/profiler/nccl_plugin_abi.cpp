@@ -2,7 +2,10 @@
 // for 2.27): translate each version's descriptor into NcclEventDescr and forward to the
 // process's NcclProfilerCore. NCCL gives no context to the plugin object itself, so the core
 // is created on the first init and lives for the rest of the process.
+#include <dlfcn.h>
+
 #include <mutex>
+#include <string>
 
 #include "profiler/nccl_plugin.h"
 #include "profiler/nccl_profiler_abi.h"
@@ -98,11 +101,31 @@ NcclEventDescr from_v4(const abi::EventDescrV4& e) {
   return d;
 }
 
+// Records, once per process, which NCCL loaded the plugin: ncclGetVersion() when libnccl's
+// symbols are visible to us, and the plugin ABI version in any case.
+void record_nccl_version(int abi_version) {
+  static std::once_flag once;
+  std::call_once(once, [abi_version] {
+    ProfilerSession* session = ProfilerSession::process();
+    if (!session) return;
+    int code = 0;
+    using GetVersion = int (*)(int*);
+    if (auto fn = reinterpret_cast<GetVersion>(::dlsym(RTLD_DEFAULT, "ncclGetVersion"))) fn(&code);
+    session->encode([&](native::RecordEncoder& enc) {
+      enc.add_metadata("nccl_profiler_abi", std::string("v").append(std::to_string(abi_version)));
+      if (code > 0) enc.add_metadata("nccl_version", std::to_string(code));
+    });
+  });
+}
+
 abi::Result init_common(void** ctx, std::uint64_t comm, int* mask, const char* name, int nnodes,
                         int nranks, int rank, int version) {
   *ctx = nullptr;
   *mask = 0;
-  if (NcclProfilerCore* c = core()) *mask = c->init(ctx, comm, name, nnodes, nranks, rank, version);
+  if (NcclProfilerCore* c = core()) {
+    record_nccl_version(version);
+    *mask = c->init(ctx, comm, name, nnodes, nranks, rank, version);
+  }
   return abi::kSuccess;  // never fail NCCL: without a core the plugin just records nothing
 }
 

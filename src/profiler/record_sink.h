@@ -15,6 +15,8 @@ class RecordSink {
   virtual void encode(const std::function<void(native::RecordEncoder&)>& fn) = 0;
   // Hands over records encoded by a producer's own encoder (with the sink's string table).
   virtual void submit(native::EncodedBatch batch) = 0;
+  // Counts records a producer lost (CUPTI's dropped records), for the file's footer.
+  virtual void count_dropped(std::uint64_t count) = 0;
   virtual native::StringInterner& strings() = 0;
   virtual std::int64_t base_time() const = 0;
 };
@@ -30,7 +32,9 @@ class CorrelationHook {
 
 // CLOCK_REALTIME in ns: the clock CUPTI stamps activities with.
 std::uint64_t realtime_ns();
-// OS thread id of the caller.
+// OS thread id of the caller (cached per thread).
 std::uint32_t current_tid();
+// getpid() without a syscall: cached, refreshed in the child by a pthread_atfork handler.
+long this_process_id();
 
 }  // namespace dpro::profiler

@@ -29,7 +29,7 @@ void make_dirs(const std::string& dir) {
 
 }  // namespace
 
-long ProfilerSession::current_pid() { return static_cast<long>(::getpid()); }
+long ProfilerSession::current_pid() { return this_process_id(); }
 
 ProfilerSession::ProfilerSession(const SessionConfig& config)
     : config_(config),
@@ -68,7 +68,7 @@ void ProfilerSession::take_pending(std::vector<native::EncodedBatch>& out) {
   std::lock_guard lock(mutex_);
   out = std::move(pending_);
   pending_.clear();
-  if (!shared_encoder_.batch().index.empty()) out.push_back(shared_encoder_.take());
+  if (!shared_encoder_.empty()) out.push_back(shared_encoder_.take());
 }
 
 void ProfilerSession::flush() {
@@ -84,8 +84,8 @@ void ProfilerSession::flush() {
   take_pending(batches);
   std::uint64_t count = 0;
   for (const auto& b : batches) count += b.index.size();
-  if (count > 0) writer_->append(native::merge_in_time_order(batches), count);
-  writer_->flush();
+  if (count > 0) writer_->write_now(merger_.merge(batches), count);
+  else writer_->flush();
 }
 
 void ProfilerSession::flush_loop() {
@@ -113,15 +113,7 @@ void ProfilerSession::shutdown() {
   for (auto& hook : hooks) hook(true);  // e.g. cuptiActivityFlushAll(FORCED)
   flush();
   active_ = false;
-  std::uint64_t dropped = dropped_.load();
-  if (dropped > 0) {
-    writer_->append([&] {
-      native::RecordEncoder enc(strings_, base_time_);
-      enc.add(native::DroppedRecord{dropped, 0, 0});
-      return enc.take().bytes;
-    }(), 1);
-  }
-  writer_->close(dropped);
+  writer_->close(dropped_.load());
 }
 
 void ProfilerSession::disable_after_fork() {

@@ -44,7 +44,7 @@ class ProfilerSession final : public RecordSink {
 
   // Called before each flush (periodic and final), e.g. to make CUPTI hand over buffers.
   void add_flush_hook(std::function<void(bool final)> hook);
-  void add_dropped(std::uint64_t count) { dropped_ += count; }
+  void count_dropped(std::uint64_t count) override { dropped_ += count; }
   // Merges pending batches in time order and writes them to the file.
   void flush();
   // Final flush and footer; later calls and all calls from other processes do nothing.
@@ -78,7 +78,8 @@ class ProfilerSession final : public RecordSink {
   std::vector<native::EncodedBatch> pending_;
   std::vector<std::function<void(bool)>> hooks_;
   std::vector<std::string> warned_;
-  std::mutex flush_mutex_;  // one flush at a time
+  std::mutex flush_mutex_;  // one flush at a time; guards merger_
+  native::TimeOrderMerger merger_;
   std::atomic<bool> active_{true};
   std::atomic<std::uint64_t> dropped_{0};
   std::atomic<CorrelationHook*> correlation_hook_{nullptr};

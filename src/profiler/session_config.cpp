@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <cctype>
 #include <cstdlib>
 #include <string>
 
@@ -48,11 +49,15 @@ SessionConfig config_from_env(const EnvLookup& lookup) {
 }
 
 std::string trace_file_path(const SessionConfig& c) {
-  std::string name = c.rank ? "rank" + std::to_string(*c.rank) : std::string("norank");
-  if (c.local_rank) name += ".local" + std::to_string(*c.local_rank);
-  name += "." + sanitize(c.host.empty() ? "host" : c.host) + ".pid" + std::to_string(c.pid);
-  if (c.restart_count > 0) name += ".restart" + std::to_string(c.restart_count);
-  return c.out_dir + "/" + name + ".dpro";
+  // Built with append(): GCC 12 warns spuriously (-Wrestrict) on chains of operator+.
+  std::string name = c.out_dir;
+  name.append("/");
+  name.append(c.rank ? "rank" + std::to_string(*c.rank) : std::string("norank"));
+  if (c.local_rank) name.append(".local").append(std::to_string(*c.local_rank));
+  name.append(".").append(sanitize(c.host.empty() ? "host" : c.host));
+  name.append(".pid").append(std::to_string(c.pid));
+  if (c.restart_count > 0) name.append(".restart").append(std::to_string(c.restart_count));
+  return name.append(".dpro");
 }
 
 }  // namespace dpro::profiler

@@ -21,24 +21,38 @@ struct OutEdge {
   bool to_end() const { return id_to_end & 1; }
 };
 
-// Per-node state the event loop touches together, in one cache line's share.
-struct NodeState {
+// Everything the event loop touches for one node, in one 64-byte cache line. Times and causes
+// are copied into the Simulation when the run ends.
+struct alignas(64) NodeState {
   Nanos delay;
   Nanos duration;
+  Nanos start;  // first the latest start-dependency seen (INT64_MIN: none yet), then the start
+  Nanos end;    // likewise for end-dependencies, then the end
+  std::uint32_t out_begin, out_mid, out_end;  // out-edges: [begin, mid) leave from the start, [mid, end) from the end
   std::uint32_t remaining_start;  // start-edges not yet satisfied
   std::uint32_t remaining_end;    // end-edges not yet satisfied
-  std::uint32_t out_mid;          // out-edges [out_begin, out_mid) leave from the start
+  EdgeId start_cause;
+  EdgeId end_cause;
   std::uint8_t started;
-  std::uint8_t start_is_event;    // something observes the start: it is queued as an event
+  std::uint8_t start_is_event;  // something observes the start: it is queued as an event
 };
+static_assert(sizeof(NodeState) == 64);
 
-// A scheduled event, 16 bytes: ordered by (key, insertion sequence). `key` is the event's time,
-// raised to the time it was scheduled at if earlier (a rounding-sized negative delay), so the
-// queue never goes back in time; the event's own time is kept in Simulation::start/end.
+// A scheduled event, 16 bytes, ordered by (key, insertion sequence) as one 128-bit integer:
+// the high half is the event time (offset to be unsigned), raised to the time it was scheduled
+// at if earlier (a rounding-sized negative delay), so the queue never goes back in time; the
+// low half is insertion sequence << 32 | node << 1 | is_end. The event's own time is kept in
+// the node's state.
 struct Pending {
-  Nanos key;
-  std::uint64_t seq_node;  // insertion sequence << 32 | node << 1 | is_end
-  bool operator>(const Pending& o) const { return key != o.key ? key > o.key : seq_node > o.seq_node; }
+  unsigned __int128 order;
+  static Pending make(Nanos key, std::uint64_t seq_node) {
+    const auto high = static_cast<std::uint64_t>(key) ^ (std::uint64_t{1} << 63);
+    return Pending{(static_cast<unsigned __int128>(high) << 64) | seq_node};
+  }
+  NodeId node() const { return static_cast<NodeId>((static_cast<std::uint64_t>(order) & 0xffffffffu) >> 1); }
+  bool is_end() const { return static_cast<std::uint64_t>(order) & 1; }
+  Nanos key() const { return static_cast<Nanos>(static_cast<std::uint64_t>(order >> 64) ^ (std::uint64_t{1} << 63)); }
+  bool operator>(const Pending& o) const { return order > o.order; }
 };
 
 // A 4-ary min-heap: shallower than a binary heap, fewer cache misses on large queues.
@@ -96,55 +110,56 @@ class Simulator::Engine {
     while (!queue_.empty()) {
       const Pending p = queue_.pop();
       ++sim_.events_processed;
-      now_ = p.key;
-      const NodeId v = static_cast<NodeId>((p.seq_node & 0xffffffffu) >> 1);
-      (p.seq_node & 1) ? on_end(v) : on_start(v);
+      now_ = p.key();
+      p.is_end() ? on_end(p.node()) : on_start(p.node());
     }
     if (ended_ != n_) throw InputError("", "replay", std::to_string(n_ - ended_) + " ops never ran (dependency cycle)");
+    finish();
     return sim_;
   }
 
   Simulation take() { return std::move(sim_); }
 
  private:
+  // Three passes: count edges per node, lay out per-node state and offsets, place the edges.
   void prepare() {
     n_ = static_cast<NodeId>(dfg_->node_count());
     DPRO_CHECK(n_ < (1u << 31) && dfg_->edge_count() < (1u << 31));
     const auto& edges = dfg_->edges();
     state_.assign(n_, NodeState{});
-    // Out-edges grouped by source, start-edges first (a counting sort keeps insertion order).
-    out_begin_.assign(n_ + 1, 0);
     for (const graph::Edge& e : edges) {
-      ++out_begin_[e.src + 1];
-      if (e.src_point == Point::kStart) ++state_[e.src].out_mid;
+      NodeState& s = state_[e.src];
+      ++(e.src_point == Point::kStart ? s.out_mid : s.out_end);  // counts, for now
       NodeState& d = state_[e.dst];
-      (e.dst_point == Point::kEnd ? d.remaining_end : d.remaining_start)++;
+      ++(e.dst_point == Point::kEnd ? d.remaining_end : d.remaining_start);
     }
-    for (NodeId v = 0; v < n_; ++v) {
-      out_begin_[v + 1] += out_begin_[v];
-      state_[v].out_mid += out_begin_[v];
-    }
-    out_.resize(edges.size());
-    fill_start_.assign(out_begin_.begin(), out_begin_.end() - 1);
-    fill_end_.resize(n_);
-    for (NodeId v = 0; v < n_; ++v) fill_end_[v] = state_[v].out_mid;
-    for (EdgeId id = 0; id < edges.size(); ++id) {
-      const graph::Edge& e = edges[id];
-      std::uint32_t& slot = e.src_point == Point::kStart ? fill_start_[e.src] : fill_end_[e.src];
-      out_[slot++] = OutEdge{e.dst, (id << 1) | (e.dst_point == Point::kEnd ? 1u : 0u), e.gap};
-    }
+    std::uint32_t offset = 0;
     for (NodeId v = 0; v < n_; ++v) {
       NodeState& st = state_[v];
       const graph::Node& node = dfg_->node(v);
+      st.start_is_event = st.remaining_end > 0 || st.out_mid > 0;
+      st.out_begin = offset;
+      st.out_mid += offset;
+      st.out_end += st.out_mid;
+      offset = st.out_end;
       st.delay = node.delay;
       st.duration = node.duration;
-      st.start_is_event = st.remaining_end > 0 || st.out_mid > out_begin_[v];
+      st.start = st.end = INT64_MIN;
+      st.start_cause = st.end_cause = graph::kNone;
     }
-    // start/end first accumulate the latest dependency (INT64_MIN: none yet), then hold the times.
-    sim_.start.assign(n_, INT64_MIN);
-    sim_.end.assign(n_, INT64_MIN);
-    sim_.start_cause.assign(n_, graph::kNone);
-    sim_.end_cause.assign(n_, graph::kNone);
+    out_.resize(edges.size());
+    // Place edges: out_begin/out_mid serve as fill cursors and are restored afterwards.
+    for (EdgeId id = 0; id < edges.size(); ++id) {
+      const graph::Edge& e = edges[id];
+      NodeState& s = state_[e.src];
+      std::uint32_t& slot = e.src_point == Point::kStart ? s.out_begin : s.out_mid;
+      out_[slot++] = OutEdge{e.dst, (id << 1) | (e.dst_point == Point::kEnd ? 1u : 0u), e.gap};
+    }
+    for (NodeId v = n_; v-- > 0;) {
+      NodeState& st = state_[v];
+      st.out_mid = st.out_begin;  // the start-edge cursor stopped where end-edges begin
+      st.out_begin = v == 0 ? 0 : state_[v - 1].out_end;
+    }
     sim_.events_processed = 0;
     sim_.makespan = 0;
     seq_ = 0;
@@ -152,12 +167,26 @@ class Simulator::Engine {
     ended_ = 0;
   }
 
+  void finish() {
+    sim_.start.resize(n_);
+    sim_.end.resize(n_);
+    sim_.start_cause.resize(n_);
+    sim_.end_cause.resize(n_);
+    for (NodeId v = 0; v < n_; ++v) {
+      const NodeState& st = state_[v];
+      sim_.start[v] = st.start;
+      sim_.end[v] = st.end;
+      sim_.start_cause[v] = st.start_cause;
+      sim_.end_cause[v] = st.end_cause;
+    }
+  }
+
   void push(NodeId v, bool is_end, Nanos t) {
-    queue_.push(Pending{std::max(t, now_), (seq_++ << 32) | (static_cast<std::uint64_t>(v) << 1) | (is_end ? 1 : 0)});
+    queue_.push(Pending::make(std::max(t, now_), (seq_++ << 32) | (static_cast<std::uint64_t>(v) << 1) | (is_end ? 1 : 0)));
   }
   void schedule_start(NodeId v, Nanos t) {
-    sim_.start[v] = t;
     NodeState& st = state_[v];
+    st.start = t;
     if (st.start_is_event) {
       push(v, false, t);
     } else {
@@ -165,28 +194,28 @@ class Simulator::Engine {
       schedule_end(v, st);
     }
   }
-  void schedule_end(NodeId v, const NodeState& st) {
-    const Nanos own = sim_.start[v] + st.duration;
-    if (own >= sim_.end[v]) {
-      sim_.end_cause[v] = graph::kNone;
-      sim_.end[v] = own;
+  void schedule_end(NodeId v, NodeState& st) {
+    const Nanos own = st.start + st.duration;
+    if (own >= st.end) {
+      st.end_cause = graph::kNone;
+      st.end = own;
     }
-    push(v, true, sim_.end[v]);
+    push(v, true, st.end);
   }
 
   void notify(const OutEdge& e, Nanos t) {
     const Nanos value = t + e.gap;
     NodeState& st = state_[e.dst];
     if (!e.to_end()) {
-      if (value > sim_.start[e.dst]) {
-        sim_.start[e.dst] = value;
-        sim_.start_cause[e.dst] = e.id();
+      if (value > st.start) {
+        st.start = value;
+        st.start_cause = e.id();
       }
-      if (--st.remaining_start == 0) schedule_start(e.dst, sim_.start[e.dst] + st.delay);
+      if (--st.remaining_start == 0) schedule_start(e.dst, st.start + st.delay);
     } else {
-      if (value > sim_.end[e.dst]) {
-        sim_.end[e.dst] = value;
-        sim_.end_cause[e.dst] = e.id();
+      if (value > st.end) {
+        st.end = value;
+        st.end_cause = e.id();
       }
       if (--st.remaining_end == 0 && st.started) schedule_end(e.dst, st);
     }
@@ -195,23 +224,22 @@ class Simulator::Engine {
   void on_start(NodeId v) {
     NodeState& st = state_[v];
     st.started = 1;
-    const Nanos t = sim_.start[v];
-    for (std::uint32_t k = out_begin_[v]; k < st.out_mid; ++k) notify(out_[k], t);
+    const Nanos t = st.start;
+    for (std::uint32_t k = st.out_begin; k < st.out_mid; ++k) notify(out_[k], t);
     if (st.remaining_end == 0) schedule_end(v, st);
   }
 
   void on_end(NodeId v) {
-    const Nanos t = sim_.end[v];
+    const NodeState& st = state_[v];
+    const Nanos t = st.end;
     sim_.makespan = std::max(sim_.makespan, t);
     ++ended_;
-    for (std::uint32_t k = state_[v].out_mid; k < out_begin_[v + 1]; ++k) notify(out_[k], t);
+    for (std::uint32_t k = st.out_mid; k < st.out_end; ++k) notify(out_[k], t);
   }
 
   const graph::Dfg* dfg_ = nullptr;
   NodeId n_ = 0;
   std::vector<OutEdge> out_;
-  std::vector<std::uint32_t> out_begin_;
-  std::vector<std::uint32_t> fill_start_, fill_end_;
   std::vector<NodeState> state_;
   EventQueue queue_;
   std::uint64_t seq_ = 0;

@@ -1,8 +1,8 @@
 #include "trace/loader.h"
+#include "trace/native/clock_alignment.h"
 
 namespace dpro::trace {
 
-// Replaced by the collective-based alignment of the native-trace work (issue 3).
-void align_trace_clocks(TraceSet&, Logger&) {}
+void align_trace_clocks(TraceSet& set, Logger& log) { align_clocks(set, log); }
 
 }  // namespace dpro::trace

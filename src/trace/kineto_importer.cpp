@@ -12,7 +12,6 @@
 
 #include "core/byte_source.h"
 #include "core/error.h"
-#include "trace/iterations.h"
 #include "trace/json_stream.h"
 
 namespace dpro::trace {
@@ -534,7 +533,6 @@ TraceRank KinetoImporter::read(const std::string& path, StringTable& strings,
                reader.on_event(raw, index, raw.size() + JsonEventStream::kPadding);
              });
   reader.finish();
-  detect_iterations(reader.rank, strings);
   return std::move(reader.rank);
 }
 

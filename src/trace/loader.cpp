@@ -8,6 +8,7 @@
 
 #include "core/byte_source.h"
 #include "core/error.h"
+#include "trace/iterations.h"
 
 namespace dpro::trace {
 namespace fs = std::filesystem;
@@ -134,6 +135,7 @@ TraceSet load_traces(const std::vector<std::string>& paths, const LoadOptions& o
     if (!chosen) throw InputError(file, "", "not a trace format dpro knows (Kineto JSON or dpro native)");
     log.info("reading " + file + " (" + std::string(chosen->format()) + ")");
     TraceRank rank = chosen->read(file, set.strings, options.import, log);
+    detect_iterations(rank, set.strings);
     bool any_work = false;
     for (const Event& e : rank.events) {
       if (is_cpu_side(e.kind) || is_gpu_work(e.kind)) { any_work = true; break; }

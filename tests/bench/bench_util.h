@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <sys/resource.h>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,14 @@ inline double seconds_since(std::chrono::steady_clock::time_point t0) {
 inline double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v.empty() ? 0.0 : (v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]));
+}
+
+// CPU time (user + system) this process has used so far, in seconds: less sensitive than wall
+// time to other work on a shared machine.
+inline double cpu_seconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + 1e-6 * static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
 }
 
 // Peak resident memory of this process so far, in MiB (VmHWM).

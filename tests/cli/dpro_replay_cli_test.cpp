@@ -106,10 +106,32 @@ TEST_CASE("Outputs never overwrite an existing file without --force, nor an inpu
   CHECK(read_whole_file(copy).size() == read_whole_file(trace).size());
 }
 
-TEST_CASE("--help explains the subcommand; unknown flags exit 2") {
+TEST_CASE("dpro-replay replay --help explains the subcommand and unknown flags exit 2") {
   Run r = run("replay --help");
   CHECK(r.code == 0);
   CHECK_THAT(r.out, Catch::Contains("--timeline") && Catch::Contains("--iteration") && Catch::Contains("--json"));
   r = run("replay --no-such-flag x");
   CHECK(r.code == 2);
+}
+
+TEST_CASE("Collectives that cannot be matched across ranks: one line naming the file, exit 2") {
+  const std::string dir = test::fresh_dir("cli_unmatched");
+  const auto files = test::dlrm_files();
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    const std::string name = std::filesystem::path(files[i]).filename().string();
+    if (i != 5) {
+      std::filesystem::copy_file(files[i], dir + "/" + name);
+      continue;
+    }
+    // Rank 5 claims its first all-reduce was an all-gather: its peers' all-reduces go unmatched.
+    std::string text = read_whole_file(files[i]);
+    const std::size_t at = text.find("ncclKernel_AllReduce");
+    REQUIRE(at != std::string::npos);
+    text.replace(at, 20, "ncclKernel_AllGather");
+    test::write_text(dir + "/" + name.substr(0, name.size() - 3), text);  // plain .json
+  }
+  const Run r = run("replay " + dir);
+  CHECK(r.code == 2);
+  CHECK(lines(r.out) == 1);
+  CHECK_THAT(r.out, Catch::Contains("cannot be matched") && Catch::Contains("worker"));
 }

@@ -10,6 +10,7 @@
 
 #include "core/error.h"
 #include "temp_dir.h"
+#include "test_paths.h"
 #include "trace/native/native_reader.h"
 #include "trace/native/native_writer.h"
 
@@ -29,6 +30,15 @@ Header test_header() {
   h.nccl_version = 22809;
   h.base_time = 1'700'000'000'000'000'000;
   return h;
+}
+
+std::string read_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+void write_bytes(const std::string& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
 }
 
 // Writes a small trace with one record of each kind; returns the number of records.
@@ -137,9 +147,10 @@ TEST_CASE("a truncated trace loads up to its last complete record with one warni
   std::string bytes = read_bytes(full);
   std::uint64_t previous = 0;
   // Cut after every byte past the header: never throws, never invents records.
-  for (std::size_t cut = 60; cut < bytes.size(); ++cut) {
+  std::size_t header_end = encode_preamble(test_header()).size();
+  for (std::size_t cut = header_end; cut < bytes.size(); ++cut) {
     std::string path = dir.file("cut.dpro");
-    std::ofstream(path, std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(cut));
+    write_bytes(path, bytes.substr(0, cut));
     Logger log(LogLevel::kQuiet);
     auto c = read_native_capture(path, log);
     CHECK(log.warning_count() == 1);
@@ -148,4 +159,120 @@ TEST_CASE("a truncated trace loads up to its last complete record with one warni
     previous = c.record_count;
   }
   CHECK(previous + 1 >= whole.record_count);
+}
+
+TEST_CASE("a trace cut inside its header is an error naming the file", "[native]") {
+  test::TempDir dir("hdr");
+  write_sample(dir.file("full.dpro"));
+  std::string bytes = read_bytes(dir.file("full.dpro"));
+  write_bytes(dir.file("cut.dpro"), bytes.substr(0, 20));
+  Logger log(LogLevel::kQuiet);
+  CHECK_THROWS_WITH(read_native_capture(dir.file("cut.dpro"), log),
+                    Catch::Contains("cut.dpro") && Catch::Contains("header"));
+}
+
+TEST_CASE("a trace from a future major version is a clear error", "[native]") {
+  test::TempDir dir("future");
+  write_sample(dir.file("t.dpro"));
+  std::string bytes = read_bytes(dir.file("t.dpro"));
+  bytes[8] = static_cast<char>(kVersionMajor + 1);
+  write_bytes(dir.file("future.dpro"), bytes);
+  Logger log(LogLevel::kQuiet);
+  CHECK_THROWS_AS(read_native_capture(dir.file("future.dpro"), log), InputError);
+  CHECK_THROWS_WITH(read_native_capture(dir.file("future.dpro"), log),
+                    Catch::Contains("future.dpro") && Catch::Contains("newer than this dpro supports"));
+}
+
+TEST_CASE("a file that is not a native trace is rejected", "[native]") {
+  test::TempDir dir("magic");
+  write_bytes(dir.file("x.dpro"), "{\"traceEvents\": []}");
+  Logger log(LogLevel::kQuiet);
+  CHECK_THROWS_WITH(read_native_capture(dir.file("x.dpro"), log), Catch::Contains("bad magic"));
+  CHECK_FALSE(has_native_magic("{\"traceEvents\""));
+}
+
+TEST_CASE("unknown record types from a newer minor version are skipped", "[native]") {
+  test::TempDir dir("minor");
+  write_sample(dir.file("t.dpro"), /*close=*/false);
+  std::string bytes = read_bytes(dir.file("t.dpro"));
+  bytes += std::string("\x7f\x03" "abc", 5);  // type 127, 3-byte payload
+  bytes += encode_footer({0, 0});
+  write_bytes(dir.file("t2.dpro"), bytes);
+  Logger log(LogLevel::kQuiet);
+  auto c = read_native_capture(dir.file("t2.dpro"), log);
+  CHECK(log.warning_count() == 0);
+  CHECK(c.has_footer);
+  CHECK(c.kernels.size() == 1);
+}
+
+TEST_CASE("a malformed record stops the load with a warning, keeping what precedes it", "[native]") {
+  test::TempDir dir("bad");
+  write_sample(dir.file("t.dpro"), /*close=*/false);
+  std::string bytes = read_bytes(dir.file("t.dpro"));
+  bytes += std::string("\x06\x02\xff\xff", 4);  // a kernel record whose varints run off its end
+  bytes += encode_footer({0, 0});
+  write_bytes(dir.file("bad.dpro"), bytes);
+  Logger log(LogLevel::kQuiet);
+  auto c = read_native_capture(dir.file("bad.dpro"), log);
+  CHECK(log.warning_count() == 1);
+  CHECK(c.truncated);
+  CHECK(c.kernels.size() == 1);
+  CHECK_FALSE(c.has_footer);
+}
+
+TEST_CASE("gzip-compressed native traces are read transparently", "[native]") {
+  test::TempDir dir("gz");
+  write_sample(dir.file("t.dpro"));
+  std::string bytes = read_bytes(dir.file("t.dpro"));
+  gzFile gz = gzopen(dir.file("t.dpro.gz").c_str(), "wb");
+  REQUIRE(gz);
+  gzwrite(gz, bytes.data(), static_cast<unsigned>(bytes.size()));
+  gzclose(gz);
+  Logger log(LogLevel::kQuiet);
+  auto c = read_native_capture(dir.file("t.dpro.gz"), log);
+  CHECK(c.has_footer);
+  CHECK(c.kernels.size() == 1);
+}
+
+TEST_CASE("varints and zigzag encode the full 64-bit range", "[native]") {
+  for (std::int64_t v : {std::int64_t{0}, std::int64_t{-1}, std::int64_t{1} << 40, INT64_MIN, INT64_MAX}) {
+    char buf[10];
+    std::size_t n = put_varint(buf, zigzag(v));
+    const char* pos = buf;
+    auto back = get_varint(pos, buf + n);
+    REQUIRE(back);
+    CHECK(unzigzag(*back) == v);
+    CHECK(pos == buf + n);
+  }
+  char buf[10];
+  std::size_t n = put_varint(buf, UINT64_MAX);
+  const char* pos = buf;
+  CHECK_FALSE(get_varint(pos, buf + n - 1));
+}
+
+// The committed fixture was written by format 1.0; every later reader must load it the same.
+// Regenerate (only for a deliberate major version change): test_native_format "[.generate]"
+TEST_CASE("write the 1.0 fixture", "[.generate]") {
+  write_sample(test::source_path("tests/profiler/data/sample_v1_0.dpro"));
+}
+
+TEST_CASE("the committed format 1.0 fixture still loads", "[native]") {
+  Logger log(LogLevel::kQuiet);
+  auto c = read_native_capture(test::source_path("tests/profiler/data/sample_v1_0.dpro"), log);
+  CHECK(log.warning_count() == 0);
+  CHECK(c.version_major == 1);
+  CHECK(c.version_minor == 0);
+  CHECK(c.has_footer);
+  CHECK(c.header.host == "node-a");
+  CHECK(c.header.rank == 3);
+  CHECK(c.header.nccl_version == 22809);
+  REQUIRE(c.kernels.size() == 1);
+  CHECK(c.str(c.kernels[0].name) == "gemm_kernel");
+  CHECK(c.kernels[0].start == c.header.base_time + 1800);
+  CHECK(c.kernels[0].dur == 2000);
+  REQUIRE(c.nccl_colls.size() == 1);
+  CHECK(c.str(c.nccl_colls[0].algo) == "RING");
+  CHECK(c.nccl_colls[0].sequence == 17);
+  CHECK(c.markers.size() == 2);
+  CHECK(c.dropped_records == 3);
 }

@@ -68,7 +68,7 @@ TEST_CASE("The critical path covers each rank's whole predicted step") {
   CHECK_FALSE(job.top_path_ops.empty());
 }
 
-TEST_CASE("--iteration picks one step; an unknown step is an error listing the known ones") {
+TEST_CASE("Option --iteration picks one step, and an unknown step is an error listing the known ones") {
   test::CapturingLog log;
   const auto set = test::load({test::source_path("traces/hta/a100-ws2-rank0-nccl.json.gz")}, log.log);
   replayer::ReplayOptions options;

@@ -24,7 +24,7 @@ Collected stream_text(const std::string& text) {
 }
 }  // namespace
 
-TEST_CASE("Events are streamed one by one; members before and after traceEvents are kept") {
+TEST_CASE("Events are streamed one by one, and members before and after traceEvents are kept") {
   const auto c = stream_text(R"({"a": 1, "traceEvents": [{"name": "x}{[\"", "ts": 1}, {"b": [1, {"c": 2}]}], "baseTimeNanoseconds": 77})");
   REQUIRE(c.events.size() == 2);
   CHECK(c.events[0] == R"({"name": "x}{[\"", "ts": 1})");

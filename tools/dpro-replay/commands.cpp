@@ -1,3 +1,4 @@
+#include "cmd_convert.h"
 #include "cmd_replay.h"
 #include "command.h"
 
@@ -6,6 +7,7 @@ namespace dpro::cli {
 std::vector<std::unique_ptr<Command>> make_commands() {
   std::vector<std::unique_ptr<Command>> commands;
   commands.push_back(make_replay_command());
+  commands.push_back(make_convert_command());
   return commands;
 }
 

@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
       "rank, or dpro-profile's native traces) as one global dataflow graph in a discrete-event simulator, and\n"
       "reports where each iteration's time goes and how fast it would be if something changed.\n"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("dpro-replay ") + DPRO_VERSION);
   auto commands = dpro::cli::make_commands();
   std::vector<std::pair<CLI::App*, dpro::cli::Command*>> subcommands;
   for (auto& command : commands) subcommands.emplace_back(command->add_to(app), command.get());

@@ -1,6 +1,7 @@
 #include "replayer/comm/collective_model.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -82,6 +83,9 @@ constexpr double kTreeCorrection[3][22] = {
 constexpr double kNvlsEfficiency = 0.85;
 // NCCL sends peer-to-peer messages up to this size per peer with LL (NCCL_P2P_LL_THRESHOLD).
 constexpr std::int64_t kP2pLLThreshold = 16384;
+// Assumption (not from NCCL's tuning model, which has no p2p model): a grouped all-to-all
+// progresses 8 peers at a time, so its latency grows with ceil((n-1)/8) peer rounds.
+constexpr int kP2pConcurrentPeers = 8;
 
 struct Candidate {
   Algorithm algorithm;
@@ -159,7 +163,9 @@ class Terms {
     const double t = std::max(intra_bytes / (1000.0 * intra_bw_ * data_fraction),
                               inter_bytes / (1000.0 * inter_bw_ * data_fraction));
     const double algbw = t > 0 ? s / (1000.0 * t) : std::numeric_limits<double>::infinity();
-    out.push_back({Algorithm::kPointToPoint, static_cast<Protocol>(pi), kBaseLatRing[pi] + hop, algbw});
+    // An all-to-all exchanges with n-1 peers; kP2pConcurrentPeers of them progress at once.
+    const int rounds = all_to_all ? (n - 1 + kP2pConcurrentPeers - 1) / kP2pConcurrentPeers : 1;
+    out.push_back({Algorithm::kPointToPoint, static_cast<Protocol>(pi), kBaseLatRing[pi] + rounds * hop, algbw});
   }
 
  private:
@@ -198,8 +204,9 @@ class Terms {
         return lat + (steps - inter) * intra_lat(pi, kHopLatRing) + inter * inter_lat(pi, kHopLatRing);
       }
       default: {  // broadcast, reduce: a pipeline along the ring, one hop per rank
-        const auto& table = pi == 2 ? kHopLatTree : kHopLatRing;
-        const double hop = nodes > 1 ? inter_lat(pi, table) : intra_lat(pi, table);
+        // Simple pipelines in chunks: NCCL charges the tree's Simple hop latency.
+        const double hop = pi == 2 ? (nodes > 1 ? inter_lat(pi, kHopLatTree) : intra_lat(pi, kHopLatTree))
+                                   : (nodes > 1 ? inter_lat(pi, kHopLatRing) : intra_lat(pi, kHopLatRing));
         return lat + (n - 1) * hop;
       }
     }

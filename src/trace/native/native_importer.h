@@ -7,6 +7,10 @@
 
 namespace dpro::trace {
 
-std::unique_ptr<Importer> make_native_importer();
+// Run on each rank after import, e.g. trace::detect_iterations (which lives in dpro_trace,
+// a library this one must not depend on): register as make_native_importer(detect_iterations).
+using RankPostProcess = void (*)(TraceRank& rank, const StringTable& strings);
+
+std::unique_ptr<Importer> make_native_importer(RankPostProcess post_process = nullptr);
 
 }  // namespace dpro::trace

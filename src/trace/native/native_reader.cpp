@@ -1,5 +1,6 @@
 #include "trace/native/native_reader.h"
 
+#include <cstdlib>
 #include <cstring>
 
 #include "core/byte_source.h"
@@ -51,7 +52,20 @@ class Decoder {
   void kernel(Cursor& c);
   void copy(Cursor& c, bool memset);
   void nccl_coll(Cursor& c);
+  void string_definition(Cursor& c);
+  void metadata(Cursor& c);
+  void device(Cursor& c);
+  void sync(Cursor& c);
+  void cuda_event(Cursor& c);
+  void external_correlation(Cursor& c);
+  void marker(Cursor& c);
+  void dropped(Cursor& c);
+  void nccl_comm(Cursor& c);
+  void nccl_api(Cursor& c);
+  void nccl_launch(Cursor& c);
+  void nccl_kernel_channel(Cursor& c);
   NativeCapture& out_;
+  bool ok_ = true;  // false when a record's content is invalid though its fields parsed
 };
 
 void Decoder::header(Cursor& c) {
@@ -77,7 +91,7 @@ void Decoder::api(Cursor& c) {
   a.tid = c.u32();
   a.correlation = c.u32();
   a.name = c.u32();
-  out_.apis.push_back(a);
+  if (c.ok()) out_.apis.push_back(a);
 }
 
 void Decoder::kernel(Cursor& c) {
@@ -93,7 +107,7 @@ void Decoder::kernel(Cursor& c) {
   for (auto& v : k.block) v = c.z32();
   k.registers = c.u32();
   k.shared_mem = c.u32();
-  out_.kernels.push_back(k);
+  if (c.ok()) out_.kernels.push_back(k);
 }
 
 void Decoder::copy(Cursor& c, bool memset) {
@@ -107,7 +121,7 @@ void Decoder::copy(Cursor& c, bool memset) {
   m.correlation = c.u32();
   m.bytes = c.u();
   m.copy_kind = memset ? 0 : c.u32();
-  out_.copies.push_back(m);
+  if (c.ok()) out_.copies.push_back(m);
 }
 
 void Decoder::nccl_coll(Cursor& c) {
@@ -129,132 +143,153 @@ void Decoder::nccl_coll(Cursor& c) {
   n.dur = static_cast<std::int64_t>(c.u());
   n.pid = c.u32();
   n.tid = c.u32();
-  out_.nccl_colls.push_back(n);
+  if (c.ok()) out_.nccl_colls.push_back(n);
+}
+
+void Decoder::string_definition(Cursor& c) {
+  std::uint64_t id = c.u();
+  std::string text = c.text();
+  if (!c.ok() || id == 0 || id > (1u << 30)) {
+    ok_ = false;
+    return;
+  }
+  if (out_.strings.size() <= id) out_.strings.resize(id + 1);
+  out_.strings[id] = std::move(text);
+}
+
+void Decoder::metadata(Cursor& c) {
+  std::string key = c.text();
+  std::string value = c.text();
+  if (c.ok()) out_.metadata[key] = std::move(value);
+}
+
+void Decoder::device(Cursor& c) {
+  StoredDevice d{};
+  d.id = c.u32();
+  d.name = c.text();
+  d.total_global_mem = c.u();
+  d.compute_major = c.u32();
+  d.compute_minor = c.u32();
+  d.num_sms = c.u32();
+  if (c.ok()) out_.devices.push_back(d);
+}
+
+void Decoder::sync(Cursor& c) {
+  StoredSync s{};
+  s.start = time(c);
+  s.dur = static_cast<std::int64_t>(c.u());
+  s.type = c.u32();
+  s.context = c.u32();
+  s.stream = c.u();
+  s.event_id = c.u32();
+  s.correlation = c.u32();
+  if (c.ok()) out_.syncs.push_back(s);
+}
+
+void Decoder::cuda_event(Cursor& c) {
+  CudaEventRecord e{};
+  e.correlation = c.u32();
+  e.event_id = c.u32();
+  e.stream = c.u32();
+  e.device = c.u32();
+  e.context = c.u32();
+  if (c.ok()) out_.cuda_events.push_back(e);
+}
+
+void Decoder::external_correlation(Cursor& c) {
+  ExternalCorrelationRecord e{};
+  e.kind = c.u32();
+  e.external_id = c.u();
+  e.correlation = c.u32();
+  if (c.ok()) out_.external_correlations.push_back(e);
+}
+
+void Decoder::marker(Cursor& c) {
+  StoredMarker m{};
+  m.flags = c.u32();
+  m.timestamp = time(c);
+  m.id = c.u32();
+  m.pid = c.u32();
+  m.tid = c.u32();
+  m.name = c.u32();
+  m.domain = c.u32();
+  if (c.ok()) out_.markers.push_back(m);
+}
+
+void Decoder::dropped(Cursor& c) {
+  std::uint64_t n = c.u();
+  if (c.ok()) out_.dropped_records += n;
+}
+
+void Decoder::nccl_comm(Cursor& c) {
+  StoredNcclComm n{};
+  n.comm_hash = c.u();
+  n.name = c.text();
+  n.nranks = c.z32();
+  n.rank = c.z32();
+  n.nnodes = c.z32();
+  if (c.ok()) out_.nccl_comms.push_back(n);
+}
+
+void Decoder::nccl_api(Cursor& c) {
+  StoredNcclApi n{};
+  n.start = time(c);
+  n.dur = static_cast<std::int64_t>(c.u());
+  n.pid = c.u32();
+  n.tid = c.u32();
+  n.comm_hash = c.u();
+  n.func = c.u32();
+  n.datatype = c.u32();
+  n.count = c.u();
+  if (c.ok()) out_.nccl_apis.push_back(n);
+}
+
+void Decoder::nccl_launch(Cursor& c) {
+  StoredNcclLaunch n{};
+  n.launch_id = c.u();
+  n.comm_hash = c.u();
+  n.group_id = c.u();
+  n.start = time(c);
+  n.dur = static_cast<std::int64_t>(c.u());
+  n.pid = c.u32();
+  n.tid = c.u32();
+  if (c.ok()) out_.nccl_launches.push_back(n);
+}
+
+void Decoder::nccl_kernel_channel(Cursor& c) {
+  NcclKernelChRecord k{};
+  k.coll_id = c.u();
+  k.channel = c.u32();
+  k.gpu_start = c.u();
+  k.gpu_stop = c.u();
+  if (c.ok()) out_.nccl_kernel_channels.push_back(k);
 }
 
 bool Decoder::decode(RecordType type, Cursor& c) {
+  ok_ = true;
   switch (type) {
     case RecordType::kHeader: header(c); break;
-    case RecordType::kString: {
-      std::uint64_t id = c.u();
-      std::string text = c.text();
-      if (!c.ok() || id == 0 || id > (1u << 30)) return false;
-      if (out_.strings.size() <= id) out_.strings.resize(id + 1);
-      out_.strings[id] = std::move(text);
-      break;
-    }
-    case RecordType::kMetadata: {
-      std::string key = c.text();
-      out_.metadata[key] = c.text();
-      break;
-    }
-    case RecordType::kDevice: {
-      StoredDevice d{};
-      d.id = c.u32();
-      d.name = c.text();
-      d.total_global_mem = c.u();
-      d.compute_major = c.u32();
-      d.compute_minor = c.u32();
-      d.num_sms = c.u32();
-      out_.devices.push_back(d);
-      break;
-    }
+    case RecordType::kString: string_definition(c); break;
+    case RecordType::kMetadata: metadata(c); break;
+    case RecordType::kDevice: device(c); break;
     case RecordType::kApi: api(c); break;
     case RecordType::kKernel: kernel(c); break;
     case RecordType::kMemcpy: copy(c, false); break;
     case RecordType::kMemset: copy(c, true); break;
-    case RecordType::kSync: {
-      StoredSync s{};
-      s.start = time(c);
-      s.dur = static_cast<std::int64_t>(c.u());
-      s.type = c.u32();
-      s.context = c.u32();
-      s.stream = c.u();
-      s.event_id = c.u32();
-      s.correlation = c.u32();
-      out_.syncs.push_back(s);
-      break;
-    }
-    case RecordType::kCudaEvent: {
-      CudaEventRecord e{};
-      e.correlation = c.u32();
-      e.event_id = c.u32();
-      e.stream = c.u32();
-      e.device = c.u32();
-      e.context = c.u32();
-      out_.cuda_events.push_back(e);
-      break;
-    }
-    case RecordType::kExternalCorrelation: {
-      ExternalCorrelationRecord e{};
-      e.kind = c.u32();
-      e.external_id = c.u();
-      e.correlation = c.u32();
-      out_.external_correlations.push_back(e);
-      break;
-    }
-    case RecordType::kMarker: {
-      StoredMarker m{};
-      m.flags = c.u32();
-      m.timestamp = time(c);
-      m.id = c.u32();
-      m.pid = c.u32();
-      m.tid = c.u32();
-      m.name = c.u32();
-      m.domain = c.u32();
-      out_.markers.push_back(m);
-      break;
-    }
-    case RecordType::kDropped: out_.dropped_records += c.u(); break;
-    case RecordType::kNcclComm: {
-      StoredNcclComm n{};
-      n.comm_hash = c.u();
-      n.name = c.text();
-      n.nranks = c.z32();
-      n.rank = c.z32();
-      n.nnodes = c.z32();
-      out_.nccl_comms.push_back(n);
-      break;
-    }
-    case RecordType::kNcclApi: {
-      StoredNcclApi n{};
-      n.start = time(c);
-      n.dur = static_cast<std::int64_t>(c.u());
-      n.pid = c.u32();
-      n.tid = c.u32();
-      n.comm_hash = c.u();
-      n.func = c.u32();
-      n.datatype = c.u32();
-      n.count = c.u();
-      out_.nccl_apis.push_back(n);
-      break;
-    }
-    case RecordType::kNcclLaunch: {
-      StoredNcclLaunch n{};
-      n.launch_id = c.u();
-      n.comm_hash = c.u();
-      n.group_id = c.u();
-      n.start = time(c);
-      n.dur = static_cast<std::int64_t>(c.u());
-      n.pid = c.u32();
-      n.tid = c.u32();
-      out_.nccl_launches.push_back(n);
-      break;
-    }
+    case RecordType::kSync: sync(c); break;
+    case RecordType::kCudaEvent: cuda_event(c); break;
+    case RecordType::kExternalCorrelation: external_correlation(c); break;
+    case RecordType::kMarker: marker(c); break;
+    case RecordType::kDropped: dropped(c); break;
+    case RecordType::kNcclComm: nccl_comm(c); break;
+    case RecordType::kNcclApi: nccl_api(c); break;
+    case RecordType::kNcclLaunch: nccl_launch(c); break;
     case RecordType::kNcclColl: nccl_coll(c); break;
-    case RecordType::kNcclKernelCh: {
-      NcclKernelChRecord k{};
-      k.coll_id = c.u();
-      k.channel = c.u32();
-      k.gpu_start = c.u();
-      k.gpu_stop = c.u();
-      out_.nccl_kernel_channels.push_back(k);
-      break;
-    }
+    case RecordType::kNcclKernelCh: nccl_kernel_channel(c); break;
     case RecordType::kFooter: out_.has_footer = true; break;
     default: break;  // a record type from a newer minor version: skipped
   }
-  return c.ok();
+  return ok_ && c.ok();
 }
 
 void check_preamble(const std::string& path, const std::string& data, NativeCapture& out) {
@@ -343,6 +378,13 @@ NativeCapture read_native_capture(const std::string& path, Logger& log) {
   }
   if (!preamble_checked) check_preamble(path, data, out);
   if (out.record_count == 0) throw InputError(path, "header", "no complete header record");
+  // Versions learnt after the header was written arrive as metadata.
+  auto version_from = [&](const char* key, std::uint64_t& field) {
+    auto it = out.metadata.find(key);
+    if (field == 0 && it != out.metadata.end()) field = std::strtoull(it->second.c_str(), nullptr, 10);
+  };
+  version_from("cupti_version", out.header.cupti_version);
+  version_from("nccl_version", out.header.nccl_version);
   if (malformed || pos < data.size()) {
     out.truncated = true;
     log.warn(path + ": " + (malformed ? "malformed" : "truncated") + " record after " +

@@ -19,60 +19,76 @@ std::pair<std::uint32_t, bool> StringInterner::intern(std::string_view text) {
   return {id, true};
 }
 
-void RecordEncoder::u(std::uint64_t v) {
-  char tmp[10];
-  payload_.append(tmp, put_varint(tmp, v));
+RecordEncoder::RecordEncoder(StringInterner& strings, std::int64_t base_time)
+    : strings_(&strings), base_time_(base_time), by_pointer_(1024) {
+  buf_.resize(64 * 1024);
+}
+
+void RecordEncoder::reserve(std::size_t bytes) {
+  if (used_ + bytes > buf_.size()) buf_.resize(std::max(buf_.size() * 2, used_ + bytes));
 }
 
 void RecordEncoder::inline_string(std::string_view s) {
   u(s.size());
-  payload_.append(s);
+  std::memcpy(buf_.data() + used_, s.data(), s.size());
+  used_ += s.size();
 }
 
 std::uint32_t RecordEncoder::string_id(std::string_view s) {
   if (s.empty()) return 0;
-  if (auto it = local_.find(s); it != local_.end()) return it->second;
-  auto [id, created] = strings_->intern(s);
-  local_.emplace(std::string(s), id);
-  if (created) {
-    // The definition goes into this batch ahead of the record being built; it is emitted
-    // directly (outside payload_) with key 0 so that merging keeps it first.
-    std::string def;
-    char tmp[10];
-    def.push_back(static_cast<char>(RecordType::kString));
-    std::string body;
-    body.append(tmp, put_varint(tmp, id));
-    body.append(tmp, put_varint(tmp, s.size()));
-    body.append(s);
-    def.append(tmp, put_varint(tmp, body.size()));
-    def += body;
-    auto begin = static_cast<std::uint32_t>(batch_.bytes.size());
-    batch_.bytes += def;
-    batch_.index.push_back({0, begin, static_cast<std::uint32_t>(batch_.bytes.size())});
-  }
+  auto& slot = by_pointer_[(reinterpret_cast<std::uintptr_t>(s.data()) >> 3) & (by_pointer_.size() - 1)];
+  if (slot.ptr == s.data() && slot.text.size() == s.size() &&
+      std::memcmp(slot.text.data(), s.data(), s.size()) == 0)
+    return slot.id;
+  std::uint32_t id = string_id_slow(s);
+  auto it = local_.find(s);
+  slot = {s.data(), it->first, id};
   return id;
 }
 
-void RecordEncoder::str(std::string_view s) { u(string_id(s)); }
+std::uint32_t RecordEncoder::string_id_slow(std::string_view s) {
+  if (auto it = local_.find(s); it != local_.end()) return it->second;
+  auto [id, created] = strings_->intern(s);
+  local_.emplace(std::string(s), id);
+  if (created) emit_string_definition(id, s);
+  return id;
+}
 
-void RecordEncoder::begin(RecordType type, std::uint64_t key) {
-  type_ = type;
+// The definition precedes the record being built; key 0 keeps it first when merging.
+void RecordEncoder::emit_string_definition(std::uint32_t id, std::string_view s) {
+  begin(RecordType::kString, 0, s.size());
+  u(id);
+  inline_string(s);
+  end();
+}
+
+void RecordEncoder::begin(RecordType type, std::uint64_t key, std::size_t inline_bytes) {
+  reserve(2 + kMaxFixedPayload + inline_bytes + 10);
+  record_begin_ = used_;
   key_ = key;
-  payload_.clear();
+  buf_[used_] = static_cast<char>(type);
+  used_ += 2;  // one length byte assumed; end() widens it when the payload is longer
 }
 
 void RecordEncoder::end() {
-  auto begin = static_cast<std::uint32_t>(batch_.bytes.size());
-  char tmp[10];
-  batch_.bytes.push_back(static_cast<char>(type_));
-  batch_.bytes.append(tmp, put_varint(tmp, payload_.size()));
-  batch_.bytes += payload_;
-  batch_.index.push_back({key_, begin, static_cast<std::uint32_t>(batch_.bytes.size())});
+  std::size_t payload_begin = record_begin_ + 2;
+  std::size_t length = used_ - payload_begin;
+  if (length < 0x80) {
+    buf_[record_begin_ + 1] = static_cast<char>(length);
+  } else {
+    char tmp[10];
+    std::size_t n = put_varint(tmp, length);
+    reserve(n);
+    std::memmove(buf_.data() + payload_begin + n - 1, buf_.data() + payload_begin, length);
+    std::memcpy(buf_.data() + record_begin_ + 1, tmp, n);
+    used_ += n - 1;
+  }
+  index_.push_back({key_, static_cast<std::uint32_t>(record_begin_), static_cast<std::uint32_t>(used_)});
 }
 
 // Interned strings are resolved before begin() so their definitions precede the record.
 void RecordEncoder::add(const DeviceRecord& r) {
-  begin(RecordType::kDevice, 0);
+  begin(RecordType::kDevice, 0, r.name.size());
   u(r.id);
   inline_string(r.name);
   u(r.total_global_mem);
@@ -191,7 +207,7 @@ void RecordEncoder::add(const DroppedRecord& r) {
 }
 
 void RecordEncoder::add(const NcclCommRecord& r) {
-  begin(RecordType::kNcclComm, 0);
+  begin(RecordType::kNcclComm, 0, r.name.size());
   u(r.comm_hash);
   inline_string(r.name);
   z(r.nranks);
@@ -255,40 +271,89 @@ void RecordEncoder::add(const NcclKernelChRecord& r) {
 }
 
 void RecordEncoder::add_metadata(std::string_view key, std::string_view value) {
-  begin(RecordType::kMetadata, 0);
+  begin(RecordType::kMetadata, 0, key.size() + value.size() + 10);
   inline_string(key);
   inline_string(value);
   end();
 }
 
 EncodedBatch RecordEncoder::take() {
-  EncodedBatch out = std::move(batch_);
-  batch_ = EncodedBatch{};
+  EncodedBatch out;
+  out.bytes.assign(buf_.data(), used_);
+  out.index = std::move(index_);
+  index_.clear();
+  used_ = 0;
   return out;
 }
 
-std::string merge_in_time_order(std::span<const EncodedBatch> batches) {
-  struct Ref {
-    std::uint64_t key;
-    const EncodedBatch* batch;
-    std::uint32_t entry;
-  };
-  std::vector<Ref> refs;
-  std::size_t total = 0;
+namespace {
+
+// Sort keys packed as (relative time << kIndexBits) | record number: 8 bytes per record.
+constexpr int kIndexBits = 24;  // records per merge; larger merges fall back to stable_sort
+
+// Stable LSD radix sort on the time bits only (the record numbers below them are already in
+// order), 11 bits per pass, as many passes as the time range needs (a one-second flush: 3).
+// Linear time; a comparison sort was the largest CPU cost of writing.
+void radix_sort_by_time(std::vector<std::uint64_t>& refs, std::vector<std::uint64_t>& tmp,
+                        std::uint64_t max_time) {
+  tmp.resize(refs.size());
+  constexpr int kBits = 11;
+  constexpr std::uint64_t kMask = (std::uint64_t{1} << kBits) - 1;
+  for (int shift = 0; shift < 64 - kIndexBits && (max_time >> shift) != 0; shift += kBits) {
+    std::size_t count[kMask + 2] = {};
+    for (auto r : refs) ++count[((r >> (kIndexBits + shift)) & kMask) + 1];
+    for (std::size_t b = 0; b <= kMask; ++b) count[b + 1] += count[b];
+    for (auto r : refs) tmp[count[(r >> (kIndexBits + shift)) & kMask]++] = r;
+    refs.swap(tmp);
+  }
+}
+
+}  // namespace
+
+std::string_view TimeOrderMerger::merge(std::span<const EncodedBatch> batches) {
+  std::size_t total = 0, records = 0;
+  std::uint64_t min_key = UINT64_MAX, max_key = 0;
+  first_record_.clear();
   for (const auto& b : batches) {
+    first_record_.push_back(records);
     total += b.bytes.size();
-    for (std::uint32_t i = 0; i < b.index.size(); ++i) refs.push_back({b.index[i].key, &b, i});
+    records += b.index.size();
+    for (const auto& e : b.index)
+      if (e.key != 0) min_key = std::min(min_key, e.key), max_key = std::max(max_key, e.key);
   }
-  // Untimed records (key 0: strings, correlations) keep their place ahead of what follows.
-  std::stable_sort(refs.begin(), refs.end(),
-                   [](const Ref& a, const Ref& b) { return a.key < b.key; });
-  std::string out;
-  out.reserve(total);
-  for (const auto& r : refs) {
-    const auto& e = r.batch->index[r.entry];
-    out.append(r.batch->bytes, e.begin, e.end - e.begin);
+  // Relative times; untimed records (key 0: strings, correlations) sort first, in place.
+  auto relative = [&](std::uint64_t key) { return key == 0 ? 0 : key - min_key + 1; };
+  std::uint64_t range = max_key >= min_key ? max_key - min_key + 1 : 0;
+  auto entry_of = [&](std::uint64_t global) -> std::pair<const EncodedBatch*, const EncodedBatch::Entry*> {
+    auto bi = static_cast<std::size_t>(std::upper_bound(first_record_.begin(), first_record_.end(), global) -
+                                       first_record_.begin()) - 1;
+    return {&batches[bi], &batches[bi].index[global - first_record_[bi]]};
+  };
+  order_.clear();
+  if (records < (std::size_t{1} << kIndexBits) && range < (std::uint64_t{1} << (64 - kIndexBits))) {
+    for (const auto& b : batches)
+      for (const auto& e : b.index) order_.push_back((relative(e.key) << kIndexBits) | order_.size());
+    radix_sort_by_time(order_, scratch_, range);
+    for (auto& o : order_) o &= (std::uint64_t{1} << kIndexBits) - 1;
+  } else {
+    for (std::size_t i = 0; i < records; ++i) order_.push_back(i);
+    std::stable_sort(order_.begin(), order_.end(), [&](std::uint64_t a, std::uint64_t b) {
+      return relative(entry_of(a).second->key) < relative(entry_of(b).second->key);
+    });
   }
-  return out;
+  out_.resize(total);
+  char* dst = out_.data();
+  for (auto global : order_) {
+    auto [batch, e] = entry_of(global);
+    std::memcpy(dst, batch->bytes.data() + e->begin, e->end - e->begin);
+    dst += e->end - e->begin;
+  }
+  return out_;
+}
+
+std::string merge_in_time_order(std::span<const EncodedBatch> batches) {
+  TimeOrderMerger merger;
+  return std::string(merger.merge(batches));
 }
 
 namespace {
@@ -368,6 +433,15 @@ void NativeFileWriter::append(std::string_view records, std::uint64_t record_cou
   std::lock_guard lock(mutex_);
   if (fd_ < 0 || !owned_by_this_process()) return;
   buffer_.append(records);
+  records_ += record_count;
+}
+
+void NativeFileWriter::write_now(std::string_view records, std::uint64_t record_count) {
+  std::lock_guard lock(mutex_);
+  if (fd_ < 0 || !owned_by_this_process()) return;
+  write_all(buffer_);
+  buffer_.clear();
+  write_all(records);
   records_ += record_count;
 }
 

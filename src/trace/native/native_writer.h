@@ -49,12 +49,14 @@ struct EncodedBatch {
   }
 };
 
-// Not thread-safe: one per producer. Keeps a local cache of interned strings so that the
-// shared interner's lock is taken only for strings this encoder has not seen.
+// Not thread-safe: one per producer. Encodes straight into its batch buffer (no per-record
+// allocation) and keeps two caches in front of the shared interner: a small table keyed by
+// the string's address (checked against the cached text, so a reused address cannot return
+// a wrong id) and a map by content. The shared interner's lock is taken only for strings this
+// encoder has never seen.
 class RecordEncoder {
  public:
-  RecordEncoder(StringInterner& strings, std::int64_t base_time)
-      : strings_(&strings), base_time_(base_time) {}
+  RecordEncoder(StringInterner& strings, std::int64_t base_time);
 
   void add(const DeviceRecord& r);
   void add(const ApiRecord& r);
@@ -73,14 +75,16 @@ class RecordEncoder {
   void add(const NcclKernelChRecord& r);
   void add_metadata(std::string_view key, std::string_view value);
 
-  EncodedBatch& batch() { return batch_; }
-  // Moves the encoded records out, leaving the encoder empty.
+  bool empty() const { return index_.empty(); }
+  std::size_t record_count() const { return index_.size(); }
+  // Moves the encoded records out, leaving the encoder empty (its string caches stay).
   EncodedBatch take();
 
  private:
-  void begin(RecordType type, std::uint64_t key);
+  static constexpr std::size_t kMaxFixedPayload = 256;  // every record without inline text
+  void begin(RecordType type, std::uint64_t key, std::size_t inline_bytes = 0);
   void end();
-  void u(std::uint64_t v);
+  void u(std::uint64_t v) { used_ += put_varint(buf_.data() + used_, v); }
   void z(std::int64_t v) { u(zigzag(v)); }
   void time(std::uint64_t t) { z(static_cast<std::int64_t>(t) - base_time_); }
   void span(std::uint64_t start, std::uint64_t end) {
@@ -88,19 +92,41 @@ class RecordEncoder {
     u(end > start ? end - start : 0);
   }
   void inline_string(std::string_view s);
-  void str(std::string_view s);  // interned reference
   std::uint32_t string_id(std::string_view s);
+  std::uint32_t string_id_slow(std::string_view s);
+  void emit_string_definition(std::uint32_t id, std::string_view s);
+  void reserve(std::size_t bytes);
 
   StringInterner* strings_;
   std::int64_t base_time_;
-  EncodedBatch batch_;
-  std::string payload_;
-  RecordType type_ = RecordType::kString;
+  std::string buf_;        // capacity-managed; [0, used_) holds encoded records
+  std::size_t used_ = 0;
+  std::vector<EncodedBatch::Entry> index_;
+  std::size_t record_begin_ = 0;
   std::uint64_t key_ = 0;
+  struct PointerCacheEntry {
+    const char* ptr = nullptr;
+    std::string_view text;  // our copy (a key of local_)
+    std::uint32_t id = 0;
+  };
+  std::vector<PointerCacheEntry> by_pointer_;
   StringIdMap local_;
 };
 
 // Concatenates the records of several batches ordered by (key, batch order, record order).
+// Keeps its scratch memory between calls (flushes), so steady-state merging allocates
+// nothing. The returned view is valid until the next merge.
+class TimeOrderMerger {
+ public:
+  std::string_view merge(std::span<const EncodedBatch> batches);
+
+ private:
+  std::vector<std::uint64_t> order_, scratch_;
+  std::vector<std::size_t> first_record_;  // per batch, its first global record number
+  std::string out_;
+};
+
+// One-off form of TimeOrderMerger::merge.
 std::string merge_in_time_order(std::span<const EncodedBatch> batches);
 
 // Encodes the file preamble and the header record.
@@ -118,7 +144,10 @@ class NativeFileWriter {
   NativeFileWriter(const NativeFileWriter&) = delete;
   NativeFileWriter& operator=(const NativeFileWriter&) = delete;
 
+  // Buffers records until the next flush.
   void append(std::string_view records, std::uint64_t record_count);
+  // Writes anything buffered, then records, now (no copy).
+  void write_now(std::string_view records, std::uint64_t record_count);
   void flush();
   // Writes the footer, flushes and closes. Later calls do nothing.
   void close(std::uint64_t dropped_records);

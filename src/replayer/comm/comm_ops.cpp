@@ -1,0 +1,225 @@
+#include "replayer/comm/comm_ops.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <functional>
+#include <map>
+
+#include "core/byte_source.h"
+#include "core/error.h"
+#include "trace/kineto_importer.h"
+
+namespace dpro::comm {
+
+const char* to_string(SizeSource s) {
+  switch (s) {
+    case SizeSource::kTrace: return "trace";
+    case SizeSource::kHostEt: return "host execution trace";
+    case SizeSource::kInferred: return "inferred from transfer time";
+    case SizeSource::kUnknown: return "unknown";
+  }
+  return "?";
+}
+
+namespace {
+
+std::int64_t dtype_bytes(const std::string& dtype) {
+  std::string d;
+  for (char c : dtype) d += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (d.rfind("nccl", 0) == 0) d = d.substr(4);
+  if (d == "float" || d == "float32" || d == "int" || d == "int32" || d == "uint32") return 4;
+  if (d == "half" || d == "float16" || d == "bfloat16" || d == "short" || d == "int16") return 2;
+  if (d == "double" || d == "float64" || d == "long" || d == "int64" || d == "uint64") return 8;
+  if (d == "byte" || d == "char" || d == "bool" || d == "int8" || d == "uint8" || d.find("float8") == 0) return 1;
+  return 0;
+}
+
+}  // namespace
+
+int world_size(const trace::TraceSet& traces) {
+  int w = static_cast<int>(traces.ranks.size());
+  for (const auto& r : traces.ranks) w = std::max(w, r.world_size.value_or(0));
+  return w;
+}
+
+std::vector<CommOp> find_comm_ops(const graph::Dfg& dfg, const trace::TraceSet& traces) {
+  DPRO_CHECK(dfg.finalized());
+  std::map<int, std::size_t> index_of_rank;
+  for (std::size_t i = 0; i < traces.ranks.size(); ++i) index_of_rank[traces.ranks[i].rank] = i;
+  const int world = world_size(traces);
+  std::vector<CommOp> ops;
+  for (graph::NodeId id = 0; id < dfg.node_count(); ++id) {
+    const graph::Node& n = dfg.node(id);
+    if (n.kind != graph::NodeKind::kCollective) continue;
+    auto it = index_of_rank.find(n.rank);
+    if (it == index_of_rank.end()) continue;
+    const trace::TraceRank& tr = traces.ranks[it->second];
+    CommOp op;
+    op.node = id;
+    op.rank = n.rank;
+    op.rank_index = it->second;
+    op.measured_start = n.measured_start;
+    op.transfer = n.duration;
+    const trace::CollectiveInfo* info = nullptr;
+    if (n.event < tr.events.size()) {
+      if (const auto* a = tr.attrs_of(tr.events[n.event]); a && a->collective) info = &*a->collective;
+    }
+    const std::string name(traces.strings.view(n.name));
+    op.trace_op = info && !info->op.empty() ? info->op : trace::collective_op_from_name(name);
+    op.op = parse_collective_op(op.trace_op.empty() ? name.substr(0, 60) : op.trace_op, tr.file,
+                                "NCCL kernel '" + name.substr(0, 60) + "' at ts " + std::to_string(n.measured_start));
+    op.group_size = world;
+    if (info) {
+      if (!info->group_ranks.empty()) op.group_size = static_cast<int>(info->group_ranks.size());
+      else if (info->group_size) op.group_size = *info->group_size;
+      op.world_group = op.group_size >= world;
+      if (info->in_nelems && info->dtype && dtype_bytes(*info->dtype) > 0) {
+        std::int64_t bytes = *info->in_nelems * dtype_bytes(*info->dtype);
+        if (op.op == CollectiveOp::kAllGather) bytes *= op.group_size;
+        op.bytes = bytes;
+        op.size_source = SizeSource::kTrace;
+      }
+    }
+    dfg.for_each_in_edge(id, [&](graph::EdgeId e) {
+      const graph::Edge& edge = dfg.edge(e);
+      if (edge.kind == graph::EdgeKind::kCollective && edge.dst_point == graph::Point::kEnd) {
+        op.end_edge = e;
+        op.barrier = edge.src;
+      }
+    });
+    ops.push_back(std::move(op));
+  }
+  std::stable_sort(ops.begin(), ops.end(), [](const CommOp& a, const CommOp& b) {
+    return a.rank_index != b.rank_index ? a.rank_index < b.rank_index : a.measured_start < b.measured_start;
+  });
+  return ops;
+}
+
+void set_transfer(graph::Dfg& dfg, CommOp& op, Nanos transfer) {
+  op.transfer = transfer;
+  dfg.node(op.node).duration = transfer;
+  if (op.end_edge != graph::kNone) dfg.edge(op.end_edge).gap = transfer;
+}
+
+std::vector<HostEtComm> load_host_et_comms(const std::string& path) {
+  nlohmann::json root;
+  try {
+    root = nlohmann::json::parse(read_whole_file(path));
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError(path, "", std::string("host execution trace is not valid JSON: ") + e.what());
+  }
+  if (!root.contains("nodes") || !root["nodes"].is_array())
+    throw InputError(path, "nodes", "not a host execution trace (no \"nodes\" array)");
+  std::vector<std::pair<std::int64_t, HostEtComm>> found;
+  for (const auto& node : root["nodes"]) {
+    const std::string name = node.value("name", "");
+    if (name.rfind("nccl:", 0) != 0) continue;
+    HostEtComm c;
+    c.op = name.substr(5);
+    // Tensor inputs are [id, storage, offset, nelems, element size, device], possibly in a list.
+    std::function<void(const nlohmann::json&)> add = [&](const nlohmann::json& v) {
+      if (!v.is_array()) return;
+      if (v.size() == 6 && v[3].is_number_integer() && v[4].is_number_integer() && v[5].is_string()) {
+        c.bytes += v[3].get<std::int64_t>() * v[4].get<std::int64_t>();
+        return;
+      }
+      for (const auto& x : v) add(x);
+    };
+    if (node.contains("inputs")) add(node["inputs"]);
+    found.emplace_back(node.value("id", std::int64_t{0}), c);
+  }
+  std::stable_sort(found.begin(), found.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<HostEtComm> out;
+  for (auto& [id, c] : found) out.push_back(std::move(c));
+  return out;
+}
+
+std::vector<std::string> expand_host_et_paths(const std::vector<std::string>& paths) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> files;
+  for (const std::string& p : paths) {
+    if (fs::is_directory(p)) {
+      for (const auto& e : fs::directory_iterator(p)) {
+        const std::string s = e.path().string();
+        if (s.ends_with(".json") || s.ends_with(".json.gz")) files.push_back(s);
+      }
+    } else {
+      files.push_back(p);
+    }
+  }
+  auto last_number = [](const std::string& path) {
+    const std::string name = fs::path(path).filename().string();
+    std::int64_t value = -1, current = -1;
+    for (char c : name) {
+      if (std::isdigit(static_cast<unsigned char>(c))) current = (current < 0 ? 0 : current * 10) + (c - '0');
+      else if (current >= 0) { value = current; current = -1; }
+    }
+    return current >= 0 ? current : value;
+  };
+  std::stable_sort(files.begin(), files.end(), [&](const std::string& a, const std::string& b) {
+    return last_number(a) != last_number(b) ? last_number(a) < last_number(b) : a < b;
+  });
+  return files;
+}
+
+std::size_t attach_host_et_sizes(std::vector<CommOp>& ops, const trace::TraceSet& traces,
+                                 const std::vector<std::string>& files) {
+  if (files.size() != traces.ranks.size())
+    throw InputError(files.empty() ? "" : files.front(), "",
+                     std::to_string(files.size()) + " host execution trace(s) for " +
+                         std::to_string(traces.ranks.size()) + " trace rank(s); give one per rank");
+  std::size_t attached = 0;
+  for (std::size_t ri = 0; ri < traces.ranks.size(); ++ri) {
+    const std::vector<HostEtComm> comms = load_host_et_comms(files[ri]);
+    std::vector<CommOp*> mine;
+    for (CommOp& op : ops)
+      if (op.rank_index == ri) mine.push_back(&op);
+    if (comms.size() != mine.size())
+      throw InputError(files[ri], "", "has " + std::to_string(comms.size()) + " nccl:* ops but rank " +
+                                          std::to_string(traces.ranks[ri].rank) + " has " +
+                                          std::to_string(mine.size()) + " NCCL kernels");
+    for (std::size_t k = 0; k < mine.size(); ++k) {
+      CommOp& op = *mine[k];
+      const CollectiveOp et_op = parse_collective_op(comms[k].op, files[ri], "nccl:" + comms[k].op + " #" + std::to_string(k));
+      // NCCL runs all-to-all as grouped send/recv kernels.
+      const bool compatible = et_op == op.op || (et_op == CollectiveOp::kAllToAll && op.op == CollectiveOp::kSendRecv);
+      if (!compatible)
+        throw InputError(files[ri], "nccl:" + comms[k].op + " #" + std::to_string(k),
+                         std::string("does not match NCCL kernel #") + std::to_string(k) + " of rank " +
+                             std::to_string(op.rank) + " (" + op.trace_op + ")");
+      op.op = et_op;
+      if (op.size_source == SizeSource::kTrace) continue;
+      op.bytes = et_op == CollectiveOp::kAllGather ? comms[k].bytes * op.group_size : comms[k].bytes;
+      op.size_source = SizeSource::kHostEt;
+      ++attached;
+    }
+  }
+  return attached;
+}
+
+std::size_t infer_sizes(std::vector<CommOp>& ops, const CollectiveModel& model, const ClusterSpec& origin) {
+  std::size_t inferred = 0;
+  for (CommOp& op : ops) {
+    if (op.bytes) continue;
+    CollectiveCall call{op.op, 0, place(origin, op.group_size)};
+    const double target_us = static_cast<double>(op.transfer) / 1000.0;
+    std::int64_t lo = 0, hi = std::int64_t{1} << 40;
+    call.bytes = 0;
+    if (model.estimate(call).time_us < target_us) {
+      while (hi - lo > 1) {
+        const std::int64_t mid = lo + (hi - lo) / 2;
+        call.bytes = mid;
+        (model.estimate(call).time_us < target_us ? lo : hi) = mid;
+      }
+    }
+    op.bytes = lo;
+    op.size_source = SizeSource::kInferred;
+    ++inferred;
+  }
+  return inferred;
+}
+
+}  // namespace dpro::comm

@@ -1,0 +1,70 @@
+#pragma once
+// The NCCL operations of a replay graph, with what the collective model needs about each:
+// operation, message size (and where the size came from), group size, and the transfer time
+// the graph gives it. For a collective matched across ranks the transfer time is the kernel's
+// duration after its last peer arrived, carried both by the kernel node and by the
+// barrier->kernel end-edge (graph/collectives.cpp); for an unmatched one (peers outside the
+// trace) it is the measured kernel duration, which includes waiting for those peers.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "graph/dfg.h"
+#include "replayer/comm/collective_model.h"
+#include "trace/event.h"
+
+namespace dpro::comm {
+
+enum class SizeSource { kTrace, kHostEt, kInferred, kUnknown };
+const char* to_string(SizeSource s);
+
+struct CommOp {
+  graph::NodeId node = graph::kNone;
+  graph::NodeId barrier = graph::kNone;  // kNone: unmatched
+  graph::EdgeId end_edge = graph::kNone; // barrier -> kernel end-edge carrying the transfer time
+  std::size_t rank_index = 0;            // into TraceSet::ranks
+  int rank = 0;
+  CollectiveOp op = CollectiveOp::kAllReduce;
+  std::string trace_op;                  // the trace's own name for it ("sendrecv")
+  std::optional<std::int64_t> bytes;     // model convention (collective_model.h)
+  SizeSource size_source = SizeSource::kUnknown;
+  int group_size = 1;
+  bool world_group = true;               // the group is every rank of the job
+  Nanos measured_start = 0;
+  Nanos transfer = 0;                    // the node's replay duration when found
+
+  bool matched() const { return barrier != graph::kNone; }
+};
+
+// World size of the job: the largest declared world size, or the number of ranks.
+int world_size(const trace::TraceSet& traces);
+
+// Every collective kernel node of a finalized graph, ordered by rank then measured start.
+// Throws InputError naming the kernel when its operation is not one the model knows.
+std::vector<CommOp> find_comm_ops(const graph::Dfg& dfg, const trace::TraceSet& traces);
+
+// Sets an op's transfer time in the graph (node duration and, when matched, its end-edge gap).
+void set_transfer(graph::Dfg& dfg, CommOp& op, Nanos transfer);
+
+// One communication op of a PyTorch host execution trace (Chakra/ET JSON "nccl:*" nodes).
+struct HostEtComm {
+  std::string op;          // "all_reduce", "all_to_all", ...
+  std::int64_t bytes = 0;  // the tensor the op was called with (send buffer)
+};
+// The "nccl:*" nodes of one host execution trace (.json or .json.gz), in execution order.
+std::vector<HostEtComm> load_host_et_comms(const std::string& path);
+// Files of a list of files/directories, one per rank, ordered by the last number in the name.
+std::vector<std::string> expand_host_et_paths(const std::vector<std::string>& paths);
+
+// Gives sizes to the ops that lack them from per-rank host-ET comms (files[i] = trace rank i):
+// the k-th NCCL kernel of a rank is the k-th comm op of its host trace. Throws InputError when
+// the counts or the operations disagree. Returns how many ops got a size.
+std::size_t attach_host_et_sizes(std::vector<CommOp>& ops, const trace::TraceSet& traces,
+                                 const std::vector<std::string>& files);
+
+// Gives the remaining unsized ops the size at which the model's time equals their transfer
+// time (0 when it is below the model's latency). Returns how many were inferred.
+std::size_t infer_sizes(std::vector<CommOp>& ops, const CollectiveModel& model, const ClusterSpec& origin);
+
+}  // namespace dpro::comm

@@ -1,0 +1,129 @@
+#include "replayer/comm/scale_out.h"
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <set>
+
+#include "core/error.h"
+#include "replayer/engine.h"
+
+namespace dpro::comm {
+
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace
+
+graph::Dfg replicate_ranks(const graph::Dfg& dfg, const trace::TraceSet& traces, int ranks,
+                           std::vector<std::vector<graph::NodeId>>& block_maps) {
+  const int w = static_cast<int>(traces.ranks.size());
+  DPRO_CHECK(w > 0 && ranks > 0);
+  std::map<int, int> index_of_rank;  // trace rank number -> index
+  for (int i = 0; i < w; ++i) index_of_rank[traces.ranks[i].rank] = i;
+  const int blocks = (ranks + w - 1) / w;
+  // New rank of trace rank index i in block j: j * W + i (trace rank numbers 0..W-1 keep theirs).
+  auto new_rank = [&](int block, int index) { return block * w + index; };
+
+  graph::Dfg out;
+  std::vector<std::vector<std::uint32_t>> track_maps(blocks, std::vector<std::uint32_t>(dfg.tracks().size(), graph::kNone));
+  for (int j = 0; j < blocks; ++j) {
+    for (std::uint32_t t = 0; t < dfg.tracks().size(); ++t) {
+      graph::Track track = dfg.tracks()[t];
+      const auto it = index_of_rank.find(track.rank);
+      if (it == index_of_rank.end() || new_rank(j, it->second) >= ranks) continue;
+      track.rank = new_rank(j, it->second);
+      track_maps[j][t] = out.add_track(track);
+    }
+  }
+  block_maps.assign(blocks, std::vector<graph::NodeId>(dfg.node_count(), graph::kNone));
+  out.nodes().reserve(dfg.node_count() * static_cast<std::size_t>(blocks));
+  for (int j = 0; j < blocks; ++j) {
+    for (graph::NodeId id = 0; id < dfg.node_count(); ++id) {
+      const graph::Node& n = dfg.node(id);
+      if (n.kind == graph::NodeKind::kBarrier) {
+        block_maps[j][id] = j == 0 ? out.add_node(n) : block_maps[0][id];
+        continue;
+      }
+      const auto it = index_of_rank.find(n.rank);
+      if (it == index_of_rank.end() || new_rank(j, it->second) >= ranks) continue;
+      graph::Node copy = n;
+      copy.rank = new_rank(j, it->second);
+      if (n.track != graph::kNone) copy.track = track_maps[j][n.track];
+      block_maps[j][id] = out.add_node(copy);
+    }
+  }
+  for (int j = 0; j < blocks; ++j) {
+    for (const graph::Edge& e : dfg.edges()) {
+      const bool src_barrier = dfg.node(e.src).kind == graph::NodeKind::kBarrier;
+      const bool dst_barrier = dfg.node(e.dst).kind == graph::NodeKind::kBarrier;
+      if (src_barrier && dst_barrier && j > 0) continue;
+      graph::Edge copy = e;
+      copy.src = block_maps[j][e.src];
+      copy.dst = block_maps[j][e.dst];
+      if (copy.src == graph::kNone || copy.dst == graph::kNone) continue;
+      out.add_edge(copy);
+    }
+  }
+  out.set_origin(dfg.origin());
+  out.finalize();
+  return out;
+}
+
+ScaleOutResult simulate_scaled_job(const trace::TraceSet& traces, const std::vector<graph::RankNodes>& rank_nodes,
+                                   const graph::Dfg& dfg, int ranks, bool expand) {
+  const int w = static_cast<int>(traces.ranks.size());
+  if (ranks < 1) throw InputError("", "--ranks " + std::to_string(ranks), "must be at least 1");
+  DPRO_CHECK(rank_nodes.size() == traces.ranks.size());
+  ScaleOutResult result;
+  result.ranks = ranks;
+  result.expanded = expand || ranks < w;
+  const auto t0 = std::chrono::steady_clock::now();
+  std::vector<std::vector<graph::NodeId>> block_maps;
+  graph::Dfg expanded;
+  if (result.expanded) expanded = replicate_ranks(dfg, traces, ranks, block_maps);
+  const graph::Dfg& g = result.expanded ? expanded : dfg;
+  result.build_seconds = seconds_since(t0);
+  result.nodes = g.node_count();
+  result.edges = g.edge_count();
+  const auto t1 = std::chrono::steady_clock::now();
+  const replayer::Simulation sim = replayer::simulate(g);
+  result.simulate_seconds = seconds_since(t1);
+
+  // Ranks to report: every (block, trace rank) that exists; in symmetric mode the replicas
+  // equal their originals, so block 0 stands for all.
+  const int blocks = result.expanded ? static_cast<int>(block_maps.size()) : 1;
+  std::set<std::int64_t> numbers;
+  for (const auto& r : traces.ranks)
+    for (const auto& it : r.iterations) numbers.insert(it.number);
+  for (std::int64_t number : numbers) {
+    Nanos begin = INT64_MAX, end = INT64_MIN;
+    for (int j = 0; j < blocks; ++j) {
+      for (int i = 0; i < w && j * w + i < ranks; ++i) {
+        const trace::TraceRank& tr = traces.ranks[i];
+        const auto step = std::find_if(tr.iterations.begin(), tr.iterations.end(),
+                                       [&](const trace::Iteration& x) { return x.number == number; });
+        if (step == tr.iterations.end()) continue;
+        graph::NodeId first = rank_nodes[i].first_inside[step->event];
+        graph::NodeId last = rank_nodes[i].last_inside[step->event];
+        if (first == graph::kNone || last == graph::kNone) continue;
+        const trace::Event& e = tr.events[step->event];
+        const Nanos lead = dfg.node(first).measured_start - e.start;
+        const Nanos tail = e.end() - (dfg.node(last).measured_start + dfg.node(last).measured_duration);
+        if (result.expanded) {
+          first = block_maps[j][first];
+          last = block_maps[j][last];
+        }
+        begin = std::min(begin, sim.start[first] - lead);
+        end = std::max(end, sim.end[last] + tail);
+      }
+    }
+    if (begin < end) result.iterations.push_back({number, end - begin});
+  }
+  return result;
+}
+
+}  // namespace dpro::comm

@@ -1,0 +1,274 @@
+// Real CUPTI record structs packed into activity buffers, walked with
+// cuptiActivityGetNextRecord (works without a GPU driver), encoded and read back; and the
+// CUPTI tracer's start-up, buffer and failure handling driven through a fake CuptiApi.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
+#include "cupti_buffers.h"
+#include "native_trace_builder.h"
+#include "profiler/cupti_records.h"
+#include "profiler/cupti_tracer.h"
+#include "temp_dir.h"
+#include "trace/native/native_importer.h"
+#include "trace/native/native_reader.h"
+
+using namespace dpro;
+using namespace dpro::profiler;
+
+namespace {
+
+constexpr std::uint64_t kBase = 1'700'000'000'000'000'000ull;
+constexpr std::uint64_t kT = kBase + 5'000;
+
+test::ActivityBufferBuilder sample_buffer() {
+  test::ActivityBufferBuilder b;
+  b.add(test::marker_record(CUPTI_ACTIVITY_FLAG_MARKER_START, kT, 1, "ProfilerStep#0"));
+  b.add(test::api_record(false, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, kT + 10, kT + 60, 21));
+  b.add(test::kernel_record("sgemm_128x64", kT + 100, kT + 900, 21));
+  b.add(test::api_record(true, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, kT + 70, kT + 90, 22));
+  b.add(test::external_record(4242, 22));
+  b.add(test::kernel_record("ncclDevKernel_AllReduce_Sum_f32_RING_LL", kT + 1000, kT + 3000, 22, 9));
+  b.add(test::memcpy_record(kT + 3100, kT + 3300, 23, 1 << 20));
+  CUpti_ActivityMemset4 ms{};
+  ms.kind = CUPTI_ACTIVITY_KIND_MEMSET;
+  ms.bytes = 512;
+  ms.start = kT + 3400;
+  ms.end = kT + 3450;
+  ms.streamId = 7;
+  ms.contextId = 1;
+  ms.correlationId = 24;
+  b.add(ms);
+  CUpti_ActivitySynchronization2 sync{};
+  sync.kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
+  sync.type = CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE;
+  sync.start = kT + 3500;
+  sync.end = kT + 3600;
+  sync.contextId = 1;
+  sync.streamId = 7;
+  sync.cudaEventId = CUPTI_SYNCHRONIZATION_INVALID_VALUE;
+  sync.correlationId = 25;
+  b.add(sync);
+  b.add(test::marker_record(CUPTI_ACTIVITY_FLAG_MARKER_END, kT + 4000, 1, nullptr));
+  return b;
+}
+
+// A sink that keeps batches in memory and writes them to a file on request.
+class MemorySink final : public RecordSink {
+ public:
+  MemorySink() : shared_(strings_, kBase) {}
+  void encode(const std::function<void(native::RecordEncoder&)>& fn) override { fn(shared_); }
+  void submit(native::EncodedBatch batch) override { batches_.push_back(std::move(batch)); }
+  native::StringInterner& strings() override { return strings_; }
+  std::int64_t base_time() const override { return static_cast<std::int64_t>(kBase); }
+  void count_dropped(std::uint64_t count) override { dropped_ += count; }
+  std::uint64_t dropped() const { return dropped_; }
+  std::size_t batch_count() const { return batches_.size(); }
+  void write(const std::string& path) {
+    batches_.push_back(shared_.take());
+    native::Header h = test::header_for(0, "h");
+    h.base_time = static_cast<std::int64_t>(kBase);
+    native::NativeFileWriter w(path, h);
+    std::uint64_t n = 0;
+    for (const auto& b : batches_) n += b.index.size();
+    w.append(native::merge_in_time_order(batches_), n);
+    w.close(0);
+  }
+
+ private:
+  native::StringInterner strings_;
+  native::RecordEncoder shared_;
+  std::vector<native::EncodedBatch> batches_;
+  std::uint64_t dropped_ = 0;
+};
+
+class FakeCuptiApi final : public CuptiApi {
+ public:
+  int subscribe_result = 0;
+  std::vector<std::uint32_t> failing_kinds;
+  int failure = 999;  // CUPTI_ERROR_UNKNOWN, what libcupti returns without a driver
+  std::vector<std::uint32_t> enabled, driver_cbids;
+  std::vector<std::pair<std::uint32_t, std::uint64_t>> pushed;
+  int pops = 0, flushes = 0, forced_flushes = 0;
+  std::uint64_t dropped = 0;
+  CuptiTracer* tracer = nullptr;
+
+  std::uint32_t version() override { return 130001; }
+  bool subscribed = false;
+  int subscribe() override {
+    subscribed = subscribe_result == 0;
+    return subscribe_result;
+  }
+  void unsubscribe() override { subscribed = false; }
+  int enable_kind(std::uint32_t kind) override {
+    if (std::count(failing_kinds.begin(), failing_kinds.end(), kind)) return failure;
+    enabled.push_back(kind);
+    return 0;
+  }
+  int disable_kind(std::uint32_t kind) override {
+    std::erase(enabled, kind);
+    return 0;
+  }
+  int enable_driver_api(std::uint32_t cbid) override {
+    driver_cbids.push_back(cbid);
+    return 0;
+  }
+  int register_buffer_callbacks(CuptiTracer& t) override {
+    tracer = &t;
+    return 0;
+  }
+  int flush_period(std::uint32_t) override { return 0; }
+  void flush_all(bool forced) override { ++(forced ? forced_flushes : flushes); }
+  void push_external_correlation(std::uint32_t kind, std::uint64_t id) override { pushed.emplace_back(kind, id); }
+  void pop_external_correlation(std::uint32_t) override { ++pops; }
+  std::uint64_t dropped_records(void*, std::uint32_t) override { return std::exchange(dropped, 0); }
+  std::string error_text(int result) override { return "CUPTI_ERROR_" + std::to_string(result); }
+};
+
+bool has(const std::vector<std::uint32_t>& v, std::uint32_t x) { return std::count(v.begin(), v.end(), x) > 0; }
+
+}  // namespace
+
+TEST_CASE("real CUPTI records in a buffer are walked and encoded", "[cupti]") {
+  auto buffer = sample_buffer();
+  native::StringInterner strings;
+  native::RecordEncoder enc(strings, static_cast<std::int64_t>(kBase));
+  CallbackNames names;
+  auto result = encode_activity_buffer(buffer.data(), buffer.bytes(), enc, names);
+  CHECK(result.records == 10);
+  CHECK(result.ignored == 0);
+  CHECK(names.runtime(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000) == "cudaLaunchKernel_v7000");
+  CHECK(names.driver(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx).starts_with("cuLaunchKernelEx"));
+}
+
+TEST_CASE("encoded CUPTI records import as the trace model", "[cupti]") {
+  auto buffer = sample_buffer();
+  MemorySink sink;
+  native::RecordEncoder enc(sink.strings(), sink.base_time());
+  CallbackNames names;
+  encode_activity_buffer(buffer.data(), buffer.bytes(), enc, names);
+  sink.submit(enc.take());
+  test::TempDir dir("cupti");
+  sink.write(dir.file("c.dpro"));
+  StringTable strings;
+  Logger log(LogLevel::kQuiet);
+  auto rank = trace::make_native_importer()->read(dir.file("c.dpro"), strings, {}, log);
+  CHECK(log.warning_count() == 0);
+  auto find = [&](trace::EventKind kind) {
+    std::vector<const trace::Event*> out;
+    for (const auto& e : rank.events)
+      if (e.kind == kind) out.push_back(&e);
+    return out;
+  };
+  auto kernels = find(trace::EventKind::kKernel);
+  REQUIRE(kernels.size() == 1);
+  CHECK(strings.view(kernels[0]->name) == "sgemm_128x64");
+  CHECK(kernels[0]->start == static_cast<Nanos>(kT + 100));
+  CHECK(kernels[0]->dur == 800);
+  CHECK(kernels[0]->correlation == 21);
+  CHECK(rank.attrs_of(*kernels[0])->grid == std::array<int, 3>{80, 1, 1});
+  auto runtime = find(trace::EventKind::kRuntimeCall);
+  REQUIRE(runtime.size() == 1);
+  CHECK(strings.view(runtime[0]->name) == "cudaLaunchKernel_v7000");
+  CHECK(rank.attrs_of(*runtime[0])->cbid == CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000);
+  auto nccl = find(trace::EventKind::kCollective);
+  REQUIRE(nccl.size() == 1);
+  CHECK(nccl[0]->external_id == 4242);
+  CHECK(rank.attrs_of(*nccl[0])->collective->op == "allreduce");
+  auto copies = find(trace::EventKind::kMemcpy);
+  REQUIRE(copies.size() == 1);
+  CHECK(rank.attrs_of(*copies[0])->bytes == (1 << 20));
+  CHECK(strings.view(copies[0]->name) == "Memcpy HtoD");
+  CHECK(find(trace::EventKind::kMemset).size() == 1);
+  auto syncs = find(trace::EventKind::kSync);
+  REQUIRE(syncs.size() == 1);
+  CHECK(rank.attrs_of(*syncs[0])->sync->sync_kind == "Stream Sync");
+  CHECK(rank.attrs_of(*syncs[0])->sync->stream == 7);
+  auto steps = find(trace::EventKind::kUserAnnotation);
+  REQUIRE(steps.size() == 1);
+  CHECK(strings.view(steps[0]->name) == "ProfilerStep#0");
+  CHECK(steps[0]->dur == 4000);
+}
+
+TEST_CASE("the tracer enables concurrent-kernel tracing and the launch driver calls only", "[cupti]") {
+  FakeCuptiApi api;
+  MemorySink sink;
+  CuptiTracer tracer(api, sink, {.nvtx = true});
+  std::string reason;
+  REQUIRE(tracer.start(reason));
+  CHECK(reason.empty());
+  CHECK(api.subscribed);
+  CHECK(has(api.enabled, cupti_kind::kConcurrentKernel));
+  CHECK_FALSE(has(api.enabled, 3));  // KERNEL serialises kernels
+  CHECK(has(api.enabled, cupti_kind::kRuntime));
+  CHECK_FALSE(has(api.enabled, cupti_kind::kDriver));
+  CHECK(has(api.enabled, cupti_kind::kExternalCorrelation));
+  CHECK(has(api.enabled, cupti_kind::kMarker));
+  CHECK(api.driver_cbids == std::vector<std::uint32_t>{307, 652, 514});
+  tracer.push(17);
+  tracer.pop();
+  REQUIRE(api.pushed.size() == 1);
+  CHECK(api.pushed[0] == std::make_pair(5u, std::uint64_t{17}));
+  CHECK(api.pops == 1);
+  tracer.flush(true);
+  CHECK(api.forced_flushes == 1);
+}
+
+TEST_CASE("completed buffers reach the sink with dropped-record counts", "[cupti]") {
+  FakeCuptiApi api;
+  MemorySink sink;
+  CuptiTracer tracer(api, sink, {});
+  std::string reason;
+  REQUIRE(tracer.start(reason));
+  std::uint8_t* buffer = nullptr;
+  std::size_t size = 0, max_records = 0;
+  tracer.buffer_requested(&buffer, &size, &max_records);
+  REQUIRE(buffer);
+  CHECK(reinterpret_cast<std::uintptr_t>(buffer) % 8 == 0);
+  auto records = sample_buffer();
+  REQUIRE(records.bytes() <= size);
+  std::memcpy(buffer, records.data(), records.bytes());
+  api.dropped = 12;
+  tracer.buffer_completed(nullptr, 3, buffer, size, records.bytes());  // frees buffer
+  CHECK(tracer.records() == 10);
+  CHECK(sink.batch_count() == 1);
+  CHECK(sink.dropped() == 12);
+  test::TempDir dir("drop");
+  sink.write(dir.file("d.dpro"));
+  Logger log(LogLevel::kQuiet);
+  auto c = native::read_native_capture(dir.file("d.dpro"), log);
+  CHECK(c.dropped_records == 12);
+  CHECK(c.kernels.size() == 2);
+}
+
+TEST_CASE("when CUPTI cannot trace, the tracer reports why and leaves nothing enabled", "[cupti]") {
+  FakeCuptiApi api;
+  MemorySink sink;
+  SECTION("no driver: a required kind fails") {
+    api.failing_kinds = {cupti_kind::kRuntime};
+    CuptiTracer tracer(api, sink, {});
+    std::string reason;
+    CHECK_FALSE(tracer.start(reason));
+    CHECK(reason.find("CUDA tracing is off") != std::string::npos);
+    CHECK(api.enabled.empty());
+    CHECK_FALSE(api.subscribed);  // CUPTI is left free for other tools
+    tracer.push(1);  // harmless when not running
+    CHECK(api.pushed.empty());
+  }
+  SECTION("another profiler holds CUPTI") {
+    api.subscribe_result = kCuptiErrorMultipleSubscribers;
+    CuptiTracer tracer(api, sink, {});
+    std::string reason;
+    CHECK_FALSE(tracer.start(reason));
+    CHECK(reason.find("another CUPTI client") != std::string::npos);
+  }
+  SECTION("an optional kind is missing: tracing goes on, with a note") {
+    api.failing_kinds = {cupti_kind::kMemcpy2};
+    CuptiTracer tracer(api, sink, {});
+    std::string reason;
+    CHECK(tracer.start(reason));
+    CHECK(reason.find("22") != std::string::npos);
+  }
+}

@@ -1,0 +1,81 @@
+// The launcher's environment and the per-process trace naming it leads to.
+#include <catch2/catch.hpp>
+
+#include <map>
+
+#include "profiler/launcher.h"
+#include "profiler/session_config.h"
+
+using namespace dpro::profiler;
+
+namespace {
+
+std::map<std::string, std::string> as_map(const EnvVars& env) {
+  return {env.begin(), env.end()};
+}
+
+}  // namespace
+
+TEST_CASE("the job environment loads the injection library and the NCCL plugin", "[launcher]") {
+  LaunchOptions o;
+  o.out_dir = "/tmp/traces";
+  o.nvtx = true;
+  o.steps = "10:20";
+  o.step_name = "train_step";
+  ProfilerLibraries libs{"/opt/dpro/lib/libdpro_inject.so", "/usr/local/cuda/lib64/libcupti.so", true};
+  auto env = as_map(profiling_environment(o, libs));
+  CHECK(env.at("CUDA_INJECTION64_PATH") == libs.inject);
+  CHECK(env.at("NCCL_PROFILER_PLUGIN") == libs.inject);
+  CHECK(env.at("NVTX_INJECTION64_PATH") == libs.cupti);
+  CHECK(env.at("DPRO_PROFILE_OUT") == "/tmp/traces");
+  CHECK(env.at("DPRO_PROFILE_STEPS") == "10:20");
+  CHECK(env.at("DPRO_PROFILE_STEP_NAME") == "train_step");
+
+  o.nccl = false;
+  o.nvtx = false;
+  libs.has_cupti = false;
+  env = as_map(profiling_environment(o, libs));
+  CHECK(env.count("NCCL_PROFILER_PLUGIN") == 0);
+  CHECK(env.at("DPRO_PROFILE_NCCL") == "0");
+  CHECK(env.count("CUDA_INJECTION64_PATH") == 0);  // a build without CUPTI
+  CHECK(env.count("NVTX_INJECTION64_PATH") == 0);
+}
+
+TEST_CASE("launcher options are validated", "[launcher]") {
+  LaunchOptions o;
+  CHECK(validate(o).find("no command") != std::string::npos);
+  o.command = {"python", "train.py"};
+  CHECK(validate(o).empty());
+  o.steps = "3:7";
+  CHECK(validate(o).empty());
+  for (const char* bad : {"7:3", "3", "a:b", "-1:2", "3:"}) {
+    o.steps = bad;
+    CHECK_FALSE(validate(o).empty());
+  }
+}
+
+TEST_CASE("trace files are named from RANK, LOCAL_RANK, host, pid and restart count", "[launcher]") {
+  std::map<std::string, std::string> vars = {{"RANK", "12"}, {"LOCAL_RANK", "4"}, {"WORLD_SIZE", "16"},
+                                             {"DPRO_PROFILE_OUT", "/data/run1"},
+                                             {"TORCHELASTIC_RESTART_COUNT", "2"},
+                                             {"DPRO_PROFILE_FLUSH_MS", "250"}};
+  auto lookup = [&](const char* name) -> const char* {
+    auto it = vars.find(name);
+    return it == vars.end() ? nullptr : it->second.c_str();
+  };
+  SessionConfig c = config_from_env(lookup);
+  c.host = "node/07";
+  c.pid = 4711;
+  CHECK(c.rank == 12);
+  CHECK(c.world_size == 16);
+  CHECK(c.flush_ms == 250);
+  CHECK(trace_file_path(c) == "/data/run1/rank12.local4.node_07.pid4711.restart2.dpro");
+  vars.clear();
+  SessionConfig bare = config_from_env(lookup);
+  bare.host = std::string("h");
+  bare.pid = 1;
+  CHECK(bare.out_dir == "dpro-traces");
+  CHECK(bare.nccl);
+  CHECK_FALSE(bare.nvtx);
+  CHECK(trace_file_path(bare) == "dpro-traces/norank.h.pid1.dpro");
+}
