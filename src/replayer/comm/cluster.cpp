@@ -138,6 +138,7 @@ void apply_setting(ClusterSpec& c, const std::string& assignment) {
     (key == "network.inter_node_latency_us" ? c.inter : c.intra).latency_us = v;
   } else if (key == "cluster.gpus_per_node") {
     need_positive();
+    if (v != static_cast<double>(static_cast<int>(v))) throw InputError("", "--set " + assignment, "must be a whole number");
     c.gpus_per_node = static_cast<int>(v);
   } else {
     throw InputError("", "--set " + assignment,

@@ -1,0 +1,112 @@
+#include <catch2/catch.hpp>
+
+#include "comm_fixtures.h"
+#include "core/error.h"
+#include "replayer/comm/cluster.h"
+
+using namespace dpro;
+
+namespace {
+
+const char* kGood = R"({"name": "box", "gpu_arch": "ampere", "gpus_per_node": 8,
+  "intra_node": {"fabric": "nvswitch", "bandwidth_gbps": 300},
+  "inter_node": {"bandwidth_gbps": 25, "latency_us": 1}})";
+
+std::string with(const std::string& from, const std::string& to) {
+  std::string s = kGood;
+  const auto at = s.find(from);
+  REQUIRE(at != std::string::npos);
+  return s.replace(at, from.size(), to);
+}
+
+}  // namespace
+
+TEST_CASE("the bundled cluster files load and describe the systems") {
+  const auto cat = comm::ClusterCatalog::load_directory(test::clusters_dir());
+  for (const char* name : {"dgx1-v100", "dgx-a100", "dgx-h100", "pcie-a100"}) CHECK(cat.find(name) != nullptr);
+  const comm::ClusterSpec& h = cat.get("dgx-h100");
+  CHECK(h.gpus_per_node == 8);
+  CHECK(h.fabric == comm::Fabric::kNvswitch);
+  CHECK(h.arch == comm::GpuArch::kHopper);
+  CHECK(h.intra.bandwidth_gbps == 450.0);
+  CHECK(h.inter.bandwidth_gbps == 50.0);
+  CHECK(cat.get("pcie-a100").fabric == comm::Fabric::kPcie);
+  REQUIRE_THROWS_WITH(cat.get("dgx-z9"), Catch::Contains("unknown cluster") && Catch::Contains("dgx-h100"));
+}
+
+TEST_CASE("the cluster of a trace is guessed from its GPU names") {
+  const auto cat = comm::ClusterCatalog::load_directory(test::clusters_dir());
+  const auto dlrm = test::load_dlrm();
+  REQUIRE(cat.guess(dlrm.traces) != nullptr);
+  CHECK(cat.guess(dlrm.traces)->name == "dgx1-v100");
+  const auto a100 = test::load_a100();
+  REQUIRE(cat.guess(a100.traces) != nullptr);
+  CHECK(cat.guess(a100.traces)->name == "dgx-a100");
+  trace::TraceSet unknown;
+  unknown.ranks.emplace_back();
+  unknown.ranks[0].devices.push_back({0, "Mystery GPU 9000", {}, {}, {}, {}});
+  CHECK(cat.guess(unknown) == nullptr);
+}
+
+TEST_CASE("bad cluster files are rejected with the file and the key") {
+  CHECK_NOTHROW(comm::parse_cluster(kGood, "good.json"));
+  SECTION("missing bandwidth") {
+    REQUIRE_THROWS_WITH(comm::parse_cluster(with("\"bandwidth_gbps\": 25, ", ""), "c.json"),
+                        Catch::Contains("c.json") && Catch::Contains("inter_node.bandwidth_gbps") &&
+                            Catch::Contains("missing"));
+  }
+  SECTION("negative bandwidth") {
+    REQUIRE_THROWS_WITH(comm::parse_cluster(with("300", "-300"), "c.json"),
+                        Catch::Contains("intra_node.bandwidth_gbps") && Catch::Contains("must be positive"));
+  }
+  SECTION("zero bandwidth") {
+    REQUIRE_THROWS_WITH(comm::parse_cluster(with("25,", "0,"), "c.json"), Catch::Contains("must be positive"));
+  }
+  SECTION("bandwidth that is not a number") {
+    REQUIRE_THROWS_WITH(comm::parse_cluster(with("300", "\"fast\""), "c.json"), Catch::Contains("must be a number"));
+  }
+  SECTION("unknown fabric") {
+    REQUIRE_THROWS_WITH(comm::parse_cluster(with("nvswitch", "carrier-pigeon"), "c.json"),
+                        Catch::Contains("intra_node.fabric") && Catch::Contains("carrier-pigeon"));
+  }
+  SECTION("no GPUs per node") {
+    REQUIRE_THROWS_WITH(comm::parse_cluster(with("\"gpus_per_node\": 8", "\"gpus_per_node\": 0"), "c.json"),
+                        Catch::Contains("gpus_per_node"));
+  }
+  SECTION("negative latency") {
+    REQUIRE_THROWS_WITH(comm::parse_cluster(with("\"latency_us\": 1", "\"latency_us\": -1"), "c.json"),
+                        Catch::Contains("inter_node.latency_us"));
+  }
+  SECTION("not JSON") {
+    REQUIRE_THROWS_AS(comm::parse_cluster("{", "c.json"), InputError);
+  }
+  SECTION("a missing file") {
+    REQUIRE_THROWS_WITH(comm::load_cluster_file("/nonexistent/cluster.json"), Catch::Contains("cannot open"));
+  }
+}
+
+TEST_CASE("ranks that do not divide into nodes are rejected") {
+  const comm::ClusterSpec c = comm::parse_cluster(kGood, "box.json");
+  CHECK(comm::place(c, 4).nodes == 1);
+  CHECK(comm::place(c, 4).ranks_per_node == 4);
+  CHECK(comm::place(c, 1024).nodes == 128);
+  REQUIRE_THROWS_WITH(comm::place(c, 12), Catch::Contains("ranks 12") && Catch::Contains("whole nodes of 8"));
+  REQUIRE_THROWS_AS(comm::place(c, 0), InputError);
+}
+
+TEST_CASE("set changes one cluster parameter and rejects unknown keys and bad values") {
+  comm::ClusterSpec c = comm::parse_cluster(kGood, "box.json");
+  comm::apply_setting(c, "network.inter_node_gbps=50");
+  comm::apply_setting(c, "network.intra_node_gbps=600");
+  comm::apply_setting(c, "network.inter_node_latency_us=3.5");
+  CHECK(c.inter.bandwidth_gbps == 50);
+  CHECK(c.intra.bandwidth_gbps == 600);
+  CHECK(c.inter.latency_us == 3.5);
+  REQUIRE_THROWS_WITH(comm::apply_setting(c, "network.warp_speed=9"), Catch::Contains("unknown key"));
+  REQUIRE_THROWS_WITH(comm::apply_setting(c, "network.inter_node_gbps=-5"), Catch::Contains("must be positive"));
+  REQUIRE_THROWS_WITH(comm::apply_setting(c, "network.inter_node_gbps=fast"), Catch::Contains("not a number"));
+  REQUIRE_THROWS_WITH(comm::apply_setting(c, "network.inter_node_gbps"), Catch::Contains("key=value"));
+  REQUIRE_THROWS_WITH(comm::apply_setting(c, "cluster.gpus_per_node=4.5"), Catch::Contains("whole number"));
+  comm::apply_setting(c, "cluster.gpus_per_node=4");
+  CHECK(comm::place(c, 16).nodes == 4);
+}

@@ -1,0 +1,86 @@
+#include <catch2/catch.hpp>
+
+#include "comm_fixtures.h"
+#include "core/error.h"
+#include "replayer/comm/collective_model.h"
+
+using namespace dpro;
+using comm::CollectiveOp;
+
+namespace {
+
+const comm::ClusterCatalog& catalog() {
+  static const auto cat = comm::ClusterCatalog::load_directory(test::clusters_dir());
+  return cat;
+}
+
+comm::CollectiveCall call(const comm::CollectiveModel& m, CollectiveOp op, std::int64_t bytes, int ranks) {
+  return {op, bytes, comm::place(m.cluster(), ranks)};
+}
+
+double busbw(const comm::CollectiveModel& m, CollectiveOp op, std::int64_t bytes, int ranks) {
+  const auto c = call(m, op, bytes, ranks);
+  return comm::CollectiveModel::bus_bandwidth_gbps(c, m.estimate(c).time_us);
+}
+
+}  // namespace
+
+TEST_CASE("large all-reduce bus bandwidth on 8 GPUs is within 15% of NVIDIA's nccl-tests figures") {
+  const std::int64_t bytes = std::int64_t{8} << 30;
+  // ~230 GB/s on 8 A100 (NVIDIA/nccl-tests#149), ~480 GB/s with NVLink SHARP on 8 H100
+  // (NVIDIA/nccl-tests#212); see docs/communication.md.
+  const comm::CollectiveModel a100(catalog().get("dgx-a100")), h100(catalog().get("dgx-h100"));
+  CHECK(busbw(a100, CollectiveOp::kAllReduce, bytes, 8) == Approx(230.0).epsilon(0.15));
+  CHECK(busbw(h100, CollectiveOp::kAllReduce, bytes, 8) == Approx(480.0).epsilon(0.15));
+  CHECK(h100.estimate(call(h100, CollectiveOp::kAllReduce, bytes, 8)).algorithm == comm::Algorithm::kNvls);
+  CHECK(a100.estimate(call(a100, CollectiveOp::kAllReduce, bytes, 8)).algorithm == comm::Algorithm::kRing);
+}
+
+TEST_CASE("small messages are latency-bound and pick a low-latency protocol") {
+  const comm::CollectiveModel m(catalog().get("dgx-a100"));
+  const auto e = m.estimate(call(m, CollectiveOp::kAllReduce, 1024, 8));
+  CHECK(e.protocol == comm::Protocol::kLL);
+  CHECK(e.time_us == Approx(6.6 + 14 * 0.6).margin(0.5));  // NCCL ring LL: base + 2(n-1) hops
+  CHECK(m.estimate(call(m, CollectiveOp::kAllReduce, 1024, 1)).time_us == 0.0);
+}
+
+TEST_CASE("every operation costs more for more bytes and for slower links") {
+  const comm::ClusterSpec base = catalog().get("dgx-a100");
+  comm::ClusterSpec slow = base;
+  slow.inter.bandwidth_gbps /= 4;
+  slow.intra.bandwidth_gbps /= 4;
+  const comm::CollectiveModel fast_m(base), slow_m(slow);
+  for (CollectiveOp op : {CollectiveOp::kAllReduce, CollectiveOp::kAllGather, CollectiveOp::kReduceScatter,
+                          CollectiveOp::kBroadcast, CollectiveOp::kReduce, CollectiveOp::kAllToAll,
+                          CollectiveOp::kSendRecv}) {
+    for (int ranks : {2, 8, 64}) {
+      INFO(comm::to_string(op) << " on " << ranks << " ranks");
+      const double small = fast_m.estimate(call(fast_m, op, 1 << 20, ranks)).time_us;
+      const double large = fast_m.estimate(call(fast_m, op, 1 << 28, ranks)).time_us;
+      CHECK(small > 0);
+      CHECK(large > small);
+      CHECK(slow_m.estimate(call(slow_m, op, 1 << 28, ranks)).time_us > large);
+    }
+  }
+}
+
+TEST_CASE("across nodes the network bounds the bandwidth and a faster network helps") {
+  comm::ClusterSpec c = catalog().get("dgx-a100");
+  const comm::CollectiveModel hdr(c);
+  // 8 NICs of 25 GB/s per node: bus bandwidth near the node's 200 GB/s x 0.96, below NVLink's 240.
+  const double bw = busbw(hdr, CollectiveOp::kAllReduce, std::int64_t{8} << 30, 64);
+  CHECK(bw == Approx(192.0).epsilon(0.05));
+  c.inter.bandwidth_gbps = 50;
+  const comm::CollectiveModel ndr(c);
+  CHECK(busbw(ndr, CollectiveOp::kAllReduce, std::int64_t{8} << 30, 64) > bw);
+}
+
+TEST_CASE("unknown collectives are rejected by name") {
+  CHECK(comm::parse_collective_op("allreduce") == CollectiveOp::kAllReduce);
+  CHECK(comm::parse_collective_op("all_to_all") == CollectiveOp::kAllToAll);
+  CHECK(comm::parse_collective_op("nccl:all_gather") == CollectiveOp::kAllGather);
+  CHECK(comm::parse_collective_op("send") == CollectiveOp::kSendRecv);
+  REQUIRE_THROWS_WITH(comm::parse_collective_op("allshuffle", "t.json", "kernel X"),
+                      Catch::Contains("t.json") && Catch::Contains("kernel X") &&
+                          Catch::Contains("unknown collective operation 'allshuffle'"));
+}

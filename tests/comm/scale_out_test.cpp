@@ -1,0 +1,103 @@
+#include <catch2/catch.hpp>
+
+#include "comm_fixtures.h"
+#include "core/error.h"
+#include "replayer/comm/calibration.h"
+#include "replayer/comm/retime.h"
+#include "replayer/comm/scale_out.h"
+#include "replayer/replay.h"
+
+using namespace dpro;
+
+namespace {
+
+const comm::ClusterCatalog& catalog() {
+  static const auto cat = comm::ClusterCatalog::load_directory(test::clusters_dir());
+  return cat;
+}
+
+struct Retimed {
+  graph::Dfg dfg;
+  comm::RetimeStats stats;
+};
+
+// The DLRM graph with collectives re-timed from its own cluster to `target` on `ranks` ranks.
+Retimed retimed(const test::LoadedJob& job, const comm::ClusterSpec& target, int ranks) {
+  Retimed r{job.built.dfg, {}};
+  auto ops = comm::find_comm_ops(r.dfg, job.traces);
+  comm::attach_host_et_sizes(ops, job.traces, comm::expand_host_et_paths({test::dlrm_host_et_dir()}));
+  const comm::ClusterSpec& origin = *catalog().guess(job.traces);
+  const auto cal = comm::fit_calibration(origin, comm::make_samples(ops, origin));
+  r.stats = comm::retime_collectives(r.dfg, ops, comm::CollectiveModel(origin, cal), comm::CollectiveModel(target, cal), ranks);
+  return r;
+}
+
+Nanos plain_job(const test::LoadedJob& job) {
+  Logger quiet(LogLevel::kQuiet);
+  return replayer::replay_traces(job.traces, replayer::ReplayOptions{}, quiet).report.iterations.at(0).job_predicted_ns;
+}
+
+}  // namespace
+
+TEST_CASE("ranks equal to the world size on the trace's own cluster reproduce the plain replay") {
+  const auto job = test::load_dlrm();
+  const Nanos plain = plain_job(job);
+  const auto r = retimed(job, *catalog().guess(job.traces), 8);
+  CHECK(r.stats.ops == 64);
+  CHECK(r.stats.after == r.stats.before);
+  for (bool expand : {false, true}) {
+    const auto s = comm::simulate_scaled_job(job.traces, job.built.ranks, r.dfg, 8, expand);
+    REQUIRE(s.iterations.size() == 1);
+    CHECK(s.iterations[0].number == 10);
+    CHECK(std::abs(s.iterations[0].job_predicted_ns - plain) <= plain / 100);
+    CHECK(s.iterations[0].job_predicted_ns == plain);
+  }
+}
+
+TEST_CASE("symmetric scale-out equals the fully expanded replay") {
+  const auto job = test::load_dlrm();
+  for (int ranks : {16, 64}) {
+    INFO(ranks << " ranks");
+    const auto r = retimed(job, *catalog().guess(job.traces), ranks);
+    CHECK(r.stats.resized_groups == 64);
+    CHECK(r.stats.after > r.stats.before);  // a 64-rank ring has more hops than an 8-rank one
+    const auto sym = comm::simulate_scaled_job(job.traces, job.built.ranks, r.dfg, ranks, false);
+    const auto full = comm::simulate_scaled_job(job.traces, job.built.ranks, r.dfg, ranks, true);
+    CHECK_FALSE(sym.expanded);
+    CHECK(full.expanded);
+    CHECK(full.nodes > sym.nodes * (ranks / 8 - 1));
+    REQUIRE(sym.iterations.size() == 1);
+    REQUIRE(full.iterations.size() == 1);
+    CHECK(sym.iterations[0].job_predicted_ns == full.iterations[0].job_predicted_ns);
+    CHECK(sym.iterations[0].job_predicted_ns >= plain_job(job));
+  }
+}
+
+TEST_CASE("the expanded graph replicates every rank and shares one barrier per collective instance") {
+  const auto job = test::load_dlrm();
+  std::vector<std::vector<graph::NodeId>> maps;
+  const graph::Dfg g = comm::replicate_ranks(job.built.dfg, job.traces, 24, maps);
+  std::size_t barriers = 0, rank_nodes = 0;
+  for (const auto& n : job.built.dfg.nodes()) (n.kind == graph::NodeKind::kBarrier ? barriers : rank_nodes) += 1;
+  CHECK(g.node_count() == barriers + 3 * rank_nodes);
+  REQUIRE(maps.size() == 3);
+  int max_rank = 0;
+  for (const auto& n : g.nodes()) max_rank = std::max(max_rank, n.rank);
+  CHECK(max_rank == 23);
+  CHECK(g.tracks().size() == 3 * job.built.dfg.tracks().size());
+}
+
+TEST_CASE("scale-in to fewer ranks than the trace replays the expanded graph of those ranks") {
+  const auto job = test::load_dlrm();
+  const auto r = retimed(job, *catalog().guess(job.traces), 4);
+  const auto s = comm::simulate_scaled_job(job.traces, job.built.ranks, r.dfg, 4, false);
+  CHECK(s.expanded);
+  REQUIRE(s.iterations.size() == 1);
+  CHECK(s.iterations[0].job_predicted_ns > 0);
+  CHECK(s.iterations[0].job_predicted_ns <= plain_job(job));
+}
+
+TEST_CASE("scale-out to ranks that do not fill whole nodes is rejected") {
+  const auto job = test::load_dlrm();
+  REQUIRE_THROWS_WITH(retimed(job, *catalog().guess(job.traces), 12), Catch::Contains("whole nodes of 8"));
+}

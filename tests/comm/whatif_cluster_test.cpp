@@ -1,0 +1,169 @@
+#include <catch2/catch.hpp>
+
+#include "comm_fixtures.h"
+#include "core/error.h"
+#include "replayer/replay.h"
+#include "whatif_cluster.h"
+
+using namespace dpro;
+
+namespace {
+
+std::unique_ptr<cli::WhatIfOption> parsed(std::vector<std::string> args) {
+  auto w = cli::make_cluster_whatif();
+  CLI::App app{"replay"};
+  w->add_options(app);
+  args.push_back("--clusters-dir");
+  args.push_back(test::clusters_dir());
+  std::vector<std::string> reversed(args.rbegin(), args.rend());
+  app.parse(reversed);
+  return w;
+}
+
+// Applies the what-if to a copy of the job's graph and replays it like `dpro-replay replay`.
+struct Outcome {
+  graph::BuiltGraph graph;
+  replayer::Report report;
+  std::string summary;
+};
+
+Outcome run(const test::LoadedJob& job, std::vector<std::string> args) {
+  auto w = parsed(std::move(args));
+  REQUIRE(w->enabled());
+  Logger quiet(LogLevel::kQuiet);
+  Outcome o{job.built, {}, {}};
+  w->apply(o.graph.dfg, job.traces, quiet);
+  if (!o.graph.dfg.finalized()) o.graph.dfg.finalize();
+  const auto sim = replayer::simulate(o.graph.dfg);
+  o.report = replayer::make_report(job.traces, o.graph, sim, replayer::ReportOptions{});
+  o.summary = w->summary();
+  return o;
+}
+
+Nanos job_time(const replayer::Report& r) { return r.iterations.at(0).job_predicted_ns; }
+
+std::vector<std::string> with_sizes(std::vector<std::string> args) {
+  args.push_back("--comm-sizes");
+  args.push_back(test::dlrm_host_et_dir());
+  return args;
+}
+
+}  // namespace
+
+TEST_CASE("without flags the what-if is off") {
+  CHECK_FALSE(parsed({})->enabled());
+}
+
+TEST_CASE("the what-if with --ranks and the trace's own world size and cluster reproduces the plain replay") {
+  const auto job = test::load_dlrm();
+  const Nanos base = job_time(run(job, with_sizes({"--ranks", "8"})).report);
+  Logger quiet(LogLevel::kQuiet);
+  const Nanos plain = replayer::replay_traces(job.traces, {}, quiet).report.iterations.at(0).job_predicted_ns;
+  CHECK(std::abs(base - plain) <= plain / 100);
+}
+
+TEST_CASE("the what-if with --ranks 2 on the partial A100 trace reproduces its plain replay") {
+  const auto job = test::load_a100();
+  const auto o = run(job, {"--ranks", "2"});
+  Logger quiet(LogLevel::kQuiet);
+  const auto plain = replayer::replay_traces(job.traces, {}, quiet).report;
+  REQUIRE(o.report.iterations.size() == plain.iterations.size());
+  for (std::size_t i = 0; i < plain.iterations.size(); ++i) {
+    const Nanos p = plain.iterations[i].job_predicted_ns;
+    CHECK(std::abs(o.report.iterations[i].job_predicted_ns - p) <= p / 100);
+  }
+}
+
+TEST_CASE("a faster network makes the communication faster and a slower one slower") {
+  const auto job = test::load_dlrm();
+  const auto fast = run(job, with_sizes({"--set", "network.intra_node_gbps=600"}));
+  const auto slow = run(job, with_sizes({"--set", "network.intra_node_gbps=15"}));
+  CHECK(fast.summary.find("dgx1-v100 (guessed") != std::string::npos);
+  CHECK(fast.summary.find("network.intra_node_gbps=600") != std::string::npos);
+  CHECK(fast.summary.find("64 by host execution traces") != std::string::npos);
+  Nanos fast_comm = 0, slow_comm = 0, measured = 0;
+  for (const auto& n : fast.graph.dfg.nodes())
+    if (n.kind == graph::NodeKind::kCollective) fast_comm += n.duration;
+  for (const auto& n : slow.graph.dfg.nodes())
+    if (n.kind == graph::NodeKind::kCollective) slow_comm += n.duration;
+  for (const auto& n : job.built.dfg.nodes())
+    if (n.kind == graph::NodeKind::kCollective) measured += n.duration;
+  CHECK(fast_comm < measured);
+  CHECK(slow_comm > measured);
+  CHECK(job_time(slow.report) >= job_time(fast.report));
+}
+
+TEST_CASE("the what-if with --cluster re-times the A100 trace for an H100 system with sizes from the trace") {
+  const auto job = test::load_a100();
+  const auto o = run(job, {"--cluster", "dgx-h100"});
+  CHECK(o.summary.find("dgx-a100 (guessed from the trace's GPUs) -> dgx-h100") != std::string::npos);
+  CHECK(o.summary.find("21 NCCL ops re-timed (21 sized by the trace") != std::string::npos);
+  Nanos before = 0, after = 0;
+  for (graph::NodeId id = 0; id < job.built.dfg.node_count(); ++id) {
+    if (job.built.dfg.node(id).kind != graph::NodeKind::kCollective) continue;
+    before += job.built.dfg.node(id).duration;
+    after += o.graph.dfg.node(id).duration;
+  }
+  CHECK(after < before);
+}
+
+TEST_CASE("the what-if with --ranks scales DLRM out and rejects rank counts that do not fill nodes") {
+  const auto job = test::load_dlrm();
+  const auto o = run(job, with_sizes({"--ranks", "1024"}));
+  CHECK(o.summary.find("Ranks 8 -> 1024 (128 node(s) x 8)") != std::string::npos);
+  CHECK(o.summary.find("exact by symmetry") != std::string::npos);
+  CHECK(job_time(o.report) > 0);
+  auto bad = parsed(with_sizes({"--ranks", "20"}));
+  graph::Dfg g = job.built.dfg;
+  Logger quiet(LogLevel::kQuiet);
+  REQUIRE_THROWS_WITH(bad->apply(g, job.traces, quiet), Catch::Contains("ranks 20") && Catch::Contains("whole nodes"));
+}
+
+TEST_CASE("the what-if with --ranks below the trace's world size reports the smaller job from its expanded graph") {
+  const auto job = test::load_dlrm();
+  const auto o = run(job, with_sizes({"--ranks", "4"}));
+  CHECK(o.summary.find("Ranks 4..7 are not part of the 4-rank job") != std::string::npos);
+  CHECK(o.summary.find("ProfilerStep#10 job") != std::string::npos);
+}
+
+TEST_CASE("the what-if with --bucket-mb fuses DLRM's three all-reduces into one bucket") {
+  const auto job = test::load_dlrm();
+  const auto o = run(job, with_sizes({"--bucket-mb", "25"}));
+  CHECK(o.summary.find("3 all-reduces per rank -> 1 buckets") != std::string::npos);
+  std::size_t zero = 0, nonzero = 0;
+  for (const auto& n : o.graph.dfg.nodes()) {
+    if (n.kind != graph::NodeKind::kCollective) continue;
+    if (std::string(job.traces.strings.view(n.name)).find("AllReduce") == std::string::npos) continue;
+    (n.duration == 0 ? zero : nonzero) += 1;
+  }
+  CHECK(zero == 16);
+  CHECK(nonzero == 8);
+  const auto tiny = run(job, with_sizes({"--bucket-mb", "0.0001"}));
+  CHECK(tiny.summary.find("3 all-reduces per rank -> 3 buckets") != std::string::npos);
+}
+
+TEST_CASE("bad what-if values are clear errors") {
+  const auto job = test::load_dlrm();
+  Logger quiet(LogLevel::kQuiet);
+  graph::Dfg g = job.built.dfg;
+  REQUIRE_THROWS_WITH(parsed({"--cluster", "dgx-z9"})->apply(g, job.traces, quiet), Catch::Contains("unknown cluster"));
+  REQUIRE_THROWS_WITH(parsed({"--set", "network.inter_node_gbps=-1"})->apply(g, job.traces, quiet),
+                      Catch::Contains("must be positive"));
+  REQUIRE_THROWS_WITH(parsed({"--bucket-mb", "0"})->apply(g, job.traces, quiet), Catch::Contains("--bucket-mb"));
+  auto unknown = test::load_dlrm();
+  for (auto& r : unknown.traces.ranks)
+    for (auto& d : r.devices) d.name = "Mystery GPU 9000";
+  REQUIRE_THROWS_WITH(parsed({"--ranks", "16"})->apply(g, unknown.traces, quiet), Catch::Contains("--origin-cluster"));
+}
+
+TEST_CASE("the what-if's --set is repeatable and takes one value per occurrence") {
+  auto w = cli::make_cluster_whatif();
+  CLI::App app{"replay"};
+  std::vector<std::string> traces;
+  app.add_option("traces", traces);
+  w->add_options(app);
+  app.parse(std::vector<std::string>{"trace.json", "network.intra_node_gbps=600", "--set",
+                                     "network.inter_node_gbps=50", "--set"});
+  CHECK(traces == std::vector<std::string>{"trace.json"});
+  CHECK(w->enabled());
+}

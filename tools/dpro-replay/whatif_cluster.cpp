@@ -1,0 +1,124 @@
+#include "whatif_cluster.h"
+
+#include <fmt/format.h>
+
+#include <optional>
+
+#include "core/error.h"
+#include "graph/builder.h"
+#include "replayer/comm/calibration.h"
+#include "replayer/comm/cluster.h"
+#include "replayer/comm/comm_ops.h"
+#include "replayer/comm/retime.h"
+#include "replayer/comm/scale_out.h"
+
+namespace dpro::cli {
+
+namespace {
+
+class ClusterWhatIf : public WhatIfOption {
+ public:
+  void add_options(CLI::App& replay) override {
+    replay.add_option("--cluster", target_name_, "Re-time NCCL ops for this cluster (a name in --clusters-dir)");
+    replay.add_option("--origin-cluster", origin_name_, "Cluster the trace was recorded on (default: guessed from its GPUs)");
+    replay.add_option("--clusters-dir", clusters_dir_, "Directory of cluster JSON files")
+        ->default_val(comm::ClusterCatalog::default_directory());
+    replay.add_option("--set", settings_,
+                      "Change the target cluster: network.inter_node_gbps, network.intra_node_gbps (GB/s per GPU "
+                      "per direction), network.inter_node_latency_us, network.intra_node_latency_us, "
+                      "cluster.gpus_per_node (repeatable)")
+        ->allow_extra_args(false);
+    replay.add_option("--ranks", ranks_, "Data-parallel scale-out/in: replay the job on N ranks");
+    replay.add_option("--bucket-mb", bucket_mb_, "Fuse consecutive all-reduces into gradient buckets of at most X MB");
+    replay.add_option("--comm-sizes", comm_sizes_,
+                      "Host execution traces giving NCCL message sizes: a directory, or one file per rank (repeatable)")
+        ->allow_extra_args(false);
+  }
+
+  bool enabled() const override {
+    return !target_name_.empty() || !settings_.empty() || ranks_.has_value() || bucket_mb_.has_value();
+  }
+
+  void apply(graph::Dfg& dfg, const trace::TraceSet& traces, Logger& log) override {
+    const auto catalog = comm::ClusterCatalog::load_directory(clusters_dir_);
+    const comm::ClusterSpec* origin = origin_name_.empty() ? catalog.guess(traces) : &catalog.get(origin_name_);
+    if (!origin) {
+      std::string gpus;
+      for (const auto& r : traces.ranks)
+        for (const auto& d : r.devices) gpus = d.name;
+      throw InputError(traces.ranks.empty() ? "" : traces.ranks.front().file, "--origin-cluster",
+                       "cannot tell which cluster the trace ran on (GPU '" + gpus + "'); name one");
+    }
+    comm::ClusterSpec target = target_name_.empty() ? *origin : catalog.get(target_name_);
+    for (const std::string& s : settings_) comm::apply_setting(target, s);
+    const int world = comm::world_size(traces);
+    if (ranks_) comm::place(target, *ranks_);  // throws for ranks that do not fill whole nodes
+    if (bucket_mb_ && !(*bucket_mb_ > 0)) throw InputError("", "--bucket-mb", "must be positive");
+
+    if (!dfg.finalized()) dfg.finalize();
+    std::vector<comm::CommOp> ops = comm::find_comm_ops(dfg, traces);
+    std::size_t from_et = 0;
+    if (!comm_sizes_.empty())
+      from_et = comm::attach_host_et_sizes(ops, traces, comm::expand_host_et_paths(comm_sizes_));
+    const auto samples = comm::make_samples(ops, *origin);
+    const comm::Calibration cal = comm::fit_calibration(*origin, samples);
+    const comm::CollectiveModel origin_model(*origin, cal), target_model(target, cal);
+    std::size_t from_trace = 0;
+    for (const auto& op : ops) from_trace += op.size_source == comm::SizeSource::kTrace;
+    const std::size_t inferred = comm::infer_sizes(ops, origin_model, *origin);
+    const comm::RetimeStats retimed = comm::retime_collectives(dfg, ops, origin_model, target_model, ranks_);
+    std::optional<comm::BucketStats> buckets;
+    if (bucket_mb_)
+      buckets = comm::fuse_allreduce_buckets(dfg, ops, traces, target_model,
+                                             static_cast<std::int64_t>(*bucket_mb_ * 1024 * 1024), ranks_);
+
+    std::string text = fmt::format("communication what-if: cluster {}{} -> {}", origin->name,
+                                   origin_name_.empty() ? " (guessed from the trace's GPUs)" : "", target.name);
+    for (const std::string& s : settings_) text += " with " + s;
+    text += fmt::format(
+        ". {} NCCL ops re-timed ({} sized by the trace, {} by host execution traces, {} inferred from their transfer "
+        "time). Model calibrated on {} samples: latency x{:.2f} / x{:.2f}, byte time x{:.2f} / x{:.2f} "
+        "(collectives / point-to-point). Transfer time summed over ranks {} -> {}.",
+        retimed.ops, from_trace, from_et, inferred, samples.size(), cal.latency_scale[0], cal.latency_scale[1],
+        cal.byte_time_scale[0], cal.byte_time_scale[1], format_duration(retimed.before), format_duration(retimed.after));
+    if (buckets)
+      text += fmt::format(" Gradient buckets of {} MB: {} all-reduces per rank -> {} buckets, all-reduce time {} -> {}.",
+                          *bucket_mb_, buckets->allreduces, buckets->buckets, format_duration(buckets->before),
+                          format_duration(buckets->after));
+    if (ranks_) {
+      const comm::Placement p = comm::place(target, *ranks_);
+      const int w = static_cast<int>(traces.ranks.size());
+      text += fmt::format(" Ranks {} -> {} ({} node(s) x {}); {} group(s) resized.", world, *ranks_, p.nodes,
+                          p.ranks_per_node, retimed.resized_groups);
+      if (*ranks_ >= w) {
+        text += fmt::format(" Trace ranks 0..{} stand for all {} (rank g runs trace rank g mod {}): the job row is "
+                            "the {}-rank job, exact by symmetry.", w - 1, *ranks_, w, *ranks_);
+      } else {
+        Logger quiet(LogLevel::kQuiet);
+        const graph::BuiltGraph built = graph::build_graph(traces, graph::BuildOptions{}, quiet);
+        DPRO_CHECK(built.dfg.node_count() == dfg.node_count());
+        const comm::ScaleOutResult r = comm::simulate_scaled_job(traces, built.ranks, dfg, *ranks_, true);
+        text += fmt::format(" Ranks {}..{} are not part of the {}-rank job; from its expanded graph ({} ops):", *ranks_,
+                            w - 1, *ranks_, r.nodes);
+        for (const auto& it : r.iterations)
+          text += fmt::format(" ProfilerStep#{} job {};", it.number, format_duration(it.job_predicted_ns));
+      }
+    }
+    summary_ = text;
+    log.info(summary_);
+  }
+
+  std::string summary() const override { return summary_; }
+
+ private:
+  std::string target_name_, origin_name_, clusters_dir_, summary_;
+  std::vector<std::string> settings_, comm_sizes_;
+  std::optional<int> ranks_;
+  std::optional<double> bucket_mb_;
+};
+
+}  // namespace
+
+std::unique_ptr<WhatIfOption> make_cluster_whatif() { return std::make_unique<ClusterWhatIf>(); }
+
+}  // namespace dpro::cli
