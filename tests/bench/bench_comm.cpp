@@ -1,6 +1,11 @@
 // Benchmarks and accuracy figures of the communication model (docs/communication.md). Prints
-// JSON lines {"bench": ..., "value": ..., "unit": ...}. Usage: bench_comm [repo root [--sweep]]
+// JSON lines {"bench": ..., "value": ..., "unit": ...}.
+// Usage: bench_comm [REPO_ROOT] [--sweep] [--samples] [--accuracy-only]
+//   --sweep          the model's all-reduce bus bandwidth against size and cluster
+//   --samples        every train/test sample of the half-split accuracy figures
+//   --accuracy-only  stop after the accuracy figures (skip the scale benchmarks)
 #include <chrono>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -73,26 +78,83 @@ void model_sweep(const comm::ClusterCatalog& cat) {
   }
 }
 
-void split_fit(const std::string& name, std::vector<comm::CommOp> ops, const comm::ClusterSpec& origin) {
+std::string pct(double fraction) { return std::to_string(100.0 * fraction); }
+
+// Fit on half of the collective instances, predict the other half (docs/communication.md).
+// The default fit prints fit_half_split_median_abs_error_*; every fit variant and the
+// lower-envelope evaluation print their own lines; `samples` prints each sample.
+void split_fit(const std::string& name, std::vector<comm::CommOp> ops, const comm::ClusterSpec& origin,
+               bool samples_too) {
   const auto samples = comm::make_samples(ops, origin);
-  const auto ev = comm::evaluate_half_split(origin, samples);
-  bench::emit("fit_half_split_median_abs_error_" + name, 100.0 * ev.median_abs_error, "%",
-              "\"train_samples\": " + std::to_string(ev.train) + ", \"test_samples\": " + std::to_string(ev.test) +
-                  ", \"train_instances\": " + std::to_string(ev.train_instances) + ", \"test_instances\": " +
-                  std::to_string(ev.test_instances) + ", \"mean_abs_error_pct\": " +
-                  std::to_string(100.0 * ev.mean_abs_error) + ", \"cluster\": " + q(origin.name));
-  for (const auto& o : ev.by_op)
-    bench::emit("fit_half_split_median_abs_error_" + name + "_" + o.op, 100.0 * o.median_abs_error, "%",
-                "\"train_samples\": " + std::to_string(o.train) + ", \"test_samples\": " + std::to_string(o.test));
+  auto report = [&](const std::string& prefix, const comm::SplitEvaluation& ev) {
+    bench::emit(prefix + name, 100.0 * ev.median_abs_error, "%",
+                "\"train_samples\": " + std::to_string(ev.train) + ", \"test_samples\": " + std::to_string(ev.test) +
+                    ", \"train_instances\": " + std::to_string(ev.train_instances) + ", \"test_instances\": " +
+                    std::to_string(ev.test_instances) + ", \"mean_abs_error_pct\": " + pct(ev.mean_abs_error) +
+                    ", \"instance_median_abs_error_pct\": " + pct(ev.instance_median_abs_error) +
+                    ", \"size_oracle_median_abs_error_pct\": " + pct(ev.size_oracle_median_abs_error) +
+                    ", \"size_oracle_samples\": " + std::to_string(ev.size_oracle_samples) +
+                    ", \"cluster\": " + q(origin.name));
+    for (const auto& o : ev.by_op)
+      bench::emit(prefix + name + "_" + o.op, 100.0 * o.median_abs_error, "%",
+                  "\"train_samples\": " + std::to_string(o.train) + ", \"test_samples\": " + std::to_string(o.test) +
+                      ", \"size_oracle_median_abs_error_pct\": " + pct(o.size_oracle_median_abs_error) +
+                      ", \"size_oracle_samples\": " + std::to_string(o.size_oracle_samples));
+  };
+  const comm::SplitEvaluation ev = comm::evaluate_half_split(origin, samples);
+  report("fit_half_split_median_abs_error_", ev);
+  for (auto method : {comm::FitMethod::kLeastSquares, comm::FitMethod::kLeastAbsolute}) {
+    for (auto grouping : {comm::FitGrouping::kFamily, comm::FitGrouping::kOperation}) {
+      comm::SplitOptions o;
+      o.fit = {method, grouping};
+      report(std::string("fit_variant_") + comm::to_string(method) + "_" + comm::to_string(grouping) + "_", 
+             comm::evaluate_half_split(origin, samples, o));
+    }
+  }
+  comm::SplitOptions envelope;
+  envelope.lower_envelope = true;
+  report("fit_half_split_lower_envelope_median_abs_error_", comm::evaluate_half_split(origin, samples, envelope));
+  for (const auto& sp : comm::size_spread(samples))
+    bench::emit("size_spread_" + name + "_" + comm::to_string(sp.op) + "_" + std::to_string(sp.bytes) + "B",
+                sp.max_us / sp.min_us, "max/min",
+                "\"ranks\": " + std::to_string(sp.ranks) + ", \"samples\": " + std::to_string(sp.samples) +
+                    ", \"instances\": " + std::to_string(sp.instances) + ", \"min_us\": " + std::to_string(sp.min_us) +
+                    ", \"median_us\": " + std::to_string(sp.median_us) + ", \"max_us\": " + std::to_string(sp.max_us));
+  if (!samples_too) return;
+  const comm::CollectiveModel fitted(origin, ev.calibration), raw(origin);
+  for (const auto* half : {&ev.train_samples, &ev.test_samples}) {
+    for (const auto& s : *half) {
+      const auto e = fitted.estimate(s.call);
+      bench::emit("sample_" + name, s.time_us, "us",
+                  "\"half\": " + q(half == &ev.train_samples ? "train" : "test") + ", \"op\": " +
+                      q(comm::to_string(s.call.op)) + ", \"bytes\": " + std::to_string(s.call.bytes) +
+                      ", \"rank\": " + std::to_string(s.rank) + ", \"first_start_ns\": " +
+                      std::to_string(s.first_start) + ", \"predicted_us\": " + std::to_string(e.time_us) +
+                      ", \"uncalibrated_us\": " + std::to_string(raw.estimate(s.call).time_us) +
+                      ", \"algorithm\": " + q(comm::to_string(e.algorithm)) + ", \"protocol\": " +
+                      q(comm::to_string(e.protocol)));
+    }
+  }
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  const std::string root = argc > 1 ? argv[1] : DPRO_SOURCE_DIR;
+  std::string root = DPRO_SOURCE_DIR;
+  bool sweep = false, samples = false, accuracy_only = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--sweep") sweep = true;
+    else if (a == "--samples") samples = true;
+    else if (a == "--accuracy-only") accuracy_only = true;
+    else if (a == "--help" || a == "-h") {
+      std::printf("usage: bench_comm [REPO_ROOT] [--sweep] [--samples] [--accuracy-only]\n");
+      return 0;
+    } else root = a;
+  }
   const auto cat = comm::ClusterCatalog::load_directory(root + "/configs/clusters");
   model_bus_bandwidth(cat);
-  if (argc > 2 && std::string(argv[2]) == "--sweep") model_sweep(cat);
+  if (sweep) model_sweep(cat);
 
   // Accuracy: fit on half of the collectives, predict the other half.
   Job dlrm = load({root + "/traces/dlrm-8xV100"}, false);
@@ -100,10 +162,11 @@ int main(int argc, char** argv) {
   auto dlrm_ops = comm::find_comm_ops(dlrm.built.dfg, dlrm.traces);
   comm::attach_host_et_sizes(dlrm_ops, dlrm.traces,
                              comm::expand_host_et_paths({root + "/tests/comm/data/dlrm-host-et"}));
-  split_fit("dlrm_8xV100", dlrm_ops, v100);
+  split_fit("dlrm_8xV100", dlrm_ops, v100, samples);
   Job a100 = load({root + "/traces/hta/a100-ws2-rank0-nccl.json.gz"}, true);
   const comm::ClusterSpec& a100_cluster = *cat.guess(a100.traces);
-  split_fit("a100_ws2_rank0", comm::find_comm_ops(a100.built.dfg, a100.traces), a100_cluster);
+  split_fit("a100_ws2_rank0", comm::find_comm_ops(a100.built.dfg, a100.traces), a100_cluster, samples);
+  if (accuracy_only) return 0;
 
   // --ranks W on the trace's own cluster reproduces the plain replay.
   {

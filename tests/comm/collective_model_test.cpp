@@ -84,3 +84,20 @@ TEST_CASE("unknown collectives are rejected by name") {
                       Catch::Contains("t.json") && Catch::Contains("kernel X") &&
                           Catch::Contains("unknown collective operation 'allshuffle'"));
 }
+
+TEST_CASE("the calibration scales the time of the pair NCCL's own model picks; it does not change the pick") {
+  const comm::ClusterSpec& c = catalog().get("dgx-a100");
+  comm::Calibration cal;
+  cal.of(CollectiveOp::kAllReduce) = {20.0, 0.5};  // a latency this large would favour Simple if it chose
+  const comm::CollectiveModel raw(c), calibrated(c, cal);
+  for (std::int64_t bytes : {std::int64_t{1024}, std::int64_t{1} << 20, std::int64_t{1} << 28}) {
+    const auto call = comm::CollectiveCall{CollectiveOp::kAllReduce, bytes, comm::place(c, 8)};
+    const auto r = raw.estimate(call), e = calibrated.estimate(call);
+    CHECK(e.algorithm == r.algorithm);
+    CHECK(e.protocol == r.protocol);
+    CHECK(e.time_us == Approx(20.0 * r.latency_us + 0.5 * r.byte_time_us));
+  }
+  // Other operations keep their own scales.
+  const auto bcast = comm::CollectiveCall{CollectiveOp::kBroadcast, 1 << 20, comm::place(c, 8)};
+  CHECK(calibrated.estimate(bcast).time_us == Approx(raw.estimate(bcast).time_us));
+}

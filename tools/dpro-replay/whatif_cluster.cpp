@@ -16,6 +16,29 @@ namespace dpro::cli {
 
 namespace {
 
+// " allreduce latency x1.27, byte time x1.21 (16 samples); ..." for the fitted operations,
+// then what the others take.
+std::string describe(const comm::CalibrationFit& fit) {
+  std::string text, others;
+  for (int i = 0; i < comm::kCollectiveOpCount; ++i) {
+    const auto op = static_cast<comm::CollectiveOp>(i);
+    const comm::Scales& s = fit.calibration.of(op);
+    if (fit.source[i] == comm::ScaleSource::kOperation)
+      text += fmt::format("{} {} latency x{:.2f}, byte time x{:.2f} ({} samples)", text.empty() ? "" : ";",
+                          comm::to_string(op), s.latency, s.byte_time, fit.samples[i]);
+  }
+  bool fallback = false;
+  for (int i = 0; i < comm::kCollectiveOpCount; ++i) fallback |= fit.source[i] != comm::ScaleSource::kOperation;
+  if (text.empty()) {
+    const comm::Scales& c = fit.calibration.of(comm::CollectiveOp::kAllReduce);
+    const comm::Scales& p = fit.calibration.of(comm::CollectiveOp::kAllToAll);
+    return fmt::format(" latency x{:.2f} / x{:.2f}, byte time x{:.2f} / x{:.2f} (collectives / point-to-point)",
+                       c.latency, p.latency, c.byte_time, p.byte_time);
+  }
+  if (fallback) text += "; other operations take the scales of their family (reductions/gathers or point-to-point)";
+  return text;
+}
+
 class ClusterWhatIf : public WhatIfOption {
  public:
   void add_options(CLI::App& replay) override {
@@ -61,7 +84,8 @@ class ClusterWhatIf : public WhatIfOption {
     if (!comm_sizes_.empty())
       from_et = comm::attach_host_et_sizes(ops, traces, comm::expand_host_et_paths(comm_sizes_));
     const auto samples = comm::make_samples(ops, *origin);
-    const comm::Calibration cal = comm::fit_calibration(*origin, samples);
+    const comm::CalibrationFit fit = comm::fit_calibration_detailed(*origin, samples);
+    const comm::Calibration& cal = fit.calibration;
     const comm::CollectiveModel origin_model(*origin, cal), target_model(target, cal);
     std::size_t from_trace = 0;
     for (const auto& op : ops) from_trace += op.size_source == comm::SizeSource::kTrace;
@@ -77,10 +101,10 @@ class ClusterWhatIf : public WhatIfOption {
     for (const std::string& s : settings_) text += " with " + s;
     text += fmt::format(
         ". {} NCCL ops re-timed ({} sized by the trace, {} by host execution traces, {} inferred from their transfer "
-        "time). Model calibrated on {} samples: latency x{:.2f} / x{:.2f}, byte time x{:.2f} / x{:.2f} "
-        "(collectives / point-to-point). Transfer time summed over ranks {} -> {}.",
-        retimed.ops, from_trace, from_et, inferred, samples.size(), cal.latency_scale[0], cal.latency_scale[1],
-        cal.byte_time_scale[0], cal.byte_time_scale[1], format_duration(retimed.before), format_duration(retimed.after));
+        "time). Model calibrated on {} samples ({}, {}):{}. Transfer time summed over ranks {} -> {}.",
+        retimed.ops, from_trace, from_et, inferred, samples.size(), comm::to_string(comm::FitOptions{}.method),
+        comm::to_string(comm::FitOptions{}.grouping), describe(fit), format_duration(retimed.before),
+        format_duration(retimed.after));
     if (buckets)
       text += fmt::format(" Gradient buckets of {} MB: {} all-reduces per rank -> {} buckets, all-reduce time {} -> {}.",
                           *bucket_mb_, buckets->allreduces, buckets->buckets, format_duration(buckets->before),

@@ -63,6 +63,13 @@ CollectiveOp parse_collective_op(const std::string& name, const std::string& fil
 
 bool is_point_to_point(CollectiveOp op) { return op == CollectiveOp::kAllToAll || op == CollectiveOp::kSendRecv; }
 
+Calibration Calibration::per_family(Scales collectives, Scales point_to_point) {
+  Calibration c;
+  for (int i = 0; i < kCollectiveOpCount; ++i)
+    c.op[i] = is_point_to_point(static_cast<CollectiveOp>(i)) ? point_to_point : collectives;
+  return c;
+}
+
 namespace {
 
 // Facts from NCCL's tuning model (src/graph/tuning.cc, NCCL 2.8-2.18): latencies in us,
@@ -241,19 +248,20 @@ CollectiveEstimate CollectiveModel::best(const CollectiveCall& call, bool calibr
   Terms terms(cluster_, call);
   if (is_point_to_point(call.op)) terms.point_to_point(candidates);
   else terms.collectives(candidates);
-  const int family = is_point_to_point(call.op) ? 1 : 0;
-  const double ls = calibration_.latency_scale[family], bs = calibration_.byte_time_scale[family];
+  const double ls = calibration_.of(call.op).latency, bs = calibration_.of(call.op).byte_time;
   double best_key = std::numeric_limits<double>::infinity();
   for (const Candidate& c : candidates) {
     if (!(c.algbw_gbps > 0)) continue;
     const double byte_time = static_cast<double>(call.bytes) / (1000.0 * c.algbw_gbps);
-    const double key = calibrated ? ls * c.latency_us + bs * byte_time : c.latency_us + byte_time;
+    // The pair is chosen by the uncalibrated model, as NCCL chooses it with its own tuning
+    // model; the calibration corrects the time of that pair, not the choice.
+    const double key = c.latency_us + byte_time;
     if (key >= best_key) continue;
     best_key = key;
     best_estimate.raw_latency_us = c.latency_us;
     best_estimate.raw_byte_time_us = byte_time;
-    best_estimate.latency_us = ls * c.latency_us;
-    best_estimate.byte_time_us = bs * byte_time;
+    best_estimate.latency_us = (calibrated ? ls : 1.0) * c.latency_us;
+    best_estimate.byte_time_us = (calibrated ? bs : 1.0) * byte_time;
     best_estimate.time_us = best_estimate.latency_us + best_estimate.byte_time_us;
     best_estimate.algorithm_gbps = c.algbw_gbps;
     best_estimate.algorithm = c.algorithm;

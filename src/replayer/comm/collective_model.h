@@ -8,8 +8,8 @@
 // does. AllToAll and Send/Recv (NCCL has no tuning model for them) use one peer-to-peer
 // latency plus the bytes each GPU sends over its intra- and inter-node links.
 //
-// A Calibration scales the latency and the byte time of two operation families (reductions /
-// gathers vs point-to-point); fit_calibration (calibration.h) fits it to a trace.
+// A Calibration scales the latency and the byte time of each operation; fit_calibration
+// (calibration.h) fits it to a trace.
 #include <cstdint>
 #include <string>
 
@@ -40,10 +40,17 @@ struct CollectiveCall {
   Placement placement;
 };
 
+struct Scales {
+  double latency = 1.0;
+  double byte_time = 1.0;
+};
+
 struct Calibration {
-  // [0]: reductions and gathers; [1]: point-to-point (alltoall, sendrecv).
-  double latency_scale[2] = {1.0, 1.0};
-  double byte_time_scale[2] = {1.0, 1.0};
+  Scales op[kCollectiveOpCount];  // indexed by CollectiveOp
+  Scales& of(CollectiveOp o) { return op[static_cast<int>(o)]; }
+  const Scales& of(CollectiveOp o) const { return op[static_cast<int>(o)]; }
+  // The same scales for every reduction/gather and for every point-to-point operation.
+  static Calibration per_family(Scales collectives, Scales point_to_point);
 };
 
 struct CollectiveEstimate {
@@ -62,9 +69,11 @@ class CollectiveModel {
  public:
   explicit CollectiveModel(ClusterSpec cluster, Calibration calibration = {});
 
-  // The fastest algorithm/protocol pair under the calibration. A group of one rank costs 0.
+  // The algorithm/protocol pair the uncalibrated model finds fastest (NCCL chooses with its
+  // own, uncalibrated tuning model), its time scaled by the calibration of the operation. A
+  // group of one rank costs 0.
   CollectiveEstimate estimate(const CollectiveCall& call) const;
-  // Same, for the pair chosen without calibration (what the fit uses as its regressors).
+  // Same pair, without calibration (what the fit uses as its regressors).
   CollectiveEstimate estimate_uncalibrated(const CollectiveCall& call) const;
   // nccl-tests bus bandwidth of the estimate: algbw x its correction factor (2(n-1)/n for
   // allreduce, (n-1)/n for allgather/reducescatter/alltoall, 1 otherwise).
