@@ -100,22 +100,32 @@ std::string lower_copy(std::string_view s) {
   return out;
 }
 
-std::optional<EventKind> kind_from_category(std::string_view cat, std::string_view name) {
-  const std::string c = lower_copy(cat);
-  if (c == "cpu_op" || c == "operator") return EventKind::kCpuOp;
-  if (c == "user_annotation") return EventKind::kUserAnnotation;
-  if (c == "python_function") return EventKind::kPythonFunction;
-  if (c == "cuda_runtime" || c == "runtime" || c == "cuda runtime") return EventKind::kRuntimeCall;
-  if (c == "cuda_driver" || c == "driver") return EventKind::kDriverCall;
-  if (c == "kernel") {
-    const std::string n = lower_copy(name.substr(0, 16));
-    return (n.rfind("nccl", 0) == 0 || n.rfind("rccl", 0) == 0) ? EventKind::kCollective
-                                                                 : EventKind::kKernel;
+bool iequals(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(a[i])) != b[i]) return false;
   }
-  if (c == "gpu_memcpy" || c == "memcpy") return EventKind::kMemcpy;
-  if (c == "gpu_memset" || c == "memset") return EventKind::kMemset;
-  if (c == "cuda_sync") return EventKind::kSync;
-  if (c == "gpu_user_annotation") return EventKind::kGpuAnnotation;
+  return true;
+}
+
+bool istarts_with(std::string_view text, std::string_view lower_prefix) {
+  return text.size() >= lower_prefix.size() && iequals(text.substr(0, lower_prefix.size()), lower_prefix);
+}
+
+// Event kind from Kineto's category (case-insensitive; older traces use "Kernel", "Runtime").
+std::optional<EventKind> kind_from_category(std::string_view cat, std::string_view name) {
+  if (iequals(cat, "cpu_op") || iequals(cat, "operator")) return EventKind::kCpuOp;
+  if (iequals(cat, "user_annotation")) return EventKind::kUserAnnotation;
+  if (iequals(cat, "python_function")) return EventKind::kPythonFunction;
+  if (iequals(cat, "cuda_runtime") || iequals(cat, "runtime") || iequals(cat, "cuda runtime")) return EventKind::kRuntimeCall;
+  if (iequals(cat, "cuda_driver") || iequals(cat, "driver")) return EventKind::kDriverCall;
+  if (iequals(cat, "kernel")) {
+    return istarts_with(name, "nccl") || istarts_with(name, "rccl") ? EventKind::kCollective : EventKind::kKernel;
+  }
+  if (iequals(cat, "gpu_memcpy") || iequals(cat, "memcpy")) return EventKind::kMemcpy;
+  if (iequals(cat, "gpu_memset") || iequals(cat, "memset")) return EventKind::kMemset;
+  if (iequals(cat, "cuda_sync")) return EventKind::kSync;
+  if (iequals(cat, "gpu_user_annotation")) return EventKind::kGpuAnnotation;
   return std::nullopt;
 }
 
@@ -483,14 +493,16 @@ void KinetoReader::store_event(EventKind kind, std::string_view name, Nanos ts, 
 }
 
 void KinetoReader::apply_flows() {
-  if (flows.empty()) return;
+  const auto lacks_correlation = [](const Event& e) {
+    return !e.correlation && (is_gpu_work(e.kind) || e.kind == EventKind::kRuntimeCall || e.kind == EventKind::kDriverCall);
+  };
+  if (flows.empty() || std::none_of(rank.events.begin(), rank.events.end(), lacks_correlation)) return;
   std::map<std::tuple<std::int64_t, std::int64_t, Nanos>, std::int64_t> by_place;
   for (const Flow& f : flows) by_place.emplace(std::make_tuple(f.pid, f.tid, f.ts), f.id);
   std::size_t joined = 0;
   for (std::size_t i = 0; i < rank.events.size(); ++i) {
     Event& e = rank.events[i];
-    const bool joinable = is_gpu_work(e.kind) || e.kind == EventKind::kRuntimeCall || e.kind == EventKind::kDriverCall;
-    if (e.correlation || !joinable) continue;
+    if (!lacks_correlation(e)) continue;
     auto it = by_place.find(std::make_tuple(raw_pid_tid[i].first, raw_pid_tid[i].second, e.start));
     if (it == by_place.end()) continue;
     e.correlation = it->second;
