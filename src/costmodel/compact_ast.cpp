@@ -84,9 +84,12 @@ std::optional<CompactAst> build_ast(const OpDesc& op) {
     case OpFamily::kConv2d: {
       const std::int64_t out = (d[4] + 2 * d[6] - d[3]) / d[5] + 1;
       int inner = t.nest({d[0], d[2], out, out}, -1);
-      inner = t.loop(d[1] * d[3] * d[3], inner, /*reduce=*/true);
+      inner = t.loop(d[1], inner, /*reduce=*/true);
+      inner = t.loop(d[3], inner, /*reduce=*/true);
+      inner = t.loop(d[3], inner, /*reduce=*/true);
       t.store(StoreKind::kConvMultiplyAdd, op.flops(), read, written, 1.0 * d[0] * d[2] * out * out,
               1.0 * d[1] * d[3] * d[3], e, inner);
+      ast.nodes.back().window_stride = static_cast<int>(d[5]);
       break;
     }
     case OpFamily::kLayerNorm:
@@ -153,12 +156,22 @@ struct Serialiser {
       row[10] = log2p(n.reduce_extent) / 20.0f;
       row[11] = static_cast<float>(std::log2((n.flops + 1) / (bytes + 1))) / 8.0f;
       row[12] = static_cast<float>(std::log2(n.dtype_bytes)) / 3.0f;
-      row[13 + static_cast<int>(n.store)] = 1.0f;
+      row[13] = static_cast<float>(n.window_stride);
+      row[kStoreKindOffset + static_cast<int>(n.store)] = 1.0f;
+    } else if (n.kind != AstNodeKind::kSeq) {
+      // Share of a tile grid the loop fills (tile quantisation) and vector alignment.
+      int k = kLoopTilingOffset;
+      for (double tile : {16.0, 64.0, 128.0}) {
+        const double e = static_cast<double>(n.extent);
+        row[k++] = static_cast<float>(e / (std::ceil(e / tile) * tile));
+      }
+      row[k++] = n.extent % 4 == 0 ? 1.0f : 0.0f;
+      row[k++] = n.extent % 32 == 0 ? 1.0f : 0.0f;
     }
     for (int i = 0; i < kPositionalDims; i += 2) {
       const double freq = std::pow(100.0, -static_cast<double>(i) / kPositionalDims);
-      row[13 + kStoreKindCount + i] = static_cast<float>(std::sin(position * freq));
-      row[13 + kStoreKindCount + i + 1] = static_cast<float>(std::cos(position * freq));
+      row[kPositionalOffset + i] = static_cast<float>(std::sin(position * freq));
+      row[kPositionalOffset + i + 1] = static_cast<float>(std::cos(position * freq));
     }
     ++position;
     for (int c : n.children) visit(c, depth + 1);
@@ -166,6 +179,20 @@ struct Serialiser {
   }
 };
 }  // namespace
+
+std::vector<std::int64_t> dominant_store_space(const CompactAst& ast) {
+  std::vector<std::int64_t> best, path;
+  double best_flops = -1;
+  auto visit = [&](auto&& self, int id) -> void {
+    const AstNode& n = ast.nodes[id];
+    if (n.kind == AstNodeKind::kStore && n.flops > best_flops) { best_flops = n.flops; best = path; }
+    if (n.kind == AstNodeKind::kLoop) path.push_back(n.extent);
+    for (int c : n.children) self(self, c);
+    if (n.kind == AstNodeKind::kLoop) path.pop_back();
+  };
+  if (!ast.nodes.empty()) visit(visit, 0);
+  return best;
+}
 
 std::optional<int> serialise(const CompactAst& ast, float* out) {
   if (ast.nodes.empty()) return std::nullopt;

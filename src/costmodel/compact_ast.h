@@ -31,6 +31,7 @@ struct AstNode {
   StoreKind store = StoreKind::kAdd;
   double flops = 0, bytes_read = 0, bytes_written = 0, elements = 0, reduce_extent = 1;
   int dtype_bytes = 4;
+  int window_stride = 0;  // sliding-window (convolution) stride; 0 for other stores
 };
 
 struct CompactAst {
@@ -45,7 +46,16 @@ CompactAst fuse(const std::vector<CompactAst>& parts);
 
 constexpr int kMaxAstTokens = 16;
 constexpr int kPositionalDims = 8;
-constexpr int kTokenFeatures = 13 + kStoreKindCount + kPositionalDims;  // 34
+// Token layout: [0,14) node kind, extent, depth and store features; [14,19) loop tiling
+// features; then the store-kind one-hot; then the positional encoding.
+constexpr int kLoopTilingOffset = 14;
+constexpr int kStoreKindOffset = 19;
+constexpr int kPositionalOffset = kStoreKindOffset + kStoreKindCount;
+constexpr int kTokenFeatures = kPositionalOffset + kPositionalDims;  // 40
+
+// Parallel (non-reduction) loop extents enclosing the store with the most flops, outermost
+// first: the output iteration space that a kernel tiles.
+std::vector<std::int64_t> dominant_store_space(const CompactAst& ast);
 
 // Writes up to kMaxAstTokens rows of kTokenFeatures floats to `out` (the caller zeroes it)
 // and returns the token count; nullopt when the tree has more nodes than kMaxAstTokens.

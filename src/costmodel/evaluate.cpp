@@ -55,48 +55,51 @@ OriginIndex::OriginIndex(const std::vector<Measurement>& data) {
   for (const auto& m : data) by_op_[op_key(m.op)].push_back(&m);
 }
 
-namespace {
-double spec_distance(const DeviceSpec& a, const DeviceSpec& b) {
-  float fa[7], fb[7];
-  device_features(a, fa);
-  device_features(b, fb);
-  double s = 0;
-  for (int i = 0; i < 4; ++i) s += (fa[i] - fb[i]) * (fa[i] - fb[i]);  // bw, SMs, clock, peak
-  return s;
-}
-}  // namespace
-
-const Measurement* OriginIndex::nearest_origin(const Measurement& target,
-                                               const std::string& exclude_family) const {
+std::vector<const Measurement*> OriginIndex::origins(const Measurement& target,
+                                                    const std::string& exclude_family) const {
+  std::vector<const Measurement*> out;
   auto it = by_op_.find(op_key(target.op));
-  if (it == by_op_.end()) return nullptr;
-  const Measurement* best = nullptr;
-  double best_d = 0;
-  for (const Measurement* m : it->second) {
-    if (m->device->model_family() == exclude_family) continue;
-    const double d = spec_distance(*m->device, *target.device);
-    if (!best || d < best_d || (d == best_d && m->device->name < best->device->name)) {
-      best = m;
-      best_d = d;
-    }
-  }
-  return best;
+  if (it == by_op_.end()) return out;
+  for (const Measurement* m : it->second)
+    if (m->device->model_family() != exclude_family) out.push_back(m);
+  return out;
 }
 
 namespace {
 
-// Learned prediction on the target scaled from a measured origin: T_o * f(d) / f(o).
+// (target row, origin measurement) pairs: every other GPU that measured the same op.
+struct OriginPairs {
+  std::vector<std::size_t> row;  // index into the target rows
+  std::vector<const Measurement*> origin;
+};
+
+OriginPairs origin_pairs(const OriginIndex& index, const std::vector<const Measurement*>& rows) {
+  OriginPairs p;
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    for (const Measurement* o : index.origins(*rows[i], rows[i]->device->model_family())) {
+      p.row.push_back(i);
+      p.origin.push_back(o);
+    }
+  return p;
+}
+
+// Per pair: T_o * f(op, target) / f(op, origin) with the learned model f.
 std::vector<double> learned_from_origin(const LearnedModel& model, const std::vector<const Measurement*>& rows,
-                                        const std::vector<const Measurement*>& origins,
-                                        const std::vector<double>& on_target) {
+                                        const OriginPairs& pairs, const std::vector<double>& on_target) {
   std::vector<PredictQuery> q;
-  for (size_t i = 0; i < rows.size(); ++i)
-    q.push_back({&rows[i]->op, origins[i] ? origins[i]->device : rows[i]->device});
+  for (std::size_t k = 0; k < pairs.row.size(); ++k) {
+    const DeviceSpec* target = rows[pairs.row[k]]->device;
+    q.push_back({&rows[pairs.row[k]]->op, pairs.origin[k]->device, model.knows_device(target->name)});
+  }
   const auto on_origin = model.predict_ms(q);
-  std::vector<double> out(rows.size(), std::nan(""));
-  for (size_t i = 0; i < rows.size(); ++i)
-    if (origins[i]) out[i] = origins[i]->latency_ms * on_target[i] / on_origin[i];
+  std::vector<double> out(pairs.row.size());
+  for (std::size_t k = 0; k < pairs.row.size(); ++k)
+    out[k] = pairs.origin[k]->latency_ms * on_target[pairs.row[k]] / on_origin[k];
   return out;
+}
+
+double scaled_from_origin(const Measurement& m, const Measurement& origin) {
+  return scale_ms(m.op, *origin.device, origin.latency_ms, *m.device);
 }
 
 std::vector<double> learned_on_own_device(const LearnedModel& model, const std::vector<const Measurement*>& rows) {
@@ -128,34 +131,36 @@ void evaluate_split(const std::vector<Measurement>& data, const EvalOptions& opt
   for (const auto& m : data)
     if (in_test_split(m, options.test_fraction, options.split_seed)) test.push_back(&m);
   const OriginIndex origins_index(data);
-  std::vector<const Measurement*> origins;
-  for (const auto* m : test) origins.push_back(origins_index.nearest_origin(*m, m->device->model_family()));
-  std::vector<double> learned(test.size(), std::nan("")), learned_origin(test.size(), std::nan(""));
+  const OriginPairs pairs = origin_pairs(origins_index, test);
+  std::vector<double> learned(test.size(), std::nan("")), learned_origin(pairs.row.size(), std::nan(""));
   if (split_model) {
     learned = learned_on_own_device(*split_model, test);
-    learned_origin = learned_from_origin(*split_model, test, origins, learned);
+    learned_origin = learned_from_origin(*split_model, test, pairs, learned);
   }
-  const std::vector<std::string> cols = {"roofline", "scaling (nearest GPU)", "learned",
+  const std::vector<std::string> cols = {"roofline", "scaling from another GPU", "learned",
                                          "learned x origin"};
   auto by_family = make_table("(a) random 80/20 split: MAPE % per op family (test rows)", "op family", cols);
   auto by_gpu = make_table("(a) random 80/20 split: MAPE % per GPU (test rows)", "GPU", cols);
-  for (size_t i = 0; i < test.size(); ++i) {
-    const Measurement& m = *test[i];
-    const double preds[4] = {roofline_ms(m.op, *m.device),
-                             origins[i] ? scale_ms(m.op, *origins[i]->device, origins[i]->latency_ms, *m.device)
-                                        : std::nan(""),
-                             learned[i], learned_origin[i]};
-    for (size_t c = 0; c < 4; ++c) {
-      by_family.add(to_string(m.op.family), c, preds[c], m.latency_ms);
-      by_gpu.add(m.device->model_family(), c, preds[c], m.latency_ms);
-    }
+  auto add = [&](const Measurement& m, std::size_t c, double pred) {
+    by_family.add(to_string(m.op.family), c, pred, m.latency_ms);
+    by_gpu.add(m.device->model_family(), c, pred, m.latency_ms);
+  };
+  for (std::size_t i = 0; i < test.size(); ++i) {
+    add(*test[i], 0, roofline_ms(test[i]->op, *test[i]->device));
+    add(*test[i], 2, learned[i]);
+  }
+  for (std::size_t k = 0; k < pairs.row.size(); ++k) {
+    const Measurement& m = *test[pairs.row[k]];
+    add(m, 1, scaled_from_origin(m, *pairs.origin[k]));
+    add(m, 3, learned_origin[k]);
   }
   report.tables.push_back(std::move(by_family));
   report.tables.push_back(std::move(by_gpu));
   std::ostringstream note;
   note << "(a) " << test.size() << " test rows of " << data.size() << " (hash split, fraction "
-       << options.test_fraction << ", seed " << options.split_seed << "). Scaling and 'learned x origin' "
-       << "start from the same op measured on the nearest other GPU model (spec distance). Learned model: "
+       << options.test_fraction << ", seed " << options.split_seed << "). 'Scaling' and 'learned x origin' "
+       << "start from the same op measured on another GPU model, averaged over every such GPU "
+       << "(" << pairs.row.size() << " pairs). Learned model: "
        << (split_model ? split_model->provenance() : std::string("not available in this build"));
   report.notes.push_back(note.str());
 }
@@ -164,7 +169,7 @@ void evaluate_leave_one_out(const std::vector<Measurement>& data, const EvalOpti
                             EvalReport& report, Logger& log) {
   std::set<std::string> gpus;
   for (const auto& m : data) gpus.insert(m.device->model_family());
-  const std::vector<std::string> cols = {"roofline", "scaling (nearest GPU)", "learned, 0 samples",
+  const std::vector<std::string> cols = {"roofline", "scaling from another GPU", "learned, 0 samples",
                                          "learned x origin, 0 samples",
                                          "learned, " + std::to_string(options.few_shot_samples) + " samples",
                                          "learned x origin, " + std::to_string(options.few_shot_samples) + " samples"};
@@ -179,8 +184,7 @@ void evaluate_leave_one_out(const std::vector<Measurement>& data, const EvalOpti
     const auto t0 = std::chrono::steady_clock::now();
     std::vector<const Measurement*> train, target;
     for (const auto& m : data) (m.device->model_family() == gpu ? target : train).push_back(&m);
-    std::vector<const Measurement*> origins;
-    for (const auto* m : target) origins.push_back(origins_index.nearest_origin(*m, gpu));
+    const OriginPairs pairs = origin_pairs(origins_index, target);
     // Few-shot sample: k-means over the held-out GPU's ops; evaluated on the rest.
     std::vector<std::vector<float>> points;
     for (const auto* m : target) points.push_back(op_cluster_features(m->op));
@@ -189,26 +193,31 @@ void evaluate_leave_one_out(const std::vector<Measurement>& data, const EvalOpti
     std::vector<const Measurement*> samples;
     for (auto i : picked) { is_sample[i] = true; samples.push_back(target[i]); }
 
-    std::vector<double> l0(target.size(), std::nan("")), lo0 = l0, lk = l0, lok = l0;
+    std::vector<double> l0(target.size(), std::nan("")), lk = l0;
+    std::vector<double> lo0(pairs.row.size(), std::nan("")), lok = lo0;
     if (LearnedModel::available()) {
       log.info("leave-one-out: training without " + gpu);
       LearnedModel model = LearnedModel::train(train, options.train, log);
       l0 = learned_on_own_device(model, target);
-      lo0 = learned_from_origin(model, target, origins, l0);
+      lo0 = learned_from_origin(model, target, pairs, l0);
       model.fine_tune(samples, train, options.few_shot, log);
       lk = learned_on_own_device(model, target);
-      lok = learned_from_origin(model, target, origins, lk);
+      lok = learned_from_origin(model, target, pairs, lk);
     }
-    for (size_t i = 0; i < target.size(); ++i) {
-      const Measurement& m = *target[i];
-      const double scaled = origins[i] ? scale_ms(m.op, *origins[i]->device, origins[i]->latency_ms, *m.device)
-                                       : std::nan("");
-      const double preds[6] = {roofline_ms(m.op, *m.device), scaled, l0[i], lo0[i],
-                               is_sample[i] ? std::nan("") : lk[i], is_sample[i] ? std::nan("") : lok[i]};
-      for (size_t c = 0; c < 6; ++c) {
-        by_gpu.add(gpu, c, preds[c], m.latency_ms);
-        by_family.add(to_string(m.op.family), c, preds[c], m.latency_ms);
-      }
+    auto add = [&](const Measurement& m, std::size_t c, double pred) {
+      by_gpu.add(gpu, c, pred, m.latency_ms);
+      by_family.add(to_string(m.op.family), c, pred, m.latency_ms);
+    };
+    for (std::size_t i = 0; i < target.size(); ++i) {
+      add(*target[i], 0, roofline_ms(target[i]->op, *target[i]->device));
+      add(*target[i], 2, l0[i]);
+      if (!is_sample[i]) add(*target[i], 4, lk[i]);
+    }
+    for (std::size_t k = 0; k < pairs.row.size(); ++k) {
+      const std::size_t i = pairs.row[k];
+      add(*target[i], 1, scaled_from_origin(*target[i], *pairs.origin[k]));
+      add(*target[i], 3, lo0[k]);
+      if (!is_sample[i]) add(*target[i], 5, lok[k]);
     }
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     report.notes.push_back("(b) held out " + gpu + ": trained on " + std::to_string(train.size()) +

@@ -35,12 +35,14 @@ struct MapeTable {
 // only on the op, the device and the seed, so training and evaluation agree.
 bool in_test_split(const Measurement& m, double test_fraction, std::uint64_t seed);
 
-// The measured GPU (other than `target`'s model family) nearest in device-spec space that
-// measured the same op; nullptr when none did.
+// Measurements of the same op on other GPUs: the origins cross-device predictions start
+// from. Tables average over every available origin (a fair expected error for "the trace
+// came from some other GPU"), rather than picking a favourable one.
 class OriginIndex {
  public:
   explicit OriginIndex(const std::vector<Measurement>& data);
-  const Measurement* nearest_origin(const Measurement& target, const std::string& exclude_family) const;
+  // Same op, every GPU whose model family differs from `exclude_family`.
+  std::vector<const Measurement*> origins(const Measurement& target, const std::string& exclude_family) const;
 
  private:
   std::map<std::string, std::vector<const Measurement*>> by_op_;

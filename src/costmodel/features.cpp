@@ -29,21 +29,34 @@ bool make_features(const CompactAst& ast, const OpDesc& op, const DeviceSpec& de
     bytes += node.bytes_read + node.bytes_written;
     elements = std::max(elements, node.elements);
   }
-  device_features(device, row.global);
   const double compute_ms = flops / device.peak_flops(op.dtype) * 1e3;
   const double memory_ms = bytes / device.bandwidth_bytes_per_s() * 1e3;
   row.roofline_ms = std::max(compute_ms, memory_ms) + kRooflineOverheadMs;
   // Output elements per resident thread slot (2048 per SM): how many waves a one-thread-per-
   // element kernel needs; and the L2-fit ratio of the working set.
   const double waves = elements / (2048.0 * device.sms);
-  row.global[7] = static_cast<float>(std::log2(compute_ms * 1e3 + 1e-3));
-  row.global[8] = static_cast<float>(std::log2(memory_ms * 1e3 + 1e-3));
-  row.global[9] = static_cast<float>(std::log2(row.roofline_ms * 1e3));
-  row.global[10] = static_cast<float>(std::log2(waves + 1e-3));
-  row.global[11] = static_cast<float>(std::log2(bytes / (device.l2_cache_mb * 1048576.0)));
-  row.global[12] = static_cast<float>(std::log2((flops + 1) / (bytes + 1)) -
+  row.global[0] = static_cast<float>(std::log2(compute_ms * 1e3 + 1e-3));
+  row.global[1] = static_cast<float>(std::log2(memory_ms * 1e3 + 1e-3));
+  row.global[2] = static_cast<float>(std::log2(row.roofline_ms * 1e3));
+  row.global[3] = static_cast<float>(std::log2(waves + 1e-3));
+  row.global[4] = static_cast<float>(std::log2(bytes / (device.l2_cache_mb * 1048576.0)));
+  row.global[5] = static_cast<float>(std::log2((flops + 1) / (bytes + 1)) -
                                       std::log2(device.peak_flops(op.dtype) / device.bandwidth_bytes_per_s()));
-  row.global[13] = static_cast<float>(ast.store_count());
+  row.global[6] = static_cast<float>(ast.store_count());
+  device_features(device, row.global + kRelativeFeatures);
+  // Wave quantisation of the output space tiled 64x64 and 128x128 over the SMs.
+  const auto space = dominant_store_space(ast);
+  const double rows_ = space.size() >= 2 ? static_cast<double>(space[space.size() - 2]) : 1.0;
+  const double cols = space.empty() ? 1.0 : static_cast<double>(space.back());
+  double batch = 1;
+  for (size_t i = 0; i + 2 < space.size(); ++i) batch *= static_cast<double>(space[i]);
+  int k = 7;
+  for (double tile : {64.0, 128.0}) {
+    const double tiles = batch * std::ceil(rows_ / tile) * std::ceil(cols / tile);
+    const double waves = std::ceil(tiles / device.sms);
+    row.global[k++] = static_cast<float>(std::log2(tiles / device.sms));
+    row.global[k++] = static_cast<float>(tiles / (waves * device.sms));
+  }
   return true;
 }
 

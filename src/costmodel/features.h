@@ -1,8 +1,12 @@
 #pragma once
 // Inputs of the learned model for one (op, device) pair: the op's serialised compact AST
-// (token rows) and a vector of global features (device specs, and the op's roofline terms on
-// that device). The model predicts log(latency / roofline time), so that what it learns is
-// an efficiency that transfers between GPUs.
+// (token rows) and a vector of global features that relate the op to the device (its
+// compute and memory roofline times, waves over the SMs, L2 fit, intensity over the ridge
+// point), then the device's raw specs. With a handful of training GPUs a network uses raw
+// specs as a device id, which does not generalise to a GPU it has not seen; so the model is
+// trained with the raw specs dropped for half the rows, and is given them at inference only
+// for GPUs it was trained or fine-tuned on. It predicts log(latency / roofline time): an
+// efficiency that transfers between GPUs.
 #include <optional>
 
 #include "costmodel/compact_ast.h"
@@ -11,12 +15,18 @@
 
 namespace dpro::costmodel {
 
-constexpr int kGlobalFeatures = 14;
+// Global features: [0, kRelativeFeatures) relate the op to the device; the last
+// kDeviceIdentityFeatures are the device's own specs (device_features), which the model only
+// sees for GPUs it was trained or fine-tuned on (FeatureRow::device_known).
+constexpr int kRelativeFeatures = 11;
+constexpr int kDeviceIdentityFeatures = 7;
+constexpr int kGlobalFeatures = kRelativeFeatures + kDeviceIdentityFeatures;
 
 struct FeatureRow {
   float tokens[kMaxAstTokens * kTokenFeatures] = {};
   float global[kGlobalFeatures] = {};
   int token_count = 0;
+  float device_known = 0;  // 1: the model may use the device-identity features
   double roofline_ms = 0;  // the baseline the model's output multiplies
 };
 
@@ -25,7 +35,8 @@ bool make_features(const CompactAst& ast, const OpDesc& op, const DeviceSpec& de
 // build_ast + make_features; false when the op is not describable.
 bool make_features(const OpDesc& op, const DeviceSpec& device, FeatureRow& row);
 
-// Device-only features (first 7 global features), also used by k-means and reports.
+// Log device specs (bandwidth, SMs, clock, fp32 peak, L2, cores/SM, memory), 7 floats: for
+// choosing the nearest measured GPU.
 void device_features(const DeviceSpec& device, float* out);
 
 }  // namespace dpro::costmodel

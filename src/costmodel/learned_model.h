@@ -20,10 +20,11 @@
 
 namespace dpro::costmodel {
 
+// Defaults: the settings of the shipped model (tools/train_costmodel.sh).
 struct TrainOptions {
-  int epochs = 30;
-  int batch_size = 512;
-  double learning_rate = 2e-3;
+  int epochs = 40;
+  int batch_size = 1024;
+  double learning_rate = 3e-3;
   std::uint64_t seed = 1;
   int threads = 1;
   int token_hidden = 64;
@@ -42,11 +43,16 @@ struct FewShotOptions {
 struct PredictQuery {
   const OpDesc* op = nullptr;
   const DeviceSpec* device = nullptr;
+  // false: price as if the device were unseen even when the model knows it (so that a ratio
+  // f(target)/f(origin) with an unseen target uses one pathway for both).
+  bool allow_identity = true;
 };
 
 class LearnedModel {
  public:
   static bool available();
+  // LibTorch intra-op threads for inference and training in this process.
+  static void set_threads(int threads);
   static LearnedModel load(const std::string& path);
   static LearnedModel train(const std::vector<const Measurement*>& data, const TrainOptions& options,
                             Logger& log);
@@ -56,24 +62,29 @@ class LearnedModel {
   LearnedModel(LearnedModel&&) noexcept;
   LearnedModel& operator=(LearnedModel&&) noexcept;
 
-  // Adapts to a new GPU from a few measured samples of it (CDMPP-style few-shot fine-tune),
-  // mixing in `replay` rows of the original data.
+  // Adapts to a new GPU from a few measured samples of it (CDMPP-style few-shot fine-tune of
+  // the whole network), mixing in `replay` rows of the original data. The samples train the
+  // device-agnostic pathway; the GPU is not added to the known list.
   void fine_tune(const std::vector<const Measurement*>& target,
                  const std::vector<const Measurement*>& replay, const FewShotOptions& options,
                  Logger& log);
   void save(const std::string& path) const;
 
-  // Milliseconds per query; NaN where the op cannot be described. Batched internally.
+  // Milliseconds per query; NaN where the op cannot be described. Batched internally. GPUs
+  // the model was trained or fine-tuned on are priced with their identity features.
   std::vector<double> predict_ms(const std::vector<PredictQuery>& queries) const;
-  // Milliseconds for precomputed feature rows.
+  // Milliseconds for precomputed feature rows (their device_known flags are used as given).
   std::vector<double> predict_ms(const std::vector<FeatureRow>& rows) const;
 
   // Free text stored with the model (data, split, training time), for reports.
   std::string provenance() const;
+  bool knows_device(const std::string& canonical_name) const;
   void set_provenance(std::string text);
   bool loaded() const { return impl_ != nullptr; }
 
  private:
+  std::vector<double> predict_rows(const FeatureRow* rows, std::size_t count) const;
+
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

@@ -16,6 +16,7 @@ namespace {
 struct LearnedModel::Impl {};
 
 bool LearnedModel::available() { return false; }
+void LearnedModel::set_threads(int) {}
 LearnedModel::LearnedModel() = default;
 LearnedModel::~LearnedModel() = default;
 LearnedModel::LearnedModel(LearnedModel&&) noexcept = default;
@@ -33,7 +34,11 @@ std::vector<double> LearnedModel::predict_ms(const std::vector<PredictQuery>& q)
 std::vector<double> LearnedModel::predict_ms(const std::vector<FeatureRow>& rows) const {
   return std::vector<double>(rows.size(), std::numeric_limits<double>::quiet_NaN());
 }
+std::vector<double> LearnedModel::predict_rows(const FeatureRow*, std::size_t count) const {
+  return std::vector<double>(count, std::numeric_limits<double>::quiet_NaN());
+}
 std::string LearnedModel::provenance() const { return ""; }
+bool LearnedModel::knows_device(const std::string&) const { return false; }
 void LearnedModel::set_provenance(std::string) {}
 
 std::optional<Nanos> LearnedCostModel::predict(const OpDesc&, const DeviceSpec&) const {

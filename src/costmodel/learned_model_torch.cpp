@@ -6,6 +6,8 @@
 #include <cmath>
 #include <fstream>
 #include <limits>
+#include <map>
+#include <set>
 #include <numeric>
 #include <random>
 #include <sstream>
@@ -20,7 +22,7 @@ namespace dpro::costmodel {
 namespace {
 
 constexpr const char* kMagic = "DPROCM01\n";
-constexpr int kFormatVersion = 1;
+constexpr int kFormatVersion = 2;
 
 struct Architecture {
   int token_hidden = 64;
@@ -31,19 +33,23 @@ struct NetImpl : torch::nn::Module {
   explicit NetImpl(const Architecture& a)
       : tok1(register_module("tok1", torch::nn::Linear(kTokenFeatures, a.token_hidden))),
         tok2(register_module("tok2", torch::nn::Linear(a.token_hidden, a.token_hidden))),
-        head1(register_module("head1", torch::nn::Linear(2 * a.token_hidden + kGlobalFeatures, a.head_hidden))),
+        head1(register_module("head1", torch::nn::Linear(2 * a.token_hidden + kGlobalFeatures + 1, a.head_hidden))),
         head2(register_module("head2", torch::nn::Linear(a.head_hidden, a.head_hidden))),
         out(register_module("out", torch::nn::Linear(a.head_hidden, 1))) {
     g_mean = register_buffer("g_mean", torch::zeros({kGlobalFeatures}));
     g_std = register_buffer("g_std", torch::ones({kGlobalFeatures}));
   }
-  // tokens [N,T,F], mask [N,T,1] (1 for real tokens), global [N,G] raw -> [N] log ratio.
-  torch::Tensor forward(const torch::Tensor& tokens, const torch::Tensor& mask, const torch::Tensor& global) {
+  // tokens [N,T,F], mask [N,T,1] (1 for real tokens), global [N,G] raw, known [N,1] (1 where
+  // the device-identity features may be used) -> [N] log(latency / roofline).
+  torch::Tensor forward(const torch::Tensor& tokens, const torch::Tensor& mask, const torch::Tensor& global,
+                        const torch::Tensor& known) {
     auto h = torch::relu(tok2(torch::relu(tok1(tokens)))) * mask;
     auto count = mask.sum(1).clamp_min(1.0);
-    auto pooled = torch::cat({h.sum(1) / count, std::get<0>(h.max(1))}, 1);
+    auto pooled = torch::cat({h.sum(1) / count, torch::amax(h, {1})}, 1);
     auto g = (global - g_mean) / g_std;
-    auto z = torch::relu(head2(torch::relu(head1(torch::cat({pooled, g}, 1)))));
+    auto relative = g.narrow(1, 0, kRelativeFeatures);
+    auto identity = g.narrow(1, kRelativeFeatures, kDeviceIdentityFeatures) * known;
+    auto z = torch::relu(head2(torch::relu(head1(torch::cat({pooled, relative, identity, known}, 1)))));
     return out(z).squeeze(1);
   }
   torch::nn::Linear tok1, tok2, head1, head2, out;
@@ -59,7 +65,7 @@ std::uint64_t fnv1a(const std::string& bytes) {
 
 // Feature rows packed into tensors, T = the largest token count among them.
 struct Batch {
-  torch::Tensor tokens, mask, global, log_roofline;
+  torch::Tensor tokens, mask, global, known, log_roofline;
 };
 
 Batch pack(const std::vector<const FeatureRow*>& rows) {
@@ -70,7 +76,9 @@ Batch pack(const std::vector<const FeatureRow*>& rows) {
   b.tokens = torch::zeros({n, t, kTokenFeatures});
   b.mask = torch::zeros({n, t, 1});
   b.global = torch::empty({n, kGlobalFeatures});
+  b.known = torch::empty({n, 1});
   b.log_roofline = torch::empty({n}, torch::kFloat64);
+  float* known = b.known.data_ptr<float>();
   float* tok = b.tokens.data_ptr<float>();
   float* mask = b.mask.data_ptr<float>();
   float* glob = b.global.data_ptr<float>();
@@ -81,6 +89,7 @@ Batch pack(const std::vector<const FeatureRow*>& rows) {
     std::fill(mask + i * t, mask + i * t + r.token_count, 1.0f);
     std::copy(r.global, r.global + kGlobalFeatures, glob + i * kGlobalFeatures);
     lr[i] = std::log(r.roofline_ms);
+    known[i] = r.device_known;
   }
   return b;
 }
@@ -90,6 +99,7 @@ std::vector<FeatureRow> features_of(const std::vector<const Measurement*>& data)
   for (size_t i = 0; i < data.size(); ++i)
     if (!make_features(data[i]->op, *data[i]->device, rows[i]))
       throw InputError("", "op '" + data[i]->op.name + "'", "cannot be described as a compact AST");
+  for (auto& r : rows) r.device_known = 1;
   return rows;
 }
 
@@ -99,9 +109,11 @@ struct LearnedModel::Impl {
   Architecture arch;
   Net net{nullptr};
   std::string provenance;
+  std::set<std::string> known_devices;  // canonical names of the GPUs trained on
 };
 
 bool LearnedModel::available() { return true; }
+void LearnedModel::set_threads(int threads) { torch::set_num_threads(std::max(1, threads)); }
 
 LearnedModel::LearnedModel() = default;
 LearnedModel::~LearnedModel() = default;
@@ -109,13 +121,17 @@ LearnedModel::LearnedModel(LearnedModel&&) noexcept = default;
 LearnedModel& LearnedModel::operator=(LearnedModel&&) noexcept = default;
 
 std::string LearnedModel::provenance() const { return impl_ ? impl_->provenance : ""; }
+bool LearnedModel::knows_device(const std::string& name) const {
+  return impl_ && impl_->known_devices.count(name) > 0;
+}
 void LearnedModel::set_provenance(std::string text) { if (impl_) impl_->provenance = std::move(text); }
 
 namespace {
 
 // Runs `epochs` of Adam over (rows, targets) with a cosine learning-rate decay.
 double fit(Net& net, const std::vector<const FeatureRow*>& rows, const std::vector<float>& targets,
-           int epochs, int batch_size, double lr, std::uint64_t seed, Logger& log) {
+           const std::vector<float>& weights, int epochs, int batch_size, double lr, std::uint64_t seed,
+           Logger& log) {
   torch::optim::Adam opt(net->parameters(), torch::optim::AdamOptions(lr));
   std::mt19937_64 rng(seed);
   std::vector<std::size_t> order(rows.size());
@@ -131,14 +147,21 @@ double fit(Net& net, const std::vector<const FeatureRow*>& rows, const std::vect
     for (std::size_t s = 0; s < rows.size(); s += batch_size) {
       const std::size_t e = std::min(rows.size(), s + batch_size);
       std::vector<const FeatureRow*> part;
-      std::vector<float> y;
-      for (std::size_t i = s; i < e; ++i) { part.push_back(rows[order[i]]); y.push_back(targets[order[i]]); }
+      std::vector<float> y, w;
+      for (std::size_t i = s; i < e; ++i) {
+        part.push_back(rows[order[i]]);
+        y.push_back(targets[order[i]]);
+        w.push_back(weights[order[i]]);
+      }
       Batch b = pack(part);
       const double cur = lr * (0.05 + 0.95 * 0.5 * (1 + std::cos(M_PI * step / total_steps)));
       for (auto& g : opt.param_groups()) static_cast<torch::optim::AdamOptions&>(g.options()).lr(cur);
-      auto pred = net->forward(b.tokens, b.mask, b.global);
+      // Device-identity dropout: half the rows train the path for GPUs never seen.
+      auto known = b.known * torch::bernoulli(torch::full_like(b.known, 0.5));
+      auto pred = net->forward(b.tokens, b.mask, b.global, known);
       auto target = torch::from_blob(y.data(), {static_cast<std::int64_t>(y.size())}, torch::kFloat32);
-      auto loss = torch::mse_loss(pred, target);
+      auto weight = torch::from_blob(w.data(), {static_cast<std::int64_t>(w.size())}, torch::kFloat32);
+      auto loss = (weight * (pred - target).square()).sum() / weight.sum();
       opt.zero_grad();
       loss.backward();
       opt.step();
@@ -151,6 +174,18 @@ double fit(Net& net, const std::vector<const FeatureRow*>& rows, const std::vect
   }
   net->eval();
   return last;
+}
+
+// Each op family weighs in proportion to the square root of its row count, so that the
+// few-thousand-row families are not drowned by bmm.
+std::vector<float> family_weights(const std::vector<const Measurement*>& data) {
+  std::map<OpFamily, double> count;
+  for (const auto* m : data) count[m->op.family] += 1;
+  std::vector<float> w(data.size());
+  double sum = 0;
+  for (size_t i = 0; i < data.size(); ++i) sum += w[i] = static_cast<float>(1.0 / std::sqrt(count[data[i]->op.family]));
+  for (auto& x : w) x = static_cast<float>(x * data.size() / sum);
+  return w;
 }
 
 std::vector<float> log_ratio_targets(const std::vector<const Measurement*>& data,
@@ -176,6 +211,7 @@ LearnedModel LearnedModel::train(const std::vector<const Measurement*>& data, co
   const std::vector<FeatureRow> rows = features_of(data);
   std::vector<const FeatureRow*> ptrs;
   for (const auto& r : rows) ptrs.push_back(&r);
+  for (const auto* m : data) model.impl_->known_devices.insert(m->device->name);
   // Global-feature normalisation from the training rows.
   {
     Batch all = pack(ptrs);
@@ -184,7 +220,7 @@ LearnedModel LearnedModel::train(const std::vector<const Measurement*>& data, co
     model.impl_->net->g_std.copy_(all.global.std(0).clamp_min(1e-3));
   }
   const auto y = log_ratio_targets(data, rows);
-  const double loss = fit(model.impl_->net, ptrs, y, options.epochs, options.batch_size,
+  const double loss = fit(model.impl_->net, ptrs, y, family_weights(data), options.epochs, options.batch_size,
                           options.learning_rate, options.seed, log);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::ostringstream text;
@@ -209,46 +245,68 @@ void LearnedModel::fine_tune(const std::vector<const Measurement*>& target,
   std::shuffle(pool.begin(), pool.end(), rng);
   if (static_cast<int>(pool.size()) > options.replay_rows) pool.resize(options.replay_rows);
   mix.insert(mix.end(), pool.begin(), pool.end());
-  const std::vector<FeatureRow> rows = features_of(mix);
+  std::vector<FeatureRow> rows = features_of(mix);
+  // The new GPU's samples train the pathway without device identity: 200 samples cannot
+  // teach the network what a never-seen point in spec space means (tried: one held-out GPU
+  // with specs outside the training range got 270 % MAPE), and the GPU stays "unknown".
+  const std::size_t target_rows = static_cast<std::size_t>(options.repeat_target) * target.size();
+  for (std::size_t i = 0; i < target_rows; ++i) rows[i].device_known = 0;
   std::vector<const FeatureRow*> ptrs;
   for (const auto& r : rows) ptrs.push_back(&r);
-  fit(impl_->net, ptrs, log_ratio_targets(mix, rows), options.epochs, 256, options.learning_rate,
+  fit(impl_->net, ptrs, log_ratio_targets(mix, rows), family_weights(mix), options.epochs, 256, options.learning_rate,
       options.seed, log);
   impl_->provenance += "; fine-tuned on " + std::to_string(target.size()) + " target samples";
 }
 
 std::vector<double> LearnedModel::predict_ms(const std::vector<FeatureRow>& rows) const {
+  return predict_rows(rows.data(), rows.size());
+}
+
+std::vector<double> LearnedModel::predict_rows(const FeatureRow* rows, std::size_t count) const {
   DPRO_CHECK(impl_ != nullptr);
-  std::vector<double> out(rows.size());
-  constexpr std::size_t kChunk = 8192;
+  // Batches of rows with similar token counts: little padding in each packed batch.
+  std::vector<std::size_t> order(count);
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return rows[a].token_count < rows[b].token_count; });
+  std::vector<double> out(count);
+  constexpr std::size_t kBatch = 2048;
   c10::InferenceMode guard;
-  for (std::size_t s = 0; s < rows.size(); s += kChunk) {
-    const std::size_t e = std::min(rows.size(), s + kChunk);
+  for (std::size_t s = 0; s < order.size(); s += kBatch) {
+    const std::size_t e = std::min(order.size(), s + kBatch);
     std::vector<const FeatureRow*> part;
-    for (std::size_t i = s; i < e; ++i) part.push_back(&rows[i]);
+    for (std::size_t i = s; i < e; ++i) part.push_back(&rows[order[i]]);
     Batch b = pack(part);
-    auto pred = impl_->net->forward(b.tokens, b.mask, b.global).to(torch::kFloat64);
+    auto pred = impl_->net->forward(b.tokens, b.mask, b.global, b.known).to(torch::kFloat64);
     auto ms = (pred + b.log_roofline).exp();
     const double* p = ms.data_ptr<double>();
-    std::copy(p, p + (e - s), out.begin() + static_cast<std::ptrdiff_t>(s));
+    for (std::size_t i = s; i < e; ++i) out[order[i]] = p[i - s];
   }
   return out;
 }
 
 std::vector<double> LearnedModel::predict_ms(const std::vector<PredictQuery>& queries) const {
-  std::vector<FeatureRow> rows;
-  std::vector<std::size_t> where;
-  rows.reserve(queries.size());
-  for (std::size_t i = 0; i < queries.size(); ++i) {
-    FeatureRow row;
-    if (make_features(*queries[i].op, *queries[i].device, row)) {
-      rows.push_back(row);
-      where.push_back(i);
-    }
-  }
+  // Chunks with one reused feature buffer: 8192 rows of 2.6 kB stay warm in cache, where
+  // materialising every row first costs more than the network.
+  constexpr std::size_t kChunk = 8192;
   std::vector<double> out(queries.size(), std::numeric_limits<double>::quiet_NaN());
-  const auto ms = predict_ms(rows);
-  for (std::size_t k = 0; k < where.size(); ++k) out[where[k]] = ms[k];
+  std::vector<FeatureRow> rows(std::min(kChunk, queries.size()));
+  std::vector<std::size_t> where;
+  for (std::size_t s = 0; s < queries.size(); s += kChunk) {
+    const std::size_t e = std::min(queries.size(), s + kChunk);
+    std::size_t n = 0;
+    where.clear();
+    for (std::size_t i = s; i < e; ++i) {
+      FeatureRow& row = rows[n];
+      if (!make_features(*queries[i].op, *queries[i].device, row)) continue;
+      row.device_known =
+          queries[i].allow_identity && impl_->known_devices.count(queries[i].device->name) ? 1.0f : 0.0f;
+      where.push_back(i);
+      ++n;
+    }
+    const auto ms = predict_rows(rows.data(), n);
+    for (std::size_t k = 0; k < n; ++k) out[where[k]] = ms[k];
+  }
   return out;
 }
 
@@ -264,6 +322,7 @@ void LearnedModel::save(const std::string& path) const {
       {"token_features", kTokenFeatures}, {"global_features", kGlobalFeatures},
       {"max_tokens", kMaxAstTokens}, {"token_hidden", impl_->arch.token_hidden},
       {"head_hidden", impl_->arch.head_hidden}, {"provenance", impl_->provenance},
+      {"known_devices", impl_->known_devices},
       {"payload_bytes", payload.size()}, {"payload_fnv1a", std::to_string(fnv1a(payload))}};
   std::ofstream out(path, std::ios::binary);
   if (!out) throw InputError(path, "", "cannot write the model file");
@@ -305,6 +364,11 @@ LearnedModel LearnedModel::load(const std::string& path) {
   model.impl_ = std::make_unique<Impl>();
   model.impl_->arch = {header.at("token_hidden").get<int>(), header.at("head_hidden").get<int>()};
   model.impl_->provenance = header.value("provenance", "");
+  try {
+    model.impl_->known_devices = header.at("known_devices").get<std::set<std::string>>();
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError(path, "header", std::string("corrupted cost model header: ") + e.what());
+  }
   model.impl_->net = Net(model.impl_->arch);
   try {
     std::istringstream stream(payload);

@@ -13,8 +13,7 @@ std::string render_markdown(const EvalReport& report) {
     for (size_t i = 0; i < t.columns.size(); ++i) out += "---:|";
     out += "\n";
     for (const auto& [name, cells] : t.rows) {
-      std::size_t n = 0;
-      for (const auto& c : cells) n = std::max(n, c.count);
+      const std::size_t n = cells.empty() ? 0 : cells[0].count;  // column 0: one per row
       out += "| " + name + " | " + std::to_string(n) + " |";
       for (const auto& c : cells) out += c.count ? fmt::format(" {:.1f} |", c.mape_percent()) : " - |";
       out += "\n";

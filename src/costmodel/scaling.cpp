@@ -1,5 +1,6 @@
 #include "costmodel/scaling.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "costmodel/roofline.h"
@@ -19,7 +20,8 @@ double scale_ms(const OpDesc& op, const DeviceSpec& origin, double origin_ms, co
   const double gamma = scaling_gamma(op, target);
   const double bw = origin.memory_bandwidth_gbs / target.memory_bandwidth_gbs;
   const double peak = origin.peak_flops(op.dtype) / target.peak_flops(op.dtype);
-  return origin_ms * std::pow(bw, gamma) * std::pow(peak, 1.0 - gamma);
+  const double fixed = std::min(origin_ms, kFixedOverheadMs);
+  return fixed + (origin_ms - fixed) * std::pow(bw, gamma) * std::pow(peak, 1.0 - gamma);
 }
 
 }  // namespace dpro::costmodel

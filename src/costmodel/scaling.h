@@ -6,11 +6,19 @@
 // where I is the op's arithmetic intensity and R the target's ridge point:
 //   T_d = T_o (BW_o/BW_d)^gamma (P_o/P_d)^(1-gamma).
 // Ops without a description scale by the bandwidth ratio (gamma = 1), Habitat's fallback.
+// Unlike Habitat, a fixed per-op overhead (launch and timing, which does not depend on the
+// GPU) is kept out of the scaling: T_d = o + (T_o - o) * ratio with o = min(T_o, overhead).
+// Without it, tiny ops measured at the ~24 us floor on a slow GPU are predicted at a few us
+// on a fast one (and 8x too slow the other way).
 #include "core/time.h"
 #include "costmodel/device_spec.h"
 #include "costmodel/op_desc.h"
 
 namespace dpro::costmodel {
+
+// The latency floor of the shared measurements: the smallest op on every one of the five
+// GPUs takes 0.024 ms; a kernel launch + event timing costs about this much on any GPU.
+constexpr double kFixedOverheadMs = 0.02;
 
 double scaling_gamma(const OpDesc& op, const DeviceSpec& target);
 double scale_ms(const OpDesc& op, const DeviceSpec& origin, double origin_ms, const DeviceSpec& target);

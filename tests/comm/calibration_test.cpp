@@ -208,7 +208,7 @@ TEST_CASE("per-operation scales: each operation fitted on its own samples") {
   CHECK(family.of(comm::CollectiveOp::kAllReduce).byte_time != Approx(2.5).epsilon(0.01));
 }
 
-TEST_CASE("the least-absolute fit ignores a minority of samples inflated by waiting; least squares does not") {
+TEST_CASE("the least-absolute fit ignores a minority of samples inflated by waiting but least squares does not") {
   const comm::ClusterSpec& c = catalog().get("dgx-a100");
   const comm::CollectiveModel truth(c, comm::Calibration::per_family({2.0, 1.5}, {1.0, 1.0})), raw(c);
   std::vector<comm::CommSample> samples;

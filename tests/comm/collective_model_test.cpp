@@ -85,7 +85,7 @@ TEST_CASE("unknown collectives are rejected by name") {
                           Catch::Contains("unknown collective operation 'allshuffle'"));
 }
 
-TEST_CASE("the calibration scales the time of the pair NCCL's own model picks; it does not change the pick") {
+TEST_CASE("the calibration scales the time of the pair NCCL's own model picks and does not change the pick") {
   const comm::ClusterSpec& c = catalog().get("dgx-a100");
   comm::Calibration cal;
   cal.of(CollectiveOp::kAllReduce) = {20.0, 0.5};  // a latency this large would favour Simple if it chose

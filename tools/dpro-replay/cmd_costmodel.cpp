@@ -41,7 +41,7 @@ class CostModelCommand : public Command {
 
     train_ = app_->add_subcommand("train", "Train the learned model on measured op latencies (shared-data CSV schema)");
     train_->add_option("--data", data_, "CSV file or directory (searched recursively)")->default_val(cm::default_data_dir());
-    train_->add_option("-o,--output", output_, "Model file to write")->default_val(cm::default_model_path());
+    train_->add_option("-o,--output", model_output_, "Model file to write")->default_val(cm::default_model_path());
     train_->add_flag("--all-rows", all_rows_, "Train on every row instead of the training side of the 80/20 split");
     add_training_flags(train_);
 
@@ -57,7 +57,7 @@ class CostModelCommand : public Command {
 
     predict_ = app_->add_subcommand("predict", "Add a predicted_ms column to operator rows of a CSV for one GPU");
     predict_->add_option("--device", device_, "Target GPU (see `costmodel devices`)")->required();
-    predict_->add_option("file", data_, "CSV with OPName and the op's dimension columns")->required();
+    predict_->add_option("file", predict_input_, "CSV with OPName and the op's dimension columns")->required();
     predict_->add_option("-o,--output", output_, "Output CSV (default: stdout)");
 
     devices_ = app_->add_subcommand("devices", "List the known GPUs");
@@ -80,6 +80,10 @@ class CostModelCommand : public Command {
     app->add_option("--batch", options_.train.batch_size, "Minibatch size")->default_val(options_.train.batch_size);
     app->add_option("--lr", options_.train.learning_rate, "Peak learning rate")->default_val(options_.train.learning_rate);
     app->add_option("--seed", options_.train.seed, "Training seed")->default_val(1);
+    app->add_option("--token-hidden", options_.train.token_hidden, "Width of the per-node encoder")
+        ->default_val(options_.train.token_hidden);
+    app->add_option("--head-hidden", options_.train.head_hidden, "Width of the prediction head")
+        ->default_val(options_.train.head_hidden);
     app->add_option("--split-seed", options_.split_seed, "80/20 split seed")->default_val(7);
   }
 
@@ -100,8 +104,8 @@ class CostModelCommand : public Command {
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     model.set_provenance(model.provenance() + "; data " + data_ + (all_rows_ ? " (all rows)" :
         fmt::format(" (training side of split seed {}, test fraction {})", options_.split_seed, options_.test_fraction)));
-    model.save(output_);
-    std::cout << fmt::format("wrote {} ({} rows, {:.1f} s)\n", output_, rows.size(), s);
+    model.save(model_output_);
+    std::cout << fmt::format("wrote {} ({} rows, {:.1f} s)\n", model_output_, rows.size(), s);
     std::cout << fmt::format("{{\"bench\": \"costmodel_train_seconds\", \"value\": {:.1f}, \"unit\": \"s\", \"rows\": {}, \"threads\": {}}}\n",
                              s, rows.size(), options_.train.threads);
     return 0;
@@ -125,8 +129,8 @@ class CostModelCommand : public Command {
 
   int predict(const cm::DeviceCatalog& catalog, Logger& log) {
     const cm::DeviceSpec& device = catalog.get(device_);
-    const cm::CsvTable table = cm::parse_csv(read_whole_file(data_), data_);
-    if (table.column("OPName") < 0) throw InputError(data_, "header", "needs an OPName column");
+    const cm::CsvTable table = cm::parse_csv(read_whole_file(predict_input_), predict_input_);
+    if (table.column("OPName") < 0) throw InputError(predict_input_, "header", "needs an OPName column");
     std::optional<cm::LearnedModel> model;
     if (cm::LearnedModel::available()) model = cm::LearnedModel::load(model_path_);
     std::vector<cm::OpDesc> ops;
@@ -170,7 +174,9 @@ class CostModelCommand : public Command {
   CLI::App* eval_ = nullptr;
   CLI::App* predict_ = nullptr;
   CLI::App* devices_ = nullptr;
-  std::string device_dir_, model_path_, data_, output_, device_, markdown_out_, json_out_;
+  // Each subcommand has its own variables: CLI11 writes default values at declaration.
+  std::string device_dir_, model_path_, data_, model_output_, predict_input_, output_, device_,
+      markdown_out_, json_out_;
   bool verbose_ = false, all_rows_ = false, retrain_ = false, no_logo_ = false;
   cm::EvalOptions options_;
 };

@@ -1,4 +1,5 @@
 #include "cmd_convert.h"
+#include "cmd_costmodel.h"
 #include "cmd_replay.h"
 #include "command.h"
 
@@ -8,6 +9,7 @@ std::vector<std::unique_ptr<Command>> make_commands() {
   std::vector<std::unique_ptr<Command>> commands;
   commands.push_back(make_replay_command());
   commands.push_back(make_convert_command());
+  commands.push_back(make_costmodel_command());
   return commands;
 }
 

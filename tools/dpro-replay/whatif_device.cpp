@@ -70,16 +70,19 @@ class DeviceWhatIf : public WhatIfOption {
         learned_origin.push_back(origin);
         continue;
       }
-      if (n.kind == graph::NodeKind::kKernel) ++coverage_.undescribable_kernels;
+      if (n.kind == graph::NodeKind::kKernel && !op.describable()) ++coverage_.undescribable_kernels;
       const double ms = cm::scale_ms(op, *origin, to_millis(n.measured_duration), target);
       n.duration = cm::millis_to_nanos(ms);
       count(Retimer::kScaling, n.measured_duration, n.duration);
     }
     if (!learned_nodes.empty()) {
       std::vector<cm::PredictQuery> on_target, on_origin;
+      // An unseen target is priced without device identity; so is its origin, so that the
+      // ratio compares like with like.
+      const bool identity = model->knows_device(target.name);
       for (size_t i = 0; i < ops.size(); ++i) {
-        on_target.push_back({&ops[i], &target});
-        on_origin.push_back({&ops[i], learned_origin[i]});
+        on_target.push_back({&ops[i], &target, true});
+        on_origin.push_back({&ops[i], learned_origin[i], identity});
       }
       const auto t = model->predict_ms(on_target);
       const auto o = model->predict_ms(on_origin);

@@ -1,0 +1,108 @@
+#include <catch2/catch.hpp>
+
+#include <map>
+#include <set>
+
+#include "costmodel/dataset.h"
+#include "costmodel/evaluate.h"
+#include "costmodel/kmeans.h"
+#include "costmodel/paths.h"
+#include "costmodel/roofline.h"
+#include "costmodel/scaling.h"
+#include "test_paths.h"
+
+using namespace dpro::costmodel;
+
+namespace {
+OpDesc make_op(OpFamily family, std::vector<std::int64_t> dims) {
+  OpDesc op;
+  op.family = family;
+  op.name = to_string(family);
+  op.dims = std::move(dims);
+  return op;
+}
+}  // namespace
+
+namespace {
+const DeviceCatalog& catalog() {
+  static const auto c = DeviceCatalog::load_directory(dpro::test::source_path("configs/devices"));
+  return c;
+}
+}  // namespace
+
+TEST_CASE("roofline: memory-bound ops scale with bandwidth, compute-bound with peak") {
+  const auto& t4 = catalog().get("T4");
+  const auto& h100 = catalog().get("H100-SXM5-80GB");
+  OpDesc add = make_op(OpFamily::kAdd, {4096, 4096});
+  const double t4_ms = roofline_ms(add, t4) - kRooflineOverheadMs;
+  const double h100_ms = roofline_ms(add, h100) - kRooflineOverheadMs;
+  CHECK(t4_ms / h100_ms == Approx(3350.0 / 320.0).epsilon(1e-6));
+  OpDesc gemm = make_op(OpFamily::kBmm, {64, 1024, 1024, 1024});
+  CHECK(arithmetic_intensity(gemm) > ridge_point(h100, DType::kFloat32));
+  OpDesc gemm16 = gemm;
+  gemm16.dtype = DType::kFloat16;
+  CHECK(roofline_ms(gemm16, h100) < roofline_ms(gemm, h100) / 5);
+  CHECK_FALSE(RooflineModel().predict(OpDesc{}, t4).has_value());
+}
+
+TEST_CASE("cross-device scaling: gamma from arithmetic intensity, identity on the same GPU") {
+  const auto& v100 = catalog().get("V100-PCIE-32GB");
+  const auto& a100 = catalog().get("A100-PCIE-40GB");
+  OpDesc add = make_op(OpFamily::kAdd, {4096, 4096});
+  CHECK(scaling_gamma(add, a100) > 0.95);
+  OpDesc gemm = make_op(OpFamily::kBmm, {64, 1024, 1024, 1024});
+  CHECK(scaling_gamma(gemm, a100) < 0.3);
+  CHECK(scale_ms(gemm, v100, 2.0, v100) == Approx(2.0));
+  const double o = kFixedOverheadMs;
+  CHECK(scale_ms(add, v100, 1.0, a100) == Approx(o + (1.0 - o) * std::pow(900.0 / 1555.0, scaling_gamma(add, a100)) *
+                                                        std::pow(14.0 / 19.5, 1 - scaling_gamma(add, a100))));
+  // Undescribable ops scale by the bandwidth ratio; the fixed overhead does not scale.
+  CHECK(scale_ms(OpDesc{}, v100, 1.0, a100) == Approx(o + (1.0 - o) * 900.0 / 1555.0));
+  CHECK(scale_ms(add, v100, 0.01, a100) == Approx(0.01));
+}
+
+TEST_CASE("scaling from another measured GPU beats roofline on the subset") {
+  const auto data = load_measurements(test_subset_dir(), catalog());
+  const OriginIndex index(data);
+  double roof = 0, scaled = 0;
+  int n_roof = 0, n_scaled = 0;
+  for (const auto& m : data) {
+    const auto origins = index.origins(m, m.device->model_family());
+    REQUIRE(origins.size() == 4);  // every subset op was measured on all five GPUs
+    roof += std::abs(roofline_ms(m.op, *m.device) - m.latency_ms) / m.latency_ms;
+    ++n_roof;
+    for (const Measurement* o : origins) {
+      REQUIRE(o->device->model_family() != m.device->model_family());
+      scaled += std::abs(scale_ms(m.op, *o->device, o->latency_ms, *m.device) - m.latency_ms) / m.latency_ms;
+      ++n_scaled;
+    }
+  }
+  INFO("roofline MAPE " << 100 * roof / n_roof << "%, scaling MAPE " << 100 * scaled / n_scaled << "%");
+  CHECK(scaled / n_scaled < roof / n_roof);
+}
+
+TEST_CASE("split is deterministic and near the requested fraction") {
+  const auto data = load_measurements(test_subset_dir(), catalog());
+  int test = 0;
+  for (const auto& m : data) test += in_test_split(m, 0.2, 7);
+  CHECK(test > 0.15 * data.size());
+  CHECK(test < 0.25 * data.size());
+  CHECK(split_training_rows(data, 0.2, 7).size() == data.size() - test);
+  CHECK(split_training_rows(data, 0.2, 8).size() != data.size() - test);
+}
+
+TEST_CASE("k-means picks distinct samples covering every op family") {
+  const auto data = load_measurements(test_subset_dir(), catalog());
+  std::vector<std::vector<float>> points;
+  for (const auto& m : data)
+    if (m.device->model_family() == "T4") points.push_back(op_cluster_features(m.op));
+  const auto picked = kmeans_select(points, 32, 1);
+  CHECK(picked.size() == 32);
+  CHECK(std::set<std::size_t>(picked.begin(), picked.end()).size() == 32);
+  std::set<float> families;
+  for (auto i : picked)
+    for (int f = 0; f < kOpFamilyCount; ++f)
+      if (points[i][4 + f] > 0) families.insert(f);
+  CHECK(families.size() == 16);
+  CHECK(kmeans_select(points, 32, 1) == picked);
+}

@@ -1,0 +1,58 @@
+#include <catch2/catch.hpp>
+
+#include "core/error.h"
+#include "costmodel/device_spec.h"
+#include "costmodel/paths.h"
+#include "test_paths.h"
+
+using namespace dpro::costmodel;
+
+TEST_CASE("device catalog loads every shipped GPU and finds them by alias") {
+  const auto catalog = DeviceCatalog::load_directory(dpro::test::source_path("configs/devices"));
+  for (const char* name : {"V100-PCIE-32GB", "V100-SXM2-32GB", "A100-PCIE-40GB", "A100-SXM4-40GB",
+                           "A100-PCIE-80GB", "A100-SXM4-80GB", "H100-SXM5-80GB", "H200-SXM-141GB", "L4",
+                           "T4", "P100-PCIE-16GB"})
+    CHECK(catalog.find(name) != nullptr);
+  // CUDA device names as traces record them.
+  REQUIRE(catalog.find("NVIDIA A100-SXM4-80GB") != nullptr);
+  CHECK(catalog.find("NVIDIA A100-SXM4-80GB")->memory_bandwidth_gbs == Approx(2039));
+  CHECK(catalog.find("Tesla V100-PCIE-32GB")->name == "V100-PCIE-32GB");
+  CHECK(catalog.find("nvidia h100 80gb hbm3")->name == "H100-SXM5-80GB");
+  // Every spec is sane: the ridge point of fp32 lies between 1 and 200 flops/byte.
+  for (const auto& d : catalog.devices()) {
+    const double ridge = d.peak_flops(DType::kFloat32) / d.bandwidth_bytes_per_s();
+    CHECK(ridge > 1.0);
+    CHECK(ridge < 200.0);
+    CHECK(d.peak_flops(DType::kFloat16) >= d.peak_flops(DType::kFloat32) * 0.01);
+  }
+}
+
+TEST_CASE("unknown device name is an InputError that lists the known devices") {
+  const auto catalog = DeviceCatalog::load_directory(dpro::test::source_path("configs/devices"));
+  try {
+    catalog.get("GTX-480");
+    FAIL("expected InputError");
+  } catch (const dpro::InputError& e) {
+    const std::string what = e.what();
+    CHECK(what.find("GTX-480") != std::string::npos);
+    CHECK(what.find("H100-SXM5-80GB") != std::string::npos);
+    CHECK(what.find("T4") != std::string::npos);
+  }
+}
+
+TEST_CASE("device spec with a missing field names the file and the field") {
+  REQUIRE_THROWS_WITH(parse_device_spec(R"({"name":"X","memory_gb":1})", "x.json"),
+                      Catch::Contains("x.json") && Catch::Contains("memory_bandwidth_gbs"));
+  REQUIRE_THROWS_WITH(parse_device_spec("{not json", "y.json"), Catch::Contains("y.json"));
+}
+
+TEST_CASE("dtype names from traces parse and peaks fall back to fp32") {
+  CHECK(parse_dtype("c10::Half") == DType::kFloat16);
+  CHECK(parse_dtype("c10::BFloat16") == DType::kBFloat16);
+  CHECK(parse_dtype("float") == DType::kFloat32);
+  CHECK_FALSE(parse_dtype("long int").has_value());
+  const auto catalog = DeviceCatalog::load_directory(dpro::test::source_path("configs/devices"));
+  const auto& t4 = catalog.get("T4");
+  CHECK(t4.peak_flops(DType::kBFloat16) == t4.peak_flops(DType::kFloat32));
+  CHECK(t4.peak_flops(DType::kFloat16) > 4 * t4.peak_flops(DType::kFloat32));
+}

@@ -1,0 +1,139 @@
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <fstream>
+
+#include "core/byte_source.h"
+#include "core/error.h"
+#include "costmodel/compact_ast.h"
+#include "costmodel/evaluate.h"
+#include "costmodel/learned_model.h"
+#include "costmodel/paths.h"
+#include "test_paths.h"
+
+using namespace dpro::costmodel;
+
+namespace {
+OpDesc make_op(OpFamily family, std::vector<std::int64_t> dims) {
+  OpDesc op;
+  op.family = family;
+  op.name = to_string(family);
+  op.dims = std::move(dims);
+  return op;
+}
+}  // namespace
+
+namespace {
+const DeviceCatalog& catalog() {
+  static const auto c = DeviceCatalog::load_directory(dpro::test::source_path("configs/devices"));
+  return c;
+}
+const std::vector<Measurement>& subset() {
+  static const auto d = load_measurements(test_subset_dir(), catalog());
+  return d;
+}
+std::string shipped_model() { return dpro::test::source_path("data/costmodel/model.dpcm"); }
+double mape(const LearnedModel& model, const std::vector<const Measurement*>& rows) {
+  std::vector<PredictQuery> q;
+  for (const auto* m : rows) q.push_back({&m->op, m->device});
+  const auto p = model.predict_ms(q);
+  double s = 0;
+  for (size_t i = 0; i < rows.size(); ++i) s += std::abs(p[i] - rows[i]->latency_ms) / rows[i]->latency_ms;
+  return 100 * s / static_cast<double>(rows.size());
+}
+void write(const std::string& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary) << bytes;
+}
+}  // namespace
+
+TEST_CASE("shipped model predicts held-out subset rows within 15% MAPE") {
+  const auto model = LearnedModel::load(shipped_model());
+  std::vector<const Measurement*> test;
+  for (const auto& m : subset())
+    if (in_test_split(m, 0.2, 7)) test.push_back(&m);
+  REQUIRE(test.size() > 100);
+  const double e = mape(model, test);
+  INFO("held-out MAPE " << e << "%; model: " << model.provenance());
+  CHECK(e < 15.0);
+}
+
+TEST_CASE("corrupted model files fail with a clear InputError") {
+  const std::string good = dpro::read_whole_file(shipped_model());
+  const std::string path = dpro::test::binary_path("corrupt.dpcm");
+  SECTION("flipped payload byte") {
+    std::string bad = good;
+    bad[bad.size() - 100] ^= 0x5a;
+    write(path, bad);
+    REQUIRE_THROWS_WITH(LearnedModel::load(path), Catch::Contains("checksum"));
+  }
+  SECTION("truncated") {
+    write(path, good.substr(0, good.size() / 2));
+    REQUIRE_THROWS_WITH(LearnedModel::load(path), Catch::Contains("truncated"));
+  }
+  SECTION("not a model") {
+    write(path, "hello world\n");
+    REQUIRE_THROWS_WITH(LearnedModel::load(path), Catch::Contains("bad magic"));
+  }
+  SECTION("edited header") {
+    std::string bad = good;
+    bad.replace(bad.find("\"version\":2"), 11, "\"version\":[");
+    write(path, bad);
+    REQUIRE_THROWS_WITH(LearnedModel::load(path), Catch::Contains("corrupted cost model header"));
+  }
+  SECTION("missing file") {
+    REQUIRE_THROWS_AS(LearnedModel::load(path + ".none"), dpro::InputError);
+  }
+}
+
+TEST_CASE("ops the model cannot describe are NaN / nullopt, so callers fall back") {
+  const auto model = LearnedModel::load(shipped_model());
+  const auto& h100 = catalog().get("H100-SXM5-80GB");
+  OpDesc unknown;
+  unknown.name = "aten::index_select";
+  OpDesc bmm = make_op(OpFamily::kBmm, {8, 256, 256, 256});
+  const auto p = model.predict_ms({{&unknown, &h100}, {&bmm, &h100}});
+  CHECK(std::isnan(p[0]));
+  CHECK(p[1] > 0);
+  LearnedCostModel cm(model);
+  CHECK_FALSE(cm.predict(unknown, h100).has_value());
+  REQUIRE(cm.predict(bmm, h100).has_value());
+  // Faster GPU, same op: a bandwidth-bound op is predicted faster on H100 than on T4.
+  OpDesc add = make_op(OpFamily::kAdd, {8192, 8192});
+  const auto& t4 = catalog().get("T4");
+  CHECK(*cm.predict(add, h100) < *cm.predict(add, t4));
+}
+
+TEST_CASE("training on the subset learns, and save/load round-trips exactly") {
+  dpro::Logger log(dpro::LogLevel::kQuiet);
+  std::vector<const Measurement*> rows;
+  for (const auto& m : subset()) rows.push_back(&m);
+  TrainOptions opt;
+  opt.epochs = 1;
+  opt.batch_size = 128;
+  auto barely = LearnedModel::train(rows, opt, log);
+  opt.epochs = 40;
+  auto trained = LearnedModel::train(rows, opt, log);
+  const double e1 = mape(barely, rows), e40 = mape(trained, rows);
+  INFO("1 epoch " << e1 << "%, 40 epochs " << e40 << "%");
+  CHECK(e40 < e1);
+  CHECK(e40 < 30.0);
+  const std::string path = dpro::test::binary_path("roundtrip.dpcm");
+  trained.save(path);
+  const auto loaded = LearnedModel::load(path);
+  OpDesc op = make_op(OpFamily::kConv2d, {8, 64, 64, 3, 56, 1, 1});
+  const auto& a100 = catalog().get("A100-SXM4-80GB");
+  CHECK(loaded.predict_ms({{&op, &a100}})[0] == Approx(trained.predict_ms({{&op, &a100}})[0]).epsilon(1e-6));
+}
+
+TEST_CASE("fused ops are priced from their multi-store tree") {
+  const auto model = LearnedModel::load(shipped_model());
+  const auto& v100 = catalog().get("V100-PCIE-32GB");
+  OpDesc ln = make_op(OpFamily::kLayerNorm, {4096, 1024});
+  OpDesc gelu = make_op(OpFamily::kGelu, {4096, 1024});
+  const auto fused = fuse({*build_ast(ln), *build_ast(gelu)});
+  FeatureRow row;
+  REQUIRE(make_features(fused, ln, v100, row));
+  const double ms = model.predict_ms(std::vector<FeatureRow>{row})[0];
+  CHECK(std::isfinite(ms));
+  CHECK(ms > 0);
+}

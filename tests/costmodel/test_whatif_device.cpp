@@ -1,0 +1,113 @@
+#include <catch2/catch.hpp>
+
+#include "core/error.h"
+#include "costmodel/learned_model.h"
+#include "test_paths.h"
+#include "whatif_device.h"
+
+using namespace dpro;
+
+namespace {
+
+// One rank on a V100 with: a bmm kernel launched by aten::bmm with shapes, a kernel whose
+// CPU op has no shapes, a DtoD copy, an HtoD copy and an NCCL kernel.
+struct Fixture {
+  trace::TraceSet traces;
+  graph::Dfg dfg;
+
+  Fixture(const std::string& gpu_name) {
+    trace::TraceRank rank;
+    rank.rank = 0;
+    rank.devices.push_back({0, gpu_name, {}, 7, 0, 80});
+    auto add_event = [&](const char* name, trace::EventKind kind, Nanos dur, const char* dims) {
+      trace::Event e;
+      e.name = traces.strings.intern(name);
+      e.kind = kind;
+      e.dur = dur;
+      trace::EventAttrs a;
+      a.device = 0;
+      if (dims) a.input_dims = dims;
+      e.attrs = static_cast<std::uint32_t>(rank.attrs.size());
+      rank.attrs.push_back(a);
+      rank.events.push_back(e);
+      return static_cast<std::uint32_t>(rank.events.size() - 1);
+    };
+    const auto bmm_op = add_event("aten::bmm", trace::EventKind::kCpuOp, 10000, "[[64, 512, 512], [64, 512, 512]]");
+    const auto bmm_k = add_event("volta_sgemm_128x64_nn", trace::EventKind::kKernel, 2000000, nullptr);
+    const auto odd_op = add_event("aten::index_select", trace::EventKind::kCpuOp, 5000, "[[10], [], [3]]");
+    const auto odd_k = add_event("indexSelectKernel", trace::EventKind::kKernel, 100000, nullptr);
+    const auto d2d = add_event("Memcpy DtoD (Device -> Device)", trace::EventKind::kMemcpy, 300000, nullptr);
+    const auto h2d = add_event("Memcpy HtoD (Pageable -> Device)", trace::EventKind::kMemcpy, 400000, nullptr);
+    const auto nccl = add_event("ncclKernel_AllReduce_RING_LL_Sum_float", trace::EventKind::kCollective, 500000, nullptr);
+    traces.ranks.push_back(std::move(rank));
+    auto node = [&](graph::NodeKind kind, std::uint32_t event, std::uint32_t parent) {
+      graph::Node n;
+      n.kind = kind;
+      n.event = event;
+      n.parent_op = parent;
+      n.name = traces.ranks[0].events[event].name;
+      n.measured_duration = n.duration = traces.ranks[0].events[event].dur;
+      dfg.nodes().push_back(n);
+    };
+    node(graph::NodeKind::kKernel, bmm_k, bmm_op);
+    node(graph::NodeKind::kKernel, odd_k, odd_op);
+    node(graph::NodeKind::kMemcpy, d2d, graph::kNone);
+    node(graph::NodeKind::kMemcpy, h2d, graph::kNone);
+    node(graph::NodeKind::kCollective, nccl, graph::kNone);
+  }
+};
+
+std::unique_ptr<cli::WhatIfOption> parsed(std::vector<std::string> args) {
+  auto w = cli::make_device_whatif();
+  CLI::App app{"replay"};
+  w->add_options(app);
+  std::vector<std::string> reversed(args.rbegin(), args.rend());
+  app.parse(reversed);
+  return w;
+}
+
+}  // namespace
+
+TEST_CASE("device what-if: re-times GPU ops on a faster GPU and reports coverage") {
+  Fixture f("Tesla V100-PCIE-32GB");
+  auto w = parsed({"--device", "H100-SXM5-80GB"});
+  REQUIRE(w->enabled());
+  Logger log(LogLevel::kQuiet);
+  w->apply(f.dfg, f.traces, log);
+  const auto& n = f.dfg.nodes();
+  CHECK(n[0].duration < n[0].measured_duration);  // bmm: faster on H100
+  CHECK(n[1].duration < n[1].measured_duration);  // undescribable kernel: scaled by bandwidth
+  CHECK(n[1].duration == Approx(20000 + 80000 * 900.0 / 3350.0).margin(2));
+  CHECK(n[2].duration < n[2].measured_duration);   // DtoD copy scales
+  CHECK(n[3].duration == n[3].measured_duration);  // HtoD copy unchanged
+  CHECK(n[4].duration == n[4].measured_duration);  // collective unchanged
+  const std::string s = w->summary();
+  CHECK(s.find("H100-SXM5-80GB") != std::string::npos);
+  CHECK(s.find("1 kernels could not be described") != std::string::npos);
+  if (costmodel::LearnedModel::available())
+    CHECK(s.find("Learned compact-AST model: 60.6% of measured GPU time (1 ops") != std::string::npos);
+}
+
+TEST_CASE("device what-if: with an unknown GPU name lists the known ones") {
+  Fixture f("Tesla V100-PCIE-32GB");
+  auto w = parsed({"--device", "Voodoo5"});
+  Logger log(LogLevel::kQuiet);
+  REQUIRE_THROWS_WITH(w->apply(f.dfg, f.traces, log),
+                      Catch::Contains("Voodoo5") && Catch::Contains("known devices") && Catch::Contains("L4"));
+}
+
+TEST_CASE("device what-if: on a trace from an unknown GPU leaves ops unchanged unless --origin-device") {
+  Fixture f("Mystery GPU 9000");
+  Logger log(LogLevel::kQuiet);
+  auto w = parsed({"--device", "T4"});
+  w->apply(f.dfg, f.traces, log);
+  CHECK(f.dfg.nodes()[0].duration == f.dfg.nodes()[0].measured_duration);
+  CHECK(w->summary().find("not in the device catalog") != std::string::npos);
+  auto forced = parsed({"--device", "T4", "--origin-device", "V100-PCIE-32GB"});
+  forced->apply(f.dfg, f.traces, log);
+  CHECK(f.dfg.nodes()[0].duration > f.dfg.nodes()[0].measured_duration);  // T4 is slower
+}
+
+TEST_CASE("device what-if: is off unless given") {
+  CHECK_FALSE(parsed({})->enabled());
+}
