@@ -1,5 +1,7 @@
 #pragma once
 // Helpers for tests that need real traces, or real traces with one thing broken.
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -21,9 +23,11 @@ inline std::vector<std::string> dlrm_files() {
   return files;
 }
 
-// A fresh, empty directory under the system temp dir.
+// A fresh, empty directory under the system temp dir, private to this process (ctest runs
+// test cases in parallel processes).
 inline std::string fresh_dir(const std::string& name) {
-  const auto dir = std::filesystem::temp_directory_path() / ("dpro_test_" + name);
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("dpro_test_" + name + "_" + std::to_string(static_cast<long>(::getpid())));
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   return dir.string();

@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -13,7 +15,7 @@ using dpro::InputError;
 
 namespace {
 std::string temp_path(const std::string& name) {
-  return (std::filesystem::temp_directory_path() / ("dpro_core_" + name)).string();
+  return (std::filesystem::temp_directory_path() / ("dpro_core_" + std::to_string(::getpid()) + "_" + name)).string();
 }
 std::string read_raw(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
