@@ -23,7 +23,8 @@ bool parse_micros_as_nanos(std::string_view text, Nanos* out) {
     text.remove_suffix(1);
   }
   if (text.empty()) return false;
-  if (text.find_first_of("eE") != std::string_view::npos) {
+  const bool exponent = std::any_of(text.begin(), text.end(), [](char c) { return c == 'e' || c == 'E'; });
+  if (exponent) {
     double v = 0;
     auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
     if (ec != std::errc() || p != text.data() + text.size() || !std::isfinite(v)) return false;
