@@ -9,26 +9,14 @@
 #include "costmodel/paths.h"
 #include "costmodel/roofline.h"
 #include "costmodel/scaling.h"
+#include "costmodel_fixtures.h"
 #include "test_paths.h"
 
 using namespace dpro::costmodel;
+using dpro::test::catalog;
+using dpro::test::make_op;
 
-namespace {
-OpDesc make_op(OpFamily family, std::vector<std::int64_t> dims) {
-  OpDesc op;
-  op.family = family;
-  op.name = to_string(family);
-  op.dims = std::move(dims);
-  return op;
-}
-}  // namespace
 
-namespace {
-const DeviceCatalog& catalog() {
-  static const auto c = DeviceCatalog::load_directory(dpro::test::source_path("configs/devices"));
-  return c;
-}
-}  // namespace
 
 TEST_CASE("roofline: memory-bound ops scale with bandwidth, compute-bound with peak") {
   const auto& t4 = catalog().get("T4");

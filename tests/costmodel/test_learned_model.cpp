@@ -9,19 +9,13 @@
 #include "costmodel/evaluate.h"
 #include "costmodel/learned_model.h"
 #include "costmodel/paths.h"
+#include "costmodel_fixtures.h"
 #include "test_paths.h"
 
 using namespace dpro::costmodel;
+using dpro::test::catalog;
+using dpro::test::make_op;
 
-namespace {
-OpDesc make_op(OpFamily family, std::vector<std::int64_t> dims) {
-  OpDesc op;
-  op.family = family;
-  op.name = to_string(family);
-  op.dims = std::move(dims);
-  return op;
-}
-}  // namespace
 
 namespace {
 const DeviceCatalog& catalog() {

@@ -8,19 +8,13 @@
 #include "costmodel/op_desc.h"
 #include "costmodel/op_desc_from_trace.h"
 #include "costmodel/paths.h"
+#include "costmodel_fixtures.h"
 #include "test_paths.h"
 
 using namespace dpro::costmodel;
+using dpro::test::catalog;
+using dpro::test::make_op;
 
-namespace {
-OpDesc make_op(OpFamily family, std::vector<std::int64_t> dims) {
-  OpDesc op;
-  op.family = family;
-  op.name = to_string(family);
-  op.dims = std::move(dims);
-  return op;
-}
-}  // namespace
 
 TEST_CASE("op families: flops and bytes follow the op's shapes") {
   OpDesc bmm = make_op(OpFamily::kBmm, {2, 3, 5, 7});
