@@ -16,12 +16,7 @@ using namespace dpro::costmodel;
 using dpro::test::catalog;
 using dpro::test::make_op;
 
-
 namespace {
-const DeviceCatalog& catalog() {
-  static const auto c = DeviceCatalog::load_directory(dpro::test::source_path("configs/devices"));
-  return c;
-}
 const std::vector<Measurement>& subset() {
   static const auto d = load_measurements(test_subset_dir(), catalog());
   return d;
