@@ -261,13 +261,11 @@ class RankBuilder {
     return it == sync_by_correlation_.end() ? nullptr : it->second;
   }
 
-  std::uint32_t stream_track(std::int64_t device, std::int64_t stream) const {
+  // The track of stream `stream` (CUPTI stream ids are unique within a process).
+  std::uint32_t stream_track(std::int64_t stream) const {
     for (std::uint32_t r = 0; r < tr_.resources.size(); ++r) {
       const trace::Resource& res = tr_.resources[r];
-      if (res.kind == trace::ResourceKind::kGpuStream && res.tid == stream &&
-          (device < 0 || res.pid == device)) {
-        return track_of_resource_[r];
-      }
+      if (res.kind == trace::ResourceKind::kGpuStream && res.tid == stream) return track_of_resource_[r];
     }
     return kNone;
   }
@@ -332,7 +330,7 @@ class RankBuilder {
           std::uint32_t stream = kNone;
           Nanos enqueued_before = c.start;
           if (const trace::SyncInfo* s = sync_info(c); s && s->stream) {
-            stream = stream_track(-1, *s->stream);
+            stream = stream_track(*s->stream);
           }
           if (stream == kNone && call.role == CallRole::kEventSync) {
             if (const Call* record = last_record_before(c.start)) {
@@ -362,8 +360,8 @@ class RankBuilder {
       std::uint32_t waiting = kNone, recording = kNone;
       Nanos record_time = w.start;
       if (const trace::SyncInfo* s = sync_info(w); s && s->stream && s->wait_on_stream) {
-        waiting = stream_track(-1, *s->stream);
-        recording = stream_track(-1, *s->wait_on_stream);
+        waiting = stream_track(*s->stream);
+        recording = stream_track(*s->wait_on_stream);
         if (s->event_record_correlation) {
           if (auto it = call_by_correlation_.find(*s->event_record_correlation); it != call_by_correlation_.end()) {
             record_time = ev(calls_[it->second].event).start;

@@ -21,7 +21,6 @@ struct Simulation {
   std::uint64_t events_processed = 0;
   Nanos makespan = 0;  // latest end
 
-  Nanos trace_time(Nanos replay_time, const graph::Dfg& dfg) const { return replay_time + dfg.origin(); }
 };
 
 // Replays graphs, keeping its working memory between runs (the optimizer and what-if sweeps

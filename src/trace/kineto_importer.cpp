@@ -259,7 +259,6 @@ struct KinetoReader {
   od::parser parser{};
   std::optional<Nanos> base_time{};
   std::unordered_map<std::int64_t, std::unordered_map<std::int64_t, std::string>> thread_names{};
-  std::uint64_t skipped_non_numeric_pid = 0;
   // CPU->GPU flow endpoints (ph "s"/"f", cat ac2g or async_cpu_to_gpu): they give the
   // correlation of events whose args lack it. Bound to the event on the same pid/tid at `ts`.
   struct Flow {
@@ -373,7 +372,6 @@ void KinetoReader::on_event(std::string_view raw, std::uint64_t index, std::size
   std::string name_storage;
   std::optional<Nanos> ts, dur;
   std::optional<std::int64_t> pid, tid, flow_id;
-  bool pid_is_text = false;
   RawArgs args;
   try {
     for (auto field : obj) {
@@ -395,7 +393,6 @@ void KinetoReader::on_event(std::string_view raw, std::uint64_t index, std::size
       } else if (key == "pid" || key == "tid") {
         std::int64_t x = 0;
         if (v.get_int64().get(x) == simdjson::SUCCESS) (key == "pid" ? pid : tid) = x;
-        else if (key == "pid") pid_is_text = true;
       } else if (key == "args") {
         od::object a;
         if (v.get_object().get(a) == simdjson::SUCCESS) {
@@ -415,7 +412,7 @@ void KinetoReader::on_event(std::string_view raw, std::uint64_t index, std::size
     return;
   }
   if (ph != "X") return;
-  if (pid_is_text || !pid) { ++skipped_non_numeric_pid; return; }
+  if (!pid) return;  // a text pid: profiler-internal spans ("Spans", "Traces")
   auto kind = kind_from_category(cat, name);
   if (!kind) return;
   if (*kind == EventKind::kPythonFunction && !options.keep_python_functions) return;

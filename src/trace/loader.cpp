@@ -9,6 +9,7 @@
 #include "core/byte_source.h"
 #include "core/error.h"
 #include "trace/iterations.h"
+#include "trace/native/clock_alignment.h"
 
 namespace dpro::trace {
 namespace fs = std::filesystem;
@@ -146,7 +147,7 @@ TraceSet load_traces(const std::vector<std::string>& paths, const LoadOptions& o
   if (options.progress) options.progress(files.size(), files.size(), "");
   assign_ranks(set.ranks, log);
   check_complete(set.ranks, options, log);
-  if (options.align_clocks) align_trace_clocks(set, log);
+  if (options.align_clocks) align_clocks(set, log);  // per-host offsets from matched collectives
   return set;
 }
 

@@ -27,7 +27,4 @@ std::vector<std::string> expand_trace_paths(const std::vector<std::string>& path
 
 TraceSet load_traces(const std::vector<std::string>& paths, const LoadOptions& options, Logger& log);
 
-// Brings all ranks onto one clock (per-host offsets from matched collectives).
-void align_trace_clocks(TraceSet& set, Logger& log);
-
 }  // namespace dpro::trace

@@ -23,10 +23,7 @@ gzip -dc "$largest" > "$tmp/largest.json"
 # Replay: synthetic 64-rank, 1.28-million-op data-parallel job.
 "$bench/bench_replay" 64 20000 7
 
-# Benchmarks of other modules, when built.
-for extra in bench_profiler bench_costmodel bench_comm; do
-  [ -x "$bench/$extra" ] && "$bench/$extra" || true
-  for dir in "$build"/tests/*/; do
-    [ -x "$dir$extra" ] && "$dir$extra" || true
-  done
+# Benchmarks of the other modules (declared in their test folders), when built.
+for extra in "$build"/tests/profiler/bench_profiler "$build"/tests/costmodel/bench_costmodel "$build"/tests/comm/bench_comm; do
+  if [ -x "$extra" ]; then "$extra"; fi
 done
