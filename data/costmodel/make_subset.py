@@ -19,11 +19,12 @@ for op_dir in sorted(glob.glob(os.path.join(src, "*"))):
         head = rows[0]
         first_dim = head.index("Kernels") + 1 if "Kernels" in head else head.index("CUDA Version") + 1
         dims = head[first_dim:]
-        idx = [head.index(c) for c in KEEP] + list(range(first_dim, len(head)))
+        keep = KEEP + (["Kernels"] if "Kernels" in head else [])
+        idx = [head.index(c) for c in keep] + list(range(first_dim, len(head)))
         by_cfg = {}
         for r in rows[1:]:
             by_cfg.setdefault(tuple(r[first_dim:]), [r[i] for i in idx])
-        tables[f] = (KEEP + dims, by_cfg)
+        tables[f] = (keep + dims, by_cfg)
     common = sorted(set.intersection(*(set(t[1]) for t in tables.values())))
     random.Random(11).shuffle(common)
     pick = common[:40]

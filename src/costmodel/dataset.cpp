@@ -48,6 +48,7 @@ OpDesc op_from_row(const CsvTable& table, const std::vector<std::string>& row) {
   if (int c = column_any(table, {"dtype", "Dtype", "DType"}); c >= 0)
     if (auto d = parse_dtype(row[c])) op.dtype = *d;
   if (int c = table.column("Kernel Name"); c >= 0) op.kernel_name = row[c];
+  if (int c = table.column("Kernels"); c >= 0) op.kernel_list = row[c];
   const int gx = table.column("Grid x"), bx = table.column("Block x");
   std::array<int, 3> g{}, b{};
   bool ok = gx >= 0 && bx >= 0;

@@ -8,6 +8,7 @@
 
 #include "costmodel/features.h"
 #include "costmodel/kmeans.h"
+#include "costmodel/residual_correction.h"
 #include "costmodel/roofline.h"
 #include "costmodel/scaling.h"
 
@@ -102,9 +103,12 @@ double scaled_from_origin(const Measurement& m, const Measurement& origin) {
   return scale_ms(m.op, *origin.device, origin.latency_ms, *m.device);
 }
 
-std::vector<double> learned_on_own_device(const LearnedModel& model, const std::vector<const Measurement*>& rows) {
+// kernel_known: the rows' recorded kernels ran on their devices and may be used (the split);
+// false for a held-out GPU, where nothing of it is known.
+std::vector<double> learned_on_own_device(const LearnedModel& model, const std::vector<const Measurement*>& rows,
+                                          bool kernel_known) {
   std::vector<PredictQuery> q;
-  for (const auto* m : rows) q.push_back({&m->op, m->device});
+  for (const auto* m : rows) q.push_back({&m->op, m->device, true, kernel_known});
   return model.predict_ms(q);
 }
 
@@ -132,13 +136,17 @@ void evaluate_split(const std::vector<Measurement>& data, const EvalOptions& opt
     if (in_test_split(m, options.test_fraction, options.split_seed)) test.push_back(&m);
   const OriginIndex origins_index(data);
   const OriginPairs pairs = origin_pairs(origins_index, test);
-  std::vector<double> learned(test.size(), std::nan("")), learned_origin(pairs.row.size(), std::nan(""));
+  std::vector<double> learned(test.size(), std::nan("")), learned_nok = learned,
+      learned_origin(pairs.row.size(), std::nan(""));
   if (split_model) {
-    learned = learned_on_own_device(*split_model, test);
-    learned_origin = learned_from_origin(*split_model, test, pairs, learned);
+    learned = learned_on_own_device(*split_model, test, true);
+    learned_nok = learned_on_own_device(*split_model, test, false);
+    // The ratio f(target) / f(origin) uses one pathway for both: the kernel the library
+    // would pick on the target is not known when only the origin ran the op.
+    learned_origin = learned_from_origin(*split_model, test, pairs, learned_nok);
   }
   const std::vector<std::string> cols = {"roofline", "scaling from another GPU", "learned",
-                                         "learned x origin"};
+                                         "learned, kernel not given", "learned x origin"};
   auto by_family = make_table("(a) random 80/20 split: MAPE % per op family (test rows)", "op family", cols);
   auto by_gpu = make_table("(a) random 80/20 split: MAPE % per GPU (test rows)", "GPU", cols);
   auto add = [&](const Measurement& m, std::size_t c, double pred) {
@@ -148,11 +156,12 @@ void evaluate_split(const std::vector<Measurement>& data, const EvalOptions& opt
   for (std::size_t i = 0; i < test.size(); ++i) {
     add(*test[i], 0, roofline_ms(test[i]->op, *test[i]->device));
     add(*test[i], 2, learned[i]);
+    add(*test[i], 3, learned_nok[i]);
   }
   for (std::size_t k = 0; k < pairs.row.size(); ++k) {
     const Measurement& m = *test[pairs.row[k]];
     add(m, 1, scaled_from_origin(m, *pairs.origin[k]));
-    add(m, 3, learned_origin[k]);
+    add(m, 4, learned_origin[k]);
   }
   report.tables.push_back(std::move(by_family));
   report.tables.push_back(std::move(by_gpu));
@@ -172,7 +181,9 @@ void evaluate_leave_one_out(const std::vector<Measurement>& data, const EvalOpti
   const std::vector<std::string> cols = {"roofline", "scaling from another GPU", "learned, 0 samples",
                                          "learned x origin, 0 samples",
                                          "learned, " + std::to_string(options.few_shot_samples) + " samples",
-                                         "learned x origin, " + std::to_string(options.few_shot_samples) + " samples"};
+                                         "learned x origin, " + std::to_string(options.few_shot_samples) + " samples",
+                                         "learned + correction, " + std::to_string(options.few_shot_samples) + " samples",
+                                         "learned x origin + correction, " + std::to_string(options.few_shot_samples) + " samples"};
   auto by_gpu = make_table("(b) leave one GPU out: MAPE % on the held-out GPU", "held-out GPU", cols);
   auto by_family = make_table("(b) leave one GPU out: MAPE % per op family (all held-out GPUs pooled)",
                               "op family", cols);
@@ -195,13 +206,22 @@ void evaluate_leave_one_out(const std::vector<Measurement>& data, const EvalOpti
 
     std::vector<double> l0(target.size(), std::nan("")), lk = l0;
     std::vector<double> lo0(pairs.row.size(), std::nan("")), lok = lo0;
+    std::vector<double> lc(target.size(), std::nan("")), loc(pairs.row.size(), std::nan(""));
     if (LearnedModel::available()) {
       log.info("leave-one-out: training without " + gpu);
       LearnedModel model = LearnedModel::train(train, options.train, log);
-      l0 = learned_on_own_device(model, target);
+      l0 = learned_on_own_device(model, target, false);
       lo0 = learned_from_origin(model, target, pairs, l0);
+      // Few-shot by residual correction of the zero-shot model from the same samples; the
+      // ratio T_origin x f(target) / f(origin) gets the same factor on f(target) (what
+      // `replay --device X --device-samples F` does).
+      ResidualCorrection correction;
+      for (std::size_t i = 0; i < target.size(); ++i)
+        if (is_sample[i]) correction.add(target[i]->op, l0[i], target[i]->latency_ms);
+      for (std::size_t i = 0; i < target.size(); ++i) lc[i] = l0[i] * correction.factor(target[i]->op);
+      for (std::size_t k = 0; k < pairs.row.size(); ++k) loc[k] = lo0[k] * correction.factor(target[pairs.row[k]]->op);
       model.fine_tune(samples, train, options.few_shot, log);
-      lk = learned_on_own_device(model, target);
+      lk = learned_on_own_device(model, target, false);
       lok = learned_from_origin(model, target, pairs, lk);
     }
     auto add = [&](const Measurement& m, std::size_t c, double pred) {
@@ -212,12 +232,14 @@ void evaluate_leave_one_out(const std::vector<Measurement>& data, const EvalOpti
       add(*target[i], 0, roofline_ms(target[i]->op, *target[i]->device));
       add(*target[i], 2, l0[i]);
       if (!is_sample[i]) add(*target[i], 4, lk[i]);
+      if (!is_sample[i]) add(*target[i], 6, lc[i]);
     }
     for (std::size_t k = 0; k < pairs.row.size(); ++k) {
       const std::size_t i = pairs.row[k];
       add(*target[i], 1, scaled_from_origin(*target[i], *pairs.origin[k]));
       add(*target[i], 3, lo0[k]);
       if (!is_sample[i]) add(*target[i], 5, lok[k]);
+      if (!is_sample[i]) add(*target[i], 7, loc[k]);
     }
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     report.notes.push_back("(b) held out " + gpu + ": trained on " + std::to_string(train.size()) +

@@ -1,7 +1,10 @@
 #include "costmodel/features.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
+#include <string>
+#include <utility>
 
 #include "costmodel/roofline.h"
 
@@ -15,6 +18,82 @@ void device_features(const DeviceSpec& d, float* out) {
   out[4] = static_cast<float>(std::log2(d.l2_cache_mb));
   out[5] = static_cast<float>(std::log2(d.fp32_cores_per_sm));
   out[6] = static_cast<float>(std::log2(d.memory_gb));
+}
+
+namespace {
+
+bool contains_nocase(const std::string& text, const char* word) {
+  const std::size_t n = std::char_traits<char>::length(word);
+  if (n > text.size()) return false;
+  for (std::size_t i = 0; i + n <= text.size(); ++i) {
+    std::size_t k = 0;
+    while (k < n && std::tolower(static_cast<unsigned char>(text[i + k])) == word[k]) ++k;
+    if (k == n) return true;
+  }
+  return false;
+}
+
+// The first "<a>x<b>" in a kernel name with both sides >= 16 (GEMM tiles such as
+// sgemm_32x128, not winograd 4x4 transforms); {0, 0} when there is none.
+std::pair<int, int> name_tile(const std::string& name) {
+  for (std::size_t i = 0; i < name.size(); ++i) {
+    if (!std::isdigit(static_cast<unsigned char>(name[i])) || (i > 0 && std::isdigit(static_cast<unsigned char>(name[i - 1]))))
+      continue;
+    std::size_t j = i;
+    long a = 0, b = 0;
+    while (j < name.size() && std::isdigit(static_cast<unsigned char>(name[j])) && a < 100000) a = a * 10 + (name[j++] - '0');
+    if (j >= name.size() || name[j] != 'x') continue;
+    std::size_t k = ++j;
+    while (k < name.size() && std::isdigit(static_cast<unsigned char>(name[k])) && b < 100000) b = b * 10 + (name[k++] - '0');
+    if (k > j && a >= 16 && b >= 16) return {static_cast<int>(a), static_cast<int>(b)};
+  }
+  return {0, 0};
+}
+
+}  // namespace
+
+bool kernel_features(const OpDesc& op, const DeviceSpec& device, float* out) {
+  std::fill(out, out + kKernelFeatures, 0.0f);
+  if (op.kernel_name.empty()) return false;
+  const std::string& name = op.kernel_name;
+  const std::string& all = op.kernel_list.empty() ? op.kernel_name : op.kernel_list;
+  if (op.grid && op.block) {
+    const double blocks = std::max(1.0, double((*op.grid)[0]) * (*op.grid)[1] * (*op.grid)[2]);
+    const double threads = std::max(1.0, double((*op.block)[0]) * (*op.block)[1] * (*op.block)[2]);
+    out[0] = static_cast<float>(std::log2(blocks));
+    out[1] = static_cast<float>(std::log2(threads));
+    out[2] = static_cast<float>(std::log2(blocks / device.sms));
+    out[3] = static_cast<float>(blocks / (std::ceil(blocks / device.sms) * device.sms));
+    out[15] = static_cast<float>(std::log2(1 + op.flops() / blocks));
+    out[16] = static_cast<float>(std::log2(1 + op.bytes() / blocks));
+    out[17] = static_cast<float>(std::log2(std::ceil(blocks / device.sms)));
+  }
+  const auto [tm, tn] = name_tile(name);
+  out[4] = tm ? static_cast<float>(std::log2(tm)) : 0.0f;
+  out[5] = tn ? static_cast<float>(std::log2(tn)) : 0.0f;
+  out[6] = contains_nocase(name, "gemm") ? 1.0f : 0.0f;
+  out[7] = contains_nocase(name, "gemv") ? 1.0f : 0.0f;
+  out[8] = contains_nocase(all, "winograd") ? 1.0f : 0.0f;
+  out[9] = contains_nocase(all, "fft") ? 1.0f : 0.0f;
+  out[10] = contains_nocase(name, "implicit") || contains_nocase(name, "precomp") ? 1.0f : 0.0f;
+  out[11] = contains_nocase(all, "splitk") || contains_nocase(name, "sliced") ? 1.0f : 0.0f;
+  out[12] = contains_nocase(name, "vectorized") ? 1.0f : 0.0f;
+  out[13] = contains_nocase(name, "tensorop") || contains_nocase(name, "xmma") || contains_nocase(name, "1688") ||
+                    contains_nocase(name, "16816")
+                ? 1.0f
+                : 0.0f;
+  int kernels = 1;
+  if (!op.kernel_list.empty()) {
+    kernels = 0;
+    std::size_t start = 0;
+    while (start <= op.kernel_list.size()) {
+      const std::size_t end = std::min(op.kernel_list.find(';', start), op.kernel_list.size());
+      if (end > start) ++kernels;
+      start = end + 1;
+    }
+  }
+  out[14] = static_cast<float>(std::log2(1 + std::max(1, kernels)));
+  return true;
 }
 
 bool make_features(const CompactAst& ast, const OpDesc& op, const DeviceSpec& device, FeatureRow& row) {
@@ -43,7 +122,8 @@ bool make_features(const CompactAst& ast, const OpDesc& op, const DeviceSpec& de
   row.global[5] = static_cast<float>(std::log2((flops + 1) / (bytes + 1)) -
                                       std::log2(device.peak_flops(op.dtype) / device.bandwidth_bytes_per_s()));
   row.global[6] = static_cast<float>(ast.store_count());
-  device_features(device, row.global + kRelativeFeatures);
+  row.kernel_known = kernel_features(op, device, row.global + kRelativeFeatures) ? 1.0f : 0.0f;
+  device_features(device, row.global + kRelativeFeatures + kKernelFeatures);
   // Wave quantisation of the output space tiled 64x64 and 128x128 over the SMs.
   const auto space = dominant_store_space(ast);
   const double rows_ = space.size() >= 2 ? static_cast<double>(space[space.size() - 2]) : 1.0;

@@ -15,25 +15,40 @@
 
 namespace dpro::costmodel {
 
-// Global features: [0, kRelativeFeatures) relate the op to the device; the last
-// kDeviceIdentityFeatures are the device's own specs (device_features), which the model only
-// sees for GPUs it was trained or fine-tuned on (FeatureRow::device_known).
+// Global features: [0, kRelativeFeatures) relate the op to the device; then
+// kKernelFeatures describe the kernel the library picked (kernel_features), which the model
+// sees only when that kernel is known for this op on this device (FeatureRow::kernel_known:
+// a trace or a measured row of the same GPU; never for a GPU the op was not run on); the
+// last kDeviceIdentityFeatures are the device's own specs (device_features), which the model
+// only sees for GPUs it was trained or fine-tuned on (FeatureRow::device_known).
 constexpr int kRelativeFeatures = 11;
+constexpr int kKernelFeatures = 18;
 constexpr int kDeviceIdentityFeatures = 7;
-constexpr int kGlobalFeatures = kRelativeFeatures + kDeviceIdentityFeatures;
+constexpr int kGlobalFeatures = kRelativeFeatures + kKernelFeatures + kDeviceIdentityFeatures;
 
 struct FeatureRow {
   float tokens[kMaxAstTokens * kTokenFeatures] = {};
   float global[kGlobalFeatures] = {};
   int token_count = 0;
   float device_known = 0;  // 1: the model may use the device-identity features
+  float kernel_known = 0;  // 1: the kernel features describe the kernel that ran on this device
   double roofline_ms = 0;  // the baseline the model's output multiplies
 };
 
-// Fills `row` from a compact AST; false when it cannot be serialised.
+// Fills `row` from a compact AST; false when it cannot be serialised. kernel_known is set
+// when the op names its kernel; callers pricing the op on another GPU than the one it ran on
+// must clear it.
 bool make_features(const CompactAst& ast, const OpDesc& op, const DeviceSpec& device, FeatureRow& row);
 // build_ast + make_features; false when the op is not describable.
 bool make_features(const OpDesc& op, const DeviceSpec& device, FeatureRow& row);
+
+// The kernel choice, kKernelFeatures floats: launch geometry (blocks, threads per block,
+// blocks per SM and their wave efficiency), the GEMM tile in the name (32x128 -> 5, 7),
+// flags for GEMM / GEMV / Winograd / FFT / implicit GEMM / split-K or sliced / vectorised
+// elementwise / tensor-core kernels, the number of kernels the op launched, and the work per
+// block (log FLOPs and bytes per block, log waves of blocks over the SMs). False (and
+// zeros) when the op does not name its kernel.
+bool kernel_features(const OpDesc& op, const DeviceSpec& device, float* out);
 
 // Log device specs (bandwidth, SMs, clock, fp32 peak, L2, cores/SM, memory), 7 floats: for
 // choosing the nearest measured GPU.

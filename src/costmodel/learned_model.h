@@ -28,7 +28,7 @@ struct TrainOptions {
   std::uint64_t seed = 1;
   int threads = 1;
   int token_hidden = 64;
-  int head_hidden = 128;
+  int head_hidden = 192;
 };
 
 struct FewShotOptions {
@@ -46,6 +46,10 @@ struct PredictQuery {
   // false: price as if the device were unseen even when the model knows it (so that a ratio
   // f(target)/f(origin) with an unseen target uses one pathway for both).
   bool allow_identity = true;
+  // true only when op's kernel name and geometry were recorded on this very device (a
+  // measured row of it, a trace from it): the model may then use the kernel features. A
+  // what-if on another GPU does not know which kernel the library would pick there.
+  bool allow_kernel = false;
 };
 
 class LearnedModel {

@@ -22,7 +22,7 @@ namespace dpro::costmodel {
 namespace {
 
 constexpr const char* kMagic = "DPROCM01\n";
-constexpr int kFormatVersion = 2;
+constexpr int kFormatVersion = 3;
 
 struct Architecture {
   int token_hidden = 64;
@@ -33,23 +33,26 @@ struct NetImpl : torch::nn::Module {
   explicit NetImpl(const Architecture& a)
       : tok1(register_module("tok1", torch::nn::Linear(kTokenFeatures, a.token_hidden))),
         tok2(register_module("tok2", torch::nn::Linear(a.token_hidden, a.token_hidden))),
-        head1(register_module("head1", torch::nn::Linear(2 * a.token_hidden + kGlobalFeatures + 1, a.head_hidden))),
+        head1(register_module("head1", torch::nn::Linear(2 * a.token_hidden + kGlobalFeatures + 2, a.head_hidden))),
         head2(register_module("head2", torch::nn::Linear(a.head_hidden, a.head_hidden))),
         out(register_module("out", torch::nn::Linear(a.head_hidden, 1))) {
     g_mean = register_buffer("g_mean", torch::zeros({kGlobalFeatures}));
     g_std = register_buffer("g_std", torch::ones({kGlobalFeatures}));
   }
   // tokens [N,T,F], mask [N,T,1] (1 for real tokens), global [N,G] raw, known [N,1] (1 where
-  // the device-identity features may be used) -> [N] log(latency / roofline).
+  // the device-identity features may be used), kernel [N,1] (1 where the kernel features
+  // may be used) -> [N] log(latency / roofline).
   torch::Tensor forward(const torch::Tensor& tokens, const torch::Tensor& mask, const torch::Tensor& global,
-                        const torch::Tensor& known) {
+                        const torch::Tensor& known, const torch::Tensor& kernel) {
     auto h = torch::relu(tok2(torch::relu(tok1(tokens)))) * mask;
     auto count = mask.sum(1).clamp_min(1.0);
     auto pooled = torch::cat({h.sum(1) / count, torch::amax(h, {1})}, 1);
     auto g = (global - g_mean) / g_std;
     auto relative = g.narrow(1, 0, kRelativeFeatures);
-    auto identity = g.narrow(1, kRelativeFeatures, kDeviceIdentityFeatures) * known;
-    auto z = torch::relu(head2(torch::relu(head1(torch::cat({pooled, relative, identity, known}, 1)))));
+    auto kernel_part = g.narrow(1, kRelativeFeatures, kKernelFeatures) * kernel;
+    auto identity = g.narrow(1, kRelativeFeatures + kKernelFeatures, kDeviceIdentityFeatures) * known;
+    auto z = torch::relu(
+        head2(torch::relu(head1(torch::cat({pooled, relative, kernel_part, kernel, identity, known}, 1)))));
     return out(z).squeeze(1);
   }
   torch::nn::Linear tok1, tok2, head1, head2, out;
@@ -65,7 +68,7 @@ std::uint64_t fnv1a(const std::string& bytes) {
 
 // Feature rows packed into tensors, T = the largest token count among them.
 struct Batch {
-  torch::Tensor tokens, mask, global, known, log_roofline;
+  torch::Tensor tokens, mask, global, known, kernel, log_roofline;
 };
 
 Batch pack(const std::vector<const FeatureRow*>& rows) {
@@ -77,8 +80,10 @@ Batch pack(const std::vector<const FeatureRow*>& rows) {
   b.mask = torch::zeros({n, t, 1});
   b.global = torch::empty({n, kGlobalFeatures});
   b.known = torch::empty({n, 1});
+  b.kernel = torch::empty({n, 1});
   b.log_roofline = torch::empty({n}, torch::kFloat64);
   float* known = b.known.data_ptr<float>();
+  float* kernel = b.kernel.data_ptr<float>();
   float* tok = b.tokens.data_ptr<float>();
   float* mask = b.mask.data_ptr<float>();
   float* glob = b.global.data_ptr<float>();
@@ -90,6 +95,7 @@ Batch pack(const std::vector<const FeatureRow*>& rows) {
     std::copy(r.global, r.global + kGlobalFeatures, glob + i * kGlobalFeatures);
     lr[i] = std::log(r.roofline_ms);
     known[i] = r.device_known;
+    kernel[i] = r.kernel_known;
   }
   return b;
 }
@@ -158,7 +164,10 @@ double fit(Net& net, const std::vector<const FeatureRow*>& rows, const std::vect
       for (auto& g : opt.param_groups()) static_cast<torch::optim::AdamOptions&>(g.options()).lr(cur);
       // Device-identity dropout: half the rows train the path for GPUs never seen.
       auto known = b.known * torch::bernoulli(torch::full_like(b.known, 0.5));
-      auto pred = net->forward(b.tokens, b.mask, b.global, known);
+      // Kernel dropout: a third of the rows train the path for ops whose kernel on the
+      // device is not known (another GPU, a fused op never run).
+      auto kernel = b.kernel * torch::bernoulli(torch::full_like(b.kernel, 2.0 / 3.0));
+      auto pred = net->forward(b.tokens, b.mask, b.global, known, kernel);
       auto target = torch::from_blob(y.data(), {static_cast<std::int64_t>(y.size())}, torch::kFloat32);
       auto weight = torch::from_blob(w.data(), {static_cast<std::int64_t>(w.size())}, torch::kFloat32);
       auto loss = (weight * (pred - target).square()).sum() / weight.sum();
@@ -250,7 +259,8 @@ void LearnedModel::fine_tune(const std::vector<const Measurement*>& target,
   // teach the network what a never-seen point in spec space means (tried: one held-out GPU
   // with specs outside the training range got 270 % MAPE), and the GPU stays "unknown".
   const std::size_t target_rows = static_cast<std::size_t>(options.repeat_target) * target.size();
-  for (std::size_t i = 0; i < target_rows; ++i) rows[i].device_known = 0;
+  // Their kernels are not known either when the GPU's other ops are priced.
+  for (std::size_t i = 0; i < target_rows; ++i) rows[i].device_known = rows[i].kernel_known = 0;
   std::vector<const FeatureRow*> ptrs;
   for (const auto& r : rows) ptrs.push_back(&r);
   fit(impl_->net, ptrs, log_ratio_targets(mix, rows), family_weights(mix), options.epochs, 256, options.learning_rate,
@@ -277,7 +287,7 @@ std::vector<double> LearnedModel::predict_rows(const FeatureRow* rows, std::size
     std::vector<const FeatureRow*> part;
     for (std::size_t i = s; i < e; ++i) part.push_back(&rows[order[i]]);
     Batch b = pack(part);
-    auto pred = impl_->net->forward(b.tokens, b.mask, b.global, b.known).to(torch::kFloat64);
+    auto pred = impl_->net->forward(b.tokens, b.mask, b.global, b.known, b.kernel).to(torch::kFloat64);
     auto ms = (pred + b.log_roofline).exp();
     const double* p = ms.data_ptr<double>();
     for (std::size_t i = s; i < e; ++i) out[order[i]] = p[i - s];
@@ -301,6 +311,7 @@ std::vector<double> LearnedModel::predict_ms(const std::vector<PredictQuery>& qu
       if (!make_features(*queries[i].op, *queries[i].device, row)) continue;
       row.device_known =
           queries[i].allow_identity && impl_->known_devices.count(queries[i].device->name) ? 1.0f : 0.0f;
+      if (!queries[i].allow_kernel) row.kernel_known = 0;
       where.push_back(i);
       ++n;
     }

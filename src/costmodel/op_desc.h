@@ -36,7 +36,10 @@ struct OpDesc {
   //   elementwise/ln/softmax: B, H (rows x row length)
   std::vector<std::int64_t> dims;
   DType dtype = DType::kFloat32;
-  std::string kernel_name;                   // empty when unknown
+  std::string kernel_name;                   // the main kernel; empty when unknown
+  // Every kernel the op launched, ';'-separated, when the source lists them (the shared
+  // data's "Kernels" column: cuDNN's Winograd transforms, split-K reductions, ...).
+  std::string kernel_list;
   std::optional<std::array<int, 3>> grid, block;
 
   bool describable() const;  // family known and dims complete and positive

@@ -1,11 +1,13 @@
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <map>
 #include <set>
 
 #include "costmodel/dataset.h"
 #include "costmodel/evaluate.h"
 #include "costmodel/kmeans.h"
+#include "costmodel/residual_correction.h"
 #include "costmodel/paths.h"
 #include "costmodel/roofline.h"
 #include "costmodel/scaling.h"
@@ -93,4 +95,35 @@ TEST_CASE("k-means picks distinct samples covering every op family") {
       if (points[i][4 + f] > 0) families.insert(f);
   CHECK(families.size() == 16);
   CHECK(kmeans_select(points, 32, 1) == picked);
+}
+
+TEST_CASE("residual correction: local per-family factors from a few samples of a GPU") {
+  ResidualCorrection none;
+  CHECK(none.factor(make_op(OpFamily::kAdd, {1024, 1024})) == 1.0);
+  // The model is 2x too fast on small adds (a launch floor it missed) and right on large
+  // ones; 1.25x too slow on every bmm.
+  ResidualCorrection c;
+  for (std::int64_t h : {64, 128, 256}) c.add(make_op(OpFamily::kAdd, {64, h}), 0.01, 0.02);
+  for (std::int64_t h : {1 << 20, 1 << 21, 1 << 22}) c.add(make_op(OpFamily::kAdd, {64, h}), 1.0, 1.0);
+  for (std::int64_t n : {256, 512, 1024}) c.add(make_op(OpFamily::kBmm, {8, n, n, n}), 1.25, 1.0);
+  REQUIRE(c.size() == 9);
+  // Near samples dominate; with three of them the estimate is still shrunk a little towards
+  // the family's and all samples' means.
+  const double small = c.factor(make_op(OpFamily::kAdd, {64, 192}));
+  const double large = c.factor(make_op(OpFamily::kAdd, {64, 3 << 20}));
+  const double bmm = c.factor(make_op(OpFamily::kBmm, {8, 384, 384, 384}));
+  INFO("small add " << small << ", large add " << large << ", bmm " << bmm);
+  CHECK(small > 1.6);
+  CHECK(small < 2.0);
+  CHECK(large > 0.95);
+  CHECK(large < 1.2);
+  CHECK(bmm > 0.8);
+  CHECK(bmm < 0.9);
+  // A family without samples gets the mean of all samples.
+  const double all = std::exp((3 * std::log(2.0) + 3 * std::log(0.8)) / 9);
+  CHECK(c.factor(make_op(OpFamily::kGelu, {64, 64})) == Approx(all).epsilon(1e-6));
+  // Unusable samples are ignored.
+  c.add(make_op(OpFamily::kAdd, {1, 1}), 0.0, 1.0);
+  c.add(make_op(OpFamily::kAdd, {1, 1}), std::nan(""), 1.0);
+  CHECK(c.size() == 9);
 }

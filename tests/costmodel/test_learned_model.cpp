@@ -126,3 +126,23 @@ TEST_CASE("fused ops are priced from their multi-store tree") {
   CHECK(std::isfinite(ms));
   CHECK(ms > 0);
 }
+
+TEST_CASE("a recorded kernel is used only on the GPU it ran on") {
+  const auto model = LearnedModel::load(shipped_model());
+  const auto& t4 = catalog().get("T4");
+  const auto& h100 = catalog().get("H100-SXM5-80GB");
+  const Measurement* conv = nullptr;
+  for (const auto& m : subset())
+    if (m.op.family == OpFamily::kConv2d && m.device == &t4 && !m.op.kernel_list.empty()) { conv = &m; break; }
+  REQUIRE(conv != nullptr);
+  OpDesc bare = conv->op;
+  bare.kernel_name.clear();
+  bare.kernel_list.clear();
+  bare.grid.reset();
+  bare.block.reset();
+  // Default queries (a what-if on another GPU) ignore the kernel: same as an op without one.
+  const auto p = model.predict_ms({{&conv->op, &h100}, {&bare, &h100}, {&conv->op, &t4, true, true}, {&bare, &t4}});
+  CHECK(p[0] == p[1]);
+  // Asked for on its own GPU, the kernel features change the prediction.
+  CHECK(p[2] != p[3]);
+}

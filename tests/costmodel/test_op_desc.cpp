@@ -1,10 +1,13 @@
 #include <catch2/catch.hpp>
 
+#include <array>
+#include <cmath>
 #include <set>
 
 #include "costmodel/compact_ast.h"
 #include "costmodel/csv.h"
 #include "costmodel/dataset.h"
+#include "costmodel/features.h"
 #include "costmodel/op_desc.h"
 #include "costmodel/op_desc_from_trace.h"
 #include "costmodel/paths.h"
@@ -106,4 +109,38 @@ TEST_CASE("ops from a trace's CPU op name and Input Dims") {
   // Cannot be described: no shapes, or an op without a tree.
   CHECK(op_desc_from_cpu_op("aten::bmm", "", "").family == OpFamily::kUnknown);
   CHECK(op_desc_from_cpu_op("aten::index_select", "[[10, 4], [], [3]]", "").family == OpFamily::kUnknown);
+}
+
+TEST_CASE("kernel features: tile, algorithm and launch geometry of the recorded kernel") {
+  const auto& t4 = catalog().get("T4");
+  float f[kKernelFeatures];
+  OpDesc op = make_op(OpFamily::kLinear, {1, 512, 512, 512});
+  CHECK_FALSE(kernel_features(op, t4, f));  // no kernel recorded: all zero
+  for (float x : f) CHECK(x == 0.0f);
+  op.kernel_name = "volta_sgemm_32x128_tn";
+  op.grid = std::array<int, 3>{5, 4, 1};
+  op.block = std::array<int, 3>{256, 1, 1};
+  REQUIRE(kernel_features(op, t4, f));
+  CHECK(f[0] == Approx(std::log2(20.0)));   // blocks
+  CHECK(f[1] == Approx(8.0));               // threads per block
+  CHECK(f[3] == Approx(20.0 / 40.0));       // one partial wave over T4's 40 SMs
+  CHECK(f[4] == Approx(5.0));               // tile 32 x 128
+  CHECK(f[5] == Approx(7.0));
+  CHECK(f[6] == 1.0f);                      // GEMM
+  CHECK(f[8] == 0.0f);                      // not Winograd
+  CHECK(f[14] == Approx(1.0));              // one kernel
+  // A cuDNN Winograd convolution: the algorithm shows in the kernel list, not the main kernel.
+  OpDesc conv = make_op(OpFamily::kConv2d, {8, 64, 64, 3, 56, 1, 1});
+  conv.kernel_name = "volta_sgemm_64x64_nn";
+  conv.kernel_list = ";void cudnn::winograd_nonfused::winogradforwarddata4x4<float, float>(p);"
+                     "void cudnn::winograd_nonfused::winogradforwardfilter4x4<float, float>(p);"
+                     "volta_sgemm_64x64_nn;void cudnn::winograd_nonfused::winogradforwardoutput4x4<float, float>(p)";
+  REQUIRE(kernel_features(conv, t4, f));
+  CHECK(f[4] == Approx(6.0));  // the 4x4 transforms are not taken for a GEMM tile
+  CHECK(f[8] == 1.0f);
+  CHECK(f[14] == Approx(std::log2(5.0)));  // four kernels
+  // The shared-data loader keeps the kernel list.
+  const auto data = load_measurements(test_subset_dir() + "/conv.csv.gz", catalog());
+  REQUIRE_FALSE(data.empty());
+  CHECK_FALSE(data[0].op.kernel_list.empty());
 }

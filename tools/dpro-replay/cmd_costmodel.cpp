@@ -16,6 +16,7 @@
 #include "costmodel/learned_model.h"
 #include "costmodel/paths.h"
 #include "costmodel/report.h"
+#include "costmodel/residual_correction.h"
 #include "costmodel/roofline.h"
 
 namespace dpro::cli {
@@ -49,6 +50,7 @@ class CostModelCommand : public Command {
     eval_->add_option("--data", data_, "CSV file or directory")->default_val(cm::default_data_dir());
     eval_->add_flag("--retrain", retrain_, "Train the split model here instead of loading --model");
     eval_->add_flag("--no-leave-one-out", no_logo_, "Only the 80/20 split (fast)");
+    eval_->add_flag("--no-split", no_split_, "Only leave-one-GPU-out (the shipped model is not loaded)");
     eval_->add_option("--gpus", options_.only_gpus, "Leave-one-out only these GPUs (e.g. V100 T4)");
     eval_->add_option("--samples", options_.few_shot_samples, "k-means samples of the held-out GPU")->default_val(200);
     eval_->add_option("--markdown", markdown_out_, "Also write the tables as Markdown to this file");
@@ -59,6 +61,8 @@ class CostModelCommand : public Command {
     predict_->add_option("--device", device_, "Target GPU (see `costmodel devices`)")->required();
     predict_->add_option("file", predict_input_, "CSV with OPName and the op's dimension columns")->required();
     predict_->add_option("-o,--output", output_, "Output CSV (default: stdout)");
+    predict_->add_option("--samples", samples_path_,
+                         "Ops measured on the --device GPU (same schema): correct the learned model by them (few-shot)");
 
     devices_ = app_->add_subcommand("devices", "List the known GPUs");
     return app_;
@@ -115,10 +119,10 @@ class CostModelCommand : public Command {
     const auto data = cm::load_measurements(data_, catalog);
     cm::EvalReport report;
     std::optional<cm::LearnedModel> model;
-    if (cm::LearnedModel::available() && !retrain_) model = cm::LearnedModel::load(model_path_);
+    if (cm::LearnedModel::available() && !retrain_ && !no_split_) model = cm::LearnedModel::load(model_path_);
     if (!cm::LearnedModel::available())
       report.notes.push_back("LibTorch not in this build: learned columns are empty");
-    cm::evaluate_split(data, options_, model ? &*model : nullptr, report, log);
+    if (!no_split_) cm::evaluate_split(data, options_, model ? &*model : nullptr, report, log);
     if (!no_logo_) cm::evaluate_leave_one_out(data, options_, report, log);
     const std::string md = cm::render_markdown(report);
     std::cout << md;
@@ -136,9 +140,24 @@ class CostModelCommand : public Command {
     std::vector<cm::OpDesc> ops;
     std::vector<cm::PredictQuery> queries;
     for (const auto& row : table.rows) ops.push_back(cm::op_from_row(table, row));
-    for (const auto& op : ops) queries.push_back({&op, &device});
+    // A row's kernel name and geometry describe the kernel that ran on its Device; the model
+    // uses them only when that is the GPU asked for.
+    const int device_col = table.column("Device");
+    for (size_t i = 0; i < ops.size(); ++i) {
+      const bool same_device = device_col >= 0 && catalog.find(table.rows[i][device_col]) == &device;
+      queries.push_back({&ops[i], &device, true, same_device});
+    }
     std::vector<double> ms(ops.size(), std::nan(""));
     if (model) ms = model->predict_ms(queries);
+    std::size_t corrected_by = 0;
+    if (!samples_path_.empty()) {
+      if (!model) throw InputError(samples_path_, "", "--samples needs the learned cost model (LibTorch)");
+      const auto correction = cm::correction_from_samples(*model, cm::load_measurements(samples_path_, catalog),
+                                                          device, samples_path_);
+      corrected_by = correction.size();
+      for (size_t i = 0; i < ops.size(); ++i)
+        if (std::isfinite(ms[i]) && !queries[i].allow_kernel) ms[i] *= correction.factor(ops[i]);
+    }
     std::size_t learned = 0, roofline = 0, none = 0;
     std::string out = cm::format_csv_row(with_column(table.header, "predicted_ms")) + "\n";
     for (size_t i = 0; i < ops.size(); ++i) {
@@ -149,9 +168,12 @@ class CostModelCommand : public Command {
       out += cm::format_csv_row(with_column(table.rows[i], value)) + "\n";
     }
     if (output_.empty()) std::cout << out; else write_text(output_, out);
-    std::cerr << fmt::format("{} rows on {}: {} learned, {} roofline{}, {} not describable (empty)\n",
-                             ops.size(), device.name, learned, roofline,
-                             model ? "" : " (learned model not in this build)", none);
+    std::cerr << fmt::format("{} rows on {}: {} learned{}, {} roofline{}, {} not describable (empty)\n",
+                             ops.size(), device.name, learned,
+                             corrected_by ? fmt::format(" (corrected by {} measured samples where the row's "
+                                                        "kernel on this GPU was not given)", corrected_by)
+                                          : "",
+                             roofline, model ? "" : " (learned model not in this build)", none);
     return 0;
   }
 
@@ -177,7 +199,8 @@ class CostModelCommand : public Command {
   // Each subcommand has its own variables: CLI11 writes default values at declaration.
   std::string device_dir_, model_path_, data_, model_output_, predict_input_, output_, device_,
       markdown_out_, json_out_;
-  bool verbose_ = false, all_rows_ = false, retrain_ = false, no_logo_ = false;
+  bool verbose_ = false, all_rows_ = false, retrain_ = false, no_logo_ = false, no_split_ = false;
+  std::string samples_path_;
   cm::EvalOptions options_;
 };
 

@@ -8,7 +8,9 @@
 #include "core/error.h"
 #include "costmodel/device_spec.h"
 #include "costmodel/learned_model.h"
+#include "costmodel/dataset.h"
 #include "costmodel/op_desc_from_trace.h"
+#include "costmodel/residual_correction.h"
 #include "costmodel/paths.h"
 #include "costmodel/scaling.h"
 
@@ -37,6 +39,9 @@ class DeviceWhatIf : public WhatIfOption {
     replay.add_option("--costmodel", model_path_, "Learned cost model file")->default_val(cm::default_model_path());
     replay.add_option("--device-specs", device_dir_, "Directory of GPU spec JSON files")
         ->default_val(cm::default_device_dir());
+    replay.add_option("--device-samples", samples_path_,
+                      "Ops measured on the --device GPU (CSV in the shared-data schema, or a directory of "
+                      "them): the learned model is corrected by them (few-shot)");
   }
 
   bool enabled() const override { return !device_.empty(); }
@@ -75,6 +80,12 @@ class DeviceWhatIf : public WhatIfOption {
       n.duration = cm::millis_to_nanos(ms);
       count(Retimer::kScaling, n.measured_duration, n.duration);
     }
+    cm::ResidualCorrection correction;
+    if (!samples_path_.empty()) {
+      if (!model) throw InputError(samples_path_, "", "--device-samples needs the learned cost model (LibTorch)");
+      correction = cm::correction_from_samples(*model, cm::load_measurements(samples_path_, catalog), target,
+                                               samples_path_);
+    }
     if (!learned_nodes.empty()) {
       std::vector<cm::PredictQuery> on_target, on_origin;
       // An unseen target is priced without device identity; so is its origin, so that the
@@ -88,10 +99,12 @@ class DeviceWhatIf : public WhatIfOption {
       const auto o = model->predict_ms(on_origin);
       for (size_t i = 0; i < learned_nodes.size(); ++i) {
         graph::Node& n = dfg.node(learned_nodes[i]);
-        n.duration = cm::millis_to_nanos(to_millis(n.measured_duration) * t[i] / o[i]);
+        const double factor = correction.size() ? correction.factor(ops[i]) : 1.0;
+        n.duration = cm::millis_to_nanos(to_millis(n.measured_duration) * t[i] * factor / o[i]);
         count(Retimer::kLearned, n.measured_duration, n.duration);
       }
     }
+    samples_used_ = correction.size();
     log.info(summary());
   }
 
@@ -109,12 +122,14 @@ class DeviceWhatIf : public WhatIfOption {
     return fmt::format(
         "--device {}: re-timed {} GPU ops ({} measured). Learned compact-AST model: {}. "
         "Cross-device scaling: {}, of which {} kernels could not be described. Unchanged "
-        "(collectives, host<->device copies, unknown origin GPU): {}{}.",
+        "(collectives, host<->device copies, unknown origin GPU): {}{}{}.",
         target_name_, ops, format_duration(total), share(Retimer::kLearned), share(Retimer::kScaling),
         coverage_.undescribable_kernels, share(Retimer::kUnchanged),
         coverage_.unknown_origin ? fmt::format("; {} ops on a GPU not in the device catalog (use --origin-device)",
                                                coverage_.unknown_origin)
-                                 : "");
+                                 : "",
+        samples_used_ ? fmt::format("; learned model corrected by {} ops measured on {}", samples_used_, target_name_)
+                      : "");
   }
 
  private:
@@ -155,7 +170,8 @@ class DeviceWhatIf : public WhatIfOption {
     return name.find("DtoD") == std::string_view::npos && name.find("PtoP") == std::string_view::npos;
   }
 
-  std::string device_, origin_override_, model_path_, device_dir_, target_name_;
+  std::string device_, origin_override_, model_path_, device_dir_, target_name_, samples_path_;
+  std::size_t samples_used_ = 0;
   Coverage coverage_;
 };
 
