@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -183,7 +184,8 @@ void evaluate_leave_one_out(const std::vector<Measurement>& data, const EvalOpti
                                          "learned, " + std::to_string(options.few_shot_samples) + " samples",
                                          "learned x origin, " + std::to_string(options.few_shot_samples) + " samples",
                                          "learned + correction, " + std::to_string(options.few_shot_samples) + " samples",
-                                         "learned x origin + correction, " + std::to_string(options.few_shot_samples) + " samples"};
+                                         "learned x origin + correction, " + std::to_string(options.few_shot_samples) + " samples",
+                                         "fine-tuned + correction, " + std::to_string(options.few_shot_samples) + " samples"};
   auto by_gpu = make_table("(b) leave one GPU out: MAPE % on the held-out GPU", "held-out GPU", cols);
   auto by_family = make_table("(b) leave one GPU out: MAPE % per op family (all held-out GPUs pooled)",
                               "op family", cols);
@@ -206,7 +208,7 @@ void evaluate_leave_one_out(const std::vector<Measurement>& data, const EvalOpti
 
     std::vector<double> l0(target.size(), std::nan("")), lk = l0;
     std::vector<double> lo0(pairs.row.size(), std::nan("")), lok = lo0;
-    std::vector<double> lc(target.size(), std::nan("")), loc(pairs.row.size(), std::nan(""));
+    std::vector<double> lc(target.size(), std::nan("")), loc(pairs.row.size(), std::nan("")), lkc = lc;
     if (LearnedModel::available()) {
       log.info("leave-one-out: training without " + gpu);
       LearnedModel model = LearnedModel::train(train, options.train, log);
@@ -223,6 +225,10 @@ void evaluate_leave_one_out(const std::vector<Measurement>& data, const EvalOpti
       model.fine_tune(samples, train, options.few_shot, log);
       lk = learned_on_own_device(model, target, false);
       lok = learned_from_origin(model, target, pairs, lk);
+      ResidualCorrection after_tune;
+      for (std::size_t i = 0; i < target.size(); ++i)
+        if (is_sample[i]) after_tune.add(target[i]->op, lk[i], target[i]->latency_ms);
+      for (std::size_t i = 0; i < target.size(); ++i) lkc[i] = lk[i] * after_tune.factor(target[i]->op);
     }
     auto add = [&](const Measurement& m, std::size_t c, double pred) {
       by_gpu.add(gpu, c, pred, m.latency_ms);
@@ -233,6 +239,7 @@ void evaluate_leave_one_out(const std::vector<Measurement>& data, const EvalOpti
       add(*target[i], 2, l0[i]);
       if (!is_sample[i]) add(*target[i], 4, lk[i]);
       if (!is_sample[i]) add(*target[i], 6, lc[i]);
+      if (!is_sample[i]) add(*target[i], 8, lkc[i]);
     }
     for (std::size_t k = 0; k < pairs.row.size(); ++k) {
       const std::size_t i = pairs.row[k];
@@ -242,10 +249,14 @@ void evaluate_leave_one_out(const std::vector<Measurement>& data, const EvalOpti
       if (!is_sample[i]) add(*target[i], 7, loc[k]);
     }
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::map<std::string, int> per_family;
+    for (const auto* m : samples) ++per_family[to_string(m->op.family)];
+    std::string spread;
+    for (const auto& [family, n] : per_family) spread += (spread.empty() ? "" : ", ") + family + " " + std::to_string(n);
     report.notes.push_back("(b) held out " + gpu + ": trained on " + std::to_string(train.size()) +
                            " rows of the other GPUs, tested on " + std::to_string(target.size()) +
                            " rows; " + std::to_string(samples.size()) +
-                           " k-means samples for few-shot (excluded from its columns); " +
+                           " k-means samples for few-shot (excluded from its columns; " + spread + "); " +
                            std::to_string(static_cast<int>(seconds)) + " s");
   }
   report.tables.push_back(std::move(by_gpu));

@@ -22,16 +22,13 @@ void device_features(const DeviceSpec& d, float* out) {
 
 namespace {
 
-bool contains_nocase(const std::string& text, const char* word) {
-  const std::size_t n = std::char_traits<char>::length(word);
-  if (n > text.size()) return false;
-  for (std::size_t i = 0; i + n <= text.size(); ++i) {
-    std::size_t k = 0;
-    while (k < n && std::tolower(static_cast<unsigned char>(text[i + k])) == word[k]) ++k;
-    if (k == n) return true;
-  }
-  return false;
+std::string lowercase(const std::string& text) {
+  std::string out(text);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
 }
+
+bool has(const std::string& text, const char* word) { return text.find(word) != std::string::npos; }
 
 // The first "<a>x<b>" in a kernel name with both sides >= 16 (GEMM tiles such as
 // sgemm_32x128, not winograd 4x4 transforms); {0, 0} when there is none.
@@ -55,8 +52,8 @@ std::pair<int, int> name_tile(const std::string& name) {
 bool kernel_features(const OpDesc& op, const DeviceSpec& device, float* out) {
   std::fill(out, out + kKernelFeatures, 0.0f);
   if (op.kernel_name.empty()) return false;
-  const std::string& name = op.kernel_name;
-  const std::string& all = op.kernel_list.empty() ? op.kernel_name : op.kernel_list;
+  const std::string name = lowercase(op.kernel_name);
+  const std::string all = op.kernel_list.empty() ? name : lowercase(op.kernel_list);
   if (op.grid && op.block) {
     const double blocks = std::max(1.0, double((*op.grid)[0]) * (*op.grid)[1] * (*op.grid)[2]);
     const double threads = std::max(1.0, double((*op.block)[0]) * (*op.block)[1] * (*op.block)[2]);
@@ -71,15 +68,15 @@ bool kernel_features(const OpDesc& op, const DeviceSpec& device, float* out) {
   const auto [tm, tn] = name_tile(name);
   out[4] = tm ? static_cast<float>(std::log2(tm)) : 0.0f;
   out[5] = tn ? static_cast<float>(std::log2(tn)) : 0.0f;
-  out[6] = contains_nocase(name, "gemm") ? 1.0f : 0.0f;
-  out[7] = contains_nocase(name, "gemv") ? 1.0f : 0.0f;
-  out[8] = contains_nocase(all, "winograd") ? 1.0f : 0.0f;
-  out[9] = contains_nocase(all, "fft") ? 1.0f : 0.0f;
-  out[10] = contains_nocase(name, "implicit") || contains_nocase(name, "precomp") ? 1.0f : 0.0f;
-  out[11] = contains_nocase(all, "splitk") || contains_nocase(name, "sliced") ? 1.0f : 0.0f;
-  out[12] = contains_nocase(name, "vectorized") ? 1.0f : 0.0f;
-  out[13] = contains_nocase(name, "tensorop") || contains_nocase(name, "xmma") || contains_nocase(name, "1688") ||
-                    contains_nocase(name, "16816")
+  out[6] = has(name, "gemm") ? 1.0f : 0.0f;
+  out[7] = has(name, "gemv") ? 1.0f : 0.0f;
+  out[8] = has(all, "winograd") ? 1.0f : 0.0f;
+  out[9] = has(all, "fft") ? 1.0f : 0.0f;
+  out[10] = has(name, "implicit") || has(name, "precomp") ? 1.0f : 0.0f;
+  out[11] = has(all, "splitk") || has(name, "sliced") ? 1.0f : 0.0f;
+  out[12] = has(name, "vectorized") ? 1.0f : 0.0f;
+  out[13] = has(name, "tensorop") || has(name, "xmma") || has(name, "1688") ||
+                    has(name, "16816")
                 ? 1.0f
                 : 0.0f;
   int kernels = 1;
@@ -96,7 +93,8 @@ bool kernel_features(const OpDesc& op, const DeviceSpec& device, float* out) {
   return true;
 }
 
-bool make_features(const CompactAst& ast, const OpDesc& op, const DeviceSpec& device, FeatureRow& row) {
+bool make_features(const CompactAst& ast, const OpDesc& op, const DeviceSpec& device, FeatureRow& row,
+                   bool with_kernel) {
   std::fill(std::begin(row.tokens), std::end(row.tokens), 0.0f);
   auto n = serialise(ast, row.tokens);
   if (!n) return false;
@@ -110,19 +108,26 @@ bool make_features(const CompactAst& ast, const OpDesc& op, const DeviceSpec& de
   }
   const double compute_ms = flops / device.peak_flops(op.dtype) * 1e3;
   const double memory_ms = bytes / device.bandwidth_bytes_per_s() * 1e3;
-  row.roofline_ms = std::max(compute_ms, memory_ms) + kRooflineOverheadMs;
+  const double roofline = std::max(compute_ms, memory_ms) + kRooflineOverheadMs;
+  row.baseline_ms = std::max(compute_ms, memory_ms) + kLearnedFloorMs;
   // Output elements per resident thread slot (2048 per SM): how many waves a one-thread-per-
   // element kernel needs; and the L2-fit ratio of the working set.
   const double waves = elements / (2048.0 * device.sms);
   row.global[0] = static_cast<float>(std::log2(compute_ms * 1e3 + 1e-3));
   row.global[1] = static_cast<float>(std::log2(memory_ms * 1e3 + 1e-3));
-  row.global[2] = static_cast<float>(std::log2(row.roofline_ms * 1e3));
+  row.global[2] = static_cast<float>(std::log2(roofline * 1e3));
   row.global[3] = static_cast<float>(std::log2(waves + 1e-3));
   row.global[4] = static_cast<float>(std::log2(bytes / (device.l2_cache_mb * 1048576.0)));
   row.global[5] = static_cast<float>(std::log2((flops + 1) / (bytes + 1)) -
                                       std::log2(device.peak_flops(op.dtype) / device.bandwidth_bytes_per_s()));
   row.global[6] = static_cast<float>(ast.store_count());
-  row.kernel_known = kernel_features(op, device, row.global + kRelativeFeatures) ? 1.0f : 0.0f;
+  float* kernel = row.global + kRelativeFeatures;
+  if (with_kernel) {
+    row.kernel_known = kernel_features(op, device, kernel) ? 1.0f : 0.0f;
+  } else {
+    std::fill(kernel, kernel + kKernelFeatures, 0.0f);
+    row.kernel_known = 0;
+  }
   device_features(device, row.global + kRelativeFeatures + kKernelFeatures);
   // Wave quantisation of the output space tiled 64x64 and 128x128 over the SMs.
   const auto space = dominant_store_space(ast);
@@ -140,9 +145,9 @@ bool make_features(const CompactAst& ast, const OpDesc& op, const DeviceSpec& de
   return true;
 }
 
-bool make_features(const OpDesc& op, const DeviceSpec& device, FeatureRow& row) {
+bool make_features(const OpDesc& op, const DeviceSpec& device, FeatureRow& row, bool with_kernel) {
   auto ast = build_ast(op);
-  return ast && make_features(*ast, op, device, row);
+  return ast && make_features(*ast, op, device, row, with_kernel);
 }
 
 }  // namespace dpro::costmodel

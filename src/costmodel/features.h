@@ -5,8 +5,8 @@
 // point), then the device's raw specs. With a handful of training GPUs a network uses raw
 // specs as a device id, which does not generalise to a GPU it has not seen; so the model is
 // trained with the raw specs dropped for half the rows, and is given them at inference only
-// for GPUs it was trained or fine-tuned on. It predicts log(latency / roofline time): an
-// efficiency that transfers between GPUs.
+// for GPUs it was trained or fine-tuned on. It predicts log(latency / (roofline time + a floor)):
+// an efficiency that transfers between GPUs.
 #include <optional>
 
 #include "costmodel/compact_ast.h"
@@ -32,15 +32,25 @@ struct FeatureRow {
   int token_count = 0;
   float device_known = 0;  // 1: the model may use the device-identity features
   float kernel_known = 0;  // 1: the kernel features describe the kernel that ran on this device
-  double roofline_ms = 0;  // the baseline the model's output multiplies
+  // The baseline the model's output multiplies: roofline time + kLearnedFloorMs.
+  double baseline_ms = 0;
 };
+
+// The floor added to the roofline time in the learned model's baseline: about what a framework
+// op takes however small it is (launch, PyTorch dispatch; 25-50 us in the shared data). The
+// network predicts log(latency / baseline), which is then near 0 for tiny ops on any GPU:
+// a GPU it never saw gets the typical floor instead of an extrapolation of the roofline.
+constexpr double kLearnedFloorMs = 0.03;
 
 // Fills `row` from a compact AST; false when it cannot be serialised. kernel_known is set
 // when the op names its kernel; callers pricing the op on another GPU than the one it ran on
 // must clear it.
-bool make_features(const CompactAst& ast, const OpDesc& op, const DeviceSpec& device, FeatureRow& row);
+// with_kernel = false skips the kernel features (kernel_known = 0) without parsing the
+// kernel's name.
+bool make_features(const CompactAst& ast, const OpDesc& op, const DeviceSpec& device, FeatureRow& row,
+                   bool with_kernel = true);
 // build_ast + make_features; false when the op is not describable.
-bool make_features(const OpDesc& op, const DeviceSpec& device, FeatureRow& row);
+bool make_features(const OpDesc& op, const DeviceSpec& device, FeatureRow& row, bool with_kernel = true);
 
 // The kernel choice, kKernelFeatures floats: launch geometry (blocks, threads per block,
 // blocks per SM and their wave efficiency), the GEMM tile in the name (32x128 -> 5, 7),

@@ -1,7 +1,7 @@
 #pragma once
 // The learned compact-AST cost model: a small LibTorch encoder over each op's serialised
 // compact AST (per-token MLP, masked mean+max pooling) joined with device and roofline
-// features, predicting log(latency / roofline time). This header includes no LibTorch
+// features, predicting log(latency / (roofline time + floor)). This header includes no LibTorch
 // headers; in a build without LibTorch, available() is false, load() and train() throw
 // InputError("... not available"), and callers use the fallbacks.
 //

@@ -22,7 +22,7 @@ namespace dpro::costmodel {
 namespace {
 
 constexpr const char* kMagic = "DPROCM01\n";
-constexpr int kFormatVersion = 3;
+constexpr int kFormatVersion = 4;
 
 struct Architecture {
   int token_hidden = 64;
@@ -41,7 +41,7 @@ struct NetImpl : torch::nn::Module {
   }
   // tokens [N,T,F], mask [N,T,1] (1 for real tokens), global [N,G] raw, known [N,1] (1 where
   // the device-identity features may be used), kernel [N,1] (1 where the kernel features
-  // may be used) -> [N] log(latency / roofline).
+  // may be used) -> [N] log(latency / baseline).
   torch::Tensor forward(const torch::Tensor& tokens, const torch::Tensor& mask, const torch::Tensor& global,
                         const torch::Tensor& known, const torch::Tensor& kernel) {
     auto h = torch::relu(tok2(torch::relu(tok1(tokens)))) * mask;
@@ -68,7 +68,7 @@ std::uint64_t fnv1a(const std::string& bytes) {
 
 // Feature rows packed into tensors, T = the largest token count among them.
 struct Batch {
-  torch::Tensor tokens, mask, global, known, kernel, log_roofline;
+  torch::Tensor tokens, mask, global, known, kernel, log_baseline;
 };
 
 Batch pack(const std::vector<const FeatureRow*>& rows) {
@@ -81,19 +81,19 @@ Batch pack(const std::vector<const FeatureRow*>& rows) {
   b.global = torch::empty({n, kGlobalFeatures});
   b.known = torch::empty({n, 1});
   b.kernel = torch::empty({n, 1});
-  b.log_roofline = torch::empty({n}, torch::kFloat64);
+  b.log_baseline = torch::empty({n}, torch::kFloat64);
   float* known = b.known.data_ptr<float>();
   float* kernel = b.kernel.data_ptr<float>();
   float* tok = b.tokens.data_ptr<float>();
   float* mask = b.mask.data_ptr<float>();
   float* glob = b.global.data_ptr<float>();
-  double* lr = b.log_roofline.data_ptr<double>();
+  double* lr = b.log_baseline.data_ptr<double>();
   for (std::int64_t i = 0; i < n; ++i) {
     const FeatureRow& r = *rows[i];
     std::copy(r.tokens, r.tokens + r.token_count * kTokenFeatures, tok + i * t * kTokenFeatures);
     std::fill(mask + i * t, mask + i * t + r.token_count, 1.0f);
     std::copy(r.global, r.global + kGlobalFeatures, glob + i * kGlobalFeatures);
-    lr[i] = std::log(r.roofline_ms);
+    lr[i] = std::log(r.baseline_ms);
     known[i] = r.device_known;
     kernel[i] = r.kernel_known;
   }
@@ -201,7 +201,7 @@ std::vector<float> log_ratio_targets(const std::vector<const Measurement*>& data
                                      const std::vector<FeatureRow>& rows) {
   std::vector<float> y(data.size());
   for (size_t i = 0; i < data.size(); ++i)
-    y[i] = static_cast<float>(std::log(data[i]->latency_ms / rows[i].roofline_ms));
+    y[i] = static_cast<float>(std::log(data[i]->latency_ms / rows[i].baseline_ms));
   return y;
 }
 
@@ -288,7 +288,7 @@ std::vector<double> LearnedModel::predict_rows(const FeatureRow* rows, std::size
     for (std::size_t i = s; i < e; ++i) part.push_back(&rows[order[i]]);
     Batch b = pack(part);
     auto pred = impl_->net->forward(b.tokens, b.mask, b.global, b.known, b.kernel).to(torch::kFloat64);
-    auto ms = (pred + b.log_roofline).exp();
+    auto ms = (pred + b.log_baseline).exp();
     const double* p = ms.data_ptr<double>();
     for (std::size_t i = s; i < e; ++i) out[order[i]] = p[i - s];
   }
@@ -296,23 +296,28 @@ std::vector<double> LearnedModel::predict_rows(const FeatureRow* rows, std::size
 }
 
 std::vector<double> LearnedModel::predict_ms(const std::vector<PredictQuery>& queries) const {
-  // Chunks with one reused feature buffer: 8192 rows of 2.6 kB stay warm in cache, where
-  // materialising every row first costs more than the network.
-  constexpr std::size_t kChunk = 8192;
+  // Chunks with one reused feature buffer (4096 rows of 2.7 kB), where materialising every
+  // row first costs more than the network. Queries go in op-family order: a family's trees
+  // have the same token count, so each packed batch has little padding whatever the chunk.
+  constexpr std::size_t kChunk = 4096;
+  std::vector<std::size_t> order(queries.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return queries[a].op->family < queries[b].op->family;
+  });
   std::vector<double> out(queries.size(), std::numeric_limits<double>::quiet_NaN());
   std::vector<FeatureRow> rows(std::min(kChunk, queries.size()));
   std::vector<std::size_t> where;
-  for (std::size_t s = 0; s < queries.size(); s += kChunk) {
-    const std::size_t e = std::min(queries.size(), s + kChunk);
+  for (std::size_t s = 0; s < order.size(); s += kChunk) {
+    const std::size_t e = std::min(order.size(), s + kChunk);
     std::size_t n = 0;
     where.clear();
-    for (std::size_t i = s; i < e; ++i) {
+    for (std::size_t k = s; k < e; ++k) {
+      const PredictQuery& q = queries[order[k]];
       FeatureRow& row = rows[n];
-      if (!make_features(*queries[i].op, *queries[i].device, row)) continue;
-      row.device_known =
-          queries[i].allow_identity && impl_->known_devices.count(queries[i].device->name) ? 1.0f : 0.0f;
-      if (!queries[i].allow_kernel) row.kernel_known = 0;
-      where.push_back(i);
+      if (!make_features(*q.op, *q.device, row, q.allow_kernel)) continue;
+      row.device_known = q.allow_identity && impl_->known_devices.count(q.device->name) ? 1.0f : 0.0f;
+      where.push_back(order[k]);
       ++n;
     }
     const auto ms = predict_rows(rows.data(), n);

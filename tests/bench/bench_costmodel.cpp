@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "costmodel/blas_tuning.h"
 #include "costmodel/dataset.h"
 #include "costmodel/learned_model.h"
 #include "costmodel/paths.h"
@@ -27,6 +28,7 @@ void emit(const char* bench, double value, const char* unit, const std::string& 
 }  // namespace
 
 int main(int argc, char** argv) {
+  reexec_with_fast_blas_if_needed(argv);
   const std::string model_path = argc > 1 ? argv[1] : default_model_path();
   const int threads = argc > 2 ? std::atoi(argv[2]) : 1;
   const auto catalog = DeviceCatalog::load_directory(default_device_dir());

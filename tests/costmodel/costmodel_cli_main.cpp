@@ -5,8 +5,10 @@
 
 #include "cmd_costmodel.h"
 #include "core/error.h"
+#include "costmodel/blas_tuning.h"
 
 int main(int argc, char** argv) {
+  dpro::costmodel::reexec_with_fast_blas_if_needed(argv);
   CLI::App app{"dpro cost models"};
   app.require_subcommand(1);
   auto command = dpro::cli::make_costmodel_command();

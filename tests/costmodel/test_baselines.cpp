@@ -3,7 +3,9 @@
 #include <cmath>
 #include <map>
 #include <set>
+#include <string>
 
+#include "costmodel/blas_tuning.h"
 #include "costmodel/dataset.h"
 #include "costmodel/evaluate.h"
 #include "costmodel/kmeans.h"
@@ -126,4 +128,14 @@ TEST_CASE("residual correction: local per-family factors from a few samples of a
   c.add(make_op(OpFamily::kAdd, {1, 1}), 0.0, 1.0);
   c.add(make_op(OpFamily::kAdd, {1, 1}), std::nan(""), 1.0);
   CHECK(c.size() == 9);
+}
+
+TEST_CASE("OpenBLAS's pre-AVX2 fallback kernels are replaced only where the CPU can do better") {
+  CHECK(std::string(better_blas_core("Prescott", true, true)) == "SkylakeX");
+  CHECK(std::string(better_blas_core("prescott", true, false)) == "Haswell");
+  CHECK(std::string(better_blas_core("Sandybridge", true, false)) == "Haswell");
+  CHECK(better_blas_core("Haswell", true, true) == nullptr);     // a good choice stays
+  CHECK(better_blas_core("SkylakeX", true, true) == nullptr);
+  CHECK(better_blas_core("Prescott", false, false) == nullptr);  // the CPU has no AVX2
+  CHECK(better_blas_core(nullptr, true, true) == nullptr);
 }

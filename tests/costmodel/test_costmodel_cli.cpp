@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -67,4 +68,92 @@ TEST_CASE("costmodel predict to stdout leaves the model file alone") {
   REQUIRE(rc == 0);
   CHECK(captured.str().find("predicted_ms") != std::string::npos);
   CHECK(dpro::read_whole_file(model) == before);
+}
+
+TEST_CASE("costmodel predict --samples corrects the model by ops measured on the GPU") {
+  if (!dpro::costmodel::LearnedModel::available()) return;
+  const std::string in = dpro::test::binary_path("predict_in4.csv");
+  const std::string plain = dpro::test::binary_path("predict_out4a.csv");
+  const std::string corrected = dpro::test::binary_path("predict_out4b.csv");
+  const std::string samples = dpro::test::binary_path("samples4.csv");
+  std::ofstream(in) << "OPName,B,H\nrelu,64,4096\ngelu,512,8192\n";
+  REQUIRE(run_cli({"costmodel", "predict", "--device", "T4", in, "-o", plain}) == 0);
+  const auto p = dpro::costmodel::parse_csv(dpro::read_whole_file(plain), plain);
+  // The same ops measured on the T4 at twice the predicted time: every residual is log 2, so
+  // the correction is exactly 2.
+  std::ofstream(samples) << "OPName,Latency,Device,B,H\nrelu," << 2 * std::stod(p.rows[0].back())
+                         << ",Tesla T4,64,4096\ngelu," << 2 * std::stod(p.rows[1].back()) << ",Tesla T4,512,8192\n";
+  REQUIRE(run_cli({"costmodel", "predict", "--device", "T4", in, "-o", corrected, "--samples", samples}) == 0);
+  const auto c = dpro::costmodel::parse_csv(dpro::read_whole_file(corrected), corrected);
+  for (int i = 0; i < 2; ++i)
+    CHECK(std::stod(c.rows[i].back()) == Approx(2 * std::stod(p.rows[i].back())).epsilon(1e-4));
+  // A sample measured on another GPU is refused, naming the file and the row.
+  std::ofstream(samples) << "OPName,Latency,Device,B,H\nrelu,0.1,Tesla T4,64,4096\nrelu,0.1,Tesla V100-PCIE-32GB,64,4096\n";
+  REQUIRE_THROWS_WITH(run_cli({"costmodel", "predict", "--device", "T4", in, "--samples", samples}),
+                      Catch::Contains(samples) && Catch::Contains("sample row 2") && Catch::Contains("not on T4"));
+}
+
+TEST_CASE("costmodel pick chooses k-means rows to measure, and never overwrites") {
+  const std::string in = dpro::test::source_path("data/costmodel/subset/bmm.csv.gz");
+  const std::string out = dpro::test::binary_path("picked.csv");
+  std::remove(out.c_str());
+  REQUIRE(run_cli({"costmodel", "pick", "-n", "12", in, "-o", out}) == 0);
+  const auto all = dpro::costmodel::parse_csv(dpro::read_whole_file(in), in);
+  const auto t = dpro::costmodel::parse_csv(dpro::read_whole_file(out), out);
+  CHECK(t.header == all.header);
+  REQUIRE(t.rows.size() == 12);
+  for (const auto& row : t.rows)  // every chosen row is a row of the input
+    CHECK(std::find(all.rows.begin(), all.rows.end(), row) != all.rows.end());
+  REQUIRE_THROWS_WITH(run_cli({"costmodel", "pick", "-n", "12", in, "-o", out}), Catch::Contains("--force"));
+  CHECK(run_cli({"costmodel", "pick", "-n", "5", in, "-o", out, "--force"}) == 0);
+}
+
+TEST_CASE("costmodel adapt fine-tunes on a new GPU's samples into a new model file") {
+  if (!dpro::costmodel::LearnedModel::available()) return;
+  // The T4 rows of the bundled conv subset play the measured samples.
+  const std::string conv = dpro::test::source_path("data/costmodel/subset/conv.csv.gz");
+  const auto table = dpro::costmodel::parse_csv(dpro::read_whole_file(conv), conv);
+  const int device = table.column("Device");
+  const std::string samples = dpro::test::binary_path("t4_conv_samples.csv");
+  {
+    std::ofstream s(samples);
+    s << dpro::costmodel::format_csv_row(table.header) << "\n";
+    for (const auto& row : table.rows)
+      if (row[device] == "Tesla T4") s << dpro::costmodel::format_csv_row(row) << "\n";
+  }
+  const std::string adapted = dpro::test::binary_path("adapted_t4.dpcm");
+  std::remove(adapted.c_str());
+  REQUIRE(run_cli({"costmodel", "adapt", "--device", "T4", "--samples", samples, "--data",
+                   dpro::test::source_path("data/costmodel/subset"), "-o", adapted}) == 0);
+  // Predicted as an unseen GPU's ops are (no Device column): the adapted model fits them better.
+  const std::string in = dpro::test::binary_path("t4_conv_ops.csv");
+  {
+    std::ofstream s(in);
+    s << "OPName,B,Input_Channel,Output_Channel,Kernel_Szie,Input_Size,Stride,Padding,Latency\n";
+    const int b = table.column("B"), lat = table.column("Latency");
+    for (const auto& row : table.rows)
+      if (row[device] == "Tesla T4") {
+        s << "conv,";
+        for (int c = b; c < b + 7; ++c) s << row[c] << ",";
+        s << row[lat] << "\n";
+      }
+  }
+  auto mape = [&](const std::string& model) {
+    const std::string out = dpro::test::binary_path("t4_conv_pred.csv");
+    std::remove(out.c_str());
+    REQUIRE(run_cli({"costmodel", "--model", model, "predict", "--device", "T4", in, "-o", out}) == 0);
+    const auto t = dpro::costmodel::parse_csv(dpro::read_whole_file(out), out);
+    double s = 0;
+    for (const auto& row : t.rows) s += std::abs(std::stod(row.back()) / std::stod(row[8]) - 1);
+    return s / static_cast<double>(t.rows.size());
+  };
+  const double before = mape(dpro::test::source_path("data/costmodel/model.dpcm")), after = mape(adapted);
+  INFO("MAPE on the samples: shipped " << before << ", adapted " << after);
+  CHECK(after < before);
+  // Samples of another GPU are refused; the model given is never the output.
+  REQUIRE_THROWS_WITH(run_cli({"costmodel", "adapt", "--device", "V100", "--samples", samples, "-o",
+                               dpro::test::binary_path("x.dpcm")}),
+                      Catch::Contains("sample row 1") && Catch::Contains("not on V100"));
+  REQUIRE_THROWS(run_cli({"costmodel", "--model", adapted, "adapt", "--device", "T4", "--samples", samples, "-o",
+                          adapted, "--force"}));
 }

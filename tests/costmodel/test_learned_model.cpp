@@ -65,7 +65,9 @@ TEST_CASE("corrupted model files fail with a clear InputError") {
   }
   SECTION("edited header") {
     std::string bad = good;
-    bad.replace(bad.find("\"version\":2"), 11, "\"version\":[");
+    const auto at = bad.find("\"version\":");
+    REQUIRE(at != std::string::npos);
+    bad.replace(at, 11, "\"version\":[");
     write(path, bad);
     REQUIRE_THROWS_WITH(LearnedModel::load(path), Catch::Contains("corrupted cost model header"));
   }

@@ -1,7 +1,12 @@
 #include <catch2/catch.hpp>
 
+#include <fstream>
+
 #include "core/error.h"
+#include "costmodel/device_spec.h"
 #include "costmodel/learned_model.h"
+#include "costmodel/op_desc.h"
+#include "costmodel/paths.h"
 #include "test_paths.h"
 #include "whatif_device.h"
 
@@ -110,4 +115,31 @@ TEST_CASE("device what-if: on a trace from an unknown GPU leaves ops unchanged u
 
 TEST_CASE("device what-if: is off unless given") {
   CHECK_FALSE(parsed({})->enabled());
+}
+
+TEST_CASE("device what-if: --device-samples corrects the learned model by ops measured on the target") {
+  if (!costmodel::LearnedModel::available()) return;
+  const auto model = costmodel::LearnedModel::load(costmodel::default_model_path());
+  const auto catalog = costmodel::DeviceCatalog::load_directory(costmodel::default_device_dir());
+  costmodel::OpDesc bmm;
+  bmm.family = costmodel::OpFamily::kBmm;
+  bmm.dims = {64, 512, 512, 512};
+  const double predicted = model.predict_ms({{&bmm, &catalog.get("T4"), true}})[0];
+  // The fixture's bmm measured on the T4 at twice what the model predicts for it.
+  const std::string samples = test::binary_path("t4_samples.csv");
+  std::ofstream(samples) << "OPName,Latency,Device,B,M,N,K\nbmm," << 2 * predicted << ",Tesla T4,64,512,512,512\n";
+  Logger log(LogLevel::kQuiet);
+  Fixture plain("Tesla V100-PCIE-32GB"), corrected("Tesla V100-PCIE-32GB");
+  auto w0 = parsed({"--device", "T4"});
+  w0->apply(plain.dfg, plain.traces, log);
+  auto w1 = parsed({"--device", "T4", "--device-samples", samples});
+  w1->apply(corrected.dfg, corrected.traces, log);
+  CHECK(corrected.dfg.nodes()[0].duration == Approx(2.0 * plain.dfg.nodes()[0].duration).epsilon(1e-5));
+  CHECK(corrected.dfg.nodes()[1].duration == plain.dfg.nodes()[1].duration);  // scaled, not learned
+  CHECK(w1->summary().find("corrected by 1 ops measured on T4") != std::string::npos);
+  // Samples of another GPU are refused.
+  std::ofstream(samples) << "OPName,Latency,Device,B,M,N,K\nbmm,1.0,Tesla V100-PCIE-32GB,64,512,512,512\n";
+  auto w2 = parsed({"--device", "T4", "--device-samples", samples});
+  REQUIRE_THROWS_WITH(w2->apply(corrected.dfg, corrected.traces, log),
+                      Catch::Contains("sample row 1") && Catch::Contains("not on T4"));
 }

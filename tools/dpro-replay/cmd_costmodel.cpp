@@ -1,6 +1,8 @@
 #include "cmd_costmodel.h"
 
+#include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <cmath>
 #include <fstream>
 #include <iostream>
@@ -13,11 +15,13 @@
 #include "costmodel/csv.h"
 #include "costmodel/dataset.h"
 #include "costmodel/evaluate.h"
+#include "costmodel/kmeans.h"
 #include "costmodel/learned_model.h"
 #include "costmodel/paths.h"
 #include "costmodel/report.h"
 #include "costmodel/residual_correction.h"
 #include "costmodel/roofline.h"
+#include "output_file.h"
 
 namespace dpro::cli {
 
@@ -64,6 +68,22 @@ class CostModelCommand : public Command {
     predict_->add_option("--samples", samples_path_,
                          "Ops measured on the --device GPU (same schema): correct the learned model by them (few-shot)");
 
+    pick_ = app_->add_subcommand("pick", "Choose which ops of a CSV to measure on a new GPU (k-means over op features)");
+    pick_->add_option("file", pick_input_, "CSV with OPName and the op's dimension columns (e.g. your workload's ops)")
+        ->required();
+    pick_->add_option("-n,--count", pick_count_, "How many ops to choose")->default_val(200);
+    pick_->add_option("-o,--output", pick_output_, "Output CSV of the chosen rows (default: stdout)");
+    pick_->add_flag("--force", force_, "Overwrite an existing output file");
+
+    adapt_ = app_->add_subcommand("adapt", "Fine-tune the learned model on ops measured on a new GPU (few-shot)");
+    adapt_->add_option("--device", adapt_device_, "The GPU the samples were measured on")->required();
+    adapt_->add_option("--samples", adapt_samples_, "Measured ops of that GPU (shared-data CSV schema)")->required();
+    adapt_->add_option("--data", adapt_data_,
+                       "Original training data mixed in against forgetting (default: the shared data, or the "
+                       "bundled subset when that is absent)");
+    adapt_->add_option("-o,--output", adapt_output_, "Adapted model file to write")->required();
+    adapt_->add_flag("--force", force_, "Overwrite an existing output file");
+
     devices_ = app_->add_subcommand("devices", "List the known GPUs");
     return app_;
   }
@@ -73,6 +93,8 @@ class CostModelCommand : public Command {
     const auto catalog = cm::DeviceCatalog::load_directory(device_dir_);
     if (devices_->parsed()) return list_devices(catalog);
     if (predict_->parsed()) return predict(catalog, log);
+    if (pick_->parsed()) return pick();
+    if (adapt_->parsed()) return adapt(catalog, log);
     if (train_->parsed()) return train(catalog, log);
     return evaluate(catalog, log);
   }
@@ -128,6 +150,68 @@ class CostModelCommand : public Command {
     std::cout << md;
     if (!markdown_out_.empty()) write_text(markdown_out_, md);
     if (!json_out_.empty()) write_text(json_out_, cm::to_json(report).dump(1) + "\n");
+    return 0;
+  }
+
+  int pick() {
+    const cm::CsvTable table = cm::parse_csv(read_whole_file(pick_input_), pick_input_);
+    if (table.column("OPName") < 0) throw InputError(pick_input_, "header", "needs an OPName column");
+    if (pick_output_.empty()) pick_output_ = "-";
+    check_output_path(pick_output_, {pick_input_}, force_);
+    std::vector<std::size_t> describable;
+    std::vector<std::vector<float>> points;
+    for (std::size_t r = 0; r < table.rows.size(); ++r) {
+      const cm::OpDesc op = cm::op_from_row(table, table.rows[r]);
+      if (!op.describable()) continue;
+      describable.push_back(r);
+      points.push_back(cm::op_cluster_features(op));
+    }
+    if (describable.empty()) throw InputError(pick_input_, "", "no row describes an op the cost models know");
+    auto chosen = cm::kmeans_select(points, pick_count_, options_.split_seed);
+    std::sort(chosen.begin(), chosen.end());
+    write_output(pick_output_, [&](std::ostream& out) {
+      out << cm::format_csv_row(table.header) << "\n";
+      for (auto i : chosen) out << cm::format_csv_row(table.rows[describable[i]]) << "\n";
+    });
+    std::cerr << fmt::format("chose {} of {} rows ({} not describable): measure these on the new GPU, then "
+                             "pass them to `replay --device-samples` or `costmodel adapt`\n",
+                             chosen.size(), table.rows.size(), table.rows.size() - describable.size());
+    return 0;
+  }
+
+  int adapt(const cm::DeviceCatalog& catalog, Logger& log) {
+    require_torch();
+    const cm::DeviceSpec& device = catalog.get(adapt_device_);
+    check_output_path(adapt_output_, {model_path_, adapt_samples_}, force_);
+    const auto samples = cm::load_measurements(adapt_samples_, catalog);
+    for (std::size_t i = 0; i < samples.size(); ++i)
+      if (samples[i].device != &device)
+        throw InputError(adapt_samples_, "sample row " + std::to_string(i + 1),
+                         "measured on " + samples[i].device->name + ", not on " + device.name);
+    std::string data = adapt_data_;
+    if (data.empty()) {
+      data = cm::default_data_dir();
+      if (!std::filesystem::exists(data)) {
+        data = cm::test_subset_dir();
+        log.warn("shared training data not found; mixing in the bundled subset " + data);
+      }
+    }
+    const auto replay = cm::load_measurements(data, catalog);
+    auto model = cm::LearnedModel::load(model_path_);
+    std::vector<const cm::Measurement*> target, mix;
+    for (const auto& m : samples) target.push_back(&m);
+    for (const auto& m : replay)
+      if (m.device != &device) mix.push_back(&m);
+    const auto t0 = std::chrono::steady_clock::now();
+    model.fine_tune(target, mix, options_.few_shot, log);
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    model.set_provenance(model.provenance() + " (" + device.name + ", " + adapt_samples_ + ")");
+    const std::string tmp = adapt_output_ + ".tmp";
+    model.save(tmp);
+    std::filesystem::rename(tmp, adapt_output_);
+    std::cout << fmt::format("wrote {}: fine-tuned on {} samples of {} ({:.1f} s); use it with --model/--costmodel, "
+                             "and the same samples as --samples/--device-samples\n",
+                             adapt_output_, samples.size(), device.name, s);
     return 0;
   }
 
@@ -196,11 +280,15 @@ class CostModelCommand : public Command {
   CLI::App* eval_ = nullptr;
   CLI::App* predict_ = nullptr;
   CLI::App* devices_ = nullptr;
+  CLI::App* pick_ = nullptr;
+  CLI::App* adapt_ = nullptr;
   // Each subcommand has its own variables: CLI11 writes default values at declaration.
   std::string device_dir_, model_path_, data_, model_output_, predict_input_, output_, device_,
       markdown_out_, json_out_;
   bool verbose_ = false, all_rows_ = false, retrain_ = false, no_logo_ = false, no_split_ = false;
-  std::string samples_path_;
+  std::string samples_path_, pick_input_, pick_output_, adapt_device_, adapt_samples_, adapt_data_, adapt_output_;
+  int pick_count_ = 200;
+  bool force_ = false;
   cm::EvalOptions options_;
 };
 

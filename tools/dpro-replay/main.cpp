@@ -3,12 +3,20 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
+#include <cstring>
 #include <exception>
 
 #include "command.h"
 #include "core/error.h"
+#include "costmodel/blas_tuning.h"
 
 int main(int argc, char** argv) {
+  // Commands that run the learned cost model (mostly sgemm) get OpenBLAS's fast kernels.
+  for (int i = 1; i < argc; ++i)
+    if (std::strcmp(argv[i], "costmodel") == 0 || std::strncmp(argv[i], "--device", 8) == 0) {
+      dpro::costmodel::reexec_with_fast_blas_if_needed(argv);
+      break;
+    }
   CLI::App app{
       "dpro-replay: replays the traces of a distributed training job (torch.profiler/Kineto JSON, one file per\n"
       "rank, or dpro-profile's native traces) as one global dataflow graph in a discrete-event simulator, and\n"

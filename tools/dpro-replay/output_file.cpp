@@ -14,7 +14,7 @@ void check_output_path(const std::string& path, const std::vector<std::string>& 
   std::error_code ec;
   for (const std::string& input : inputs) {
     if (fs::exists(input, ec) && fs::exists(path, ec) && fs::equivalent(input, path, ec)) {
-      throw InputError(path, "", "refusing to write an output over an input trace");
+      throw InputError(path, "", "refusing to write an output over one of its inputs");
     }
   }
   if (fs::exists(path, ec) && !force) throw InputError(path, "", "exists; pass --force to overwrite it");
