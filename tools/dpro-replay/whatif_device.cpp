@@ -65,7 +65,9 @@ class DeviceWhatIf : public WhatIfOption {
       const cm::DeviceSpec* origin = forced ? forced : origin_of(catalog, traces, n);
       if (!origin || n.kind == graph::NodeKind::kCollective || is_host_copy(traces, n)) {
         if (!origin) ++coverage_.unknown_origin;
-        count(Retimer::kUnchanged, n.measured_duration, n.duration);
+        // Counted at the duration the replay gives them (a collective's transfer after its
+        // last peer arrived, not its kernel time with the waiting), before and after alike.
+        count(Retimer::kUnchanged, n.duration, n.duration);
         continue;
       }
       cm::OpDesc op = n.kind == graph::NodeKind::kKernel ? cm::op_desc_from_trace(traces, n) : cm::OpDesc{};
@@ -122,7 +124,7 @@ class DeviceWhatIf : public WhatIfOption {
     return fmt::format(
         "--device {}: re-timed {} GPU ops ({} measured). Learned compact-AST model: {}. "
         "Cross-device scaling: {}, of which {} kernels could not be described. Unchanged "
-        "(collectives, host<->device copies, unknown origin GPU): {}{}{}.",
+        "(collectives at their transfer time, host<->device copies, unknown origin GPU): {}{}{}.",
         target_name_, ops, format_duration(total), share(Retimer::kLearned), share(Retimer::kScaling),
         coverage_.undescribable_kernels, share(Retimer::kUnchanged),
         coverage_.unknown_origin ? fmt::format("; {} ops on a GPU not in the device catalog (use --origin-device)",
