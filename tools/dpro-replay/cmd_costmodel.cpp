@@ -71,7 +71,7 @@ class CostModelCommand : public Command {
     pick_ = app_->add_subcommand("pick", "Choose which ops of a CSV to measure on a new GPU (k-means over op features)");
     pick_->add_option("file", pick_input_, "CSV with OPName and the op's dimension columns (e.g. your workload's ops)")
         ->required();
-    pick_->add_option("-n,--count", pick_count_, "How many ops to choose")->default_val(200);
+    pick_->add_option("-n,--count", pick_count_, "How many ops to choose")->default_val(200)->check(CLI::Range(1, 1000000));
     pick_->add_option("-o,--output", pick_output_, "Output CSV of the chosen rows (default: stdout)");
     pick_->add_flag("--force", force_, "Overwrite an existing output file");
 
