@@ -62,6 +62,16 @@ OpDesc op_from_row(const CsvTable& table, const std::vector<std::string>& row) {
   return op;
 }
 
+std::vector<Measurement> load_samples_of(const std::string& path, const DeviceCatalog& catalog,
+                                         const DeviceSpec& device) {
+  auto samples = load_measurements(path, catalog);
+  for (std::size_t i = 0; i < samples.size(); ++i)
+    if (samples[i].device != &device)
+      throw InputError(path, "sample row " + std::to_string(i + 1),
+                       "measured on " + samples[i].device->name + ", not on " + device.name);
+  return samples;
+}
+
 std::vector<std::string> measurement_files(const std::string& path) {
   namespace fs = std::filesystem;
   std::vector<std::string> files;

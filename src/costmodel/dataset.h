@@ -27,6 +27,11 @@ OpDesc op_from_row(const CsvTable& table, const std::vector<std::string>& row);
 // Rows whose device is not in the catalog or whose op is not describable throw InputError.
 std::vector<Measurement> load_measurements(const std::string& path, const DeviceCatalog& catalog);
 
+// load_measurements for the few-shot samples of one GPU: a row measured on another GPU is
+// an InputError naming `path` and the row ("sample row N", counted over all files read).
+std::vector<Measurement> load_samples_of(const std::string& path, const DeviceCatalog& catalog,
+                                         const DeviceSpec& device);
+
 // The files load_measurements reads.
 std::vector<std::string> measurement_files(const std::string& path);
 

@@ -214,21 +214,27 @@ void evaluate_leave_one_out(const std::vector<Measurement>& data, const EvalOpti
       LearnedModel model = LearnedModel::train(train, options.train, log);
       l0 = learned_on_own_device(model, target, false);
       lo0 = learned_from_origin(model, target, pairs, l0);
-      // Few-shot by residual correction of the zero-shot model from the same samples; the
-      // ratio T_origin x f(target) / f(origin) gets the same factor on f(target) (what
-      // `replay --device X --device-samples F` does).
-      ResidualCorrection correction;
-      for (std::size_t i = 0; i < target.size(); ++i)
-        if (is_sample[i]) correction.add(target[i]->op, l0[i], target[i]->latency_ms);
-      for (std::size_t i = 0; i < target.size(); ++i) lc[i] = l0[i] * correction.factor(target[i]->op);
-      for (std::size_t k = 0; k < pairs.row.size(); ++k) loc[k] = lo0[k] * correction.factor(target[pairs.row[k]]->op);
+      // Residual correction from the same samples: the factor of every target row for the
+      // predictions `predicted` (one per target row).
+      auto correction_factors = [&](const std::vector<double>& predicted) {
+        ResidualCorrection correction;
+        for (std::size_t i = 0; i < target.size(); ++i)
+          if (is_sample[i]) correction.add(target[i]->op, predicted[i], target[i]->latency_ms);
+        std::vector<double> f(target.size());
+        for (std::size_t i = 0; i < target.size(); ++i) f[i] = correction.factor(target[i]->op);
+        return f;
+      };
+      // Of the zero-shot model; the ratio T_origin x f(target) / f(origin) gets the same factor
+      // on f(target) (what `replay --device X --device-samples F` does).
+      const auto zero_shot_factor = correction_factors(l0);
+      for (std::size_t i = 0; i < target.size(); ++i) lc[i] = l0[i] * zero_shot_factor[i];
+      for (std::size_t k = 0; k < pairs.row.size(); ++k) loc[k] = lo0[k] * zero_shot_factor[pairs.row[k]];
       model.fine_tune(samples, train, options.few_shot, log);
       lk = learned_on_own_device(model, target, false);
       lok = learned_from_origin(model, target, pairs, lk);
-      ResidualCorrection after_tune;
-      for (std::size_t i = 0; i < target.size(); ++i)
-        if (is_sample[i]) after_tune.add(target[i]->op, lk[i], target[i]->latency_ms);
-      for (std::size_t i = 0; i < target.size(); ++i) lkc[i] = lk[i] * after_tune.factor(target[i]->op);
+      // Of the fine-tuned model.
+      const auto tuned_factor = correction_factors(lk);
+      for (std::size_t i = 0; i < target.size(); ++i) lkc[i] = lk[i] * tuned_factor[i];
     }
     auto add = [&](const Measurement& m, std::size_t c, double pred) {
       by_gpu.add(gpu, c, pred, m.latency_ms);

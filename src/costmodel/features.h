@@ -42,11 +42,10 @@ struct FeatureRow {
 // a GPU it never saw gets the typical floor instead of an extrapolation of the roofline.
 constexpr double kLearnedFloorMs = 0.03;
 
-// Fills `row` from a compact AST; false when it cannot be serialised. kernel_known is set
-// when the op names its kernel; callers pricing the op on another GPU than the one it ran on
-// must clear it.
-// with_kernel = false skips the kernel features (kernel_known = 0) without parsing the
-// kernel's name.
+// Fills `row` from a compact AST; false when it cannot be serialised. With `with_kernel` the
+// kernel features are filled (and kernel_known set) when the op names its kernel; pass false
+// when pricing the op on another GPU than the one it ran on (no kernel features, and the
+// kernel's name is not parsed).
 bool make_features(const CompactAst& ast, const OpDesc& op, const DeviceSpec& device, FeatureRow& row,
                    bool with_kernel = true);
 // build_ast + make_features; false when the op is not describable.

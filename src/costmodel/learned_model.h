@@ -77,7 +77,8 @@ class LearnedModel {
   // Milliseconds per query; NaN where the op cannot be described. Batched internally. GPUs
   // the model was trained or fine-tuned on are priced with their identity features.
   std::vector<double> predict_ms(const std::vector<PredictQuery>& queries) const;
-  // Milliseconds for precomputed feature rows (their device_known flags are used as given).
+  // Milliseconds for precomputed feature rows (their device_known and kernel_known flags are
+  // used as given).
   std::vector<double> predict_ms(const std::vector<FeatureRow>& rows) const;
 
   // Free text stored with the model (data, split, training time), for reports.

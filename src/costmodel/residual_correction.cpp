@@ -2,8 +2,6 @@
 
 #include <cmath>
 
-#include "core/error.h"
-
 namespace dpro::costmodel {
 
 void ResidualCorrection::point_of(const OpDesc& op, float* out) {
@@ -49,14 +47,9 @@ double ResidualCorrection::factor(const OpDesc& op) const {
 }
 
 ResidualCorrection correction_from_samples(const LearnedModel& model, const std::vector<Measurement>& samples,
-                                           const DeviceSpec& device, const std::string& source) {
+                                           const DeviceSpec& device) {
   std::vector<PredictQuery> q;
-  for (std::size_t i = 0; i < samples.size(); ++i) {
-    if (samples[i].device != &device)
-      throw InputError(source, "sample row " + std::to_string(i + 1),
-                       "measured on " + samples[i].device->name + ", not on " + device.name);
-    q.push_back({&samples[i].op, &device, true});
-  }
+  for (const auto& m : samples) q.push_back({&m.op, &device, true});
   const auto predicted = model.predict_ms(q);
   ResidualCorrection c;
   for (std::size_t i = 0; i < samples.size(); ++i) c.add(samples[i].op, predicted[i], samples[i].latency_ms);

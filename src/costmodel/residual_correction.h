@@ -10,7 +10,6 @@
 // size per family (the launch floor of its host, the efficiency of the library's kernels at
 // a size range), which 200 samples pin down locally, while a network fine-tuned on 200
 // samples moves everywhere at once. docs/costmodel.md has the comparison.
-#include <string>
 #include <vector>
 
 #include "costmodel/dataset.h"
@@ -49,10 +48,9 @@ class ResidualCorrection {
   std::vector<Sample> samples_;
 };
 
-// The correction of `model` on `device` from ops measured on it (`samples`, loaded from
-// `source`). Priced as a what-if prices the GPU's other ops (its kernels unknown). A sample
-// measured on another GPU is an InputError naming `source` and the row.
+// The correction of `model` on `device` from ops measured on it (load_samples_of). Priced as a
+// what-if prices the GPU's other ops (their kernels unknown).
 ResidualCorrection correction_from_samples(const LearnedModel& model, const std::vector<Measurement>& samples,
-                                           const DeviceSpec& device, const std::string& source);
+                                           const DeviceSpec& device);
 
 }  // namespace dpro::costmodel

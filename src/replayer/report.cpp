@@ -24,10 +24,12 @@ double IterationReport::job_error() const {
 std::optional<std::pair<Nanos, Nanos>> predicted_span(const trace::TraceRank& rank, const graph::RankNodes& nodes,
                                                       const graph::Dfg& dfg, const Simulation& sim,
                                                       std::uint32_t event) {
-  const graph::NodeId first = nodes.first_inside[event];
-  const graph::NodeId last = nodes.last_inside[event];
+  return predicted_span(rank.events[event], nodes.first_inside[event], nodes.last_inside[event], dfg, sim);
+}
+
+std::optional<std::pair<Nanos, Nanos>> predicted_span(const trace::Event& e, graph::NodeId first, graph::NodeId last,
+                                                      const graph::Dfg& dfg, const Simulation& sim) {
   if (first == graph::kNone || last == graph::kNone) return std::nullopt;
-  const trace::Event& e = rank.events[event];
   const graph::Node& f = dfg.node(first);
   const graph::Node& l = dfg.node(last);
   const Nanos lead = f.measured_start - e.start;

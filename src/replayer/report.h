@@ -76,5 +76,9 @@ nlohmann::json to_json(const Report& report);
 std::optional<std::pair<Nanos, Nanos>> predicted_span(const trace::TraceRank& rank, const graph::RankNodes& nodes,
                                                       const graph::Dfg& dfg, const Simulation& sim,
                                                       std::uint32_t event);
+// The same for CPU event `e` whose first and last enclosed nodes are `first` and `last` of
+// `dfg` (a graph whose nodes keep the measured times of the trace, e.g. a replicated one).
+std::optional<std::pair<Nanos, Nanos>> predicted_span(const trace::Event& e, graph::NodeId first, graph::NodeId last,
+                                                      const graph::Dfg& dfg, const Simulation& sim);
 
 }  // namespace dpro::replayer

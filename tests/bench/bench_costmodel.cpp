@@ -59,7 +59,8 @@ int main(int argc, char** argv) {
   emit("learned_predictions_per_s", kQueries / full_s, "1/s", extra + ", \"includes\": \"AST + features + network\"");
   std::vector<FeatureRow> rows(kQueries);
   const double feat_s = seconds([&] {
-    for (std::size_t i = 0; i < kQueries; ++i) make_features(*queries[i].op, *queries[i].device, rows[i]);
+    for (std::size_t i = 0; i < kQueries; ++i)
+      make_features(*queries[i].op, *queries[i].device, rows[i], queries[i].allow_kernel);
   });
   emit("ast_feature_rows_per_s", kQueries / feat_s, "1/s");
   const double net_s = seconds([&] { out = model.predict_ms(rows); });

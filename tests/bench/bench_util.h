@@ -8,16 +8,15 @@
 #include <string>
 #include <vector>
 
+#include "core/stats.h"
+
 namespace dpro::bench {
 
 inline double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-inline double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0.0 : (v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]));
-}
+using dpro::median;
 
 // CPU time (user + system) this process has used so far, in seconds: less sensitive than wall
 // time to other work on a shared machine.

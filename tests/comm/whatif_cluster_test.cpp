@@ -32,7 +32,7 @@ Outcome run(const test::LoadedJob& job, std::vector<std::string> args) {
   REQUIRE(w->enabled());
   Logger quiet(LogLevel::kQuiet);
   Outcome o{job.built, {}, {}};
-  w->apply(o.graph.dfg, job.traces, quiet);
+  w->apply(o.graph, job.traces, quiet);
   if (!o.graph.dfg.finalized()) o.graph.dfg.finalize();
   const auto sim = replayer::simulate(o.graph.dfg);
   o.report = replayer::make_report(job.traces, o.graph, sim, replayer::ReportOptions{});
@@ -114,7 +114,7 @@ TEST_CASE("the what-if with --ranks scales DLRM out and rejects rank counts that
   CHECK(o.summary.find("exact by symmetry") != std::string::npos);
   CHECK(job_time(o.report) > 0);
   auto bad = parsed(with_sizes({"--ranks", "20"}));
-  graph::Dfg g = job.built.dfg;
+  graph::BuiltGraph g = job.built;
   Logger quiet(LogLevel::kQuiet);
   REQUIRE_THROWS_WITH(bad->apply(g, job.traces, quiet), Catch::Contains("ranks 20") && Catch::Contains("whole nodes"));
 }
@@ -145,7 +145,7 @@ TEST_CASE("the what-if with --bucket-mb fuses DLRM's three all-reduces into one 
 TEST_CASE("bad what-if values are clear errors") {
   const auto job = test::load_dlrm();
   Logger quiet(LogLevel::kQuiet);
-  graph::Dfg g = job.built.dfg;
+  graph::BuiltGraph g = job.built;
   REQUIRE_THROWS_WITH(parsed({"--cluster", "dgx-z9"})->apply(g, job.traces, quiet), Catch::Contains("unknown cluster"));
   REQUIRE_THROWS_WITH(parsed({"--set", "network.inter_node_gbps=-1"})->apply(g, job.traces, quiet),
                       Catch::Contains("must be positive"));

@@ -18,7 +18,8 @@ namespace {
 // CPU op has no shapes, a DtoD copy, an HtoD copy and an NCCL kernel.
 struct Fixture {
   trace::TraceSet traces;
-  graph::Dfg dfg;
+  graph::BuiltGraph built;
+  graph::Dfg& dfg = built.dfg;
 
   Fixture(const std::string& gpu_name) {
     trace::TraceRank rank;
@@ -78,7 +79,7 @@ TEST_CASE("device what-if: re-times GPU ops on a faster GPU and reports coverage
   auto w = parsed({"--device", "H100-SXM5-80GB"});
   REQUIRE(w->enabled());
   Logger log(LogLevel::kQuiet);
-  w->apply(f.dfg, f.traces, log);
+  w->apply(f.built, f.traces, log);
   const auto& n = f.dfg.nodes();
   CHECK(n[0].duration < n[0].measured_duration);  // bmm: faster on H100
   CHECK(n[1].duration < n[1].measured_duration);  // undescribable kernel: scaled by bandwidth
@@ -97,7 +98,7 @@ TEST_CASE("device what-if: with an unknown GPU name lists the known ones") {
   Fixture f("Tesla V100-PCIE-32GB");
   auto w = parsed({"--device", "Voodoo5"});
   Logger log(LogLevel::kQuiet);
-  REQUIRE_THROWS_WITH(w->apply(f.dfg, f.traces, log),
+  REQUIRE_THROWS_WITH(w->apply(f.built, f.traces, log),
                       Catch::Contains("Voodoo5") && Catch::Contains("known devices") && Catch::Contains("L4"));
 }
 
@@ -105,11 +106,11 @@ TEST_CASE("device what-if: on a trace from an unknown GPU leaves ops unchanged u
   Fixture f("Mystery GPU 9000");
   Logger log(LogLevel::kQuiet);
   auto w = parsed({"--device", "T4"});
-  w->apply(f.dfg, f.traces, log);
+  w->apply(f.built, f.traces, log);
   CHECK(f.dfg.nodes()[0].duration == f.dfg.nodes()[0].measured_duration);
   CHECK(w->summary().find("not in the device catalog") != std::string::npos);
   auto forced = parsed({"--device", "T4", "--origin-device", "V100-PCIE-32GB"});
-  forced->apply(f.dfg, f.traces, log);
+  forced->apply(f.built, f.traces, log);
   CHECK(f.dfg.nodes()[0].duration > f.dfg.nodes()[0].measured_duration);  // T4 is slower
 }
 
@@ -131,15 +132,15 @@ TEST_CASE("device what-if: --device-samples corrects the learned model by ops me
   Logger log(LogLevel::kQuiet);
   Fixture plain("Tesla V100-PCIE-32GB"), corrected("Tesla V100-PCIE-32GB");
   auto w0 = parsed({"--device", "T4"});
-  w0->apply(plain.dfg, plain.traces, log);
+  w0->apply(plain.built, plain.traces, log);
   auto w1 = parsed({"--device", "T4", "--device-samples", samples});
-  w1->apply(corrected.dfg, corrected.traces, log);
+  w1->apply(corrected.built, corrected.traces, log);
   CHECK(corrected.dfg.nodes()[0].duration == Approx(2.0 * plain.dfg.nodes()[0].duration).epsilon(1e-5));
   CHECK(corrected.dfg.nodes()[1].duration == plain.dfg.nodes()[1].duration);  // scaled, not learned
   CHECK(w1->summary().find("corrected by 1 ops measured on T4") != std::string::npos);
   // Samples of another GPU are refused.
   std::ofstream(samples) << "OPName,Latency,Device,B,M,N,K\nbmm,1.0,Tesla V100-PCIE-32GB,64,512,512,512\n";
   auto w2 = parsed({"--device", "T4", "--device-samples", samples});
-  REQUIRE_THROWS_WITH(w2->apply(corrected.dfg, corrected.traces, log),
+  REQUIRE_THROWS_WITH(w2->apply(corrected.built, corrected.traces, log),
                       Catch::Contains("sample row 1") && Catch::Contains("not on T4"));
 }

@@ -183,11 +183,7 @@ class CostModelCommand : public Command {
     require_torch();
     const cm::DeviceSpec& device = catalog.get(adapt_device_);
     check_output_path(adapt_output_, {model_path_, adapt_samples_}, force_);
-    const auto samples = cm::load_measurements(adapt_samples_, catalog);
-    for (std::size_t i = 0; i < samples.size(); ++i)
-      if (samples[i].device != &device)
-        throw InputError(adapt_samples_, "sample row " + std::to_string(i + 1),
-                         "measured on " + samples[i].device->name + ", not on " + device.name);
+    const auto samples = cm::load_samples_of(adapt_samples_, catalog, device);
     std::string data = adapt_data_;
     if (data.empty()) {
       data = cm::default_data_dir();
@@ -236,8 +232,8 @@ class CostModelCommand : public Command {
     std::size_t corrected_by = 0;
     if (!samples_path_.empty()) {
       if (!model) throw InputError(samples_path_, "", "--samples needs the learned cost model (LibTorch)");
-      const auto correction = cm::correction_from_samples(*model, cm::load_measurements(samples_path_, catalog),
-                                                          device, samples_path_);
+      const auto correction =
+          cm::correction_from_samples(*model, cm::load_samples_of(samples_path_, catalog, device), device);
       corrected_by = correction.size();
       for (size_t i = 0; i < ops.size(); ++i)
         if (std::isfinite(ms[i]) && !queries[i].allow_kernel) ms[i] *= correction.factor(ops[i]);

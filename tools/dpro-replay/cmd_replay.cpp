@@ -98,7 +98,7 @@ class ReplayCommand final : public Command {
     r.graph = baseline.graph;
     for (auto& w : whatifs_) {
       if (!w->enabled()) continue;
-      w->apply(r.graph.dfg, traces, log);
+      w->apply(r.graph, traces, log);
     }
     if (!r.graph.dfg.finalized()) r.graph.dfg.finalize();
     graph::check_acyclic(r.graph.dfg, traces);

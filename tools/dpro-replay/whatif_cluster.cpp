@@ -62,7 +62,8 @@ class ClusterWhatIf : public WhatIfOption {
     return !target_name_.empty() || !settings_.empty() || ranks_.has_value() || bucket_mb_.has_value();
   }
 
-  void apply(graph::Dfg& dfg, const trace::TraceSet& traces, Logger& log) override {
+  void apply(graph::BuiltGraph& built, const trace::TraceSet& traces, Logger& log) override {
+    graph::Dfg& dfg = built.dfg;
     const auto catalog = comm::ClusterCatalog::load_directory(clusters_dir_);
     const comm::ClusterSpec* origin = origin_name_.empty() ? catalog.guess(traces) : &catalog.get(origin_name_);
     if (!origin) {
@@ -75,7 +76,8 @@ class ClusterWhatIf : public WhatIfOption {
     comm::ClusterSpec target = target_name_.empty() ? *origin : catalog.get(target_name_);
     for (const std::string& s : settings_) comm::apply_setting(target, s);
     const int world = comm::world_size(traces);
-    if (ranks_) comm::place(target, *ranks_);  // throws for ranks that do not fill whole nodes
+    std::optional<comm::Placement> placement;  // throws for ranks that do not fill whole nodes
+    if (ranks_) placement = comm::place(target, *ranks_);
     if (bucket_mb_ && !(*bucket_mb_ > 0)) throw InputError("", "--bucket-mb", "must be positive");
 
     if (!dfg.finalized()) dfg.finalize();
@@ -110,7 +112,7 @@ class ClusterWhatIf : public WhatIfOption {
                           *bucket_mb_, buckets->allreduces, buckets->buckets, format_duration(buckets->before),
                           format_duration(buckets->after));
     if (ranks_) {
-      const comm::Placement p = comm::place(target, *ranks_);
+      const comm::Placement& p = *placement;
       const int w = static_cast<int>(traces.ranks.size());
       text += fmt::format(" Ranks {} -> {} ({} node(s) x {}); {} group(s) resized.", world, *ranks_, p.nodes,
                           p.ranks_per_node, retimed.resized_groups);
@@ -118,9 +120,6 @@ class ClusterWhatIf : public WhatIfOption {
         text += fmt::format(" Trace ranks 0..{} stand for all {} (rank g runs trace rank g mod {}): the job row is "
                             "the {}-rank job, exact by symmetry.", w - 1, *ranks_, w, *ranks_);
       } else {
-        Logger quiet(LogLevel::kQuiet);
-        const graph::BuiltGraph built = graph::build_graph(traces, graph::BuildOptions{}, quiet);
-        DPRO_CHECK(built.dfg.node_count() == dfg.node_count());
         const comm::ScaleOutResult r = comm::simulate_scaled_job(traces, built.ranks, dfg, *ranks_, true);
         text += fmt::format(" Ranks {}..{} are not part of the {}-rank job; from its expanded graph ({} ops):", *ranks_,
                             w - 1, *ranks_, r.nodes);

@@ -46,7 +46,8 @@ class DeviceWhatIf : public WhatIfOption {
 
   bool enabled() const override { return !device_.empty(); }
 
-  void apply(graph::Dfg& dfg, const trace::TraceSet& traces, Logger& log) override {
+  void apply(graph::BuiltGraph& built, const trace::TraceSet& traces, Logger& log) override {
+    graph::Dfg& dfg = built.dfg;
     const auto catalog = cm::DeviceCatalog::load_directory(device_dir_);
     const cm::DeviceSpec& target = catalog.get(device_);
     target_name_ = target.name;
@@ -85,8 +86,7 @@ class DeviceWhatIf : public WhatIfOption {
     cm::ResidualCorrection correction;
     if (!samples_path_.empty()) {
       if (!model) throw InputError(samples_path_, "", "--device-samples needs the learned cost model (LibTorch)");
-      correction = cm::correction_from_samples(*model, cm::load_measurements(samples_path_, catalog), target,
-                                               samples_path_);
+      correction = cm::correction_from_samples(*model, cm::load_samples_of(samples_path_, catalog, target), target);
     }
     if (!learned_nodes.empty()) {
       std::vector<cm::PredictQuery> on_target, on_origin;
@@ -101,8 +101,7 @@ class DeviceWhatIf : public WhatIfOption {
       const auto o = model->predict_ms(on_origin);
       for (size_t i = 0; i < learned_nodes.size(); ++i) {
         graph::Node& n = dfg.node(learned_nodes[i]);
-        const double factor = correction.size() ? correction.factor(ops[i]) : 1.0;
-        n.duration = cm::millis_to_nanos(to_millis(n.measured_duration) * t[i] * factor / o[i]);
+        n.duration = cm::millis_to_nanos(to_millis(n.measured_duration) * t[i] * correction.factor(ops[i]) / o[i]);
         count(Retimer::kLearned, n.measured_duration, n.duration);
       }
     }

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "core/log.h"
-#include "graph/dfg.h"
+#include "graph/builder.h"
 #include "trace/event.h"
 
 namespace dpro::cli {
@@ -19,8 +19,9 @@ class WhatIfOption {
   virtual void add_options(CLI::App& replay) = 0;
   virtual bool enabled() const = 0;
   // Rewrites the graph (node durations, nodes, edges) in place. Throws InputError for bad
-  // option values. Called after the baseline replay, on a copy of the graph.
-  virtual void apply(graph::Dfg& dfg, const trace::TraceSet& traces, Logger& log) = 0;
+  // option values. Called after the baseline replay, on a copy of the baseline's graph (its
+  // per-rank node ranges included).
+  virtual void apply(graph::BuiltGraph& built, const trace::TraceSet& traces, Logger& log) = 0;
   // What the rewrite did, for the report (e.g. coverage of each cost model).
   virtual std::string summary() const = 0;
 };

@@ -6,6 +6,8 @@
 #include <set>
 #include <tuple>
 
+#include "core/stats.h"
+
 namespace dpro::comm {
 
 const char* to_string(FitMethod m) {
@@ -24,28 +26,11 @@ const char* to_string(FitGrouping g) {
   return "?";
 }
 
-const char* to_string(ScaleSource s) {
-  switch (s) {
-    case ScaleSource::kDefault: return "default";
-    case ScaleSource::kOperation: return "operation";
-    case ScaleSource::kFamily: return "family";
-    case ScaleSource::kOtherFamily: return "other family";
-  }
-  return "?";
-}
-
 namespace {
 
 struct Row {
   double x1, x2, y;  // uncalibrated latency, uncalibrated byte time, measured time (us)
 };
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const std::size_t m = v.size() / 2;
-  return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
-}
 
 // Minimiser of sum w_i |v - x_i| (the lower weighted median).
 double weighted_median(std::vector<std::pair<double, double>> xw) {
@@ -272,21 +257,18 @@ SplitEvaluation evaluate_half_split(const ClusterSpec& cluster, const std::vecto
   instances.erase(std::unique(instances.begin(), instances.end()), instances.end());
   std::map<std::uint64_t, bool> is_train;
   SplitEvaluation ev;
-  for (std::size_t i = 0; i < instances.size(); ++i) {
-    is_train[instances[i].second] = i % 2 == 0;
-    ++(i % 2 == 0 ? ev.train_instances : ev.test_instances);
-  }
+  for (std::size_t i = 0; i < instances.size(); ++i) is_train[instances[i].second] = i % 2 == 0;
   std::vector<CommSample> train, test;
   for (const CommSample& s : samples) (is_train[s.instance] ? train : test).push_back(s);
   if (options.lower_envelope) {
     train = lower_envelope(train);
     test = lower_envelope(test);
-    std::set<std::uint64_t> train_inst, test_inst;
-    for (const CommSample& s : train) train_inst.insert(s.instance);
-    for (const CommSample& s : test) test_inst.insert(s.instance);
-    ev.train_instances = train_inst.size();
-    ev.test_instances = test_inst.size();
   }
+  std::set<std::uint64_t> train_inst, test_inst;
+  for (const CommSample& s : train) train_inst.insert(s.instance);
+  for (const CommSample& s : test) test_inst.insert(s.instance);
+  ev.train_instances = train_inst.size();
+  ev.test_instances = test_inst.size();
   ev.train = train.size();
   ev.test = test.size();
   ev.calibration = fit_calibration(cluster, train, options.fit);

@@ -47,7 +47,6 @@ struct FitOptions {
 
 // Where an operation's scales came from.
 enum class ScaleSource { kDefault, kOperation, kFamily, kOtherFamily };
-const char* to_string(ScaleSource s);
 
 struct CalibrationFit {
   Calibration calibration;

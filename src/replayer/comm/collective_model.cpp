@@ -212,8 +212,8 @@ class Terms {
       }
       default: {  // broadcast, reduce: a pipeline along the ring, one hop per rank
         // Simple pipelines in chunks: NCCL charges the tree's Simple hop latency.
-        const double hop = pi == 2 ? (nodes > 1 ? inter_lat(pi, kHopLatTree) : intra_lat(pi, kHopLatTree))
-                                   : (nodes > 1 ? inter_lat(pi, kHopLatRing) : intra_lat(pi, kHopLatRing));
+        const auto& table = pi == 2 ? kHopLatTree : kHopLatRing;
+        const double hop = nodes > 1 ? inter_lat(pi, table) : intra_lat(pi, table);
         return lat + (n - 1) * hop;
       }
     }

@@ -14,16 +14,6 @@
 
 namespace dpro::comm {
 
-const char* to_string(SizeSource s) {
-  switch (s) {
-    case SizeSource::kTrace: return "trace";
-    case SizeSource::kHostEt: return "host execution trace";
-    case SizeSource::kInferred: return "inferred from transfer time";
-    case SizeSource::kUnknown: return "unknown";
-  }
-  return "?";
-}
-
 namespace {
 
 std::int64_t dtype_bytes(const std::string& dtype) {

@@ -17,7 +17,6 @@
 namespace dpro::comm {
 
 enum class SizeSource { kTrace, kHostEt, kInferred, kUnknown };
-const char* to_string(SizeSource s);
 
 struct CommOp {
   graph::NodeId node = graph::kNone;

@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "replayer/engine.h"
+#include "replayer/report.h"
 
 namespace dpro::comm {
 
@@ -81,12 +82,10 @@ ScaleOutResult simulate_scaled_job(const trace::TraceSet& traces, const std::vec
   ScaleOutResult result;
   result.ranks = ranks;
   result.expanded = expand || ranks < w;
-  const auto t0 = std::chrono::steady_clock::now();
   std::vector<std::vector<graph::NodeId>> block_maps;
   graph::Dfg expanded;
   if (result.expanded) expanded = replicate_ranks(dfg, traces, ranks, block_maps);
   const graph::Dfg& g = result.expanded ? expanded : dfg;
-  result.build_seconds = seconds_since(t0);
   result.nodes = g.node_count();
   result.edges = g.edge_count();
   const auto t1 = std::chrono::steady_clock::now();
@@ -109,16 +108,15 @@ ScaleOutResult simulate_scaled_job(const trace::TraceSet& traces, const std::vec
         if (step == tr.iterations.end()) continue;
         graph::NodeId first = rank_nodes[i].first_inside[step->event];
         graph::NodeId last = rank_nodes[i].last_inside[step->event];
-        if (first == graph::kNone || last == graph::kNone) continue;
-        const trace::Event& e = tr.events[step->event];
-        const Nanos lead = dfg.node(first).measured_start - e.start;
-        const Nanos tail = e.end() - (dfg.node(last).measured_start + dfg.node(last).measured_duration);
-        if (result.expanded) {
+        // Replicas keep the measured times of their originals.
+        if (result.expanded && first != graph::kNone && last != graph::kNone) {
           first = block_maps[j][first];
           last = block_maps[j][last];
         }
-        begin = std::min(begin, sim.start[first] - lead);
-        end = std::max(end, sim.end[last] + tail);
+        const auto span = replayer::predicted_span(tr.events[step->event], first, last, g, sim);
+        if (!span) continue;
+        begin = std::min(begin, span->first);
+        end = std::max(end, span->second);
       }
     }
     if (begin < end) result.iterations.push_back({number, end - begin});

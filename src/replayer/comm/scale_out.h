@@ -27,7 +27,7 @@ struct ScaleOutResult {
   bool expanded = false;
   std::size_t nodes = 0, edges = 0;  // of the simulated graph
   std::vector<ScaledIteration> iterations;
-  double build_seconds = 0, simulate_seconds = 0;
+  double simulate_seconds = 0;
 };
 
 // The N-rank graph. block_maps[j][old node] = node of replica block j (ranks j*W .. j*W+W-1),
