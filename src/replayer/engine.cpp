@@ -181,18 +181,18 @@ class Simulator::Engine {
     }
   }
 
-  void push(NodeId v, bool is_end, Nanos t) {
+  void push(NodeId v, const NodeState& st, bool is_end, Nanos t) {
     // The event is handled later, with other events in between: fetch the edges it will walk
-    // now, so that they are in cache by then.
-    const NodeState& st = state_[v];
-    __builtin_prefetch(&out_[is_end ? st.out_mid : st.out_begin]);
+    // now, so that they are in cache by then (pointer arithmetic: the index may be one past
+    // the last edge, for a node with none).
+    __builtin_prefetch(out_.data() + (is_end ? st.out_mid : st.out_begin));
     queue_.push(Pending::make(std::max(t, now_), (seq_++ << 32) | (static_cast<std::uint64_t>(v) << 1) | (is_end ? 1 : 0)));
   }
   void schedule_start(NodeId v, Nanos t) {
     NodeState& st = state_[v];
     st.start = t;
     if (st.start_is_event) {
-      push(v, false, t);
+      push(v, st, false, t);
     } else {
       st.started = 1;
       schedule_end(v, st);
@@ -204,7 +204,7 @@ class Simulator::Engine {
       st.end_cause = graph::kNone;
       st.end = own;
     }
-    push(v, true, st.end);
+    push(v, st, true, st.end);
   }
 
   void notify(const OutEdge& e, Nanos t) {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "../profiler/cupti_buffers.h"
+#include "bench_util.h"
 #include "core/log.h"
 #include "profiler/cupti_records.h"
 #include "profiler/nccl_plugin.h"
@@ -26,19 +27,13 @@ using namespace dpro;
 
 namespace {
 
-// CPU time (user + system) of this process: the profiler's own cost, less sensitive than
-// wall time to other work on a shared machine.
-double cpu_seconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
-}
-
+// CPU time of `f`: the profiler's own cost, less sensitive than wall time to other work on a
+// shared machine.
 template <typename F>
 double seconds(F&& f) {
-  const double t0 = cpu_seconds();
+  const double t0 = bench::cpu_seconds();
   f();
-  return cpu_seconds() - t0;
+  return bench::cpu_seconds() - t0;
 }
 
 // Best of `repeats` runs: the cost without interference from other processes.

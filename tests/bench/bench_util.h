@@ -4,7 +4,7 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
-#include <sys/resource.h>
+#include <ctime>
 #include <string>
 #include <vector>
 
@@ -21,9 +21,9 @@ using dpro::median;
 // CPU time (user + system) this process has used so far, in seconds: less sensitive than wall
 // time to other work on a shared machine.
 inline double cpu_seconds() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + 1e-6 * static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
 }
 
 // Peak resident memory of this process so far, in MiB (VmHWM).

@@ -5,7 +5,6 @@
 #include "native_trace_builder.h"
 #include "temp_dir.h"
 #include "trace/loader.h"
-#include "trace/native/clock_alignment.h"
 #include "replayer/replay.h"
 
 using namespace dpro;
@@ -58,8 +57,7 @@ TEST_CASE("native traces load as the trace model, align and replay", "[native][r
   write_rank(dir.file("rank0.dpro"), 0, "host-a", 0);
   write_rank(dir.file("rank1.dpro"), 1, "host-b", skew);
   Logger log(LogLevel::kQuiet);
-  trace::LoadOptions options;
-  options.align_clocks = false;  // aligned explicitly below, whatever the loader's default hook
+  trace::LoadOptions options;  // the loader aligns the clocks from the matched collectives
   trace::TraceSet set = trace::load_traces({dir.path()}, options, log);
   REQUIRE(set.ranks.size() == 2);
   CHECK(set.ranks[0].format == "native");
@@ -75,7 +73,6 @@ TEST_CASE("native traces load as the trace model, align and replay", "[native][r
       }
     CHECK(collectives == 3);
   }
-  trace::align_clocks(set, log);
   REQUIRE(set.ranks[1].clock_offset);
   CHECK(*set.ranks[1].clock_offset == -skew);
   CHECK(set.ranks[1].iterations[0].start == set.ranks[0].iterations[0].start);

@@ -304,25 +304,19 @@ TraceRank RankBuilder::build() {
 
 class NativeImporter final : public Importer {
  public:
-  explicit NativeImporter(RankPostProcess post) : post_(post) {}
   std::string_view format() const override { return "native"; }
   bool sniff(std::string_view head) const override { return native::has_native_magic(head); }
   TraceRank read(const std::string& path, StringTable& strings, const ImportOptions&,
                  Logger& log) const override {
     auto capture = native::read_native_capture(path, log);
-    TraceRank rank = RankBuilder(capture, strings, log).build();
-    if (post_) post_(rank, strings);
-    return rank;
+    return RankBuilder(capture, strings, log).build();
   }
-
- private:
-  RankPostProcess post_;
 };
 
 }  // namespace
 
-std::unique_ptr<Importer> make_native_importer(RankPostProcess post_process) {
-  return std::make_unique<NativeImporter>(post_process);
+std::unique_ptr<Importer> make_native_importer() {
+  return std::make_unique<NativeImporter>();
 }
 
 }  // namespace dpro::trace

@@ -7,10 +7,7 @@
 
 namespace dpro::trace {
 
-// Run on each rank after import, e.g. trace::detect_iterations (which lives in dpro_trace,
-// a library this one must not depend on): register as make_native_importer(detect_iterations).
-using RankPostProcess = void (*)(TraceRank& rank, const StringTable& strings);
-
-std::unique_ptr<Importer> make_native_importer(RankPostProcess post_process = nullptr);
+// Iterations (ProfilerStep#N) are found by the loader, for every importer.
+std::unique_ptr<Importer> make_native_importer();
 
 }  // namespace dpro::trace

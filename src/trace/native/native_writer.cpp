@@ -40,18 +40,17 @@ std::uint32_t RecordEncoder::string_id(std::string_view s) {
   if (slot.ptr == s.data() && slot.text.size() == s.size() &&
       std::memcmp(slot.text.data(), s.data(), s.size()) == 0)
     return slot.id;
-  std::uint32_t id = string_id_slow(s);
-  auto it = local_.find(s);
-  slot = {s.data(), it->first, id};
+  const auto [copy, id] = string_id_slow(s);
+  slot = {s.data(), copy, id};
   return id;
 }
 
-std::uint32_t RecordEncoder::string_id_slow(std::string_view s) {
-  if (auto it = local_.find(s); it != local_.end()) return it->second;
+std::pair<std::string_view, std::uint32_t> RecordEncoder::string_id_slow(std::string_view s) {
+  if (auto it = local_.find(s); it != local_.end()) return {it->first, it->second};
   auto [id, created] = strings_->intern(s);
-  local_.emplace(std::string(s), id);
+  const auto it = local_.emplace(std::string(s), id).first;
   if (created) emit_string_definition(id, s);
-  return id;
+  return {it->first, id};
 }
 
 // The definition precedes the record being built; key 0 keeps it first when merging.
@@ -439,25 +438,27 @@ void NativeFileWriter::append(std::string_view records, std::uint64_t record_cou
 void NativeFileWriter::write_now(std::string_view records, std::uint64_t record_count) {
   std::lock_guard lock(mutex_);
   if (fd_ < 0 || !owned_by_this_process()) return;
-  write_all(buffer_);
-  buffer_.clear();
+  write_buffer_locked();
   write_all(records);
   records_ += record_count;
+}
+
+void NativeFileWriter::write_buffer_locked() {
+  write_all(buffer_);
+  buffer_.clear();
 }
 
 void NativeFileWriter::flush() {
   std::lock_guard lock(mutex_);
   if (fd_ < 0 || !owned_by_this_process()) return;
-  write_all(buffer_);
-  buffer_.clear();
+  write_buffer_locked();
 }
 
 void NativeFileWriter::close(std::uint64_t dropped_records) {
   std::lock_guard lock(mutex_);
   if (fd_ < 0 || !owned_by_this_process()) return;
   buffer_ += encode_footer({records_, dropped_records});
-  write_all(buffer_);
-  buffer_.clear();
+  write_buffer_locked();
   ::close(fd_);
   fd_ = -1;
 }

@@ -76,7 +76,6 @@ class RecordEncoder {
   void add_metadata(std::string_view key, std::string_view value);
 
   bool empty() const { return index_.empty(); }
-  std::size_t record_count() const { return index_.size(); }
   // Moves the encoded records out, leaving the encoder empty (its string caches stay).
   EncodedBatch take();
 
@@ -93,7 +92,8 @@ class RecordEncoder {
   }
   void inline_string(std::string_view s);
   std::uint32_t string_id(std::string_view s);
-  std::uint32_t string_id_slow(std::string_view s);
+  // The id of s and the encoder's own copy of it (a key of local_, stable while it lives).
+  std::pair<std::string_view, std::uint32_t> string_id_slow(std::string_view s);
   void emit_string_definition(std::uint32_t id, std::string_view s);
   void reserve(std::size_t bytes);
 
@@ -161,6 +161,8 @@ class NativeFileWriter {
  private:
   bool owned_by_this_process() const;
   void write_all(std::string_view bytes);
+  // Writes and empties buffer_; the caller holds mutex_.
+  void write_buffer_locked();
 
   std::mutex mutex_;
   std::string path_;
