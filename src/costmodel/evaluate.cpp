@@ -32,12 +32,6 @@ void MapeTable::add(const std::string& row, std::size_t column, double predicted
   ++cells[column].count;
 }
 
-std::string op_key(const OpDesc& op) {
-  std::string k = to_string(op.family);
-  for (auto d : op.dims) k += "," + std::to_string(d);
-  return k + "," + to_string(op.dtype);
-}
-
 bool in_test_split(const Measurement& m, double test_fraction, std::uint64_t seed) {
   std::uint64_t h = 1469598103934665603ull ^ (seed * 0x9e3779b97f4a7c15ull);
   for (unsigned char c : op_key(m.op) + "@" + m.device->name) { h ^= c; h *= 1099511628211ull; }
@@ -106,10 +100,11 @@ double scaled_from_origin(const Measurement& m, const Measurement& origin) {
 
 // kernel_known: the rows' recorded kernels ran on their devices and may be used (the split);
 // false for a held-out GPU, where nothing of it is known.
+// use_memory: with the residual memory of the training configurations (config_memory.h).
 std::vector<double> learned_on_own_device(const LearnedModel& model, const std::vector<const Measurement*>& rows,
-                                          bool kernel_known) {
+                                          bool kernel_known, bool use_memory = true) {
   std::vector<PredictQuery> q;
-  for (const auto* m : rows) q.push_back({&m->op, m->device, true, kernel_known});
+  for (const auto* m : rows) q.push_back({&m->op, m->device, true, kernel_known, use_memory});
   return model.predict_ms(q);
 }
 
@@ -137,17 +132,19 @@ void evaluate_split(const std::vector<Measurement>& data, const EvalOptions& opt
     if (in_test_split(m, options.test_fraction, options.split_seed)) test.push_back(&m);
   const OriginIndex origins_index(data);
   const OriginPairs pairs = origin_pairs(origins_index, test);
-  std::vector<double> learned(test.size(), std::nan("")), learned_nok = learned,
+  std::vector<double> learned(test.size(), std::nan("")), learned_nok = learned, learned_nomem = learned,
       learned_origin(pairs.row.size(), std::nan(""));
   if (split_model) {
     learned = learned_on_own_device(*split_model, test, true);
+    learned_nomem = learned_on_own_device(*split_model, test, true, false);
     learned_nok = learned_on_own_device(*split_model, test, false);
     // The ratio f(target) / f(origin) uses one pathway for both: the kernel the library
     // would pick on the target is not known when only the origin ran the op.
     learned_origin = learned_from_origin(*split_model, test, pairs, learned_nok);
   }
   const std::vector<std::string> cols = {"roofline", "scaling from another GPU", "learned",
-                                         "learned, kernel not given", "learned x origin"};
+                                         "learned, kernel not given", "learned x origin",
+                                         "learned without memory"};
   auto by_family = make_table("(a) random 80/20 split: MAPE % per op family (test rows)", "op family", cols);
   auto by_gpu = make_table("(a) random 80/20 split: MAPE % per GPU (test rows)", "GPU", cols);
   auto add = [&](const Measurement& m, std::size_t c, double pred) {
@@ -158,6 +155,7 @@ void evaluate_split(const std::vector<Measurement>& data, const EvalOptions& opt
     add(*test[i], 0, roofline_ms(test[i]->op, *test[i]->device));
     add(*test[i], 2, learned[i]);
     add(*test[i], 3, learned_nok[i]);
+    add(*test[i], 5, learned_nomem[i]);
   }
   for (std::size_t k = 0; k < pairs.row.size(); ++k) {
     const Measurement& m = *test[pairs.row[k]];
@@ -185,7 +183,9 @@ void evaluate_leave_one_out(const std::vector<Measurement>& data, const EvalOpti
                                          "learned x origin, " + std::to_string(options.few_shot_samples) + " samples",
                                          "learned + correction, " + std::to_string(options.few_shot_samples) + " samples",
                                          "learned x origin + correction, " + std::to_string(options.few_shot_samples) + " samples",
-                                         "fine-tuned + correction, " + std::to_string(options.few_shot_samples) + " samples"};
+                                         "fine-tuned + correction, " + std::to_string(options.few_shot_samples) + " samples",
+                                         "learned without memory, 0 samples",
+                                         "fine-tuned + correction without memory, " + std::to_string(options.few_shot_samples) + " samples"};
   auto by_gpu = make_table("(b) leave one GPU out: MAPE % on the held-out GPU", "held-out GPU", cols);
   auto by_family = make_table("(b) leave one GPU out: MAPE % per op family (all held-out GPUs pooled)",
                               "op family", cols);
@@ -209,10 +209,12 @@ void evaluate_leave_one_out(const std::vector<Measurement>& data, const EvalOpti
     std::vector<double> l0(target.size(), std::nan("")), lk = l0;
     std::vector<double> lo0(pairs.row.size(), std::nan("")), lok = lo0;
     std::vector<double> lc(target.size(), std::nan("")), loc(pairs.row.size(), std::nan("")), lkc = lc;
+    std::vector<double> l0_nomem = lc, lkc_nomem = lc;
     if (LearnedModel::available()) {
       log.info("leave-one-out: training without " + gpu);
       LearnedModel model = LearnedModel::train(train, options.train, log);
       l0 = learned_on_own_device(model, target, false);
+      l0_nomem = learned_on_own_device(model, target, false, false);
       lo0 = learned_from_origin(model, target, pairs, l0);
       // Residual correction from the same samples: the factor of every target row for the
       // predictions `predicted` (one per target row).
@@ -235,6 +237,11 @@ void evaluate_leave_one_out(const std::vector<Measurement>& data, const EvalOpti
       // Of the fine-tuned model.
       const auto tuned_factor = correction_factors(lk);
       for (std::size_t i = 0; i < target.size(); ++i) lkc[i] = lk[i] * tuned_factor[i];
+      // The same without the residual memory (the fine-tuned network keeps the memory of the
+      // network it started from).
+      const auto lk_nomem = learned_on_own_device(model, target, false, false);
+      const auto tuned_nomem_factor = correction_factors(lk_nomem);
+      for (std::size_t i = 0; i < target.size(); ++i) lkc_nomem[i] = lk_nomem[i] * tuned_nomem_factor[i];
     }
     auto add = [&](const Measurement& m, std::size_t c, double pred) {
       by_gpu.add(gpu, c, pred, m.latency_ms);
@@ -246,6 +253,8 @@ void evaluate_leave_one_out(const std::vector<Measurement>& data, const EvalOpti
       if (!is_sample[i]) add(*target[i], 4, lk[i]);
       if (!is_sample[i]) add(*target[i], 6, lc[i]);
       if (!is_sample[i]) add(*target[i], 8, lkc[i]);
+      add(*target[i], 9, l0_nomem[i]);
+      if (!is_sample[i]) add(*target[i], 10, lkc_nomem[i]);
     }
     for (std::size_t k = 0; k < pairs.row.size(); ++k) {
       const std::size_t i = pairs.row[k];

@@ -47,7 +47,6 @@ class OriginIndex {
  private:
   std::map<std::string, std::vector<const Measurement*>> by_op_;
 };
-std::string op_key(const OpDesc& op);
 
 struct EvalOptions {
   double test_fraction = 0.2;

@@ -5,8 +5,9 @@
 // headers; in a build without LibTorch, available() is false, load() and train() throw
 // InputError("... not available"), and callers use the fallbacks.
 //
-// Model file: "DPROCM01\n", a one-line JSON header (architecture, provenance, payload size
-// and FNV-1a hash), then the LibTorch archive of the weights. A truncated, edited or foreign
+// Model file: "DPROCM01\n", a one-line JSON header (architecture, provenance, section sizes,
+// payload size and FNV-1a hash), then the LibTorch archive of the weights and the two residual
+// memories (config_memory.h). A truncated, edited or foreign
 // file fails load() with an InputError that says what is wrong.
 #include <cstdint>
 #include <memory>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "core/log.h"
+#include "costmodel/config_memory.h"
 #include "costmodel/cost_model.h"
 #include "costmodel/dataset.h"
 #include "costmodel/features.h"
@@ -50,6 +52,9 @@ struct PredictQuery {
   // measured row of it, a trace from it): the model may then use the kernel features. A
   // what-if on another GPU does not know which kernel the library would pick there.
   bool allow_kernel = false;
+  // false: the network alone, without the residual memory of the training configurations
+  // (config_memory.h), e.g. for the evaluation's "without memory" column.
+  bool use_memory = true;
 };
 
 class LearnedModel {
@@ -73,6 +78,9 @@ class LearnedModel {
                  const std::vector<const Measurement*>& replay, const FewShotOptions& options,
                  Logger& log);
   void save(const std::string& path) const;
+  // (Re)builds the residual memory (config_memory.h) from the network's predictions for
+  // `data` (the rows it was trained on). train() calls it.
+  void remember_configurations(const std::vector<const Measurement*>& data);
 
   // Milliseconds per query; NaN where the op cannot be described. Batched internally. GPUs
   // the model was trained or fine-tuned on are priced with their identity features.

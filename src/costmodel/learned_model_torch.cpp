@@ -22,7 +22,7 @@ namespace dpro::costmodel {
 namespace {
 
 constexpr const char* kMagic = "DPROCM01\n";
-constexpr int kFormatVersion = 4;
+constexpr int kFormatVersion = 5;
 
 struct Architecture {
   int token_hidden = 64;
@@ -116,6 +116,9 @@ struct LearnedModel::Impl {
   Net net{nullptr};
   std::string provenance;
   std::set<std::string> known_devices;  // canonical names of the GPUs trained on
+  // Residual memories of the training configurations: for predictions that use a recorded
+  // kernel, and for those that do not (config_memory.h).
+  ConfigMemory memory_kernel, memory_plain;
 };
 
 bool LearnedModel::available() { return true; }
@@ -231,12 +234,13 @@ LearnedModel LearnedModel::train(const std::vector<const Measurement*>& data, co
   const auto y = log_ratio_targets(data, rows);
   const double loss = fit(model.impl_->net, ptrs, y, family_weights(data), options.epochs, options.batch_size,
                           options.learning_rate, options.seed, log);
+  model.remember_configurations(data);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::ostringstream text;
   text << "trained on " << data.size() << " rows, " << options.epochs << " epochs, batch "
        << options.batch_size << ", lr " << options.learning_rate << ", seed " << options.seed
        << ", final train mse(log) " << loss << ", " << seconds << " s on " << options.threads
-       << " thread(s)";
+       << " thread(s); residual memory of " << model.impl_->memory_plain.size() << " configurations";
   model.impl_->provenance = text.str();
   return model;
 }
@@ -263,9 +267,26 @@ void LearnedModel::fine_tune(const std::vector<const Measurement*>& target,
   for (std::size_t i = 0; i < target_rows; ++i) rows[i].device_known = rows[i].kernel_known = 0;
   std::vector<const FeatureRow*> ptrs;
   for (const auto& r : rows) ptrs.push_back(&r);
-  fit(impl_->net, ptrs, log_ratio_targets(mix, rows), family_weights(mix), options.epochs, 256, options.learning_rate,
-      options.seed, log);
+  // The network learns what the residual memory of its configurations does not already
+  // explain (predictions multiply the two): without this, a sample whose configuration the
+  // memory knows would be corrected twice.
+  auto targets = log_ratio_targets(mix, rows);
+  for (std::size_t i = 0; i < mix.size(); ++i)
+    targets[i] -= static_cast<float>(
+        (rows[i].kernel_known > 0 ? impl_->memory_kernel : impl_->memory_plain).log_factor(mix[i]->op));
+  fit(impl_->net, ptrs, targets, family_weights(mix), options.epochs, 256, options.learning_rate, options.seed, log);
   impl_->provenance += "; fine-tuned on " + std::to_string(target.size()) + " target samples";
+}
+
+void LearnedModel::remember_configurations(const std::vector<const Measurement*>& data) {
+  DPRO_CHECK(impl_ != nullptr);
+  impl_->memory_kernel = impl_->memory_plain = ConfigMemory();
+  for (bool kernel : {true, false}) {
+    std::vector<PredictQuery> q;
+    q.reserve(data.size());
+    for (const auto* m : data) q.push_back({&m->op, m->device, true, kernel});
+    (kernel ? impl_->memory_kernel : impl_->memory_plain) = ConfigMemory::build(data, predict_ms(q));
+  }
 }
 
 std::vector<double> LearnedModel::predict_ms(const std::vector<FeatureRow>& rows) const {
@@ -308,20 +329,27 @@ std::vector<double> LearnedModel::predict_ms(const std::vector<PredictQuery>& qu
   std::vector<double> out(queries.size(), std::numeric_limits<double>::quiet_NaN());
   std::vector<FeatureRow> rows(std::min(kChunk, queries.size()));
   std::vector<std::size_t> where;
+  std::vector<char> kernel_used;
   for (std::size_t s = 0; s < order.size(); s += kChunk) {
     const std::size_t e = std::min(order.size(), s + kChunk);
     std::size_t n = 0;
     where.clear();
+    kernel_used.clear();
     for (std::size_t k = s; k < e; ++k) {
       const PredictQuery& q = queries[order[k]];
       FeatureRow& row = rows[n];
       if (!make_features(*q.op, *q.device, row, q.allow_kernel)) continue;
       row.device_known = q.allow_identity && impl_->known_devices.count(q.device->name) ? 1.0f : 0.0f;
       where.push_back(order[k]);
+      kernel_used.push_back(row.kernel_known > 0);
       ++n;
     }
     const auto ms = predict_rows(rows.data(), n);
-    for (std::size_t k = 0; k < n; ++k) out[where[k]] = ms[k];
+    for (std::size_t k = 0; k < n; ++k) {
+      const PredictQuery& q = queries[where[k]];
+      const ConfigMemory& memory = kernel_used[k] ? impl_->memory_kernel : impl_->memory_plain;
+      out[where[k]] = q.use_memory ? ms[k] * memory.factor(*q.op) : ms[k];
+    }
   }
   return out;
 }
@@ -332,13 +360,17 @@ void LearnedModel::save(const std::string& path) const {
   torch::serialize::OutputArchive archive;
   impl_->net->save(archive);
   archive.save_to(payload_stream);
-  const std::string payload = payload_stream.str();
+  const std::string weights = payload_stream.str();
+  const std::string memory_kernel = impl_->memory_kernel.serialise(), memory_plain = impl_->memory_plain.serialise();
+  const std::string payload = weights + memory_kernel + memory_plain;
   nlohmann::json header = {
       {"format", "dpro-costmodel"}, {"version", kFormatVersion},
       {"token_features", kTokenFeatures}, {"global_features", kGlobalFeatures},
       {"max_tokens", kMaxAstTokens}, {"token_hidden", impl_->arch.token_hidden},
       {"head_hidden", impl_->arch.head_hidden}, {"provenance", impl_->provenance},
       {"known_devices", impl_->known_devices},
+      {"weights_bytes", weights.size()}, {"memory_kernel_bytes", memory_kernel.size()},
+      {"memory_plain_bytes", memory_plain.size()},
       {"payload_bytes", payload.size()}, {"payload_fnv1a", std::to_string(fnv1a(payload))}};
   std::ofstream out(path, std::ios::binary);
   if (!out) throw InputError(path, "", "cannot write the model file");
@@ -378,16 +410,25 @@ LearnedModel LearnedModel::load(const std::string& path) {
   }
   LearnedModel model;
   model.impl_ = std::make_unique<Impl>();
-  model.impl_->arch = {header.at("token_hidden").get<int>(), header.at("head_hidden").get<int>()};
-  model.impl_->provenance = header.value("provenance", "");
+  std::size_t weights_bytes = 0, memory_kernel_bytes = 0, memory_plain_bytes = 0;
   try {
+    model.impl_->arch = {header.at("token_hidden").get<int>(), header.at("head_hidden").get<int>()};
+    model.impl_->provenance = header.value("provenance", "");
     model.impl_->known_devices = header.at("known_devices").get<std::set<std::string>>();
+    weights_bytes = header.at("weights_bytes").get<std::size_t>();
+    memory_kernel_bytes = header.at("memory_kernel_bytes").get<std::size_t>();
+    memory_plain_bytes = header.at("memory_plain_bytes").get<std::size_t>();
   } catch (const nlohmann::json::exception& e) {
     throw InputError(path, "header", std::string("corrupted cost model header: ") + e.what());
   }
+  if (weights_bytes > payload.size() || memory_kernel_bytes > payload.size() - weights_bytes ||
+      memory_plain_bytes != payload.size() - weights_bytes - memory_kernel_bytes)
+    throw InputError(path, "header", "corrupted cost model header: section sizes do not add up");
+  model.impl_->memory_kernel = ConfigMemory::parse(payload.substr(weights_bytes, memory_kernel_bytes), path);
+  model.impl_->memory_plain = ConfigMemory::parse(payload.substr(weights_bytes + memory_kernel_bytes), path);
   model.impl_->net = Net(model.impl_->arch);
   try {
-    std::istringstream stream(payload);
+    std::istringstream stream(payload.substr(0, weights_bytes));
     torch::serialize::InputArchive archive;
     archive.load_from(stream);
     model.impl_->net->load(archive);

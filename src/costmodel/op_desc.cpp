@@ -135,4 +135,10 @@ double OpDesc::bytes() const {
   }
 }
 
+std::string op_key(const OpDesc& op) {
+  std::string k = to_string(op.family);
+  for (auto d : op.dims) k += "," + std::to_string(d);
+  return k + "," + to_string(op.dtype);
+}
+
 }  // namespace dpro::costmodel

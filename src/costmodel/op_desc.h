@@ -48,6 +48,10 @@ struct OpDesc {
   double bytes_written() const;
 };
 
+// The configuration of an op, independent of the GPU and of the kernel that ran it:
+// "family,dim,...,dtype". Rows of the shared data with the same key measured the same op.
+std::string op_key(const OpDesc& op);
+
 // Number of dims each family needs (0 for kUnknown).
 int dims_needed(OpFamily family);
 

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "costmodel/blas_tuning.h"
+#include "costmodel/config_memory.h"
 #include "costmodel/dataset.h"
 #include "costmodel/evaluate.h"
 #include "costmodel/kmeans.h"
@@ -138,4 +139,60 @@ TEST_CASE("OpenBLAS's pre-AVX2 fallback kernels are replaced only where the CPU 
   CHECK(better_blas_core("SkylakeX", true, true) == nullptr);
   CHECK(better_blas_core("Prescott", false, false) == nullptr);  // the CPU has no AVX2
   CHECK(better_blas_core(nullptr, true, true) == nullptr);
+}
+
+TEST_CASE("configuration memory: a configuration's residual on trained GPUs carries to another GPU") {
+  // 60 conv configurations measured on four GPUs; the "model" predicts 1 ms for each, and
+  // every configuration is slow or fast by its own factor on all four GPUs alike (plus a
+  // little per-GPU noise). Adds have residuals that do not agree between GPUs.
+  const char* gpus[] = {"T4", "V100-PCIE-32GB", "P100-PCIE-16GB", "P4"};
+  std::vector<Measurement> rows;
+  std::vector<double> predicted;
+  std::map<std::string, double> true_factor;
+  std::uint64_t state = 12345;
+  auto uniform = [&]() {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return static_cast<double>(state >> 11) / static_cast<double>(1ull << 53);
+  };
+  for (int c = 0; c < 60; ++c) {
+    const OpDesc conv = make_op(OpFamily::kConv2d, {8, 16 + c, 32, 3, 56, 1, 1});
+    const OpDesc add = make_op(OpFamily::kAdd, {64, 1000 + c});
+    const double f = std::exp(uniform() - 0.5);
+    true_factor[op_key(conv)] = f;
+    for (const char* g : gpus) {
+      rows.push_back({conv, &catalog().get(g), f * std::exp(0.05 * (uniform() - 0.5))});
+      predicted.push_back(1.0);
+      rows.push_back({add, &catalog().get(g), std::exp(0.4 * (uniform() - 0.5))});
+      predicted.push_back(1.0);
+    }
+  }
+  rows.push_back({make_op(OpFamily::kRelu, {4, 4}), &catalog().get("T4"), 1.0});
+  predicted.push_back(std::nan(""));  // unusable prediction: skipped
+  std::vector<const Measurement*> ptrs;
+  for (const auto& m : rows) ptrs.push_back(&m);
+  const ConfigMemory memory = ConfigMemory::build(ptrs, predicted);
+  INFO("conv weight " << memory.weight(OpFamily::kConv2d) << ", shrinkage " << memory.shrinkage(OpFamily::kConv2d));
+  // Each GPU's residual is predicted from the other three: weight x 3 / (3 + shrinkage) ~ 1.
+  const double effective = memory.weight(OpFamily::kConv2d) * 3 / (3 + memory.shrinkage(OpFamily::kConv2d));
+  CHECK(effective > 0.9);
+  CHECK(effective < 1.1);
+  CHECK(memory.weight(OpFamily::kAdd) == 0.0);  // residuals that do not carry over are not kept
+  CHECK(memory.factor(make_op(OpFamily::kAdd, {64, 1000})) == 1.0);
+  CHECK(memory.factor(make_op(OpFamily::kConv2d, {8, 15, 32, 3, 56, 1, 1})) == 1.0);  // not trained on
+  // The factor of a trained configuration approaches its true one (with a little shrinkage).
+  for (int c : {0, 17, 42}) {
+    const OpDesc conv = make_op(OpFamily::kConv2d, {8, 16 + c, 32, 3, 56, 1, 1});
+    const double f = true_factor[op_key(conv)];
+    CHECK(std::abs(std::log(memory.factor(conv) / f)) < 0.15 * std::abs(std::log(f)) + 0.02);
+  }
+  // Round trip through the model file's blob; corrupted blobs are InputErrors naming the file.
+  const std::string blob = memory.serialise();
+  const ConfigMemory back = ConfigMemory::parse(blob, "m.dpcm");
+  CHECK(back.size() == memory.size());
+  const OpDesc probe = make_op(OpFamily::kConv2d, {8, 16 + 17, 32, 3, 56, 1, 1});
+  CHECK(back.factor(probe) == memory.factor(probe));
+  CHECK_THROWS_WITH(ConfigMemory::parse(blob.substr(0, blob.size() - 3), "m.dpcm"),
+                    Catch::Contains("m.dpcm") && Catch::Contains("truncated"));
+  CHECK_THROWS_WITH(ConfigMemory::parse("XXXX" + blob.substr(4), "m.dpcm"), Catch::Contains("bad magic"));
+  CHECK_THROWS_WITH(ConfigMemory::parse(blob + "z", "m.dpcm"), Catch::Contains("trailing"));
 }

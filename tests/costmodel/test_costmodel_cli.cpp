@@ -110,10 +110,12 @@ TEST_CASE("costmodel pick chooses k-means rows to measure, and never overwrites"
 
 TEST_CASE("costmodel adapt fine-tunes on a new GPU's samples into a new model file") {
   if (!dpro::costmodel::LearnedModel::available()) return;
-  // The T4 rows of the bundled conv subset play the measured samples.
+  // The T4 rows of the bundled conv subset, 1.5x slower, play the samples measured on a new
+  // GPU (T4 itself is known to the shipped model, which fits its rows already).
   const std::string conv = dpro::test::source_path("data/costmodel/subset/conv.csv.gz");
-  const auto table = dpro::costmodel::parse_csv(dpro::read_whole_file(conv), conv);
-  const int device = table.column("Device");
+  auto table = dpro::costmodel::parse_csv(dpro::read_whole_file(conv), conv);
+  const int device = table.column("Device"), lat = table.column("Latency");
+  for (auto& row : table.rows) row[lat] = std::to_string(1.5 * std::stod(row[lat]));
   const std::string samples = dpro::test::binary_path("t4_conv_samples.csv");
   {
     std::ofstream s(samples);
@@ -130,7 +132,7 @@ TEST_CASE("costmodel adapt fine-tunes on a new GPU's samples into a new model fi
   {
     std::ofstream s(in);
     s << "OPName,B,Input_Channel,Output_Channel,Kernel_Szie,Input_Size,Stride,Padding,Latency\n";
-    const int b = table.column("B"), lat = table.column("Latency");
+    const int b = table.column("B");
     for (const auto& row : table.rows)
       if (row[device] == "Tesla T4") {
         s << "conv,";

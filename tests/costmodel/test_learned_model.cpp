@@ -71,6 +71,14 @@ TEST_CASE("corrupted model files fail with a clear InputError") {
     write(path, bad);
     REQUIRE_THROWS_WITH(LearnedModel::load(path), Catch::Contains("corrupted cost model header"));
   }
+  SECTION("section sizes that do not add up") {
+    std::string bad = good;
+    const auto at = bad.find("\"memory_plain_bytes\":");
+    REQUIRE(at != std::string::npos);
+    bad.insert(at + 21, "1");
+    write(path, bad);
+    REQUIRE_THROWS_WITH(LearnedModel::load(path), Catch::Contains("section sizes"));
+  }
   SECTION("missing file") {
     REQUIRE_THROWS_AS(LearnedModel::load(path + ".none"), dpro::InputError);
   }
@@ -114,6 +122,37 @@ TEST_CASE("training on the subset learns, and save/load round-trips exactly") {
   OpDesc op = make_op(OpFamily::kConv2d, {8, 64, 64, 3, 56, 1, 1});
   const auto& a100 = catalog().get("A100-SXM4-80GB");
   CHECK(loaded.predict_ms({{&op, &a100}})[0] == Approx(trained.predict_ms({{&op, &a100}})[0]).epsilon(1e-6));
+  // The residual memory travels with the file: a trained conv configuration on a GPU.
+  const Measurement* conv = nullptr;
+  for (const auto* m : rows)
+    if (m->op.family == OpFamily::kConv2d) conv = m;
+  REQUIRE(conv != nullptr);
+  PredictQuery with{&conv->op, &a100}, without{&conv->op, &a100, true, false, false};
+  CHECK(loaded.predict_ms({with})[0] == Approx(trained.predict_ms({with})[0]).epsilon(1e-6));
+  CHECK(loaded.predict_ms({without})[0] == Approx(trained.predict_ms({without})[0]).epsilon(1e-6));
+}
+
+TEST_CASE("the residual memory carries a configuration's measurements on other GPUs to a held-out row") {
+  const auto model = LearnedModel::load(shipped_model());
+  // Test-side conv rows of the split: each configuration's other GPUs are (mostly) training rows.
+  std::vector<PredictQuery> with, without;
+  std::vector<double> measured;
+  for (const auto& m : subset())
+    if (m.op.family == OpFamily::kConv2d && in_test_split(m, 0.2, 7)) {
+      with.push_back({&m.op, m.device});
+      without.push_back({&m.op, m.device, true, false, false});
+      measured.push_back(m.latency_ms);
+    }
+  REQUIRE(measured.size() >= 20);
+  const auto a = model.predict_ms(with), b = model.predict_ms(without);
+  double ea = 0, eb = 0;
+  for (std::size_t i = 0; i < measured.size(); ++i) {
+    ea += std::abs(a[i] / measured[i] - 1);
+    eb += std::abs(b[i] / measured[i] - 1);
+  }
+  INFO(measured.size() << " rows: MAPE with memory " << 100 * ea / measured.size() << "%, without "
+                       << 100 * eb / measured.size() << "%");
+  CHECK(ea < 0.8 * eb);
 }
 
 TEST_CASE("fused ops are priced from their multi-store tree") {
