@@ -396,7 +396,9 @@ LearnedModel LearnedModel::load(const std::string& path) {
   const std::string payload = bytes.substr(eol + 1);
   try {
     if (header.at("version").get<int>() != kFormatVersion)
-      throw InputError(path, "header", "unsupported cost model version");
+      throw InputError(path, "header",
+                       "unsupported cost model version " + header.at("version").dump() + " (this build reads " +
+                           std::to_string(kFormatVersion) + "; retrain it: tools/train_costmodel.sh)");
     if (header.at("token_features").get<int>() != kTokenFeatures ||
         header.at("global_features").get<int>() != kGlobalFeatures ||
         header.at("max_tokens").get<int>() != kMaxAstTokens)

@@ -71,6 +71,14 @@ TEST_CASE("corrupted model files fail with a clear InputError") {
     write(path, bad);
     REQUIRE_THROWS_WITH(LearnedModel::load(path), Catch::Contains("corrupted cost model header"));
   }
+  SECTION("a model file of an older format") {
+    std::string bad = good;
+    const auto at = bad.find("\"version\":5");
+    REQUIRE(at != std::string::npos);
+    bad.replace(at, 11, "\"version\":4");
+    write(path, bad);
+    REQUIRE_THROWS_WITH(LearnedModel::load(path), Catch::Contains("version 4") && Catch::Contains("retrain"));
+  }
   SECTION("section sizes that do not add up") {
     std::string bad = good;
     const auto at = bad.find("\"memory_plain_bytes\":");
