@@ -18,6 +18,9 @@ TEST_CASE("device catalog loads every shipped GPU and finds them by alias") {
   CHECK(catalog.find("NVIDIA A100-SXM4-80GB")->memory_bandwidth_gbs == Approx(2039));
   CHECK(catalog.find("Tesla V100-PCIE-32GB")->name == "V100-PCIE-32GB");
   CHECK(catalog.find("nvidia h100 80gb hbm3")->name == "H100-SXM5-80GB");
+  // The A100 SXM4 board name some drivers report (traces/hta's A100 traces: 40 GB).
+  REQUIRE(catalog.find("NVIDIA A100-PG509-200") != nullptr);
+  CHECK(catalog.find("NVIDIA A100-PG509-200")->name == "A100-SXM4-40GB");
   // Every spec is sane: the ridge point of fp32 lies between 1 and 200 flops/byte.
   for (const auto& d : catalog.devices()) {
     const double ridge = d.peak_flops(DType::kFloat32) / d.bandwidth_bytes_per_s();

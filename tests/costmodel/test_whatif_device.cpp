@@ -92,6 +92,23 @@ TEST_CASE("device what-if: re-times GPU ops on a faster GPU and reports coverage
   CHECK(s.find("1 kernels could not be described") != std::string::npos);
   if (costmodel::LearnedModel::available())
     CHECK(s.find("Learned compact-AST model: 60.6% of measured GPU time (1 ops") != std::string::npos);
+  CHECK(s.find("Largest undescribed kernels (priced by scaling), by launching op: aten::index_select (1 kernels, "
+               "100.000 us).") != std::string::npos);
+  CHECK(s.find("no shapes") == std::string::npos);
+}
+
+TEST_CASE("device what-if: names the ops it could not describe, and says when shapes were not recorded") {
+  Fixture f("Tesla V100-PCIE-32GB");
+  f.traces.ranks[0].attrs[0].input_dims.clear();  // aten::bmm without Input Dims
+  auto w = parsed({"--device", "H100-SXM5-80GB"});
+  Logger log(LogLevel::kQuiet);
+  w->apply(f.built, f.traces, log);
+  const std::string s = w->summary();
+  INFO(s);
+  CHECK(s.find("2 kernels could not be described") != std::string::npos);
+  CHECK(s.find("by launching op: aten::bmm (1 kernels, 2.000 ms), aten::index_select (1 kernels") != std::string::npos);
+  CHECK(s.find("1 of them are ops the learned model prices but the trace has no shapes") != std::string::npos);
+  CHECK(s.find("record_shapes=True") != std::string::npos);
 }
 
 TEST_CASE("device what-if: with an unknown GPU name lists the known ones") {

@@ -1,6 +1,8 @@
 #include "whatif_device.h"
 
+#include <algorithm>
 #include <cmath>
+#include <map>
 #include <optional>
 
 #include <fmt/format.h>
@@ -27,7 +29,11 @@ struct Coverage {
   Nanos measured[3] = {};
   Nanos predicted[3] = {};
   std::size_t undescribable_kernels = 0;
+  // Of those, kernels of an op the model knows but whose shapes the trace did not record.
+  std::size_t without_shapes = 0;
   std::size_t unknown_origin = 0;
+  // Undescribable kernels by the name of their launching op (or kernel): count, measured time.
+  std::map<std::string, std::pair<std::size_t, Nanos>> undescribed;
 };
 
 class DeviceWhatIf : public WhatIfOption {
@@ -78,7 +84,13 @@ class DeviceWhatIf : public WhatIfOption {
         learned_origin.push_back(origin);
         continue;
       }
-      if (n.kind == graph::NodeKind::kKernel && !op.describable()) ++coverage_.undescribable_kernels;
+      if (n.kind == graph::NodeKind::kKernel && !op.describable()) {
+        ++coverage_.undescribable_kernels;
+        if (cm::family_from_name(op.name) != cm::OpFamily::kUnknown) ++coverage_.without_shapes;
+        auto& u = coverage_.undescribed[op.name.empty() ? std::string("(unnamed)") : op.name];
+        ++u.first;
+        u.second += n.measured_duration;
+      }
       const double ms = cm::scale_ms(op, *origin, to_millis(n.measured_duration), target);
       n.duration = cm::millis_to_nanos(ms);
       count(Retimer::kScaling, n.measured_duration, n.duration);
@@ -123,17 +135,38 @@ class DeviceWhatIf : public WhatIfOption {
     return fmt::format(
         "--device {}: re-timed {} GPU ops ({} measured). Learned compact-AST model: {}. "
         "Cross-device scaling: {}, of which {} kernels could not be described. Unchanged "
-        "(collectives at their transfer time, host<->device copies, unknown origin GPU): {}{}{}.",
+        "(collectives at their transfer time, host<->device copies, unknown origin GPU): {}{}{}.{}",
         target_name_, ops, format_duration(total), share(Retimer::kLearned), share(Retimer::kScaling),
         coverage_.undescribable_kernels, share(Retimer::kUnchanged),
         coverage_.unknown_origin ? fmt::format("; {} ops on a GPU not in the device catalog (use --origin-device)",
                                                coverage_.unknown_origin)
                                  : "",
         samples_used_ ? fmt::format("; learned model corrected by {} ops measured on {}", samples_used_, target_name_)
-                      : "");
+                      : "",
+        largest_undescribed());
   }
 
  private:
+  // " Largest undescribed (scaled): NAME (N kernels, T), ..." for the top 5 by measured time.
+  std::string largest_undescribed() const {
+    std::vector<std::pair<std::string, std::pair<std::size_t, Nanos>>> v(coverage_.undescribed.begin(),
+                                                                          coverage_.undescribed.end());
+    if (v.empty()) return "";
+    std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) {
+      return a.second.second != b.second.second ? a.second.second > b.second.second : a.first < b.first;
+    });
+    std::string out = " Largest undescribed kernels (priced by scaling), by launching op:";
+    for (std::size_t i = 0; i < v.size() && i < 5; ++i)
+      out += fmt::format("{} {} ({} kernels, {})", i ? "," : "", v[i].first, v[i].second.first,
+                         format_duration(v[i].second.second));
+    out += ".";
+    if (coverage_.without_shapes)
+      out += fmt::format(" {} of them are ops the learned model prices but the trace has no shapes for "
+                         "(record with torch.profiler.profile(record_shapes=True)).",
+                         coverage_.without_shapes);
+    return out;
+  }
+
   void count(Retimer r, Nanos measured, Nanos predicted) {
     const int i = static_cast<int>(r);
     ++coverage_.ops[i];
