@@ -28,6 +28,18 @@ const char* to_string(OpFamily f) {
   return "unknown";
 }
 
+namespace {
+// "aten::Add_" -> "add": the name without namespace, lower case, in-place suffix dropped.
+std::string normalised_op_name(const std::string& raw) {
+  std::string name = raw;
+  if (auto p = name.rfind("::"); p != std::string::npos) name = name.substr(p + 2);
+  std::transform(name.begin(), name.end(), name.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (name.size() > 1 && name.back() == '_') name.pop_back();  // in-place variants
+  return name;
+}
+}  // namespace
+
 OpFamily family_from_name(const std::string& raw) {
   static const std::unordered_map<std::string, OpFamily> kNames = {
       {"bmm", OpFamily::kBmm}, {"matmul", OpFamily::kBmm}, {"baddbmm", OpFamily::kBmm},
@@ -44,13 +56,31 @@ OpFamily family_from_name(const std::string& raw) {
       {"native_layer_norm", OpFamily::kLayerNorm},
       {"softmax", OpFamily::kSoftmax}, {"_softmax", OpFamily::kSoftmax},
   };
-  std::string name = raw;
-  if (auto p = name.rfind("::"); p != std::string::npos) name = name.substr(p + 2);
-  std::transform(name.begin(), name.end(), name.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  if (name.size() > 1 && name.back() == '_') name.pop_back();  // in-place variants
+  const std::string name = normalised_op_name(raw);
   auto it = kNames.find(name);
   return it == kNames.end() ? OpFamily::kUnknown : it->second;
+}
+
+OpFamily like_family(const std::string& raw) {
+  static const std::unordered_map<std::string, OpFamily> kLike = {
+      // read N, write N, a few cheap instructions per element
+      {"clamp", OpFamily::kRelu}, {"clamp_min", OpFamily::kRelu}, {"clamp_max", OpFamily::kRelu},
+      {"hardtanh", OpFamily::kRelu}, {"leaky_relu", OpFamily::kRelu}, {"relu6", OpFamily::kRelu},
+      {"threshold", OpFamily::kRelu}, {"neg", OpFamily::kRelu}, {"abs", OpFamily::kRelu},
+      {"copy", OpFamily::kRelu}, {"reciprocal", OpFamily::kRelu},
+      // read N, write N, a transcendental function per element
+      {"sigmoid", OpFamily::kTanh}, {"exp", OpFamily::kTanh}, {"log", OpFamily::kTanh},
+      {"sqrt", OpFamily::kTanh}, {"rsqrt", OpFamily::kTanh}, {"sin", OpFamily::kTanh},
+      {"cos", OpFamily::kTanh}, {"silu", OpFamily::kTanh}, {"elu", OpFamily::kTanh},
+      {"erf", OpFamily::kTanh}, {"softplus", OpFamily::kTanh}, {"hardswish", OpFamily::kRelu},
+      // read 2N, write N
+      {"threshold_backward", OpFamily::kMul}, {"sigmoid_backward", OpFamily::kMul},
+      {"tanh_backward", OpFamily::kMul}, {"gelu_backward", OpFamily::kMul},
+      {"silu_backward", OpFamily::kMul}, {"maximum", OpFamily::kMul}, {"minimum", OpFamily::kMul},
+  };
+  const std::string name = normalised_op_name(raw);
+  auto it = kLike.find(name);
+  return it == kLike.end() ? OpFamily::kUnknown : it->second;
 }
 
 int dims_needed(OpFamily f) {

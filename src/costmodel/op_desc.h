@@ -26,6 +26,13 @@ const char* to_string(OpFamily family);
 // Shared-data OPName ("bmm", "addu", "ln") or an aten name ("aten::bmm", "aten::add_",
 // "aten::layer_norm", "aten::_softmax", "aten::convolution", ...). kUnknown otherwise.
 OpFamily family_from_name(const std::string& name);
+// Framework elementwise ops with no family of their own, priced as the family with the same
+// memory traffic and kind of arithmetic (a "like op"): cheap unary ops (clamp, neg, abs, copy_,
+// hardtanh, leaky_relu, ...) as relu, transcendental unary ops (sigmoid, exp, log, sqrt, silu,
+// erf, ...) as tanh, two-input elementwise ops (threshold_backward, sigmoid_backward, maximum,
+// ...) as mul. kUnknown for anything else. docs/costmodel.md, table (c), measures what pricing
+// an op by a like family costs in accuracy.
+OpFamily like_family(const std::string& name);
 
 struct OpDesc {
   OpFamily family = OpFamily::kUnknown;
@@ -41,6 +48,8 @@ struct OpDesc {
   // data's "Kernels" column: cuDNN's Winograd transforms, split-K reductions, ...).
   std::string kernel_list;
   std::optional<std::array<int, 3>> grid, block;
+  // True when `family` is a like family (like_family()), not the op's own.
+  bool like_op = false;
 
   bool describable() const;  // family known and dims complete and positive
   double flops() const;      // floating-point operations (a multiply-add counts 2)

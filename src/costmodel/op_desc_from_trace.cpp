@@ -63,6 +63,10 @@ OpDesc op_desc_from_cpu_op(const std::string& name, const std::string& input_dim
   OpDesc op;
   op.name = name;
   op.family = family_from_name(name);
+  if (op.family == OpFamily::kUnknown) {
+    op.family = like_family(name);
+    op.like_op = op.family != OpFamily::kUnknown;
+  }
   const auto shapes = parse_shapes(input_dims);
   const auto types = nlohmann::json::parse(input_types.empty() ? "[]" : input_types, nullptr, false);
   if (types.is_array() && !types.empty() && types[0].is_string())
@@ -103,7 +107,10 @@ OpDesc op_desc_from_cpu_op(const std::string& name, const std::string& input_dim
     default:
       if (!shapes.empty()) op.dims = rows_by_last(shapes[0]);
   }
-  if (!op.describable()) op.family = OpFamily::kUnknown;
+  if (!op.describable()) {
+    op.family = OpFamily::kUnknown;
+    op.like_op = false;
+  }
   return op;
 }
 

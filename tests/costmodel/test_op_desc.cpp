@@ -109,6 +109,24 @@ TEST_CASE("ops from a trace's CPU op name and Input Dims") {
   // Cannot be described: no shapes, or an op without a tree.
   CHECK(op_desc_from_cpu_op("aten::bmm", "", "").family == OpFamily::kUnknown);
   CHECK(op_desc_from_cpu_op("aten::index_select", "[[10, 4], [], [3]]", "").family == OpFamily::kUnknown);
+  // Elementwise ops without a family of their own are priced as a like family.
+  CHECK_FALSE(bmm.like_op);
+  auto sigmoid = op_desc_from_cpu_op("aten::sigmoid", "[[64, 1024]]", "");
+  CHECK(sigmoid.family == OpFamily::kTanh);
+  CHECK(sigmoid.like_op);
+  CHECK(sigmoid.dims == std::vector<std::int64_t>{64, 1024});
+  auto clamp = op_desc_from_cpu_op("aten::clamp_min_", "[[8, 16, 32], []]", "");
+  CHECK(clamp.family == OpFamily::kRelu);
+  CHECK(clamp.dims == std::vector<std::int64_t>{128, 32});
+  CHECK(op_desc_from_cpu_op("aten::copy_", "[[4096], [4096], []]", "").family == OpFamily::kRelu);
+  auto back = op_desc_from_cpu_op("aten::threshold_backward", "[[32, 512], [32, 512], []]", "");
+  CHECK(back.family == OpFamily::kMul);
+  CHECK(back.like_op);
+  const auto no_shapes = op_desc_from_cpu_op("aten::sigmoid", "", "");
+  CHECK(no_shapes.family == OpFamily::kUnknown);
+  CHECK_FALSE(no_shapes.like_op);
+  CHECK(like_family("aten::gelu") == OpFamily::kUnknown);  // has its own family
+  CHECK(family_from_name("aten::sigmoid") == OpFamily::kUnknown);
 }
 
 TEST_CASE("kernel features: tile, algorithm and launch geometry of the recorded kernel") {

@@ -97,6 +97,23 @@ TEST_CASE("device what-if: re-times GPU ops on a faster GPU and reports coverage
   CHECK(s.find("no shapes") == std::string::npos);
 }
 
+TEST_CASE("device what-if: an elementwise op without a family of its own is priced as a like op") {
+  Fixture f("Tesla V100-PCIE-32GB");
+  f.traces.ranks[0].events[2].name = f.traces.strings.intern("aten::sigmoid");  // was index_select
+  f.traces.ranks[0].attrs[2].input_dims = "[[4096, 1024]]";
+  auto w = parsed({"--device", "H100-SXM5-80GB"});
+  Logger log(LogLevel::kQuiet);
+  w->apply(f.built, f.traces, log);
+  const std::string s = w->summary();
+  INFO(s);
+  CHECK(s.find("0 kernels could not be described") != std::string::npos);
+  if (costmodel::LearnedModel::available()) {
+    CHECK(s.find("(2 ops") != std::string::npos);
+    CHECK(s.find("of which 1 elementwise ops priced as a like op") != std::string::npos);
+    CHECK(f.dfg.nodes()[1].duration < f.dfg.nodes()[1].measured_duration);
+  }
+}
+
 TEST_CASE("device what-if: names the ops it could not describe, and says when shapes were not recorded") {
   Fixture f("Tesla V100-PCIE-32GB");
   f.traces.ranks[0].attrs[0].input_dims.clear();  // aten::bmm without Input Dims

@@ -31,6 +31,8 @@ struct Coverage {
   std::size_t undescribable_kernels = 0;
   // Of those, kernels of an op the model knows but whose shapes the trace did not record.
   std::size_t without_shapes = 0;
+  // Learned-model ops priced as a like family (cm::like_family: aten::sigmoid as tanh, ...).
+  std::size_t like_ops = 0;
   std::size_t unknown_origin = 0;
   // Undescribable kernels by the name of their launching op (or kernel): count, measured time.
   std::map<std::string, std::pair<std::size_t, Nanos>> undescribed;
@@ -79,6 +81,7 @@ class DeviceWhatIf : public WhatIfOption {
       }
       cm::OpDesc op = n.kind == graph::NodeKind::kKernel ? cm::op_desc_from_trace(traces, n) : cm::OpDesc{};
       if (model && op.describable()) {
+        if (op.like_op) ++coverage_.like_ops;
         ops.push_back(std::move(op));
         learned_nodes.push_back(id);
         learned_origin.push_back(origin);
@@ -86,7 +89,9 @@ class DeviceWhatIf : public WhatIfOption {
       }
       if (n.kind == graph::NodeKind::kKernel && !op.describable()) {
         ++coverage_.undescribable_kernels;
-        if (cm::family_from_name(op.name) != cm::OpFamily::kUnknown) ++coverage_.without_shapes;
+        if (cm::family_from_name(op.name) != cm::OpFamily::kUnknown ||
+            cm::like_family(op.name) != cm::OpFamily::kUnknown)
+          ++coverage_.without_shapes;
         auto& u = coverage_.undescribed[op.name.empty() ? std::string("(unnamed)") : op.name];
         ++u.first;
         u.second += n.measured_duration;
@@ -133,10 +138,14 @@ class DeviceWhatIf : public WhatIfOption {
                          format_duration(coverage_.measured[i]), format_duration(coverage_.predicted[i]));
     };
     return fmt::format(
-        "--device {}: re-timed {} GPU ops ({} measured). Learned compact-AST model: {}. "
+        "--device {}: re-timed {} GPU ops ({} measured). Learned compact-AST model: {}{}. "
         "Cross-device scaling: {}, of which {} kernels could not be described. Unchanged "
         "(collectives at their transfer time, host<->device copies, unknown origin GPU): {}{}{}.{}",
-        target_name_, ops, format_duration(total), share(Retimer::kLearned), share(Retimer::kScaling),
+        target_name_, ops, format_duration(total), share(Retimer::kLearned),
+        coverage_.like_ops ? fmt::format(", of which {} elementwise ops priced as a like op (sigmoid as tanh, "
+                                         "clamp as relu, ...)", coverage_.like_ops)
+                           : "",
+        share(Retimer::kScaling),
         coverage_.undescribable_kernels, share(Retimer::kUnchanged),
         coverage_.unknown_origin ? fmt::format("; {} ops on a GPU not in the device catalog (use --origin-device)",
                                                coverage_.unknown_origin)
