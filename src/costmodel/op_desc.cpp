@@ -68,15 +68,19 @@ OpFamily like_family(const std::string& raw) {
       {"hardtanh", OpFamily::kRelu}, {"leaky_relu", OpFamily::kRelu}, {"relu6", OpFamily::kRelu},
       {"threshold", OpFamily::kRelu}, {"neg", OpFamily::kRelu}, {"abs", OpFamily::kRelu},
       {"copy", OpFamily::kRelu}, {"reciprocal", OpFamily::kRelu},
+      // write N only (memory-bound like the above, half the bytes)
+      {"fill", OpFamily::kRelu}, {"zero", OpFamily::kRelu},
       // read N, write N, a transcendental function per element
       {"sigmoid", OpFamily::kTanh}, {"exp", OpFamily::kTanh}, {"log", OpFamily::kTanh},
       {"sqrt", OpFamily::kTanh}, {"rsqrt", OpFamily::kTanh}, {"sin", OpFamily::kTanh},
       {"cos", OpFamily::kTanh}, {"silu", OpFamily::kTanh}, {"elu", OpFamily::kTanh},
       {"erf", OpFamily::kTanh}, {"softplus", OpFamily::kTanh}, {"hardswish", OpFamily::kRelu},
-      // read 2N, write N
+      // read 2N (or 3N), write N
       {"threshold_backward", OpFamily::kMul}, {"sigmoid_backward", OpFamily::kMul},
       {"tanh_backward", OpFamily::kMul}, {"gelu_backward", OpFamily::kMul},
       {"silu_backward", OpFamily::kMul}, {"maximum", OpFamily::kMul}, {"minimum", OpFamily::kMul},
+      {"addcmul", OpFamily::kMul}, {"addcdiv", OpFamily::kMul}, {"lerp", OpFamily::kMul},
+      {"where", OpFamily::kMul},
   };
   const std::string name = normalised_op_name(raw);
   auto it = kLike.find(name);

@@ -28,9 +28,9 @@ const char* to_string(OpFamily family);
 OpFamily family_from_name(const std::string& name);
 // Framework elementwise ops with no family of their own, priced as the family with the same
 // memory traffic and kind of arithmetic (a "like op"): cheap unary ops (clamp, neg, abs, copy_,
-// hardtanh, leaky_relu, ...) as relu, transcendental unary ops (sigmoid, exp, log, sqrt, silu,
-// erf, ...) as tanh, two-input elementwise ops (threshold_backward, sigmoid_backward, maximum,
-// ...) as mul. kUnknown for anything else. docs/costmodel.md, table (c), measures what pricing
+// hardtanh, leaky_relu, ...; fill_ and zero_, which only write) as relu, transcendental unary ops (sigmoid, exp, log, sqrt, silu,
+// erf, ...) as tanh, elementwise ops of two or three inputs (threshold_backward, maximum,
+// addcmul_, addcdiv_, where, ...) as mul. kUnknown for anything else. docs/costmodel.md, table (c), measures what pricing
 // an op by a like family costs in accuracy.
 OpFamily like_family(const std::string& name);
 

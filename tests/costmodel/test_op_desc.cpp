@@ -122,6 +122,7 @@ TEST_CASE("ops from a trace's CPU op name and Input Dims") {
   auto back = op_desc_from_cpu_op("aten::threshold_backward", "[[32, 512], [32, 512], []]", "");
   CHECK(back.family == OpFamily::kMul);
   CHECK(back.like_op);
+  CHECK(op_desc_from_cpu_op("aten::addcmul_", "[[1000], [1000], [1000], []]", "").family == OpFamily::kMul);
   const auto no_shapes = op_desc_from_cpu_op("aten::sigmoid", "", "");
   CHECK(no_shapes.family == OpFamily::kUnknown);
   CHECK_FALSE(no_shapes.like_op);
