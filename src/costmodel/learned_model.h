@@ -31,6 +31,10 @@ struct TrainOptions {
   int threads = 1;
   int token_hidden = 64;
   int head_hidden = 192;
+  // Epochs of the separate network that prices GPUs the model was not trained on (0, or equal
+  // to `epochs`: the main network prices them too). Chosen by leave-one-GPU-out validation:
+  // a held-out GPU is priced better by a less fitted network (docs/costmodel.md).
+  int unseen_epochs = 10;
 };
 
 struct FewShotOptions {

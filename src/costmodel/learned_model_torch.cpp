@@ -109,16 +109,49 @@ std::vector<FeatureRow> features_of(const std::vector<const Measurement*>& data)
   return rows;
 }
 
+// Milliseconds for feature rows through one network.
+std::vector<double> run_net(Net net, const std::vector<const FeatureRow*>& rows) {
+  // Batches of rows with similar token counts: little padding in each packed batch.
+  std::vector<std::size_t> order(rows.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return rows[a]->token_count < rows[b]->token_count; });
+  std::vector<double> out(rows.size());
+  constexpr std::size_t kBatch = 2048;
+  c10::InferenceMode guard;
+  for (std::size_t s = 0; s < order.size(); s += kBatch) {
+    const std::size_t e = std::min(order.size(), s + kBatch);
+    std::vector<const FeatureRow*> part;
+    for (std::size_t i = s; i < e; ++i) part.push_back(rows[order[i]]);
+    Batch b = pack(part);
+    auto pred = net->forward(b.tokens, b.mask, b.global, b.known, b.kernel).to(torch::kFloat64);
+    auto ms = (pred + b.log_baseline).exp();
+    const double* p = ms.data_ptr<double>();
+    for (std::size_t i = s; i < e; ++i) out[order[i]] = p[i - s];
+  }
+  return out;
+}
+
 }  // namespace
 
 struct LearnedModel::Impl {
   Architecture arch;
   Net net{nullptr};
+  // The network for GPUs the model was not trained on (rows with device_known == 0), trained
+  // with fewer epochs (TrainOptions::unseen_epochs); null: `net` serves them too.
+  Net unseen_net{nullptr};
   std::string provenance;
   std::set<std::string> known_devices;  // canonical names of the GPUs trained on
-  // Residual memories of the training configurations: for predictions that use a recorded
-  // kernel, and for those that do not (config_memory.h).
-  ConfigMemory memory_kernel, memory_plain;
+  // Residual memories of the training configurations (config_memory.h): of `net` for
+  // predictions that use a recorded kernel and for those that do not, and of `unseen_net`.
+  ConfigMemory memory_kernel, memory_plain, memory_unseen;
+
+  bool has_unseen() const { return static_cast<bool>(unseen_net); }
+  Net& net_for(bool device_known) { return device_known || !has_unseen() ? net : unseen_net; }
+  const ConfigMemory& memory_for(bool device_known, bool kernel_used) const {
+    if (!device_known && has_unseen()) return memory_unseen;
+    return kernel_used ? memory_kernel : memory_plain;
+  }
 };
 
 bool LearnedModel::available() { return true; }
@@ -232,15 +265,31 @@ LearnedModel LearnedModel::train(const std::vector<const Measurement*>& data, co
     model.impl_->net->g_std.copy_(all.global.std(0).clamp_min(1e-3));
   }
   const auto y = log_ratio_targets(data, rows);
-  const double loss = fit(model.impl_->net, ptrs, y, family_weights(data), options.epochs, options.batch_size,
+  const auto weights = family_weights(data);
+  const double loss = fit(model.impl_->net, ptrs, y, weights, options.epochs, options.batch_size,
                           options.learning_rate, options.seed, log);
+  if (options.unseen_epochs > 0 && options.unseen_epochs != options.epochs) {
+    // Same seed, data and normalisation; its own (shorter) schedule.
+    log.info("training the network for unseen GPUs (" + std::to_string(options.unseen_epochs) + " epochs)");
+    torch::manual_seed(options.seed);
+    model.impl_->unseen_net = Net(model.impl_->arch);
+    {
+      torch::NoGradGuard guard;
+      model.impl_->unseen_net->g_mean.copy_(model.impl_->net->g_mean);
+      model.impl_->unseen_net->g_std.copy_(model.impl_->net->g_std);
+    }
+    fit(model.impl_->unseen_net, ptrs, y, weights, options.unseen_epochs, options.batch_size, options.learning_rate,
+        options.seed, log);
+  }
   model.remember_configurations(data);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::ostringstream text;
   text << "trained on " << data.size() << " rows, " << options.epochs << " epochs, batch "
        << options.batch_size << ", lr " << options.learning_rate << ", seed " << options.seed
        << ", final train mse(log) " << loss << ", " << seconds << " s on " << options.threads
-       << " thread(s); residual memory of " << model.impl_->memory_plain.size() << " configurations";
+       << " thread(s); unseen-GPU network "
+       << (model.impl_->has_unseen() ? std::to_string(options.unseen_epochs) + " epochs" : std::string("the same"))
+       << "; residual memory of " << model.impl_->memory_plain.size() << " configurations";
   model.impl_->provenance = text.str();
   return model;
 }
@@ -272,20 +321,32 @@ void LearnedModel::fine_tune(const std::vector<const Measurement*>& target,
   // memory knows would be corrected twice.
   auto targets = log_ratio_targets(mix, rows);
   for (std::size_t i = 0; i < mix.size(); ++i)
-    targets[i] -= static_cast<float>(
-        (rows[i].kernel_known > 0 ? impl_->memory_kernel : impl_->memory_plain).log_factor(mix[i]->op));
-  fit(impl_->net, ptrs, targets, family_weights(mix), options.epochs, 256, options.learning_rate, options.seed, log);
+    targets[i] -= static_cast<float>(impl_->memory_for(false, rows[i].kernel_known > 0).log_factor(mix[i]->op));
+  // The adapted GPU stays unknown: what is tuned is the network that prices unknown GPUs.
+  fit(impl_->net_for(false), ptrs, targets, family_weights(mix), options.epochs, 256, options.learning_rate,
+      options.seed, log);
   impl_->provenance += "; fine-tuned on " + std::to_string(target.size()) + " target samples";
 }
 
 void LearnedModel::remember_configurations(const std::vector<const Measurement*>& data) {
   DPRO_CHECK(impl_ != nullptr);
-  impl_->memory_kernel = impl_->memory_plain = ConfigMemory();
+  impl_->memory_kernel = impl_->memory_plain = impl_->memory_unseen = ConfigMemory();
   for (bool kernel : {true, false}) {
     std::vector<PredictQuery> q;
     q.reserve(data.size());
     for (const auto* m : data) q.push_back({&m->op, m->device, true, kernel});
     (kernel ? impl_->memory_kernel : impl_->memory_plain) = ConfigMemory::build(data, predict_ms(q));
+  }
+  if (impl_->has_unseen()) {
+    // The unseen-GPU network's residuals on the same rows (priced with their identity, as the
+    // main network's are: the memory is of configurations, the network's device pathway aside).
+    std::vector<FeatureRow> rows = features_of(data);
+    std::vector<const FeatureRow*> ptrs;
+    for (auto& r : rows) {
+      r.kernel_known = 0;
+      ptrs.push_back(&r);
+    }
+    impl_->memory_unseen = ConfigMemory::build(data, run_net(impl_->unseen_net, ptrs));
   }
 }
 
@@ -295,26 +356,23 @@ std::vector<double> LearnedModel::predict_ms(const std::vector<FeatureRow>& rows
 
 std::vector<double> LearnedModel::predict_rows(const FeatureRow* rows, std::size_t count) const {
   DPRO_CHECK(impl_ != nullptr);
-  // Batches of rows with similar token counts: little padding in each packed batch.
-  std::vector<std::size_t> order(count);
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(),
-                   [&](std::size_t a, std::size_t b) { return rows[a].token_count < rows[b].token_count; });
+  // Rows of known GPUs go to the main network, the others to the unseen-GPU network.
+  std::vector<const FeatureRow*> part[2];
+  std::vector<std::size_t> where[2];
+  for (std::size_t i = 0; i < count; ++i) {
+    const int k = rows[i].device_known > 0 || !impl_->has_unseen() ? 0 : 1;
+    part[k].push_back(&rows[i]);
+    where[k].push_back(i);
+  }
   std::vector<double> out(count);
-  constexpr std::size_t kBatch = 2048;
-  c10::InferenceMode guard;
-  for (std::size_t s = 0; s < order.size(); s += kBatch) {
-    const std::size_t e = std::min(order.size(), s + kBatch);
-    std::vector<const FeatureRow*> part;
-    for (std::size_t i = s; i < e; ++i) part.push_back(&rows[order[i]]);
-    Batch b = pack(part);
-    auto pred = impl_->net->forward(b.tokens, b.mask, b.global, b.known, b.kernel).to(torch::kFloat64);
-    auto ms = (pred + b.log_baseline).exp();
-    const double* p = ms.data_ptr<double>();
-    for (std::size_t i = s; i < e; ++i) out[order[i]] = p[i - s];
+  for (int k = 0; k < 2; ++k) {
+    if (part[k].empty()) continue;
+    const auto ms = run_net(k == 0 ? impl_->net : impl_->unseen_net, part[k]);
+    for (std::size_t j = 0; j < ms.size(); ++j) out[where[k][j]] = ms[j];
   }
   return out;
 }
+
 
 std::vector<double> LearnedModel::predict_ms(const std::vector<PredictQuery>& queries) const {
   // Chunks with one reused feature buffer (4096 rows of 2.7 kB), where materialising every
@@ -329,12 +387,13 @@ std::vector<double> LearnedModel::predict_ms(const std::vector<PredictQuery>& qu
   std::vector<double> out(queries.size(), std::numeric_limits<double>::quiet_NaN());
   std::vector<FeatureRow> rows(std::min(kChunk, queries.size()));
   std::vector<std::size_t> where;
-  std::vector<char> kernel_used;
+  std::vector<char> kernel_used, device_known;
   for (std::size_t s = 0; s < order.size(); s += kChunk) {
     const std::size_t e = std::min(order.size(), s + kChunk);
     std::size_t n = 0;
     where.clear();
     kernel_used.clear();
+    device_known.clear();
     for (std::size_t k = s; k < e; ++k) {
       const PredictQuery& q = queries[order[k]];
       FeatureRow& row = rows[n];
@@ -342,12 +401,13 @@ std::vector<double> LearnedModel::predict_ms(const std::vector<PredictQuery>& qu
       row.device_known = q.allow_identity && impl_->known_devices.count(q.device->name) ? 1.0f : 0.0f;
       where.push_back(order[k]);
       kernel_used.push_back(row.kernel_known > 0);
+      device_known.push_back(row.device_known > 0);
       ++n;
     }
     const auto ms = predict_rows(rows.data(), n);
     for (std::size_t k = 0; k < n; ++k) {
       const PredictQuery& q = queries[where[k]];
-      const ConfigMemory& memory = kernel_used[k] ? impl_->memory_kernel : impl_->memory_plain;
+      const ConfigMemory& memory = impl_->memory_for(device_known[k], kernel_used[k]);
       out[where[k]] = q.use_memory ? ms[k] * memory.factor(*q.op) : ms[k];
     }
   }
@@ -361,16 +421,26 @@ void LearnedModel::save(const std::string& path) const {
   impl_->net->save(archive);
   archive.save_to(payload_stream);
   const std::string weights = payload_stream.str();
-  const std::string memory_kernel = impl_->memory_kernel.serialise(), memory_plain = impl_->memory_plain.serialise();
-  const std::string payload = weights + memory_kernel + memory_plain;
+  std::string unseen_weights;
+  if (impl_->has_unseen()) {
+    std::ostringstream stream;
+    torch::serialize::OutputArchive unseen_archive;
+    impl_->unseen_net->save(unseen_archive);
+    unseen_archive.save_to(stream);
+    unseen_weights = stream.str();
+  }
+  const std::string memory_kernel = impl_->memory_kernel.serialise(), memory_plain = impl_->memory_plain.serialise(),
+                    memory_unseen = impl_->memory_unseen.serialise();
+  const std::string payload = weights + unseen_weights + memory_kernel + memory_plain + memory_unseen;
   nlohmann::json header = {
       {"format", "dpro-costmodel"}, {"version", kFormatVersion},
       {"token_features", kTokenFeatures}, {"global_features", kGlobalFeatures},
       {"max_tokens", kMaxAstTokens}, {"token_hidden", impl_->arch.token_hidden},
       {"head_hidden", impl_->arch.head_hidden}, {"provenance", impl_->provenance},
       {"known_devices", impl_->known_devices},
-      {"weights_bytes", weights.size()}, {"memory_kernel_bytes", memory_kernel.size()},
-      {"memory_plain_bytes", memory_plain.size()},
+      {"weights_bytes", weights.size()}, {"unseen_weights_bytes", unseen_weights.size()},
+      {"memory_kernel_bytes", memory_kernel.size()}, {"memory_plain_bytes", memory_plain.size()},
+      {"memory_unseen_bytes", memory_unseen.size()},
       {"payload_bytes", payload.size()}, {"payload_fnv1a", std::to_string(fnv1a(payload))}};
   std::ofstream out(path, std::ios::binary);
   if (!out) throw InputError(path, "", "cannot write the model file");
@@ -412,33 +482,46 @@ LearnedModel LearnedModel::load(const std::string& path) {
   }
   LearnedModel model;
   model.impl_ = std::make_unique<Impl>();
-  std::size_t weights_bytes = 0, memory_kernel_bytes = 0, memory_plain_bytes = 0;
+  // Sections of the payload, in order.
+  const char* kSections[] = {"weights_bytes", "unseen_weights_bytes", "memory_kernel_bytes", "memory_plain_bytes",
+                             "memory_unseen_bytes"};
+  std::string section[5];
   try {
     model.impl_->arch = {header.at("token_hidden").get<int>(), header.at("head_hidden").get<int>()};
     model.impl_->provenance = header.value("provenance", "");
     model.impl_->known_devices = header.at("known_devices").get<std::set<std::string>>();
-    weights_bytes = header.at("weights_bytes").get<std::size_t>();
-    memory_kernel_bytes = header.at("memory_kernel_bytes").get<std::size_t>();
-    memory_plain_bytes = header.at("memory_plain_bytes").get<std::size_t>();
+    std::size_t at = 0;
+    for (int i = 0; i < 5; ++i) {
+      const auto bytes = header.at(kSections[i]).get<std::size_t>();
+      if (bytes > payload.size() - at)
+        throw InputError(path, "header", "corrupted cost model header: section sizes do not add up");
+      section[i] = payload.substr(at, bytes);
+      at += bytes;
+    }
+    if (at != payload.size())
+      throw InputError(path, "header", "corrupted cost model header: section sizes do not add up");
   } catch (const nlohmann::json::exception& e) {
     throw InputError(path, "header", std::string("corrupted cost model header: ") + e.what());
   }
-  if (weights_bytes > payload.size() || memory_kernel_bytes > payload.size() - weights_bytes ||
-      memory_plain_bytes != payload.size() - weights_bytes - memory_kernel_bytes)
-    throw InputError(path, "header", "corrupted cost model header: section sizes do not add up");
-  model.impl_->memory_kernel = ConfigMemory::parse(payload.substr(weights_bytes, memory_kernel_bytes), path);
-  model.impl_->memory_plain = ConfigMemory::parse(payload.substr(weights_bytes + memory_kernel_bytes), path);
-  model.impl_->net = Net(model.impl_->arch);
-  try {
-    std::istringstream stream(payload.substr(0, weights_bytes));
-    torch::serialize::InputArchive archive;
-    archive.load_from(stream);
-    model.impl_->net->load(archive);
-  } catch (const c10::Error& e) {
-    throw InputError(path, "payload", "cannot read the model weights: " +
-                                          std::string(e.what_without_backtrace()));
-  }
-  model.impl_->net->eval();
+  model.impl_->memory_kernel = ConfigMemory::parse(section[2], path);
+  model.impl_->memory_plain = ConfigMemory::parse(section[3], path);
+  model.impl_->memory_unseen = ConfigMemory::parse(section[4], path);
+  auto read_net = [&](const std::string& bytes) {
+    Net net(model.impl_->arch);
+    try {
+      std::istringstream stream(bytes);
+      torch::serialize::InputArchive archive;
+      archive.load_from(stream);
+      net->load(archive);
+    } catch (const c10::Error& e) {
+      throw InputError(path, "payload", "cannot read the model weights: " +
+                                            std::string(e.what_without_backtrace()));
+    }
+    net->eval();
+    return net;
+  };
+  model.impl_->net = read_net(section[0]);
+  if (!section[1].empty()) model.impl_->unseen_net = read_net(section[1]);
   return model;
 }
 

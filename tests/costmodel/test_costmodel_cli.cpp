@@ -110,8 +110,8 @@ TEST_CASE("costmodel pick chooses k-means rows to measure, and never overwrites"
 
 TEST_CASE("costmodel adapt fine-tunes on a new GPU's samples into a new model file") {
   if (!dpro::costmodel::LearnedModel::available()) return;
-  // The T4 rows of the bundled conv subset, 1.5x slower, play the samples measured on a new
-  // GPU (T4 itself is known to the shipped model, which fits its rows already).
+  // The T4 rows of the bundled conv subset, 1.5x slower, play samples measured on an L4, a GPU
+  // the shipped model was not trained on.
   const std::string conv = dpro::test::source_path("data/costmodel/subset/conv.csv.gz");
   auto table = dpro::costmodel::parse_csv(dpro::read_whole_file(conv), conv);
   const int device = table.column("Device"), lat = table.column("Latency");
@@ -120,12 +120,15 @@ TEST_CASE("costmodel adapt fine-tunes on a new GPU's samples into a new model fi
   {
     std::ofstream s(samples);
     s << dpro::costmodel::format_csv_row(table.header) << "\n";
-    for (const auto& row : table.rows)
-      if (row[device] == "Tesla T4") s << dpro::costmodel::format_csv_row(row) << "\n";
+    for (auto row : table.rows)
+      if (row[device] == "Tesla T4") {
+        row[device] = "NVIDIA L4";
+        s << dpro::costmodel::format_csv_row(row) << "\n";
+      }
   }
   const std::string adapted = dpro::test::binary_path("adapted_t4.dpcm");
   std::remove(adapted.c_str());
-  REQUIRE(run_cli({"costmodel", "adapt", "--device", "T4", "--samples", samples, "--data",
+  REQUIRE(run_cli({"costmodel", "adapt", "--device", "L4", "--samples", samples, "--data",
                    dpro::test::source_path("data/costmodel/subset"), "-o", adapted}) == 0);
   // Predicted as an unseen GPU's ops are (no Device column): the adapted model fits them better.
   const std::string in = dpro::test::binary_path("t4_conv_ops.csv");
@@ -143,7 +146,7 @@ TEST_CASE("costmodel adapt fine-tunes on a new GPU's samples into a new model fi
   auto mape = [&](const std::string& model) {
     const std::string out = dpro::test::binary_path("t4_conv_pred.csv");
     std::remove(out.c_str());
-    REQUIRE(run_cli({"costmodel", "--model", model, "predict", "--device", "T4", in, "-o", out}) == 0);
+    REQUIRE(run_cli({"costmodel", "--model", model, "predict", "--device", "L4", in, "-o", out}) == 0);
     const auto t = dpro::costmodel::parse_csv(dpro::read_whole_file(out), out);
     double s = 0;
     for (const auto& row : t.rows) s += std::abs(std::stod(row.back()) / std::stod(row[8]) - 1);
@@ -156,6 +159,17 @@ TEST_CASE("costmodel adapt fine-tunes on a new GPU's samples into a new model fi
   REQUIRE_THROWS_WITH(run_cli({"costmodel", "adapt", "--device", "V100", "--samples", samples, "-o",
                                dpro::test::binary_path("x.dpcm")}),
                       Catch::Contains("sample row 1") && Catch::Contains("not on V100"));
-  REQUIRE_THROWS(run_cli({"costmodel", "--model", adapted, "adapt", "--device", "T4", "--samples", samples, "-o",
+  REQUIRE_THROWS(run_cli({"costmodel", "--model", adapted, "adapt", "--device", "L4", "--samples", samples, "-o",
                           adapted, "--force"}));
+  // A GPU the model was trained on is refused: adapt is for new GPUs.
+  const std::string t4_samples = dpro::test::binary_path("t4_samples.csv");
+  {
+    std::ofstream s(t4_samples);
+    s << dpro::costmodel::format_csv_row(table.header) << "\n";
+    for (const auto& row : table.rows)
+      if (row[device] == "Tesla T4") s << dpro::costmodel::format_csv_row(row) << "\n";
+  }
+  REQUIRE_THROWS_WITH(run_cli({"costmodel", "adapt", "--device", "T4", "--samples", t4_samples, "-o",
+                               dpro::test::binary_path("x.dpcm")}),
+                      Catch::Contains("trained on this GPU"));
 }

@@ -138,6 +138,20 @@ TEST_CASE("training on the subset learns, and save/load round-trips exactly") {
   PredictQuery with{&conv->op, &a100}, without{&conv->op, &a100, true, false, false};
   CHECK(loaded.predict_ms({with})[0] == Approx(trained.predict_ms({with})[0]).epsilon(1e-6));
   CHECK(loaded.predict_ms({without})[0] == Approx(trained.predict_ms({without})[0]).epsilon(1e-6));
+  // GPUs outside the training data are priced by the separate, less fitted network: a model
+  // without it prices the known GPUs identically and the unknown ones differently.
+  CHECK(trained.provenance().find("unseen-GPU network 10 epochs") != std::string::npos);
+  opt.unseen_epochs = 0;
+  const auto single = LearnedModel::train(rows, opt, log);
+  CHECK(single.provenance().find("unseen-GPU network the same") != std::string::npos);
+  const auto& t4 = catalog().get("T4");
+  REQUIRE(trained.knows_device(t4.name));
+  REQUIRE_FALSE(trained.knows_device(a100.name));
+  CHECK(single.predict_ms({{&op, &t4}})[0] == Approx(trained.predict_ms({{&op, &t4}})[0]).epsilon(1e-9));
+  CHECK(single.predict_ms({{&op, &a100}})[0] != Approx(trained.predict_ms({{&op, &a100}})[0]).epsilon(1e-3));
+  // ... and a known GPU priced as unseen (allow_identity off) goes through it too.
+  PredictQuery t4_unseen{&op, &t4, false};
+  CHECK(single.predict_ms({t4_unseen})[0] != Approx(trained.predict_ms({t4_unseen})[0]).epsilon(1e-3));
 }
 
 TEST_CASE("the residual memory carries a configuration's measurements on other GPUs to a held-out row") {

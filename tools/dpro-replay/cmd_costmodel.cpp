@@ -102,6 +102,11 @@ class CostModelCommand : public Command {
  private:
   void add_training_flags(CLI::App* app) {
     app->add_option("--epochs", options_.train.epochs, "Training epochs")->default_val(options_.train.epochs);
+    app->add_option("--unseen-epochs", options_.train.unseen_epochs,
+                    "Epochs of the separate network for GPUs not in the training data (0 or equal to "
+                    "--epochs: the main network serves them)")
+        ->default_val(options_.train.unseen_epochs)
+        ->check(CLI::NonNegativeNumber);
     app->add_option("--threads", options_.train.threads, "CPU threads for LibTorch")->default_val(1);
     app->add_option("--batch", options_.train.batch_size, "Minibatch size")->default_val(options_.train.batch_size);
     app->add_option("--lr", options_.train.learning_rate, "Peak learning rate")->default_val(options_.train.learning_rate);
@@ -192,8 +197,12 @@ class CostModelCommand : public Command {
         log.warn("shared training data not found; mixing in the bundled subset " + data);
       }
     }
-    const auto replay = cm::load_measurements(data, catalog);
     auto model = cm::LearnedModel::load(model_path_);
+    if (model.knows_device(device.name))
+      throw InputError(model_path_, device.name,
+                       "the model was trained on this GPU; adapt is for a GPU it has not seen (to correct a "
+                       "known GPU by measured ops, use --samples / --device-samples)");
+    const auto replay = cm::load_measurements(data, catalog);
     std::vector<const cm::Measurement*> target, mix;
     for (const auto& m : samples) target.push_back(&m);
     for (const auto& m : replay)
