@@ -1,13 +1,16 @@
 #pragma once
 // The learned compact-AST cost model: a small LibTorch encoder over each op's serialised
 // compact AST (per-token MLP, masked mean+max pooling) joined with device and roofline
-// features, predicting log(latency / (roofline time + floor)). This header includes no LibTorch
+// features, predicting log(latency / (roofline time + floor)); one such network for the GPUs of
+// the training data and a less fitted one for every other GPU (TrainOptions::unseen_epochs),
+// each times a residual memory of the training configurations (config_memory.h). This header
+// includes no LibTorch
 // headers; in a build without LibTorch, available() is false, load() and train() throw
 // InputError("... not available"), and callers use the fallbacks.
 //
 // Model file: "DPROCM01\n", a one-line JSON header (architecture, provenance, section sizes,
-// payload size and FNV-1a hash), then the LibTorch archive of the weights and the two residual
-// memories (config_memory.h). A truncated, edited or foreign
+// payload size and FNV-1a hash), then the LibTorch archives of the two networks' weights and
+// the three residual memories. A truncated, edited or foreign
 // file fails load() with an InputError that says what is wrong.
 #include <cstdint>
 #include <memory>
@@ -76,8 +79,8 @@ class LearnedModel {
   LearnedModel& operator=(LearnedModel&&) noexcept;
 
   // Adapts to a new GPU from a few measured samples of it (CDMPP-style few-shot fine-tune of
-  // the whole network), mixing in `replay` rows of the original data. The samples train the
-  // device-agnostic pathway; the GPU is not added to the known list.
+  // the whole network that prices unseen GPUs), mixing in `replay` rows of the original data.
+  // The samples train the device-agnostic pathway; the GPU is not added to the known list.
   void fine_tune(const std::vector<const Measurement*>& target,
                  const std::vector<const Measurement*>& replay, const FewShotOptions& options,
                  Logger& log);
