@@ -16,6 +16,9 @@ constexpr std::size_t kMinPairsPerFamily = 50;
 constexpr double kMinEffect = 0.002;
 constexpr char kBlobMagic[4] = {'D', 'C', 'M', '1'};
 
+// The log factor of a mean residual over n GPUs: weight x n / (n + shrinkage) x mean.
+double shrunk(double weight, double shrinkage, double n, double mean) { return weight * n / (n + shrinkage) * mean; }
+
 void put_u64(std::string& out, std::uint64_t v) {
   for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
 }
@@ -73,8 +76,21 @@ std::uint64_t ConfigMemory::key_of(const OpDesc& op) {
 
 ConfigMemory ConfigMemory::build(const std::vector<const Measurement*>& rows, const std::vector<double>& predicted_ms) {
   // Per configuration: its family and, per GPU, the sum and count of its log residuals.
-  struct PerGpu { int gpu; double sum; int n; };
-  struct Config { OpFamily family; std::vector<PerGpu> gpus; };
+  struct PerGpu {
+    int gpu;
+    double sum;
+    int n;
+    double mean() const { return sum / n; }
+  };
+  struct Config {
+    OpFamily family;
+    std::vector<PerGpu> gpus;
+    double sum_of_means() const {
+      double total = 0;
+      for (const auto& g : gpus) total += g.mean();
+      return total;
+    }
+  };
   std::unordered_map<std::uint64_t, Config> configs;
   std::map<std::string, int> gpu_index;
   for (std::size_t i = 0; i < rows.size() && i < predicted_ms.size(); ++i) {
@@ -95,13 +111,10 @@ ConfigMemory ConfigMemory::build(const std::vector<const Measurement*>& rows, co
   std::array<std::vector<Pair>, kOpFamilyCount> pairs;
   for (const auto& [key, c] : configs) {
     if (c.gpus.size() < 2) continue;
-    double total = 0;
-    for (const auto& g : c.gpus) total += g.sum / g.n;
+    const double total = c.sum_of_means();
     const int n = static_cast<int>(c.gpus.size());
-    for (const auto& g : c.gpus) {
-      const double own = g.sum / g.n;
-      pairs[static_cast<std::size_t>(c.family)].push_back({(total - own) / (n - 1), n - 1, own});
-    }
+    for (const auto& g : c.gpus)
+      pairs[static_cast<std::size_t>(c.family)].push_back({(total - g.mean()) / (n - 1), n - 1, g.mean()});
   }
   ConfigMemory memory;
   for (std::size_t f = 0; f < pairs.size(); ++f) {
@@ -111,19 +124,16 @@ ConfigMemory ConfigMemory::build(const std::vector<const Measurement*>& rows, co
     for (const auto& p : ps) base_sse += p.own * p.own;
     double best_sse = base_sse, best_w = 0, best_k = 0;
     for (double k : kShrinkGrid) {
+      // Least squares of own ~ w z, z = shrunk(1, k, others, others_mean); SSE in closed form.
       double zy = 0, zz = 0;
       for (const auto& p : ps) {
-        const double z = p.others / (p.others + k) * p.others_mean;
+        const double z = shrunk(1.0, k, p.others, p.others_mean);
         zy += z * p.own;
         zz += z * z;
       }
       if (zz <= 0) continue;
       const double w = std::clamp(zy / zz, 0.0, 1.5);
-      double sse = 0;
-      for (const auto& p : ps) {
-        const double e = p.own - w * p.others / (p.others + k) * p.others_mean;
-        sse += e * e;
-      }
+      const double sse = base_sse - 2 * w * zy + w * w * zz;
       if (sse < best_sse) { best_sse = sse; best_w = w; best_k = k; }
     }
     // Keep a family's memory only when it explains a visible share of its residuals.
@@ -134,11 +144,9 @@ ConfigMemory ConfigMemory::build(const std::vector<const Measurement*>& rows, co
   for (const auto& [key, c] : configs) {
     const std::size_t f = static_cast<std::size_t>(c.family);
     if (memory.weight_[f] <= 0) continue;
-    double total = 0;
-    for (const auto& g : c.gpus) total += g.sum / g.n;
     const int n = std::min<int>(static_cast<int>(c.gpus.size()), 255);
-    const double mean = total / static_cast<double>(c.gpus.size());
-    if (std::abs(memory.weight_[f] * n / (n + memory.shrink_[f]) * mean) < kMinEffect) continue;
+    const double mean = c.sum_of_means() / static_cast<double>(c.gpus.size());
+    if (std::abs(shrunk(memory.weight_[f], memory.shrink_[f], n, mean)) < kMinEffect) continue;
     memory.entries_[key] = {static_cast<float>(mean), static_cast<std::uint8_t>(n)};
   }
   return memory;
@@ -150,8 +158,7 @@ double ConfigMemory::log_factor(const OpDesc& op) const {
   if (f >= weight_.size() || weight_[f] <= 0) return 0.0;
   const auto it = entries_.find(key_of(op));
   if (it == entries_.end()) return 0.0;
-  const double n = it->second.gpus;
-  return weight_[f] * n / (n + shrink_[f]) * it->second.mean_log_residual;
+  return shrunk(weight_[f], shrink_[f], it->second.gpus, it->second.mean_log_residual);
 }
 
 double ConfigMemory::factor(const OpDesc& op) const { return std::exp(log_factor(op)); }

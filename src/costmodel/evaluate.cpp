@@ -118,9 +118,9 @@ MapeTable make_table(std::string title, std::string row_label, std::vector<std::
 
 // (c): the what-if's price of an op that has no family of its own (like_family()): the test
 // rows of a family priced through another family with the same memory traffic, against their
-// own family and against scaling.
+// own family (`learned_origin`, per pair, as table (a) has it) and against scaling.
 void evaluate_like_ops(const LearnedModel& model, const std::vector<const Measurement*>& test,
-                       const OriginPairs& pairs, EvalReport& report) {
+                       const OriginPairs& pairs, const std::vector<double>& learned_origin, EvalReport& report) {
   // The like families dpro uses (relu, tanh, mul), tried on families that have their own.
   // gelu is the exception the table shows: it scales across GPUs unlike the other unary ops.
   const std::pair<OpFamily, OpFamily> like[] = {
@@ -134,34 +134,27 @@ void evaluate_like_ops(const LearnedModel& model, const std::vector<const Measur
                                                    "learned x origin, as the like family"});
   for (const auto& [own, as] : like) {
     const std::string row = std::string(to_string(own)) + " as " + to_string(as);
-    std::vector<OpDesc> ops;
-    std::vector<std::size_t> which;  // pair index
+    std::vector<std::size_t> which;  // pair indices of this family
     for (std::size_t k = 0; k < pairs.row.size(); ++k)
       if (test[pairs.row[k]]->op.family == own) which.push_back(k);
-    ops.reserve(which.size());
-    std::vector<PredictQuery> t_own, o_own, t_as, o_as;
+    std::vector<OpDesc> ops;
+    ops.reserve(which.size());  // the queries point into it
+    std::vector<PredictQuery> on_target, on_origin;
     for (auto k : which) {
       const Measurement& m = *test[pairs.row[k]];
       ops.push_back(m.op);
       ops.back().family = as;
+      on_target.push_back({&ops.back(), m.device, true});
+      on_origin.push_back({&ops.back(), pairs.origin[k]->device, model.knows_device(m.device->name)});
     }
+    const auto t = model.predict_ms(on_target), o = model.predict_ms(on_origin);
     for (std::size_t j = 0; j < which.size(); ++j) {
-      const Measurement& m = *test[pairs.row[which[j]]];
-      const DeviceSpec* origin = pairs.origin[which[j]]->device;
-      const bool identity = model.knows_device(m.device->name);
-      t_own.push_back({&m.op, m.device, true});
-      o_own.push_back({&m.op, origin, identity});
-      t_as.push_back({&ops[j], m.device, true});
-      o_as.push_back({&ops[j], origin, identity});
-    }
-    const auto a = model.predict_ms(t_own), b = model.predict_ms(o_own), c = model.predict_ms(t_as),
-               d = model.predict_ms(o_as);
-    for (std::size_t j = 0; j < which.size(); ++j) {
-      const Measurement& m = *test[pairs.row[which[j]]];
-      const Measurement& o = *pairs.origin[which[j]];
-      table.add(row, 0, scaled_from_origin(m, o), m.latency_ms);
-      table.add(row, 1, o.latency_ms * a[j] / b[j], m.latency_ms);
-      table.add(row, 2, o.latency_ms * c[j] / d[j], m.latency_ms);
+      const std::size_t k = which[j];
+      const Measurement& m = *test[pairs.row[k]];
+      const Measurement& origin = *pairs.origin[k];
+      table.add(row, 0, scaled_from_origin(m, origin), m.latency_ms);
+      table.add(row, 1, learned_origin[k], m.latency_ms);
+      table.add(row, 2, origin.latency_ms * t[j] / o[j], m.latency_ms);
     }
   }
   report.tables.push_back(std::move(table));
@@ -215,7 +208,7 @@ void evaluate_split(const std::vector<Measurement>& data, const EvalOptions& opt
   }
   report.tables.push_back(std::move(by_family));
   report.tables.push_back(std::move(by_gpu));
-  if (split_model) evaluate_like_ops(*split_model, test, pairs, report);
+  if (split_model) evaluate_like_ops(*split_model, test, pairs, learned_origin, report);
   std::ostringstream note;
   note << "(a) " << test.size() << " test rows of " << data.size() << " (hash split, fraction "
        << options.test_fraction << ", seed " << options.split_seed << "). 'Scaling' and 'learned x origin' "

@@ -85,9 +85,6 @@ class LearnedModel {
                  const std::vector<const Measurement*>& replay, const FewShotOptions& options,
                  Logger& log);
   void save(const std::string& path) const;
-  // (Re)builds the residual memory (config_memory.h) from the network's predictions for
-  // `data` (the rows it was trained on). train() calls it.
-  void remember_configurations(const std::vector<const Measurement*>& data);
 
   // Milliseconds per query; NaN where the op cannot be described. Batched internally. GPUs
   // the model was trained or fine-tuned on are priced with their identity features.

@@ -109,6 +109,15 @@ std::vector<FeatureRow> features_of(const std::vector<const Measurement*>& data)
   return rows;
 }
 
+// The LibTorch archive of a network's weights, as bytes.
+std::string serialise_net(Net net) {
+  std::ostringstream stream;
+  torch::serialize::OutputArchive archive;
+  net->save(archive);
+  archive.save_to(stream);
+  return stream.str();
+}
+
 // Milliseconds for feature rows through one network.
 std::vector<double> run_net(Net net, const std::vector<const FeatureRow*>& rows) {
   // Batches of rows with similar token counts: little padding in each packed batch.
@@ -253,7 +262,7 @@ LearnedModel LearnedModel::train(const std::vector<const Measurement*>& data, co
   model.impl_ = std::make_unique<Impl>();
   model.impl_->arch = {options.token_hidden, options.head_hidden};
   model.impl_->net = Net(model.impl_->arch);
-  const std::vector<FeatureRow> rows = features_of(data);
+  std::vector<FeatureRow> rows = features_of(data);
   std::vector<const FeatureRow*> ptrs;
   for (const auto& r : rows) ptrs.push_back(&r);
   for (const auto* m : data) model.impl_->known_devices.insert(m->device->name);
@@ -281,7 +290,14 @@ LearnedModel LearnedModel::train(const std::vector<const Measurement*>& data, co
     fit(model.impl_->unseen_net, ptrs, y, weights, options.unseen_epochs, options.batch_size, options.learning_rate,
         options.seed, log);
   }
-  model.remember_configurations(data);
+  // Residual memories (config_memory.h) from each network's predictions for its training rows,
+  // priced with their identity: the main network's with the rows' recorded kernels and without,
+  // the unseen-GPU network's without.
+  Impl& impl = *model.impl_;
+  impl.memory_kernel = ConfigMemory::build(data, run_net(impl.net, ptrs));
+  for (auto& r : rows) r.kernel_known = 0;
+  impl.memory_plain = ConfigMemory::build(data, run_net(impl.net, ptrs));
+  if (impl.has_unseen()) impl.memory_unseen = ConfigMemory::build(data, run_net(impl.unseen_net, ptrs));
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::ostringstream text;
   text << "trained on " << data.size() << " rows, " << options.epochs << " epochs, batch "
@@ -328,28 +344,6 @@ void LearnedModel::fine_tune(const std::vector<const Measurement*>& target,
   impl_->provenance += "; fine-tuned on " + std::to_string(target.size()) + " target samples";
 }
 
-void LearnedModel::remember_configurations(const std::vector<const Measurement*>& data) {
-  DPRO_CHECK(impl_ != nullptr);
-  impl_->memory_kernel = impl_->memory_plain = impl_->memory_unseen = ConfigMemory();
-  for (bool kernel : {true, false}) {
-    std::vector<PredictQuery> q;
-    q.reserve(data.size());
-    for (const auto* m : data) q.push_back({&m->op, m->device, true, kernel});
-    (kernel ? impl_->memory_kernel : impl_->memory_plain) = ConfigMemory::build(data, predict_ms(q));
-  }
-  if (impl_->has_unseen()) {
-    // The unseen-GPU network's residuals on the same rows (priced with their identity, as the
-    // main network's are: the memory is of configurations, the network's device pathway aside).
-    std::vector<FeatureRow> rows = features_of(data);
-    std::vector<const FeatureRow*> ptrs;
-    for (auto& r : rows) {
-      r.kernel_known = 0;
-      ptrs.push_back(&r);
-    }
-    impl_->memory_unseen = ConfigMemory::build(data, run_net(impl_->unseen_net, ptrs));
-  }
-}
-
 std::vector<double> LearnedModel::predict_ms(const std::vector<FeatureRow>& rows) const {
   return predict_rows(rows.data(), rows.size());
 }
@@ -373,7 +367,6 @@ std::vector<double> LearnedModel::predict_rows(const FeatureRow* rows, std::size
   return out;
 }
 
-
 std::vector<double> LearnedModel::predict_ms(const std::vector<PredictQuery>& queries) const {
   // Chunks with one reused feature buffer (4096 rows of 2.7 kB), where materialising every
   // row first costs more than the network. Queries go in op-family order: a family's trees
@@ -387,28 +380,25 @@ std::vector<double> LearnedModel::predict_ms(const std::vector<PredictQuery>& qu
   std::vector<double> out(queries.size(), std::numeric_limits<double>::quiet_NaN());
   std::vector<FeatureRow> rows(std::min(kChunk, queries.size()));
   std::vector<std::size_t> where;
-  std::vector<char> kernel_used, device_known;
+  std::vector<const ConfigMemory*> memory_of;  // per priced query of the chunk
   for (std::size_t s = 0; s < order.size(); s += kChunk) {
     const std::size_t e = std::min(order.size(), s + kChunk);
     std::size_t n = 0;
     where.clear();
-    kernel_used.clear();
-    device_known.clear();
+    memory_of.clear();
     for (std::size_t k = s; k < e; ++k) {
       const PredictQuery& q = queries[order[k]];
       FeatureRow& row = rows[n];
       if (!make_features(*q.op, *q.device, row, q.allow_kernel)) continue;
       row.device_known = q.allow_identity && impl_->known_devices.count(q.device->name) ? 1.0f : 0.0f;
       where.push_back(order[k]);
-      kernel_used.push_back(row.kernel_known > 0);
-      device_known.push_back(row.device_known > 0);
+      memory_of.push_back(&impl_->memory_for(row.device_known > 0, row.kernel_known > 0));
       ++n;
     }
     const auto ms = predict_rows(rows.data(), n);
     for (std::size_t k = 0; k < n; ++k) {
       const PredictQuery& q = queries[where[k]];
-      const ConfigMemory& memory = impl_->memory_for(device_known[k], kernel_used[k]);
-      out[where[k]] = q.use_memory ? ms[k] * memory.factor(*q.op) : ms[k];
+      out[where[k]] = q.use_memory ? ms[k] * memory_of[k]->factor(*q.op) : ms[k];
     }
   }
   return out;
@@ -416,19 +406,8 @@ std::vector<double> LearnedModel::predict_ms(const std::vector<PredictQuery>& qu
 
 void LearnedModel::save(const std::string& path) const {
   DPRO_CHECK(impl_ != nullptr);
-  std::ostringstream payload_stream;
-  torch::serialize::OutputArchive archive;
-  impl_->net->save(archive);
-  archive.save_to(payload_stream);
-  const std::string weights = payload_stream.str();
-  std::string unseen_weights;
-  if (impl_->has_unseen()) {
-    std::ostringstream stream;
-    torch::serialize::OutputArchive unseen_archive;
-    impl_->unseen_net->save(unseen_archive);
-    unseen_archive.save_to(stream);
-    unseen_weights = stream.str();
-  }
+  const std::string weights = serialise_net(impl_->net);
+  const std::string unseen_weights = impl_->has_unseen() ? serialise_net(impl_->unseen_net) : std::string();
   const std::string memory_kernel = impl_->memory_kernel.serialise(), memory_plain = impl_->memory_plain.serialise(),
                     memory_unseen = impl_->memory_unseen.serialise();
   const std::string payload = weights + unseen_weights + memory_kernel + memory_plain + memory_unseen;

@@ -87,6 +87,13 @@ OpFamily like_family(const std::string& raw) {
   return it == kLike.end() ? OpFamily::kUnknown : it->second;
 }
 
+OpFamily resolve_family(const std::string& name, bool* like_op) {
+  OpFamily f = family_from_name(name);
+  const bool like = f == OpFamily::kUnknown && (f = like_family(name)) != OpFamily::kUnknown;
+  if (like_op) *like_op = like;
+  return f;
+}
+
 int dims_needed(OpFamily f) {
   switch (f) {
     case OpFamily::kUnknown: return 0;

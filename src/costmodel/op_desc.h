@@ -33,6 +33,9 @@ OpFamily family_from_name(const std::string& name);
 // addcmul_, addcdiv_, where, ...) as mul. kUnknown for anything else. docs/costmodel.md, table (c), measures what pricing
 // an op by a like family costs in accuracy.
 OpFamily like_family(const std::string& name);
+// The family an op of this name is priced as: its own (family_from_name), else a like family
+// (then *like_op is set), else kUnknown.
+OpFamily resolve_family(const std::string& name, bool* like_op = nullptr);
 
 struct OpDesc {
   OpFamily family = OpFamily::kUnknown;

@@ -62,11 +62,7 @@ OpDesc op_desc_from_cpu_op(const std::string& name, const std::string& input_dim
                            const std::string& input_types) {
   OpDesc op;
   op.name = name;
-  op.family = family_from_name(name);
-  if (op.family == OpFamily::kUnknown) {
-    op.family = like_family(name);
-    op.like_op = op.family != OpFamily::kUnknown;
-  }
+  op.family = resolve_family(name, &op.like_op);
   const auto shapes = parse_shapes(input_dims);
   const auto types = nlohmann::json::parse(input_types.empty() ? "[]" : input_types, nullptr, false);
   if (types.is_array() && !types.empty() && types[0].is_string())

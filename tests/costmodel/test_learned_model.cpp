@@ -49,6 +49,14 @@ TEST_CASE("shipped model predicts held-out subset rows within 15% MAPE") {
 TEST_CASE("corrupted model files fail with a clear InputError") {
   const std::string good = dpro::read_whole_file(shipped_model());
   const std::string path = dpro::test::binary_path("corrupt.dpcm");
+  // Writes the good file with `what` (which must occur in it) replaced by `by`.
+  auto write_edited = [&](const std::string& what, const std::string& by) {
+    std::string bad = good;
+    const auto at = bad.find(what);
+    REQUIRE(at != std::string::npos);
+    bad.replace(at, what.size(), by);
+    write(path, bad);
+  };
   SECTION("flipped payload byte") {
     std::string bad = good;
     bad[bad.size() - 100] ^= 0x5a;
@@ -64,27 +72,15 @@ TEST_CASE("corrupted model files fail with a clear InputError") {
     REQUIRE_THROWS_WITH(LearnedModel::load(path), Catch::Contains("bad magic"));
   }
   SECTION("edited header") {
-    std::string bad = good;
-    const auto at = bad.find("\"version\":");
-    REQUIRE(at != std::string::npos);
-    bad.replace(at, 11, "\"version\":[");
-    write(path, bad);
+    write_edited("\"version\":5", "\"version\":[");
     REQUIRE_THROWS_WITH(LearnedModel::load(path), Catch::Contains("corrupted cost model header"));
   }
   SECTION("a model file of an older format") {
-    std::string bad = good;
-    const auto at = bad.find("\"version\":5");
-    REQUIRE(at != std::string::npos);
-    bad.replace(at, 11, "\"version\":4");
-    write(path, bad);
+    write_edited("\"version\":5", "\"version\":4");
     REQUIRE_THROWS_WITH(LearnedModel::load(path), Catch::Contains("version 4") && Catch::Contains("retrain"));
   }
   SECTION("section sizes that do not add up") {
-    std::string bad = good;
-    const auto at = bad.find("\"memory_plain_bytes\":");
-    REQUIRE(at != std::string::npos);
-    bad.insert(at + 21, "1");
-    write(path, bad);
+    write_edited("\"memory_plain_bytes\":", "\"memory_plain_bytes\":1");
     REQUIRE_THROWS_WITH(LearnedModel::load(path), Catch::Contains("section sizes"));
   }
   SECTION("missing file") {

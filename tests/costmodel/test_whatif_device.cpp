@@ -72,6 +72,14 @@ std::unique_ptr<cli::WhatIfOption> parsed(std::vector<std::string> args) {
   return w;
 }
 
+// Applies `--device H100-SXM5-80GB` to the fixture and returns the summary.
+std::string summary_on_h100(Fixture& f) {
+  auto w = parsed({"--device", "H100-SXM5-80GB"});
+  Logger log(LogLevel::kQuiet);
+  w->apply(f.built, f.traces, log);
+  return w->summary();
+}
+
 }  // namespace
 
 TEST_CASE("device what-if: re-times GPU ops on a faster GPU and reports coverage") {
@@ -101,10 +109,7 @@ TEST_CASE("device what-if: an elementwise op without a family of its own is pric
   Fixture f("Tesla V100-PCIE-32GB");
   f.traces.ranks[0].events[2].name = f.traces.strings.intern("aten::sigmoid");  // was index_select
   f.traces.ranks[0].attrs[2].input_dims = "[[4096, 1024]]";
-  auto w = parsed({"--device", "H100-SXM5-80GB"});
-  Logger log(LogLevel::kQuiet);
-  w->apply(f.built, f.traces, log);
-  const std::string s = w->summary();
+  const std::string s = summary_on_h100(f);
   INFO(s);
   CHECK(s.find("0 kernels could not be described") != std::string::npos);
   if (costmodel::LearnedModel::available()) {
@@ -117,10 +122,7 @@ TEST_CASE("device what-if: an elementwise op without a family of its own is pric
 TEST_CASE("device what-if: names the ops it could not describe, and says when shapes were not recorded") {
   Fixture f("Tesla V100-PCIE-32GB");
   f.traces.ranks[0].attrs[0].input_dims.clear();  // aten::bmm without Input Dims
-  auto w = parsed({"--device", "H100-SXM5-80GB"});
-  Logger log(LogLevel::kQuiet);
-  w->apply(f.built, f.traces, log);
-  const std::string s = w->summary();
+  const std::string s = summary_on_h100(f);
   INFO(s);
   CHECK(s.find("2 kernels could not be described") != std::string::npos);
   CHECK(s.find("by launching op: aten::bmm (1 kernels, 2.000 ms), aten::index_select (1 kernels") != std::string::npos);

@@ -89,9 +89,7 @@ class DeviceWhatIf : public WhatIfOption {
       }
       if (n.kind == graph::NodeKind::kKernel && !op.describable()) {
         ++coverage_.undescribable_kernels;
-        if (cm::family_from_name(op.name) != cm::OpFamily::kUnknown ||
-            cm::like_family(op.name) != cm::OpFamily::kUnknown)
-          ++coverage_.without_shapes;
+        if (cm::resolve_family(op.name) != cm::OpFamily::kUnknown) ++coverage_.without_shapes;
         auto& u = coverage_.undescribed[op.name.empty() ? std::string("(unnamed)") : op.name];
         ++u.first;
         u.second += n.measured_duration;
