@@ -85,7 +85,7 @@ std::vector<double> learned_from_origin(const LearnedModel& model, const std::ve
   std::vector<PredictQuery> q;
   for (std::size_t k = 0; k < pairs.row.size(); ++k) {
     const DeviceSpec* target = rows[pairs.row[k]]->device;
-    q.push_back({&rows[pairs.row[k]]->op, pairs.origin[k]->device, model.knows_device(target->name)});
+    q.push_back({&rows[pairs.row[k]]->op, pairs.origin[k]->device, model.knows_device(*target)});
   }
   const auto on_origin = model.predict_ms(q);
   std::vector<double> out(pairs.row.size());
@@ -145,7 +145,7 @@ void evaluate_like_ops(const LearnedModel& model, const std::vector<const Measur
       ops.push_back(m.op);
       ops.back().family = as;
       on_target.push_back({&ops.back(), m.device, true});
-      on_origin.push_back({&ops.back(), pairs.origin[k]->device, model.knows_device(m.device->name)});
+      on_origin.push_back({&ops.back(), pairs.origin[k]->device, model.knows_device(*m.device)});
     }
     const auto t = model.predict_ms(on_target), o = model.predict_ms(on_origin);
     for (std::size_t j = 0; j < which.size(); ++j) {

@@ -95,7 +95,15 @@ class LearnedModel {
 
   // Free text stored with the model (data, split, training time), for reports.
   std::string provenance() const;
-  bool knows_device(const std::string& canonical_name) const;
+  // The GPU of the training data whose identity prices `device`: itself, or a GPU with the
+  // same datasheet inputs (device_features: A100-SXM4-40GB is priced as A100-PCIE-40GB);
+  // empty for a GPU outside the data (the unseen-GPU network prices it).
+  std::string priced_as(const DeviceSpec& device) const;
+  bool knows_device(const DeviceSpec& device) const;
+  // The floor guard of GPUs outside the data for this family (0: none): their predictions are
+  // never below the fastest latency of the family measured on a GPU of the training data
+  // (after fine_tune: or on a sample of the adapted GPU).
+  double unseen_floor_ms(OpFamily family) const;
   void set_provenance(std::string text);
   bool loaded() const { return impl_ != nullptr; }
 

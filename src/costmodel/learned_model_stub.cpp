@@ -38,7 +38,9 @@ std::vector<double> LearnedModel::predict_rows(const FeatureRow*, std::size_t co
   return std::vector<double>(count, std::numeric_limits<double>::quiet_NaN());
 }
 std::string LearnedModel::provenance() const { return ""; }
-bool LearnedModel::knows_device(const std::string&) const { return false; }
+std::string LearnedModel::priced_as(const DeviceSpec&) const { return ""; }
+bool LearnedModel::knows_device(const DeviceSpec&) const { return false; }
+double LearnedModel::unseen_floor_ms(OpFamily) const { return 0.0; }
 void LearnedModel::set_provenance(std::string) {}
 
 std::optional<Nanos> LearnedCostModel::predict(const OpDesc&, const DeviceSpec&) const {

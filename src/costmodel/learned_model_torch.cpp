@@ -151,6 +151,13 @@ struct LearnedModel::Impl {
   Net unseen_net{nullptr};
   std::string provenance;
   std::set<std::string> known_devices;  // canonical names of the GPUs trained on
+  // Their datasheet inputs (device_features): a GPU whose inputs equal one of them (the A100
+  // SXM4 40 GB and the A100 PCIe 40 GB) is priced as that GPU, by the network trained on them.
+  std::map<std::string, std::vector<float>> known_features;
+  // Floor guard for GPUs outside the data: per op family the fastest latency measured on any
+  // training GPU (the elementwise families' floor, 25-31 us; no GPU in the data went lower); a
+  // GPU outside the data is priced no lower. Lowered by samples of an adapted GPU (fine_tune).
+  std::map<OpFamily, double> unseen_floor_ms;
   // Residual memories of the training configurations (config_memory.h): of `net` for
   // predictions that use a recorded kernel and for those that do not, and of `unseen_net`.
   ConfigMemory memory_kernel, memory_plain, memory_unseen;
@@ -160,6 +167,20 @@ struct LearnedModel::Impl {
   const ConfigMemory& memory_for(bool device_known, bool kernel_used) const {
     if (!device_known && has_unseen()) return memory_unseen;
     return kernel_used ? memory_kernel : memory_plain;
+  }
+  // The GPU of the training data whose identity prices `d` (d itself, or one with equal
+  // datasheet inputs); empty: d is outside the data.
+  std::string priced_as(const DeviceSpec& d) const {
+    if (known_devices.count(d.name)) return d.name;
+    std::vector<float> f(kDeviceIdentityFeatures);
+    device_features(d, f.data());
+    for (const auto& [name, features] : known_features)
+      if (features == f) return name;
+    return "";
+  }
+  double floor_ms(OpFamily family) const {
+    const auto it = unseen_floor_ms.find(family);
+    return it == unseen_floor_ms.end() ? 0.0 : it->second;
   }
 };
 
@@ -172,9 +193,11 @@ LearnedModel::LearnedModel(LearnedModel&&) noexcept = default;
 LearnedModel& LearnedModel::operator=(LearnedModel&&) noexcept = default;
 
 std::string LearnedModel::provenance() const { return impl_ ? impl_->provenance : ""; }
-bool LearnedModel::knows_device(const std::string& name) const {
-  return impl_ && impl_->known_devices.count(name) > 0;
+std::string LearnedModel::priced_as(const DeviceSpec& device) const {
+  return impl_ ? impl_->priced_as(device) : std::string();
 }
+bool LearnedModel::knows_device(const DeviceSpec& device) const { return !priced_as(device).empty(); }
+double LearnedModel::unseen_floor_ms(OpFamily family) const { return impl_ ? impl_->floor_ms(family) : 0.0; }
 void LearnedModel::set_provenance(std::string text) { if (impl_) impl_->provenance = std::move(text); }
 
 namespace {
@@ -242,6 +265,14 @@ std::vector<float> family_weights(const std::vector<const Measurement*>& data) {
   return w;
 }
 
+// Lowers each family's floor to the fastest latency of `data` in it.
+void lower_floors(std::map<OpFamily, double>& floors, const std::vector<const Measurement*>& data) {
+  for (const auto* m : data) {
+    auto [it, fresh] = floors.emplace(m->op.family, m->latency_ms);
+    if (!fresh) it->second = std::min(it->second, m->latency_ms);
+  }
+}
+
 std::vector<float> log_ratio_targets(const std::vector<const Measurement*>& data,
                                      const std::vector<FeatureRow>& rows) {
   std::vector<float> y(data.size());
@@ -265,7 +296,13 @@ LearnedModel LearnedModel::train(const std::vector<const Measurement*>& data, co
   std::vector<FeatureRow> rows = features_of(data);
   std::vector<const FeatureRow*> ptrs;
   for (const auto& r : rows) ptrs.push_back(&r);
-  for (const auto* m : data) model.impl_->known_devices.insert(m->device->name);
+  for (const auto* m : data) {
+    if (!model.impl_->known_devices.insert(m->device->name).second) continue;
+    auto& f = model.impl_->known_features[m->device->name];
+    f.resize(kDeviceIdentityFeatures);
+    device_features(*m->device, f.data());
+  }
+  lower_floors(model.impl_->unseen_floor_ms, data);  // per family, the fastest on any GPU
   // Global-feature normalisation from the training rows.
   {
     Batch all = pack(ptrs);
@@ -341,6 +378,7 @@ void LearnedModel::fine_tune(const std::vector<const Measurement*>& target,
   // The adapted GPU stays unknown: what is tuned is the network that prices unknown GPUs.
   fit(impl_->net_for(false), ptrs, targets, family_weights(mix), options.epochs, 256, options.learning_rate,
       options.seed, log);
+  lower_floors(impl_->unseen_floor_ms, target);  // how low the adapted GPU's floor goes
   impl_->provenance += "; fine-tuned on " + std::to_string(target.size()) + " target samples";
 }
 
@@ -381,24 +419,34 @@ std::vector<double> LearnedModel::predict_ms(const std::vector<PredictQuery>& qu
   std::vector<FeatureRow> rows(std::min(kChunk, queries.size()));
   std::vector<std::size_t> where;
   std::vector<const ConfigMemory*> memory_of;  // per priced query of the chunk
+  std::vector<double> floor_of;                // its floor guard (0: a GPU of the data)
+  const DeviceSpec* last_device = nullptr;     // queries mostly share a device
+  bool last_known = false;
   for (std::size_t s = 0; s < order.size(); s += kChunk) {
     const std::size_t e = std::min(order.size(), s + kChunk);
     std::size_t n = 0;
     where.clear();
     memory_of.clear();
+    floor_of.clear();
     for (std::size_t k = s; k < e; ++k) {
       const PredictQuery& q = queries[order[k]];
       FeatureRow& row = rows[n];
       if (!make_features(*q.op, *q.device, row, q.allow_kernel)) continue;
-      row.device_known = q.allow_identity && impl_->known_devices.count(q.device->name) ? 1.0f : 0.0f;
+      if (q.device != last_device) {
+        last_device = q.device;
+        last_known = !impl_->priced_as(*q.device).empty();
+      }
+      const bool known = q.allow_identity && last_known;
+      row.device_known = known ? 1.0f : 0.0f;
       where.push_back(order[k]);
-      memory_of.push_back(&impl_->memory_for(row.device_known > 0, row.kernel_known > 0));
+      memory_of.push_back(&impl_->memory_for(known, row.kernel_known > 0));
+      floor_of.push_back(known ? 0.0 : impl_->floor_ms(q.op->family));
       ++n;
     }
     const auto ms = predict_rows(rows.data(), n);
     for (std::size_t k = 0; k < n; ++k) {
       const PredictQuery& q = queries[where[k]];
-      out[where[k]] = q.use_memory ? ms[k] * memory_of[k]->factor(*q.op) : ms[k];
+      out[where[k]] = std::max(floor_of[k], q.use_memory ? ms[k] * memory_of[k]->factor(*q.op) : ms[k]);
     }
   }
   return out;
@@ -411,12 +459,15 @@ void LearnedModel::save(const std::string& path) const {
   const std::string memory_kernel = impl_->memory_kernel.serialise(), memory_plain = impl_->memory_plain.serialise(),
                     memory_unseen = impl_->memory_unseen.serialise();
   const std::string payload = weights + unseen_weights + memory_kernel + memory_plain + memory_unseen;
+  nlohmann::json floors = nlohmann::json::object();
+  for (const auto& [family, ms] : impl_->unseen_floor_ms) floors[to_string(family)] = ms;
   nlohmann::json header = {
       {"format", "dpro-costmodel"}, {"version", kFormatVersion},
       {"token_features", kTokenFeatures}, {"global_features", kGlobalFeatures},
       {"max_tokens", kMaxAstTokens}, {"token_hidden", impl_->arch.token_hidden},
       {"head_hidden", impl_->arch.head_hidden}, {"provenance", impl_->provenance},
-      {"known_devices", impl_->known_devices},
+      {"known_devices", impl_->known_devices}, {"known_device_features", impl_->known_features},
+      {"unseen_floor_ms", floors},
       {"weights_bytes", weights.size()}, {"unseen_weights_bytes", unseen_weights.size()},
       {"memory_kernel_bytes", memory_kernel.size()}, {"memory_plain_bytes", memory_plain.size()},
       {"memory_unseen_bytes", memory_unseen.size()},
@@ -469,6 +520,21 @@ LearnedModel LearnedModel::load(const std::string& path) {
     model.impl_->arch = {header.at("token_hidden").get<int>(), header.at("head_hidden").get<int>()};
     model.impl_->provenance = header.value("provenance", "");
     model.impl_->known_devices = header.at("known_devices").get<std::set<std::string>>();
+    // Files written before the twin rule and the floor guard have neither (names only, no guard).
+    if (header.contains("known_device_features")) {
+      model.impl_->known_features = header.at("known_device_features").get<std::map<std::string, std::vector<float>>>();
+      for (const auto& [name, f] : model.impl_->known_features)
+        if (f.size() != static_cast<std::size_t>(kDeviceIdentityFeatures))
+          throw InputError(path, "known_device_features", "corrupted cost model header: " + name + " has " +
+                                                              std::to_string(f.size()) + " device features");
+    }
+    if (header.contains("unseen_floor_ms"))
+      for (const auto& [name, ms] : header.at("unseen_floor_ms").items()) {
+        const OpFamily family = family_from_name(name);
+        if (family == OpFamily::kUnknown || !ms.is_number() || !(ms.get<double>() >= 0))
+          throw InputError(path, "unseen_floor_ms", "corrupted cost model header: bad floor '" + name + "': " + ms.dump());
+        model.impl_->unseen_floor_ms[family] = ms.get<double>();
+      }
     std::size_t at = 0;
     for (int i = 0; i < 5; ++i) {
       const auto bytes = header.at(kSections[i]).get<std::size_t>();

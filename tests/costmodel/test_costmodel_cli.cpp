@@ -116,16 +116,19 @@ TEST_CASE("costmodel adapt fine-tunes on a new GPU's samples into a new model fi
   auto table = dpro::costmodel::parse_csv(dpro::read_whole_file(conv), conv);
   const int device = table.column("Device"), lat = table.column("Latency");
   for (auto& row : table.rows) row[lat] = std::to_string(1.5 * std::stod(row[lat]));
-  const std::string samples = dpro::test::binary_path("t4_conv_samples.csv");
-  {
-    std::ofstream s(samples);
+  // Writes the T4 rows as measured on `gpu` to a file `name`; returns its path.
+  auto t4_rows_as = [&](const std::string& name, const std::string& gpu) {
+    const std::string path = dpro::test::binary_path(name);
+    std::ofstream s(path);
     s << dpro::costmodel::format_csv_row(table.header) << "\n";
     for (auto row : table.rows)
       if (row[device] == "Tesla T4") {
-        row[device] = "NVIDIA L4";
+        row[device] = gpu;
         s << dpro::costmodel::format_csv_row(row) << "\n";
       }
-  }
+    return path;
+  };
+  const std::string samples = t4_rows_as("t4_conv_samples.csv", "NVIDIA L4");
   const std::string adapted = dpro::test::binary_path("adapted_t4.dpcm");
   std::remove(adapted.c_str());
   REQUIRE(run_cli({"costmodel", "adapt", "--device", "L4", "--samples", samples, "--data",
@@ -162,14 +165,13 @@ TEST_CASE("costmodel adapt fine-tunes on a new GPU's samples into a new model fi
   REQUIRE_THROWS(run_cli({"costmodel", "--model", adapted, "adapt", "--device", "L4", "--samples", samples, "-o",
                           adapted, "--force"}));
   // A GPU the model was trained on is refused: adapt is for new GPUs.
-  const std::string t4_samples = dpro::test::binary_path("t4_samples.csv");
-  {
-    std::ofstream s(t4_samples);
-    s << dpro::costmodel::format_csv_row(table.header) << "\n";
-    for (const auto& row : table.rows)
-      if (row[device] == "Tesla T4") s << dpro::costmodel::format_csv_row(row) << "\n";
-  }
+  const std::string t4_samples = t4_rows_as("t4_samples.csv", "Tesla T4");
   REQUIRE_THROWS_WITH(run_cli({"costmodel", "adapt", "--device", "T4", "--samples", t4_samples, "-o",
                                dpro::test::binary_path("x.dpcm")}),
                       Catch::Contains("trained on this GPU"));
+  // ... and so is a GPU it prices as a trained one (the same datasheet figures).
+  const std::string sxm_samples = t4_rows_as("a100_sxm_samples.csv", "NVIDIA A100-SXM4-40GB");
+  REQUIRE_THROWS_WITH(run_cli({"costmodel", "adapt", "--device", "A100-SXM4-40GB", "--samples", sxm_samples, "-o",
+                               dpro::test::binary_path("x.dpcm")}),
+                      Catch::Contains("prices it as A100-PCIE-40GB") && Catch::Contains("same datasheet figures"));
 }

@@ -83,6 +83,12 @@ TEST_CASE("corrupted model files fail with a clear InputError") {
     write_edited("\"memory_plain_bytes\":", "\"memory_plain_bytes\":1");
     REQUIRE_THROWS_WITH(LearnedModel::load(path), Catch::Contains("section sizes"));
   }
+  SECTION("a bad floor") {
+    write_edited("\"unseen_floor_ms\":{\"add\":", "\"unseen_floor_ms\":{\"add\":-");
+    REQUIRE_THROWS_WITH(LearnedModel::load(path), Catch::Contains("bad floor 'add'"));
+    write_edited("\"unseen_floor_ms\":{\"add\":", "\"unseen_floor_ms\":{\"xyz\":");
+    REQUIRE_THROWS_WITH(LearnedModel::load(path), Catch::Contains("bad floor 'xyz'"));
+  }
   SECTION("missing file") {
     REQUIRE_THROWS_AS(LearnedModel::load(path + ".none"), dpro::InputError);
   }
@@ -141,13 +147,87 @@ TEST_CASE("training on the subset learns, and save/load round-trips exactly") {
   const auto single = LearnedModel::train(rows, opt, log);
   CHECK(single.provenance().find("unseen-GPU network the same") != std::string::npos);
   const auto& t4 = catalog().get("T4");
-  REQUIRE(trained.knows_device(t4.name));
-  REQUIRE_FALSE(trained.knows_device(a100.name));
+  REQUIRE(trained.knows_device(t4));
+  REQUIRE_FALSE(trained.knows_device(a100));
   CHECK(single.predict_ms({{&op, &t4}})[0] == Approx(trained.predict_ms({{&op, &t4}})[0]).epsilon(1e-9));
   CHECK(single.predict_ms({{&op, &a100}})[0] != Approx(trained.predict_ms({{&op, &a100}})[0]).epsilon(1e-3));
   // ... and a known GPU priced as unseen (allow_identity off) goes through it too.
   PredictQuery t4_unseen{&op, &t4, false};
   CHECK(single.predict_ms({t4_unseen})[0] != Approx(trained.predict_ms({t4_unseen})[0]).epsilon(1e-3));
+
+  // A GPU with the same datasheet figures as a trained one is priced as that GPU (the file
+  // keeps the figures); one that differs (80 GB SXM4: more bandwidth) is not.
+  const auto& sxm40 = catalog().get("A100-SXM4-40GB");
+  const auto& pcie40 = catalog().get("A100-PCIE-40GB");
+  CHECK(loaded.priced_as(pcie40) == "A100-PCIE-40GB");
+  CHECK(loaded.priced_as(sxm40) == "A100-PCIE-40GB");
+  CHECK(loaded.priced_as(a100).empty());
+  CHECK(loaded.predict_ms({{&op, &sxm40}})[0] == loaded.predict_ms({{&op, &pcie40}})[0]);
+
+  // The floor guard: per family the fastest latency measured on any GPU, kept by the file; an
+  // unseen GPU is never priced below it.
+  double fastest_relu = 1e9;
+  for (const auto* m : rows)
+    if (m->op.family == OpFamily::kRelu) fastest_relu = std::min(fastest_relu, m->latency_ms);
+  CHECK(trained.unseen_floor_ms(OpFamily::kRelu) == fastest_relu);
+  CHECK(loaded.unseen_floor_ms(OpFamily::kRelu) == fastest_relu);
+  CHECK(loaded.unseen_floor_ms(OpFamily::kUnknown) == 0.0);
+  OpDesc tiny = make_op(OpFamily::kRelu, {1, 32});
+  const auto& l4 = catalog().get("L4");
+  CHECK(loaded.predict_ms({{&tiny, &l4}})[0] >= fastest_relu);
+  CHECK(loaded.predict_ms({{&tiny, &a100}})[0] >= fastest_relu);
+
+  // Samples of an adapted GPU lower its floor where they are faster.
+  std::vector<Measurement> fast;
+  for (const auto* m : rows)
+    if (m->op.family == OpFamily::kRelu && m->device == &t4) {
+      fast.push_back(*m);
+      fast.back().device = &l4;
+      fast.back().latency_ms = m->latency_ms / 3;
+    }
+  REQUIRE(!fast.empty());
+  std::vector<const Measurement*> fast_ptrs;
+  double fastest_sample = 1e9;
+  for (const auto& m : fast) {
+    fast_ptrs.push_back(&m);
+    fastest_sample = std::min(fastest_sample, m.latency_ms);
+  }
+  FewShotOptions few;
+  few.epochs = 1;
+  few.replay_rows = 200;
+  auto adapted = LearnedModel::load(path);
+  adapted.fine_tune(fast_ptrs, rows, few, log);
+  CHECK(adapted.unseen_floor_ms(OpFamily::kRelu) == fastest_sample);
+  CHECK(adapted.unseen_floor_ms(OpFamily::kTanh) == loaded.unseen_floor_ms(OpFamily::kTanh));
+}
+
+TEST_CASE("the floor guard lifts a GPU outside the data to the training GPUs' floor") {
+  // L4 (48 MB of L2, 2 GHz: outside the training GPUs' figures) is where the unseen-GPU
+  // network, unguarded, prices a tiny op below every training GPU's floor (25-50 us).
+  const std::string good = dpro::read_whole_file(shipped_model());
+  const std::string path = dpro::test::binary_path("unguarded.dpcm");
+  std::string unguarded = good;
+  const auto at = unguarded.find("\"unseen_floor_ms\"");
+  REQUIRE(at != std::string::npos);
+  unguarded.replace(at, 17, "\"unseen_floor_xx\"");  // a file written before the guard
+  write(path, unguarded);
+  const auto guarded_model = LearnedModel::load(shipped_model());
+  const auto old_model = LearnedModel::load(path);
+  OpDesc tiny = make_op(OpFamily::kRelu, {1, 256});
+  const auto& l4 = catalog().get("L4");
+  const double floor = guarded_model.unseen_floor_ms(OpFamily::kRelu);
+  INFO("relu floor " << floor << " ms");
+  CHECK(floor > 0.02);
+  CHECK(floor < 0.04);
+  CHECK(old_model.unseen_floor_ms(OpFamily::kRelu) == 0.0);
+  CHECK(old_model.predict_ms({{&tiny, &l4}})[0] < floor);
+  CHECK(guarded_model.predict_ms({{&tiny, &l4}})[0] == floor);
+  // A large op is far above the floor: the guard leaves it alone.
+  OpDesc large = make_op(OpFamily::kRelu, {8192, 8192});
+  CHECK(guarded_model.predict_ms({{&large, &l4}})[0] == old_model.predict_ms({{&large, &l4}})[0]);
+  // GPUs of the data are not guarded.
+  const auto& t4 = catalog().get("T4");
+  CHECK(guarded_model.predict_ms({{&tiny, &t4}})[0] == old_model.predict_ms({{&tiny, &t4}})[0]);
 }
 
 TEST_CASE("the residual memory carries a configuration's measurements on other GPUs to a held-out row") {

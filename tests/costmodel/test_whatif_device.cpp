@@ -103,6 +103,27 @@ TEST_CASE("device what-if: re-times GPU ops on a faster GPU and reports coverage
   CHECK(s.find("Largest undescribed kernels (priced by scaling), by launching op: aten::index_select (1 kernels, "
                "100.000 us).") != std::string::npos);
   CHECK(s.find("no shapes") == std::string::npos);
+  if (costmodel::LearnedModel::available())
+    CHECK(s.find("--device H100-SXM5-80GB (not in the learned model's training data: priced by its unseen-GPU "
+                 "network)") != std::string::npos);
+}
+
+TEST_CASE("device what-if: a GPU with a trained GPU's datasheet figures is priced as that GPU") {
+  if (!costmodel::LearnedModel::available()) return;
+  // A100 SXM4 40 GB and A100 PCIe 40 GB: the same figures; the model was trained on the PCIe one.
+  Fixture f("Tesla V100-PCIE-32GB");
+  auto w = parsed({"--device", "A100-SXM4-40GB"});
+  Logger log(LogLevel::kQuiet);
+  w->apply(f.built, f.traces, log);
+  const auto on_sxm = f.dfg.nodes()[0].duration;
+  CHECK(w->summary().find("--device A100-SXM4-40GB (priced as A100-PCIE-40GB: the same datasheet figures)") !=
+        std::string::npos);
+  Fixture g("Tesla V100-PCIE-32GB");
+  auto p = parsed({"--device", "A100-PCIE-40GB"});
+  p->apply(g.built, g.traces, log);
+  CHECK(on_sxm == g.dfg.nodes()[0].duration);
+  CHECK(p->summary().find("priced as") == std::string::npos);
+  CHECK(p->summary().find("unseen-GPU network") == std::string::npos);
 }
 
 TEST_CASE("device what-if: an elementwise op without a family of its own is priced as a like op") {

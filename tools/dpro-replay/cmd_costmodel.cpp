@@ -198,10 +198,13 @@ class CostModelCommand : public Command {
       }
     }
     auto model = cm::LearnedModel::load(model_path_);
-    if (model.knows_device(device.name))
+    if (const std::string as = model.priced_as(device); !as.empty())
       throw InputError(model_path_, device.name,
-                       "the model was trained on this GPU; adapt is for a GPU it has not seen (to correct a "
-                       "known GPU by measured ops, use --samples / --device-samples)");
+                       (as == device.name ? std::string("the model was trained on this GPU")
+                                          : "the model prices it as " + as +
+                                                ", a GPU it was trained on with the same datasheet figures") +
+                           "; adapt is for a GPU it has not seen (to correct a known GPU by measured ops, use "
+                           "--samples / --device-samples)");
     const auto replay = cm::load_measurements(data, catalog);
     std::vector<const cm::Measurement*> target, mix;
     for (const auto& m : samples) target.push_back(&m);
@@ -257,8 +260,14 @@ class CostModelCommand : public Command {
       out += cm::format_csv_row(with_column(table.rows[i], value)) + "\n";
     }
     if (output_.empty()) std::cout << out; else write_text(output_, out);
-    std::cerr << fmt::format("{} rows on {}: {} learned{}, {} roofline{}, {} not describable (empty)\n",
-                             ops.size(), device.name, learned,
+    std::string pricing;
+    if (model && learned) {
+      const std::string as = model->priced_as(device);
+      if (as.empty()) pricing = " (a GPU outside the training data: its unseen-GPU network)";
+      else if (as != device.name) pricing = " (priced as " + as + ": the same datasheet figures)";
+    }
+    std::cerr << fmt::format("{} rows on {}{}: {} learned{}, {} roofline{}, {} not describable (empty)\n",
+                             ops.size(), device.name, pricing, learned,
                              corrected_by ? fmt::format(" (corrected by {} measured samples where the row's "
                                                         "kernel on this GPU was not given)", corrected_by)
                                           : "",
