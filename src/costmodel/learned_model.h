@@ -56,8 +56,9 @@ struct PredictQuery {
   // f(target)/f(origin) with an unseen target uses one pathway for both).
   bool allow_identity = true;
   // true only when op's kernel name and geometry were recorded on this very device (a
-  // measured row of it, a trace from it): the model may then use the kernel features. A
-  // what-if on another GPU does not know which kernel the library would pick there.
+  // measured row of it, a trace from it): the model may then use the kernel features, if it
+  // also prices the device with its identity (a GPU of the data or its twin). A what-if on
+  // another GPU does not know which kernel the library would pick there.
   bool allow_kernel = false;
   // false: the network alone, without the residual memory of the training configurations
   // (config_memory.h), e.g. for the evaluation's "without memory" column.

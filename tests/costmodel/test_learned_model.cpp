@@ -201,6 +201,24 @@ TEST_CASE("training on the subset learns, and save/load round-trips exactly") {
   CHECK(adapted.unseen_floor_ms(OpFamily::kTanh) == loaded.unseen_floor_ms(OpFamily::kTanh));
 }
 
+TEST_CASE("a recorded kernel is used only for a GPU the model prices with its identity") {
+  // On a GPU outside the data the kernel features made the unseen-GPU network worse (held-out
+  // V100, docs/costmodel.md): a row measured there is priced as if its kernel were not given.
+  const auto model = LearnedModel::load(shipped_model());
+  const Measurement* t4_bmm = nullptr;
+  for (const auto& m : subset())
+    if (m.op.family == OpFamily::kBmm && m.device->name == "T4" && !m.op.kernel_name.empty()) t4_bmm = &m;
+  REQUIRE(t4_bmm != nullptr);
+  const auto& t4 = *t4_bmm->device;
+  const auto& h100 = catalog().get("H100-SXM5-80GB");
+  const auto p = model.predict_ms({{&t4_bmm->op, &t4, true, true},
+                                   {&t4_bmm->op, &t4, true, false},
+                                   {&t4_bmm->op, &h100, true, true},
+                                   {&t4_bmm->op, &h100, true, false}});
+  CHECK(p[0] != p[1]);
+  CHECK(p[2] == p[3]);
+}
+
 TEST_CASE("the floor guard lifts a GPU outside the data to the training GPUs' floor") {
   // L4 (48 MB of L2, 2 GHz: outside the training GPUs' figures) is where the unseen-GPU
   // network, unguarded, prices a tiny op below every training GPU's floor (25-50 us).
