@@ -115,6 +115,15 @@ class LearnedModel {
   std::unique_ptr<Impl> impl_;
 };
 
+// For messages: " (priced as A100-PCIE-40GB: the same datasheet figures)" for a twin,
+// " (not in the learned model's training data: priced by its unseen-GPU network)" for a GPU
+// outside the data, "" for a GPU of the data.
+inline std::string pricing_note(const LearnedModel& model, const DeviceSpec& device) {
+  const std::string as = model.priced_as(device);
+  if (as.empty()) return " (not in the learned model's training data: priced by its unseen-GPU network)";
+  return as == device.name ? "" : " (priced as " + as + ": the same datasheet figures)";
+}
+
 // CostModel adapter; the LearnedModel must outlive it.
 class LearnedCostModel : public CostModel {
  public:

@@ -260,12 +260,7 @@ class CostModelCommand : public Command {
       out += cm::format_csv_row(with_column(table.rows[i], value)) + "\n";
     }
     if (output_.empty()) std::cout << out; else write_text(output_, out);
-    std::string pricing;
-    if (model && learned) {
-      const std::string as = model->priced_as(device);
-      if (as.empty()) pricing = " (a GPU outside the training data: its unseen-GPU network)";
-      else if (as != device.name) pricing = " (priced as " + as + ": the same datasheet figures)";
-    }
+    const std::string pricing = model && learned ? cm::pricing_note(*model, device) : "";
     std::cerr << fmt::format("{} rows on {}{}: {} learned{}, {} roofline{}, {} not describable (empty)\n",
                              ops.size(), device.name, pricing, learned,
                              corrected_by ? fmt::format(" (corrected by {} measured samples where the row's "

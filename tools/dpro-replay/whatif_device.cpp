@@ -107,8 +107,8 @@ class DeviceWhatIf : public WhatIfOption {
       std::vector<cm::PredictQuery> on_target, on_origin;
       // An unseen target is priced without device identity; so is its origin, so that the
       // ratio compares like with like.
-      priced_as_ = model->priced_as(target);
-      const bool identity = !priced_as_.empty();
+      const bool identity = model->knows_device(target);
+      pricing_note_ = cm::pricing_note(*model, target);
       for (size_t i = 0; i < ops.size(); ++i) {
         on_target.push_back({&ops[i], &target, true});
         on_origin.push_back({&ops[i], learned_origin[i], identity});
@@ -140,7 +140,7 @@ class DeviceWhatIf : public WhatIfOption {
         "--device {}{}: re-timed {} GPU ops ({} measured). Learned compact-AST model: {}{}. "
         "Cross-device scaling: {}, of which {} kernels could not be described. Unchanged "
         "(collectives at their transfer time, host<->device copies, unknown origin GPU): {}{}{}.{}",
-        target_name_, pricing_note(), ops, format_duration(total), share(Retimer::kLearned),
+        target_name_, coverage_.ops[static_cast<int>(Retimer::kLearned)] ? pricing_note_ : "", ops, format_duration(total), share(Retimer::kLearned),
         coverage_.like_ops ? fmt::format(", of which {} elementwise ops priced as a like op (sigmoid as tanh, "
                                          "clamp as relu, ...)", coverage_.like_ops)
                            : "",
@@ -155,14 +155,6 @@ class DeviceWhatIf : public WhatIfOption {
   }
 
  private:
-  // How the learned model sees the target GPU.
-  std::string pricing_note() const {
-    if (coverage_.ops[static_cast<int>(Retimer::kLearned)] == 0) return "";
-    if (priced_as_.empty()) return " (not in the learned model's training data: priced by its unseen-GPU network)";
-    if (priced_as_ != target_name_) return fmt::format(" (priced as {}: the same datasheet figures)", priced_as_);
-    return "";
-  }
-
   // " Largest undescribed (scaled): NAME (N kernels, T), ..." for the top 5 by measured time.
   std::string largest_undescribed() const {
     std::vector<std::pair<std::string, std::pair<std::size_t, Nanos>>> v(coverage_.undescribed.begin(),
@@ -220,7 +212,8 @@ class DeviceWhatIf : public WhatIfOption {
     return name.find("DtoD") == std::string_view::npos && name.find("PtoP") == std::string_view::npos;
   }
 
-  std::string device_, origin_override_, model_path_, device_dir_, target_name_, samples_path_, priced_as_;
+  std::string device_, origin_override_, model_path_, device_dir_, target_name_, samples_path_;
+  std::string pricing_note_;  // how the learned model sees the target (cm::pricing_note)
   std::size_t samples_used_ = 0;
   Coverage coverage_;
 };
