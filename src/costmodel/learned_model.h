@@ -88,7 +88,8 @@ class LearnedModel {
   void save(const std::string& path) const;
 
   // Milliseconds per query; NaN where the op cannot be described. Batched internally. GPUs
-  // the model was trained or fine-tuned on are priced with their identity features.
+  // the model was trained on (and their twins) are priced with their identity features, the
+  // others by the unseen-GPU network, no lower than the floor guard.
   std::vector<double> predict_ms(const std::vector<PredictQuery>& queries) const;
   // Milliseconds for precomputed feature rows (their device_known and kernel_known flags are
   // used as given).
