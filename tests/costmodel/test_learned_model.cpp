@@ -89,6 +89,12 @@ TEST_CASE("corrupted model files fail with a clear InputError") {
     write_edited("\"unseen_floor_ms\":{\"add\":", "\"unseen_floor_ms\":{\"xyz\":");
     REQUIRE_THROWS_WITH(LearnedModel::load(path), Catch::Contains("bad floor 'xyz'"));
   }
+  SECTION("bad device figures") {
+    write_edited("\"known_device_features\":{\"A100-PCIE-40GB\":[", "\"known_device_features\":{\"A100-PCIE-40GB\":[1,");
+    REQUIRE_THROWS_WITH(LearnedModel::load(path), Catch::Contains("A100-PCIE-40GB has 8 device features"));
+    write_edited("\"known_device_features\":{\"A100-PCIE-40GB\":[", "\"known_device_features\":{\"A100-PCIE-40GB\":[\"x\",");
+    REQUIRE_THROWS_WITH(LearnedModel::load(path), Catch::Contains("corrupted cost model header"));
+  }
   SECTION("missing file") {
     REQUIRE_THROWS_AS(LearnedModel::load(path + ".none"), dpro::InputError);
   }
