@@ -10,8 +10,8 @@ elementwise ... ops with its identity features open (the main network), not as a
   B: train on everything except V100's conv rows; price V100's conv rows
 
 each with V100's identity (the model knows V100 by name) and without it (V100-CLONE: V100's
-figures under another name, its clock 1 MHz higher so that the model does not price it as
-V100's twin; the unseen-GPU network prices it). Prints one JSON line per setup and pricing
+figures under another name with one SM more, so that the model prices it neither as V100's
+twin nor as its sibling (the same SM count and cores per SM): the unseen-GPU network prices it). Prints one JSON line per setup and pricing
 with MAPE per family. Trains two models side by side (about 4 minutes on 2 cores).
 Usage: tools/costmodel_identity_check.py [DATA] [BUILD_DIR] [WORK_DIR]
 """
@@ -39,7 +39,7 @@ devices = work / "devices"
 shutil.rmtree(devices, ignore_errors=True)
 shutil.copytree(root / "configs/devices", devices)
 v100 = json.loads((devices / "V100-PCIE-32GB.json").read_text())
-v100.update(name="V100-CLONE", aliases=["V100 clone"], boost_clock_mhz=v100["boost_clock_mhz"] + 1)
+v100.update(name="V100-CLONE", aliases=["V100 clone"], sms=v100["sms"] + 1)
 (devices / "V100-CLONE.json").write_text(json.dumps(v100))
 env = dict(os.environ, DPRO_DEVICE_DIR=str(devices))
 

@@ -5,7 +5,7 @@
 // point), then the device's raw specs. With a handful of training GPUs a network uses raw
 // specs as a device id, which does not generalise to a GPU it has not seen; so the model is
 // trained with the raw specs dropped for half the rows, and is given them at inference only
-// for GPUs it was trained on (and their twins: LearnedModel::priced_as). It predicts log(latency / (roofline time + a floor)):
+// for GPUs it was trained on (and their twins and siblings: LearnedModel::pricing_of). It predicts log(latency / (roofline time + a floor)):
 // an efficiency that transfers between GPUs.
 #include <optional>
 
@@ -20,10 +20,13 @@ namespace dpro::costmodel {
 // sees only when that kernel is known for this op on this device (FeatureRow::kernel_known:
 // a trace or a measured row of the same GPU; never for a GPU the op was not run on); the
 // last kDeviceIdentityFeatures are the device's own specs (device_features), which the model
-// only sees for GPUs it was trained on or their twins (FeatureRow::device_known).
+// only sees for GPUs it was trained on, their twins and siblings (FeatureRow::device_known; a
+// sibling gets the identity of its trained GPU).
 constexpr int kRelativeFeatures = 11;
 constexpr int kKernelFeatures = 18;
 constexpr int kDeviceIdentityFeatures = 7;
+// Positions in device_features() of the SM count and of the fp32 cores per SM (the chip).
+constexpr int kSmsFeature = 1, kCoresFeature = 5;
 constexpr int kGlobalFeatures = kRelativeFeatures + kKernelFeatures + kDeviceIdentityFeatures;
 
 struct FeatureRow {

@@ -49,6 +49,15 @@ struct FewShotOptions {
   int threads = 1;
 };
 
+// How the learned model prices a GPU: with the identity of `as`, a GPU it was trained on: the
+// GPU itself, its twin (the same datasheet inputs) or its sibling (the same chip: SM count and
+// fp32 cores per SM; its own clock, bandwidth, ... in the op-relative features); `as` empty:
+// a GPU outside the data, priced by the unseen-GPU network.
+struct DevicePricing {
+  std::string as;
+  enum Kind { kUnseen, kTrained, kTwin, kSibling } kind = kUnseen;
+};
+
 struct PredictQuery {
   const OpDesc* op = nullptr;
   const DeviceSpec* device = nullptr;
@@ -57,7 +66,7 @@ struct PredictQuery {
   bool allow_identity = true;
   // true only when op's kernel name and geometry were recorded on this very device (a
   // measured row of it, a trace from it): the model may then use the kernel features, if it
-  // also prices the device with its identity (a GPU of the data or its twin). A what-if on
+  // also prices the device with its identity (a GPU of the data, its twin or sibling). A what-if on
   // another GPU does not know which kernel the library would pick there.
   bool allow_kernel = false;
   // false: the network alone, without the residual memory of the training configurations
@@ -88,7 +97,7 @@ class LearnedModel {
   void save(const std::string& path) const;
 
   // Milliseconds per query; NaN where the op cannot be described. Batched internally. GPUs
-  // the model was trained on (and their twins) are priced with their identity features, the
+  // the model was trained on (and their twins and siblings) are priced with their identity features, the
   // others by the unseen-GPU network, no lower than the floor guard.
   std::vector<double> predict_ms(const std::vector<PredictQuery>& queries) const;
   // Milliseconds for precomputed feature rows (their device_known and kernel_known flags are
@@ -97,9 +106,10 @@ class LearnedModel {
 
   // Free text stored with the model (data, split, training time), for reports.
   std::string provenance() const;
-  // The GPU of the training data whose identity prices `device`: itself, or a GPU with the
-  // same datasheet inputs (device_features: A100-SXM4-40GB is priced as A100-PCIE-40GB);
+  // The GPU of the training data whose identity prices `device` (DevicePricing): itself, a
+  // twin (A100-SXM4-40GB as A100-PCIE-40GB) or a sibling (V100-SXM2-32GB as V100-PCIE-32GB);
   // empty for a GPU outside the data (the unseen-GPU network prices it).
+  DevicePricing pricing_of(const DeviceSpec& device) const;
   std::string priced_as(const DeviceSpec& device) const;
   bool knows_device(const DeviceSpec& device) const;
   // The floor guard of GPUs outside the data for this family (0: none): their predictions are
@@ -116,13 +126,19 @@ class LearnedModel {
   std::unique_ptr<Impl> impl_;
 };
 
-// For messages: " (priced as A100-PCIE-40GB: the same datasheet figures)" for a twin,
-// " (not in the learned model's training data: priced by its unseen-GPU network)" for a GPU
-// outside the data, "" for a GPU of the data.
+// For messages: how the model prices `device` (twin, sibling, outside the data); "" for a
+// GPU of the data.
 inline std::string pricing_note(const LearnedModel& model, const DeviceSpec& device) {
-  const std::string as = model.priced_as(device);
-  if (as.empty()) return " (not in the learned model's training data: priced by its unseen-GPU network)";
-  return as == device.name ? "" : " (priced as " + as + ": the same datasheet figures)";
+  const DevicePricing p = model.pricing_of(device);
+  switch (p.kind) {
+    case DevicePricing::kUnseen:
+      return " (not in the learned model's training data: priced by its unseen-GPU network)";
+    case DevicePricing::kTwin: return " (priced as " + p.as + ": the same datasheet figures)";
+    case DevicePricing::kSibling:
+      return " (priced with the identity of " + p.as + ", the same chip, and its own clock, bandwidth, ...)";
+    case DevicePricing::kTrained: break;
+  }
+  return "";
 }
 
 // CostModel adapter; the LearnedModel must outlive it.

@@ -168,15 +168,26 @@ struct LearnedModel::Impl {
     if (!device_known && has_unseen()) return memory_unseen;
     return kernel_used ? memory_kernel : memory_plain;
   }
-  // The GPU of the training data whose identity prices `d` (d itself, or one with equal
-  // datasheet inputs); empty: d is outside the data.
-  std::string priced_as(const DeviceSpec& d) const {
-    if (known_devices.count(d.name)) return d.name;
+  // The GPU of the training data whose identity prices `d`: d itself, one with equal
+  // datasheet inputs (a twin), or the closest one of the same chip (a sibling: the same SM
+  // count and fp32 cores per SM; closest by the summed log2 differences of the inputs).
+  DevicePricing pricing_of(const DeviceSpec& d) const {
+    if (known_devices.count(d.name)) return {d.name, DevicePricing::kTrained};
     std::vector<float> f(kDeviceIdentityFeatures);
     device_features(d, f.data());
-    for (const auto& [name, features] : known_features)
-      if (features == f) return name;
-    return "";
+    DevicePricing best;
+    double best_distance = 0;
+    for (const auto& [name, features] : known_features) {
+      if (features == f) return {name, DevicePricing::kTwin};
+      if (features[kSmsFeature] != f[kSmsFeature] || features[kCoresFeature] != f[kCoresFeature]) continue;
+      double distance = 0;
+      for (int i = 0; i < kDeviceIdentityFeatures; ++i) distance += std::abs(features[i] - f[i]);
+      if (best.as.empty() || distance < best_distance) {
+        best = {name, DevicePricing::kSibling};
+        best_distance = distance;
+      }
+    }
+    return best;
   }
   double floor_ms(OpFamily family) const {
     const auto it = unseen_floor_ms.find(family);
@@ -193,9 +204,10 @@ LearnedModel::LearnedModel(LearnedModel&&) noexcept = default;
 LearnedModel& LearnedModel::operator=(LearnedModel&&) noexcept = default;
 
 std::string LearnedModel::provenance() const { return impl_ ? impl_->provenance : ""; }
-std::string LearnedModel::priced_as(const DeviceSpec& device) const {
-  return impl_ ? impl_->priced_as(device) : std::string();
+DevicePricing LearnedModel::pricing_of(const DeviceSpec& device) const {
+  return impl_ ? impl_->pricing_of(device) : DevicePricing{};
 }
+std::string LearnedModel::priced_as(const DeviceSpec& device) const { return pricing_of(device).as; }
 bool LearnedModel::knows_device(const DeviceSpec& device) const { return !priced_as(device).empty(); }
 double LearnedModel::unseen_floor_ms(OpFamily family) const { return impl_ ? impl_->floor_ms(family) : 0.0; }
 void LearnedModel::set_provenance(std::string text) { if (impl_) impl_->provenance = std::move(text); }
@@ -421,7 +433,7 @@ std::vector<double> LearnedModel::predict_ms(const std::vector<PredictQuery>& qu
   std::vector<const ConfigMemory*> memory_of;  // per priced query of the chunk
   std::vector<double> floor_of;                // its floor guard (0: a GPU of the data)
   const DeviceSpec* last_device = nullptr;     // queries mostly share a device
-  bool last_known = false;
+  const std::vector<float>* identity = nullptr;  // of the GPU that prices it (null: unseen)
   for (std::size_t s = 0; s < order.size(); s += kChunk) {
     const std::size_t e = std::min(order.size(), s + kChunk);
     std::size_t n = 0;
@@ -433,13 +445,20 @@ std::vector<double> LearnedModel::predict_ms(const std::vector<PredictQuery>& qu
       FeatureRow& row = rows[n];
       if (q.device != last_device) {
         last_device = q.device;
-        last_known = !impl_->priced_as(*q.device).empty();
+        const std::string as = impl_->pricing_of(*q.device).as;
+        const auto it = impl_->known_features.find(as);
+        // A file without the figures (an older one) knows its GPUs by name only.
+        static const std::vector<float> own;
+        identity = as.empty() ? nullptr : it == impl_->known_features.end() ? &own : &it->second;
       }
-      const bool known = q.allow_identity && last_known;
+      const bool known = q.allow_identity && identity != nullptr;
       // A recorded kernel is used only with the GPU's identity: on a GPU outside the data the
       // kernel features make the unseen-GPU network worse (held-out V100: 27.8 -> 32.8 %).
       if (!make_features(*q.op, *q.device, row, q.allow_kernel && known)) continue;
       row.device_known = known ? 1.0f : 0.0f;
+      // A sibling is priced with its trained GPU's identity and its own op-relative figures.
+      if (known && !identity->empty())
+        std::copy(identity->begin(), identity->end(), row.global + kRelativeFeatures + kKernelFeatures);
       where.push_back(order[k]);
       memory_of.push_back(&impl_->memory_for(known, row.kernel_known > 0));
       floor_of.push_back(known ? 0.0 : impl_->floor_ms(q.op->family));

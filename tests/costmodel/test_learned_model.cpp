@@ -153,22 +153,30 @@ TEST_CASE("training on the subset learns, and save/load round-trips exactly") {
   const auto single = LearnedModel::train(rows, opt, log);
   CHECK(single.provenance().find("unseen-GPU network the same") != std::string::npos);
   const auto& t4 = catalog().get("T4");
+  const auto& h100 = catalog().get("H100-SXM5-80GB");
   REQUIRE(trained.knows_device(t4));
-  REQUIRE_FALSE(trained.knows_device(a100));
+  REQUIRE_FALSE(trained.knows_device(h100));
   CHECK(single.predict_ms({{&op, &t4}})[0] == Approx(trained.predict_ms({{&op, &t4}})[0]).epsilon(1e-9));
-  CHECK(single.predict_ms({{&op, &a100}})[0] != Approx(trained.predict_ms({{&op, &a100}})[0]).epsilon(1e-3));
+  OpDesc large = make_op(OpFamily::kBmm, {64, 1024, 1024, 1024});  // far above the floor guard
+  CHECK(single.predict_ms({{&large, &h100}})[0] != Approx(trained.predict_ms({{&large, &h100}})[0]).epsilon(1e-3));
   // ... and a known GPU priced as unseen (allow_identity off) goes through it too.
-  PredictQuery t4_unseen{&op, &t4, false};
+  PredictQuery t4_unseen{&large, &t4, false};
   CHECK(single.predict_ms({t4_unseen})[0] != Approx(trained.predict_ms({t4_unseen})[0]).epsilon(1e-3));
 
   // A GPU with the same datasheet figures as a trained one is priced as that GPU (the file
-  // keeps the figures); one that differs (80 GB SXM4: more bandwidth) is not.
+  // keeps the figures): a twin. One of the same chip (SMs, cores per SM) with other figures is
+  // priced with the closest such GPU's identity and its own figures: a sibling (the 80 GB
+  // SXM4: more bandwidth than the 80 GB PCIe card, which the subset has for conv).
   const auto& sxm40 = catalog().get("A100-SXM4-40GB");
   const auto& pcie40 = catalog().get("A100-PCIE-40GB");
-  CHECK(loaded.priced_as(pcie40) == "A100-PCIE-40GB");
-  CHECK(loaded.priced_as(sxm40) == "A100-PCIE-40GB");
-  CHECK(loaded.priced_as(a100).empty());
+  CHECK(loaded.pricing_of(pcie40).kind == DevicePricing::kTrained);
+  CHECK(loaded.pricing_of(sxm40).as == "A100-PCIE-40GB");
+  CHECK(loaded.pricing_of(sxm40).kind == DevicePricing::kTwin);
+  CHECK(loaded.pricing_of(a100).as == "A100-PCIE-80GB");
+  CHECK(loaded.pricing_of(a100).kind == DevicePricing::kSibling);
+  CHECK(loaded.pricing_of(h100).kind == DevicePricing::kUnseen);
   CHECK(loaded.predict_ms({{&op, &sxm40}})[0] == loaded.predict_ms({{&op, &pcie40}})[0]);
+  CHECK(pricing_note(loaded, a100).find("identity of A100-PCIE-80GB, the same chip") != std::string::npos);
 
   // The floor guard: per family the fastest latency measured on any GPU, kept by the file; an
   // unseen GPU is never priced below it.
@@ -181,7 +189,7 @@ TEST_CASE("training on the subset learns, and save/load round-trips exactly") {
   OpDesc tiny = make_op(OpFamily::kRelu, {1, 32});
   const auto& l4 = catalog().get("L4");
   CHECK(loaded.predict_ms({{&tiny, &l4}})[0] >= fastest_relu);
-  CHECK(loaded.predict_ms({{&tiny, &a100}})[0] >= fastest_relu);
+  CHECK(loaded.predict_ms({{&tiny, &h100}})[0] >= fastest_relu);
 
   // Samples of an adapted GPU lower its floor where they are faster.
   std::vector<Measurement> fast;
@@ -205,6 +213,23 @@ TEST_CASE("training on the subset learns, and save/load round-trips exactly") {
   adapted.fine_tune(fast_ptrs, rows, few, log);
   CHECK(adapted.unseen_floor_ms(OpFamily::kRelu) == fastest_sample);
   CHECK(adapted.unseen_floor_ms(OpFamily::kTanh) == loaded.unseen_floor_ms(OpFamily::kTanh));
+}
+
+TEST_CASE("a sibling GPU follows its own figures: V100 SXM2 against the trained V100 PCIe") {
+  // The same GV100 chip; the SXM2 board's boost clock is 11 % higher (fp32 peak 15.7 against
+  // 14.0 TFLOP/s), its bandwidth the same 900 GB/s.
+  const auto model = LearnedModel::load(shipped_model());
+  const auto& pcie = catalog().get("V100-PCIE-32GB");
+  const auto& sxm2 = catalog().get("V100-SXM2-32GB");
+  REQUIRE(model.pricing_of(sxm2).as == "V100-PCIE-32GB");
+  REQUIRE(model.pricing_of(sxm2).kind == DevicePricing::kSibling);
+  OpDesc gemm = make_op(OpFamily::kBmm, {64, 1024, 1024, 1024});  // compute-bound
+  OpDesc add = make_op(OpFamily::kAdd, {8192, 8192});             // bandwidth-bound
+  const auto p = model.predict_ms({{&gemm, &pcie}, {&gemm, &sxm2}, {&add, &pcie}, {&add, &sxm2}});
+  INFO("bmm " << p[0] << " -> " << p[1] << " ms, add " << p[2] << " -> " << p[3] << " ms");
+  CHECK(p[1] / p[0] > 14.0 / 15.7 - 0.03);
+  CHECK(p[1] / p[0] < 0.97);
+  CHECK(p[3] / p[2] == Approx(1.0).margin(0.03));
 }
 
 TEST_CASE("a recorded kernel is used only for a GPU the model prices with its identity") {

@@ -198,11 +198,12 @@ class CostModelCommand : public Command {
       }
     }
     auto model = cm::LearnedModel::load(model_path_);
-    if (const std::string as = model.priced_as(device); !as.empty())
+    if (const cm::DevicePricing p = model.pricing_of(device); p.kind != cm::DevicePricing::kUnseen)
       throw InputError(model_path_, device.name,
-                       (as == device.name ? std::string("the model was trained on this GPU")
-                                          : "the model prices it as " + as +
-                                                ", a GPU it was trained on with the same datasheet figures") +
+                       (p.kind == cm::DevicePricing::kTrained
+                            ? std::string("the model was trained on this GPU")
+                            : "the model prices it with the identity of " + p.as + ", a GPU it was trained on with " +
+                                  (p.kind == cm::DevicePricing::kTwin ? "the same datasheet figures" : "the same chip")) +
                            "; adapt is for a GPU it has not seen (to correct a known GPU by measured ops, use "
                            "--samples / --device-samples)");
     const auto replay = cm::load_measurements(data, catalog);
