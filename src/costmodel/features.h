@@ -5,8 +5,8 @@
 // point), then the device's raw specs. With a handful of training GPUs a network uses raw
 // specs as a device id, which does not generalise to a GPU it has not seen; so the model is
 // trained with the raw specs dropped for half the rows, and is given them at inference only
-// for GPUs it was trained on (and their twins and siblings: LearnedModel::pricing_of). It predicts log(latency / (roofline time + a floor)):
-// an efficiency that transfers between GPUs.
+// for GPUs it was trained on (and their twins and siblings: LearnedModel::pricing_of). It
+// predicts log(latency / (roofline time + a floor)): an efficiency that transfers between GPUs.
 #include <optional>
 
 #include "costmodel/compact_ast.h"

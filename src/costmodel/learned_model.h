@@ -110,7 +110,6 @@ class LearnedModel {
   // twin (A100-SXM4-40GB as A100-PCIE-40GB) or a sibling (V100-SXM2-32GB as V100-PCIE-32GB);
   // empty for a GPU outside the data (the unseen-GPU network prices it).
   DevicePricing pricing_of(const DeviceSpec& device) const;
-  std::string priced_as(const DeviceSpec& device) const;
   bool knows_device(const DeviceSpec& device) const;
   // The floor guard of GPUs outside the data for this family (0: none): their predictions are
   // never below the fastest latency of the family measured on a GPU of the training data

@@ -39,7 +39,6 @@ std::vector<double> LearnedModel::predict_rows(const FeatureRow*, std::size_t co
 }
 std::string LearnedModel::provenance() const { return ""; }
 DevicePricing LearnedModel::pricing_of(const DeviceSpec&) const { return {}; }
-std::string LearnedModel::priced_as(const DeviceSpec&) const { return ""; }
 bool LearnedModel::knows_device(const DeviceSpec&) const { return false; }
 double LearnedModel::unseen_floor_ms(OpFamily) const { return 0.0; }
 void LearnedModel::set_provenance(std::string) {}

@@ -207,8 +207,9 @@ std::string LearnedModel::provenance() const { return impl_ ? impl_->provenance 
 DevicePricing LearnedModel::pricing_of(const DeviceSpec& device) const {
   return impl_ ? impl_->pricing_of(device) : DevicePricing{};
 }
-std::string LearnedModel::priced_as(const DeviceSpec& device) const { return pricing_of(device).as; }
-bool LearnedModel::knows_device(const DeviceSpec& device) const { return !priced_as(device).empty(); }
+bool LearnedModel::knows_device(const DeviceSpec& device) const {
+  return pricing_of(device).kind != DevicePricing::kUnseen;
+}
 double LearnedModel::unseen_floor_ms(OpFamily family) const { return impl_ ? impl_->floor_ms(family) : 0.0; }
 void LearnedModel::set_provenance(std::string text) { if (impl_) impl_->provenance = std::move(text); }
 
@@ -433,7 +434,8 @@ std::vector<double> LearnedModel::predict_ms(const std::vector<PredictQuery>& qu
   std::vector<const ConfigMemory*> memory_of;  // per priced query of the chunk
   std::vector<double> floor_of;                // its floor guard (0: a GPU of the data)
   const DeviceSpec* last_device = nullptr;     // queries mostly share a device
-  const std::vector<float>* identity = nullptr;  // of the GPU that prices it (null: unseen)
+  DevicePricing pricing;                       // of last_device
+  const std::vector<float>* sibling_identity = nullptr;  // its trained GPU's features, for a sibling
   for (std::size_t s = 0; s < order.size(); s += kChunk) {
     const std::size_t e = std::min(order.size(), s + kChunk);
     std::size_t n = 0;
@@ -445,20 +447,17 @@ std::vector<double> LearnedModel::predict_ms(const std::vector<PredictQuery>& qu
       FeatureRow& row = rows[n];
       if (q.device != last_device) {
         last_device = q.device;
-        const std::string as = impl_->pricing_of(*q.device).as;
-        const auto it = impl_->known_features.find(as);
-        // A file without the figures (an older one) knows its GPUs by name only.
-        static const std::vector<float> own;
-        identity = as.empty() ? nullptr : it == impl_->known_features.end() ? &own : &it->second;
+        pricing = impl_->pricing_of(*q.device);
+        sibling_identity = pricing.kind == DevicePricing::kSibling ? &impl_->known_features.at(pricing.as) : nullptr;
       }
-      const bool known = q.allow_identity && identity != nullptr;
+      const bool known = q.allow_identity && pricing.kind != DevicePricing::kUnseen;
       // A recorded kernel is used only with the GPU's identity: on a GPU outside the data the
       // kernel features make the unseen-GPU network worse (held-out V100: 27.8 -> 32.8 %).
       if (!make_features(*q.op, *q.device, row, q.allow_kernel && known)) continue;
       row.device_known = known ? 1.0f : 0.0f;
       // A sibling is priced with its trained GPU's identity and its own op-relative figures.
-      if (known && !identity->empty())
-        std::copy(identity->begin(), identity->end(), row.global + kRelativeFeatures + kKernelFeatures);
+      if (known && sibling_identity)
+        std::copy(sibling_identity->begin(), sibling_identity->end(), row.global + kRelativeFeatures + kKernelFeatures);
       where.push_back(order[k]);
       memory_of.push_back(&impl_->memory_for(known, row.kernel_known > 0));
       floor_of.push_back(known ? 0.0 : impl_->floor_ms(q.op->family));

@@ -38,6 +38,11 @@ std::string normalised_op_name(const std::string& raw) {
   if (name.size() > 1 && name.back() == '_') name.pop_back();  // in-place variants
   return name;
 }
+
+OpFamily find_family(const std::unordered_map<std::string, OpFamily>& names, const std::string& raw) {
+  const auto it = names.find(normalised_op_name(raw));
+  return it == names.end() ? OpFamily::kUnknown : it->second;
+}
 }  // namespace
 
 OpFamily family_from_name(const std::string& raw) {
@@ -56,9 +61,7 @@ OpFamily family_from_name(const std::string& raw) {
       {"native_layer_norm", OpFamily::kLayerNorm},
       {"softmax", OpFamily::kSoftmax}, {"_softmax", OpFamily::kSoftmax},
   };
-  const std::string name = normalised_op_name(raw);
-  auto it = kNames.find(name);
-  return it == kNames.end() ? OpFamily::kUnknown : it->second;
+  return find_family(kNames, raw);
 }
 
 OpFamily like_family(const std::string& raw) {
@@ -82,9 +85,7 @@ OpFamily like_family(const std::string& raw) {
       {"addcmul", OpFamily::kMul}, {"addcdiv", OpFamily::kMul}, {"lerp", OpFamily::kMul},
       {"where", OpFamily::kMul},
   };
-  const std::string name = normalised_op_name(raw);
-  auto it = kLike.find(name);
-  return it == kLike.end() ? OpFamily::kUnknown : it->second;
+  return find_family(kLike, raw);
 }
 
 OpFamily resolve_family(const std::string& name, bool* like_op) {
