@@ -2,6 +2,7 @@
 // A cost model prices one op on one device. Implementations compose: the caller asks the
 // most specific model first and falls back when it returns nullopt (the op cannot be
 // described, or the model is not available in this build).
+#include <cmath>
 #include <optional>
 #include <string>
 
@@ -18,6 +19,12 @@ class CostModel {
   virtual std::optional<Nanos> predict(const OpDesc& op, const DeviceSpec& device) const = 0;
 };
 
-inline Nanos millis_to_nanos(double ms) { return static_cast<Nanos>(ms * 1e6 + 0.5); }
+// Saturates: a prediction beyond ~292 years (or NaN) must not overflow the integer clock.
+inline Nanos millis_to_nanos(double ms) {
+  const double ns = ms * 1e6 + 0.5;
+  constexpr double kMax = 9.0e18;
+  if (!(ns < kMax)) return ns > 0 || std::isnan(ns) ? static_cast<Nanos>(kMax) : 0;
+  return ns > 0 ? static_cast<Nanos>(ns) : 0;
+}
 
 }  // namespace dpro::costmodel

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <filesystem>
+#include <limits>
 
 #include "core/byte_source.h"
 #include "core/error.h"
@@ -32,29 +33,40 @@ int column_any(const CsvTable& t, std::initializer_list<const char*> names) {
 }
 }  // namespace
 
-OpDesc op_from_row(const CsvTable& table, const std::vector<std::string>& row) {
+OpDesc op_from_row(const CsvTable& table, const std::vector<std::string>& row, const std::string& file,
+                   const std::string& where) {
   OpDesc op;
   const int name_col = table.column("OPName");
   if (name_col < 0) return op;
   op.name = row[name_col];
   op.family = family_from_name(op.name);
+  // A dimension may be absent (a column missing or empty: the op is then not describable), but
+  // a value that is there must be a whole number in range, or the row is wrong.
+  bool complete = true;
   for (const auto& col : dim_columns(op.family)) {
     int c = table.column(col);
     if (c < 0 && col == "Kernel_Szie") c = table.column("Kernel_Size");
+    if (c < 0 || row[c].empty()) { complete = false; continue; }
     std::int64_t v = 0;
-    if (c < 0 || !parse_int(row[c], v)) { op.dims.clear(); break; }
+    if (!parse_int(row[c], v) || v < 0 || v > kMaxDimension)
+      throw InputError(file, where + ", column " + table.header[c],
+                       "'" + row[c] + "' is not a dimension (a whole number from 0 to 2^40)");
     op.dims.push_back(v);
   }
+  if (!complete) op.dims.clear();
   if (int c = column_any(table, {"dtype", "Dtype", "DType"}); c >= 0)
     if (auto d = parse_dtype(row[c])) op.dtype = *d;
   if (int c = table.column("Kernel Name"); c >= 0) op.kernel_name = row[c];
   if (int c = table.column("Kernels"); c >= 0) op.kernel_list = row[c];
-  const int gx = table.column("Grid x"), bx = table.column("Block x");
+  // The launch geometry is optional: kept only when all six values are there and plausible.
   std::array<int, 3> g{}, b{};
-  bool ok = gx >= 0 && bx >= 0;
+  bool ok = true;
+  const char* axes[] = {"x", "y", "z"};
   for (int i = 0; ok && i < 3; ++i) {
+    const int gc = table.column(std::string("Grid ") + axes[i]), bc = table.column(std::string("Block ") + axes[i]);
     std::int64_t gv = 0, bv = 0;
-    ok = parse_int(row[gx + i], gv) && parse_int(row[bx + i], bv);
+    ok = gc >= 0 && bc >= 0 && parse_int(row[gc], gv) && parse_int(row[bc], bv) && gv > 0 && bv > 0 &&
+         gv <= std::numeric_limits<int>::max() && bv <= 1024;
     g[i] = static_cast<int>(gv);
     b[i] = static_cast<int>(bv);
   }
@@ -101,7 +113,7 @@ std::vector<Measurement> load_measurements(const std::string& path, const Device
       const auto& row = table.rows[r];
       const std::string where = "row " + std::to_string(r + 2);
       Measurement m;
-      m.op = op_from_row(table, row);
+      m.op = op_from_row(table, row, file, where);
       if (!m.op.describable()) throw InputError(file, where, "op '" + m.op.name + "' has no usable dimensions");
       m.device = catalog.find(row[dev]);
       if (!m.device) throw InputError(file, where, "device '" + row[dev] + "' is not in the catalog");

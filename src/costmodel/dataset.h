@@ -19,9 +19,15 @@ struct Measurement {
 // The dim column names of a family, in OpDesc::dims order.
 std::vector<std::string> dim_columns(OpFamily family);
 
-// OpDesc of one row (family from OPName, dims from the family's columns; missing or
-// non-numeric dims leave it undescribable). Latency and Device are not read.
-OpDesc op_from_row(const CsvTable& table, const std::vector<std::string>& row);
+// Largest dimension a row may give (2^40: beyond any tensor a GPU holds).
+inline constexpr std::int64_t kMaxDimension = std::int64_t{1} << 40;
+
+// OpDesc of one row (family from OPName, dims from the family's columns; a missing column or
+// an empty value leaves it undescribable). A value that is not a whole number from 0 to
+// kMaxDimension throws InputError naming `file`, `where` (e.g. "row 7") and the column.
+// Latency and Device are not read.
+OpDesc op_from_row(const CsvTable& table, const std::vector<std::string>& row, const std::string& file,
+                   const std::string& where);
 
 // Every *.csv / *.csv.gz under `path` (a file or a directory, searched recursively, sorted).
 // Rows whose device is not in the catalog or whose op is not describable throw InputError.

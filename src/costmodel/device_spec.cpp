@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
+#include <cmath>
 #include <cstdlib>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -79,27 +81,50 @@ DeviceSpec parse_device_spec(const std::string& json_text, const std::string& fi
   } catch (const nlohmann::json::exception& e) {
     throw InputError(file, "", std::string("not valid JSON: ") + e.what());
   }
+  if (!j.is_object()) throw InputError(file, "", "a device spec is a JSON object");
   DeviceSpec d;
-  auto positive = [&](const char* key) {
-    if (!j.contains(key) || !j[key].is_number() || j[key].get<double>() <= 0)
-      throw InputError(file, key, "missing or not a positive number");
-    return j[key].get<double>();
+  // Datasheet figures: positive, and below bounds no GPU comes near (a larger figure is a typo,
+  // and would overflow the integer fields or the predicted times).
+  auto positive_in = [&](const nlohmann::json& obj, const std::string& prefix, const std::string& key, double max,
+                         bool whole) {
+    const bool ok = obj.contains(key) && obj[key].is_number() && obj[key].get<double>() > 0 &&
+                     obj[key].get<double>() <= max && (!whole || obj[key].get<double>() == std::floor(obj[key].get<double>()));
+    if (!ok) {
+      std::ostringstream why;
+      why << "missing or not a positive " << (whole ? "whole " : "") << "number up to " << max;
+      if (obj.contains(key)) why << ", got " << obj[key].dump();
+      throw InputError(file, prefix + key, why.str());
+    }
+    return obj[key].get<double>();
   };
-  if (!j.contains("name") || !j["name"].is_string()) throw InputError(file, "name", "missing");
+  auto positive = [&](const std::string& key, double max, bool whole) { return positive_in(j, "", key, max, whole); };
+  auto string_field = [&](const char* key) -> std::string {
+    if (!j.contains(key)) return "";
+    if (!j[key].is_string()) throw InputError(file, key, "must be a string, got " + j[key].dump());
+    return j[key].get<std::string>();
+  };
+  if (!j.contains("name") || !j["name"].is_string() || j["name"].get<std::string>().empty())
+    throw InputError(file, "name", "missing");
   d.name = j["name"].get<std::string>();
-  if (j.contains("aliases"))
-    for (const auto& a : j["aliases"]) d.aliases.push_back(a.get<std::string>());
-  d.architecture = j.value("architecture", "");
-  d.memory_gb = positive("memory_gb");
-  d.memory_bandwidth_gbs = positive("memory_bandwidth_gbs");
-  d.sms = static_cast<int>(positive("sms"));
-  d.fp32_cores_per_sm = static_cast<int>(positive("fp32_cores_per_sm"));
-  d.boost_clock_mhz = positive("boost_clock_mhz");
-  d.l2_cache_mb = positive("l2_cache_mb");
+  if (j.contains("aliases")) {
+    if (!j["aliases"].is_array()) throw InputError(file, "aliases", "must be a list of names");
+    for (const auto& a : j["aliases"]) {
+      if (!a.is_string()) throw InputError(file, "aliases", "must be a list of names, got " + a.dump());
+      d.aliases.push_back(a.get<std::string>());
+    }
+  }
+  d.architecture = string_field("architecture");
+  d.memory_gb = positive("memory_gb", 1e5, false);
+  d.memory_bandwidth_gbs = positive("memory_bandwidth_gbs", 1e6, false);
+  d.sms = static_cast<int>(positive("sms", 1e5, true));
+  d.fp32_cores_per_sm = static_cast<int>(positive("fp32_cores_per_sm", 1e4, true));
+  d.boost_clock_mhz = positive("boost_clock_mhz", 1e5, false);
+  d.l2_cache_mb = positive("l2_cache_mb", 1e5, false);
   if (!j.contains("peak_tflops") || !j["peak_tflops"].is_object() ||
       !j["peak_tflops"].contains("fp32"))
     throw InputError(file, "peak_tflops", "missing (needs at least fp32)");
-  for (const auto& [k, v] : j["peak_tflops"].items()) d.peak_tflops[k] = v.get<double>();
+  for (const auto& [k, v] : j["peak_tflops"].items())
+    d.peak_tflops[k] = positive_in(j["peak_tflops"], "peak_tflops.", k, 1e6, false);
   return d;
 }
 

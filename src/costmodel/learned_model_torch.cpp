@@ -23,6 +23,10 @@ namespace {
 
 constexpr const char* kMagic = "DPROCM01\n";
 constexpr int kFormatVersion = 5;
+// Bounds for header values that size allocations or cap predictions (a corrupted header must
+// not allocate gigabytes or price every op at hours).
+constexpr int kMaxLayerWidth = 4096;
+constexpr double kMaxFloorMs = 1000.0;
 
 struct Architecture {
   int token_hidden = 64;
@@ -537,21 +541,34 @@ LearnedModel LearnedModel::load(const std::string& path) {
                              "memory_unseen_bytes"};
   std::string section[5];
   try {
+    if (header.contains("format") && header.at("format") != "dpro-costmodel")
+      throw InputError(path, "header", "not a dpro cost model file (format " + header.at("format").dump() + ")");
     model.impl_->arch = {header.at("token_hidden").get<int>(), header.at("head_hidden").get<int>()};
+    for (const int width : {model.impl_->arch.token_hidden, model.impl_->arch.head_hidden})
+      if (width < 1 || width > kMaxLayerWidth)
+        throw InputError(path, "header", "corrupted cost model header: layer width " + std::to_string(width) +
+                                             " (1 to " + std::to_string(kMaxLayerWidth) + ")");
     model.impl_->provenance = header.value("provenance", "");
     model.impl_->known_devices = header.at("known_devices").get<std::set<std::string>>();
     // Files written before the twin rule and the floor guard have neither (names only, no guard).
     if (header.contains("known_device_features")) {
-      model.impl_->known_features = header.at("known_device_features").get<std::map<std::string, std::vector<float>>>();
-      for (const auto& [name, f] : model.impl_->known_features)
+      // Read as double and checked before narrowing: a float cannot hold every JSON number.
+      for (const auto& [name, f] : header.at("known_device_features").get<std::map<std::string, std::vector<double>>>()) {
         if (f.size() != static_cast<std::size_t>(kDeviceIdentityFeatures))
           throw InputError(path, "known_device_features", "corrupted cost model header: " + name + " has " +
                                                               std::to_string(f.size()) + " device features");
+        // They are log2 of datasheet figures: small numbers.
+        if (!std::all_of(f.begin(), f.end(), [](double x) { return std::isfinite(x) && std::abs(x) < 1e3; }))
+          throw InputError(path, "known_device_features",
+                           "corrupted cost model header: " + name + " has a device feature out of range");
+        model.impl_->known_features[name] = std::vector<float>(f.begin(), f.end());
+      }
     }
     if (header.contains("unseen_floor_ms"))
       for (const auto& [name, ms] : header.at("unseen_floor_ms").items()) {
         const OpFamily family = family_from_name(name);
-        if (family == OpFamily::kUnknown || !ms.is_number() || !(ms.get<double>() >= 0))
+        if (family == OpFamily::kUnknown || !ms.is_number() || !(ms.get<double>() >= 0) ||
+            !(ms.get<double>() <= kMaxFloorMs))
           throw InputError(path, "unseen_floor_ms", "corrupted cost model header: bad floor '" + name + "': " + ms.dump());
         model.impl_->unseen_floor_ms[family] = ms.get<double>();
       }
@@ -571,22 +588,34 @@ LearnedModel LearnedModel::load(const std::string& path) {
   model.impl_->memory_kernel = ConfigMemory::parse(section[2], path);
   model.impl_->memory_plain = ConfigMemory::parse(section[3], path);
   model.impl_->memory_unseen = ConfigMemory::parse(section[4], path);
-  auto read_net = [&](const std::string& bytes) {
+  auto read_net = [&](const std::string& bytes, const char* which) {
     Net net(model.impl_->arch);
+    // Loading replaces each parameter by the stored tensor, whatever its shape: weights of
+    // another architecture than the header's would load and then fail inside a prediction.
+    auto shapes = [&net] {
+      std::vector<std::vector<int64_t>> sizes;
+      for (const auto& tensor : net->parameters()) sizes.push_back(tensor.sizes().vec());
+      for (const auto& tensor : net->buffers()) sizes.push_back(tensor.sizes().vec());
+      return sizes;
+    };
+    const auto expected = shapes();
     try {
       std::istringstream stream(bytes);
       torch::serialize::InputArchive archive;
       archive.load_from(stream);
       net->load(archive);
     } catch (const c10::Error& e) {
-      throw InputError(path, "payload", "cannot read the model weights: " +
+      throw InputError(path, "payload", std::string("cannot read the ") + which + " weights: " +
                                             std::string(e.what_without_backtrace()));
     }
+    if (shapes() != expected)
+      throw InputError(path, "payload", std::string("corrupted cost model file: the ") + which +
+                                            " weights do not match the header's layer widths");
     net->eval();
     return net;
   };
-  model.impl_->net = read_net(section[0]);
-  if (!section[1].empty()) model.impl_->unseen_net = read_net(section[1]);
+  model.impl_->net = read_net(section[0], "main network's");
+  if (!section[1].empty()) model.impl_->unseen_net = read_net(section[1], "unseen-GPU network's");
   return model;
 }
 

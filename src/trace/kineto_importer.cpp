@@ -27,7 +27,7 @@ bool parse_micros_as_nanos(std::string_view text, Nanos* out) {
   if (exponent) {
     double v = 0;
     auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-    if (ec != std::errc() || p != text.data() + text.size() || !std::isfinite(v)) return false;
+    if (ec != std::errc() || p != text.data() + text.size() || !(std::abs(v * 1000.0) <= kMaxTraceNanos)) return false;
     *out = static_cast<Nanos>(std::llround(v * 1000.0));
     return true;
   }
@@ -37,8 +37,8 @@ bool parse_micros_as_nanos(std::string_view text, Nanos* out) {
   Nanos whole = 0;
   std::size_t digits = 0;
   for (; i < text.size() && std::isdigit(static_cast<unsigned char>(text[i])); ++i, ++digits) {
-    if (whole > (INT64_MAX - 9) / 10 / 1000) return false;
     whole = whole * 10 + (text[i] - '0');
+    if (whole > kMaxTraceNanos / 1000) return false;  // also keeps whole * 1000 below overflow
   }
   Nanos frac = 0;
   int frac_digits = 0;
@@ -58,6 +58,7 @@ bool parse_micros_as_nanos(std::string_view text, Nanos* out) {
   if (i != text.size() || digits == 0) return false;
   for (int k = std::min(frac_digits, 3); k < 3; ++k) frac *= 10;
   Nanos ns = whole * 1000 + frac + (round_up ? 1 : 0);
+  if (ns > kMaxTraceNanos) return false;
   *out = negative ? -ns : ns;
   return true;
 }
@@ -268,6 +269,8 @@ struct KinetoReader {
   std::vector<Flow> flows{};
   std::vector<std::pair<std::int64_t, std::int64_t>> raw_pid_tid{};  // per event, before base time
   void apply_flows();
+  bool execution_trace_nodes = false;  // a top-level "nodes": PyTorch's execution trace format
+  std::uint64_t events_seen = 0;
 
   std::string describe(std::uint64_t index, std::string_view name) const {
     return "event #" + std::to_string(index) + (name.empty() ? "" : " '" + std::string(name) + "'");
@@ -282,6 +285,8 @@ struct KinetoReader {
 };
 
 void KinetoReader::on_member(std::string_view key, std::string_view raw) {
+  if (key == "nodes") execution_trace_nodes = true;
+  if (key != "baseTimeNanoseconds" && key != "distributedInfo" && key != "deviceProperties") return;
   simdjson::padded_string padded(raw);
   od::document doc;
   if (parser.iterate(padded).get(doc) != simdjson::SUCCESS) return;
@@ -373,9 +378,11 @@ void KinetoReader::on_event(std::string_view raw, std::uint64_t index, std::size
   std::optional<Nanos> ts, dur;
   std::optional<std::int64_t> pid, tid, flow_id;
   RawArgs args;
+  std::string_view key;  // the field being read, for the error message
   try {
     for (auto field : obj) {
-      std::string_view key = field.unescaped_key();
+      key = "";
+      key = field.unescaped_key();
       od::value v = field.value();
       if (key == "ph") ph = v.get_string();
       else if (key == "cat") cat = v.get_string();
@@ -384,7 +391,9 @@ void KinetoReader::on_event(std::string_view raw, std::uint64_t index, std::size
         std::string_view token = v.raw_json_token();
         Nanos t = 0;
         if (!parse_micros_as_nanos(token, &t)) {
-          throw InputError(path, describe(index, name), std::string("\"") + std::string(key) + "\" is not a number");
+          throw InputError(path, describe(index, name),
+                           std::string("\"") + std::string(key) +
+                               "\" is not a time in microseconds (a number of magnitude at most 3e15)");
         }
         (key == "ts" ? ts : dur) = t;
       } else if (key == "id") {
@@ -405,7 +414,9 @@ void KinetoReader::on_event(std::string_view raw, std::uint64_t index, std::size
       }
     }
   } catch (const simdjson::simdjson_error& e) {
-    throw InputError(path, describe(index, name), std::string("malformed event: ") + e.what());
+    throw InputError(path, describe(index, name),
+                     std::string("malformed event") + (key.empty() ? "" : ", field \"" + std::string(key) + "\"") +
+                         ": " + e.what());
   }
   if ((ph == "s" || ph == "f") && flow_id && ts && pid && tid && (cat == "ac2g" || cat == "async_cpu_to_gpu")) {
     flows.push_back(Flow{*flow_id, *pid, *tid, *ts});
@@ -540,8 +551,13 @@ TraceRank KinetoImporter::read(const std::string& path, StringTable& strings,
   static_assert(JsonEventStream::kPadding >= simdjson::SIMDJSON_PADDING);
   stream.run([&](std::string_view key, std::string_view raw) { reader.on_member(key, raw); },
              [&](std::string_view raw, std::uint64_t index) {
+               ++reader.events_seen;
                reader.on_event(raw, index, raw.size() + JsonEventStream::kPadding);
              });
+  if (reader.events_seen == 0 && reader.execution_trace_nodes)
+    throw InputError(path, "nodes",
+                     "a PyTorch execution trace (host ET), not a profiler trace: give it to --comm-sizes, and the "
+                     "rank's torch.profiler (Kineto) trace as the trace");
   reader.finish();
   return std::move(reader.rank);
 }

@@ -77,6 +77,24 @@ TEST_CASE("bad cluster files are rejected with the file and the key") {
     REQUIRE_THROWS_WITH(comm::parse_cluster(with("\"latency_us\": 1", "\"latency_us\": -1"), "c.json"),
                         Catch::Contains("inter_node.latency_us"));
   }
+  SECTION("bandwidth or latency beyond any network") {
+    REQUIRE_THROWS_WITH(comm::parse_cluster(with("300", "1e-300"), "c.json"),
+                        Catch::Contains("intra_node.bandwidth_gbps") && Catch::Contains("from 0.001 to 1e6"));
+    REQUIRE_THROWS_WITH(comm::parse_cluster(with("\"latency_us\": 1", "\"latency_us\": 1e300"), "c.json"),
+                        Catch::Contains("inter_node.latency_us") && Catch::Contains("from 0 to 1e6"));
+  }
+  SECTION("a value of the wrong type names its key") {
+    REQUIRE_THROWS_WITH(comm::parse_cluster(with("\"ampere\"", "7"), "c.json"),
+                        Catch::Contains("c.json") && Catch::Contains("gpu_arch") && Catch::Contains("must be a string"));
+    REQUIRE_THROWS_WITH(comm::parse_cluster(with("\"nvswitch\"", "[]"), "c.json"), Catch::Contains("intra_node.fabric"));
+    REQUIRE_THROWS_WITH(comm::parse_cluster(with("\"gpus_per_node\"", "\"gpu_names\": [1], \"gpus_per_node\""), "c.json"),
+                        Catch::Contains("gpu_names"));
+    REQUIRE_THROWS_WITH(comm::parse_cluster(with("\"fabric\"", "\"nvlink_generation\": \"3\", \"fabric\""), "c.json"),
+                        Catch::Contains("intra_node.nvlink_generation"));
+    REQUIRE_THROWS_WITH(comm::parse_cluster(with("\"gpus_per_node\": 8", "\"gpus_per_node\": 9223372036854775807"),
+                                            "c.json"),
+                        Catch::Contains("gpus_per_node") && Catch::Contains("1 to 1024"));
+  }
   SECTION("not JSON") {
     REQUIRE_THROWS_AS(comm::parse_cluster("{", "c.json"), InputError);
   }
@@ -107,6 +125,11 @@ TEST_CASE("set changes one cluster parameter and rejects unknown keys and bad va
   REQUIRE_THROWS_WITH(comm::apply_setting(c, "network.inter_node_gbps=fast"), Catch::Contains("not a number"));
   REQUIRE_THROWS_WITH(comm::apply_setting(c, "network.inter_node_gbps"), Catch::Contains("key=value"));
   REQUIRE_THROWS_WITH(comm::apply_setting(c, "cluster.gpus_per_node=4.5"), Catch::Contains("whole number"));
+  REQUIRE_THROWS_WITH(comm::apply_setting(c, "cluster.gpus_per_node=1e300"), Catch::Contains("whole number"));
+  REQUIRE_THROWS_WITH(comm::apply_setting(c, "network.inter_node_gbps=1e-300"), Catch::Contains("0.001 to 1e6"));
+  REQUIRE_THROWS_WITH(comm::apply_setting(c, "network.inter_node_gbps=inf"), Catch::Contains("0.001 to 1e6"));
+  REQUIRE_THROWS_WITH(comm::apply_setting(c, "network.inter_node_latency_us=nan"), Catch::Contains("non-negative"));
+  REQUIRE_THROWS_WITH(comm::apply_setting(c, "network.intra_node_latency_us=1e300"), Catch::Contains("at most 1e6"));
   comm::apply_setting(c, "cluster.gpus_per_node=4");
   CHECK(comm::place(c, 16).nodes == 4);
 }

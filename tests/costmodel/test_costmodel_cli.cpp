@@ -47,6 +47,18 @@ TEST_CASE("costmodel predict adds predicted_ms and leaves undescribable rows emp
   CHECK(t.rows[0][1] == "0.1");  // other columns kept
 }
 
+TEST_CASE("costmodel predict rejects a dimension that is not one, naming the row and the column") {
+  const std::string in = dpro::test::binary_path("predict_in4.csv");
+  for (const std::string bad : {"abc", "-1", "1.5", "nan", "9223372036854775807"}) {
+    std::ofstream(in) << "OPName,B,M,N,K\nbmm,2,64,64,64\nbmm,2," << bad << ",64,64\n";
+    REQUIRE_THROWS_WITH(run_cli({"costmodel", "predict", "--device", "T4", in}),
+                        Catch::Contains(in) && Catch::Contains("row 3, column M") && Catch::Contains("'" + bad + "'"));
+  }
+  // The launch geometry's columns are found by name: a table ending at "Grid x" is read safely.
+  std::ofstream(in) << "OPName,B,M,N,K,Block x,Grid x\nbmm,2,64,64,64,128,4\n";
+  REQUIRE(run_cli({"costmodel", "predict", "--device", "T4", in, "-o", dpro::test::binary_path("predict_out4.csv")}) == 0);
+}
+
 TEST_CASE("costmodel eval on the subset prints tables for every op family") {
   const std::string md = dpro::test::binary_path("eval_subset.md");
   REQUIRE(run_cli({"costmodel", "eval", "--data", dpro::test::source_path("data/costmodel/subset"),

@@ -49,6 +49,26 @@ TEST_CASE("device spec with a missing field names the file and the field") {
   REQUIRE_THROWS_WITH(parse_device_spec("{not json", "y.json"), Catch::Contains("y.json"));
 }
 
+TEST_CASE("device spec values of the wrong type or beyond any GPU name the file and the field") {
+  const std::string good = R"({"name":"X","aliases":["x"],"architecture":"hopper","memory_gb":80,"memory_bandwidth_gbs":3350,)"
+                           R"("sms":132,"fp32_cores_per_sm":128,"boost_clock_mhz":1980,"l2_cache_mb":50,)"
+                           R"("peak_tflops":{"fp32":67,"bf16":989}})";
+  CHECK(parse_device_spec(good, "x.json").sms == 132);
+  auto with = [&](const std::string& what, const std::string& by) {
+    std::string s = good;
+    s.replace(s.find(what), what.size(), by);
+    return s;
+  };
+  REQUIRE_THROWS_WITH(parse_device_spec(with("[\"x\"]", "[1]"), "x.json"), Catch::Contains("x.json") && Catch::Contains("aliases"));
+  REQUIRE_THROWS_WITH(parse_device_spec(with("[\"x\"]", "\"x\""), "x.json"), Catch::Contains("aliases"));
+  REQUIRE_THROWS_WITH(parse_device_spec(with("\"hopper\"", "9"), "x.json"), Catch::Contains("architecture"));
+  REQUIRE_THROWS_WITH(parse_device_spec(with("132", "1e300"), "x.json"), Catch::Contains("sms") && Catch::Contains("1e+300"));
+  REQUIRE_THROWS_WITH(parse_device_spec(with("132", "0.5"), "x.json"), Catch::Contains("sms") && Catch::Contains("whole"));
+  REQUIRE_THROWS_WITH(parse_device_spec(with("989", "\"fast\""), "x.json"), Catch::Contains("peak_tflops.bf16"));
+  REQUIRE_THROWS_WITH(parse_device_spec(with("989", "-1"), "x.json"), Catch::Contains("peak_tflops.bf16"));
+  REQUIRE_THROWS_WITH(parse_device_spec("[1,2]", "x.json"), Catch::Contains("a device spec is a JSON object"));
+}
+
 TEST_CASE("dtype names from traces parse and peaks fall back to fp32") {
   CHECK(parse_dtype("c10::Half") == DType::kFloat16);
   CHECK(parse_dtype("c10::BFloat16") == DType::kBFloat16);

@@ -95,6 +95,25 @@ TEST_CASE("corrupted model files fail with a clear InputError") {
     write_edited("\"known_device_features\":{\"A100-PCIE-40GB\":[", "\"known_device_features\":{\"A100-PCIE-40GB\":[\"x\",");
     REQUIRE_THROWS_WITH(LearnedModel::load(path), Catch::Contains("corrupted cost model header"));
   }
+  SECTION("layer widths out of range, or not those of the weights") {
+    write_edited("\"head_hidden\":192", "\"head_hidden\":0");
+    REQUIRE_THROWS_WITH(LearnedModel::load(path), Catch::Contains("layer width 0"));
+    write_edited("\"token_hidden\":64", "\"token_hidden\":2147483647");
+    REQUIRE_THROWS_WITH(LearnedModel::load(path), Catch::Contains("layer width 2147483647"));
+    write_edited("\"head_hidden\":192", "\"head_hidden\":128");
+    REQUIRE_THROWS_WITH(LearnedModel::load(path), Catch::Contains("do not match the header's layer widths"));
+  }
+  SECTION("another format, an absurd floor, absurd device figures") {
+    write_edited("\"format\":\"dpro-costmodel\"", "\"format\":\"onnx\"");
+    REQUIRE_THROWS_WITH(LearnedModel::load(path), Catch::Contains("not a dpro cost model file"));
+    write_edited("\"unseen_floor_ms\":{\"add\":", "\"unseen_floor_ms\":{\"add\":1e300,\"x\":");
+    REQUIRE_THROWS_WITH(LearnedModel::load(path), Catch::Contains("bad floor 'add'"));
+    write_edited("\"known_device_features\":{\"A100-PCIE-40GB\":[", "\"known_device_features\":{\"A100-PCIE-40GB\":[1e300,");
+    REQUIRE_THROWS_WITH(LearnedModel::load(path), Catch::Contains("has 8 device features"));
+    write_edited("\"known_device_features\":{\"A100-PCIE-40GB\":[10.602699279785156",
+                 "\"known_device_features\":{\"A100-PCIE-40GB\":[1e30");
+    REQUIRE_THROWS_WITH(LearnedModel::load(path), Catch::Contains("A100-PCIE-40GB has a device feature out of range"));
+  }
   SECTION("missing file") {
     REQUIRE_THROWS_AS(LearnedModel::load(path + ".none"), dpro::InputError);
   }

@@ -26,6 +26,12 @@ TEST_CASE("Microsecond timestamps convert to exact nanoseconds") {
   REQUIRE(trace::parse_micros_as_nanos("-3", &ns));
   CHECK(ns == -3000);
   CHECK_FALSE(trace::parse_micros_as_nanos("abc", &ns));
+  // Beyond 3e15 us (3e18 ns) a time would overflow the nanosecond clock in sums: refused.
+  CHECK_FALSE(trace::parse_micros_as_nanos("1e300", &ns));
+  CHECK_FALSE(trace::parse_micros_as_nanos("-1e300", &ns));
+  CHECK_FALSE(trace::parse_micros_as_nanos("9000000000000000", &ns));
+  REQUIRE(trace::parse_micros_as_nanos("3000000000000000", &ns));
+  CHECK(ns == trace::kMaxTraceNanos);
   CHECK_FALSE(trace::parse_micros_as_nanos("", &ns));
 }
 

@@ -117,3 +117,18 @@ TEST_CASE("A file that is not a trace at all is refused") {
   test::write_text(dir + "/notes.json", "hello, this is not JSON");
   CHECK_THAT(load_error({dir + "/notes.json"}), Catch::Contains("not a trace format"));
 }
+
+TEST_CASE("A field of the wrong type is an error naming the event and the field") {
+  const std::string dir = test::fresh_dir("wrong_type");
+  std::string text = minimal_trace("5");
+  text.replace(text.find("\"cat\": \"cpu_op\""), 15, "\"cat\": 7");
+  test::write_text(dir + "/t.json", text);
+  CHECK_THAT(load_error({dir + "/t.json"}), Catch::Contains("t.json") && Catch::Contains("event #1") &&
+                                                 Catch::Contains("field \"cat\""));
+}
+
+TEST_CASE("A host execution trace given as the trace says where it belongs") {
+  CHECK_THAT(load_error({test::source_path("traces/hta/simple-add-host-et.json.gz")}),
+             Catch::Contains("simple-add-host-et.json.gz") && Catch::Contains("execution trace") &&
+                 Catch::Contains("--comm-sizes"));
+}

@@ -166,7 +166,7 @@ class CostModelCommand : public Command {
     std::vector<std::size_t> describable;
     std::vector<std::vector<float>> points;
     for (std::size_t r = 0; r < table.rows.size(); ++r) {
-      const cm::OpDesc op = cm::op_from_row(table, table.rows[r]);
+      const cm::OpDesc op = cm::op_from_row(table, table.rows[r], pick_input_, "row " + std::to_string(r + 2));
       if (!op.describable()) continue;
       describable.push_back(r);
       points.push_back(cm::op_cluster_features(op));
@@ -232,7 +232,8 @@ class CostModelCommand : public Command {
     if (cm::LearnedModel::available()) model = cm::LearnedModel::load(model_path_);
     std::vector<cm::OpDesc> ops;
     std::vector<cm::PredictQuery> queries;
-    for (const auto& row : table.rows) ops.push_back(cm::op_from_row(table, row));
+    for (std::size_t r = 0; r < table.rows.size(); ++r)
+      ops.push_back(cm::op_from_row(table, table.rows[r], predict_input_, "row " + std::to_string(r + 2)));
     // A row's kernel name and geometry describe the kernel that ran on its Device; the model
     // uses them only when that is the GPU asked for.
     const int device_col = table.column("Device");

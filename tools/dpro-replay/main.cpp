@@ -46,6 +46,11 @@ int main(int argc, char** argv) {
   } catch (const std::bad_alloc&) {
     std::fprintf(stderr, "dpro-replay: error: out of memory\n");
     return 2;
+  } catch (const std::exception& e) {
+    // Not an input error we recognised: a bug, or an input check we lack. One line and a
+    // status, never an abort with a library's backtrace.
+    std::fprintf(stderr, "dpro-replay: internal error: %s (please report it with the command line)\n", e.what());
+    return 1;
   }
   return 2;
 }
