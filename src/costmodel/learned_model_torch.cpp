@@ -498,7 +498,7 @@ void LearnedModel::save(const std::string& path) const {
       {"payload_bytes", payload.size()}, {"payload_fnv1a", std::to_string(fnv1a(payload))}};
   std::ofstream out(path, std::ios::binary);
   if (!out) throw InputError(path, "", "cannot write the model file");
-  out << kMagic << header.dump() << '\n' << payload;
+  out << kMagic << header.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << '\n' << payload;
   if (!out) throw InputError(path, "", "write failed");
 }
 

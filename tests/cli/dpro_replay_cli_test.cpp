@@ -135,3 +135,18 @@ TEST_CASE("Collectives that cannot be matched across ranks: one line naming the 
   CHECK(lines(r.out) == 1);
   CHECK_THAT(r.out, Catch::Contains("cannot be matched") && Catch::Contains("worker"));
 }
+
+TEST_CASE("A name that is not UTF-8 in a native trace still gives a JSON report") {
+  // The native format stores names as bytes; JSON output replaces invalid sequences (U+FFFD)
+  // instead of failing at the end of the run.
+  std::string bytes = read_whole_file(test::source_path("tests/profiler/data/sample_v1_0.dpro"));
+  const auto at = bytes.find("cudaLaunchKernel");
+  REQUIRE(at != std::string::npos);
+  bytes[at + 9] = '\xff';
+  const std::string dir = test::fresh_dir("cli_utf8");
+  test::write_text(dir + "/r.dpro", bytes);
+  const Run r = run("replay -q --json - " + dir + "/r.dpro");
+  REQUIRE(r.code == 0);
+  CHECK_NOTHROW(nlohmann::json::parse(r.out));
+  CHECK_THAT(r.out, Catch::Contains("cudaLaunc\xef\xbf\xbdKernel"));
+}

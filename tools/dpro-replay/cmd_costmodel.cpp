@@ -154,7 +154,7 @@ class CostModelCommand : public Command {
     const std::string md = cm::render_markdown(report);
     std::cout << md;
     if (!markdown_out_.empty()) write_text(markdown_out_, md);
-    if (!json_out_.empty()) write_text(json_out_, cm::to_json(report).dump(1) + "\n");
+    if (!json_out_.empty()) write_text(json_out_, cm::to_json(report).dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
     return 0;
   }
 
