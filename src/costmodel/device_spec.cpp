@@ -87,11 +87,12 @@ DeviceSpec parse_device_spec(const std::string& json_text, const std::string& fi
   // and would overflow the integer fields or the predicted times).
   auto positive_in = [&](const nlohmann::json& obj, const std::string& prefix, const std::string& key, double max,
                          bool whole) {
-    const bool ok = obj.contains(key) && obj[key].is_number() && obj[key].get<double>() > 0 &&
+    // At least 0.001 of its unit (1 MB, 1 MB/s, 1 kHz, 1 GFLOP/s): 1e-300 is a typo too.
+    const bool ok = obj.contains(key) && obj[key].is_number() && obj[key].get<double>() >= 1e-3 &&
                      obj[key].get<double>() <= max && (!whole || obj[key].get<double>() == std::floor(obj[key].get<double>()));
     if (!ok) {
       std::ostringstream why;
-      why << "missing or not a positive " << (whole ? "whole " : "") << "number up to " << max;
+      why << "missing or not a positive " << (whole ? "whole " : "") << "number from 0.001 to " << max;
       if (obj.contains(key)) why << ", got " << obj[key].dump();
       throw InputError(file, prefix + key, why.str());
     }

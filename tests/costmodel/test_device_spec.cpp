@@ -66,6 +66,8 @@ TEST_CASE("device spec values of the wrong type or beyond any GPU name the file 
   REQUIRE_THROWS_WITH(parse_device_spec(with("132", "0.5"), "x.json"), Catch::Contains("sms") && Catch::Contains("whole"));
   REQUIRE_THROWS_WITH(parse_device_spec(with("989", "\"fast\""), "x.json"), Catch::Contains("peak_tflops.bf16"));
   REQUIRE_THROWS_WITH(parse_device_spec(with("989", "-1"), "x.json"), Catch::Contains("peak_tflops.bf16"));
+  REQUIRE_THROWS_WITH(parse_device_spec(with("3350", "1e-300"), "x.json"),
+                      Catch::Contains("memory_bandwidth_gbs") && Catch::Contains("from 0.001"));
   REQUIRE_THROWS_WITH(parse_device_spec("[1,2]", "x.json"), Catch::Contains("a device spec is a JSON object"));
 }
 
