@@ -16,6 +16,7 @@ struct ByteSource::Impl {
   z_stream zs{};
   bool inflating = false;
   bool stream_end = false;
+  std::size_t pending = 0, pending_at = 0;  // plain input: bytes of in_buf read before the first read()
   std::vector<unsigned char> in_buf = std::vector<unsigned char>(1 << 20);
   ~Impl() {
     if (inflating) inflateEnd(&zs);
@@ -26,13 +27,19 @@ struct ByteSource::Impl {
 ByteSource::ByteSource(std::string path) : path_(std::move(path)), impl_(std::make_unique<Impl>()) {
   impl_->file = std::fopen(path_.c_str(), "rb");
   if (!impl_->file) throw InputError(path_, "", std::string("cannot open: ") + std::strerror(errno));
-  unsigned char magic[2] = {0, 0};
+  // The two bytes read to tell gzip from plain are kept, not re-read by seeking back: a pipe
+  // (/dev/stdin, <(...)) cannot seek.
+  unsigned char* magic = impl_->in_buf.data();
   const std::size_t got = std::fread(magic, 1, 2, impl_->file);
-  std::rewind(impl_->file);
+  raw_bytes_ += got;
   gzipped_ = got == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
   if (gzipped_) {
     if (inflateInit2(&impl_->zs, 15 + 32) != Z_OK) throw InputError(path_, "", "cannot start gzip decoder");
     impl_->inflating = true;
+    impl_->zs.next_in = magic;
+    impl_->zs.avail_in = static_cast<uInt>(got);
+  } else {
+    impl_->pending = got;
   }
 }
 
@@ -40,10 +47,13 @@ ByteSource::~ByteSource() = default;
 
 std::size_t ByteSource::read(char* out, std::size_t capacity) {
   if (!gzipped_) {
-    const std::size_t n = std::fread(out, 1, capacity, impl_->file);
+    std::size_t given = 0;
+    while (impl_->pending_at < impl_->pending && given < capacity)
+      out[given++] = static_cast<char>(impl_->in_buf[impl_->pending_at++]);
+    const std::size_t n = std::fread(out + given, 1, capacity - given, impl_->file);
     if (n == 0 && std::ferror(impl_->file)) throw InputError(path_, "", "read error");
     raw_bytes_ += n;
-    return n;
+    return given + n;
   }
   z_stream& zs = impl_->zs;
   zs.next_out = reinterpret_cast<Bytef*>(out);

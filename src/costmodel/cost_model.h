@@ -19,10 +19,11 @@ class CostModel {
   virtual std::optional<Nanos> predict(const OpDesc& op, const DeviceSpec& device) const = 0;
 };
 
-// Saturates: a prediction beyond ~292 years (or NaN) must not overflow the integer clock.
+// Saturates at 1e15 ns (11.6 days for one op; NaN included), so that sums over many ops stay
+// within the integer clock.
 inline Nanos millis_to_nanos(double ms) {
   const double ns = ms * 1e6 + 0.5;
-  constexpr double kMax = 9.0e18;
+  constexpr double kMax = 1.0e15;
   if (!(ns < kMax)) return ns > 0 || std::isnan(ns) ? static_cast<Nanos>(kMax) : 0;
   return ns > 0 ? static_cast<Nanos>(ns) : 0;
 }

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <charconv>
 #include <filesystem>
+#include <iomanip>
 #include <limits>
+#include <sstream>
 
 #include "core/byte_source.h"
 #include "core/error.h"
@@ -54,6 +56,12 @@ OpDesc op_from_row(const CsvTable& table, const std::vector<std::string>& row, c
     op.dims.push_back(v);
   }
   if (!complete) op.dims.clear();
+  if (op.describable() && !(op.bytes() <= kMaxOpBytes)) {
+    std::ostringstream why;
+    why << "the op's tensors would take " << std::setprecision(3) << op.bytes()
+        << " bytes, beyond any GPU (at most 2^50): check its dimensions";
+    throw InputError(file, where, why.str());
+  }
   if (int c = column_any(table, {"dtype", "Dtype", "DType"}); c >= 0)
     if (auto d = parse_dtype(row[c])) op.dtype = *d;
   if (int c = table.column("Kernel Name"); c >= 0) op.kernel_name = row[c];

@@ -19,12 +19,15 @@ struct Measurement {
 // The dim column names of a family, in OpDesc::dims order.
 std::vector<std::string> dim_columns(OpFamily family);
 
-// Largest dimension a row may give (2^40: beyond any tensor a GPU holds).
+// Largest dimension a row may give (2^40), and largest total of an op's tensors (2^50 bytes,
+// a pebibyte): beyond any GPU, so a row beyond them is a mistake, not an op to price.
 inline constexpr std::int64_t kMaxDimension = std::int64_t{1} << 40;
+inline constexpr double kMaxOpBytes = 1125899906842624.0;
 
 // OpDesc of one row (family from OPName, dims from the family's columns; a missing column or
 // an empty value leaves it undescribable). A value that is not a whole number from 0 to
-// kMaxDimension throws InputError naming `file`, `where` (e.g. "row 7") and the column.
+// kMaxDimension, or an op whose tensors exceed kMaxOpBytes, throws InputError naming `file`,
+// `where` (e.g. "row 7") and the column.
 // Latency and Device are not read.
 OpDesc op_from_row(const CsvTable& table, const std::vector<std::string>& row, const std::string& file,
                    const std::string& where);

@@ -19,8 +19,8 @@ struct Run {
   std::string out;  // stdout and stderr
 };
 
-Run run(const std::string& args) {
-  const std::string command = std::string(DPRO_REPLAY_BIN) + " " + args + " 2>&1";
+// Runs a shell command line and collects its output.
+Run run_command(const std::string& command) {
   Run r;
   FILE* pipe = popen(command.c_str(), "r");
   REQUIRE(pipe);
@@ -30,6 +30,8 @@ Run run(const std::string& args) {
   r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return r;
 }
+
+Run run(const std::string& args) { return run_command(std::string(DPRO_REPLAY_BIN) + " " + args + " 2>&1"); }
 
 std::size_t lines(const std::string& s) { return std::count(s.begin(), s.end(), '\n'); }
 
@@ -149,4 +151,12 @@ TEST_CASE("A name that is not UTF-8 in a native trace still gives a JSON report"
   REQUIRE(r.code == 0);
   CHECK_NOTHROW(nlohmann::json::parse(r.out));
   CHECK_THAT(r.out, Catch::Contains("cudaLaunc\xef\xbf\xbdKernel"));
+}
+
+TEST_CASE("costmodel predict reads its CSV from a pipe") {
+  // The first bytes (read to tell gzip from plain text) are kept, not re-read by seeking back.
+  const Run r = run_command(std::string("printf 'OPName,B,M,N,K\\nbmm,2,64,64,64\\n' | ") + DPRO_REPLAY_BIN +
+                            " costmodel predict --device T4 /dev/stdin 2>/dev/null");
+  CHECK(r.code == 0);
+  CHECK_THAT(r.out, Catch::StartsWith("OPName,B,M,N,K,predicted_ms\nbmm,2,64,64,64,"));
 }

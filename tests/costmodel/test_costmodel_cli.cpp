@@ -54,6 +54,11 @@ TEST_CASE("costmodel predict rejects a dimension that is not one, naming the row
     REQUIRE_THROWS_WITH(run_cli({"costmodel", "predict", "--device", "T4", in}),
                         Catch::Contains(in) && Catch::Contains("row 3, column M") && Catch::Contains("'" + bad + "'"));
   }
+  // In range one by one, but together beyond any GPU: a 2^32 x 2^32 image.
+  std::ofstream(in) << "OPName,B,Input_Channel,Output_Channel,Kernel_Szie,Input_Size,Stride,Padding\n"
+                       "conv,8,64,64,3,4294967296,1,1\n";
+  REQUIRE_THROWS_WITH(run_cli({"costmodel", "predict", "--device", "T4", in}),
+                      Catch::Contains("row 2") && Catch::Contains("beyond any GPU"));
   // The launch geometry's columns are found by name: a table ending at "Grid x" is read safely.
   std::ofstream(in) << "OPName,B,M,N,K,Block x,Grid x\nbmm,2,64,64,64,128,4\n";
   REQUIRE(run_cli({"costmodel", "predict", "--device", "T4", in, "-o", dpro::test::binary_path("predict_out4.csv")}) == 0);
