@@ -92,7 +92,7 @@ DeviceSpec parse_device_spec(const std::string& json_text, const std::string& fi
                      obj[key].get<double>() <= max && (!whole || obj[key].get<double>() == std::floor(obj[key].get<double>()));
     if (!ok) {
       std::ostringstream why;
-      why << "missing or not a positive " << (whole ? "whole " : "") << "number from 0.001 to " << max;
+      why << "missing or not a " << (whole ? "whole number from 1" : "number from 0.001") << " to " << max;
       if (obj.contains(key)) why << ", got " << obj[key].dump();
       throw InputError(file, prefix + key, why.str());
     }
