@@ -24,7 +24,7 @@ class CostModel {
 inline Nanos millis_to_nanos(double ms) {
   const double ns = ms * 1e6 + 0.5;
   constexpr double kMax = 1.0e15;
-  if (!(ns < kMax)) return ns > 0 || std::isnan(ns) ? static_cast<Nanos>(kMax) : 0;
+  if (!(ns < kMax)) return static_cast<Nanos>(kMax);  // too large, or NaN
   return ns > 0 ? static_cast<Nanos>(ns) : 0;
 }
 
