@@ -35,23 +35,43 @@ int column_any(const CsvTable& t, std::initializer_list<const char*> names) {
 }
 }  // namespace
 
-OpDesc op_from_row(const CsvTable& table, const std::vector<std::string>& row, const std::string& file,
-                   const std::string& where) {
+OpRowReader::OpRowReader(const CsvTable& table, std::string file)
+    : table_(table),
+      file_(std::move(file)),
+      name_col_(table.column("OPName")),
+      dtype_col_(column_any(table, {"dtype", "Dtype", "DType"})),
+      kernel_name_col_(table.column("Kernel Name")),
+      kernels_col_(table.column("Kernels")) {
+  for (int f = 0; f < kOpFamilyCount; ++f) {
+    family_at_[f] = dim_cols_.size();
+    for (const auto& col : dim_columns(static_cast<OpFamily>(f)))
+      dim_cols_.push_back(col == "Kernel_Szie" ? column_any(table, {"Kernel_Szie", "Kernel_Size"}) : table.column(col));
+  }
+  family_at_[kOpFamilyCount] = dim_cols_.size();
+  const char* axes[] = {"x", "y", "z"};
+  for (int i = 0; i < 3; ++i) {
+    grid_cols_[i] = table.column(std::string("Grid ") + axes[i]);
+    block_cols_[i] = table.column(std::string("Block ") + axes[i]);
+  }
+}
+
+OpDesc OpRowReader::read(std::size_t r) const {
   OpDesc op;
-  const int name_col = table.column("OPName");
-  if (name_col < 0) return op;
-  op.name = row[name_col];
+  if (name_col_ < 0) return op;
+  const std::vector<std::string>& row = table_.rows.at(r);
+  const std::string where = "row " + std::to_string(r + 2);
+  op.name = row[name_col_];
   op.family = family_from_name(op.name);
   // A dimension may be absent (a column missing or empty: the op is then not describable), but
   // a value that is there must be a whole number in range, or the row is wrong.
   bool complete = true;
-  for (const auto& col : dim_columns(op.family)) {
-    int c = table.column(col);
-    if (c < 0 && col == "Kernel_Szie") c = table.column("Kernel_Size");
+  const auto f = static_cast<std::size_t>(op.family);
+  for (std::size_t i = family_at_[f]; i < family_at_[f + 1]; ++i) {
+    const int c = dim_cols_[i];
     if (c < 0 || row[c].empty()) { complete = false; continue; }
     std::int64_t v = 0;
     if (!parse_int(row[c], v) || v < 0 || v > kMaxDimension)
-      throw InputError(file, where + ", column " + table.header[c],
+      throw InputError(file_, where + ", column " + table_.header[c],
                        "'" + row[c] + "' is not a dimension (a whole number from 0 to 2^40)");
     op.dims.push_back(v);
   }
@@ -60,18 +80,17 @@ OpDesc op_from_row(const CsvTable& table, const std::vector<std::string>& row, c
     std::ostringstream why;
     why << "the op's tensors would take " << std::setprecision(3) << op.bytes()
         << " bytes, beyond any GPU (at most 2^50): check its dimensions";
-    throw InputError(file, where, why.str());
+    throw InputError(file_, where, why.str());
   }
-  if (int c = column_any(table, {"dtype", "Dtype", "DType"}); c >= 0)
-    if (auto d = parse_dtype(row[c])) op.dtype = *d;
-  if (int c = table.column("Kernel Name"); c >= 0) op.kernel_name = row[c];
-  if (int c = table.column("Kernels"); c >= 0) op.kernel_list = row[c];
+  if (dtype_col_ >= 0)
+    if (auto d = parse_dtype(row[dtype_col_])) op.dtype = *d;
+  if (kernel_name_col_ >= 0) op.kernel_name = row[kernel_name_col_];
+  if (kernels_col_ >= 0) op.kernel_list = row[kernels_col_];
   // The launch geometry is optional: kept only when all six values are there and plausible.
   std::array<int, 3> g{}, b{};
   bool ok = true;
-  const char* axes[] = {"x", "y", "z"};
   for (int i = 0; ok && i < 3; ++i) {
-    const int gc = table.column(std::string("Grid ") + axes[i]), bc = table.column(std::string("Block ") + axes[i]);
+    const int gc = grid_cols_[i], bc = block_cols_[i];
     std::int64_t gv = 0, bv = 0;
     ok = gc >= 0 && bc >= 0 && parse_int(row[gc], gv) && parse_int(row[bc], bv) && gv > 0 && bv > 0 &&
          gv <= std::numeric_limits<int>::max() && bv <= 1024;
@@ -117,11 +136,12 @@ std::vector<Measurement> load_measurements(const std::string& path, const Device
     const CsvTable table = parse_csv(read_whole_file(file), file);
     const int lat = table.column("Latency"), dev = table.column("Device");
     if (lat < 0 || dev < 0) throw InputError(file, "header", "needs Latency and Device columns");
+    const OpRowReader reader(table, file);
     for (size_t r = 0; r < table.rows.size(); ++r) {
       const auto& row = table.rows[r];
       const std::string where = "row " + std::to_string(r + 2);
       Measurement m;
-      m.op = op_from_row(table, row, file, where);
+      m.op = reader.read(r);
       if (!m.op.describable()) throw InputError(file, where, "op '" + m.op.name + "' has no usable dimensions");
       m.device = catalog.find(row[dev]);
       if (!m.device) throw InputError(file, where, "device '" + row[dev] + "' is not in the catalog");

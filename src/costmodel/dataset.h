@@ -1,6 +1,8 @@
 #pragma once
 // Measured operator latencies in the shared-data schema (one CSV per op and GPU, columns
 // OPName, Latency [ms], Device, Kernel Name, Grid x/y/z, Block x/y/z, then the family's dims).
+#include <array>
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -24,13 +26,28 @@ std::vector<std::string> dim_columns(OpFamily family);
 inline constexpr std::int64_t kMaxDimension = std::int64_t{1} << 40;
 inline constexpr double kMaxOpBytes = 1125899906842624.0;
 
-// OpDesc of one row (family from OPName, dims from the family's columns; a missing column or
-// an empty value leaves it undescribable). A value that is not a whole number from 0 to
-// kMaxDimension, or an op whose tensors exceed kMaxOpBytes, throws InputError naming `file`,
-// `where` (e.g. "row 7") and the column.
-// Latency and Device are not read.
-OpDesc op_from_row(const CsvTable& table, const std::vector<std::string>& row, const std::string& file,
-                   const std::string& where);
+// Reads the ops of one table's rows (its columns are looked up once, not per row).
+class OpRowReader {
+ public:
+  // `file` names the table in errors.
+  OpRowReader(const CsvTable& table, std::string file);
+  // Whether the table has an OPName column (without one, every op is undescribable).
+  bool has_names() const { return name_col_ >= 0; }
+  // OpDesc of table row `r` (0-based; errors call it "row r+2", its line in the file): family
+  // from OPName, dims from the family's columns (a missing column or an empty value leaves it
+  // undescribable). A value that is not a whole number from 0 to kMaxDimension, or an op whose
+  // tensors exceed kMaxOpBytes, throws InputError naming the file, the row and the column.
+  // Latency and Device are not read.
+  OpDesc read(std::size_t r) const;
+
+ private:
+  const CsvTable& table_;
+  std::string file_;
+  int name_col_, dtype_col_, kernel_name_col_, kernels_col_;
+  std::vector<int> dim_cols_;                            // the dims' columns (-1: absent) of every family, in order
+  std::array<std::size_t, kOpFamilyCount + 1> family_at_{};  // family f's columns: dim_cols_[family_at_[f], family_at_[f+1])
+  std::array<int, 3> grid_cols_{}, block_cols_{};
+};
 
 // Every *.csv / *.csv.gz under `path` (a file or a directory, searched recursively, sorted).
 // Rows whose device is not in the catalog or whose op is not describable throw InputError.

@@ -160,13 +160,14 @@ class CostModelCommand : public Command {
 
   int pick() {
     const cm::CsvTable table = cm::parse_csv(read_whole_file(pick_input_), pick_input_);
-    if (table.column("OPName") < 0) throw InputError(pick_input_, "header", "needs an OPName column");
+    const cm::OpRowReader reader(table, pick_input_);
+    if (!reader.has_names()) throw InputError(pick_input_, "header", "needs an OPName column");
     if (pick_output_.empty()) pick_output_ = "-";
     check_output_path(pick_output_, {pick_input_}, force_);
     std::vector<std::size_t> describable;
     std::vector<std::vector<float>> points;
     for (std::size_t r = 0; r < table.rows.size(); ++r) {
-      const cm::OpDesc op = cm::op_from_row(table, table.rows[r], pick_input_, "row " + std::to_string(r + 2));
+      const cm::OpDesc op = reader.read(r);
       if (!op.describable()) continue;
       describable.push_back(r);
       points.push_back(cm::op_cluster_features(op));
@@ -227,13 +228,14 @@ class CostModelCommand : public Command {
   int predict(const cm::DeviceCatalog& catalog, Logger& log) {
     const cm::DeviceSpec& device = catalog.get(device_);
     const cm::CsvTable table = cm::parse_csv(read_whole_file(predict_input_), predict_input_);
-    if (table.column("OPName") < 0) throw InputError(predict_input_, "header", "needs an OPName column");
+    const cm::OpRowReader reader(table, predict_input_);
+    if (!reader.has_names()) throw InputError(predict_input_, "header", "needs an OPName column");
     std::optional<cm::LearnedModel> model;
     if (cm::LearnedModel::available()) model = cm::LearnedModel::load(model_path_);
     std::vector<cm::OpDesc> ops;
     std::vector<cm::PredictQuery> queries;
     for (std::size_t r = 0; r < table.rows.size(); ++r)
-      ops.push_back(cm::op_from_row(table, table.rows[r], predict_input_, "row " + std::to_string(r + 2)));
+      ops.push_back(reader.read(r));
     // A row's kernel name and geometry describe the kernel that ran on its Device; the model
     // uses them only when that is the GPU asked for.
     const int device_col = table.column("Device");
