@@ -2,13 +2,15 @@
 """Mutation fuzzing of dpro-replay's inputs: every run must end with exit code 0 or 2 (never an
 abort, a signal or a hang), and print no sanitizer report.
 
-  python3 tools/fuzz_cli.py [--binary B] [--runs N] [--seed S] {model,csv,config,trace,native,all}
+  python3 tools/fuzz_cli.py [--binary B] [--runs N] [--seed S] {model,csv,config,trace,native,comm,all}
 
   model    the cost model file's header (each field set to a bad value) and truncated payloads
   csv      `costmodel predict` rows with bad dimension values
   config   cluster and device spec files (each field set to a bad value), --set, --ranks, --bucket-mb
   trace    Kineto traces of traces/hta with random events' fields changed, duplicated, deleted
   native   a dpro-profile native trace with random bytes changed, cut or inserted
+  comm     collective what-ifs on bad message sizes: the A100 trace's NCCL kernel arguments
+           (message size, dtype, group) and DLRM's host execution traces (--comm-sizes) mutated
 
 For sanitizer findings build dpro-replay with -fsanitize=address,undefined (see docs/replay.md)
 and pass it as --binary; ASAN_OPTIONS=detect_leaks=0 keeps LibTorch's leaks out of the reports.
@@ -227,17 +229,75 @@ def fuzz_native(a, tmp):
     print(f"native: {a.runs} x 2 runs (seed {a.seed})", flush=True)
 
 
+def fuzz_comm(a, tmp):
+    rnd = random.Random(a.seed)
+    values = BAD + [2**40, 2**62, -2**62, "[0, 1, 1]", "[0, -1]", "[0, 99]", "[]", "Float8", "nope"]
+    whatif = ["--cluster", "dgx-a100", "--ranks", "8", "--set", "network.intra_node_gbps=100"]
+    # 1. The A100 trace: one argument of its NCCL kernels set to a bad value, in every kernel or in one.
+    doc = json.load(gzip.open(os.path.join(ROOT, "traces/hta/a100-ws2-rank0-nccl.json.gz")))
+    coll = [i for i, e in enumerate(doc["traceEvents"]) if "Collective name" in e.get("args", {})]
+    keys = sorted({k for i in coll for k in doc["traceEvents"][i]["args"]})
+    path, n = os.path.join(tmp, "a100.json"), 0
+    for k in keys:
+        for v in values:
+            d = copy.deepcopy(doc)
+            for i in (coll if rnd.random() < 0.5 else [rnd.choice(coll)]):
+                if k in d["traceEvents"][i]["args"] or v is not None:
+                    set_path(d["traceEvents"][i]["args"], (k,), v)
+            open(path, "w").write(json.dumps(d))
+            n += 1
+            run([a.binary, "replay", "-q", "--json", "-", *whatif, path], f"comm a100 args.{k}={str(v)[:16]}")
+    # 2. DLRM with --comm-sizes: one host execution trace's nccl:* nodes (or the file's shape) changed.
+    et_dir = os.path.join(ROOT, "tests/comm/data/dlrm-host-et")
+    ets = {f: json.load(gzip.open(os.path.join(et_dir, f))) for f in sorted(os.listdir(et_dir)) if f.endswith(".gz")}
+    trace = os.path.join(ROOT, "traces/dlrm-8xV100")
+    mut = os.path.join(tmp, "et")
+    for it in range(a.runs):
+        shutil.rmtree(mut, ignore_errors=True)
+        os.makedirs(mut)
+        victim = rnd.choice(sorted(ets))
+        for f in ets:
+            if f != victim:
+                shutil.copy(os.path.join(et_dir, f), mut)
+        d = copy.deepcopy(ets[victim])
+        nccl = [x for x in d["nodes"] if str(x.get("name", "")).startswith("nccl:")]
+        what = []
+        for _ in range(rnd.randint(1, 3)):
+            m, node, v = rnd.random(), rnd.choice(nccl), rnd.choice(values)
+            if m < 0.45 and node.get("inputs"):
+                t = node["inputs"][0]
+                j = rnd.randrange(len(t)) if isinstance(t, list) and t else None
+                if j is not None:
+                    t[j] = v if v is not None else 0
+                    what.append(f"inputs[0][{j}]={str(v)[:12]}")
+            elif m < 0.8:
+                k = rnd.choice(["name", "id", "inputs"])
+                set_path(node, (k,), v)
+                what.append(f"{k}={str(v)[:12]}")
+            elif m < 0.9:
+                d["nodes"][d["nodes"].index(node)] = v
+                what.append(f"node={str(v)[:12]}")
+            else:
+                d["nodes"] = v
+                what.append(f"nodes={str(v)[:12]}")
+        open(os.path.join(mut, victim[:-3]), "w").write(json.dumps(d))
+        run([a.binary, "replay", "-q", "--json", "-", "--ranks", "16", "--comm-sizes", mut, trace],
+            f"comm host-et #{it} {victim} {what}")
+    print(f"comm: {n} runs on the A100 trace's arguments, {a.runs} on host execution traces (seed {a.seed})",
+          flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("target", choices=["model", "csv", "config", "trace", "native", "all"])
+    ap.add_argument("target", choices=["model", "csv", "config", "trace", "native", "comm", "all"])
     ap.add_argument("--binary", default=os.path.join(ROOT, "build/tools/dpro-replay/dpro-replay"))
-    ap.add_argument("--runs", type=int, default=200, help="mutations for trace and native (default 200)")
+    ap.add_argument("--runs", type=int, default=200, help="mutations for trace, native and comm's host execution traces (default 200)")
     ap.add_argument("--seed", type=int, default=1)
     a = ap.parse_args()
     if not os.access(a.binary, os.X_OK):
         print(f"fuzz_cli: {a.binary}: not an executable (build first, or pass --binary)", file=sys.stderr)
         return 2
-    targets = ["model", "csv", "config", "trace", "native"] if a.target == "all" else [a.target]
+    targets = ["model", "csv", "config", "trace", "native", "comm"] if a.target == "all" else [a.target]
     with tempfile.TemporaryDirectory(prefix="dpro-fuzz-") as tmp:
         for t in targets:
             globals()["fuzz_" + t](a, tmp)

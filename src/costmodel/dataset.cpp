@@ -150,7 +150,10 @@ std::vector<Measurement> load_measurements(const std::string& path, const Device
       } catch (const std::exception&) {
         throw InputError(file, where, "Latency '" + row[lat] + "' is not a number");
       }
-      if (!(m.latency_ms > 0)) throw InputError(file, where, "Latency must be positive");
+      // A nanosecond to a thousand seconds: beyond that a latency is a unit mistake or garbage,
+      // and one such sample would scale every corrected prediction (1e300 ms did).
+      if (!(m.latency_ms >= kMinLatencyMs && m.latency_ms <= kMaxLatencyMs))
+        throw InputError(file, where, "Latency '" + row[lat] + "' is not a time in milliseconds from 1e-6 to 1e6");
       out.push_back(std::move(m));
     }
   }

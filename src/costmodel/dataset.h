@@ -25,6 +25,8 @@ std::vector<std::string> dim_columns(OpFamily family);
 // a pebibyte): beyond any GPU, so a row beyond them is a mistake, not an op to price.
 inline constexpr std::int64_t kMaxDimension = std::int64_t{1} << 40;
 inline constexpr double kMaxOpBytes = 1125899906842624.0;
+// Range of a measured Latency (ms) a row may give: a nanosecond to a thousand seconds.
+inline constexpr double kMinLatencyMs = 1e-6, kMaxLatencyMs = 1e6;
 
 // Reads the ops of one table's rows (its columns are looked up once, not per row).
 class OpRowReader {

@@ -15,7 +15,8 @@ struct CollectiveRef {
   Nanos order_time = 0;              // launch time (or GPU start): per-group issue order
   std::string group;                 // process group key
   std::string op;                    // normalised operation
-  std::vector<int> group_ranks;      // participants; empty = every rank of the job
+  std::vector<int> group_ranks;      // participants; empty = every rank of the job, unless group_size says fewer
+  std::optional<int> group_size;     // as the trace recorded it
   std::optional<std::int64_t> sequence;
 };
 

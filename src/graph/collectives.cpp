@@ -51,6 +51,12 @@ void match_collectives(const trace::TraceSet& traces, std::vector<std::vector<Co
     std::vector<int> participants = first.group_ranks;
     if (participants.empty()) {
       const int size = std::max<int>(world, static_cast<int>(traces.ranks.size()));
+      // A group smaller than the job whose members the trace does not list (a list PyTorch cut
+      // at 30 ranks that is no progression) cannot be matched: which ranks to wait for is unknown.
+      if (first.group_size && *first.group_size < size) {
+        stats.collectives_unmatched += members.size();
+        continue;
+      }
       for (int r = 0; r < size; ++r) participants.push_back(r);
     }
     const bool all_present = std::all_of(participants.begin(), participants.end(), [&](int r) { return present.count(r) > 0; });

@@ -446,6 +446,7 @@ class RankBuilder {
       if (ref.op.empty()) ref.op = std::string(traces_.name(e));
       if (info) {
         ref.group_ranks = info->group_ranks;
+        ref.group_size = info->group_size;
         ref.sequence = info->sequence;
         if (info->group_name) {
           ref.group = *info->group_name;

@@ -6,6 +6,7 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <tuple>
 #include <unordered_map>
@@ -131,23 +132,69 @@ std::optional<EventKind> kind_from_category(std::string_view cat, std::string_vi
   return std::nullopt;
 }
 
-// "[0, 1, 2]" (Kineto writes group ranks as a string) -> {0, 1, 2}.
-std::vector<int> parse_rank_list(std::string_view text) {
+// "Process Group Ranks" as PyTorch writes it: "[0, 1, 2]", or for a group of more than 30
+// ranks the first 30 and ", ...]" (its profiler truncates lists at 30). A rank above this is
+// no job's.
+constexpr int kMaxRank = 1 << 20;
+struct RankList {
   std::vector<int> ranks;
-  int value = 0;
-  bool in_number = false;
-  for (char ch : text) {
-    if (std::isdigit(static_cast<unsigned char>(ch))) {
-      value = value * 10 + (ch - '0');
-      in_number = true;
-    } else if (in_number) {
-      ranks.push_back(value);
-      value = 0;
-      in_number = false;
+  bool truncated = false;  // ended in "...": the group has more ranks than listed
+};
+// Empty for "" or null (not recorded); nullopt when the text is not such a list (a negative,
+// repeated or huge rank, other text).
+std::optional<RankList> parse_rank_list(std::string_view text) {
+  RankList out;
+  std::size_t i = 0;
+  auto skip_space = [&] { while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i]))) ++i; };
+  skip_space();
+  if (i == text.size() || text.substr(i) == "null") return out;  // not recorded
+  const bool bracket = i < text.size() && text[i] == '[';
+  if (bracket) ++i;
+  skip_space();
+  bool expect_item = !(i < text.size() && text[i] == ']');
+  while (expect_item) {
+    skip_space();
+    if (text.substr(i, 3) == "...") {
+      out.truncated = true;
+      i += 3;
+      skip_space();
+      break;
     }
+    std::int64_t v = 0;
+    const std::size_t begin = i;
+    while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i])) && v <= kMaxRank) v = v * 10 + (text[i++] - '0');
+    if (i == begin || v > kMaxRank) return std::nullopt;
+    out.ranks.push_back(static_cast<int>(v));
+    skip_space();
+    expect_item = i < text.size() && text[i] == ',';
+    if (expect_item) ++i;
   }
-  if (in_number) ranks.push_back(value);
-  return ranks;
+  if (bracket) {
+    if (i >= text.size() || text[i] != ']') return std::nullopt;
+    ++i;
+  }
+  skip_space();
+  if (i != text.size()) return std::nullopt;
+  std::vector<int> sorted = out.ranks;
+  std::sort(sorted.begin(), sorted.end());
+  if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) return std::nullopt;
+  return out;
+}
+
+// The whole group of a truncated list, from the arithmetic progression PyTorch records beside
+// it ("Global rank start", "Global rank stride", "Group size"; the stride is -1 when the ranks
+// are not one). Empty (membership unknown) when those are missing, not a progression, or
+// disagree with the listed ranks.
+std::vector<int> complete_rank_list(const RankList& listed, std::optional<std::int64_t> start,
+                                    std::optional<std::int64_t> stride, std::optional<std::int64_t> size) {
+  if (!start || !stride || !size || *stride < 1 || *start < 0 ||
+      *size <= static_cast<std::int64_t>(listed.ranks.size()) || *size > kMaxRank ||
+      *start + (*size - 1) * *stride > kMaxRank)
+    return {};
+  std::vector<int> all;
+  for (std::int64_t k = 0; k < *size; ++k) all.push_back(static_cast<int>(*start + k * *stride));
+  if (!std::equal(listed.ranks.begin(), listed.ranks.end(), all.begin())) return {};
+  return all;
 }
 
 std::optional<std::int64_t> as_int(od::value v) {
@@ -164,9 +211,10 @@ std::optional<std::int64_t> as_int(od::value v) {
   return std::nullopt;
 }
 
+// Saturates at the int range, so that a huge value stays huge (and out of any later bound).
 std::optional<int> to_int_opt(std::optional<std::int64_t> v) {
   if (!v) return std::nullopt;
-  return static_cast<int>(*v);
+  return static_cast<int>(std::clamp<std::int64_t>(*v, std::numeric_limits<int>::min(), std::numeric_limits<int>::max()));
 }
 
 std::optional<std::string> as_text(od::value v) {
@@ -194,10 +242,11 @@ std::optional<std::array<int, 3>> as_dim3(od::value v) {
 struct RawArgs {
   std::optional<std::int64_t> correlation, external_id, device, stream, bytes, cbid;
   std::optional<std::int64_t> sequence_number, fwd_thread_id, group_size, in_nelems, out_nelems;
-  std::optional<std::int64_t> wait_on_stream, wait_on_event_record_corr;
+  std::optional<std::int64_t> wait_on_stream, wait_on_event_record_corr, rank_start, rank_stride;
   std::optional<std::array<int, 3>> grid, block;
   std::optional<std::string> collective_name, dtype, pg_name, pg_desc, pg_ranks, sync_kind;
   std::string input_dims, input_types;
+  std::vector<int> group_ranks;  // from pg_ranks, completed when truncated (on_event)
 };
 
 void read_args(od::object args, RawArgs& a) {
@@ -224,6 +273,8 @@ void read_args(od::object args, RawArgs& a) {
     else if (key == "Process Group Name") a.pg_name = as_text(v);
     else if (key == "Process Group Description") a.pg_desc = as_text(v);
     else if (key == "Process Group Ranks") a.pg_ranks = as_text(v);
+    else if (key == "Global rank start") a.rank_start = as_int(v);
+    else if (key == "Global rank stride") a.rank_stride = as_int(v);
     else if (key == "cuda_sync_kind") a.sync_kind = as_text(v);
     else if (key == "wait_on_stream") a.wait_on_stream = as_int(v);
     else if (key == "wait_on_cuda_event_record_corr_id") a.wait_on_event_record_corr = as_int(v);
@@ -292,7 +343,10 @@ void KinetoReader::on_member(std::string_view key, std::string_view raw) {
   if (parser.iterate(padded).get(doc) != simdjson::SUCCESS) return;
   if (key == "baseTimeNanoseconds") {
     std::int64_t base = 0;
-    if (doc.get_int64().get(base) == simdjson::SUCCESS) base_time = base;
+    if (doc.get_int64().get(base) != simdjson::SUCCESS || std::abs(base) > kMaxTraceNanos)
+      throw InputError(path, "baseTimeNanoseconds",
+                       "'" + std::string(raw.substr(0, 40)) + "' is not a time (whole nanoseconds, at most 3e18)");
+    base_time = base;
   } else if (key == "distributedInfo") {
     od::object info;
     if (doc.get_object().get(info) != simdjson::SUCCESS) return;
@@ -300,10 +354,22 @@ void KinetoReader::on_member(std::string_view key, std::string_view raw) {
       std::string_view k;
       if (field.unescaped_key().get(k) != simdjson::SUCCESS) continue;
       od::value v = field.value();
-      if (k == "rank") {
-        if (auto r = as_int(v)) { rank.rank = static_cast<int>(*r); rank.rank_known = true; }
-      } else if (k == "world_size") {
-        if (auto w = as_int(v)) rank.world_size = static_cast<int>(*w);
+      if (k == "rank" || k == "world_size") {
+        // A rank is from 0, a world size from 1, both below 2^20: a wrapped or negative value
+        // would put the trace at another rank without a word.
+        const std::string token(v.raw_json_token().substr(0, 40));
+        const auto x = as_int(v);
+        const std::int64_t low = k == "rank" ? 0 : 1;
+        if (!x || *x < low || *x > kMaxRank)
+          throw InputError(path, "distributedInfo." + std::string(k),
+                           "'" + token + "' is not a " + (k == "rank" ? "rank" : "world size") + " (a whole number from " +
+                               std::to_string(low) + " to 2^20)");
+        if (k == "rank") {
+          rank.rank = static_cast<int>(*x);
+          rank.rank_known = true;
+        } else {
+          rank.world_size = static_cast<int>(*x);
+        }
       } else if (k == "backend") {
         if (auto b = as_text(v)) rank.backend = *b;
       } else if (k == "pg_config") {
@@ -424,6 +490,15 @@ void KinetoReader::on_event(std::string_view raw, std::uint64_t index, std::size
   }
   if (ph != "X") return;
   if (!pid) return;  // a text pid: profiler-internal spans ("Spans", "Traces")
+  if (args.pg_ranks) {
+    auto list = parse_rank_list(*args.pg_ranks);
+    if (!list)
+      throw InputError(path, describe(index, name),
+                       "\"Process Group Ranks\" '" + args.pg_ranks->substr(0, 80) +
+                           "' is not a list of distinct ranks from 0 to 2^20");
+    args.group_ranks = list->truncated ? complete_rank_list(*list, args.rank_start, args.rank_stride, args.group_size)
+                                       : std::move(list->ranks);
+  }
   auto kind = kind_from_category(cat, name);
   if (!kind) return;
   if (*kind == EventKind::kPythonFunction && !options.keep_python_functions) return;
@@ -481,7 +556,7 @@ void KinetoReader::store_event(EventKind kind, std::string_view name, Nanos ts, 
     if (c.op.empty()) c.op = collective_op_from_name(name);
     c.group_name = a.pg_name;
     c.group_desc = a.pg_desc;
-    if (a.pg_ranks) c.group_ranks = parse_rank_list(*a.pg_ranks);
+    c.group_ranks = a.group_ranks;
     c.group_size = to_int_opt(a.group_size);
     c.in_nelems = a.in_nelems;
     c.out_nelems = a.out_nelems;
@@ -523,7 +598,15 @@ void KinetoReader::apply_flows() {
 void KinetoReader::finish() {
   apply_flows();
   const Nanos base = base_time.value_or(0);
-  for (Event& e : rank.events) e.start += base;
+  for (Event& e : rank.events) {
+    e.start += base;  // both at most kMaxTraceNanos in magnitude: no overflow
+    if (std::abs(e.start) > kMaxTraceNanos || std::abs(e.start + e.dur) > kMaxTraceNanos)
+      throw InputError(path, "event '" + std::string(strings.view(e.name)).substr(0, 60) + "'",
+                       "its time after baseTimeNanoseconds is beyond 3e18 ns");
+  }
+  if (rank.rank_known && rank.world_size && rank.rank >= *rank.world_size)
+    throw InputError(path, "distributedInfo", "rank " + std::to_string(rank.rank) + " of a " +
+                                                  std::to_string(*rank.world_size) + "-rank job");
   std::stable_sort(rank.events.begin(), rank.events.end(), [](const Event& a, const Event& b) {
     return a.start != b.start ? a.start < b.start : a.dur > b.dur;
   });

@@ -167,3 +167,78 @@ TEST_CASE("the what-if's --set is repeatable and takes one value per occurrence"
   CHECK(traces == std::vector<std::string>{"trace.json"});
   CHECK(w->enabled());
 }
+
+TEST_CASE("message and group sizes beyond any job are errors naming the kernel, not overflows") {
+  // Found by tools/fuzz_cli.py comm: an 'In msg nelems' of -1 stopped the run on an internal
+  // check, one of 2^62 overflowed the byte count (UBSan).
+  for (std::int64_t bad : {std::int64_t{-1}, std::int64_t{1} << 62, comm::kMaxMessageBytes / 4 + 1}) {
+    INFO(bad);
+    auto job = test::load_a100();
+    for (auto& a : job.traces.ranks[0].attrs)
+      if (a.collective && a.collective->in_nelems) a.collective->in_nelems = bad;
+    REQUIRE_THROWS_WITH(comm::find_comm_ops(job.built.dfg, job.traces),
+                        Catch::Contains("a100-ws2-rank0") && Catch::Contains("NCCL kernel") &&
+                            Catch::Contains("In msg nelems") && Catch::Contains("not a message size"));
+  }
+  auto ok = test::load_a100();
+  for (auto& a : ok.traces.ranks[0].attrs)
+    if (a.collective && a.collective->in_nelems) a.collective->in_nelems = comm::kMaxMessageBytes / 8;  // Float and Long
+  CHECK_NOTHROW(comm::find_comm_ops(ok.built.dfg, ok.traces));
+  for (int bad : {0, -3, 1 << 21}) {
+    INFO(bad);
+    auto job = test::load_a100();
+    for (auto& a : job.traces.ranks[0].attrs)
+      if (a.collective) {
+        a.collective->group_ranks.clear();
+        a.collective->group_size = bad;
+      }
+    REQUIRE_THROWS_WITH(comm::find_comm_ops(job.built.dfg, job.traces),
+                        Catch::Contains("NCCL kernel") && Catch::Contains("not from 1 to 2^20"));
+  }
+}
+
+TEST_CASE("a malformed host execution trace is an error naming the file and the node") {
+  const std::string dir = test::fresh_dir("bad_host_et");
+  auto write_et = [&](const std::string& nodes) {
+    const std::string file = dir + "/rank0.json";
+    test::write_text(file, R"({"schema": "1.0.1", "nodes": )" + nodes + "}");
+    return file;
+  };
+  const std::string tensor = R"([718, 715, 0, NELEMS, SIZE, "cuda:0"])";
+  auto nccl_node = [&](const std::string& nelems, const std::string& size) {
+    std::string t = tensor;
+    t.replace(t.find("NELEMS"), 6, nelems);
+    t.replace(t.find("SIZE"), 4, size);
+    return R"([{"name": "nccl:all_reduce", "id": 5, "inputs": [)" + t + "]}]";
+  };
+  // The good case: 6144 x 4 bytes.
+  const auto good = comm::load_host_et_comms(write_et(nccl_node("6144", "4")));
+  REQUIRE(good.size() == 1);
+  CHECK(good[0].op == "all_reduce");
+  CHECK(good[0].bytes == 24576);
+  // Before, each of these aborted on a JSON type error, overflowed, or gave a size of 0 or below.
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {nccl_node("-1", "4"), "element count"},
+      {nccl_node("\"x\"", "4"), "element count"},
+      {nccl_node("6144", "0"), "element size"},
+      {nccl_node("4611686018427387904", "4"), "2^40"},
+      {R"([{"name": "nccl:all_reduce", "id": "five", "inputs": []}])", "\"id\" is not an integer"},
+      {R"([{"name": 7}])", "\"name\" is not a string"},
+      {R"([{"name": "aten::add"}, 3])", "nodes[1]"},
+      {R"({"a": 1})", "no \"nodes\" array"},
+  };
+  for (const auto& [nodes, expected] : bad) {
+    INFO(nodes);
+    REQUIRE_THROWS_AS(comm::load_host_et_comms(write_et(nodes)), InputError);
+    REQUIRE_THROWS_WITH(comm::load_host_et_comms(write_et(nodes)), Catch::Contains("rank0.json") && Catch::Contains(expected));
+  }
+  // A directory without host execution traces is named, not "0 host execution trace(s) for 8 ranks".
+  const std::string empty = test::fresh_dir("empty_host_et");
+  REQUIRE_THROWS_WITH(comm::expand_host_et_paths({empty}), Catch::Contains("empty_host_et") && Catch::Contains("no .json"));
+  // A file name with a 30-digit number orders last instead of overflowing.
+  test::write_text(empty + "/et_1.json", "{}");
+  test::write_text(empty + "/et_123456789012345678901234567890.json", "{}");
+  const auto files = comm::expand_host_et_paths({empty});
+  REQUIRE(files.size() == 2);
+  CHECK_THAT(files[1], Catch::Contains("1234567890"));
+}

@@ -163,3 +163,33 @@ TEST_CASE("Launches are joined through ac2g / async_cpu_to_gpu flows when args l
     CHECK(edges_of(built, EdgeKind::kBlockingSync) == 1);
   }
 }
+
+TEST_CASE("A collective of a smaller group whose members the trace does not list is left unmatched") {
+  // Ranks 0 and 1 of a 3-rank job run an all-reduce in a group of 2 whose ranks are not
+  // recorded (a list PyTorch cut at 30 that is no progression, or a trace with "Group size"
+  // only). Before, its participants were taken to be the whole job, and rank 2, which is not
+  // in the group, failed the build ("cannot be matched").
+  const std::string dir = test::fresh_dir("unknown_group");
+  auto write_job = [&](const std::string& group_args) {
+    std::vector<std::string> files;
+    for (int rank = 0; rank < 3; ++rank) {
+      std::string text = R"({"distributedInfo": {"rank": )" + std::to_string(rank) + R"(, "world_size": 3, "backend": "nccl"}, "traceEvents": [
+        {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 10, "tid": 11, "ts": 100, "dur": 1000})";
+      if (rank < 2)
+        text += R"J(, {"ph": "X", "cat": "kernel", "name": "ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, unsigned long, ncclWork*)", "pid": 0, "tid": 7, "ts": 200, "dur": 10, "args": {"Collective name": "allreduce")J" +
+                group_args + "}}";
+      text += "]}";
+      files.push_back(dir + "/rank" + std::to_string(rank) + ".json");
+      test::write_text(files.back(), text);
+    }
+    return files;
+  };
+  test::CapturingLog log;
+  const auto set = test::load(write_job(R"(, "Group size": 2)"), log.log);
+  const auto built = graph::build_graph(set, {}, log.log);
+  CHECK(built.stats.collectives_unmatched == 2);
+  CHECK(built.stats.collectives_matched == 0);
+  // With the whole job as the group (no "Group size"), rank 2's missing kernel is still an error.
+  const auto whole = test::load(write_job(""), log.log);
+  REQUIRE_THROWS_WITH(graph::build_graph(whole, {}, log.log), Catch::Contains("cannot be matched"));
+}

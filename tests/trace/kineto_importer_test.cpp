@@ -130,3 +130,81 @@ TEST_CASE("ProfilerStep names give iteration numbers") {
   CHECK_FALSE(trace::profiler_step_number("ProfilerStep#1x").has_value());
   CHECK_FALSE(trace::profiler_step_number("aten::mm").has_value());
 }
+
+TEST_CASE("Process Group Ranks: PyTorch's list cut at 30 ranks is completed from the rank progression") {
+  // PyTorch's profiler writes at most 30 ranks and then ", ...]"; beside them it records the
+  // group's first global rank, the stride between its ranks (-1 when they are no progression)
+  // and the group size. Before, the 30 listed ranks were taken for the whole group.
+  const std::string dir = test::fresh_dir("pg_ranks");
+  std::string listed = "[";
+  for (int k = 0; k < 30; ++k) listed += (k ? ", " : "") + std::to_string(2 * k);
+  listed += ", ...]";
+  auto kernel = [](int ts, const std::string& ranks, const std::string& more) {
+    return R"J({"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)", "pid": 0, "tid": 7, "ts": )J" +
+           std::to_string(ts) + R"(, "dur": 10, "args": {"Collective name": "allreduce", "Process Group Ranks": ")" + ranks +
+           R"(", "In msg nelems": 1024, "dtype": "Float")" + more + "}}";
+  };
+  auto write_trace = [&](const std::string& name, const std::vector<std::string>& kernels) {
+    std::string text = R"({"distributedInfo": {"rank": 0, "world_size": 128, "backend": "nccl"}, "traceEvents": [
+      {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 10, "tid": 11, "ts": 100, "dur": 1000})";
+    for (const auto& k : kernels) text += ",\n" + k;
+    text += "]}";
+    test::write_text(dir + "/" + name, text);
+    return dir + "/" + name;
+  };
+  const std::string file = write_trace(
+      "ok.json", {kernel(200, listed, R"(, "Global rank start": 0, "Global rank stride": 2, "Group size": 64)"),
+                  kernel(300, listed, R"(, "Global rank start": 0, "Global rank stride": -1, "Group size": 64)"),
+                  kernel(400, "[3, 1, 2]", R"(, "Group size": 3)"), kernel(500, "[]", R"(, "Group size": 1)")});
+  test::CapturingLog log;
+  const auto set = test::load({file}, log.log);
+  std::vector<std::vector<int>> groups;
+  for (const trace::Event& e : set.ranks[0].events)
+    if (e.kind == EventKind::kCollective) groups.push_back(set.ranks[0].attrs_of(e)->collective->group_ranks);
+  REQUIRE(groups.size() == 4);
+  REQUIRE(groups[0].size() == 64);  // 0, 2, ..., 126
+  CHECK(groups[0].front() == 0);
+  CHECK(groups[0].back() == 126);
+  CHECK(groups[1].empty());         // not a progression: members unknown (the group size says 64)
+  CHECK(groups[2] == std::vector<int>{3, 1, 2});
+  CHECK(groups[3].empty());
+  // A list that is not one of distinct ranks is an error naming the event and the field.
+  for (const std::string bad : {"[0, -1]", "[0, 1, 1]", "[0, 99999999999999999999]", "[0, 1", "ranks"}) {
+    INFO(bad);
+    const std::string f = write_trace("bad.json", {kernel(200, bad, "")});
+    REQUIRE_THROWS_WITH(test::load({f}, log.log), Catch::Contains("bad.json") && Catch::Contains("Process Group Ranks") &&
+                                                     Catch::Contains("ncclDevKernel_AllReduce"));
+  }
+}
+
+TEST_CASE("distributedInfo and baseTimeNanoseconds out of range are errors naming the field") {
+  // Before: a rank of -3 was replayed as rank -3, one of 2^32+1 as rank 1, "rank 5 of a 2-rank
+  // job" only warned, a world size of -2 was ignored, and a base time of 9e18 ns overflowed the
+  // events' start times.
+  const std::string dir = test::fresh_dir("dist_info");
+  auto write_trace = [&](const std::string& top) {
+    const std::string file = dir + "/t.json";
+    test::write_text(file, "{" + top + R"(, "traceEvents": [
+      {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 10, "tid": 11, "ts": 100, "dur": 1000}]})");
+    return file;
+  };
+  test::CapturingLog log;
+  const auto ok = test::load({write_trace(R"("distributedInfo": {"rank": 1, "world_size": 2}, "baseTimeNanoseconds": 1711964646000000000)")},
+                             log.log, true);
+  CHECK(ok.ranks[0].rank == 1);
+  CHECK(ok.ranks[0].events[0].start == 1711964646000000000 + 100000);
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {R"("distributedInfo": {"rank": -3, "world_size": 2})", "distributedInfo.rank"},
+      {R"("distributedInfo": {"rank": 4294967297, "world_size": 2})", "distributedInfo.rank"},
+      {R"("distributedInfo": {"rank": "x", "world_size": 2})", "distributedInfo.rank"},
+      {R"("distributedInfo": {"rank": 0, "world_size": 0})", "distributedInfo.world_size"},
+      {R"("distributedInfo": {"rank": 5, "world_size": 2})", "rank 5 of a 2-rank job"},
+      {R"("baseTimeNanoseconds": 9000000000000000000)", "baseTimeNanoseconds"},
+      {R"("baseTimeNanoseconds": "soon")", "baseTimeNanoseconds"},
+      {R"("baseTimeNanoseconds": 2999999999999999999)", "beyond 3e18"},
+  };
+  for (const auto& [top, expected] : bad) {
+    INFO(top);
+    REQUIRE_THROWS_WITH(test::load({write_trace(top)}, log.log, true), Catch::Contains("t.json") && Catch::Contains(expected));
+  }
+}

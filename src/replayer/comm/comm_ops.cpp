@@ -58,18 +58,28 @@ std::vector<CommOp> find_comm_ops(const graph::Dfg& dfg, const trace::TraceSet& 
       if (const auto* a = tr.attrs_of(tr.events[n.event]); a && a->collective) info = &*a->collective;
     }
     const std::string name(traces.strings.view(n.name));
+    const std::string where = "NCCL kernel '" + name.substr(0, 60) + "' at ts " + std::to_string(n.measured_start);
     op.trace_op = info && !info->op.empty() ? info->op : trace::collective_op_from_name(name);
-    op.op = parse_collective_op(op.trace_op.empty() ? name.substr(0, 60) : op.trace_op, tr.file,
-                                "NCCL kernel '" + name.substr(0, 60) + "' at ts " + std::to_string(n.measured_start));
+    op.op = parse_collective_op(op.trace_op.empty() ? name.substr(0, 60) : op.trace_op, tr.file, where);
     op.group_size = world;
     if (info) {
-      if (!info->group_ranks.empty()) op.group_size = static_cast<int>(info->group_ranks.size());
-      else if (info->group_size) op.group_size = *info->group_size;
+      std::int64_t group = world;
+      if (!info->group_ranks.empty()) group = static_cast<std::int64_t>(info->group_ranks.size());
+      else if (info->group_size) group = *info->group_size;
+      if (group < 1 || group > kMaxGroupSize)
+        throw InputError(tr.file, where, "a group of " + std::to_string(group) + " ranks (from 'Group size' or " +
+                                             "'Process Group Ranks'): not from 1 to 2^20");
+      op.group_size = static_cast<int>(group);
       op.world_group = op.group_size >= world;
       if (info->in_nelems && info->dtype && dtype_bytes(*info->dtype) > 0) {
-        std::int64_t bytes = *info->in_nelems * dtype_bytes(*info->dtype);
-        if (op.op == CollectiveOp::kAllGather) bytes *= op.group_size;
-        op.bytes = bytes;
+        // The message (for all-gather the gathered output) must fit below kMaxMessageBytes.
+        const std::int64_t element = dtype_bytes(*info->dtype);
+        const std::int64_t copies = op.op == CollectiveOp::kAllGather ? op.group_size : 1;
+        const std::int64_t nelems = *info->in_nelems;
+        if (nelems < 0 || nelems > kMaxMessageBytes / element / copies)
+          throw InputError(tr.file, where, "'In msg nelems' " + std::to_string(nelems) + " of " + *info->dtype +
+                                               " is not a message size (0 to 2^40 bytes)");
+        op.bytes = nelems * element * copies;
         op.size_source = SizeSource::kTrace;
       }
     }
@@ -101,25 +111,40 @@ std::vector<HostEtComm> load_host_et_comms(const std::string& path) {
   } catch (const nlohmann::json::exception& e) {
     throw InputError(path, "", std::string("host execution trace is not valid JSON: ") + e.what());
   }
-  if (!root.contains("nodes") || !root["nodes"].is_array())
+  if (!root.is_object() || !root.contains("nodes") || !root["nodes"].is_array())
     throw InputError(path, "nodes", "not a host execution trace (no \"nodes\" array)");
   std::vector<std::pair<std::int64_t, HostEtComm>> found;
+  std::size_t index = 0;
   for (const auto& node : root["nodes"]) {
-    const std::string name = node.value("name", "");
-    if (name.rfind("nccl:", 0) != 0) continue;
+    const std::string where = "nodes[" + std::to_string(index++) + "]";
+    if (!node.is_object()) throw InputError(path, where, "not an object");
+    const auto name = node.find("name");
+    if (name == node.end()) continue;
+    if (!name->is_string()) throw InputError(path, where, "\"name\" is not a string");
+    if (!name->get_ref<const std::string&>().starts_with("nccl:")) continue;
+    const std::string what = where + " (" + name->get<std::string>() + ")";
+    const auto id = node.find("id");
+    if (id != node.end() && !id->is_number_integer()) throw InputError(path, what, "\"id\" is not an integer");
     HostEtComm c;
-    c.op = name.substr(5);
-    // Tensor inputs are [id, storage, offset, nelems, element size, device], possibly in a list.
+    c.op = name->get<std::string>().substr(5);
+    // A tensor input is [id, storage, offset, nelems, element size, device], possibly in a list.
     std::function<void(const nlohmann::json&)> add = [&](const nlohmann::json& v) {
       if (!v.is_array()) return;
-      if (v.size() == 6 && v[3].is_number_integer() && v[4].is_number_integer() && v[5].is_string()) {
-        c.bytes += v[3].get<std::int64_t>() * v[4].get<std::int64_t>();
+      if (v.size() == 6 && v[0].is_number_integer() && v[5].is_string()) {
+        if (!v[3].is_number_integer() || !v[4].is_number_integer() || v[3].get<std::int64_t>() < 0 ||
+            v[4].get<std::int64_t>() < 1 || v[4].get<std::int64_t>() > 16)
+          throw InputError(path, what, "tensor input " + v.dump().substr(0, 80) +
+                                           ": its element count must be a whole number from 0 and its element size 1 to 16 bytes");
+        const std::int64_t nelems = v[3].get<std::int64_t>(), size = v[4].get<std::int64_t>();
+        if (nelems > (kMaxMessageBytes - c.bytes) / size)
+          throw InputError(path, what, "inputs of more than 2^40 bytes: not a message size");
+        c.bytes += nelems * size;
         return;
       }
       for (const auto& x : v) add(x);
     };
     if (node.contains("inputs")) add(node["inputs"]);
-    found.emplace_back(node.value("id", std::int64_t{0}), c);
+    found.emplace_back(id != node.end() ? id->get<std::int64_t>() : 0, c);
   }
   std::stable_sort(found.begin(), found.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   std::vector<HostEtComm> out;
@@ -132,10 +157,12 @@ std::vector<std::string> expand_host_et_paths(const std::vector<std::string>& pa
   std::vector<std::string> files;
   for (const std::string& p : paths) {
     if (fs::is_directory(p)) {
+      const std::size_t before = files.size();
       for (const auto& e : fs::directory_iterator(p)) {
         const std::string s = e.path().string();
         if (s.ends_with(".json") || s.ends_with(".json.gz")) files.push_back(s);
       }
+      if (files.size() == before) throw InputError(p, "", "no .json or .json.gz host execution traces in this directory");
     } else {
       files.push_back(p);
     }
@@ -144,7 +171,8 @@ std::vector<std::string> expand_host_et_paths(const std::vector<std::string>& pa
     const std::string name = fs::path(path).filename().string();
     std::int64_t value = -1, current = -1;
     for (char c : name) {
-      if (std::isdigit(static_cast<unsigned char>(c))) current = (current < 0 ? 0 : current * 10) + (c - '0');
+      if (std::isdigit(static_cast<unsigned char>(c)))  // saturating: a rank number has few digits
+        current = std::min<std::int64_t>((current < 0 ? 0 : current * 10) + (c - '0'), std::int64_t{1} << 40);
       else if (current >= 0) { value = current; current = -1; }
     }
     return current >= 0 ? current : value;

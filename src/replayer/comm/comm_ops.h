@@ -18,6 +18,11 @@ namespace dpro::comm {
 
 enum class SizeSource { kTrace, kHostEt, kInferred, kUnknown };
 
+// Largest message (2^40 bytes, a tebibyte) and group (2^20 ranks) a trace may give a
+// collective: beyond any GPU's memory and any job, so larger is a corrupt trace, not a size to model.
+inline constexpr std::int64_t kMaxMessageBytes = std::int64_t{1} << 40;
+inline constexpr std::int64_t kMaxGroupSize = std::int64_t{1} << 20;
+
 struct CommOp {
   graph::NodeId node = graph::kNone;
   graph::NodeId barrier = graph::kNone;  // kNone: unmatched
@@ -40,7 +45,8 @@ struct CommOp {
 int world_size(const trace::TraceSet& traces);
 
 // Every collective kernel node of a finalized graph, ordered by rank then measured start.
-// Throws InputError naming the kernel when its operation is not one the model knows.
+// Throws InputError naming the kernel when its operation is not one the model knows, or its
+// message size or group size is out of range (above).
 std::vector<CommOp> find_comm_ops(const graph::Dfg& dfg, const trace::TraceSet& traces);
 
 // Sets an op's transfer time in the graph (node duration and, when matched, its end-edge gap).
@@ -52,6 +58,9 @@ struct HostEtComm {
   std::int64_t bytes = 0;  // the tensor the op was called with (send buffer)
 };
 // The "nccl:*" nodes of one host execution trace (.json or .json.gz), in execution order.
+// Throws InputError naming the file and the node when a node is malformed (not an object, a
+// name or id of the wrong type, a tensor whose element count or size is negative, or a message
+// above kMaxMessageBytes).
 std::vector<HostEtComm> load_host_et_comms(const std::string& path);
 // Files of a list of files/directories, one per rank, ordered by the last number in the name.
 std::vector<std::string> expand_host_et_paths(const std::vector<std::string>& paths);
