@@ -87,6 +87,10 @@ struct EventAttrs {
 
 constexpr std::uint32_t kNoAttrs = 0xffffffffu;
 
+// Largest rank and world size a trace may give (2^20): beyond any job, so a larger value is a
+// corrupt trace (or one that wrapped through a 32-bit int), not a rank to replay.
+inline constexpr int kMaxRank = 1 << 20;
+
 struct Event {
   Nanos start = 0;  // absolute, trace clock
   Nanos dur = 0;    // >= 0

@@ -133,9 +133,7 @@ std::optional<EventKind> kind_from_category(std::string_view cat, std::string_vi
 }
 
 // "Process Group Ranks" as PyTorch writes it: "[0, 1, 2]", or for a group of more than 30
-// ranks the first 30 and ", ...]" (its profiler truncates lists at 30). A rank above this is
-// no job's.
-constexpr int kMaxRank = 1 << 20;
+// ranks the first 30 and ", ...]" (its profiler truncates lists at 30).
 struct RankList {
   std::vector<int> ranks;
   bool truncated = false;  // ended in "...": the group has more ranks than listed
@@ -187,9 +185,9 @@ std::optional<RankList> parse_rank_list(std::string_view text) {
 // disagree with the listed ranks.
 std::vector<int> complete_rank_list(const RankList& listed, std::optional<std::int64_t> start,
                                     std::optional<std::int64_t> stride, std::optional<std::int64_t> size) {
-  if (!start || !stride || !size || *stride < 1 || *start < 0 ||
+  if (!start || !stride || !size || *stride < 1 || *stride > kMaxRank || *start < 0 || *start > kMaxRank ||
       *size <= static_cast<std::int64_t>(listed.ranks.size()) || *size > kMaxRank ||
-      *start + (*size - 1) * *stride > kMaxRank)
+      *start + (*size - 1) * *stride > kMaxRank)  // each term at most 2^20: no overflow
     return {};
   std::vector<int> all;
   for (std::int64_t k = 0; k < *size; ++k) all.push_back(static_cast<int>(*start + k * *stride));

@@ -42,8 +42,7 @@ void write_bytes(const std::string& path, const std::string& bytes) {
 }
 
 // Writes a small trace with one record of each kind; returns the number of records.
-std::uint64_t write_sample(const std::string& path, bool close = true) {
-  Header h = test_header();
+std::uint64_t write_sample(const std::string& path, bool close = true, Header h = test_header()) {
   StringInterner strings;
   RecordEncoder enc(strings, h.base_time);
   std::uint64_t t = static_cast<std::uint64_t>(h.base_time) + 1000;
@@ -169,6 +168,28 @@ TEST_CASE("a trace cut inside its header is an error naming the file", "[native]
   Logger log(LogLevel::kQuiet);
   CHECK_THROWS_WITH(read_native_capture(dir.file("cut.dpro"), log),
                     Catch::Contains("cut.dpro") && Catch::Contains("header"));
+}
+
+TEST_CASE("a header whose rank is not one of its job is an error naming the file", "[native]") {
+  // Before, a rank of 2^32 + 1 was read as rank 1, and rank 5 of a 4-rank job was replayed.
+  test::TempDir dir("rank");
+  Logger log(LogLevel::kQuiet);
+  const std::vector<std::pair<std::int64_t, std::int64_t>> bad = {
+      {-2, 8}, {5, 4}, {(std::int64_t{1} << 32) + 1, 0}, {0, std::int64_t{1} << 32}, {0, -2}};
+  for (const auto& [rank, world] : bad) {
+    INFO(rank << " of " << world);
+    Header h = test_header();
+    h.rank = rank;
+    h.world_size = world;
+    write_sample(dir.file("r.dpro"), true, h);
+    CHECK_THROWS_WITH(read_native_capture(dir.file("r.dpro"), log),
+                      Catch::Contains("r.dpro") && Catch::Contains("header") && Catch::Contains("is not a rank"));
+  }
+  Header unknown = test_header();  // rank -1 and world size -1 mean "not known"
+  unknown.rank = -1;
+  unknown.world_size = -1;
+  write_sample(dir.file("u.dpro"), true, unknown);
+  CHECK(read_native_capture(dir.file("u.dpro"), log).header.rank == -1);
 }
 
 TEST_CASE("a trace from a future major version is a clear error", "[native]") {

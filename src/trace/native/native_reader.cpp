@@ -5,6 +5,7 @@
 
 #include "core/byte_source.h"
 #include "core/error.h"
+#include "trace/event.h"
 
 namespace dpro::native {
 namespace {
@@ -385,6 +386,12 @@ NativeCapture read_native_capture(const std::string& path, Logger& log) {
   };
   version_from("cupti_version", out.header.cupti_version);
   version_from("nccl_version", out.header.nccl_version);
+  // Rank -1 and a world size of -1 (or 0) are "not known"; otherwise a rank of the job.
+  const auto& h = out.header;
+  if (h.rank < -1 || h.rank > trace::kMaxRank || h.world_size < -1 || h.world_size > trace::kMaxRank ||
+      (h.rank >= 0 && h.world_size > 0 && h.rank >= h.world_size))
+    throw InputError(path, "header", "rank " + std::to_string(h.rank) + " of a " + std::to_string(h.world_size) +
+                                         "-rank job is not a rank (from 0 to 2^20, below the world size)");
   if (malformed || pos < data.size()) {
     out.truncated = true;
     log.warn(path + ": " + (malformed ? "malformed" : "truncated") + " record after " +
