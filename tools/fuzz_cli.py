@@ -10,7 +10,8 @@ abort, a signal or a hang), and print no sanitizer report.
   trace    Kineto traces of traces/hta with random events' fields changed, duplicated, deleted
   native   a dpro-profile native trace with random bytes changed, cut or inserted
   comm     collective what-ifs on bad message sizes: the A100 trace's NCCL kernel arguments
-           (message size, dtype, group) and DLRM's host execution traces (--comm-sizes) mutated
+           (message size, dtype, group), its distributedInfo and base time, and DLRM's host
+           execution traces (--comm-sizes) mutated
 
 For sanitizer findings build dpro-replay with -fsanitize=address,undefined (see docs/replay.md)
 and pass it as --binary; ASAN_OPTIONS=detect_leaks=0 keeps LibTorch's leaks out of the reports.
@@ -247,6 +248,15 @@ def fuzz_comm(a, tmp):
             open(path, "w").write(json.dumps(d))
             n += 1
             run([a.binary, "replay", "-q", "--json", "-", *whatif, path], f"comm a100 args.{k}={str(v)[:16]}")
+    # The rank metadata: distributedInfo's fields and the base time.
+    for path in [("distributedInfo", k) for k in doc["distributedInfo"]] + [("baseTimeNanoseconds",)]:
+        for v in values:
+            d = copy.deepcopy(doc)
+            set_path(d, path, v)
+            open(os.path.join(tmp, "a100.json"), "w").write(json.dumps(d))
+            n += 1
+            run([a.binary, "replay", "-q", "--json", "-", *whatif, os.path.join(tmp, "a100.json")],
+                f"comm a100 {'.'.join(path)}={str(v)[:16]}")
     # 2. DLRM with --comm-sizes: one host execution trace's nccl:* nodes (or the file's shape) changed.
     et_dir = os.path.join(ROOT, "tests/comm/data/dlrm-host-et")
     ets = {f: json.load(gzip.open(os.path.join(et_dir, f))) for f in sorted(os.listdir(et_dir)) if f.endswith(".gz")}

@@ -11,6 +11,7 @@
 
 #include "core/byte_source.h"
 #include "core/error.h"
+#include "core/json_fields.h"
 
 namespace dpro::costmodel {
 
@@ -83,27 +84,14 @@ DeviceSpec parse_device_spec(const std::string& json_text, const std::string& fi
   }
   if (!j.is_object()) throw InputError(file, "", "a device spec is a JSON object");
   DeviceSpec d;
-  // Datasheet figures: positive, and below bounds no GPU comes near (a larger figure is a typo,
+  // Datasheet figures: at least 0.001 of their unit (1 MB, 1 MB/s, 1 kHz, 1 GFLOP/s; 1e-300 is
+  // a typo too), or 1 for counts, and below bounds no GPU comes near (a larger figure is a typo,
   // and would overflow the integer fields or the predicted times).
-  auto positive_in = [&](const nlohmann::json& obj, const std::string& prefix, const std::string& key, double max,
-                         bool whole) {
-    // At least 0.001 of its unit (1 MB, 1 MB/s, 1 kHz, 1 GFLOP/s): 1e-300 is a typo too.
-    const bool ok = obj.contains(key) && obj[key].is_number() && obj[key].get<double>() >= 1e-3 &&
-                     obj[key].get<double>() <= max && (!whole || obj[key].get<double>() == std::floor(obj[key].get<double>()));
-    if (!ok) {
-      std::ostringstream why;
-      why << "missing or not a " << (whole ? "whole number from 1" : "number from 0.001") << " to " << max;
-      if (obj.contains(key)) why << ", got " << obj[key].dump();
-      throw InputError(file, prefix + key, why.str());
-    }
-    return obj[key].get<double>();
+  auto figure = [&](const nlohmann::json& obj, const std::string& prefix, const std::string& key, double max,
+                    bool whole) {
+    return json_field::required_number(obj, key, {whole ? 1.0 : 1e-3, max, whole}, file, prefix + key);
   };
-  auto positive = [&](const std::string& key, double max, bool whole) { return positive_in(j, "", key, max, whole); };
-  auto string_field = [&](const char* key) -> std::string {
-    if (!j.contains(key)) return "";
-    if (!j[key].is_string()) throw InputError(file, key, "must be a string, got " + j[key].dump());
-    return j[key].get<std::string>();
-  };
+  auto positive = [&](const std::string& key, double max, bool whole) { return figure(j, "", key, max, whole); };
   if (!j.contains("name") || !j["name"].is_string() || j["name"].get<std::string>().empty())
     throw InputError(file, "name", "missing");
   d.name = j["name"].get<std::string>();
@@ -114,7 +102,7 @@ DeviceSpec parse_device_spec(const std::string& json_text, const std::string& fi
       d.aliases.push_back(a.get<std::string>());
     }
   }
-  d.architecture = string_field("architecture");
+  d.architecture = json_field::optional_string(j, "architecture", file, "architecture");
   d.memory_gb = positive("memory_gb", 1e5, false);
   d.memory_bandwidth_gbs = positive("memory_bandwidth_gbs", 1e6, false);
   d.sms = static_cast<int>(positive("sms", 1e5, true));
@@ -125,7 +113,7 @@ DeviceSpec parse_device_spec(const std::string& json_text, const std::string& fi
       !j["peak_tflops"].contains("fp32"))
     throw InputError(file, "peak_tflops", "missing (needs at least fp32)");
   for (const auto& [k, v] : j["peak_tflops"].items())
-    d.peak_tflops[k] = positive_in(j["peak_tflops"], "peak_tflops.", k, 1e6, false);
+    d.peak_tflops[k] = figure(j["peak_tflops"], "peak_tflops.", k, 1e6, false);
   return d;
 }
 

@@ -148,7 +148,7 @@ TEST_CASE("bad what-if values are clear errors") {
   graph::BuiltGraph g = job.built;
   REQUIRE_THROWS_WITH(parsed({"--cluster", "dgx-z9"})->apply(g, job.traces, quiet), Catch::Contains("unknown cluster"));
   REQUIRE_THROWS_WITH(parsed({"--set", "network.inter_node_gbps=-1"})->apply(g, job.traces, quiet),
-                      Catch::Contains("must be positive"));
+                      Catch::Contains("from 0.001 to 1e6 GB/s"));
   REQUIRE_THROWS_WITH(parsed({"--bucket-mb", "0"})->apply(g, job.traces, quiet), Catch::Contains("--bucket-mb"));
   auto unknown = test::load_dlrm();
   for (auto& r : unknown.traces.ranks)

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "core/json_fields.h"
 
 namespace dpro::comm {
 
@@ -49,51 +50,18 @@ constexpr int kMaxGpusPerNode = 1024;
 // Link figures beyond these are typos (and would overflow the nanosecond clock).
 constexpr double kMinGbps = 1e-3, kMaxGbps = 1e6, kMaxLatencyUs = 1e6;
 
-double positive(const json& obj, const char* key, const std::string& file, const std::string& where) {
-  const std::string item = where + "." + key;
-  if (!obj.contains(key)) throw InputError(file, item, "missing (a bandwidth in GB/s per GPU per direction)");
-  if (!obj[key].is_number()) throw InputError(file, item, "must be a number");
-  const double v = obj[key].get<double>();
-  if (!(v > 0)) throw InputError(file, item, "must be positive, got " + obj[key].dump());
-  if (v < kMinGbps || v > kMaxGbps)
-    throw InputError(file, item, "must be from 0.001 to 1e6 GB/s, got " + obj[key].dump());
-  return v;
-}
-
-double non_negative(const json& obj, const char* key, double max, const std::string& file, const std::string& where) {
-  if (!obj.contains(key)) return 0;
-  const std::string item = where + "." + key;
-  if (!obj[key].is_number() || obj[key].get<double>() < 0 || obj[key].get<double>() > max)
-    throw InputError(file, item, "must be a number from 0 to " + std::string(max == 1 ? "1" : "1e6") + ", got " +
-                                     obj[key].dump());
-  return obj[key].get<double>();
-}
-
-// An optional string field; present with another type is an error naming the key.
-std::string optional_string(const json& obj, const char* key, const std::string& file, const std::string& item) {
-  if (!obj.contains(key)) return "";
-  if (!obj[key].is_string()) throw InputError(file, item, "must be a string, got " + obj[key].dump());
-  return obj[key].get<std::string>();
-}
-
-// A whole number in [lo, hi]; absent gives `fallback`.
-int bounded_int(const json& obj, const char* key, int lo, int hi, int fallback, const std::string& file,
-                const std::string& item) {
-  if (!obj.contains(key)) return fallback;
-  const json& v = obj[key];
-  if (!v.is_number_integer() || v.get<double>() < lo || v.get<double>() > hi)
-    throw InputError(file, item,
-                     "must be a whole number from " + std::to_string(lo) + " to " + std::to_string(hi) + ", got " + v.dump());
-  return v.get<int>();
-}
+const json_field::Range kBandwidth{kMinGbps, kMaxGbps, false, "GB/s per GPU per direction"};
+const json_field::Range kLatency{0, kMaxLatencyUs, false, "us"};
+const json_field::Range kEfficiency{0, 1, false, ""};
 
 Link parse_link(const json& root, const char* key, const std::string& file) {
   if (!root.contains(key) || !root[key].is_object()) throw InputError(file, key, "missing object");
   const json& o = root[key];
+  const std::string where(key);
   Link l;
-  l.bandwidth_gbps = positive(o, "bandwidth_gbps", file, key);
-  l.latency_us = non_negative(o, "latency_us", kMaxLatencyUs, file, key);
-  l.efficiency = non_negative(o, "efficiency", 1, file, key);
+  l.bandwidth_gbps = json_field::required_number(o, "bandwidth_gbps", kBandwidth, file, where + ".bandwidth_gbps");
+  l.latency_us = json_field::number(o, "latency_us", kLatency, file, where + ".latency_us").value_or(0);
+  l.efficiency = json_field::number(o, "efficiency", kEfficiency, file, where + ".efficiency").value_or(0);
   return l;
 }
 
@@ -120,8 +88,8 @@ ClusterSpec parse_cluster(const std::string& text, const std::string& file) {
   if (!root.contains("name") || !root["name"].is_string() || root["name"].get<std::string>().empty())
     throw InputError(file, "name", "missing cluster name");
   c.name = root["name"];
-  c.description = optional_string(root, "description", file, "description");
-  const std::string arch = optional_string(root, "gpu_arch", file, "gpu_arch");
+  c.description = json_field::optional_string(root, "description", file, "description");
+  const std::string arch = json_field::optional_string(root, "gpu_arch", file, "gpu_arch");
   if (arch == "volta") c.arch = GpuArch::kVolta;
   else if (arch == "ampere") c.arch = GpuArch::kAmpere;
   else if (arch == "hopper") c.arch = GpuArch::kHopper;
@@ -134,16 +102,18 @@ ClusterSpec parse_cluster(const std::string& text, const std::string& file) {
       c.gpu_names.push_back(n.get<std::string>());
     }
   }
-  if (!root.contains("gpus_per_node")) throw InputError(file, "gpus_per_node", "must be a positive integer");
-  c.gpus_per_node = bounded_int(root, "gpus_per_node", 1, kMaxGpusPerNode, 0, file, "gpus_per_node");
+  c.gpus_per_node = static_cast<int>(
+      json_field::required_number(root, "gpus_per_node", {1, kMaxGpusPerNode, true}, file, "gpus_per_node"));
   c.intra = parse_link(root, "intra_node", file);
   c.inter = parse_link(root, "inter_node", file);
-  const std::string fabric = optional_string(root["intra_node"], "fabric", file, "intra_node.fabric");
+  const std::string fabric = json_field::optional_string(root["intra_node"], "fabric", file, "intra_node.fabric");
   if (fabric == "nvlink") c.fabric = Fabric::kNvlink;
   else if (fabric == "nvswitch") c.fabric = Fabric::kNvswitch;
   else if (fabric == "pcie") c.fabric = Fabric::kPcie;
   else throw InputError(file, "intra_node.fabric", "must be nvlink, nvswitch or pcie, got '" + fabric + "'");
-  c.nvlink_generation = bounded_int(root["intra_node"], "nvlink_generation", 0, 10, 0, file, "intra_node.nvlink_generation");
+  c.nvlink_generation = static_cast<int>(
+      json_field::number(root["intra_node"], "nvlink_generation", {0, 10, true}, file, "intra_node.nvlink_generation")
+          .value_or(0));
   return c;
 }
 
@@ -157,25 +127,17 @@ void apply_setting(ClusterSpec& c, const std::string& assignment) {
   char* end = nullptr;
   const double v = std::strtod(text.c_str(), &end);
   if (text.empty() || *end != '\0') throw InputError("", "--set " + assignment, "value is not a number");
-  auto need_positive = [&] {
-    if (!(v > 0)) throw InputError("", "--set " + assignment, "must be positive");
+  // The same ranges as in a cluster file, and the same wording.
+  auto in = [&](const json_field::Range& range) {
+    if (!json_field::in_range(range, v)) throw InputError("", "--set " + assignment, "must be " + json_field::describe(range));
+    return v;
   };
-  auto need_bandwidth = [&] {
-    need_positive();
-    if (v < kMinGbps || v > kMaxGbps) throw InputError("", "--set " + assignment, "must be from 0.001 to 1e6 GB/s");
-  };
-  if (key == "network.inter_node_gbps") { need_bandwidth(); c.inter.bandwidth_gbps = v; }
-  else if (key == "network.intra_node_gbps") { need_bandwidth(); c.intra.bandwidth_gbps = v; }
-  else if (key == "network.inter_node_latency_us" || key == "network.intra_node_latency_us") {
-    if (!(v >= 0)) throw InputError("", "--set " + assignment, "must be non-negative");
-    if (v > kMaxLatencyUs) throw InputError("", "--set " + assignment, "must be at most 1e6 us");
-    (key == "network.inter_node_latency_us" ? c.inter : c.intra).latency_us = v;
-  } else if (key == "cluster.gpus_per_node") {
-    need_positive();
-    if (v > kMaxGpusPerNode || v != std::floor(v))
-      throw InputError("", "--set " + assignment,
-                       "must be a whole number from 1 to " + std::to_string(kMaxGpusPerNode));
-    c.gpus_per_node = static_cast<int>(v);
+  if (key == "network.inter_node_gbps") c.inter.bandwidth_gbps = in(kBandwidth);
+  else if (key == "network.intra_node_gbps") c.intra.bandwidth_gbps = in(kBandwidth);
+  else if (key == "network.inter_node_latency_us") c.inter.latency_us = in(kLatency);
+  else if (key == "network.intra_node_latency_us") c.intra.latency_us = in(kLatency);
+  else if (key == "cluster.gpus_per_node") {
+    c.gpus_per_node = static_cast<int>(in({1, kMaxGpusPerNode, true}));
   } else {
     throw InputError("", "--set " + assignment,
                      "unknown key '" + key + "'; known: network.inter_node_gbps, network.intra_node_gbps, "

@@ -1,0 +1,39 @@
+#pragma once
+// Typed fields of the JSON objects users write (cluster files, device specs): each is checked
+// where it is read, and a value that is missing, of another type or out of range is one
+// InputError naming the file and the item ("intra_node.bandwidth_gbps"), never a JSON type
+// error from deep inside a parser.
+#include <nlohmann/json_fwd.hpp>
+
+#include <optional>
+#include <string>
+
+namespace dpro::json_field {
+
+// The allowed range of a number, and how it is described in messages.
+struct Range {
+  double lo = 0, hi = 0;
+  bool whole = false;     // a whole number
+  const char* unit = "";  // "GB/s": appended to the range in messages
+};
+
+// Whether x lies in the range (NaN never does).
+bool in_range(const Range& range, double x);
+
+// "" when absent; present with another type: InputError "must be a string, got 7".
+std::string optional_string(const nlohmann::json& obj, const std::string& key, const std::string& file,
+                            const std::string& item);
+
+// The number at `key`, nullopt when absent. Present but not a number in `range` (NaN and
+// infinities never are): InputError "must be a number from 0.001 to 1e6 GB/s, got -5".
+std::optional<double> number(const nlohmann::json& obj, const std::string& key, const Range& range,
+                             const std::string& file, const std::string& item);
+
+// As `number`, but absent is an error too ("missing: a number from ...").
+double required_number(const nlohmann::json& obj, const std::string& key, const Range& range, const std::string& file,
+                       const std::string& item);
+
+// How a range is written in messages: "a whole number from 1 to 1024", "a number from 0 to 1e6 us".
+std::string describe(const Range& range);
+
+}  // namespace dpro::json_field
