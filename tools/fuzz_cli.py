@@ -274,7 +274,9 @@ def fuzz_comm(a, tmp):
         what = []
         for _ in range(rnd.randint(1, 3)):
             m, node, v = rnd.random(), rnd.choice(nccl), rnd.choice(values)
-            if m < 0.45 and node.get("inputs"):
+            if not isinstance(d["nodes"], list) or node not in d["nodes"]:
+                break  # replaced by an earlier mutation of this run
+            if m < 0.45 and isinstance(node.get("inputs"), list) and node["inputs"]:
                 t = node["inputs"][0]
                 j = rnd.randrange(len(t)) if isinstance(t, list) and t else None
                 if j is not None:

@@ -80,6 +80,13 @@ TEST_CASE("unknown collectives are rejected by name") {
   CHECK(comm::parse_collective_op("all_to_all") == CollectiveOp::kAllToAll);
   CHECK(comm::parse_collective_op("nccl:all_gather") == CollectiveOp::kAllGather);
   CHECK(comm::parse_collective_op("send") == CollectiveOp::kSendRecv);
+  // Names PyTorch's ProcessGroupNCCL records as "Collective name" (before, "unknown collective").
+  CHECK(comm::parse_collective_op("allreduce_coalesced") == CollectiveOp::kAllReduce);
+  CHECK(comm::parse_collective_op("barrier") == CollectiveOp::kAllReduce);
+  CHECK(comm::parse_collective_op("allgather_coalesced") == CollectiveOp::kAllGather);
+  CHECK(comm::parse_collective_op("_broadcast_oop") == CollectiveOp::kBroadcast);
+  CHECK(comm::parse_collective_op("_reduce_oop") == CollectiveOp::kReduce);
+  CHECK(comm::parse_collective_op("all_to_allv") == CollectiveOp::kAllToAll);
   REQUIRE_THROWS_WITH(comm::parse_collective_op("allshuffle", "t.json", "kernel X"),
                       Catch::Contains("t.json") && Catch::Contains("kernel X") &&
                           Catch::Contains("unknown collective operation 'allshuffle'"));

@@ -48,12 +48,16 @@ CollectiveOp parse_collective_op(const std::string& name, const std::string& fil
     if (c != '_' && c != ' ' && c != '-') n += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   }
   if (n.rfind("nccl:", 0) == 0) n = n.substr(5);
-  if (n == "allreduce") return CollectiveOp::kAllReduce;
-  if (n == "allgather" || n == "allgatherbase" || n == "allgatherintotensorcoalesced") return CollectiveOp::kAllGather;
+  // Besides the plain names, the "Collective name"s PyTorch's ProcessGroupNCCL records: the
+  // coalesced forms (one NCCL group over several tensors; the size is their total), the
+  // out-of-place broadcast and reduce, and barrier (a one-element all-reduce).
+  if (n == "allreduce" || n == "allreducecoalesced" || n == "barrier") return CollectiveOp::kAllReduce;
+  if (n == "allgather" || n == "allgatherbase" || n == "allgathercoalesced" || n == "allgatherintotensorcoalesced")
+    return CollectiveOp::kAllGather;
   if (n == "reducescatter" || n == "reducescatterbase" || n == "reducescattertensorcoalesced")
     return CollectiveOp::kReduceScatter;
-  if (n == "broadcast") return CollectiveOp::kBroadcast;
-  if (n == "reduce") return CollectiveOp::kReduce;
+  if (n == "broadcast" || n == "broadcastoop") return CollectiveOp::kBroadcast;
+  if (n == "reduce" || n == "reduceoop") return CollectiveOp::kReduce;
   if (n == "alltoall" || n == "alltoallv" || n == "alltoallbase") return CollectiveOp::kAllToAll;
   if (n == "sendrecv" || n == "send" || n == "recv") return CollectiveOp::kSendRecv;
   throw InputError(file, item.empty() ? "collective '" + name + "'" : item,
