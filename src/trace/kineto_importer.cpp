@@ -340,10 +340,21 @@ void KinetoReader::on_member(std::string_view key, std::string_view raw) {
   od::document doc;
   if (parser.iterate(padded).get(doc) != simdjson::SUCCESS) return;
   if (key == "baseTimeNanoseconds") {
-    std::int64_t base = 0;
-    if (doc.get_int64().get(base) != simdjson::SUCCESS || std::abs(base) > kMaxTraceNanos)
+    // Nanoseconds, usually an integer; a number written as a double is rounded.
+    std::string_view text = raw;
+    while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) text.remove_prefix(1);
+    while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.remove_suffix(1);
+    if (text == "null") return;
+    std::int64_t base = kMaxTraceNanos + 1;  // refused below unless parsed
+    const char* end = text.data() + text.size();
+    if (auto [p, ec] = std::from_chars(text.data(), end, base); ec != std::errc() || p != end) {
+      double d = 0;
+      auto [q, ec2] = std::from_chars(text.data(), end, d);
+      base = ec2 == std::errc() && q == end && std::abs(d) <= kMaxTraceNanos ? std::llround(d) : kMaxTraceNanos + 1;
+    }
+    if (std::abs(base) > kMaxTraceNanos)
       throw InputError(path, "baseTimeNanoseconds",
-                       "'" + std::string(raw.substr(0, 40)) + "' is not a time (whole nanoseconds, at most 3e18)");
+                       "'" + std::string(text.substr(0, 40)) + "' is not a time (nanoseconds, at most 3e18)");
     base_time = base;
   } else if (key == "distributedInfo") {
     od::object info;

@@ -193,6 +193,8 @@ TEST_CASE("distributedInfo and baseTimeNanoseconds out of range are errors namin
                              log.log, true);
   CHECK(ok.ranks[0].rank == 1);
   CHECK(ok.ranks[0].events[0].start == 1711964646000000000 + 100000);
+  const auto as_double = test::load({write_trace(R"("baseTimeNanoseconds": 1.711964646e18)")}, log.log, true);
+  CHECK(as_double.ranks[0].events[0].start == 1711964646000000000 + 100000);
   const std::vector<std::pair<std::string, std::string>> bad = {
       {R"("distributedInfo": {"rank": -3, "world_size": 2})", "distributedInfo.rank"},
       {R"("distributedInfo": {"rank": 4294967297, "world_size": 2})", "distributedInfo.rank"},
