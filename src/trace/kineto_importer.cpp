@@ -270,7 +270,15 @@ void read_args(od::object args, RawArgs& a) {
     else if (key == "Group size") a.group_size = as_int(v);
     else if (key == "Process Group Name") a.pg_name = as_text(v);
     else if (key == "Process Group Description") a.pg_desc = as_text(v);
-    else if (key == "Process Group Ranks") a.pg_ranks = as_text(v);
+    else if (key == "Process Group Ranks") {
+      // PyTorch writes a string ("[0, 1]"); a JSON array of ranks is read as the same text.
+      od::array arr;
+      std::string_view raw;
+      if (v.get_array().get(arr) == simdjson::SUCCESS && arr.raw_json().get(raw) == simdjson::SUCCESS)
+        a.pg_ranks = std::string(raw);
+      else
+        a.pg_ranks = as_text(v);
+    }
     else if (key == "Global rank start") a.rank_start = as_int(v);
     else if (key == "Global rank stride") a.rank_stride = as_int(v);
     else if (key == "cuda_sync_kind") a.sync_kind = as_text(v);

@@ -155,19 +155,21 @@ TEST_CASE("Process Group Ranks: PyTorch's list cut at 30 ranks is completed from
   const std::string file = write_trace(
       "ok.json", {kernel(200, listed, R"(, "Global rank start": 0, "Global rank stride": 2, "Group size": 64)"),
                   kernel(300, listed, R"(, "Global rank start": 0, "Global rank stride": -1, "Group size": 64)"),
-                  kernel(400, "[3, 1, 2]", R"(, "Group size": 3)"), kernel(500, "[]", R"(, "Group size": 1)")});
+                  kernel(400, "[3, 1, 2]", R"(, "Group size": 3)"), kernel(500, "[]", R"(, "Group size": 1)"),
+                  kernel(600, "", R"(, "Process Group Ranks": [4, 5])")});
   test::CapturingLog log;
   const auto set = test::load({file}, log.log);
   std::vector<std::vector<int>> groups;
   for (const trace::Event& e : set.ranks[0].events)
     if (e.kind == EventKind::kCollective) groups.push_back(set.ranks[0].attrs_of(e)->collective->group_ranks);
-  REQUIRE(groups.size() == 4);
+  REQUIRE(groups.size() == 5);
   REQUIRE(groups[0].size() == 64);  // 0, 2, ..., 126
   CHECK(groups[0].front() == 0);
   CHECK(groups[0].back() == 126);
   CHECK(groups[1].empty());         // not a progression: members unknown (the group size says 64)
   CHECK(groups[2] == std::vector<int>{3, 1, 2});
   CHECK(groups[3].empty());
+  CHECK(groups[4] == std::vector<int>{4, 5});  // a JSON array instead of PyTorch's string
   // A list that is not one of distinct ranks is an error naming the event and the field.
   for (const std::string bad : {"[0, -1]", "[0, 1, 1]", "[0, 99999999999999999999]", "[0, 1", "ranks"}) {
     INFO(bad);
