@@ -56,6 +56,12 @@ BuiltGraph build_graph(const trace::TraceSet& traces, const BuildOptions& option
 // current edges (build_graph calls it; rewrites that add edges may call it again).
 void compute_measured_delays(Dfg& dfg, const BuildOptions& options, BuildStats& stats);
 
+// The collective metadata of a collective kernel node of `rank`: the kernel's own, or, where
+// it has neither a process group name nor ranks (older traces put the metadata on the
+// launching record_param_comms op only), that of the CPU op that launched it. nullptr when
+// neither has any.
+const trace::CollectiveInfo* collective_info(const trace::TraceRank& rank, const Node& kernel);
+
 // Throws InputError naming the ops on a cycle if the graph has one. Needs a finalized graph.
 void check_acyclic(const Dfg& dfg, const trace::TraceSet& traces);
 

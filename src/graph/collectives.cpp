@@ -109,3 +109,20 @@ void match_collectives(const trace::TraceSet& traces, std::vector<std::vector<Co
 }
 
 }  // namespace dpro::graph::detail
+
+namespace dpro::graph {
+
+const trace::CollectiveInfo* collective_info(const trace::TraceRank& rank, const Node& kernel) {
+  auto info_of = [&](std::uint32_t event) -> const trace::CollectiveInfo* {
+    if (event == kNone || event >= rank.events.size()) return nullptr;
+    const trace::EventAttrs* a = rank.attrs_of(rank.events[event]);
+    return a && a->collective ? &*a->collective : nullptr;
+  };
+  const trace::CollectiveInfo* own = info_of(kernel.event);
+  const trace::CollectiveInfo* launcher = info_of(kernel.parent_op);
+  if (launcher && launcher->op.empty()) launcher = nullptr;
+  if (launcher && (!own || (!own->group_name && own->group_ranks.empty()))) return launcher;
+  return own;
+}
+
+}  // namespace dpro::graph

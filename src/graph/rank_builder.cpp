@@ -421,13 +421,6 @@ class RankBuilder {
 
   // Collective metadata of the CPU op that launched GPU op `node` (record_param_comms or
   // c10d::allreduce_ ...), if it has any.
-  const trace::CollectiveInfo* launcher_collective(NodeId node) const {
-    const std::uint32_t op = dfg_.node(node).parent_op;
-    if (op == kNone) return nullptr;
-    const trace::EventAttrs* a = tr_.attrs_of(ev(op));
-    return a && a->collective && !a->collective->op.empty() ? &*a->collective : nullptr;
-  }
-
   std::vector<CollectiveRef> collectives() const {
     std::vector<CollectiveRef> refs;
     for (const GpuOp& op : gpu_) {
@@ -437,11 +430,7 @@ class RankBuilder {
       ref.node = op.node;
       ref.event = op.event;
       ref.order_time = op.launch_time;
-      const trace::EventAttrs* a = tr_.attrs_of(e);
-      const trace::CollectiveInfo* info = a && a->collective ? &*a->collective : nullptr;
-      // Older traces put the collective's metadata on the launching record_param_comms op only.
-      const trace::CollectiveInfo* from_op = launcher_collective(op.node);
-      if (from_op && (!info || (!info->group_name && info->group_ranks.empty()))) info = from_op;
+      const trace::CollectiveInfo* info = collective_info(tr_, dfg_.node(op.node));
       ref.op = info ? info->op : std::string();
       if (ref.op.empty()) ref.op = std::string(traces_.name(e));
       if (info) {

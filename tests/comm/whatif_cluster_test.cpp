@@ -242,3 +242,34 @@ TEST_CASE("a malformed host execution trace is an error naming the file and the 
   REQUIRE(files.size() == 2);
   CHECK_THAT(files[1], Catch::Contains("1234567890"));
 }
+
+TEST_CASE("a kernel without collective metadata takes its launching op's, as the graph matched it") {
+  // Older traces, and NCCL's generic kernels (ncclDevKernel_Generic, whose name says no
+  // operation), leave the metadata on the record_param_comms op that launched the kernel.
+  auto job = test::load_a100();
+  const auto with = comm::find_comm_ops(job.built.dfg, job.traces);
+  auto& rank = job.traces.ranks[0];
+  std::size_t stripped = 0;
+  for (const auto& e : rank.events)
+    if (e.kind == trace::EventKind::kCollective && e.attrs != trace::kNoAttrs && rank.attrs[e.attrs].collective) {
+      rank.attrs[e.attrs].collective.reset();
+      ++stripped;
+    }
+  REQUIRE(stripped == with.size());
+  const auto without = comm::find_comm_ops(job.built.dfg, job.traces);
+  REQUIRE(without.size() == with.size());
+  for (std::size_t i = 0; i < with.size(); ++i) {
+    CHECK(without[i].op == with[i].op);
+    CHECK(without[i].bytes == with[i].bytes);
+    CHECK(without[i].size_source == comm::SizeSource::kTrace);
+  }
+  // With no metadata anywhere, a kernel whose name says no operation is a clear error.
+  for (auto& a : rank.attrs) a.collective.reset();
+  for (auto& e : rank.events)
+    if (e.kind == trace::EventKind::kCollective) e.name = job.traces.strings.intern("ncclDevKernel_Generic_1(ncclDevKernelArgsStorage<4096ul>)");
+  for (graph::NodeId id = 0; id < job.built.dfg.node_count(); ++id)
+    if (job.built.dfg.node(id).kind == graph::NodeKind::kCollective)
+      job.built.dfg.node(id).name = job.traces.strings.intern("ncclDevKernel_Generic_1(ncclDevKernelArgsStorage<4096ul>)");
+  REQUIRE_THROWS_WITH(comm::find_comm_ops(job.built.dfg, job.traces),
+                      Catch::Contains("ncclDevKernel_Generic_1") && Catch::Contains("Collective name"));
+}

@@ -10,6 +10,7 @@
 
 #include "core/byte_source.h"
 #include "core/error.h"
+#include "graph/builder.h"
 #include "trace/kineto_importer.h"
 
 namespace dpro::comm {
@@ -53,14 +54,16 @@ std::vector<CommOp> find_comm_ops(const graph::Dfg& dfg, const trace::TraceSet& 
     op.rank_index = it->second;
     op.measured_start = n.measured_start;
     op.transfer = n.duration;
-    const trace::CollectiveInfo* info = nullptr;
-    if (n.event < tr.events.size()) {
-      if (const auto* a = tr.attrs_of(tr.events[n.event]); a && a->collective) info = &*a->collective;
-    }
+    // The kernel's metadata, or its launching record_param_comms op's (as the graph matched it).
+    const trace::CollectiveInfo* info = graph::collective_info(tr, n);
     const std::string name(traces.strings.view(n.name));
     const std::string where = "NCCL kernel '" + name.substr(0, 60) + "' at ts " + std::to_string(n.measured_start);
     op.trace_op = info && !info->op.empty() ? info->op : trace::collective_op_from_name(name);
-    op.op = parse_collective_op(op.trace_op.empty() ? name.substr(0, 60) : op.trace_op, tr.file, where);
+    if (op.trace_op.empty())
+      throw InputError(tr.file, where,
+                       "its name does not say which collective it runs (NCCL's generic kernels do not), and the "
+                       "trace records no 'Collective name' for it, on the kernel or on the op that launched it");
+    op.op = parse_collective_op(op.trace_op, tr.file, where);
     op.group_size = world;
     if (info) {
       std::int64_t group = world;
