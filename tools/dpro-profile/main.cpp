@@ -83,6 +83,11 @@ int main(int argc, char** argv) {
     if (!traces.empty())
       std::fprintf(stderr, "  view: dpro-replay convert %s -o trace.json.gz  (opens in ui.perfetto.dev)\n",
                    traces.front().c_str());
+    else if (code != 127)  // 127: the command did not start (said above)
+      std::fprintf(stderr,
+                   "  no trace was written: the job made no CUDA or NCCL calls the profiler saw (a launcher that "
+                   "starts the job in a container or over ssh does not pass the injection on; see "
+                   "docs/profiler.md)\n");
   }
   return code;
 }
