@@ -235,6 +235,8 @@ TEST_CASE("a malformed host execution trace is an error naming the file and the 
   // A directory without host execution traces is named, not "0 host execution trace(s) for 8 ranks".
   const std::string empty = test::fresh_dir("empty_host_et");
   REQUIRE_THROWS_WITH(comm::expand_host_et_paths({empty}), Catch::Contains("empty_host_et") && Catch::Contains("no .json"));
+  REQUIRE_THROWS_WITH(comm::expand_host_et_paths({empty + "/absent.json"}),
+                      Catch::Contains("absent.json") && Catch::Contains("no such file"));
   // A file name with a 30-digit number orders last instead of overflowing.
   test::write_text(empty + "/et_1.json", "{}");
   test::write_text(empty + "/et_123456789012345678901234567890.json", "{}");

@@ -166,6 +166,8 @@ std::vector<std::string> expand_host_et_paths(const std::vector<std::string>& pa
         if (s.ends_with(".json") || s.ends_with(".json.gz")) files.push_back(s);
       }
       if (files.size() == before) throw InputError(p, "", "no .json or .json.gz host execution traces in this directory");
+    } else if (!fs::exists(p)) {
+      throw InputError(p, "", "no such file or directory");
     } else {
       files.push_back(p);
     }
