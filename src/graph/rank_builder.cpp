@@ -419,8 +419,6 @@ class RankBuilder {
     }
   }
 
-  // Collective metadata of the CPU op that launched GPU op `node` (record_param_comms or
-  // c10d::allreduce_ ...), if it has any.
   std::vector<CollectiveRef> collectives() const {
     std::vector<CollectiveRef> refs;
     for (const GpuOp& op : gpu_) {

@@ -125,7 +125,7 @@ std::vector<HostEtComm> load_host_et_comms(const std::string& path) {
     if (name == node.end()) continue;
     if (!name->is_string()) throw InputError(path, where, "\"name\" is not a string");
     if (!name->get_ref<const std::string&>().starts_with("nccl:")) continue;
-    const std::string what = where + " (" + name->get<std::string>() + ")";
+    const std::string what = where + " (" + name->get<std::string>().substr(0, 60) + ")";
     const auto id = node.find("id");
     if (id != node.end() && !id->is_number_integer()) throw InputError(path, what, "\"id\" is not an integer");
     HostEtComm c;
