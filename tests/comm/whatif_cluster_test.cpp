@@ -237,6 +237,15 @@ TEST_CASE("a malformed host execution trace is an error naming the file and the 
   REQUIRE_THROWS_WITH(comm::expand_host_et_paths({empty}), Catch::Contains("empty_host_et") && Catch::Contains("no .json"));
   REQUIRE_THROWS_WITH(comm::expand_host_et_paths({empty + "/absent.json"}),
                       Catch::Contains("absent.json") && Catch::Contains("no such file"));
+  // One file for the 8 ranks of DLRM: the count is named, with the files given.
+  {
+    const auto job = test::load_dlrm();
+    auto ops = comm::find_comm_ops(job.built.dfg, job.traces);
+    const std::string one = test::dlrm_host_et_dir() + "/dlrm_eg_0.json.gz";
+    REQUIRE_THROWS_WITH(comm::attach_host_et_sizes(ops, job.traces, {one}),
+                        Catch::Contains("--comm-sizes") && Catch::Contains("1 host execution trace(s) (") &&
+                            Catch::Contains("dlrm_eg_0.json.gz") && Catch::Contains("for 8 trace rank(s)"));
+  }
   // A file name with a 30-digit number orders last instead of overflowing.
   test::write_text(empty + "/et_1.json", "{}");
   test::write_text(empty + "/et_123456789012345678901234567890.json", "{}");

@@ -191,9 +191,10 @@ std::vector<std::string> expand_host_et_paths(const std::vector<std::string>& pa
 std::size_t attach_host_et_sizes(std::vector<CommOp>& ops, const trace::TraceSet& traces,
                                  const std::vector<std::string>& files) {
   if (files.size() != traces.ranks.size())
-    throw InputError(files.empty() ? "" : files.front(), "",
-                     std::to_string(files.size()) + " host execution trace(s) for " +
-                         std::to_string(traces.ranks.size()) + " trace rank(s); give one per rank");
+    throw InputError("", "--comm-sizes",
+                     std::to_string(files.size()) + " host execution trace(s)" +
+                         (files.empty() ? std::string() : " (" + files.front() + (files.size() > 1 ? " ... " + files.back() : "") + ")") +
+                         " for " + std::to_string(traces.ranks.size()) + " trace rank(s); give one per rank");
   std::size_t attached = 0;
   for (std::size_t ri = 0; ri < traces.ranks.size(); ++ri) {
     const std::vector<HostEtComm> comms = load_host_et_comms(files[ri]);
