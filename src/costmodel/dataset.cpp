@@ -35,6 +35,8 @@ int column_any(const CsvTable& t, std::initializer_list<const char*> names) {
 }
 }  // namespace
 
+std::string row_label(std::size_t r) { return "row " + std::to_string(r + 2); }
+
 OpRowReader::OpRowReader(const CsvTable& table, std::string file)
     : table_(table),
       file_(std::move(file)),
@@ -59,7 +61,6 @@ OpDesc OpRowReader::read(std::size_t r) const {
   OpDesc op;
   if (name_col_ < 0) return op;
   const std::vector<std::string>& row = table_.rows.at(r);
-  const std::string where = "row " + std::to_string(r + 2);
   op.name = row[name_col_];
   op.family = family_from_name(op.name);
   // A dimension may be absent (a column missing or empty: the op is then not describable), but
@@ -71,7 +72,7 @@ OpDesc OpRowReader::read(std::size_t r) const {
     if (c < 0 || row[c].empty()) { complete = false; continue; }
     std::int64_t v = 0;
     if (!parse_int(row[c], v) || v < 0 || v > kMaxDimension)
-      throw InputError(file_, where + ", column " + table_.header[c],
+      throw InputError(file_, row_label(r) + ", column " + table_.header[c],
                        "'" + row[c] + "' is not a dimension (a whole number from 0 to 2^40)");
     op.dims.push_back(v);
   }
@@ -80,7 +81,7 @@ OpDesc OpRowReader::read(std::size_t r) const {
     std::ostringstream why;
     why << "the op's tensors would take " << std::setprecision(3) << op.bytes()
         << " bytes, beyond any GPU (at most 2^50): check its dimensions";
-    throw InputError(file_, where, why.str());
+    throw InputError(file_, row_label(r), why.str());
   }
   if (dtype_col_ >= 0)
     if (auto d = parse_dtype(row[dtype_col_])) op.dtype = *d;
@@ -139,21 +140,20 @@ std::vector<Measurement> load_measurements(const std::string& path, const Device
     const OpRowReader reader(table, file);
     for (size_t r = 0; r < table.rows.size(); ++r) {
       const auto& row = table.rows[r];
-      const std::string where = "row " + std::to_string(r + 2);
       Measurement m;
       m.op = reader.read(r);
-      if (!m.op.describable()) throw InputError(file, where, "op '" + m.op.name + "' has no usable dimensions");
+      if (!m.op.describable()) throw InputError(file, row_label(r), "op '" + m.op.name + "' has no usable dimensions");
       m.device = catalog.find(row[dev]);
-      if (!m.device) throw InputError(file, where, "device '" + row[dev] + "' is not in the catalog");
+      if (!m.device) throw InputError(file, row_label(r), "device '" + row[dev] + "' is not in the catalog");
       try {
         m.latency_ms = std::stod(row[lat]);
       } catch (const std::exception&) {
-        throw InputError(file, where, "Latency '" + row[lat] + "' is not a number");
+        throw InputError(file, row_label(r), "Latency '" + row[lat] + "' is not a number");
       }
       // A nanosecond to a thousand seconds: beyond that a latency is a unit mistake or garbage,
       // and one such sample would scale every corrected prediction (1e300 ms did).
       if (!(m.latency_ms >= kMinLatencyMs && m.latency_ms <= kMaxLatencyMs))
-        throw InputError(file, where, "Latency '" + row[lat] + "' is not a time in milliseconds from 1e-6 to 1e6");
+        throw InputError(file, row_label(r), "Latency '" + row[lat] + "' is not a time in milliseconds from 1e-6 to 1e6");
       out.push_back(std::move(m));
     }
   }

@@ -28,6 +28,9 @@ inline constexpr double kMaxOpBytes = 1125899906842624.0;
 // Range of a measured Latency (ms) a row may give: a nanosecond to a thousand seconds.
 inline constexpr double kMinLatencyMs = 1e-6, kMaxLatencyMs = 1e6;
 
+// How errors name table row `r` (0-based): "row r+2", its line in the file (the header is line 1).
+std::string row_label(std::size_t r);
+
 // Reads the ops of one table's rows (its columns are looked up once, not per row).
 class OpRowReader {
  public:
@@ -35,7 +38,7 @@ class OpRowReader {
   OpRowReader(const CsvTable& table, std::string file);
   // Whether the table has an OPName column (without one, every op is undescribable).
   bool has_names() const { return name_col_ >= 0; }
-  // OpDesc of table row `r` (0-based; errors call it "row r+2", its line in the file): family
+  // OpDesc of table row `r` (0-based; errors name it by row_label): family
   // from OPName, dims from the family's columns (a missing column or an empty value leaves it
   // undescribable). A value that is not a whole number from 0 to kMaxDimension, or an op whose
   // tensors exceed kMaxOpBytes, throws InputError naming the file, the row and the column.

@@ -3,9 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
-#include <cmath>
 #include <cstdlib>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 

@@ -344,10 +344,7 @@ struct KinetoReader {
 void KinetoReader::on_member(std::string_view key, std::string_view raw) {
   if (key == "nodes") execution_trace_nodes = true;
   if (key != "baseTimeNanoseconds" && key != "distributedInfo" && key != "deviceProperties") return;
-  simdjson::padded_string padded(raw);
-  od::document doc;
-  if (parser.iterate(padded).get(doc) != simdjson::SUCCESS) return;
-  if (key == "baseTimeNanoseconds") {
+  if (key == "baseTimeNanoseconds") {  // read from its text: no document needed
     // Nanoseconds, usually an integer; a number written as a double is rounded.
     std::string_view text = raw;
     while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) text.remove_prefix(1);
@@ -364,7 +361,12 @@ void KinetoReader::on_member(std::string_view key, std::string_view raw) {
       throw InputError(path, "baseTimeNanoseconds",
                        "'" + std::string(text.substr(0, 40)) + "' is not a time (nanoseconds, at most 3e18)");
     base_time = base;
-  } else if (key == "distributedInfo") {
+    return;
+  }
+  simdjson::padded_string padded(raw);
+  od::document doc;
+  if (parser.iterate(padded).get(doc) != simdjson::SUCCESS) return;
+  if (key == "distributedInfo") {
     od::object info;
     if (doc.get_object().get(info) != simdjson::SUCCESS) return;
     for (auto field : info) {

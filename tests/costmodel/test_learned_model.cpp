@@ -57,6 +57,11 @@ TEST_CASE("corrupted model files fail with a clear InputError") {
     bad.replace(at, what.size(), by);
     write(path, bad);
   };
+  // Loading the good file edited so is an InputError whose message contains `expected`.
+  auto edited_fails = [&](const std::string& what, const std::string& by, const std::string& expected) {
+    write_edited(what, by);
+    REQUIRE_THROWS_WITH(LearnedModel::load(path), Catch::Contains(expected));
+  };
   SECTION("flipped payload byte") {
     std::string bad = good;
     bad[bad.size() - 100] ^= 0x5a;
@@ -72,47 +77,35 @@ TEST_CASE("corrupted model files fail with a clear InputError") {
     REQUIRE_THROWS_WITH(LearnedModel::load(path), Catch::Contains("bad magic"));
   }
   SECTION("edited header") {
-    write_edited("\"version\":5", "\"version\":[");
-    REQUIRE_THROWS_WITH(LearnedModel::load(path), Catch::Contains("corrupted cost model header"));
+    edited_fails("\"version\":5", "\"version\":[", "corrupted cost model header");
   }
   SECTION("a model file of an older format") {
     write_edited("\"version\":5", "\"version\":4");
     REQUIRE_THROWS_WITH(LearnedModel::load(path), Catch::Contains("version 4") && Catch::Contains("retrain"));
   }
   SECTION("section sizes that do not add up") {
-    write_edited("\"memory_plain_bytes\":", "\"memory_plain_bytes\":1");
-    REQUIRE_THROWS_WITH(LearnedModel::load(path), Catch::Contains("section sizes"));
+    edited_fails("\"memory_plain_bytes\":", "\"memory_plain_bytes\":1", "section sizes");
   }
   SECTION("a bad floor") {
-    write_edited("\"unseen_floor_ms\":{\"add\":", "\"unseen_floor_ms\":{\"add\":-");
-    REQUIRE_THROWS_WITH(LearnedModel::load(path), Catch::Contains("bad floor 'add'"));
-    write_edited("\"unseen_floor_ms\":{\"add\":", "\"unseen_floor_ms\":{\"xyz\":");
-    REQUIRE_THROWS_WITH(LearnedModel::load(path), Catch::Contains("bad floor 'xyz'"));
+    edited_fails("\"unseen_floor_ms\":{\"add\":", "\"unseen_floor_ms\":{\"add\":-", "bad floor 'add'");
+    edited_fails("\"unseen_floor_ms\":{\"add\":", "\"unseen_floor_ms\":{\"xyz\":", "bad floor 'xyz'");
   }
   SECTION("bad device figures") {
-    write_edited("\"known_device_features\":{\"A100-PCIE-40GB\":[", "\"known_device_features\":{\"A100-PCIE-40GB\":[1,");
-    REQUIRE_THROWS_WITH(LearnedModel::load(path), Catch::Contains("A100-PCIE-40GB has 8 device features"));
-    write_edited("\"known_device_features\":{\"A100-PCIE-40GB\":[", "\"known_device_features\":{\"A100-PCIE-40GB\":[\"x\",");
-    REQUIRE_THROWS_WITH(LearnedModel::load(path), Catch::Contains("corrupted cost model header"));
+    const std::string features = "\"known_device_features\":{\"A100-PCIE-40GB\":[";
+    edited_fails(features, features + "1,", "A100-PCIE-40GB has 8 device features");
+    edited_fails(features, features + "\"x\",", "corrupted cost model header");
   }
   SECTION("layer widths out of range, or not those of the weights") {
-    write_edited("\"head_hidden\":192", "\"head_hidden\":0");
-    REQUIRE_THROWS_WITH(LearnedModel::load(path), Catch::Contains("layer width 0"));
-    write_edited("\"token_hidden\":64", "\"token_hidden\":2147483647");
-    REQUIRE_THROWS_WITH(LearnedModel::load(path), Catch::Contains("layer width 2147483647"));
-    write_edited("\"head_hidden\":192", "\"head_hidden\":128");
-    REQUIRE_THROWS_WITH(LearnedModel::load(path), Catch::Contains("do not match the header's layer widths"));
+    edited_fails("\"head_hidden\":192", "\"head_hidden\":0", "layer width 0");
+    edited_fails("\"token_hidden\":64", "\"token_hidden\":2147483647", "layer width 2147483647");
+    edited_fails("\"head_hidden\":192", "\"head_hidden\":128", "do not match the header's layer widths");
   }
   SECTION("another format, an absurd floor, absurd device figures") {
-    write_edited("\"format\":\"dpro-costmodel\"", "\"format\":\"onnx\"");
-    REQUIRE_THROWS_WITH(LearnedModel::load(path), Catch::Contains("not a dpro cost model file"));
-    write_edited("\"unseen_floor_ms\":{\"add\":", "\"unseen_floor_ms\":{\"add\":1e300,\"x\":");
-    REQUIRE_THROWS_WITH(LearnedModel::load(path), Catch::Contains("bad floor 'add'"));
-    write_edited("\"known_device_features\":{\"A100-PCIE-40GB\":[", "\"known_device_features\":{\"A100-PCIE-40GB\":[1e300,");
-    REQUIRE_THROWS_WITH(LearnedModel::load(path), Catch::Contains("has 8 device features"));
-    write_edited("\"known_device_features\":{\"A100-PCIE-40GB\":[10.602699279785156",
-                 "\"known_device_features\":{\"A100-PCIE-40GB\":[1e30");
-    REQUIRE_THROWS_WITH(LearnedModel::load(path), Catch::Contains("A100-PCIE-40GB has a device feature out of range"));
+    edited_fails("\"format\":\"dpro-costmodel\"", "\"format\":\"onnx\"", "not a dpro cost model file");
+    edited_fails("\"unseen_floor_ms\":{\"add\":", "\"unseen_floor_ms\":{\"add\":1e300,\"x\":", "bad floor 'add'");
+    const std::string features = "\"known_device_features\":{\"A100-PCIE-40GB\":[";
+    edited_fails(features, features + "1e300,", "has 8 device features");
+    edited_fails(features + "10.602699279785156", features + "1e30", "A100-PCIE-40GB has a device feature out of range");
   }
   SECTION("missing file") {
     REQUIRE_THROWS_AS(LearnedModel::load(path + ".none"), dpro::InputError);
