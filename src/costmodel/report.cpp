@@ -18,7 +18,7 @@ std::string render_markdown(const EvalReport& report) {
       for (const auto& c : cells) out += c.count ? fmt::format(" {:.1f} |", c.mape_percent()) : " - |";
       out += "\n";
     }
-    out += "| **average of rows** | |";
+    out += "| **mean of the rows above** | |";  // each row weighs the same, not a pooled MAPE
     for (double a : t.row_average()) out += fmt::format(" **{:.1f}** |", a);
     out += "\n\n";
   }

@@ -52,7 +52,7 @@ TEST_CASE("every operation costs more for more bytes and for slower links") {
   const comm::CollectiveModel fast_m(base), slow_m(slow);
   for (CollectiveOp op : {CollectiveOp::kAllReduce, CollectiveOp::kAllGather, CollectiveOp::kReduceScatter,
                           CollectiveOp::kBroadcast, CollectiveOp::kReduce, CollectiveOp::kAllToAll,
-                          CollectiveOp::kSendRecv}) {
+                          CollectiveOp::kSendRecv, CollectiveOp::kGather, CollectiveOp::kScatter}) {
     for (int ranks : {2, 8, 64}) {
       INFO(comm::to_string(op) << " on " << ranks << " ranks");
       const double small = fast_m.estimate(call(fast_m, op, 1 << 20, ranks)).time_us;
@@ -87,6 +87,8 @@ TEST_CASE("unknown collectives are rejected by name") {
   CHECK(comm::parse_collective_op("_broadcast_oop") == CollectiveOp::kBroadcast);
   CHECK(comm::parse_collective_op("_reduce_oop") == CollectiveOp::kReduce);
   CHECK(comm::parse_collective_op("all_to_allv") == CollectiveOp::kAllToAll);
+  CHECK(comm::parse_collective_op("gather") == CollectiveOp::kGather);
+  CHECK(comm::parse_collective_op("nccl:scatter") == CollectiveOp::kScatter);
   REQUIRE_THROWS_WITH(comm::parse_collective_op("allshuffle", "t.json", "kernel X"),
                       Catch::Contains("t.json") && Catch::Contains("kernel X") &&
                           Catch::Contains("unknown collective operation 'allshuffle'"));
@@ -107,4 +109,33 @@ TEST_CASE("the calibration scales the time of the pair NCCL's own model picks an
   // Other operations keep their own scales.
   const auto bcast = comm::CollectiveCall{CollectiveOp::kBroadcast, 1 << 20, comm::place(c, 8)};
   CHECK(calibrated.estimate(bcast).time_us == Approx(raw.estimate(bcast).time_us));
+}
+
+TEST_CASE("a gather or scatter is priced as the all-to-all that loads every rank's links as it loads the root's") {
+  // PyTorch runs gather and scatter as grouped sends/receives with the root: the root moves
+  // (n-1)/n of its buffer to or from n-1 peers, as each rank does in an all-to-all of that buffer.
+  for (const char* name : {"dgx-a100", "dgx1-v100", "dgx-h100"}) {
+    const comm::CollectiveModel m(catalog().get(name));
+    for (int ranks : {2, 8, 16, 64}) {
+      for (std::int64_t bytes : {std::int64_t{192}, std::int64_t{1} << 20, std::int64_t{1} << 30}) {
+        INFO(name << ", " << ranks << " ranks, " << bytes << " bytes");
+        const auto a2a = m.estimate(call(m, CollectiveOp::kAllToAll, bytes, ranks));
+        for (CollectiveOp op : {CollectiveOp::kGather, CollectiveOp::kScatter}) {
+          const auto e = m.estimate(call(m, op, bytes, ranks));
+          CHECK(e.time_us == Approx(a2a.time_us));
+          CHECK(e.protocol == a2a.protocol);
+          CHECK(e.algorithm == comm::Algorithm::kPointToPoint);
+          // nccl-tests' bus bandwidth factor for gather and scatter is (n-1)/n.
+          CHECK(comm::CollectiveModel::bus_bandwidth_gbps(call(m, op, bytes, ranks), 10.0) ==
+                Approx(bytes / 1e4 * (ranks - 1) / ranks));
+        }
+      }
+    }
+    // Across nodes the root's NICs carry the remote pieces: slower than within a node.
+    CHECK(m.estimate(call(m, CollectiveOp::kGather, std::int64_t{1} << 30, 16)).time_us >
+          m.estimate(call(m, CollectiveOp::kGather, std::int64_t{1} << 30, 8)).time_us);
+  }
+  // They take the point-to-point family's scales when the trace fits none of their own.
+  CHECK(comm::is_point_to_point(CollectiveOp::kGather));
+  CHECK(comm::is_point_to_point(CollectiveOp::kScatter));
 }

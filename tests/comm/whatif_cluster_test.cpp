@@ -1,6 +1,11 @@
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <set>
 
 #include "comm_fixtures.h"
+#include "core/byte_source.h"
 #include "core/error.h"
 #include "replayer/replay.h"
 #include "whatif_cluster.h"
@@ -150,6 +155,10 @@ TEST_CASE("bad what-if values are clear errors") {
   REQUIRE_THROWS_WITH(parsed({"--set", "network.inter_node_gbps=-1"})->apply(g, job.traces, quiet),
                       Catch::Contains("from 0.001 to 1e6 GB/s"));
   REQUIRE_THROWS_WITH(parsed({"--bucket-mb", "0"})->apply(g, job.traces, quiet), Catch::Contains("--bucket-mb"));
+  // Before, --ranks took up to 2^31 - 1, where a trace's ranks and groups stop at 2^20.
+  for (const char* bad : {"0", "-8", "1048584", "2147483640"})
+    REQUIRE_THROWS_WITH(parsed({"--ranks", bad})->apply(g, job.traces, quiet),
+                        Catch::Contains("--ranks") && Catch::Contains("from 1 to 2^20") && Catch::Contains(bad));
   auto unknown = test::load_dlrm();
   for (auto& r : unknown.traces.ranks)
     for (auto& d : r.devices) d.name = "Mystery GPU 9000";
@@ -283,4 +292,74 @@ TEST_CASE("a kernel without collective metadata takes its launching op's, as the
       job.built.dfg.node(id).name = job.traces.strings.intern("ncclDevKernel_Generic_1(ncclDevKernelArgsStorage<4096ul>)");
   REQUIRE_THROWS_WITH(comm::find_comm_ops(job.built.dfg, job.traces),
                       Catch::Contains("ncclDevKernel_Generic_1") && Catch::Contains("Collective name"));
+}
+
+TEST_CASE("gathers and scatters are sized as PyTorch records them and re-timed like the other collectives") {
+  // Before, a trace with either stopped every communication what-if ("unknown collective").
+  // The A100 trace's broadcasts (2-rank group), relabelled as PyTorch labels a gather or scatter:
+  // 'In msg nelems' is one rank's piece for gather, the root's whole buffer for scatter.
+  for (const std::string as : {"gather", "scatter"}) {
+    INFO(as);
+    auto job = test::load_a100();
+    const auto before = comm::find_comm_ops(job.built.dfg, job.traces);
+    for (auto& a : job.traces.ranks[0].attrs)
+      if (a.collective && a.collective->op == "broadcast") a.collective->op = as;
+    const auto ops = comm::find_comm_ops(job.built.dfg, job.traces);
+    REQUIRE(ops.size() == before.size());
+    std::size_t relabelled = 0;
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      if (before[i].op != comm::CollectiveOp::kBroadcast) continue;
+      ++relabelled;
+      CHECK(ops[i].op == (as == "gather" ? comm::CollectiveOp::kGather : comm::CollectiveOp::kScatter));
+      REQUIRE(ops[i].bytes);
+      CHECK(*ops[i].bytes == *before[i].bytes * (as == "gather" ? ops[i].group_size : 1));
+    }
+    CHECK(relabelled > 0);
+    const Outcome o = run(job, {"--cluster", "dgx-h100", "--ranks", "16"});
+    CHECK(job_time(o.report) > 0);
+  }
+}
+
+TEST_CASE("gathers and scatters take their sizes from host execution traces") {
+  // DLRM's first all-to-all of each rank (SendRecv kernels) relabelled in copies of its host
+  // execution traces: a gather's input is one rank's piece; a scatter's non-root ranks record
+  // an empty tensor, which leaves the size to be inferred rather than 0.
+  const auto job = test::load_dlrm();
+  for (const std::string as : {"gather", "scatter"}) {
+    INFO(as);
+    const std::string dir = test::fresh_dir("host_et_" + as);
+    for (const auto& file : comm::expand_host_et_paths({test::dlrm_host_et_dir()})) {
+      nlohmann::json et = nlohmann::json::parse(read_whole_file(file));
+      for (auto& node : et["nodes"]) {
+        if (node["name"] != "nccl:all_to_all") continue;
+        node["name"] = "nccl:" + as;
+        if (as == "scatter") node["inputs"][0][3] = 0;
+        break;
+      }
+      std::string name = std::filesystem::path(file).filename().string();
+      name = name.substr(0, name.find(".json")) + ".json";
+      test::write_text(dir + "/" + name, et.dump());
+    }
+    auto ops = comm::find_comm_ops(job.built.dfg, job.traces);
+    comm::attach_host_et_sizes(ops, job.traces, comm::expand_host_et_paths({dir}));
+    const auto sized = test::dlrm_sized_ops(job);
+    std::set<std::size_t> ranks_seen;
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      if (ranks_seen.count(ops[i].rank_index)) {
+        CHECK(ops[i].bytes == sized[i].bytes);
+        continue;
+      }
+      ranks_seen.insert(ops[i].rank_index);  // the rank's first op: the relabelled one
+      CHECK(sized[i].op == comm::CollectiveOp::kAllToAll);
+      if (as == "gather") {
+        CHECK(ops[i].op == comm::CollectiveOp::kGather);
+        REQUIRE(ops[i].bytes);
+        CHECK(*ops[i].bytes == *sized[i].bytes * ops[i].group_size);
+      } else {
+        CHECK(ops[i].op == comm::CollectiveOp::kScatter);
+        CHECK_FALSE(ops[i].bytes);
+      }
+    }
+    CHECK(ranks_seen.size() == 8);
+  }
 }

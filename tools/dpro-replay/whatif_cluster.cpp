@@ -77,6 +77,9 @@ class ClusterWhatIf : public WhatIfOption {
     for (const std::string& s : settings_) comm::apply_setting(target, s);
     const int world = comm::world_size(traces);
     std::optional<comm::Placement> placement;  // throws for ranks that do not fill whole nodes
+    // The bound a trace's own ranks and groups have (comm_ops.h): a larger job is a typo.
+    if (ranks_ && (*ranks_ < 1 || *ranks_ > comm::kMaxGroupSize))
+      throw InputError("", "--ranks", "must be from 1 to 2^20 (1048576) ranks, got " + std::to_string(*ranks_));
     if (ranks_) placement = comm::place(target, *ranks_);
     if (bucket_mb_ && !(*bucket_mb_ > 0)) throw InputError("", "--bucket-mb", "must be positive");
 

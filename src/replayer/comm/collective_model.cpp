@@ -19,6 +19,8 @@ const char* to_string(CollectiveOp op) {
     case CollectiveOp::kReduce: return "reduce";
     case CollectiveOp::kAllToAll: return "alltoall";
     case CollectiveOp::kSendRecv: return "sendrecv";
+    case CollectiveOp::kGather: return "gather";
+    case CollectiveOp::kScatter: return "scatter";
   }
   return "?";
 }
@@ -60,12 +62,18 @@ CollectiveOp parse_collective_op(const std::string& name, const std::string& fil
   if (n == "reduce" || n == "reduceoop") return CollectiveOp::kReduce;
   if (n == "alltoall" || n == "alltoallv" || n == "alltoallbase") return CollectiveOp::kAllToAll;
   if (n == "sendrecv" || n == "send" || n == "recv") return CollectiveOp::kSendRecv;
+  if (n == "gather") return CollectiveOp::kGather;
+  if (n == "scatter") return CollectiveOp::kScatter;
   throw InputError(file, item.empty() ? "collective '" + name + "'" : item,
                    "unknown collective operation '" + name +
-                       "'; the model knows allreduce, allgather, reducescatter, broadcast, reduce, alltoall, sendrecv");
+                       "'; the model knows allreduce, allgather, reducescatter, broadcast, reduce, alltoall, sendrecv, "
+                       "gather, scatter");
 }
 
-bool is_point_to_point(CollectiveOp op) { return op == CollectiveOp::kAllToAll || op == CollectiveOp::kSendRecv; }
+bool is_point_to_point(CollectiveOp op) {
+  return op == CollectiveOp::kAllToAll || op == CollectiveOp::kSendRecv || op == CollectiveOp::kGather ||
+         op == CollectiveOp::kScatter;
+}
 
 Calibration Calibration::per_family(Scales collectives, Scales point_to_point) {
   Calibration c;
@@ -154,7 +162,11 @@ class Terms {
 
   void point_to_point(std::vector<Candidate>& out) const {
     const int n = p_.ranks;
-    const bool all_to_all = call_.op == CollectiveOp::kAllToAll;
+    // A gather (scatter) is the root's receives from (sends to) every other rank: the root's
+    // links carry what every rank's links carry in an all-to-all whose send buffer is the
+    // root's whole buffer, with as many peers, so it is priced as that all-to-all.
+    const bool all_to_all = call_.op == CollectiveOp::kAllToAll || call_.op == CollectiveOp::kGather ||
+                            call_.op == CollectiveOp::kScatter;
     const std::int64_t per_peer = all_to_all ? call_.bytes / std::max(1, n) : call_.bytes;
     const int pi = per_peer <= kP2pLLThreshold ? 0 : 2;
     const double data_fraction = pi == 0 ? 0.5 : 1.0;  // LL lines carry 8 data bytes in 16
@@ -282,7 +294,9 @@ double CollectiveModel::bus_bandwidth_gbps(const CollectiveCall& call, double ti
     case CollectiveOp::kAllReduce: return algbw * 2 * (n - 1) / n;
     case CollectiveOp::kAllGather:
     case CollectiveOp::kReduceScatter:
-    case CollectiveOp::kAllToAll: return algbw * (n - 1) / n;
+    case CollectiveOp::kAllToAll:
+    case CollectiveOp::kGather:
+    case CollectiveOp::kScatter: return algbw * (n - 1) / n;
     default: return algbw;
   }
 }

@@ -5,8 +5,9 @@
 // Simple) a latency (base + per-hop latency x hops) and a bus bandwidth (link bandwidth x
 // protocol efficiency, converted to algorithm bandwidth by the algorithm's traffic ratio);
 // the time is latency + bytes / algorithm bandwidth, and the fastest pair is chosen, as NCCL
-// does. AllToAll and Send/Recv (NCCL has no tuning model for them) use one peer-to-peer
-// latency plus the bytes each GPU sends over its intra- and inter-node links.
+// does. AllToAll, Gather, Scatter and Send/Recv (NCCL has no tuning model for them; PyTorch
+// runs gather and scatter as grouped sends and receives with the root) use one peer-to-peer
+// latency plus the bytes the busiest GPU moves over its intra- and inter-node links.
 //
 // A Calibration scales the latency and the byte time of each operation; fit_calibration
 // (calibration.h) fits it to a trace.
@@ -18,13 +19,15 @@
 
 namespace dpro::comm {
 
-enum class CollectiveOp { kAllReduce, kAllGather, kReduceScatter, kBroadcast, kReduce, kAllToAll, kSendRecv };
-constexpr int kCollectiveOpCount = 7;
+enum class CollectiveOp {
+  kAllReduce, kAllGather, kReduceScatter, kBroadcast, kReduce, kAllToAll, kSendRecv, kGather, kScatter
+};
+constexpr int kCollectiveOpCount = 9;
 const char* to_string(CollectiveOp op);
 // Accepts the trace's normalised names ("allreduce", "all_reduce", "alltoall", "send", ...).
 // Throws InputError(file, item, ...) naming the operation when it is not one of the above.
 CollectiveOp parse_collective_op(const std::string& name, const std::string& file = "", const std::string& item = "");
-bool is_point_to_point(CollectiveOp op);  // alltoall, sendrecv
+bool is_point_to_point(CollectiveOp op);  // alltoall, sendrecv, gather, scatter
 
 enum class Algorithm { kRing, kTree, kNvls, kPointToPoint };
 enum class Protocol { kLL, kLL128, kSimple };
@@ -33,7 +36,9 @@ const char* to_string(Protocol p);
 
 // Message size convention (as nccl-tests' "size"): allreduce, broadcast, reduce: the buffer;
 // allgather: the gathered output (group size x each rank's input); reducescatter: the input;
-// alltoall: each rank's send buffer; sendrecv: the bytes sent to the peer.
+// alltoall: each rank's send buffer; sendrecv: the bytes sent to the peer; gather: the root's
+// gathered output (group size x each rank's input), scatter: the root's input (group size x
+// each rank's output), as PyTorch records them ("In msg nelems" x group size for gather).
 struct CollectiveCall {
   CollectiveOp op = CollectiveOp::kAllReduce;
   std::int64_t bytes = 0;
@@ -76,7 +81,7 @@ class CollectiveModel {
   // Same pair, without calibration (what the fit uses as its regressors).
   CollectiveEstimate estimate_uncalibrated(const CollectiveCall& call) const;
   // nccl-tests bus bandwidth of the estimate: algbw x its correction factor (2(n-1)/n for
-  // allreduce, (n-1)/n for allgather/reducescatter/alltoall, 1 otherwise).
+  // allreduce, (n-1)/n for allgather/reducescatter/alltoall/gather/scatter, 1 otherwise).
   static double bus_bandwidth_gbps(const CollectiveCall& call, double time_us);
 
   const ClusterSpec& cluster() const { return cluster_; }

@@ -75,9 +75,12 @@ std::vector<CommOp> find_comm_ops(const graph::Dfg& dfg, const trace::TraceSet& 
       op.group_size = static_cast<int>(group);
       op.world_group = op.group_size >= world;
       if (info->in_nelems && info->dtype && dtype_bytes(*info->dtype) > 0) {
-        // The message (for all-gather the gathered output) must fit below kMaxMessageBytes.
+        // The message (for all-gather and gather the gathered output) must fit below kMaxMessageBytes.
         const std::int64_t element = dtype_bytes(*info->dtype);
-        const std::int64_t copies = op.op == CollectiveOp::kAllGather ? op.group_size : 1;
+        // PyTorch records each rank's piece as 'In msg nelems' for all-gather and gather
+        // (the whole buffer for scatter).
+        const bool piece = op.op == CollectiveOp::kAllGather || op.op == CollectiveOp::kGather;
+        const std::int64_t copies = piece ? op.group_size : 1;
         const std::int64_t nelems = *info->in_nelems;
         if (nelems < 0 || nelems > kMaxMessageBytes / element / copies)
           throw InputError(tr.file, where, "'In msg nelems' " + std::to_string(nelems) + " of " + *info->dtype +
@@ -208,15 +211,22 @@ std::size_t attach_host_et_sizes(std::vector<CommOp>& ops, const trace::TraceSet
     for (std::size_t k = 0; k < mine.size(); ++k) {
       CommOp& op = *mine[k];
       const CollectiveOp et_op = parse_collective_op(comms[k].op, files[ri], "nccl:" + comms[k].op + " #" + std::to_string(k));
-      // NCCL runs all-to-all as grouped send/recv kernels.
-      const bool compatible = et_op == op.op || (et_op == CollectiveOp::kAllToAll && op.op == CollectiveOp::kSendRecv);
+      // NCCL runs all-to-all, gather and scatter as grouped send/recv kernels.
+      const bool compatible = et_op == op.op || (is_point_to_point(et_op) && op.op == CollectiveOp::kSendRecv);
       if (!compatible)
         throw InputError(files[ri], "nccl:" + comms[k].op + " #" + std::to_string(k),
                          std::string("does not match NCCL kernel #") + std::to_string(k) + " of rank " +
                              std::to_string(op.rank) + " (" + op.trace_op + ")");
       op.op = et_op;
       if (op.size_source == SizeSource::kTrace) continue;
-      op.bytes = et_op == CollectiveOp::kAllGather ? comms[k].bytes * op.group_size : comms[k].bytes;
+      // A scatter's input is the root's list; the other ranks record an empty tensor, which
+      // says nothing of the size (left to be inferred).
+      if (et_op == CollectiveOp::kScatter && comms[k].bytes == 0) continue;
+      const bool piece = et_op == CollectiveOp::kAllGather || et_op == CollectiveOp::kGather;
+      if (piece && comms[k].bytes > kMaxMessageBytes / op.group_size)
+        throw InputError(files[ri], "nccl:" + comms[k].op + " #" + std::to_string(k),
+                         "a gathered message above 2^40 bytes: not a message size");
+      op.bytes = piece ? comms[k].bytes * op.group_size : comms[k].bytes;
       op.size_source = SizeSource::kHostEt;
       ++attached;
     }
