@@ -162,7 +162,13 @@ TEST_CASE("bad what-if values are clear errors") {
   auto unknown = test::load_dlrm();
   for (auto& r : unknown.traces.ranks)
     for (auto& d : r.devices) d.name = "Mystery GPU 9000";
-  REQUIRE_THROWS_WITH(parsed({"--ranks", "16"})->apply(g, unknown.traces, quiet), Catch::Contains("--origin-cluster"));
+  REQUIRE_THROWS_WITH(parsed({"--ranks", "16"})->apply(g, unknown.traces, quiet),
+                      Catch::Contains("--origin-cluster") && Catch::Contains("GPU 'Mystery GPU 9000'") &&
+                          Catch::Contains("dgx-a100, dgx-h100"));
+  // A trace without device properties says so (before: "GPU ''").
+  for (auto& r : unknown.traces.ranks) r.devices.clear();
+  REQUIRE_THROWS_WITH(parsed({"--ranks", "16"})->apply(g, unknown.traces, quiet),
+                      Catch::Contains("records no GPU model") && Catch::Contains("dgx1-v100"));
 }
 
 TEST_CASE("the what-if's --set is repeatable and takes one value per occurrence") {

@@ -69,9 +69,12 @@ class ClusterWhatIf : public WhatIfOption {
     if (!origin) {
       std::string gpus;
       for (const auto& r : traces.ranks)
-        for (const auto& d : r.devices) gpus = d.name;
+        for (const auto& d : r.devices)
+          if (!d.name.empty()) gpus = d.name;
       throw InputError(traces.ranks.empty() ? "" : traces.ranks.front().file, "--origin-cluster",
-                       "cannot tell which cluster the trace ran on (GPU '" + gpus + "'); name one");
+                       "cannot tell which cluster the trace ran on (" +
+                           (gpus.empty() ? std::string("it records no GPU model") : "GPU '" + gpus + "'") +
+                           "); name one with --origin-cluster: " + catalog.known_names());
     }
     comm::ClusterSpec target = target_name_.empty() ? *origin : catalog.get(target_name_);
     for (const std::string& s : settings_) comm::apply_setting(target, s);

@@ -173,9 +173,13 @@ const ClusterSpec* ClusterCatalog::find(const std::string& name) const {
 
 const ClusterSpec& ClusterCatalog::get(const std::string& name) const {
   if (const ClusterSpec* c = find(name)) return *c;
+  throw InputError(dir_, "--cluster " + name, "unknown cluster; known: " + known_names());
+}
+
+std::string ClusterCatalog::known_names() const {
   std::string known;
   for (const auto& [n, c] : clusters_) known += (known.empty() ? "" : ", ") + n;
-  throw InputError(dir_, "--cluster " + name, "unknown cluster; known: " + known);
+  return known;
 }
 
 const ClusterSpec* ClusterCatalog::guess(const trace::TraceSet& traces) const {

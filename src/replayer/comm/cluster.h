@@ -60,6 +60,7 @@ class ClusterCatalog {
   // The cluster a trace ran on, from its GPU names (longest matching substring wins).
   const ClusterSpec* guess(const trace::TraceSet& traces) const;
   const std::map<std::string, ClusterSpec>& all() const { return clusters_; }
+  std::string known_names() const;  // "dgx-a100, dgx-h100, ..."
   const std::string& directory() const { return dir_; }
 
  private:
