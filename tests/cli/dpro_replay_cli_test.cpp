@@ -160,3 +160,28 @@ TEST_CASE("costmodel predict reads its CSV from a pipe") {
   CHECK(r.code == 0);
   CHECK_THAT(r.out, Catch::StartsWith("OPName,B,M,N,K,predicted_ms\nbmm,2,64,64,64,"));
 }
+
+TEST_CASE("replay --json gives each what-if's figures as JSON, not only its summary line") {
+  const Run r = run("replay -q --json - " + test::dlrm_dir() + " --ranks 16 --bucket-mb 25 --comm-sizes " +
+                    test::source_path("tests/comm/data/dlrm-host-et") + " --cluster dgx-a100");
+  REQUIRE(r.code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  const auto& c = j.at("whatif").at("changes").at("communication");
+  CHECK(c.at("origin_cluster") == "dgx1-v100");
+  CHECK(c.at("origin_guessed") == true);
+  CHECK(c.at("target_cluster") == "dgx-a100");
+  CHECK(c.at("ops_retimed") == 64);
+  CHECK(c.at("sized_by_host_et") == 64);
+  CHECK(c.at("sizes_inferred") == 0);
+  CHECK(c.at("transfer_before_ns").get<std::int64_t>() > 0);
+  CHECK(c.at("calibration").at("operations").at("allreduce").at("from") == "operation");
+  CHECK(c.at("calibration").at("operations").at("allreduce").at("samples").get<int>() > 0);
+  CHECK(c.at("calibration").at("operations").at("gather").at("from") == "family");
+  CHECK(c.at("buckets").at("allreduces_per_rank") == 3);
+  CHECK(c.at("ranks").at("from") == 8);
+  CHECK(c.at("ranks").at("to") == 16);
+  CHECK(c.at("ranks").at("nodes") == 2);
+  CHECK(c.at("ranks").at("exact_by_symmetry") == true);
+  // The summary line is still there, beside the figures.
+  CHECK_THAT(j.at("whatif").at("notes").at(0).get<std::string>(), Catch::Contains("communication what-if"));
+}

@@ -106,6 +106,23 @@ TEST_CASE("device what-if: re-times GPU ops on a faster GPU and reports coverage
   if (costmodel::LearnedModel::available())
     CHECK(s.find("--device H100-SXM5-80GB (not in the learned model's training data: priced by its unseen-GPU "
                  "network)") != std::string::npos);
+  // The same figures as JSON (replay --json: whatif.changes.device).
+  CHECK(std::string(w->key()) == "device");
+  const nlohmann::json d = w->details();
+  CHECK(d.at("target") == "H100-SXM5-80GB");
+  CHECK(d.at("gpu_ops") == 5);
+  CHECK(d.at("undescribable_kernels") == 1);
+  CHECK(d.at("models").at("unchanged").at("ops") == 2);  // the HtoD copy and the collective
+  CHECK(d.at("models").at("unchanged").at("predicted_ns") == d.at("models").at("unchanged").at("measured_ns"));
+  CHECK(d.at("undescribed_by_op").at(0).at("op") == "aten::index_select");
+  CHECK(d.at("undescribed_by_op").at(0).at("measured_ns") == 100000);
+  double shares = 0;
+  for (const char* m : {"learned", "scaling", "unchanged"}) shares += d.at("models").at(m).at("share_of_measured").get<double>();
+  CHECK(shares == Approx(1.0));
+  if (costmodel::LearnedModel::available()) {
+    CHECK(d.at("models").at("learned").at("share_of_measured") == Approx(0.606).margin(0.001));
+    CHECK(d.at("learned_pricing").at("kind") == "unseen");
+  }
 }
 
 TEST_CASE("device what-if: a GPU with a trained GPU's datasheet figures is priced as that GPU") {
@@ -124,6 +141,8 @@ TEST_CASE("device what-if: a GPU with a trained GPU's datasheet figures is price
   CHECK(on_sxm == g.dfg.nodes()[0].duration);
   CHECK(p->summary().find("priced as") == std::string::npos);
   CHECK(p->summary().find("unseen-GPU network") == std::string::npos);
+  CHECK(w->details().at("learned_pricing") == nlohmann::json({{"kind", "twin"}, {"as", "A100-PCIE-40GB"}}));
+  CHECK(p->details().at("learned_pricing").at("kind") == "trained");
 }
 
 TEST_CASE("device what-if: an elementwise op without a family of its own is priced as a like op") {

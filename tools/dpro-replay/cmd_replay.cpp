@@ -76,7 +76,11 @@ class ReplayCommand final : public Command {
     }
     if (!json_path_.empty()) {
       nlohmann::json j = replayer::to_json(baseline.report);
-      if (whatif) j["whatif"] = replayer::to_json(whatif->report);
+      if (whatif) {
+        j["whatif"] = replayer::to_json(whatif->report);
+        for (const auto& w : whatifs_)
+          if (w->enabled()) j["whatif"]["changes"][w->key()] = w->details();
+      }
       write_output(json_path_, [&](std::ostream& out) { out << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n"; });
     }
     if (!timeline_path_.empty()) {

@@ -135,12 +135,46 @@ class ClusterWhatIf : public WhatIfOption {
     }
     summary_ = text;
     log.info(summary_);
+
+    nlohmann::json& j = details_;
+    j = {{"origin_cluster", origin->name},
+         {"origin_guessed", origin_name_.empty()},
+         {"target_cluster", target.name},
+         {"settings", settings_},
+         {"ops_retimed", retimed.ops},
+         {"sized_by_trace", from_trace},
+         {"sized_by_host_et", from_et},
+         {"sizes_inferred", inferred},
+         {"transfer_before_ns", retimed.before},
+         {"transfer_after_ns", retimed.after}};
+    j["calibration"] = {{"samples", samples.size()},
+                        {"method", comm::to_string(comm::FitOptions{}.method)},
+                        {"grouping", comm::to_string(comm::FitOptions{}.grouping)}};
+    static const char* kSource[] = {"default", "operation", "family", "other family"};
+    for (int i = 0; i < comm::kCollectiveOpCount; ++i) {
+      const auto op = static_cast<comm::CollectiveOp>(i);
+      j["calibration"]["operations"][comm::to_string(op)] = {{"latency_scale", cal.of(op).latency},
+                                                             {"byte_time_scale", cal.of(op).byte_time},
+                                                             {"samples", fit.samples[i]},
+                                                             {"from", kSource[static_cast<int>(fit.source[i])]}};
+    }
+    if (buckets)
+      j["buckets"] = {{"bucket_mb", *bucket_mb_}, {"allreduces_per_rank", buckets->allreduces},
+                      {"buckets_per_rank", buckets->buckets}, {"allreduce_before_ns", buckets->before},
+                      {"allreduce_after_ns", buckets->after}};
+    if (ranks_)
+      j["ranks"] = {{"from", world}, {"to", *ranks_}, {"nodes", placement->nodes},
+                    {"ranks_per_node", placement->ranks_per_node}, {"groups_resized", retimed.resized_groups},
+                    {"exact_by_symmetry", *ranks_ >= static_cast<int>(traces.ranks.size())}};
   }
 
   std::string summary() const override { return summary_; }
+  const char* key() const override { return "communication"; }
+  nlohmann::json details() const override { return details_; }
 
  private:
   std::string target_name_, origin_name_, clusters_dir_, summary_;
+  nlohmann::json details_;
   std::vector<std::string> settings_, comm_sizes_;
   std::optional<int> ranks_;
   std::optional<double> bucket_mb_;

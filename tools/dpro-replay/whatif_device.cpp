@@ -109,6 +109,7 @@ class DeviceWhatIf : public WhatIfOption {
       // ratio compares like with like.
       const bool identity = model->knows_device(target);
       pricing_note_ = cm::pricing_note(*model, target);
+      pricing_ = model->pricing_of(target);
       for (size_t i = 0; i < ops.size(); ++i) {
         on_target.push_back({&ops[i], &target, true});
         on_origin.push_back({&ops[i], learned_origin[i], identity});
@@ -154,15 +155,56 @@ class DeviceWhatIf : public WhatIfOption {
         largest_undescribed());
   }
 
+  const char* key() const override { return "device"; }
+
+  nlohmann::json details() const override {
+    nlohmann::json j = {{"target", target_name_}};
+    if (pricing_) {  // how the learned model saw the target (when it priced any op)
+      static const char* kKind[] = {"unseen", "trained", "twin", "sibling"};
+      j["learned_pricing"] = {{"kind", kKind[pricing_->kind]}};
+      if (!pricing_->as.empty()) j["learned_pricing"]["as"] = pricing_->as;
+    }
+    std::size_t ops = 0;
+    Nanos total = 0;
+    const char* names[3] = {"learned", "scaling", "unchanged"};
+    for (int i = 0; i < 3; ++i) {
+      ops += coverage_.ops[i];
+      total += coverage_.measured[i];
+      j["models"][names[i]] = {{"ops", coverage_.ops[i]},
+                               {"measured_ns", coverage_.measured[i]},
+                               {"predicted_ns", coverage_.predicted[i]}};
+    }
+    for (int i = 0; i < 3; ++i)
+      j["models"][names[i]]["share_of_measured"] =
+          total ? static_cast<double>(coverage_.measured[i]) / static_cast<double>(total) : 0.0;
+    j["gpu_ops"] = ops;
+    j["measured_ns"] = total;
+    j["like_family_ops"] = coverage_.like_ops;
+    j["undescribable_kernels"] = coverage_.undescribable_kernels;
+    j["undescribable_without_shapes"] = coverage_.without_shapes;
+    j["unknown_origin_ops"] = coverage_.unknown_origin;
+    j["samples_used"] = samples_used_;
+    j["undescribed_by_op"] = nlohmann::json::array();
+    for (const auto& [name, v] : sorted_undescribed())
+      j["undescribed_by_op"].push_back({{"op", name}, {"kernels", v.first}, {"measured_ns", v.second}});
+    return j;
+  }
+
  private:
-  // " Largest undescribed (scaled): NAME (N kernels, T), ..." for the top 5 by measured time.
-  std::string largest_undescribed() const {
+  // Undescribable kernels by launching op, the most measured time first.
+  std::vector<std::pair<std::string, std::pair<std::size_t, Nanos>>> sorted_undescribed() const {
     std::vector<std::pair<std::string, std::pair<std::size_t, Nanos>>> v(coverage_.undescribed.begin(),
                                                                           coverage_.undescribed.end());
-    if (v.empty()) return "";
     std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) {
       return a.second.second != b.second.second ? a.second.second > b.second.second : a.first < b.first;
     });
+    return v;
+  }
+
+  // " Largest undescribed (scaled): NAME (N kernels, T), ..." for the top 5 by measured time.
+  std::string largest_undescribed() const {
+    const auto v = sorted_undescribed();
+    if (v.empty()) return "";
     std::string out = " Largest undescribed kernels (priced by scaling), by launching op:";
     for (std::size_t i = 0; i < v.size() && i < 5; ++i)
       out += fmt::format("{} {} ({} kernels, {})", i ? "," : "", v[i].first, v[i].second.first,
@@ -214,6 +256,7 @@ class DeviceWhatIf : public WhatIfOption {
 
   std::string device_, origin_override_, model_path_, device_dir_, target_name_, samples_path_;
   std::string pricing_note_;  // how the learned model sees the target (cm::pricing_note)
+  std::optional<cm::DevicePricing> pricing_;
   std::size_t samples_used_ = 0;
   Coverage coverage_;
 };

@@ -2,6 +2,7 @@
 // A what-if is a graph rewrite plus model changes, applied before the replay; never a special
 // case inside the engine. Each what-if declares its own flags on `dpro-replay replay`.
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include <memory>
 #include <string>
@@ -24,6 +25,10 @@ class WhatIfOption {
   virtual void apply(graph::BuiltGraph& built, const trace::TraceSet& traces, Logger& log) = 0;
   // What the rewrite did, for the report (e.g. coverage of each cost model).
   virtual std::string summary() const = 0;
+  // The same as JSON for `replay --json` ("whatif" -> "changes" -> key()): counts and times
+  // (integer nanoseconds), so that scripts need not parse the summary.
+  virtual const char* key() const = 0;
+  virtual nlohmann::json details() const = 0;
 };
 
 // Every what-if of this build, in the order they are applied; defined in whatifs.cpp.
