@@ -30,18 +30,20 @@ struct Outcome {
   graph::BuiltGraph graph;
   replayer::Report report;
   std::string summary;
+  nlohmann::json details;
 };
 
 Outcome run(const test::LoadedJob& job, std::vector<std::string> args) {
   auto w = parsed(std::move(args));
   REQUIRE(w->enabled());
   Logger quiet(LogLevel::kQuiet);
-  Outcome o{job.built, {}, {}};
+  Outcome o{job.built, {}, {}, {}};
   w->apply(o.graph, job.traces, quiet);
   if (!o.graph.dfg.finalized()) o.graph.dfg.finalize();
   const auto sim = replayer::simulate(o.graph.dfg);
   o.report = replayer::make_report(job.traces, o.graph, sim, replayer::ReportOptions{});
   o.summary = w->summary();
+  o.details = w->details();
   return o;
 }
 
@@ -129,6 +131,14 @@ TEST_CASE("the what-if with --ranks below the trace's world size reports the sma
   const auto o = run(job, with_sizes({"--ranks", "4"}));
   CHECK(o.summary.find("Ranks 4..7 are not part of the 4-rank job") != std::string::npos);
   CHECK(o.summary.find("ProfilerStep#10 job") != std::string::npos);
+  // The same in replay --json (whatif.changes.communication.ranks).
+  const auto& r = o.details.at("ranks");
+  CHECK(r.at("to") == 4);
+  CHECK(r.at("exact_by_symmetry") == false);
+  REQUIRE(r.at("scaled_in_jobs").size() == 1);
+  CHECK(r.at("scaled_in_jobs").at(0).at("iteration") == 10);
+  CHECK(o.summary.find(format_duration(r.at("scaled_in_jobs").at(0).at("job_predicted_ns").get<Nanos>())) !=
+        std::string::npos);
 }
 
 TEST_CASE("the what-if with --bucket-mb fuses DLRM's three all-reduces into one bucket") {

@@ -117,6 +117,7 @@ class ClusterWhatIf : public WhatIfOption {
       text += fmt::format(" Gradient buckets of {} MB: {} all-reduces per rank -> {} buckets, all-reduce time {} -> {}.",
                           *bucket_mb_, buckets->allreduces, buckets->buckets, format_duration(buckets->before),
                           format_duration(buckets->after));
+    nlohmann::json scaled_in_jobs = nlohmann::json::array();
     if (ranks_) {
       const comm::Placement& p = *placement;
       const int w = static_cast<int>(traces.ranks.size());
@@ -129,8 +130,10 @@ class ClusterWhatIf : public WhatIfOption {
         const comm::ScaleOutResult r = comm::simulate_scaled_job(traces, built.ranks, dfg, *ranks_, true);
         text += fmt::format(" Ranks {}..{} are not part of the {}-rank job; from its expanded graph ({} ops):", *ranks_,
                             w - 1, *ranks_, r.nodes);
-        for (const auto& it : r.iterations)
+        for (const auto& it : r.iterations) {
           text += fmt::format(" ProfilerStep#{} job {};", it.number, format_duration(it.job_predicted_ns));
+          scaled_in_jobs.push_back({{"iteration", it.number}, {"job_predicted_ns", it.job_predicted_ns}});
+        }
       }
     }
     summary_ = text;
@@ -166,6 +169,8 @@ class ClusterWhatIf : public WhatIfOption {
       j["ranks"] = {{"from", world}, {"to", *ranks_}, {"nodes", placement->nodes},
                     {"ranks_per_node", placement->ranks_per_node}, {"groups_resized", retimed.resized_groups},
                     {"exact_by_symmetry", *ranks_ >= static_cast<int>(traces.ranks.size())}};
+    // Scale-in: the job of the first N ranks, from the expanded graph (the report's rows are the trace's ranks).
+    if (ranks_ && !scaled_in_jobs.empty()) j["ranks"]["scaled_in_jobs"] = scaled_in_jobs;
   }
 
   std::string summary() const override { return summary_; }
