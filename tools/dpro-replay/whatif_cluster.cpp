@@ -51,7 +51,7 @@ class ClusterWhatIf : public WhatIfOption {
                       "per direction), network.inter_node_latency_us, network.intra_node_latency_us, "
                       "cluster.gpus_per_node (repeatable)")
         ->allow_extra_args(false);
-    replay.add_option("--ranks", ranks_, "Data-parallel scale-out/in: replay the job on N ranks");
+    replay.add_option("--ranks", ranks_, "Data-parallel scale-out/in: replay the job on N ranks (1 to 2^20)");
     replay.add_option("--bucket-mb", bucket_mb_, "Fuse consecutive all-reduces into gradient buckets of at most X MB");
     replay.add_option("--comm-sizes", comm_sizes_,
                       "Host execution traces giving NCCL message sizes: a directory, or one file per rank (repeatable)")
