@@ -231,6 +231,7 @@ double fit(Net& net, const std::vector<const FeatureRow*>& rows, const std::vect
   const double total_steps = static_cast<double>(steps_per_epoch) * epochs;
   std::size_t step = 0;
   double last = 0;
+  const auto start = std::chrono::steady_clock::now();
   net->train();
   for (int epoch = 0; epoch < epochs; ++epoch) {
     std::shuffle(order.begin(), order.end(), rng);
@@ -263,8 +264,9 @@ double fit(Net& net, const std::vector<const FeatureRow*>& rows, const std::vect
       ++step;
     }
     last = sum / static_cast<double>(rows.size());
-    log.info("epoch " + std::to_string(epoch + 1) + "/" + std::to_string(epochs) +
-             " mse(log) " + std::to_string(last));
+    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    log.info("epoch " + std::to_string(epoch + 1) + "/" + std::to_string(epochs) + " mse(log) " +
+             std::to_string(last) + " (" + std::to_string(static_cast<long>(elapsed + 0.5)) + " s)");
   }
   net->eval();
   return last;
@@ -329,6 +331,9 @@ LearnedModel LearnedModel::train(const std::vector<const Measurement*>& data, co
   }
   const auto y = log_ratio_targets(data, rows);
   const auto weights = family_weights(data);
+  log.info("training the network on " + std::to_string(data.size()) + " rows of " +
+           std::to_string(model.impl_->known_devices.size()) + " GPU(s) (" + std::to_string(options.epochs) +
+           " epochs)");
   const double loss = fit(model.impl_->net, ptrs, y, weights, options.epochs, options.batch_size,
                           options.learning_rate, options.seed, log);
   if (options.unseen_epochs > 0 && options.unseen_epochs != options.epochs) {

@@ -6,6 +6,9 @@
 #include <iostream>
 #include <sstream>
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include "cmd_costmodel.h"
 #include "core/byte_source.h"
 #include "core/error.h"
@@ -22,7 +25,47 @@ int run_cli(std::vector<std::string> args) {
   app.parse(reversed);
   return cmd->run();
 }
+// Runs the CLI with stderr redirected to a file; returns what it wrote there.
+std::string stderr_of(std::vector<std::string> args) {
+  const std::string path = dpro::test::binary_path("stderr_of.txt");
+  std::fflush(stderr);
+  const int saved = dup(2);
+  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  REQUIRE(fd >= 0);
+  dup2(fd, 2);
+  close(fd);
+  int code = -1;
+  try {
+    code = run_cli(std::move(args));
+  } catch (...) {
+    std::fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    throw;
+  }
+  std::fflush(stderr);
+  dup2(saved, 2);
+  close(saved);
+  REQUIRE(code == 0);
+  return dpro::read_whole_file(path);
+}
+
 }  // namespace
+
+TEST_CASE("costmodel train says where it is unless -q: training takes minutes") {
+  if (!dpro::costmodel::LearnedModel::available()) return;
+  const std::string data = dpro::test::source_path("data/costmodel/subset/ln.csv.gz");
+  const std::string model = dpro::test::binary_path("progress.dpcm");
+  std::remove(model.c_str());
+  const std::string log = stderr_of({"costmodel", "train", "--data", data, "--epochs", "2", "--unseen-epochs", "1",
+                                     "-o", model});
+  CHECK_THAT(log, Catch::Contains("training the network on") && Catch::Contains("epoch 1/2 mse(log)") &&
+                      Catch::Contains("epoch 2/2") && Catch::Contains("network for unseen GPUs"));
+  std::remove(model.c_str());
+  CHECK(stderr_of({"costmodel", "-q", "train", "--data", data, "--epochs", "2", "--unseen-epochs", "1", "-o",
+                   model}).empty());
+  std::remove(model.c_str());
+}
 
 TEST_CASE("costmodel predict with an unknown device lists the known ones") {
   const std::string csv = dpro::test::binary_path("predict_in.csv");

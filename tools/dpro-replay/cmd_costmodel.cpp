@@ -42,7 +42,10 @@ class CostModelCommand : public Command {
     app_->require_subcommand(1);
     app_->add_option("--devices", device_dir_, "Directory of device spec JSON files")->default_val(cm::default_device_dir());
     app_->add_option("--model", model_path_, "Learned cost model file")->default_val(cm::default_model_path());
-    app_->add_flag("-v,--verbose", verbose_, "Log training progress");
+    app_->add_flag("-v,--verbose", verbose_, "Log progress and details of every subcommand");
+    app_->add_flag("-q,--quiet", quiet_,
+                   "Print no progress (train, eval and adapt, which take minutes, log their stages and epochs "
+                   "on stderr unless -q)");
 
     train_ = app_->add_subcommand("train", "Train the learned model on measured op latencies (shared-data CSV schema)");
     train_->add_option("--data", data_, "CSV file or directory (searched recursively)")->default_val(cm::default_data_dir());
@@ -89,7 +92,9 @@ class CostModelCommand : public Command {
   }
 
   int run() override {
-    Logger log(verbose_ ? LogLevel::kInfo : LogLevel::kWarning);
+    // Training takes minutes (eval: one model per held-out GPU, about 17): say where it is.
+    const bool long_running = train_->parsed() || adapt_->parsed() || eval_->parsed();
+    Logger log(!quiet_ && (verbose_ || long_running) ? LogLevel::kInfo : LogLevel::kWarning);
     const auto catalog = cm::DeviceCatalog::load_directory(device_dir_);
     if (devices_->parsed()) return list_devices(catalog);
     if (predict_->parsed()) return predict(catalog, log);
@@ -298,7 +303,7 @@ class CostModelCommand : public Command {
   // Each subcommand has its own variables: CLI11 writes default values at declaration.
   std::string device_dir_, model_path_, data_, model_output_, predict_input_, output_, device_,
       markdown_out_, json_out_;
-  bool verbose_ = false, all_rows_ = false, retrain_ = false, no_logo_ = false, no_split_ = false;
+  bool verbose_ = false, quiet_ = false, all_rows_ = false, retrain_ = false, no_logo_ = false, no_split_ = false;
   std::string samples_path_, pick_input_, pick_output_, adapt_device_, adapt_samples_, adapt_data_, adapt_output_;
   int pick_count_ = 200;
   bool force_ = false;
