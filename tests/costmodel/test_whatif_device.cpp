@@ -180,14 +180,21 @@ TEST_CASE("device what-if: with an unknown GPU name lists the known ones") {
 
 TEST_CASE("device what-if: on a trace from an unknown GPU leaves ops unchanged unless --origin-device") {
   Fixture f("Mystery GPU 9000");
-  Logger log(LogLevel::kQuiet);
+  std::vector<std::string> warnings;
+  Logger log(LogLevel::kWarning, [&](LogLevel, const std::string& m) {
+    if (m.find("keep their measured times") != std::string::npos) warnings.push_back(m);
+  });
   auto w = parsed({"--device", "T4"});
   w->apply(f.built, f.traces, log);
   CHECK(f.dfg.nodes()[0].duration == f.dfg.nodes()[0].measured_duration);
   CHECK(w->summary().find("not in the device catalog") != std::string::npos);
+  // Said as a warning too, naming the GPU, not only in the what-if's summary at the end.
+  REQUIRE(warnings.size() == 1);
+  CHECK_THAT(warnings[0], Catch::Contains("'Mystery GPU 9000'") && Catch::Contains("--origin-device"));
   auto forced = parsed({"--device", "T4", "--origin-device", "V100-PCIE-32GB"});
   forced->apply(f.built, f.traces, log);
   CHECK(f.dfg.nodes()[0].duration > f.dfg.nodes()[0].measured_duration);  // T4 is slower
+  CHECK(warnings.size() == 1);
 }
 
 TEST_CASE("device what-if: is off unless given") {

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <map>
 #include <optional>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -65,6 +66,7 @@ class DeviceWhatIf : public WhatIfOption {
     else log.warn("learned cost model not in this build; --device uses cross-device scaling only");
 
     coverage_ = Coverage{};
+    std::set<std::string> unknown_gpus;  // what the ranks of ops without an origin GPU recorded
     std::vector<cm::OpDesc> ops;
     std::vector<graph::NodeId> learned_nodes;
     std::vector<const cm::DeviceSpec*> learned_origin;
@@ -73,7 +75,12 @@ class DeviceWhatIf : public WhatIfOption {
       if (!is_gpu_op(n.kind)) continue;
       const cm::DeviceSpec* origin = forced ? forced : origin_of(catalog, traces, n);
       if (!origin || n.kind == graph::NodeKind::kCollective || is_host_copy(traces, n)) {
-        if (!origin) ++coverage_.unknown_origin;
+        if (!origin) {
+          ++coverage_.unknown_origin;
+          const trace::TraceRank* rank = rank_of(traces, n.rank);
+          unknown_gpus.insert(rank && !rank->devices.empty() ? "'" + rank->devices.front().name + "'"
+                                                             : std::string("none recorded"));
+        }
         // Counted at the duration the replay gives them (a collective's transfer after its
         // last peer arrived, not its kernel time with the waiting), before and after alike.
         count(Retimer::kUnchanged, n.duration, n.duration);
@@ -97,6 +104,14 @@ class DeviceWhatIf : public WhatIfOption {
       const double ms = cm::scale_ms(op, *origin, to_millis(n.measured_duration), target);
       n.duration = cm::millis_to_nanos(ms);
       count(Retimer::kScaling, n.measured_duration, n.duration);
+    }
+    if (coverage_.unknown_origin) {
+      std::string gpus;
+      for (const auto& g : unknown_gpus) gpus += (gpus.empty() ? "" : ", ") + g;
+      log.warn(fmt::format("--device: {} GPU ops keep their measured times: the device catalog does not know the GPU "
+                           "they ran on (GPU model: {}); name it with --origin-device (`dpro-replay costmodel "
+                           "devices` lists the known ones)",
+                           coverage_.unknown_origin, gpus));
     }
     cm::ResidualCorrection correction;
     if (!samples_path_.empty()) {
