@@ -232,7 +232,8 @@ def fuzz_native(a, tmp):
 
 def fuzz_comm(a, tmp):
     rnd = random.Random(a.seed)
-    values = BAD + [2**40, 2**62, -2**62, "[0, 1, 1]", "[0, -1]", "[0, 99]", "[]", "Float8", "nope", "gather", "scatter"]
+    values = BAD + [2**40, 2**62, -2**62, "[0, 1, 1]", "[0, -1]", "[0, 99]", "[]", "Float8", "nope",
+                    "gather", "scatter"]
     whatif = ["--cluster", "dgx-a100", "--ranks", "8", "--set", "network.intra_node_gbps=100"]
     # 1. The A100 trace: one argument of its NCCL kernels set to a bad value, in every kernel or in one.
     doc = json.load(gzip.open(os.path.join(ROOT, "traces/hta/a100-ws2-rank0-nccl.json.gz")))

@@ -117,7 +117,8 @@ TEST_CASE("device what-if: re-times GPU ops on a faster GPU and reports coverage
   CHECK(d.at("undescribed_by_op").at(0).at("op") == "aten::index_select");
   CHECK(d.at("undescribed_by_op").at(0).at("measured_ns") == 100000);
   double shares = 0;
-  for (const char* m : {"learned", "scaling", "unchanged"}) shares += d.at("models").at(m).at("share_of_measured").get<double>();
+  for (const char* m : {"learned", "scaling", "unchanged"})
+    shares += d.at("models").at(m).at("share_of_measured").get<double>();
   CHECK(shares == Approx(1.0));
   if (costmodel::LearnedModel::available()) {
     CHECK(d.at("models").at("learned").at("share_of_measured") == Approx(0.606).margin(0.001));

@@ -66,8 +66,8 @@ CollectiveOp parse_collective_op(const std::string& name, const std::string& fil
   if (n == "scatter") return CollectiveOp::kScatter;
   throw InputError(file, item.empty() ? "collective '" + name + "'" : item,
                    "unknown collective operation '" + name +
-                       "'; the model knows allreduce, allgather, reducescatter, broadcast, reduce, alltoall, sendrecv, "
-                       "gather, scatter");
+                       "'; the model knows allreduce, allgather, reducescatter, broadcast, reduce, alltoall, "
+                       "sendrecv, gather, scatter");
 }
 
 bool is_point_to_point(CollectiveOp op) {
