@@ -56,6 +56,15 @@ struct FewShotOptions {
 struct DevicePricing {
   std::string as;
   enum Kind { kUnseen, kTrained, kTwin, kSibling } kind = kUnseen;
+  const char* kind_name() const {  // "unseen", "trained", "twin", "sibling"
+    switch (kind) {
+      case kUnseen: return "unseen";
+      case kTrained: return "trained";
+      case kTwin: return "twin";
+      case kSibling: return "sibling";
+    }
+    return "?";
+  }
 };
 
 struct PredictQuery {

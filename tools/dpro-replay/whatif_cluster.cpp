@@ -153,13 +153,12 @@ class ClusterWhatIf : public WhatIfOption {
     j["calibration"] = {{"samples", samples.size()},
                         {"method", comm::to_string(comm::FitOptions{}.method)},
                         {"grouping", comm::to_string(comm::FitOptions{}.grouping)}};
-    static const char* kSource[] = {"default", "operation", "family", "other family"};
     for (int i = 0; i < comm::kCollectiveOpCount; ++i) {
       const auto op = static_cast<comm::CollectiveOp>(i);
       j["calibration"]["operations"][comm::to_string(op)] = {{"latency_scale", cal.of(op).latency},
                                                              {"byte_time_scale", cal.of(op).byte_time},
                                                              {"samples", fit.samples[i]},
-                                                             {"from", kSource[static_cast<int>(fit.source[i])]}};
+                                                             {"from", comm::to_string(fit.source[i])}};
     }
     if (buckets)
       j["buckets"] = {{"bucket_mb", *bucket_mb_}, {"allreduces_per_rank", buckets->allreduces},

@@ -175,8 +175,7 @@ class DeviceWhatIf : public WhatIfOption {
   nlohmann::json details() const override {
     nlohmann::json j = {{"target", target_name_}};
     if (pricing_) {  // how the learned model saw the target (when it priced any op)
-      static const char* kKind[] = {"unseen", "trained", "twin", "sibling"};
-      j["learned_pricing"] = {{"kind", kKind[pricing_->kind]}};
+      j["learned_pricing"] = {{"kind", pricing_->kind_name()}};
       if (!pricing_->as.empty()) j["learned_pricing"]["as"] = pricing_->as;
     }
     std::size_t ops = 0;

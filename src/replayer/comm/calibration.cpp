@@ -26,6 +26,16 @@ const char* to_string(FitGrouping g) {
   return "?";
 }
 
+const char* to_string(ScaleSource s) {
+  switch (s) {
+    case ScaleSource::kDefault: return "default";
+    case ScaleSource::kOperation: return "operation";
+    case ScaleSource::kFamily: return "family";
+    case ScaleSource::kOtherFamily: return "other family";
+  }
+  return "?";
+}
+
 namespace {
 
 struct Row {

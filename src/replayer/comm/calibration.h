@@ -47,6 +47,7 @@ struct FitOptions {
 
 // Where an operation's scales came from.
 enum class ScaleSource { kDefault, kOperation, kFamily, kOtherFamily };
+const char* to_string(ScaleSource s);  // "default", "operation", "family", "other family"
 
 struct CalibrationFit {
   Calibration calibration;
