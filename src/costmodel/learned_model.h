@@ -134,10 +134,9 @@ class LearnedModel {
   std::unique_ptr<Impl> impl_;
 };
 
-// For messages: how the model prices `device` (twin, sibling, outside the data); "" for a
+// For messages: how the model prices a device (twin, sibling, outside the data); "" for a
 // GPU of the data.
-inline std::string pricing_note(const LearnedModel& model, const DeviceSpec& device) {
-  const DevicePricing p = model.pricing_of(device);
+inline std::string pricing_note(const DevicePricing& p) {
   switch (p.kind) {
     case DevicePricing::kUnseen:
       return " (not in the learned model's training data: priced by its unseen-GPU network)";
@@ -147,6 +146,9 @@ inline std::string pricing_note(const LearnedModel& model, const DeviceSpec& dev
     case DevicePricing::kTrained: break;
   }
   return "";
+}
+inline std::string pricing_note(const LearnedModel& model, const DeviceSpec& device) {
+  return pricing_note(model.pricing_of(device));
 }
 
 // CostModel adapter; the LearnedModel must outlive it.

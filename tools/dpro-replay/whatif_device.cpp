@@ -37,6 +37,9 @@ struct Coverage {
   std::size_t unknown_origin = 0;
   // Undescribable kernels by the name of their launching op (or kernel): count, measured time.
   std::map<std::string, std::pair<std::size_t, Nanos>> undescribed;
+
+  std::size_t total_ops() const { return ops[0] + ops[1] + ops[2]; }
+  Nanos total_measured() const { return measured[0] + measured[1] + measured[2]; }
 };
 
 class DeviceWhatIf : public WhatIfOption {
@@ -66,7 +69,8 @@ class DeviceWhatIf : public WhatIfOption {
     else log.warn("learned cost model not in this build; --device uses cross-device scaling only");
 
     coverage_ = Coverage{};
-    std::set<std::string> unknown_gpus;  // what the ranks of ops without an origin GPU recorded
+    pricing_.reset();
+    std::set<int> unknown_ranks;  // ranks of ops whose origin GPU the catalog does not know
     std::vector<cm::OpDesc> ops;
     std::vector<graph::NodeId> learned_nodes;
     std::vector<const cm::DeviceSpec*> learned_origin;
@@ -77,9 +81,7 @@ class DeviceWhatIf : public WhatIfOption {
       if (!origin || n.kind == graph::NodeKind::kCollective || is_host_copy(traces, n)) {
         if (!origin) {
           ++coverage_.unknown_origin;
-          const trace::TraceRank* rank = rank_of(traces, n.rank);
-          unknown_gpus.insert(rank && !rank->devices.empty() ? "'" + rank->devices.front().name + "'"
-                                                             : std::string("none recorded"));
+          unknown_ranks.insert(n.rank);
         }
         // Counted at the duration the replay gives them (a collective's transfer after its
         // last peer arrived, not its kernel time with the waiting), before and after alike.
@@ -106,8 +108,13 @@ class DeviceWhatIf : public WhatIfOption {
       count(Retimer::kScaling, n.measured_duration, n.duration);
     }
     if (coverage_.unknown_origin) {
+      std::set<std::string> names;  // what those ranks recorded
+      for (int r : unknown_ranks) {
+        const trace::TraceRank* rank = rank_of(traces, r);
+        names.insert(rank && !rank->devices.empty() ? "'" + rank->devices.front().name + "'" : "none recorded");
+      }
       std::string gpus;
-      for (const auto& g : unknown_gpus) gpus += (gpus.empty() ? "" : ", ") + g;
+      for (const auto& g : names) gpus += (gpus.empty() ? "" : ", ") + g;
       log.warn(fmt::format("--device: {} GPU ops keep their measured times: the device catalog does not know the GPU "
                            "they ran on (GPU model: {}); name it with --origin-device (`dpro-replay costmodel "
                            "devices` lists the known ones)",
@@ -123,7 +130,6 @@ class DeviceWhatIf : public WhatIfOption {
       // An unseen target is priced without device identity; so is its origin, so that the
       // ratio compares like with like.
       const bool identity = model->knows_device(target);
-      pricing_note_ = cm::pricing_note(*model, target);
       pricing_ = model->pricing_of(target);
       for (size_t i = 0; i < ops.size(); ++i) {
         on_target.push_back({&ops[i], &target, true});
@@ -143,9 +149,7 @@ class DeviceWhatIf : public WhatIfOption {
 
   std::string summary() const override {
     if (!enabled()) return "";
-    Nanos total = 0;
-    std::size_t ops = 0;
-    for (int i = 0; i < 3; ++i) { total += coverage_.measured[i]; ops += coverage_.ops[i]; }
+    const Nanos total = coverage_.total_measured();
     auto share = [&](Retimer r) {
       const int i = static_cast<int>(r);
       return fmt::format("{:.1f}% of measured GPU time ({} ops, {} -> {})",
@@ -156,7 +160,8 @@ class DeviceWhatIf : public WhatIfOption {
         "--device {}{}: re-timed {} GPU ops ({} measured). Learned compact-AST model: {}{}. "
         "Cross-device scaling: {}, of which {} kernels could not be described. Unchanged "
         "(collectives at their transfer time, host<->device copies, unknown origin GPU): {}{}{}.{}",
-        target_name_, coverage_.ops[static_cast<int>(Retimer::kLearned)] ? pricing_note_ : "", ops, format_duration(total), share(Retimer::kLearned),
+        target_name_, pricing_ ? cm::pricing_note(*pricing_) : "", coverage_.total_ops(), format_duration(total),
+        share(Retimer::kLearned),
         coverage_.like_ops ? fmt::format(", of which {} elementwise ops priced as a like op (sigmoid as tanh, "
                                          "clamp as relu, ...)", coverage_.like_ops)
                            : "",
@@ -174,24 +179,19 @@ class DeviceWhatIf : public WhatIfOption {
 
   nlohmann::json details() const override {
     nlohmann::json j = {{"target", target_name_}};
-    if (pricing_) {  // how the learned model saw the target (when it priced any op)
+    if (pricing_) {
       j["learned_pricing"] = {{"kind", pricing_->kind_name()}};
       if (!pricing_->as.empty()) j["learned_pricing"]["as"] = pricing_->as;
     }
-    std::size_t ops = 0;
-    Nanos total = 0;
+    const Nanos total = coverage_.total_measured();
     const char* names[3] = {"learned", "scaling", "unchanged"};
-    for (int i = 0; i < 3; ++i) {
-      ops += coverage_.ops[i];
-      total += coverage_.measured[i];
-      j["models"][names[i]] = {{"ops", coverage_.ops[i]},
-                               {"measured_ns", coverage_.measured[i]},
-                               {"predicted_ns", coverage_.predicted[i]}};
-    }
     for (int i = 0; i < 3; ++i)
-      j["models"][names[i]]["share_of_measured"] =
-          total ? static_cast<double>(coverage_.measured[i]) / static_cast<double>(total) : 0.0;
-    j["gpu_ops"] = ops;
+      j["models"][names[i]] = {
+          {"ops", coverage_.ops[i]},
+          {"measured_ns", coverage_.measured[i]},
+          {"predicted_ns", coverage_.predicted[i]},
+          {"share_of_measured", total ? static_cast<double>(coverage_.measured[i]) / static_cast<double>(total) : 0.0}};
+    j["gpu_ops"] = coverage_.total_ops();
     j["measured_ns"] = total;
     j["like_family_ops"] = coverage_.like_ops;
     j["undescribable_kernels"] = coverage_.undescribable_kernels;
@@ -269,8 +269,7 @@ class DeviceWhatIf : public WhatIfOption {
   }
 
   std::string device_, origin_override_, model_path_, device_dir_, target_name_, samples_path_;
-  std::string pricing_note_;  // how the learned model sees the target (cm::pricing_note)
-  std::optional<cm::DevicePricing> pricing_;
+  std::optional<cm::DevicePricing> pricing_;  // how the learned model saw the target, when it priced any op
   std::size_t samples_used_ = 0;
   Coverage coverage_;
 };

@@ -162,11 +162,11 @@ class Terms {
 
   void point_to_point(std::vector<Candidate>& out) const {
     const int n = p_.ranks;
-    // A gather (scatter) is the root's receives from (sends to) every other rank: the root's
+    // Every point-to-point operation but a single send/recv exchanges with all n-1 peers. A
+    // gather (scatter) is the root's receives from (sends to) every other rank: the root's
     // links carry what every rank's links carry in an all-to-all whose send buffer is the
     // root's whole buffer, with as many peers, so it is priced as that all-to-all.
-    const bool all_to_all = call_.op == CollectiveOp::kAllToAll || call_.op == CollectiveOp::kGather ||
-                            call_.op == CollectiveOp::kScatter;
+    const bool all_to_all = call_.op != CollectiveOp::kSendRecv;
     const std::int64_t per_peer = all_to_all ? call_.bytes / std::max(1, n) : call_.bytes;
     const int pi = per_peer <= kP2pLLThreshold ? 0 : 2;
     const double data_fraction = pi == 0 ? 0.5 : 1.0;  // LL lines carry 8 data bytes in 16

@@ -17,6 +17,13 @@ namespace dpro::comm {
 
 namespace {
 
+// How many of the per-rank message PyTorch records make the model's message: all-gather's and
+// gather's 'In msg nelems' (and their host trace input) is one rank's piece of the gathered
+// buffer; every other operation records the model's message itself (scatter: the whole buffer).
+std::int64_t recorded_pieces(CollectiveOp op, int group_size) {
+  return op == CollectiveOp::kAllGather || op == CollectiveOp::kGather ? group_size : 1;
+}
+
 std::int64_t dtype_bytes(const std::string& dtype) {
   std::string d;
   for (char c : dtype) d += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -77,10 +84,7 @@ std::vector<CommOp> find_comm_ops(const graph::Dfg& dfg, const trace::TraceSet& 
       if (info->in_nelems && info->dtype && dtype_bytes(*info->dtype) > 0) {
         // The message (for all-gather and gather the gathered output) must fit below kMaxMessageBytes.
         const std::int64_t element = dtype_bytes(*info->dtype);
-        // PyTorch records each rank's piece as 'In msg nelems' for all-gather and gather
-        // (the whole buffer for scatter).
-        const bool piece = op.op == CollectiveOp::kAllGather || op.op == CollectiveOp::kGather;
-        const std::int64_t copies = piece ? op.group_size : 1;
+        const std::int64_t copies = recorded_pieces(op.op, op.group_size);
         const std::int64_t nelems = *info->in_nelems;
         if (nelems < 0 || nelems > kMaxMessageBytes / element / copies)
           throw InputError(tr.file, where, "'In msg nelems' " + std::to_string(nelems) + " of " + *info->dtype +
@@ -222,11 +226,11 @@ std::size_t attach_host_et_sizes(std::vector<CommOp>& ops, const trace::TraceSet
       // A scatter's input is the root's list; the other ranks record an empty tensor, which
       // says nothing of the size (left to be inferred).
       if (et_op == CollectiveOp::kScatter && comms[k].bytes == 0) continue;
-      const bool piece = et_op == CollectiveOp::kAllGather || et_op == CollectiveOp::kGather;
-      if (piece && comms[k].bytes > kMaxMessageBytes / op.group_size)
+      const std::int64_t pieces = recorded_pieces(et_op, op.group_size);
+      if (comms[k].bytes > kMaxMessageBytes / pieces)
         throw InputError(files[ri], "nccl:" + comms[k].op + " #" + std::to_string(k),
                          "a gathered message above 2^40 bytes: not a message size");
-      op.bytes = piece ? comms[k].bytes * op.group_size : comms[k].bytes;
+      op.bytes = comms[k].bytes * pieces;
       op.size_source = SizeSource::kHostEt;
       ++attached;
     }
