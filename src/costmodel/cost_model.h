@@ -1,7 +1,9 @@
 #pragma once
 // A cost model prices one op on one device. Implementations compose: the caller asks the
 // most specific model first and falls back when it returns nullopt (the op cannot be
-// described, or the model is not available in this build).
+// described, or the model is not available in this build). The learned model's times are
+// latencies as its training data timed them, from the host: a trace kernel's time is that
+// less a measurement overhead (kernel_time.h), which a ratio between two GPUs must remove.
 #include <cmath>
 #include <optional>
 #include <string>

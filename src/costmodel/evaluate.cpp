@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "costmodel/features.h"
+#include "costmodel/kernel_time.h"
 #include "costmodel/kmeans.h"
 #include "costmodel/residual_correction.h"
 #include "costmodel/roofline.h"
@@ -79,15 +80,22 @@ OriginPairs origin_pairs(const OriginIndex& index, const std::vector<const Measu
   return p;
 }
 
-// Per pair: T_o * f(op, target) / f(op, origin) with the learned model f.
-std::vector<double> learned_from_origin(const LearnedModel& model, const std::vector<const Measurement*>& rows,
-                                        const OriginPairs& pairs, const std::vector<double>& on_target) {
+// Per pair: f(op, origin), with the origin's identity only where the target has one (the
+// ratio f(target) / f(origin) then uses one pathway for both, as the --device what-if does).
+std::vector<double> predicted_on_origin(const LearnedModel& model, const std::vector<const Measurement*>& rows,
+                                        const OriginPairs& pairs) {
   std::vector<PredictQuery> q;
   for (std::size_t k = 0; k < pairs.row.size(); ++k) {
     const DeviceSpec* target = rows[pairs.row[k]]->device;
     q.push_back({&rows[pairs.row[k]]->op, pairs.origin[k]->device, model.knows_device(*target)});
   }
-  const auto on_origin = model.predict_ms(q);
+  return model.predict_ms(q);
+}
+
+// Per pair: T_o * f(op, target) / f(op, origin) with the learned model f.
+std::vector<double> learned_from_origin(const LearnedModel& model, const std::vector<const Measurement*>& rows,
+                                        const OriginPairs& pairs, const std::vector<double>& on_target) {
+  const auto on_origin = predicted_on_origin(model, rows, pairs);
   std::vector<double> out(pairs.row.size());
   for (std::size_t k = 0; k < pairs.row.size(); ++k)
     out[k] = pairs.origin[k]->latency_ms * on_target[pairs.row[k]] / on_origin[k];
@@ -114,6 +122,63 @@ MapeTable make_table(std::string title, std::string row_label, std::vector<std::
   t.row_label = std::move(row_label);
   t.columns = std::move(columns);
   return t;
+}
+
+std::vector<const Measurement*> all_rows(const std::vector<Measurement>& data) {
+  std::vector<const Measurement*> out;
+  for (const auto& m : data) out.push_back(&m);
+  return out;
+}
+
+// (d): re-timing a kernel time measured on another GPU, as `replay --device` does with a
+// trace's kernels. A row's kernel time is its latency less its GPU's measurement overhead
+// (kernel_time.h, fitted on all rows of that GPU: the reference, not the model's); pairs
+// whose kernel time is at least kKernelTableMinMs on both GPUs (above every floor, where
+// latency = overhead + kernel holds). `on_target`: the model's latency on each target row
+// as the what-if predicts it (kernel not given).
+constexpr double kKernelTableMinMs = 0.015;
+const std::vector<std::string> kKernelColumns = {"scaling from another GPU (what --device uses)",
+                                                 "scaling, no part held fixed", "learned, latency ratio",
+                                                 "learned, kernel-time ratio (what --device uses)"};
+
+std::size_t add_kernel_rows(MapeTable& table, const LearnedModel& model, const std::vector<const Measurement*>& rows,
+                            const OriginPairs& pairs, const std::vector<double>& on_target,
+                            const std::map<std::string, double>& reference_overheads) {
+  const auto on_origin = predicted_on_origin(model, rows, pairs);
+  std::size_t used = 0;
+  for (std::size_t k = 0; k < pairs.row.size(); ++k) {
+    const Measurement& m = *rows[pairs.row[k]];
+    const Measurement& origin = *pairs.origin[k];
+    const auto ct = reference_overheads.find(m.device->name), co = reference_overheads.find(origin.device->name);
+    if (ct == reference_overheads.end() || co == reference_overheads.end()) continue;
+    const double kernel = m.latency_ms - ct->second, origin_kernel = origin.latency_ms - co->second;
+    if (kernel < kKernelTableMinMs || origin_kernel < kKernelTableMinMs) continue;
+    const double t = on_target[pairs.row[k]], o = on_origin[k];
+    const bool identity = model.knows_device(*m.device);
+    const double ratio = kernel_time_ratio(t, o, model.measurement_overhead_ms(*m.device, true),
+                                           model.measurement_overhead_ms(*origin.device, identity),
+                                           model.unseen_floor_ms(m.op.family));
+    const std::string row = m.device->model_family();
+    table.add(row, 0, scale_ms(m.op, *origin.device, origin_kernel, *m.device), kernel);
+    table.add(row, 1, origin_kernel * scaling_ratio(m.op, *origin.device, *m.device), kernel);
+    table.add(row, 2, origin_kernel * t / o, kernel);
+    table.add(row, 3, origin_kernel * ratio, kernel);
+    ++used;
+  }
+  return used;
+}
+
+std::string kernel_table_note(const std::string& which, std::size_t pairs,
+                              const std::map<std::string, double>& reference_overheads) {
+  std::string note = which + ": " + std::to_string(pairs) + " (row, other GPU) pairs with a kernel time of " +
+                     std::to_string(static_cast<int>(kKernelTableMinMs * 1e3)) +
+                     " us or more on both; kernel time = latency - the GPU's measurement overhead (";
+  bool first = true;
+  for (const auto& [device, ms] : reference_overheads) {
+    note += (first ? "" : ", ") + device + " " + std::to_string(static_cast<int>(std::lround(ms * 1e3))) + " us";
+    first = false;
+  }
+  return note + "; kernel_time.h)";
 }
 
 // (c): the what-if's price of an op that has no family of its own (like_family()): the test
@@ -209,6 +274,14 @@ void evaluate_split(const std::vector<Measurement>& data, const EvalOptions& opt
   report.tables.push_back(std::move(by_family));
   report.tables.push_back(std::move(by_gpu));
   if (split_model) evaluate_like_ops(*split_model, test, pairs, learned_origin, report);
+  if (split_model) {
+    const auto overheads = measurement_overheads_ms(all_rows(data));
+    auto kernels = make_table("(d) a trace kernel re-timed from another GPU: MAPE % of the kernel time (test rows)",
+                              "GPU", kKernelColumns);
+    const std::size_t used = add_kernel_rows(kernels, *split_model, test, pairs, learned_nok, overheads);
+    report.tables.push_back(std::move(kernels));
+    report.notes.push_back(kernel_table_note("(d) split", used, overheads));
+  }
   std::ostringstream note;
   note << "(a) " << test.size() << " test rows of " << data.size() << " (hash split, fraction "
        << options.test_fraction << ", seed " << options.split_seed << "). 'Scaling' and 'learned x origin' "
@@ -234,6 +307,10 @@ void evaluate_leave_one_out(const std::vector<Measurement>& data, const EvalOpti
   auto by_gpu = make_table("(b) leave one GPU out: MAPE % on the held-out GPU", "held-out GPU", cols);
   auto by_family = make_table("(b) leave one GPU out: MAPE % per op family (all held-out GPUs pooled)",
                               "op family", cols);
+  auto kernels = make_table("(d) a trace kernel re-timed from another GPU to the held-out GPU, 0 samples: MAPE % "
+                            "of the kernel time", "held-out GPU", kKernelColumns);
+  const auto overheads = measurement_overheads_ms(all_rows(data));
+  std::size_t kernel_pairs = 0;
   const OriginIndex origins_index(data);
   for (const auto& gpu : gpus) {
     if (!options.only_gpus.empty() &&
@@ -261,6 +338,7 @@ void evaluate_leave_one_out(const std::vector<Measurement>& data, const EvalOpti
       l0 = learned_on_own_device(model, target, false);
       l0_nomem = learned_on_own_device(model, target, false, false);
       lo0 = learned_from_origin(model, target, pairs, l0);
+      kernel_pairs += add_kernel_rows(kernels, model, target, pairs, l0, overheads);
       // Residual correction from the same samples: the factor of every target row for the
       // predictions `predicted` (one per target row).
       auto correction_factors = [&](const std::vector<double>& predicted) {
@@ -321,6 +399,10 @@ void evaluate_leave_one_out(const std::vector<Measurement>& data, const EvalOpti
   }
   report.tables.push_back(std::move(by_gpu));
   report.tables.push_back(std::move(by_family));
+  if (kernel_pairs) {
+    report.tables.push_back(std::move(kernels));
+    report.notes.push_back(kernel_table_note("(d) leave one GPU out", kernel_pairs, overheads));
+  }
 }
 
 }  // namespace dpro::costmodel

@@ -124,6 +124,11 @@ class LearnedModel {
   // never below the fastest latency of the family measured on a GPU of the training data
   // (after fine_tune: or on a sample of the adapted GPU).
   double unseen_floor_ms(OpFamily family) const;
+  // The host overhead the predicted latencies of `device` carry (kernel_time.h): that of the
+  // GPU whose identity prices it, when `allow_identity` and the model has its overhead, else
+  // the median over the training GPUs (what the unseen-GPU network learned). 0 for a model file
+  // written without overheads.
+  double measurement_overhead_ms(const DeviceSpec& device, bool allow_identity) const;
   void set_provenance(std::string text);
   bool loaded() const { return impl_ != nullptr; }
 

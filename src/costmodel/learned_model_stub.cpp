@@ -41,6 +41,7 @@ std::string LearnedModel::provenance() const { return ""; }
 DevicePricing LearnedModel::pricing_of(const DeviceSpec&) const { return {}; }
 bool LearnedModel::knows_device(const DeviceSpec&) const { return false; }
 double LearnedModel::unseen_floor_ms(OpFamily) const { return 0.0; }
+double LearnedModel::measurement_overhead_ms(const DeviceSpec&, bool) const { return 0.0; }
 void LearnedModel::set_provenance(std::string) {}
 
 std::optional<Nanos> LearnedCostModel::predict(const OpDesc&, const DeviceSpec&) const {

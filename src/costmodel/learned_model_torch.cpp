@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "costmodel/kernel_time.h"
 #include "costmodel/learned_model.h"
 
 namespace dpro::costmodel {
@@ -162,6 +163,9 @@ struct LearnedModel::Impl {
   // training GPU (the elementwise families' floor, 25-31 us; no GPU in the data went lower); a
   // GPU outside the data is priced no lower. Lowered by samples of an adapted GPU (fine_tune).
   std::map<OpFamily, double> unseen_floor_ms;
+  // Per GPU of the training data, the host overhead its measured latencies carry
+  // (kernel_time.h); empty in files written before it (kernel ratios are then latency ratios).
+  std::map<std::string, double> overhead_ms;
   // Residual memories of the training configurations (config_memory.h): of `net` for
   // predictions that use a recorded kernel and for those that do not, and of `unseen_net`.
   ConfigMemory memory_kernel, memory_plain, memory_unseen;
@@ -197,6 +201,13 @@ struct LearnedModel::Impl {
     const auto it = unseen_floor_ms.find(family);
     return it == unseen_floor_ms.end() ? 0.0 : it->second;
   }
+  double overhead_of(const DeviceSpec& d, bool allow_identity) const {
+    if (allow_identity) {
+      const auto it = overhead_ms.find(pricing_of(d).as);
+      if (it != overhead_ms.end()) return it->second;
+    }
+    return typical_overhead_ms(overhead_ms);
+  }
 };
 
 bool LearnedModel::available() { return true; }
@@ -215,6 +226,9 @@ bool LearnedModel::knows_device(const DeviceSpec& device) const {
   return pricing_of(device).kind != DevicePricing::kUnseen;
 }
 double LearnedModel::unseen_floor_ms(OpFamily family) const { return impl_ ? impl_->floor_ms(family) : 0.0; }
+double LearnedModel::measurement_overhead_ms(const DeviceSpec& device, bool allow_identity) const {
+  return impl_ ? impl_->overhead_of(device, allow_identity) : 0.0;
+}
 void LearnedModel::set_provenance(std::string text) { if (impl_) impl_->provenance = std::move(text); }
 
 namespace {
@@ -322,6 +336,7 @@ LearnedModel LearnedModel::train(const std::vector<const Measurement*>& data, co
     device_features(*m->device, f.data());
   }
   lower_floors(model.impl_->unseen_floor_ms, data);  // per family, the fastest on any GPU
+  model.impl_->overhead_ms = measurement_overheads_ms(data);
   // Global-feature normalisation from the training rows.
   {
     Batch all = pack(ptrs);
@@ -496,7 +511,7 @@ void LearnedModel::save(const std::string& path) const {
       {"max_tokens", kMaxAstTokens}, {"token_hidden", impl_->arch.token_hidden},
       {"head_hidden", impl_->arch.head_hidden}, {"provenance", impl_->provenance},
       {"known_devices", impl_->known_devices}, {"known_device_features", impl_->known_features},
-      {"unseen_floor_ms", floors},
+      {"unseen_floor_ms", floors}, {"measurement_overhead_ms", impl_->overhead_ms},
       {"weights_bytes", weights.size()}, {"unseen_weights_bytes", unseen_weights.size()},
       {"memory_kernel_bytes", memory_kernel.size()}, {"memory_plain_bytes", memory_plain.size()},
       {"memory_unseen_bytes", memory_unseen.size()},
@@ -576,6 +591,14 @@ LearnedModel LearnedModel::load(const std::string& path) {
             !(ms.get<double>() <= kMaxFloorMs))
           throw InputError(path, "unseen_floor_ms", "corrupted cost model header: bad floor '" + name + "': " + ms.dump());
         model.impl_->unseen_floor_ms[family] = ms.get<double>();
+      }
+    if (header.contains("measurement_overhead_ms"))
+      for (const auto& [name, ms] : header.at("measurement_overhead_ms").items()) {
+        if (!model.impl_->known_devices.count(name) || !ms.is_number() || !(ms.get<double>() >= 0) ||
+            !(ms.get<double>() <= kMaxFloorMs))
+          throw InputError(path, "measurement_overhead_ms",
+                           "corrupted cost model header: bad overhead '" + name + "': " + ms.dump());
+        model.impl_->overhead_ms[name] = ms.get<double>();
       }
     std::size_t at = 0;
     for (int i = 0; i < 5; ++i) {

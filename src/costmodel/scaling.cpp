@@ -16,12 +16,16 @@ double scaling_gamma(const OpDesc& op, const DeviceSpec& target) {
   return i <= r ? 1.0 - 0.5 * i / r : 0.5 * r / i;
 }
 
-double scale_ms(const OpDesc& op, const DeviceSpec& origin, double origin_ms, const DeviceSpec& target) {
+double scaling_ratio(const OpDesc& op, const DeviceSpec& origin, const DeviceSpec& target) {
   const double gamma = scaling_gamma(op, target);
   const double bw = origin.memory_bandwidth_gbs / target.memory_bandwidth_gbs;
   const double peak = origin.peak_flops(op.dtype) / target.peak_flops(op.dtype);
+  return std::pow(bw, gamma) * std::pow(peak, 1.0 - gamma);
+}
+
+double scale_ms(const OpDesc& op, const DeviceSpec& origin, double origin_ms, const DeviceSpec& target) {
   const double fixed = std::min(origin_ms, kFixedOverheadMs);
-  return fixed + (origin_ms - fixed) * std::pow(bw, gamma) * std::pow(peak, 1.0 - gamma);
+  return fixed + (origin_ms - fixed) * scaling_ratio(op, origin, target);
 }
 
 }  // namespace dpro::costmodel

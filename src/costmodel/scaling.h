@@ -9,7 +9,10 @@
 // Unlike Habitat, a fixed per-op overhead (launch and timing, which does not depend on the
 // GPU) is kept out of the scaling: T_d = o + (T_o - o) * ratio with o = min(T_o, overhead).
 // Without it, tiny ops measured at the ~24 us floor on a slow GPU are predicted at a few us
-// on a fast one (and 8x too slow the other way).
+// on a fast one (and 8x too slow the other way). The --device what-if scales a trace's kernel
+// times (no host overhead in them) by the same rule: there the fixed part keeps short kernels
+// from following the full bandwidth or FLOP/s ratio, which table (d) of docs/costmodel.md
+// measures as the better choice (a stand-in for Habitat's small-kernel rule).
 #include "core/time.h"
 #include "costmodel/device_spec.h"
 #include "costmodel/op_desc.h"
@@ -21,6 +24,8 @@ namespace dpro::costmodel {
 constexpr double kFixedOverheadMs = 0.02;
 
 double scaling_gamma(const OpDesc& op, const DeviceSpec& target);
+// (BW_o/BW_d)^gamma (P_o/P_d)^(1-gamma): the factor of the part that scales.
+double scaling_ratio(const OpDesc& op, const DeviceSpec& origin, const DeviceSpec& target);
 double scale_ms(const OpDesc& op, const DeviceSpec& origin, double origin_ms, const DeviceSpec& target);
 
 }  // namespace dpro::costmodel

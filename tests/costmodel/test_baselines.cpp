@@ -9,6 +9,7 @@
 #include "costmodel/config_memory.h"
 #include "costmodel/dataset.h"
 #include "costmodel/evaluate.h"
+#include "costmodel/kernel_time.h"
 #include "costmodel/kmeans.h"
 #include "costmodel/residual_correction.h"
 #include "costmodel/paths.h"
@@ -195,4 +196,56 @@ TEST_CASE("configuration memory: a configuration's residual on trained GPUs carr
                     Catch::Contains("m.dpcm") && Catch::Contains("truncated"));
   CHECK_THROWS_WITH(ConfigMemory::parse("XXXX" + blob.substr(4), "m.dpcm"), Catch::Contains("bad magic"));
   CHECK_THROWS_WITH(ConfigMemory::parse(blob + "z", "m.dpcm"), Catch::Contains("trailing"));
+}
+
+TEST_CASE("kernel times: each GPU's measurement overhead, taken out of a what-if's ratio") {
+  // Synthetic rows: latency = overhead + bytes / bandwidth on two GPUs, three families each.
+  const std::map<std::string, double> overhead = {{"T4", 0.012}, {"V100-PCIE-32GB", 0.020}};
+  std::vector<Measurement> rows;
+  for (const auto& [gpu, c] : overhead)
+    for (OpFamily f : {OpFamily::kAdd, OpFamily::kRelu, OpFamily::kMul})
+      for (int i = 0; i < 30; ++i) {
+        const OpDesc op = make_op(f, {1024 + 256 * i, 8192});
+        rows.push_back({op, &catalog().get(gpu), c + op.bytes() / (catalog().get(gpu).memory_bandwidth_gbs * 1e6)});
+      }
+  // Too few large rows on P4 (7 per family), and small ones (below kOverheadMinBytes) on P100.
+  for (int i = 0; i < 7; ++i) rows.push_back({make_op(OpFamily::kAdd, {4096 + i, 8192}), &catalog().get("P4"), 1.0});
+  for (int i = 0; i < 40; ++i)
+    rows.push_back({make_op(OpFamily::kAdd, {64 + i, 1024}), &catalog().get("P100-PCIE-16GB"), 0.03});
+  // A conv row: not an elementwise family, never used.
+  rows.push_back({make_op(OpFamily::kConv2d, {8, 16, 32, 3, 56, 1, 1}), &catalog().get("P4"), 5.0});
+  std::vector<const Measurement*> ptrs;
+  for (const auto& m : rows) ptrs.push_back(&m);
+  const auto fitted = measurement_overheads_ms(ptrs);
+  REQUIRE(fitted.size() == 2);
+  CHECK(fitted.at("T4") == Approx(0.012).margin(1e-9));
+  CHECK(fitted.at("V100-PCIE-32GB") == Approx(0.020).margin(1e-9));
+  CHECK(typical_overhead_ms(fitted) == Approx(0.016));
+  CHECK(typical_overhead_ms({}) == 0.0);
+
+  // The ratio: at or below the floor the latency ratio; at twice the floor or more, the ratio of
+  // the kernel parts; kernel parts no smaller than a quarter of their latency.
+  CHECK(kernel_time_ratio(0.024, 0.025, 0.015, 0.020, 0.025) == Approx(0.024 / 0.025));
+  CHECK(kernel_time_ratio(0.120, 0.520, 0.015, 0.020, 0.025) == Approx(0.105 / 0.500));
+  CHECK(kernel_time_ratio(0.120, 0.520, 0.0, 0.0, 0.025) == Approx(0.120 / 0.520));  // no overheads known
+  CHECK(kernel_time_ratio(0.120, 0.520, 0.015, 0.020, 0.0) == Approx(0.120 / 0.520));  // no floor known
+  const double halfway = kernel_time_ratio(0.0375, 0.030, 0.015, 0.015, 0.025);  // w = 0.5
+  CHECK(halfway == Approx((0.0375 - 0.0075) / (0.030 - 0.0075)));
+  CHECK(kernel_time_ratio(0.060, 0.060, 0.059, 0.0, 0.025) == Approx(0.25));  // clamped
+  // A speed-up of the kernel part survives: 100 us of kernel behind a 20 us overhead, 4x faster.
+  CHECK(kernel_time_ratio(0.045, 0.120, 0.020, 0.020, 0.025) == Approx(0.25));
+  CHECK(0.045 / 0.120 > 0.37);  // what the latency ratio made of it
+
+  // The shared data's subset: each of its five GPUs has an overhead of some microseconds, never
+  // none (16-26 us here; 14-26 us on the full data, docs/costmodel.md).
+  const auto data = load_measurements(test_subset_dir(), catalog());
+  std::vector<const Measurement*> subset;
+  for (const auto& m : data) subset.push_back(&m);
+  const auto real = measurement_overheads_ms(subset);
+  CHECK(real.size() == 5);
+  for (const auto& [gpu, ms] : real) {
+    INFO(gpu << ": " << ms * 1e3 << " us");
+    CHECK(ms > 0.010);
+    CHECK(ms < 0.030);
+  }
 }

@@ -7,6 +7,7 @@
 #include "core/error.h"
 #include "costmodel/compact_ast.h"
 #include "costmodel/evaluate.h"
+#include "costmodel/kernel_time.h"
 #include "costmodel/learned_model.h"
 #include "costmodel/paths.h"
 #include "costmodel_fixtures.h"
@@ -89,6 +90,11 @@ TEST_CASE("corrupted model files fail with a clear InputError") {
   SECTION("a bad floor") {
     edited_fails("\"unseen_floor_ms\":{\"add\":", "\"unseen_floor_ms\":{\"add\":-", "bad floor 'add'");
     edited_fails("\"unseen_floor_ms\":{\"add\":", "\"unseen_floor_ms\":{\"xyz\":", "bad floor 'xyz'");
+  }
+  SECTION("a bad measurement overhead") {
+    const std::string overheads = "\"measurement_overhead_ms\":{\"A100-PCIE-40GB\":";
+    edited_fails(overheads, overheads + "-", "bad overhead 'A100-PCIE-40GB'");
+    edited_fails(overheads, "\"measurement_overhead_ms\":{\"H100\":1,\"A100-PCIE-40GB\":", "bad overhead 'H100'");
   }
   SECTION("bad device figures") {
     const std::string features = "\"known_device_features\":{\"A100-PCIE-40GB\":[";
@@ -198,6 +204,15 @@ TEST_CASE("training on the subset learns, and save/load round-trips exactly") {
   CHECK(trained.unseen_floor_ms(OpFamily::kRelu) == fastest_relu);
   CHECK(loaded.unseen_floor_ms(OpFamily::kRelu) == fastest_relu);
   CHECK(loaded.unseen_floor_ms(OpFamily::kUnknown) == 0.0);
+  // The measurement overheads (kernel_time.h) of the training GPUs, kept by the file: a GPU
+  // priced with an identity gets that GPU's, any other (or without identity) their median.
+  const auto overheads = measurement_overheads_ms(rows);
+  REQUIRE(overheads.count("T4"));
+  CHECK(trained.measurement_overhead_ms(t4, true) == overheads.at("T4"));
+  CHECK(loaded.measurement_overhead_ms(t4, true) == overheads.at("T4"));
+  CHECK(loaded.measurement_overhead_ms(t4, false) == typical_overhead_ms(overheads));
+  CHECK(loaded.measurement_overhead_ms(h100, true) == typical_overhead_ms(overheads));
+  CHECK(loaded.measurement_overhead_ms(t4, false) > 0.01);
   OpDesc tiny = make_op(OpFamily::kRelu, {1, 32});
   const auto& l4 = catalog().get("L4");
   CHECK(loaded.predict_ms({{&tiny, &l4}})[0] >= fastest_relu);

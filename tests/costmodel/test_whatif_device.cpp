@@ -4,6 +4,7 @@
 
 #include "core/error.h"
 #include "costmodel/device_spec.h"
+#include "costmodel/kernel_time.h"
 #include "costmodel/learned_model.h"
 #include "costmodel/op_desc.h"
 #include "costmodel/paths.h"
@@ -202,6 +203,32 @@ TEST_CASE("device what-if: is off unless given") {
   CHECK_FALSE(parsed({})->enabled());
 }
 
+TEST_CASE("device what-if: a trace kernel is re-timed by the ratio of kernel times, not of host-timed latencies") {
+  if (!costmodel::LearnedModel::available()) return;
+  // The fixture's bmm kernel, re-timed from V100 to A100 (both GPUs of the training data):
+  // the model's latencies carry each machine's measurement overhead (19-20 us), which a
+  // trace's kernel durations do not.
+  const auto model = costmodel::LearnedModel::load(costmodel::default_model_path());
+  const auto catalog = costmodel::DeviceCatalog::load_directory(costmodel::default_device_dir());
+  const auto& v100 = catalog.get("V100-PCIE-32GB");
+  const auto& a100 = catalog.get("A100-PCIE-40GB");
+  costmodel::OpDesc bmm;
+  bmm.family = costmodel::OpFamily::kBmm;
+  bmm.dims = {64, 512, 512, 512};
+  const double t = model.predict_ms({{&bmm, &a100, true}})[0], o = model.predict_ms({{&bmm, &v100, true}})[0];
+  const double ct = model.measurement_overhead_ms(a100, true), co = model.measurement_overhead_ms(v100, true);
+  INFO("A100 " << t << " ms, V100 " << o << " ms; overheads " << ct << ", " << co << " ms");
+  CHECK(ct > 0.01);
+  CHECK(co > 0.01);
+  Fixture f("Tesla V100-PCIE-32GB");
+  auto w = parsed({"--device", "A100-PCIE-40GB"});
+  Logger log(LogLevel::kQuiet);
+  w->apply(f.built, f.traces, log);
+  const double measured = static_cast<double>(f.dfg.nodes()[0].measured_duration);
+  CHECK(f.dfg.nodes()[0].duration == Approx(measured * (t - ct) / (o - co)).epsilon(1e-5));
+  CHECK(f.dfg.nodes()[0].duration < measured * t / o);  // the speed-up is not diluted by the overheads
+}
+
 TEST_CASE("device what-if: --device-samples corrects the learned model by ops measured on the target") {
   if (!costmodel::LearnedModel::available()) return;
   const auto model = costmodel::LearnedModel::load(costmodel::default_model_path());
@@ -219,7 +246,20 @@ TEST_CASE("device what-if: --device-samples corrects the learned model by ops me
   w0->apply(plain.built, plain.traces, log);
   auto w1 = parsed({"--device", "T4", "--device-samples", samples});
   w1->apply(corrected.built, corrected.traces, log);
-  CHECK(corrected.dfg.nodes()[0].duration == Approx(2.0 * plain.dfg.nodes()[0].duration).epsilon(1e-5));
+  // The correction scales the predicted latency on the target; the host overhead the
+  // latencies carry is then taken out of both sides (kernel_time.h).
+  const auto& v100 = catalog.get("V100-PCIE-32GB");
+  const auto& t4 = catalog.get("T4");
+  const double origin = model.predict_ms({{&bmm, &v100, true}})[0];
+  const auto ratio = [&](double target) {
+    return costmodel::kernel_time_ratio(target, origin, model.measurement_overhead_ms(t4, true),
+                                        model.measurement_overhead_ms(v100, true),
+                                        model.unseen_floor_ms(costmodel::OpFamily::kBmm));
+  };
+  const double measured = static_cast<double>(plain.dfg.nodes()[0].measured_duration);
+  CHECK(plain.dfg.nodes()[0].duration == Approx(measured * ratio(predicted)).epsilon(1e-5));
+  CHECK(corrected.dfg.nodes()[0].duration == Approx(measured * ratio(2 * predicted)).epsilon(1e-5));
+  CHECK(corrected.dfg.nodes()[0].duration > 2.0 * plain.dfg.nodes()[0].duration);
   CHECK(corrected.dfg.nodes()[1].duration == plain.dfg.nodes()[1].duration);  // scaled, not learned
   CHECK(w1->summary().find("corrected by 1 ops measured on T4") != std::string::npos);
   // Samples of another GPU are refused.

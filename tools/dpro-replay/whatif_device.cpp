@@ -10,6 +10,7 @@
 
 #include "core/error.h"
 #include "costmodel/device_spec.h"
+#include "costmodel/kernel_time.h"
 #include "costmodel/learned_model.h"
 #include "costmodel/dataset.h"
 #include "costmodel/op_desc_from_trace.h"
@@ -137,9 +138,15 @@ class DeviceWhatIf : public WhatIfOption {
       }
       const auto t = model->predict_ms(on_target);
       const auto o = model->predict_ms(on_origin);
+      // The predictions are latencies as the training data measured them, host overhead
+      // included; a trace's kernel durations are not (kernel_time.h).
+      const double target_overhead = model->measurement_overhead_ms(target, true);
       for (size_t i = 0; i < learned_nodes.size(); ++i) {
         graph::Node& n = dfg.node(learned_nodes[i]);
-        n.duration = cm::millis_to_nanos(to_millis(n.measured_duration) * t[i] * correction.factor(ops[i]) / o[i]);
+        const double ratio = cm::kernel_time_ratio(t[i] * correction.factor(ops[i]), o[i], target_overhead,
+                                                   model->measurement_overhead_ms(*learned_origin[i], identity),
+                                                   model->unseen_floor_ms(ops[i].family));
+        n.duration = cm::millis_to_nanos(to_millis(n.measured_duration) * ratio);
         count(Retimer::kLearned, n.measured_duration, n.duration);
       }
     }
