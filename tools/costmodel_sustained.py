@@ -9,6 +9,14 @@ Per GPU: the fraction of datasheet memory bandwidth the largest adds reach (byte
 FLOPs, rows taking >= 5 ms), the floor (median latency of the fastest 10 % of adds); then, for
 each, the error of predicting it by the mean of the other GPUs (what a model can at best do for
 a held-out GPU when the quantity is not a function of the specs). Prints a Markdown table.
+
+Then the host's share of the zero-shot error: each row's latency is max(floor, overhead +
+kernel time), the floor (per GPU and op family, its fastest row) and the overhead (kernel_time.h:
+the intercept of latency against bytes on the elementwise rows of >= 40 MB, the median over
+families) belonging to the machine that measured it. With every held-out GPU's kernel times
+known exactly (its latency less its own overhead) and only its floor and overhead taken from the
+other GPUs (their median), the MAPE that remains is what no model of the GPU can remove
+without a measurement of the host. A second Markdown table, per GPU: all rows, elementwise rows.
 Standard library only; device specs from configs/devices/*.json (matched by alias).
 """
 import csv
@@ -85,7 +93,61 @@ def main():
               f"| {floor[g]:.1f} us | {off(floor, g):.1f} % |")
     mean = lambda values: statistics.mean(off(values, g) for g in gpus)
     print(f"| **mean** | | **{mean(bw_frac):.1f} %** | | **{mean(gemm_frac):.1f} %** | | **{mean(floor):.1f} %** |")
+    print()
+    host_bound(data)
     return 0
+
+
+ELEMENTWISE = ["add", "addu", "div", "divu", "mul", "mulu", "pow", "powu", "gelu", "relu", "tanh"]
+BINARY = {"add", "div", "mul", "pow"}  # two inputs; the others (u = with a scalar, unary) one
+
+
+def intercept(points):
+    n = len(points)
+    mx = sum(x for x, _ in points) / n
+    my = sum(y for _, y in points) / n
+    sxx = sum((x - mx) ** 2 for x, _ in points)
+    sxy = sum((x - mx) * (y - my) for x, y in points)
+    return my - sxy / sxx * mx if sxx > 0 else my
+
+
+def host_bound(data):
+    """The second table (see the module doc)."""
+    gpu_of = lambda device: device.replace("NVIDIA ", "").replace("Tesla ", "").split("-")[0].split("_")[0]
+    rows = {}  # GPU -> [(family, latency ms)]
+    floor = {}  # GPU -> family -> fastest ms
+    large = {}  # GPU -> family -> [(bytes, ms)]
+    for family in sorted(os.listdir(data)):
+        for row in rows_of(data, family):
+            g, ms = gpu_of(row["Device"]), float(row["Latency"])
+            rows.setdefault(g, []).append((family, ms))
+            floor.setdefault(g, {})[family] = min(floor.get(g, {}).get(family, ms), ms)
+            if family in ELEMENTWISE:
+                nbytes = (3 if family in BINARY else 2) * float(row["B"]) * float(row["H"]) * 4
+                if nbytes >= 40e6:
+                    large.setdefault(g, {}).setdefault(family, []).append((nbytes, ms))
+    overhead = {g: statistics.median(max(0.0, intercept(p)) for p in fam.values() if len(p) >= 8)
+                for g, fam in large.items()}
+    gpus = sorted(g for g in rows if g in overhead)
+    print("| GPU | its overhead | its floor (add) | others' overhead | MAPE, all rows | MAPE, elementwise rows |")
+    print("|---|---:|---:|---:|---:|---:|")
+    means = [[], []]
+    for g in gpus:
+        others = [h for h in gpus if h != g]
+        c = statistics.median(overhead[h] for h in others)
+        ape_all, ape_ew = [], []
+        for family, ms in rows[g]:
+            fl = statistics.median(floor[h][family] for h in others if family in floor[h])
+            predicted = max(fl, c + max(0.0, ms - overhead[g]))
+            ape_all.append(abs(predicted - ms) / ms)
+            if family in ELEMENTWISE:
+                ape_ew.append(abs(predicted - ms) / ms)
+        a, e = 100 * statistics.mean(ape_all), 100 * statistics.mean(ape_ew)
+        means[0].append(a)
+        means[1].append(e)
+        print(f"| {g} | {overhead[g] * 1e3:.1f} us | {floor[g]['add'] * 1e3:.1f} us | {c * 1e3:.1f} us "
+              f"| {a:.1f} % | {e:.1f} % |")
+    print(f"| **mean** | | | | **{statistics.mean(means[0]):.1f} %** | **{statistics.mean(means[1]):.1f} %** |")
 
 
 if __name__ == "__main__":
