@@ -227,6 +227,9 @@ TEST_CASE("device what-if: a trace kernel is re-timed by the ratio of kernel tim
   const double measured = static_cast<double>(f.dfg.nodes()[0].measured_duration);
   CHECK(f.dfg.nodes()[0].duration == Approx(measured * (t - ct) / (o - co)).epsilon(1e-5));
   CHECK(f.dfg.nodes()[0].duration < measured * t / o);  // the speed-up is not diluted by the overheads
+  const nlohmann::json d = w->details();  // replay --json shows what was taken out
+  CHECK(d.at("measurement_overhead_us").at("target").get<double>() == Approx(ct * 1e3));
+  CHECK(d.at("measurement_overhead_us").at("origin V100-PCIE-32GB").get<double>() == Approx(co * 1e3));
 }
 
 TEST_CASE("device what-if: --device-samples corrects the learned model by ops measured on the target") {

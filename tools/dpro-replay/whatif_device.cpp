@@ -71,6 +71,7 @@ class DeviceWhatIf : public WhatIfOption {
 
     coverage_ = Coverage{};
     pricing_.reset();
+    overheads_ms_.clear();
     std::set<int> unknown_ranks;  // ranks of ops whose origin GPU the catalog does not know
     std::vector<cm::OpDesc> ops;
     std::vector<graph::NodeId> learned_nodes;
@@ -141,11 +142,13 @@ class DeviceWhatIf : public WhatIfOption {
       // The predictions are latencies as the training data measured them, host overhead
       // included; a trace's kernel durations are not (kernel_time.h).
       const double target_overhead = model->measurement_overhead_ms(target, true);
+      overheads_ms_["target"] = target_overhead;
       for (size_t i = 0; i < learned_nodes.size(); ++i) {
         graph::Node& n = dfg.node(learned_nodes[i]);
+        const double origin_overhead = model->measurement_overhead_ms(*learned_origin[i], identity);
+        overheads_ms_["origin " + learned_origin[i]->name] = origin_overhead;
         const double ratio = cm::kernel_time_ratio(t[i] * correction.factor(ops[i]), o[i], target_overhead,
-                                                   model->measurement_overhead_ms(*learned_origin[i], identity),
-                                                   model->unseen_floor_ms(ops[i].family));
+                                                   origin_overhead, model->unseen_floor_ms(ops[i].family));
         n.duration = cm::millis_to_nanos(to_millis(n.measured_duration) * ratio);
         count(Retimer::kLearned, n.measured_duration, n.duration);
       }
@@ -205,6 +208,10 @@ class DeviceWhatIf : public WhatIfOption {
     j["undescribable_without_shapes"] = coverage_.without_shapes;
     j["unknown_origin_ops"] = coverage_.unknown_origin;
     j["samples_used"] = samples_used_;
+    // The host overhead taken out of the learned model's latencies (kernel_time.h), in us:
+    // "target" and "origin <GPU>" for each GPU the trace's priced ops ran on.
+    j["measurement_overhead_us"] = nlohmann::json::object();
+    for (const auto& [which, ms] : overheads_ms_) j["measurement_overhead_us"][which] = ms * 1e3;
     j["undescribed_by_op"] = nlohmann::json::array();
     for (const auto& [name, v] : sorted_undescribed())
       j["undescribed_by_op"].push_back({{"op", name}, {"kernels", v.first}, {"measured_ns", v.second}});
@@ -278,6 +285,7 @@ class DeviceWhatIf : public WhatIfOption {
   std::string device_, origin_override_, model_path_, device_dir_, target_name_, samples_path_;
   std::optional<cm::DevicePricing> pricing_;  // how the learned model saw the target, when it priced any op
   std::size_t samples_used_ = 0;
+  std::map<std::string, double> overheads_ms_;  // "target" / "origin <GPU>" -> overhead taken out (ms)
   Coverage coverage_;
 };
 
