@@ -92,10 +92,10 @@ std::vector<double> predicted_on_origin(const LearnedModel& model, const std::ve
   return model.predict_ms(q);
 }
 
-// Per pair: T_o * f(op, target) / f(op, origin) with the learned model f.
-std::vector<double> learned_from_origin(const LearnedModel& model, const std::vector<const Measurement*>& rows,
-                                        const OriginPairs& pairs, const std::vector<double>& on_target) {
-  const auto on_origin = predicted_on_origin(model, rows, pairs);
+// Per pair: T_o * f(op, target) / f(op, origin) with the learned model f (`on_origin`: per
+// pair, from predicted_on_origin).
+std::vector<double> learned_from_origin(const OriginPairs& pairs, const std::vector<double>& on_target,
+                                        const std::vector<double>& on_origin) {
   std::vector<double> out(pairs.row.size());
   for (std::size_t k = 0; k < pairs.row.size(); ++k)
     out[k] = pairs.origin[k]->latency_ms * on_target[pairs.row[k]] / on_origin[k];
@@ -135,7 +135,7 @@ std::vector<const Measurement*> all_rows(const std::vector<Measurement>& data) {
 // (kernel_time.h, fitted on all rows of that GPU: the reference, not the model's); pairs
 // whose kernel time is at least kKernelTableMinMs on both GPUs (above every floor, where
 // latency = overhead + kernel holds). `on_target`: the model's latency on each target row
-// as the what-if predicts it (kernel not given).
+// as the what-if predicts it (kernel not given); `on_origin`: per pair, predicted_on_origin.
 constexpr double kKernelTableMinMs = 0.015;
 const std::vector<std::string> kKernelColumns = {"scaling from another GPU (what --device uses)",
                                                  "scaling, no part held fixed", "learned, latency ratio",
@@ -143,8 +143,8 @@ const std::vector<std::string> kKernelColumns = {"scaling from another GPU (what
 
 std::size_t add_kernel_rows(MapeTable& table, const LearnedModel& model, const std::vector<const Measurement*>& rows,
                             const OriginPairs& pairs, const std::vector<double>& on_target,
+                            const std::vector<double>& on_origin,
                             const std::map<std::string, double>& reference_overheads) {
-  const auto on_origin = predicted_on_origin(model, rows, pairs);
   std::size_t used = 0;
   for (std::size_t k = 0; k < pairs.row.size(); ++k) {
     const Measurement& m = *rows[pairs.row[k]];
@@ -242,14 +242,15 @@ void evaluate_split(const std::vector<Measurement>& data, const EvalOptions& opt
   const OriginIndex origins_index(data);
   const OriginPairs pairs = origin_pairs(origins_index, test);
   std::vector<double> learned(test.size(), std::nan("")), learned_nok = learned, learned_nomem = learned,
-      learned_origin(pairs.row.size(), std::nan(""));
+      learned_origin(pairs.row.size(), std::nan("")), on_origin = learned_origin;
   if (split_model) {
     learned = learned_on_own_device(*split_model, test, true);
     learned_nomem = learned_on_own_device(*split_model, test, true, false);
     learned_nok = learned_on_own_device(*split_model, test, false);
     // The ratio f(target) / f(origin) uses one pathway for both: the kernel the library
     // would pick on the target is not known when only the origin ran the op.
-    learned_origin = learned_from_origin(*split_model, test, pairs, learned_nok);
+    on_origin = predicted_on_origin(*split_model, test, pairs);
+    learned_origin = learned_from_origin(pairs, learned_nok, on_origin);
   }
   const std::vector<std::string> cols = {"roofline", "scaling from another GPU", "learned",
                                          "learned, kernel not given", "learned x origin",
@@ -278,7 +279,7 @@ void evaluate_split(const std::vector<Measurement>& data, const EvalOptions& opt
     const auto overheads = measurement_overheads_ms(all_rows(data));
     auto kernels = make_table("(d) a trace kernel re-timed from another GPU: MAPE % of the kernel time (test rows)",
                               "GPU", kKernelColumns);
-    const std::size_t used = add_kernel_rows(kernels, *split_model, test, pairs, learned_nok, overheads);
+    const std::size_t used = add_kernel_rows(kernels, *split_model, test, pairs, learned_nok, on_origin, overheads);
     report.tables.push_back(std::move(kernels));
     report.notes.push_back(kernel_table_note("(d) split", used, overheads));
   }
@@ -337,8 +338,9 @@ void evaluate_leave_one_out(const std::vector<Measurement>& data, const EvalOpti
       LearnedModel model = LearnedModel::train(train, options.train, log);
       l0 = learned_on_own_device(model, target, false);
       l0_nomem = learned_on_own_device(model, target, false, false);
-      lo0 = learned_from_origin(model, target, pairs, l0);
-      kernel_pairs += add_kernel_rows(kernels, model, target, pairs, l0, overheads);
+      const auto on_origin = predicted_on_origin(model, target, pairs);
+      lo0 = learned_from_origin(pairs, l0, on_origin);
+      kernel_pairs += add_kernel_rows(kernels, model, target, pairs, l0, on_origin, overheads);
       // Residual correction from the same samples: the factor of every target row for the
       // predictions `predicted` (one per target row).
       auto correction_factors = [&](const std::vector<double>& predicted) {
@@ -356,7 +358,7 @@ void evaluate_leave_one_out(const std::vector<Measurement>& data, const EvalOpti
       for (std::size_t k = 0; k < pairs.row.size(); ++k) loc[k] = lo0[k] * zero_shot_factor[pairs.row[k]];
       model.fine_tune(samples, train, options.few_shot, log);
       lk = learned_on_own_device(model, target, false);
-      lok = learned_from_origin(model, target, pairs, lk);
+      lok = learned_from_origin(pairs, lk, predicted_on_origin(model, target, pairs));
       // Of the fine-tuned model.
       const auto tuned_factor = correction_factors(lk);
       for (std::size_t i = 0; i < target.size(); ++i) lkc[i] = lk[i] * tuned_factor[i];

@@ -9,6 +9,8 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <nlohmann/json.hpp>
+
 #include "cmd_costmodel.h"
 #include "core/byte_source.h"
 #include "core/error.h"
@@ -114,6 +116,28 @@ TEST_CASE("costmodel eval on the subset prints tables for every op family") {
   const std::string text = dpro::read_whole_file(md);
   for (const char* family : {"| bmm |", "| conv |", "| softmax |", "| T4 |", "roofline"})
     CHECK(text.find(family) != std::string::npos);
+}
+
+TEST_CASE("costmodel eval (d): a trace kernel re-timed by the kernel-time ratio beats the latency ratio") {
+  if (!dpro::costmodel::LearnedModel::available()) return;
+  // The shipped model on the subset's test rows (kernel time = latency less the GPU's
+  // measurement overhead; pairs with 15 us of kernel or more on both GPUs).
+  const std::string js = dpro::test::binary_path("eval_subset_d.json");
+  REQUIRE(run_cli({"costmodel", "-q", "eval", "--data", dpro::test::source_path("data/costmodel/subset"),
+                   "--no-leave-one-out", "--json", js}) == 0);
+  const auto report = nlohmann::json::parse(dpro::read_whole_file(js));
+  const nlohmann::json* d = nullptr;
+  for (const auto& t : report.at("tables"))
+    if (t.at("title").get<std::string>().rfind("(d)", 0) == 0) d = &t;
+  REQUIRE(d != nullptr);
+  REQUIRE(d->at("columns").size() == 4);
+  CHECK(d->at("rows").size() == 5);
+  const auto& mean = d->at("average");
+  INFO("scaling " << mean[0] << ", scaling whole " << mean[1] << ", latency ratio " << mean[2] << ", kernel ratio "
+                  << mean[3]);
+  CHECK(mean[3].get<double>() < 0.6 * mean[2].get<double>());  // 7.9 against 18.1 % on the subset
+  CHECK(mean[3].get<double>() < 12.0);
+  CHECK(mean[0].get<double>() < mean[1].get<double>());  // scaling keeps its fixed part on kernel times
 }
 
 TEST_CASE("costmodel predict to stdout leaves the model file alone") {
