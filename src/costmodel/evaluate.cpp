@@ -137,9 +137,10 @@ std::vector<const Measurement*> all_rows(const std::vector<Measurement>& data) {
 // latency = overhead + kernel holds). `on_target`: the model's latency on each target row
 // as the what-if predicts it (kernel not given); `on_origin`: per pair, predicted_on_origin.
 constexpr double kKernelTableMinMs = 0.015;
-const std::vector<std::string> kKernelColumns = {"scaling from another GPU (what --device uses)",
-                                                 "scaling, no part held fixed", "learned, latency ratio",
-                                                 "learned, kernel-time ratio (what --device uses)"};
+const std::vector<std::string> kKernelColumns = {
+    "scaling with shapes (what --device uses)", "scaling with shapes, no part held fixed",
+    "scaling, kernel name only (what --device uses without shapes)", "scaling, op unknown (bandwidth ratio)",
+    "learned, latency ratio", "learned, kernel-time ratio (what --device uses)"};
 
 std::size_t add_kernel_rows(MapeTable& table, const LearnedModel& model, const std::vector<const Measurement*>& rows,
                             const OriginPairs& pairs, const std::vector<double>& on_target,
@@ -159,10 +160,14 @@ std::size_t add_kernel_rows(MapeTable& table, const LearnedModel& model, const s
                                            model.measurement_overhead_ms(*origin.device, identity),
                                            model.unseen_floor_ms(m.op.family));
     const std::string row = m.device->model_family();
+    OpDesc named;  // what a trace without shapes tells of the op: the kernel that ran on the origin
+    named.kernel_name = origin.op.kernel_name;
     table.add(row, 0, scale_ms(m.op, *origin.device, origin_kernel, *m.device), kernel);
     table.add(row, 1, origin_kernel * scaling_ratio(m.op, *origin.device, *m.device), kernel);
-    table.add(row, 2, origin_kernel * t / o, kernel);
-    table.add(row, 3, origin_kernel * ratio, kernel);
+    table.add(row, 2, scale_ms(named, *origin.device, origin_kernel, *m.device), kernel);
+    table.add(row, 3, scale_ms(OpDesc{}, *origin.device, origin_kernel, *m.device), kernel);
+    table.add(row, 4, origin_kernel * t / o, kernel);
+    table.add(row, 5, origin_kernel * ratio, kernel);
     ++used;
   }
   return used;

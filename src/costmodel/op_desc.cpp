@@ -1,6 +1,8 @@
 #include "costmodel/op_desc.h"
 
 #include <algorithm>
+#include <cctype>
+#include <string_view>
 #include <unordered_map>
 
 namespace dpro::costmodel {
@@ -103,6 +105,18 @@ int dims_needed(OpFamily f) {
     case OpFamily::kConv2d: return 7;
     default: return 2;
   }
+}
+
+bool is_gemm_or_conv_kernel(const std::string& kernel_name) {
+  std::string_view name(kernel_name);
+  if (name.substr(0, 5) == "void ") name.remove_prefix(5);
+  name = name.substr(0, name.find_first_of("<("));
+  std::string lower(name);
+  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+  for (const char* word : {"gemm", "conv", "winograd", "fft", "xmma", "cutlass", "implicit", "precomp", "dgrad",
+                           "wgrad", "fprop"})
+    if (lower.find(word) != std::string::npos) return true;
+  return false;
 }
 
 bool OpDesc::describable() const {

@@ -37,6 +37,12 @@ OpFamily like_family(const std::string& name);
 // (then *like_op is set), else kUnknown.
 OpFamily resolve_family(const std::string& name, bool* like_op = nullptr);
 
+// Whether a kernel's name says it is a GEMM or a convolution (cuBLAS/cuDNN/CUTLASS: "sgemm",
+// "implicit_gemm", "winograd", "fft", "xmma", "cutlass", "dgrad", "wgrad", "fprop", ...),
+// judged on its function name only ("void " and template or call arguments cut off: their
+// types say nothing of what the kernel computes). GEMV kernels (memory-bound) are not.
+bool is_gemm_or_conv_kernel(const std::string& kernel_name);
+
 struct OpDesc {
   OpFamily family = OpFamily::kUnknown;
   std::string name;  // the operator name as recorded (kept for reports)

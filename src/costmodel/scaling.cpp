@@ -8,7 +8,7 @@
 namespace dpro::costmodel {
 
 double scaling_gamma(const OpDesc& op, const DeviceSpec& target) {
-  if (!op.describable()) return 1.0;
+  if (!op.describable()) return is_gemm_or_conv_kernel(op.kernel_name) ? kGemmKernelGamma : 1.0;
   if (op.flops() <= 0) return 1.0;
   if (op.bytes() <= 0) return 0.0;
   const double i = arithmetic_intensity(op);

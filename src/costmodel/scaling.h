@@ -5,7 +5,10 @@
 //   gamma = 1 - 0.5 I/R  (I <= R)   or   0.5 R/I  (I > R)
 // where I is the op's arithmetic intensity and R the target's ridge point:
 //   T_d = T_o (BW_o/BW_d)^gamma (P_o/P_d)^(1-gamma).
-// Ops without a description scale by the bandwidth ratio (gamma = 1), Habitat's fallback.
+// Ops without a description scale by the bandwidth ratio (gamma = 1), Habitat's fallback,
+// unless their kernel's name says GEMM or convolution (is_gemm_or_conv_kernel): their
+// intensity is not known but they are rarely memory-bound, so gamma = kGemmKernelGamma, half
+// each (table (d) of docs/costmodel.md measures both on the data's GEMM and conv rows).
 // Unlike Habitat, a fixed per-op overhead (launch and timing, which does not depend on the
 // GPU) is kept out of the scaling: T_d = o + (T_o - o) * ratio with o = min(T_o, overhead).
 // Without it, tiny ops measured at the ~24 us floor on a slow GPU are predicted at a few us
@@ -22,6 +25,8 @@ namespace dpro::costmodel {
 // The latency floor of the shared measurements: the smallest op on every one of the five
 // GPUs takes 0.024 ms; a kernel launch + event timing costs about this much on any GPU.
 constexpr double kFixedOverheadMs = 0.02;
+// gamma of an op without a description whose kernel is a GEMM or a convolution.
+constexpr double kGemmKernelGamma = 0.5;
 
 double scaling_gamma(const OpDesc& op, const DeviceSpec& target);
 // (BW_o/BW_d)^gamma (P_o/P_d)^(1-gamma): the factor of the part that scales.

@@ -53,6 +53,33 @@ TEST_CASE("cross-device scaling: gamma from arithmetic intensity, identity on th
   // Undescribable ops scale by the bandwidth ratio; the fixed overhead does not scale.
   CHECK(scale_ms(OpDesc{}, v100, 1.0, a100) == Approx(o + (1.0 - o) * 900.0 / 1555.0));
   CHECK(scale_ms(add, v100, 0.01, a100) == Approx(0.01));
+  // ... unless their kernel's name says GEMM or convolution: then half bandwidth, half FLOP/s.
+  OpDesc named;
+  named.kernel_name = "volta_sgemm_128x64_nn";
+  CHECK(scaling_gamma(named, a100) == kGemmKernelGamma);
+  CHECK(scale_ms(named, v100, 1.0, a100) ==
+        Approx(o + (1.0 - o) * std::sqrt(900.0 / 1555.0) * std::sqrt(14.0 / 19.5)));
+  named.kernel_name = "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>>(int)";
+  CHECK(scaling_gamma(named, a100) == 1.0);
+}
+
+TEST_CASE("a kernel's name says GEMM or convolution by its function name, not its template arguments") {
+  for (const char* gemm : {"volta_sgemm_128x64_nn", "ampere_sgemm_32x32_sliced1x4_tn",
+                           "void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_256x64_16x4_nn_align4>(Params)",
+                           "sm80_xmma_fprop_implicit_gemm_indexed_tf32f32_tf32f32_f32_nhwckrsc_nchw",
+                           "void cudnn::detail::implicit_convolve_sgemm<float, float, 128, 5, 5>(int, int)",
+                           "void fft2d_r2c_32x32<float, false, 5u, true>(float2*, float const*)",
+                           "_ZN19cutlass_cudnn_train6KernelINS_4conv6kernel23ImplicitGemmConvolution",
+                           "void gemmSN_TN_kernel<float, 128, 16, 2, 4, 8, 9, false>(cublasGemmSmallNParams)",
+                           "void winograd_nonfused::winogradForwardData4x4<float, float>(Params)",
+                           "sm80_xmma_wgrad_implicit_gemm_indexed_tf32f32", "Conv2dDgradKernel"})
+    CHECK(is_gemm_or_conv_kernel(gemm));
+  for (const char* other : {"void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>>(int)",
+                            "void gemv2T_kernel_val<int, int, float, float, float, 128, 16, 4, 4, false>(float)",
+                            // "gemm" only in its template arguments:
+                            "void split_embedding_codegen_forward_unweighted_kernel<float, GemmArgs>(float)",
+                            "void at::native::reduce_kernel<512, 1>(at::native::ReduceOp<float>)", "", "void "})
+    CHECK_FALSE(is_gemm_or_conv_kernel(other));
 }
 
 TEST_CASE("scaling from another measured GPU beats roofline on the subset") {
