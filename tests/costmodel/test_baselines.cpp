@@ -74,7 +74,7 @@ TEST_CASE("a kernel's name says GEMM or convolution by its function name, not it
                            "void winograd_nonfused::winogradForwardData4x4<float, float>(Params)",
                            "sm80_xmma_wgrad_implicit_gemm_indexed_tf32f32", "Conv2dDgradKernel"})
     CHECK(is_gemm_or_conv_kernel(gemm));
-  for (const char* other : {"void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>>(int)",
+  for (const char* other : {"void at::native::vectorized_elementwise_kernel<4, CUDAFunctor_add<float>>(int)",
                             "void gemv2T_kernel_val<int, int, float, float, float, 128, 16, 4, 4, false>(float)",
                             // "gemm" only in its template arguments:
                             "void split_embedding_codegen_forward_unweighted_kernel<float, GemmArgs>(float)",
