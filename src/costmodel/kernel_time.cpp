@@ -3,17 +3,12 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/stats.h"
+
 namespace dpro::costmodel {
 
 namespace {
 bool elementwise(OpFamily f) { return f >= OpFamily::kAdd && f <= OpFamily::kTanh; }
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0.0;
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 // Intercept of the least-squares line y = a + b x.
 double intercept(const std::vector<std::pair<double, double>>& points) {
