@@ -1,5 +1,6 @@
 #pragma once
-// Interned strings: each distinct name is stored once and referred to by a StringId.
+// Interned strings: each distinct name is stored once and referred to by a StringId; and
+// small string helpers.
 // Views returned by StringTable::view stay valid for the table's lifetime.
 #include <cstdint>
 #include <deque>
@@ -9,6 +10,14 @@
 #include <vector>
 
 namespace dpro {
+
+// `text` with ASCII letters in lower case.
+inline std::string ascii_lower(std::string_view text) {
+  std::string out(text);
+  for (char& c : out)
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  return out;
+}
 
 struct StringId {
   std::uint32_t value = 0;  // 0 is the empty string

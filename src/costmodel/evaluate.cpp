@@ -146,6 +146,14 @@ std::size_t add_kernel_rows(MapeTable& table, const LearnedModel& model, const s
                             const OriginPairs& pairs, const std::vector<double>& on_target,
                             const std::vector<double>& on_origin,
                             const std::map<std::string, double>& reference_overheads) {
+  // The model's overheads per (device, identity), looked up once per GPU rather than per pair.
+  std::map<std::pair<const DeviceSpec*, bool>, double> model_overhead;
+  auto overhead_of = [&](const DeviceSpec* device, bool identity) {
+    const auto [it, fresh] = model_overhead.try_emplace({device, identity}, 0.0);
+    if (fresh) it->second = model.measurement_overhead_ms(*device, identity);
+    return it->second;
+  };
+  std::map<const DeviceSpec*, bool> known;
   std::size_t used = 0;
   for (std::size_t k = 0; k < pairs.row.size(); ++k) {
     const Measurement& m = *rows[pairs.row[k]];
@@ -155,9 +163,9 @@ std::size_t add_kernel_rows(MapeTable& table, const LearnedModel& model, const s
     const double kernel = m.latency_ms - ct->second, origin_kernel = origin.latency_ms - co->second;
     if (kernel < kKernelTableMinMs || origin_kernel < kKernelTableMinMs) continue;
     const double t = on_target[pairs.row[k]], o = on_origin[k];
-    const bool identity = model.knows_device(*m.device);
-    const double ratio = kernel_time_ratio(t, o, model.measurement_overhead_ms(*m.device, true),
-                                           model.measurement_overhead_ms(*origin.device, identity),
+    const auto [it, fresh] = known.try_emplace(m.device, false);
+    if (fresh) it->second = model.knows_device(*m.device);
+    const double ratio = kernel_time_ratio(t, o, overhead_of(m.device, true), overhead_of(origin.device, it->second),
                                            model.unseen_floor_ms(m.op.family));
     const std::string row = m.device->model_family();
     OpDesc named;  // what a trace without shapes tells of the op: the kernel that ran on the origin

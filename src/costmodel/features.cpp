@@ -6,6 +6,7 @@
 #include <string>
 #include <utility>
 
+#include "core/strings.h"
 #include "costmodel/roofline.h"
 
 namespace dpro::costmodel {
@@ -21,12 +22,6 @@ void device_features(const DeviceSpec& d, float* out) {
 }
 
 namespace {
-
-std::string lowercase(const std::string& text) {
-  std::string out(text);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 bool has(const std::string& text, const char* word) { return text.find(word) != std::string::npos; }
 
@@ -52,8 +47,8 @@ std::pair<int, int> name_tile(const std::string& name) {
 bool kernel_features(const OpDesc& op, const DeviceSpec& device, float* out) {
   std::fill(out, out + kKernelFeatures, 0.0f);
   if (op.kernel_name.empty()) return false;
-  const std::string name = lowercase(op.kernel_name);
-  const std::string all = op.kernel_list.empty() ? name : lowercase(op.kernel_list);
+  const std::string name = ascii_lower(op.kernel_name);
+  const std::string all = op.kernel_list.empty() ? name : ascii_lower(op.kernel_list);
   if (op.grid && op.block) {
     const double blocks = std::max(1.0, double((*op.grid)[0]) * (*op.grid)[1] * (*op.grid)[2]);
     const double threads = std::max(1.0, double((*op.block)[0]) * (*op.block)[1] * (*op.block)[2]);

@@ -1,9 +1,10 @@
 #include "costmodel/op_desc.h"
 
 #include <algorithm>
-#include <cctype>
 #include <string_view>
 #include <unordered_map>
+
+#include "core/strings.h"
 
 namespace dpro::costmodel {
 
@@ -35,8 +36,7 @@ namespace {
 std::string normalised_op_name(const std::string& raw) {
   std::string name = raw;
   if (auto p = name.rfind("::"); p != std::string::npos) name = name.substr(p + 2);
-  std::transform(name.begin(), name.end(), name.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  name = ascii_lower(name);
   if (name.size() > 1 && name.back() == '_') name.pop_back();  // in-place variants
   return name;
 }
@@ -110,9 +110,7 @@ int dims_needed(OpFamily f) {
 bool is_gemm_or_conv_kernel(const std::string& kernel_name) {
   std::string_view name(kernel_name);
   if (name.substr(0, 5) == "void ") name.remove_prefix(5);
-  name = name.substr(0, name.find_first_of("<("));
-  std::string lower(name);
-  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+  const std::string lower = ascii_lower(name.substr(0, name.find_first_of("<(")));
   for (const char* word : {"gemm", "conv", "winograd", "fft", "xmma", "cutlass", "implicit", "precomp", "dgrad",
                            "wgrad", "fprop"})
     if (lower.find(word) != std::string::npos) return true;

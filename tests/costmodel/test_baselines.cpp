@@ -261,7 +261,7 @@ TEST_CASE("kernel times: each GPU's measurement overhead, taken out of a what-if
   CHECK(kernel_time_ratio(0.060, 0.060, 0.059, 0.0, 0.025) == Approx(0.25));  // clamped
   // A speed-up of the kernel part survives: 100 us of kernel behind a 20 us overhead, 4x faster.
   CHECK(kernel_time_ratio(0.045, 0.120, 0.020, 0.020, 0.025) == Approx(0.25));
-  CHECK(0.045 / 0.120 > 0.37);  // what the latency ratio made of it
+  CHECK(kernel_time_ratio(0.045, 0.120, 0.020, 0.020, 0.025) < 0.045 / 0.120);  // the latency ratio made it 0.375
 
   // The shared data's subset: each of its five GPUs has an overhead of some microseconds, never
   // none (16-26 us here; 14-26 us on the full data, docs/costmodel.md).

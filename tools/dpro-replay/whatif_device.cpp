@@ -143,12 +143,17 @@ class DeviceWhatIf : public WhatIfOption {
       // included; a trace's kernel durations are not (kernel_time.h).
       const double target_overhead = model->measurement_overhead_ms(target, true);
       overheads_ms_["target"] = target_overhead;
+      std::map<const cm::DeviceSpec*, double> origin_overhead;  // once per origin GPU, not per op
+      for (const cm::DeviceSpec* origin : learned_origin)
+        if (origin_overhead.count(origin) == 0) {
+          origin_overhead[origin] = model->measurement_overhead_ms(*origin, identity);
+          overheads_ms_["origin " + origin->name] = origin_overhead[origin];
+        }
       for (size_t i = 0; i < learned_nodes.size(); ++i) {
         graph::Node& n = dfg.node(learned_nodes[i]);
-        const double origin_overhead = model->measurement_overhead_ms(*learned_origin[i], identity);
-        overheads_ms_["origin " + learned_origin[i]->name] = origin_overhead;
-        const double ratio = cm::kernel_time_ratio(t[i] * correction.factor(ops[i]), o[i], target_overhead,
-                                                   origin_overhead, model->unseen_floor_ms(ops[i].family));
+        const double ratio =
+            cm::kernel_time_ratio(t[i] * correction.factor(ops[i]), o[i], target_overhead,
+                                  origin_overhead.at(learned_origin[i]), model->unseen_floor_ms(ops[i].family));
         n.duration = cm::millis_to_nanos(to_millis(n.measured_duration) * ratio);
         count(Retimer::kLearned, n.measured_duration, n.duration);
       }
