@@ -17,5 +17,5 @@ else
   cmake --build "$build" --target dpro-costmodel >/dev/null
   cli=("$build/tests/costmodel/dpro-costmodel")
 fi
-exec nice "${cli[@]}" costmodel -v train --data "$data" -o "$root/data/costmodel/model.dpcm" \
+exec nice "${cli[@]}" costmodel -v train --data "$data" -o "$root/data/costmodel/model.dpcm" --force \
   --epochs 40 --batch 1024 --lr 3e-3 --threads 1 "$@"

@@ -83,9 +83,14 @@ OpDesc OpRowReader::read(std::size_t r) const {
         << " bytes, beyond any GPU (at most 2^50): check its dimensions";
     throw InputError(file_, row_label(r), why.str());
   }
+  bool dtype_recorded = false;
   if (dtype_col_ >= 0)
-    if (auto d = parse_dtype(row[dtype_col_])) op.dtype = *d;
+    if (auto d = parse_dtype(row[dtype_col_])) {
+      op.dtype = *d;
+      dtype_recorded = true;
+    }
   if (kernel_name_col_ >= 0) op.kernel_name = row[kernel_name_col_];
+  op.take_kernel_math(dtype_recorded);
   if (kernels_col_ >= 0) op.kernel_list = row[kernels_col_];
   // The launch geometry is optional: kept only when all six values are there and plausible.
   std::array<int, 3> g{}, b{};

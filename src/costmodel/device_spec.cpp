@@ -63,9 +63,20 @@ std::optional<DType> parse_dtype(const std::string& text) {
 }
 
 double DeviceSpec::peak_flops(DType dtype) const {
-  auto it = peak_tflops.find(to_string(dtype));
-  if (it == peak_tflops.end()) it = peak_tflops.find("fp32");
-  return it == peak_tflops.end() ? 0.0 : it->second * 1e12;
+  auto listed = [&](DType d) {
+    const auto it = peak_tflops.find(to_string(d));
+    return it == peak_tflops.end() ? 0.0 : it->second * 1e12;
+  };
+  const double fp32 = listed(DType::kFloat32);
+  const double own = listed(dtype);
+  switch (dtype) {
+    case DType::kTensorFloat32: case DType::kFloat16: case DType::kBFloat16: case DType::kFloat8:
+      // Never below fp32: where a GPU's datasheet rate for a narrower float is lower (P4's fp16
+      // at 1/64 rate) or absent (TF32 before Ampere), frameworks compute in fp32 (PyTorch's
+      // GEMMs of fp16 accumulate in fp32, its elementwise kernels upcast to float).
+      return std::max(own, fp32);
+    default: return own > 0 ? own : fp32;
+  }
 }
 
 std::string DeviceSpec::model_family() const {

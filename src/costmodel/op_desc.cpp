@@ -114,7 +114,34 @@ bool is_gemm_or_conv_kernel(const std::string& kernel_name) {
   for (const char* word : {"gemm", "conv", "winograd", "fft", "xmma", "cutlass", "implicit", "precomp", "dgrad",
                            "wgrad", "fprop"})
     if (lower.find(word) != std::string::npos) return true;
+  for (auto at = lower.find("cudnn", 1); at != std::string::npos; at = lower.find("cudnn", at + 1)) {
+    const char before = lower[at - 1];
+    if (before == 's' || before == 'h' || (before >= '0' && before <= '9')) return true;
+  }
   return false;
+}
+
+std::optional<DType> kernel_math_dtype(const std::string& kernel_name) {
+  if (!is_gemm_or_conv_kernel(kernel_name)) return std::nullopt;
+  const std::string lower = ascii_lower(kernel_name);
+  auto has = [&](std::initializer_list<const char*> words) {
+    for (const char* w : words)
+      if (lower.find(w) != std::string::npos) return true;
+    return false;
+  };
+  // Most specific first: an fp8 GEMM may write bf16 or fp16, and "bf16" contains "f16".
+  if (has({"e4m3", "e5m2"})) return DType::kFloat8;
+  if (has({"bf16", "bfloat16"})) return DType::kBFloat16;
+  if (has({"fp16", "f16", "h884", "h1688", "h16816", "hmma", "half"})) return DType::kFloat16;
+  // CUTLASS's "s1688" is an fp32-accumulating m16n8k8 MMA: with 32-bit inputs (no fp16/bf16 named,
+  // caught above) that is TF32 ("cutlass_80_tensorop_s1688gemm_256x64_16x4_nn_align4").
+  if (has({"tf32", "tfloat32", "tensorop_s1688"})) return DType::kTensorFloat32;
+  return std::nullopt;
+}
+
+void OpDesc::take_kernel_math(bool dtype_recorded) {
+  const auto math = kernel_math_dtype(kernel_name);
+  if (math && dtype == DType::kFloat32 && (*math == DType::kTensorFloat32 || !dtype_recorded)) dtype = *math;
 }
 
 bool OpDesc::describable() const {

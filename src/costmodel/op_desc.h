@@ -41,7 +41,16 @@ OpFamily resolve_family(const std::string& name, bool* like_op = nullptr);
 // "implicit_gemm", "winograd", "fft", "xmma", "cutlass", "dgrad", "wgrad", "fprop", ...),
 // judged on its function name only ("void " and template or call arguments cut off: their
 // types say nothing of what the kernel computes). GEMV kernels (memory-bound) are not.
+// cuDNN's own convolution kernels count too ("volta_scudnn_128x64_relu_...",
+// "turing_fp16_s1688cudnn_fp16_...": "cudnn" after 's', 'h' or a digit, not "cudnn::").
 bool is_gemm_or_conv_kernel(const std::string& kernel_name);
+// The arithmetic a GEMM or convolution kernel runs, when its name says it is not plain fp32
+// (the whole name is read, template arguments included: CUTLASS writes "tfloat32_t" there):
+// TF32 tensor cores ("tf32", "tfloat32", CUTLASS's fp32-input "tensorop_s1688"),
+// fp16 ("fp16", "f16", "h884", "h1688", "h16816", "hmma", "half"), bf16 ("bf16", "bfloat16"),
+// fp8 ("e4m3", "e5m2"); nullopt for any other kernel, and for kernels that are not GEMM or
+// convolution (an elementwise kernel's dtype is its tensors', which the trace records).
+std::optional<DType> kernel_math_dtype(const std::string& kernel_name);
 
 struct OpDesc {
   OpFamily family = OpFamily::kUnknown;
@@ -61,6 +70,10 @@ struct OpDesc {
   bool like_op = false;
 
   bool describable() const;  // family known and dims complete and positive
+  // Takes the arithmetic kernel_name says (kernel_math_dtype) as the dtype: fp32 tensors on TF32
+  // tensor cores become tf32 (same bytes); fp16, bf16 or fp8 only when the source recorded no
+  // dtype (`dtype_recorded` false), since the recorded one sizes the tensors.
+  void take_kernel_math(bool dtype_recorded);
   double flops() const;      // floating-point operations (a multiply-add counts 2)
   double bytes() const;      // DRAM bytes read + written, assuming each tensor touched once
   double bytes_written() const;

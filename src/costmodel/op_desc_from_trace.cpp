@@ -130,6 +130,8 @@ OpDesc op_desc_from_trace(const trace::TraceSet& traces, const graph::Node& node
       op.grid = a->grid;
       op.block = a->block;
     }
+    // A trace records types with shapes (record_shapes): an op without them has no dtype.
+    op.take_kernel_math(op.describable());
   }
   return op;
 }

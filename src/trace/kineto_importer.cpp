@@ -13,6 +13,7 @@
 
 #include "core/byte_source.h"
 #include "core/error.h"
+#include "core/strings.h"
 #include "trace/json_stream.h"
 
 namespace dpro::trace {
@@ -65,9 +66,7 @@ bool parse_micros_as_nanos(std::string_view text, Nanos* out) {
 }
 
 std::string collective_op_from_name(std::string_view name) {
-  std::string lower(name);
-  std::transform(lower.begin(), lower.end(), lower.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  std::string lower = ascii_lower(name);
   for (const char* prefix : {"ncclkernel_", "nccldevkernel_", "rcclkernel_"}) {
     if (lower.rfind(prefix, 0) == 0) {
       // A kernel name: the operation is the word after the prefix.
@@ -95,13 +94,6 @@ std::string collective_op_from_name(std::string_view name) {
 }
 
 namespace {
-
-std::string lower_copy(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
 
 bool iequals(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
@@ -571,7 +563,7 @@ void KinetoReader::store_event(EventKind kind, std::string_view name, Nanos ts, 
   if (kind == EventKind::kCollective || a.collective_name) {
     CollectiveInfo c;
     c.op = a.collective_name ? collective_op_from_name(*a.collective_name) : std::string();
-    if (c.op.empty() && a.collective_name) c.op = lower_copy(*a.collective_name);
+    if (c.op.empty() && a.collective_name) c.op = ascii_lower(*a.collective_name);
     if (c.op.empty()) c.op = collective_op_from_name(name);
     c.group_name = a.pg_name;
     c.group_desc = a.pg_desc;

@@ -144,7 +144,7 @@ TEST_CASE("the what-if with --ranks below the trace's world size reports the sma
 TEST_CASE("the what-if with --bucket-mb fuses DLRM's three all-reduces into one bucket") {
   const auto job = test::load_dlrm();
   const auto o = run(job, with_sizes({"--bucket-mb", "25"}));
-  CHECK(o.summary.find("3 all-reduces per rank -> 1 buckets") != std::string::npos);
+  CHECK(o.summary.find("3 all-reduces per rank -> 1 bucket,") != std::string::npos);
   std::size_t zero = 0, nonzero = 0;
   for (const auto& n : o.graph.dfg.nodes()) {
     if (n.kind != graph::NodeKind::kCollective) continue;

@@ -72,14 +72,72 @@ TEST_CASE("a kernel's name says GEMM or convolution by its function name, not it
                            "_ZN19cutlass_cudnn_train6KernelINS_4conv6kernel23ImplicitGemmConvolution",
                            "void gemmSN_TN_kernel<float, 128, 16, 2, 4, 8, 9, false>(cublasGemmSmallNParams)",
                            "void winograd_nonfused::winogradForwardData4x4<float, float>(Params)",
-                           "sm80_xmma_wgrad_implicit_gemm_indexed_tf32f32", "Conv2dDgradKernel"})
+                           "sm80_xmma_wgrad_implicit_gemm_indexed_tf32f32", "Conv2dDgradKernel",
+                           // cuDNN's own convolution kernels (22 % of the shared data's conv rows):
+                           "cudnn_infer_volta_scudnn_128x64_relu_small_nn_v1",
+                           "cudnn_ampere_scudnn_128x64_relu_xregs_large_nn_v1",
+                           "turing_fp16_s1688cudnn_fp16_256x128_ldg8_relu_f2f_exp_small_nhwc_tn_v1",
+                           "volta_hcudnn_128x64_relu"})
     CHECK(is_gemm_or_conv_kernel(gemm));
   for (const char* other : {"void at::native::vectorized_elementwise_kernel<4, CUDAFunctor_add<float>>(int)",
                             "void gemv2T_kernel_val<int, int, float, float, float, 128, 16, 4, 4, false>(float)",
                             // "gemm" only in its template arguments:
                             "void split_embedding_codegen_forward_unweighted_kernel<float, GemmArgs>(float)",
-                            "void at::native::reduce_kernel<512, 1>(at::native::ReduceOp<float>)", "", "void "})
+                            "void at::native::reduce_kernel<512, 1>(at::native::ReduceOp<float>)", "", "void ",
+                            // cuDNN's batch norm and layout kernels: "cudnn" as a namespace
+                            "void cudnn::bn_bw_1C11_kernel_new<float, float, float2, 128, true, 1>(float)",
+                            "void cudnn::ops::nchwToNhwcKernel<float, float, float, false, true>(int)", "cudnn"})
     CHECK_FALSE(is_gemm_or_conv_kernel(other));
+}
+
+TEST_CASE("a GEMM or convolution kernel's name says the arithmetic it runs") {
+  // Real names: the A100 traces of traces/hta (TF32 is PyTorch's default for cuDNN convolutions),
+  // and cuBLAS/cuDNN/CUTLASS names of fp16, bf16 and fp8 kernels.
+  const std::string mangled_tf32 =
+      "_ZN19cutlass_cudnn_train6KernelINS_4conv6kernel23ImplicitGemmConvolutionINS1_11threadblock22ImplicitGemm"
+      "MultistageINS_4gemm9GemmShapeILi128ELi128ELi32EEENS4_52Conv2dWgradOutputGradientTileAccessIterator"
+      "OptimizedINS_11MatrixShapeILi128ELi32EEENS_10tfloat32_tENS_9transform29PitchLinearWarpRakedThreadMapIN";
+  for (const std::string& tf32 :
+       {std::string("void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_256x64_16x4_nn_align4>"
+                    "(cutlass_80_tensorop_s1688gemm_256x64_16x4_nn_align4::Params)"),
+        std::string("sm80_xmma_wgrad_implicit_gemm_indexed_tf32f32_tf32f32_f32_nhwckrsc_nhwc_tilesize128x128x16_"
+                    "stage4_warpsize2x2x1_g1_tensor16x8x8_execute_kernel_cudnn_train"),
+        std::string("void cutlass_cudnn_infer::Kernel<cutlass_tensorop_s1688fprop_optimized_tf32_128x128_32x4_nhwc_"
+                    "align4>(cutlass_tensorop_s1688fprop_optimized_tf32_128x128_32x4_nhwc_align4::Params)"),
+        mangled_tf32})
+    CHECK(kernel_math_dtype(tf32) == DType::kTensorFloat32);
+  for (const char* fp16 : {"volta_fp16_s884gemm_fp16_128x128_ldg8_f2f_nn",
+                           "ampere_h16816gemm_256x128_ldg8_stages_32x3_nn",
+                           "turing_fp16_s1688cudnn_fp16_256x128_ldg8_relu_f2f_exp_small_nhwc_tn_v1",
+                           "sm80_xmma_gemm_f16f16_f16f32_f32_nn_n_tilesize128x128x32_stage4",
+                           "void cutlass::Kernel<cutlass_80_tensorop_f16_s16816gemm_relu_f16_128x128_32x4_nn>(P)"})
+    CHECK(kernel_math_dtype(fp16) == DType::kFloat16);
+  CHECK(kernel_math_dtype("sm80_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x32") == DType::kBFloat16);
+  CHECK(kernel_math_dtype("sm90_xmma_gemm_e4m3e4m3_e4m3f32_f16_tn_n_tilesize128x128x64") == DType::kFloat8);
+  // Plain fp32 (SIMT) GEMMs and convolutions, and kernels that are neither: no claim.
+  for (const char* other : {"ampere_sgemm_128x64_nn", "volta_sgemm_128x32_nt",
+                            "cudnn_infer_volta_scudnn_128x64_relu_small_nn_v1",
+                            "void cudnn::winograd_nonfused::winogradForwardData4x4<float, float>(Params)",
+                            "void at::native::vectorized_elementwise_kernel<4, CUDAFunctor_add<c10::Half>>(int)",
+                            ""})
+    CHECK_FALSE(kernel_math_dtype(other).has_value());
+  // An op takes it as its dtype: TF32 always (fp32 tensors, same bytes); fp16 only when no dtype was recorded.
+  OpDesc op = make_op(OpFamily::kBmm, {8, 256, 256, 256});
+  op.kernel_name = "void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_64x64_16x6_tn_align4>(Params)";
+  const double bytes = op.bytes();
+  op.take_kernel_math(true);
+  CHECK(op.dtype == DType::kTensorFloat32);
+  CHECK(op.bytes() == bytes);
+  op.dtype = DType::kFloat32;
+  op.kernel_name = "ampere_h16816gemm_256x128_ldg8_stages_32x3_nn";
+  op.take_kernel_math(true);
+  CHECK(op.dtype == DType::kFloat32);
+  op.take_kernel_math(false);
+  CHECK(op.dtype == DType::kFloat16);
+  op.dtype = DType::kBFloat16;  // a recorded narrower dtype is never replaced
+  op.kernel_name = "sm80_xmma_gemm_tf32f32_tf32f32_f32_nn_n";
+  op.take_kernel_math(false);
+  CHECK(op.dtype == DType::kBFloat16);
 }
 
 TEST_CASE("scaling from another measured GPU beats roofline on the subset") {

@@ -81,7 +81,7 @@ TEST_CASE("costmodel predict adds predicted_ms and leaves undescribable rows emp
   const std::string in = dpro::test::binary_path("predict_in2.csv");
   const std::string out = dpro::test::binary_path("predict_out2.csv");
   std::ofstream(in) << "OPName,Latency,B,M,N,K\nbmm,0.1,2,64,64,64\nlinear,,1,512,1024,1024\nfoo,1,1,1,1,1\n";
-  REQUIRE(run_cli({"costmodel", "predict", "--device", "H100-SXM5-80GB", in, "-o", out}) == 0);
+  REQUIRE(run_cli({"costmodel", "predict", "--device", "H100-SXM5-80GB", in, "-o", out, "--force"}) == 0);
   const auto t = dpro::costmodel::parse_csv(dpro::read_whole_file(out), out);
   REQUIRE(t.header.back() == "predicted_ms");
   REQUIRE(t.rows.size() == 3);
@@ -90,6 +90,29 @@ TEST_CASE("costmodel predict adds predicted_ms and leaves undescribable rows emp
   CHECK(big > small);
   CHECK(t.rows[2].back().empty());
   CHECK(t.rows[0][1] == "0.1");  // other columns kept
+}
+
+TEST_CASE("costmodel predict prices a row by the arithmetic its kernel name says") {
+  // The same fp32 linear on H100: as an fp32 GEMM, as TF32 (the kernel's name), and as fp16 (the
+  // kernel's name, no dtype column); with a dtype column the recorded fp32 stands.
+  const std::string in = dpro::test::binary_path("predict_math_in.csv");
+  const std::string out = dpro::test::binary_path("predict_math_out.csv");
+  std::ofstream(in) << "OPName,B,M,N,K,Kernel Name\n"
+                       "linear,1,4096,4096,4096,\n"
+                       "linear,1,4096,4096,4096,sm90_xmma_gemm_tf32f32_tf32f32_f32_nn_n_tilesize128x128x32\n"
+                       "linear,1,4096,4096,4096,sm90_xmma_gemm_f16f16_f16f32_f32_nn_n_tilesize128x128x32\n";
+  REQUIRE(run_cli({"costmodel", "predict", "--device", "H100-SXM5-80GB", in, "-o", out, "--force"}) == 0);
+  const auto t = dpro::costmodel::parse_csv(dpro::read_whole_file(out), out);
+  REQUIRE(t.rows.size() == 3);
+  const double fp32 = std::stod(t.rows[0].back()), tf32 = std::stod(t.rows[1].back()),
+               fp16 = std::stod(t.rows[2].back());
+  INFO("fp32 " << fp32 << " ms, tf32 " << tf32 << " ms, fp16 " << fp16 << " ms");
+  CHECK(tf32 < fp32 / 2);
+  CHECK(fp16 < tf32);
+  std::ofstream(in) << "OPName,B,M,N,K,dtype,Kernel Name\n"
+                       "linear,1,4096,4096,4096,float,sm90_xmma_gemm_f16f16_f16f32_f32_nn_n_tilesize128x128x32\n";
+  REQUIRE(run_cli({"costmodel", "predict", "--device", "H100-SXM5-80GB", in, "-o", out, "--force"}) == 0);
+  CHECK(std::stod(dpro::costmodel::parse_csv(dpro::read_whole_file(out), out).rows[0].back()) == Approx(fp32));
 }
 
 TEST_CASE("costmodel predict rejects a dimension that is not one, naming the row and the column") {
@@ -106,13 +129,14 @@ TEST_CASE("costmodel predict rejects a dimension that is not one, naming the row
                       Catch::Contains("row 2") && Catch::Contains("beyond any GPU"));
   // The launch geometry's columns are found by name: a table ending at "Grid x" is read safely.
   std::ofstream(in) << "OPName,B,M,N,K,Block x,Grid x\nbmm,2,64,64,64,128,4\n";
-  REQUIRE(run_cli({"costmodel", "predict", "--device", "T4", in, "-o", dpro::test::binary_path("predict_out4.csv")}) == 0);
+  REQUIRE(run_cli({"costmodel", "predict", "--device", "T4", in, "-o", dpro::test::binary_path("predict_out4.csv"),
+                   "--force"}) == 0);
 }
 
 TEST_CASE("costmodel eval on the subset prints tables for every op family") {
   const std::string md = dpro::test::binary_path("eval_subset.md");
   REQUIRE(run_cli({"costmodel", "eval", "--data", dpro::test::source_path("data/costmodel/subset"),
-                   "--no-leave-one-out", "--markdown", md}) == 0);
+                   "--no-leave-one-out", "--markdown", md, "--force"}) == 0);
   const std::string text = dpro::read_whole_file(md);
   for (const char* family : {"| bmm |", "| conv |", "| softmax |", "| T4 |", "roofline"})
     CHECK(text.find(family) != std::string::npos);
@@ -125,7 +149,7 @@ TEST_CASE("costmodel eval (d): a trace kernel re-timed by the kernel-time ratio 
   // measurement overhead; pairs with 15 us of kernel or more on both GPUs).
   const std::string js = dpro::test::binary_path("eval_subset_d.json");
   REQUIRE(run_cli({"costmodel", "-q", "eval", "--data", dpro::test::source_path("data/costmodel/subset"),
-                   "--no-leave-one-out", "--json", js}) == 0);
+                   "--no-leave-one-out", "--json", js, "--force"}) == 0);
   const auto report = nlohmann::json::parse(dpro::read_whole_file(js));
   const nlohmann::json* d = nullptr;
   for (const auto& t : report.at("tables"))
@@ -140,6 +164,35 @@ TEST_CASE("costmodel eval (d): a trace kernel re-timed by the kernel-time ratio 
   CHECK(mean[5].get<double>() < 12.0);
   CHECK(mean[0].get<double>() < mean[1].get<double>());  // scaling keeps its fixed part on kernel times
   CHECK(mean[2].get<double>() < mean[3].get<double>());  // a GEMM/conv kernel's name helps without shapes
+}
+
+TEST_CASE("costmodel outputs never overwrite an input, nor an existing file without --force") {
+  const std::string in = dpro::test::binary_path("predict_keep_in.csv");
+  const std::string out = dpro::test::binary_path("predict_keep_out.csv");
+  const std::string rows = "OPName,B,H\nrelu,64,4096\n";
+  std::ofstream(in) << rows;
+  std::ofstream(out) << "mine\n";
+  REQUIRE_THROWS_WITH(run_cli({"costmodel", "predict", "--device", "T4", in, "-o", in, "--force"}),
+                      Catch::Contains("predict_keep_in.csv") && Catch::Contains("over one of its inputs"));
+  CHECK(dpro::read_whole_file(in) == rows);
+  REQUIRE_THROWS_WITH(run_cli({"costmodel", "predict", "--device", "T4", in, "-o", out}),
+                      Catch::Contains("predict_keep_out.csv") && Catch::Contains("--force"));
+  CHECK(dpro::read_whole_file(out) == "mine\n");
+  REQUIRE(run_cli({"costmodel", "predict", "--device", "T4", in, "-o", out, "--force"}) == 0);
+  CHECK(dpro::read_whole_file(out).find("predicted_ms") != std::string::npos);
+  // train and eval refuse at once, not after minutes of work; train's default -o is the shipped model.
+  const std::string data = dpro::test::source_path("data/costmodel/subset");
+  REQUIRE_THROWS_WITH(run_cli({"costmodel", "-q", "eval", "--data", data, "--no-leave-one-out", "--json", out}),
+                      Catch::Contains("--force"));
+  REQUIRE_THROWS_WITH(run_cli({"costmodel", "-q", "eval", "--data", data, "--no-leave-one-out", "--markdown", out}),
+                      Catch::Contains("--force"));
+  CHECK(dpro::read_whole_file(out).find("predicted_ms") != std::string::npos);
+  if (!dpro::costmodel::LearnedModel::available()) return;
+  const std::string model = dpro::test::source_path("data/costmodel/model.dpcm");
+  const std::string before = dpro::read_whole_file(model);
+  REQUIRE_THROWS_WITH(run_cli({"costmodel", "-q", "train", "--data", data, "--epochs", "1"}),
+                      Catch::Contains("model.dpcm") && Catch::Contains("exists; pass --force"));
+  CHECK(dpro::read_whole_file(model) == before);
 }
 
 TEST_CASE("costmodel predict to stdout leaves the model file alone") {
@@ -163,13 +216,14 @@ TEST_CASE("costmodel predict --samples corrects the model by ops measured on the
   const std::string corrected = dpro::test::binary_path("predict_out4b.csv");
   const std::string samples = dpro::test::binary_path("samples4.csv");
   std::ofstream(in) << "OPName,B,H\nrelu,64,4096\ngelu,512,8192\n";
-  REQUIRE(run_cli({"costmodel", "predict", "--device", "T4", in, "-o", plain}) == 0);
+  REQUIRE(run_cli({"costmodel", "predict", "--device", "T4", in, "-o", plain, "--force"}) == 0);
   const auto p = dpro::costmodel::parse_csv(dpro::read_whole_file(plain), plain);
   // The same ops measured on the T4 at twice the predicted time: every residual is log 2, so
   // the correction is exactly 2.
   std::ofstream(samples) << "OPName,Latency,Device,B,H\nrelu," << 2 * std::stod(p.rows[0].back())
                          << ",Tesla T4,64,4096\ngelu," << 2 * std::stod(p.rows[1].back()) << ",Tesla T4,512,8192\n";
-  REQUIRE(run_cli({"costmodel", "predict", "--device", "T4", in, "-o", corrected, "--samples", samples}) == 0);
+  REQUIRE(run_cli({"costmodel", "predict", "--device", "T4", in, "-o", corrected, "--samples", samples, "--force"}) ==
+          0);
   const auto c = dpro::costmodel::parse_csv(dpro::read_whole_file(corrected), corrected);
   for (int i = 0; i < 2; ++i)
     CHECK(std::stod(c.rows[i].back()) == Approx(2 * std::stod(p.rows[i].back())).epsilon(1e-4));
@@ -243,7 +297,7 @@ TEST_CASE("costmodel adapt fine-tunes on a new GPU's samples into a new model fi
   auto mape = [&](const std::string& model) {
     const std::string out = dpro::test::binary_path("t4_conv_pred.csv");
     std::remove(out.c_str());
-    REQUIRE(run_cli({"costmodel", "--model", model, "predict", "--device", "L4", in, "-o", out}) == 0);
+    REQUIRE(run_cli({"costmodel", "--model", model, "predict", "--device", "L4", in, "-o", out, "--force"}) == 0);
     const auto t = dpro::costmodel::parse_csv(dpro::read_whole_file(out), out);
     double s = 0;
     for (const auto& row : t.rows) s += std::abs(std::stod(row.back()) / std::stod(row[8]) - 1);

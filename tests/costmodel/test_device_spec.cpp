@@ -80,4 +80,14 @@ TEST_CASE("dtype names from traces parse and peaks fall back to fp32") {
   const auto& t4 = catalog.get("T4");
   CHECK(t4.peak_flops(DType::kBFloat16) == t4.peak_flops(DType::kFloat32));
   CHECK(t4.peak_flops(DType::kFloat16) > 4 * t4.peak_flops(DType::kFloat32));
+  // No TF32 before Ampere: fp32's peak; A100 has its own.
+  CHECK(t4.peak_flops(DType::kTensorFloat32) == t4.peak_flops(DType::kFloat32));
+  CHECK(catalog.get("A100-PCIE-40GB").peak_flops(DType::kTensorFloat32) == Approx(156e12));
+  // P4's datasheet fp16 rate (1/64 of fp32, 0.09 TFLOP/s) is not what a framework runs fp16 at:
+  // it computes in fp32. A narrower float never gets less than the fp32 peak; fp64 may.
+  const auto& p4 = catalog.get("P4");
+  REQUIRE(p4.peak_tflops.at("fp16") < 0.1);
+  CHECK(p4.peak_flops(DType::kFloat16) == p4.peak_flops(DType::kFloat32));
+  const auto& v100 = catalog.get("V100-PCIE-32GB");
+  CHECK(v100.peak_flops(DType::kFloat64) < v100.peak_flops(DType::kFloat32));
 }

@@ -271,3 +271,60 @@ TEST_CASE("device what-if: --device-samples corrects the learned model by ops me
   REQUIRE_THROWS_WITH(w2->apply(corrected.built, corrected.traces, log),
                       Catch::Contains("sample row 1") && Catch::Contains("not on T4"));
 }
+
+TEST_CASE("device what-if: a TF32 tensor-core kernel is priced with TF32 peaks, fp32 where the target has none") {
+  // The A100 traces' GEMMs run on TF32 tensor cores (cutlass_80_tensorop_s1688gemm: fp32 tensors,
+  // TF32 arithmetic); T4 has no TF32, so PyTorch runs the same op as an fp32 GEMM there.
+  const char* tf32 = "void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_256x64_16x4_nn_align4>(Params)";
+  auto rename_bmm_kernel = [](Fixture& f, const char* name) {
+    f.traces.ranks[0].events[1].name = f.traces.strings.intern(name);
+    f.dfg.nodes()[0].name = f.traces.ranks[0].events[1].name;
+  };
+  const double o = 20000, measured = 2000000;  // the fixed part of the scaling rule, the bmm's 2 ms
+  for (const char* target : {"T4", "H100-SXM5-80GB"}) {
+    Fixture f("NVIDIA A100-PCIE-40GB");
+    f.traces.ranks[0].attrs[0].input_dims.clear();  // no shapes: priced by the kernel's name
+    rename_bmm_kernel(f, tf32);
+    auto w = parsed({"--device", target});
+    Logger log(LogLevel::kQuiet);
+    w->apply(f.built, f.traces, log);
+    const bool t4 = std::string(target) == "T4";
+    // Half bandwidth, half FLOP/s (kGemmKernelGamma), the FLOP/s of the arithmetic that ran.
+    const double bw = t4 ? 1555.0 / 320 : 1555.0 / 3350, peak = t4 ? 156.0 / 8.1 : 156.0 / 494.7;
+    CHECK(f.dfg.nodes()[0].duration == Approx(o + (measured - o) * std::sqrt(bw * peak)).margin(2));
+    const nlohmann::json d = w->details();
+    CHECK(d.at("kernel_math").at("tf32").at("kernels") == 1);
+    CHECK(d.at("kernel_math").at("tf32").at("native_on_target") == !t4);
+    CHECK(d.at("kernel_math").at("tf32").at("target_peak_tflops").get<double>() == Approx(t4 ? 8.1 : 494.7));
+    const std::string s = w->summary();
+    INFO(s);
+    CHECK(s.find(t4 ? "arithmetic their names say: tf32 1 (T4: 8.1 TFLOP/s, its fp32 peak, no faster tf32 arithmetic)."
+                    : "arithmetic their names say: tf32 1 (H100-SXM5-80GB: 494.7 TFLOP/s).") != std::string::npos);
+  }
+  {  // An fp16 GEMM kernel in a trace without types: fp16 peaks (A100 312, T4 65 TFLOP/s).
+    Fixture f("NVIDIA A100-PCIE-40GB");
+    f.traces.ranks[0].attrs[0].input_dims.clear();
+    rename_bmm_kernel(f, "ampere_h16816gemm_256x128_ldg8_stages_32x3_nn");
+    auto w = parsed({"--device", "T4"});
+    Logger log(LogLevel::kQuiet);
+    w->apply(f.built, f.traces, log);
+    CHECK(f.dfg.nodes()[0].duration == Approx(o + (measured - o) * std::sqrt(1555.0 / 320 * 312.0 / 65)).margin(2));
+    CHECK(w->details().at("kernel_math").at("fp16").at("native_on_target") == true);
+  }
+  // With shapes the learned model prices it, with the TF32 peak in its features on A100 and fp32's on
+  // T4: a larger slow-down than the same op run as an fp32 GEMM on both.
+  if (!costmodel::LearnedModel::available()) return;
+  Nanos on_t4[2] = {};
+  for (int i = 0; i < 2; ++i) {
+    Fixture f("NVIDIA A100-PCIE-40GB");
+    if (i == 1) rename_bmm_kernel(f, tf32);
+    auto w = parsed({"--device", "T4"});
+    Logger log(LogLevel::kQuiet);
+    w->apply(f.built, f.traces, log);
+    CHECK(w->details().at("models").at("learned").at("ops") == 1);
+    CHECK(w->details().at("kernel_math").size() == static_cast<std::size_t>(i));
+    on_t4[i] = f.dfg.nodes()[0].duration;
+  }
+  INFO("bmm 2 ms on A100 -> T4: as fp32 " << on_t4[0] << " ns, as tf32 " << on_t4[1] << " ns");
+  CHECK(on_t4[1] > 2 * on_t4[0]);
+}

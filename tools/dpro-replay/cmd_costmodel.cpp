@@ -29,12 +29,6 @@ namespace cm = dpro::costmodel;
 
 namespace {
 
-void write_text(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  if (!out) throw InputError(path, "", "cannot write");
-  out << text;
-}
-
 class CostModelCommand : public Command {
  public:
   CLI::App* add_to(CLI::App& parent) override {
@@ -51,6 +45,7 @@ class CostModelCommand : public Command {
     train_->add_option("--data", data_, "CSV file or directory (searched recursively)")->default_val(cm::default_data_dir());
     train_->add_option("-o,--output", model_output_, "Model file to write")->default_val(cm::default_model_path());
     train_->add_flag("--all-rows", all_rows_, "Train on every row instead of the training side of the 80/20 split");
+    train_->add_flag("--force", force_, "Overwrite an existing model file (the default -o is the shipped model)");
     add_training_flags(train_);
 
     eval_ = app_->add_subcommand("eval", "MAPE tables: roofline, scaling, learned; 80/20 split and leave-one-GPU-out");
@@ -62,12 +57,14 @@ class CostModelCommand : public Command {
     eval_->add_option("--samples", options_.few_shot_samples, "k-means samples of the held-out GPU")->default_val(200);
     eval_->add_option("--markdown", markdown_out_, "Also write the tables as Markdown to this file");
     eval_->add_option("--json", json_out_, "Also write the tables as JSON to this file");
+    eval_->add_flag("--force", force_, "Overwrite existing --markdown/--json files");
     add_training_flags(eval_);
 
     predict_ = app_->add_subcommand("predict", "Add a predicted_ms column to operator rows of a CSV for one GPU");
     predict_->add_option("--device", device_, "Target GPU (see `costmodel devices`)")->required();
     predict_->add_option("file", predict_input_, "CSV with OPName and the op's dimension columns")->required();
     predict_->add_option("-o,--output", output_, "Output CSV (default: stdout)");
+    predict_->add_flag("--force", force_, "Overwrite an existing output file");
     predict_->add_option("--samples", samples_path_,
                          "Ops measured on the --device GPU (same schema): correct the learned model by them (few-shot)");
 
@@ -133,6 +130,7 @@ class CostModelCommand : public Command {
 
   int train(const cm::DeviceCatalog& catalog, Logger& log) {
     require_torch();
+    check_output_path(model_output_, {data_}, force_);  // before minutes of training, not after
     const auto data = cm::load_measurements(data_, catalog);
     const auto rows = all_rows_ ? all_of(data) : cm::split_training_rows(data, options_.test_fraction, options_.split_seed);
     const auto t0 = std::chrono::steady_clock::now();
@@ -148,6 +146,8 @@ class CostModelCommand : public Command {
   }
 
   int evaluate(const cm::DeviceCatalog& catalog, Logger& log) {
+    for (const std::string* out : {&markdown_out_, &json_out_})
+      if (!out->empty()) check_output_path(*out, {data_, model_path_}, force_);
     const auto data = cm::load_measurements(data_, catalog);
     cm::EvalReport report;
     std::optional<cm::LearnedModel> model;
@@ -158,8 +158,11 @@ class CostModelCommand : public Command {
     if (!no_logo_) cm::evaluate_leave_one_out(data, options_, report, log);
     const std::string md = cm::render_markdown(report);
     std::cout << md;
-    if (!markdown_out_.empty()) write_text(markdown_out_, md);
-    if (!json_out_.empty()) write_text(json_out_, cm::to_json(report).dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+    if (!markdown_out_.empty()) write_output(markdown_out_, [&](std::ostream& out) { out << md; });
+    if (!json_out_.empty())
+      write_output(json_out_, [&](std::ostream& out) {
+        out << cm::to_json(report).dump(1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+      });
     return 0;
   }
 
@@ -232,6 +235,7 @@ class CostModelCommand : public Command {
 
   int predict(const cm::DeviceCatalog& catalog, Logger& log) {
     const cm::DeviceSpec& device = catalog.get(device_);
+    if (!output_.empty()) check_output_path(output_, {predict_input_, samples_path_, model_path_}, force_);
     const cm::CsvTable table = cm::parse_csv(read_whole_file(predict_input_), predict_input_);
     const cm::OpRowReader reader(table, predict_input_);
     if (!reader.has_names()) throw InputError(predict_input_, "header", "needs an OPName column");
@@ -268,7 +272,7 @@ class CostModelCommand : public Command {
       else ++none;
       out += cm::format_csv_row(with_column(table.rows[i], value)) + "\n";
     }
-    if (output_.empty()) std::cout << out; else write_text(output_, out);
+    write_output(output_.empty() ? "-" : output_, [&](std::ostream& stream) { stream << out; });
     const std::string pricing = model && learned ? cm::pricing_note(*model, device) : "";
     std::cerr << fmt::format("{} rows on {}{}: {} learned{}, {} roofline{}, {} not describable (empty)\n",
                              ops.size(), device.name, pricing, learned,

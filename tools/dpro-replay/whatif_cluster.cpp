@@ -114,9 +114,10 @@ class ClusterWhatIf : public WhatIfOption {
         comm::to_string(comm::FitOptions{}.grouping), describe(fit), format_duration(retimed.before),
         format_duration(retimed.after));
     if (buckets)
-      text += fmt::format(" Gradient buckets of {} MB: {} all-reduces per rank -> {} buckets, all-reduce time {} -> {}.",
-                          *bucket_mb_, buckets->allreduces, buckets->buckets, format_duration(buckets->before),
-                          format_duration(buckets->after));
+      text += fmt::format(" Gradient buckets of {} MB: {} all-reduces per rank -> {} bucket{}, all-reduce time {} -> "
+                          "{}.",
+                          *bucket_mb_, buckets->allreduces, buckets->buckets, buckets->buckets == 1 ? "" : "s",
+                          format_duration(buckets->before), format_duration(buckets->after));
     nlohmann::json scaled_in_jobs = nlohmann::json::array();
     if (ranks_) {
       const comm::Placement& p = *placement;

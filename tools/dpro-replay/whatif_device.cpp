@@ -36,6 +36,9 @@ struct Coverage {
   // Learned-model ops priced as a like family (cm::like_family: aten::sigmoid as tanh, ...).
   std::size_t like_ops = 0;
   std::size_t unknown_origin = 0;
+  // Kernels re-timed with the peak of the arithmetic their name says (cm::kernel_math_dtype:
+  // "tf32", "fp16", ...), by that dtype.
+  std::map<std::string, std::size_t> math_ops;
   // Undescribable kernels by the name of their launching op (or kernel): count, measured time.
   std::map<std::string, std::pair<std::size_t, Nanos>> undescribed;
 
@@ -91,6 +94,8 @@ class DeviceWhatIf : public WhatIfOption {
         continue;
       }
       cm::OpDesc op = n.kind == graph::NodeKind::kKernel ? cm::op_desc_from_trace(traces, n) : cm::OpDesc{};
+      if (const auto math = cm::kernel_math_dtype(op.kernel_name); math && op.dtype == *math)
+        ++coverage_.math_ops[cm::to_string(*math)];
       if (model && op.describable()) {
         if (op.like_op) ++coverage_.like_ops;
         ops.push_back(std::move(op));
@@ -159,6 +164,12 @@ class DeviceWhatIf : public WhatIfOption {
       }
     }
     samples_used_ = correction.size();
+    target_math_peaks_.clear();
+    for (const auto& [dtype, n] : coverage_.math_ops) {
+      const double peak = target.peak_flops(*cm::parse_dtype(dtype));
+      // Native: the target's spec lists that dtype at a rate of its own (above its fp32 one).
+      target_math_peaks_[dtype] = {peak / 1e12, peak > target.peak_flops(cm::DType::kFloat32)};
+    }
     log.info(summary());
   }
 
@@ -174,7 +185,7 @@ class DeviceWhatIf : public WhatIfOption {
     return fmt::format(
         "--device {}{}: re-timed {} GPU ops ({} measured). Learned compact-AST model: {}{}. "
         "Cross-device scaling: {}, of which {} kernels could not be described. Unchanged "
-        "(collectives at their transfer time, host<->device copies, unknown origin GPU): {}{}{}.{}",
+        "(collectives at their transfer time, host<->device copies, unknown origin GPU): {}{}{}.{}{}",
         target_name_, pricing_ ? cm::pricing_note(*pricing_) : "", coverage_.total_ops(), format_duration(total),
         share(Retimer::kLearned),
         coverage_.like_ops ? fmt::format(", of which {} elementwise ops priced as a like op (sigmoid as tanh, "
@@ -187,7 +198,7 @@ class DeviceWhatIf : public WhatIfOption {
                                  : "",
         samples_used_ ? fmt::format("; learned model corrected by {} ops measured on {}", samples_used_, target_name_)
                       : "",
-        largest_undescribed());
+        math_note(), largest_undescribed());
   }
 
   const char* key() const override { return "device"; }
@@ -213,6 +224,13 @@ class DeviceWhatIf : public WhatIfOption {
     j["undescribable_without_shapes"] = coverage_.without_shapes;
     j["unknown_origin_ops"] = coverage_.unknown_origin;
     j["samples_used"] = samples_used_;
+    // Kernels priced with the peak of their own arithmetic (TF32 tensor cores, fp16, ...) and that
+    // peak on the target (its fp32 peak where it has no faster arithmetic for that dtype).
+    j["kernel_math"] = nlohmann::json::object();
+    for (const auto& [dtype, n] : coverage_.math_ops)
+      j["kernel_math"][dtype] = {{"kernels", n},
+                                 {"target_peak_tflops", target_math_peaks_.at(dtype).first},
+                                 {"native_on_target", target_math_peaks_.at(dtype).second}};
     // The host overhead taken out of the learned model's latencies (kernel_time.h), in us:
     // "target" and "origin <GPU>" for each GPU the trace's priced ops ran on.
     j["measurement_overhead_us"] = nlohmann::json::object();
@@ -232,6 +250,21 @@ class DeviceWhatIf : public WhatIfOption {
       return a.second.second != b.second.second ? a.second.second > b.second.second : a.first < b.first;
     });
     return v;
+  }
+
+  // " Kernels priced with the peak of the arithmetic their names say: tf32 615 (T4: 8.1 TFLOP/s,
+  // its fp32 peak, no faster tf32 arithmetic)."
+  std::string math_note() const {
+    if (coverage_.math_ops.empty()) return "";
+    std::string out = " Kernels priced with the peak of the arithmetic their names say:";
+    bool first = true;
+    for (const auto& [dtype, n] : coverage_.math_ops) {
+      const auto& [peak, native] = target_math_peaks_.at(dtype);
+      out += fmt::format("{} {} {} ({}: {:.1f} TFLOP/s{})", first ? "" : ",", dtype, n, target_name_, peak,
+                         native ? "" : fmt::format(", its fp32 peak, no faster {} arithmetic", dtype));
+      first = false;
+    }
+    return out + ".";
   }
 
   // " Largest undescribed (scaled): NAME (N kernels, T), ..." for the top 5 by measured time.
@@ -291,6 +324,8 @@ class DeviceWhatIf : public WhatIfOption {
   std::optional<cm::DevicePricing> pricing_;  // how the learned model saw the target, when it priced any op
   std::size_t samples_used_ = 0;
   std::map<std::string, double> overheads_ms_;  // "target" / "origin <GPU>" -> overhead taken out (ms)
+  // Per dtype of coverage_.math_ops: the target's peak for it (TFLOP/s) and whether its spec lists one.
+  std::map<std::string, std::pair<double, bool>> target_math_peaks_;
   Coverage coverage_;
 };
 

@@ -10,6 +10,7 @@
 
 #include "core/byte_source.h"
 #include "core/error.h"
+#include "core/strings.h"
 #include "graph/builder.h"
 #include "trace/kineto_importer.h"
 
@@ -25,8 +26,7 @@ std::int64_t recorded_pieces(CollectiveOp op, int group_size) {
 }
 
 std::int64_t dtype_bytes(const std::string& dtype) {
-  std::string d;
-  for (char c : dtype) d += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  std::string d = ascii_lower(dtype);
   if (d.rfind("nccl", 0) == 0) d = d.substr(4);
   if (d == "float" || d == "float32" || d == "int" || d == "int32" || d == "uint32") return 4;
   if (d == "half" || d == "float16" || d == "bfloat16" || d == "short" || d == "int16") return 2;
