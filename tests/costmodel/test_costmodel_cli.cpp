@@ -195,6 +195,21 @@ TEST_CASE("costmodel outputs never overwrite an input, nor an existing file with
   CHECK(dpro::read_whole_file(model) == before);
 }
 
+TEST_CASE("costmodel devices lists each GPU with the peaks the models price with") {
+  std::ostringstream captured;
+  auto* old = std::cout.rdbuf(captured.rdbuf());
+  const int rc = run_cli({"costmodel", "devices"});
+  std::cout.rdbuf(old);
+  REQUIRE(rc == 0);
+  const std::string out = captured.str();
+  INFO(out);
+  CHECK(out.find("fp32   tf32   fp16  CUDA device name (peaks in TFLOP/s)") != std::string::npos);
+  // T4 has no TF32 (its fp32 peak); P4's 1/64-rate fp16 is priced at its fp32 peak.
+  CHECK(out.find("T4                320 GB/s   40 SMs    8.1    8.1   65.0  Tesla T4") != std::string::npos);
+  CHECK(out.find("P4                192 GB/s   20 SMs    5.5    5.5    5.5  Tesla P4") != std::string::npos);
+  CHECK(out.find("H100-SXM5-80GB   3350 GB/s  132 SMs   67.0  494.7  989.4") != std::string::npos);
+}
+
 TEST_CASE("costmodel predict to stdout leaves the model file alone") {
   const std::string model = dpro::test::source_path("data/costmodel/model.dpcm");
   const std::string before = dpro::read_whole_file(model);

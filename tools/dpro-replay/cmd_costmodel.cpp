@@ -121,10 +121,17 @@ class CostModelCommand : public Command {
   }
 
   int list_devices(const cm::DeviceCatalog& catalog) {
-    for (const auto& d : catalog.devices())
-      std::cout << fmt::format("{:<16} {:>6.0f} GB/s {:>4} SMs {:>6.1f} TFLOP/s fp32  {}\n", d.name,
-                               d.memory_bandwidth_gbs, d.sms, d.peak_flops(cm::DType::kFloat32) / 1e12,
+    // The peaks the cost models price with: a narrower float without faster arithmetic of its own
+    // on that GPU is at its fp32 peak (DeviceSpec::peak_flops).
+    std::cout << fmt::format("{:<16} {:>9} {:>8} {:>6} {:>6} {:>6}  {}\n", "GPU", "memory", "SMs", "fp32", "tf32",
+                             "fp16", "CUDA device name (peaks in TFLOP/s)");
+    for (const auto& d : catalog.devices()) {
+      auto peak = [&](cm::DType t) { return d.peak_flops(t) / 1e12; };
+      std::cout << fmt::format("{:<16} {:>4.0f} GB/s {:>4} SMs {:>6.1f} {:>6.1f} {:>6.1f}  {}\n", d.name,
+                               d.memory_bandwidth_gbs, d.sms, peak(cm::DType::kFloat32),
+                               peak(cm::DType::kTensorFloat32), peak(cm::DType::kFloat16),
                                d.aliases.empty() ? "" : d.aliases[0]);
+    }
     return 0;
   }
 
