@@ -111,6 +111,11 @@ bool is_gemm_or_conv_kernel(const std::string& kernel_name) {
   std::string_view name(kernel_name);
   if (name.substr(0, 5) == "void ") name.remove_prefix(5);
   const std::string lower = ascii_lower(name.substr(0, name.find_first_of("<(")));
+  // TorchInductor names its kernels by kind: "triton_tem_*" templates (mm, bmm, conv) are GEMMs;
+  // "triton_poi_*", "triton_red_*", "triton_per_*" are pointwise or reductions, whatever ops they
+  // fused ("triton_poi_fused_convolution_relu_3" is a bias add and relu after a convolution).
+  if (lower.starts_with("triton_"))
+    return lower.starts_with("triton_tem") || lower.starts_with("triton_mm") || lower.starts_with("triton_bmm");
   for (const char* word : {"gemm", "conv", "winograd", "fft", "xmma", "cutlass", "implicit", "precomp", "dgrad",
                            "wgrad", "fprop"})
     if (lower.find(word) != std::string::npos) return true;

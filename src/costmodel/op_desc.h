@@ -42,7 +42,8 @@ OpFamily resolve_family(const std::string& name, bool* like_op = nullptr);
 // judged on its function name only ("void " and template or call arguments cut off: their
 // types say nothing of what the kernel computes). GEMV kernels (memory-bound) are not.
 // cuDNN's own convolution kernels count too ("volta_scudnn_128x64_relu_...",
-// "turing_fp16_s1688cudnn_fp16_...": "cudnn" after 's', 'h' or a digit, not "cudnn::").
+// "turing_fp16_s1688cudnn_fp16_...": "cudnn" after 's', 'h' or a digit, not "cudnn::"), and
+// TorchInductor's templates ("triton_tem_fused_mm_0"), not its pointwise or reduction kernels.
 bool is_gemm_or_conv_kernel(const std::string& kernel_name);
 // The arithmetic a GEMM or convolution kernel runs, when its name says it is not plain fp32
 // (the whole name is read, template arguments included: CUTLASS writes "tfloat32_t" there):

@@ -77,7 +77,7 @@ TEST_CASE("a kernel's name says GEMM or convolution by its function name, not it
                            "cudnn_infer_volta_scudnn_128x64_relu_small_nn_v1",
                            "cudnn_ampere_scudnn_128x64_relu_xregs_large_nn_v1",
                            "turing_fp16_s1688cudnn_fp16_256x128_ldg8_relu_f2f_exp_small_nhwc_tn_v1",
-                           "volta_hcudnn_128x64_relu"})
+                           "volta_hcudnn_128x64_relu", "triton_tem_fused_addmm_relu_0", "triton_mm_12"})
     CHECK(is_gemm_or_conv_kernel(gemm));
   for (const char* other : {"void at::native::vectorized_elementwise_kernel<4, CUDAFunctor_add<float>>(int)",
                             "void gemv2T_kernel_val<int, int, float, float, float, 128, 16, 4, 4, false>(float)",
@@ -86,7 +86,10 @@ TEST_CASE("a kernel's name says GEMM or convolution by its function name, not it
                             "void at::native::reduce_kernel<512, 1>(at::native::ReduceOp<float>)", "", "void ",
                             // cuDNN's batch norm and layout kernels: "cudnn" as a namespace
                             "void cudnn::bn_bw_1C11_kernel_new<float, float, float2, 128, true, 1>(float)",
-                            "void cudnn::ops::nchwToNhwcKernel<float, float, float, false, true>(int)", "cudnn"})
+                            "void cudnn::ops::nchwToNhwcKernel<float, float, float, false, true>(int)", "cudnn",
+                            // TorchInductor's pointwise and reduction kernels, whatever they fused
+                            "triton_poi_fused_convolution_relu_3", "triton_red_fused_native_layer_norm_0",
+                            "triton_per_fused_addmm_sum_1"})
     CHECK_FALSE(is_gemm_or_conv_kernel(other));
 }
 
