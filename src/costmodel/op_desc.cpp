@@ -147,6 +147,7 @@ std::optional<DType> kernel_math_dtype(const std::string& kernel_name) {
 void OpDesc::take_kernel_math(bool dtype_recorded) {
   const auto math = kernel_math_dtype(kernel_name);
   if (math && dtype == DType::kFloat32 && (*math == DType::kTensorFloat32 || !dtype_recorded)) dtype = *math;
+  dtype_from_kernel = math && dtype == *math;
 }
 
 bool OpDesc::describable() const {

@@ -69,6 +69,8 @@ struct OpDesc {
   std::optional<std::array<int, 3>> grid, block;
   // True when `family` is a like family (like_family()), not the op's own.
   bool like_op = false;
+  // True when `dtype` is the arithmetic the kernel's name says (take_kernel_math).
+  bool dtype_from_kernel = false;
 
   bool describable() const;  // family known and dims complete and positive
   // Takes the arithmetic kernel_name says (kernel_math_dtype) as the dtype: fp32 tensors on TF32

@@ -130,13 +130,16 @@ TEST_CASE("a GEMM or convolution kernel's name says the arithmetic it runs") {
   const double bytes = op.bytes();
   op.take_kernel_math(true);
   CHECK(op.dtype == DType::kTensorFloat32);
+  CHECK(op.dtype_from_kernel);
   CHECK(op.bytes() == bytes);
   op.dtype = DType::kFloat32;
   op.kernel_name = "ampere_h16816gemm_256x128_ldg8_stages_32x3_nn";
   op.take_kernel_math(true);
   CHECK(op.dtype == DType::kFloat32);
+  CHECK_FALSE(op.dtype_from_kernel);
   op.take_kernel_math(false);
   CHECK(op.dtype == DType::kFloat16);
+  CHECK(op.dtype_from_kernel);
   op.dtype = DType::kBFloat16;  // a recorded narrower dtype is never replaced
   op.kernel_name = "sm80_xmma_gemm_tf32f32_tf32f32_f32_nn_n";
   op.take_kernel_math(false);

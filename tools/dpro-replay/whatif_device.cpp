@@ -37,8 +37,8 @@ struct Coverage {
   std::size_t like_ops = 0;
   std::size_t unknown_origin = 0;
   // Kernels re-timed with the peak of the arithmetic their name says (cm::kernel_math_dtype:
-  // "tf32", "fp16", ...), by that dtype.
-  std::map<std::string, std::size_t> math_ops;
+  // TF32, fp16, ...), by that dtype.
+  std::map<cm::DType, std::size_t> math_ops;
   // Undescribable kernels by the name of their launching op (or kernel): count, measured time.
   std::map<std::string, std::pair<std::size_t, Nanos>> undescribed;
 
@@ -94,8 +94,7 @@ class DeviceWhatIf : public WhatIfOption {
         continue;
       }
       cm::OpDesc op = n.kind == graph::NodeKind::kKernel ? cm::op_desc_from_trace(traces, n) : cm::OpDesc{};
-      if (const auto math = cm::kernel_math_dtype(op.kernel_name); math && op.dtype == *math)
-        ++coverage_.math_ops[cm::to_string(*math)];
+      if (op.dtype_from_kernel) ++coverage_.math_ops[op.dtype];
       if (model && op.describable()) {
         if (op.like_op) ++coverage_.like_ops;
         ops.push_back(std::move(op));
@@ -166,7 +165,7 @@ class DeviceWhatIf : public WhatIfOption {
     samples_used_ = correction.size();
     target_math_peaks_.clear();
     for (const auto& [dtype, n] : coverage_.math_ops) {
-      const double peak = target.peak_flops(*cm::parse_dtype(dtype));
+      const double peak = target.peak_flops(dtype);
       // Native: the target's spec lists that dtype at a rate of its own (above its fp32 one).
       target_math_peaks_[dtype] = {peak / 1e12, peak > target.peak_flops(cm::DType::kFloat32)};
     }
@@ -228,7 +227,7 @@ class DeviceWhatIf : public WhatIfOption {
     // peak on the target (its fp32 peak where it has no faster arithmetic for that dtype).
     j["kernel_math"] = nlohmann::json::object();
     for (const auto& [dtype, n] : coverage_.math_ops)
-      j["kernel_math"][dtype] = {{"kernels", n},
+      j["kernel_math"][cm::to_string(dtype)] = {{"kernels", n},
                                  {"target_peak_tflops", target_math_peaks_.at(dtype).first},
                                  {"native_on_target", target_math_peaks_.at(dtype).second}};
     // The host overhead taken out of the learned model's latencies (kernel_time.h), in us:
@@ -260,8 +259,9 @@ class DeviceWhatIf : public WhatIfOption {
     bool first = true;
     for (const auto& [dtype, n] : coverage_.math_ops) {
       const auto& [peak, native] = target_math_peaks_.at(dtype);
-      out += fmt::format("{} {} {} ({}: {:.1f} TFLOP/s{})", first ? "" : ",", dtype, n, target_name_, peak,
-                         native ? "" : fmt::format(", its fp32 peak, no faster {} arithmetic", dtype));
+      const char* name = cm::to_string(dtype);
+      out += fmt::format("{} {} {} ({}: {:.1f} TFLOP/s{})", first ? "" : ",", name, n, target_name_, peak,
+                         native ? "" : fmt::format(", its fp32 peak, no faster {} arithmetic", name));
       first = false;
     }
     return out + ".";
@@ -324,8 +324,9 @@ class DeviceWhatIf : public WhatIfOption {
   std::optional<cm::DevicePricing> pricing_;  // how the learned model saw the target, when it priced any op
   std::size_t samples_used_ = 0;
   std::map<std::string, double> overheads_ms_;  // "target" / "origin <GPU>" -> overhead taken out (ms)
-  // Per dtype of coverage_.math_ops: the target's peak for it (TFLOP/s) and whether its spec lists one.
-  std::map<std::string, std::pair<double, bool>> target_math_peaks_;
+  // Per dtype of coverage_.math_ops: the target's peak for it (TFLOP/s), and whether that is above its
+  // fp32 peak (arithmetic of its own for that dtype).
+  std::map<cm::DType, std::pair<double, bool>> target_math_peaks_;
   Coverage coverage_;
 };
 
