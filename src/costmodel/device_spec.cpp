@@ -69,6 +69,9 @@ double DeviceSpec::peak_flops(DType dtype) const {
   };
   const double fp32 = listed(DType::kFloat32);
   const double own = listed(dtype);
+  // fp8 where the GPU has none (before Hopper and Ada): the GEMM runs in 16 bits instead (what
+  // Transformer Engine falls back to).
+  if (dtype == DType::kFloat8 && own <= 0) return peak_flops(DType::kFloat16);
   switch (dtype) {
     case DType::kTensorFloat32: case DType::kFloat16: case DType::kBFloat16: case DType::kFloat8:
       // Never below fp32: where a GPU's datasheet rate for a narrower float is lower (P4's fp16

@@ -28,7 +28,7 @@ struct DeviceSpec {
 
   // Peak FLOP/s for a dtype; falls back to fp32 when the spec lists none for that dtype. The
   // narrower floats (tf32, fp16, bf16, fp8) get at least the fp32 peak: a GPU without fast
-  // arithmetic for them runs them in fp32.
+  // arithmetic for them runs them in fp32; fp8 where a GPU has none runs in fp16.
   double peak_flops(DType dtype) const;
   double bandwidth_bytes_per_s() const { return memory_bandwidth_gbs * 1e9; }
   // "A100" for "A100-SXM4-80GB": the GPU model regardless of memory size and form factor.

@@ -88,6 +88,10 @@ TEST_CASE("dtype names from traces parse and peaks fall back to fp32") {
   const auto& p4 = catalog.get("P4");
   REQUIRE(p4.peak_tflops.at("fp16") < 0.1);
   CHECK(p4.peak_flops(DType::kFloat16) == p4.peak_flops(DType::kFloat32));
+  // fp8 where there is none runs in 16 bits: A100 at its fp16 tensor-core peak, P4 at fp32's.
+  CHECK(catalog.get("A100-PCIE-40GB").peak_flops(DType::kFloat8) == Approx(312e12));
+  CHECK(catalog.get("H100-SXM5-80GB").peak_flops(DType::kFloat8) == Approx(1978.9e12));
+  CHECK(p4.peak_flops(DType::kFloat8) == p4.peak_flops(DType::kFloat32));
   const auto& v100 = catalog.get("V100-PCIE-32GB");
   CHECK(v100.peak_flops(DType::kFloat64) < v100.peak_flops(DType::kFloat32));
 }
