@@ -68,12 +68,15 @@ double DeviceSpec::peak_flops(DType dtype) const {
     return it == peak_tflops.end() ? 0.0 : it->second * 1e12;
   };
   const double fp32 = listed(DType::kFloat32);
+  if (dtype == DType::kFloat32) return fp32;  // every query of the fp32 data: one lookup
   const double own = listed(dtype);
-  // fp8 where the GPU has none (before Hopper and Ada): the GEMM runs in 16 bits instead (what
-  // Transformer Engine falls back to).
-  if (dtype == DType::kFloat8 && own <= 0) return peak_flops(DType::kFloat16);
   switch (dtype) {
-    case DType::kTensorFloat32: case DType::kFloat16: case DType::kBFloat16: case DType::kFloat8:
+    case DType::kFloat8:
+      // fp8 where the GPU has none (before Hopper and Ada): the GEMM runs in 16 bits instead
+      // (what Transformer Engine falls back to).
+      if (own <= 0) return peak_flops(DType::kFloat16);
+      [[fallthrough]];
+    case DType::kTensorFloat32: case DType::kFloat16: case DType::kBFloat16:
       // Never below fp32: where a GPU's datasheet rate for a narrower float is lower (P4's fp16
       // at 1/64 rate) or absent (TF32 before Ampere), frameworks compute in fp32 (PyTorch's
       // GEMMs of fp16 accumulate in fp32, its elementwise kernels upcast to float).

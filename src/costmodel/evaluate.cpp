@@ -40,6 +40,13 @@ bool in_test_split(const Measurement& m, double test_fraction, std::uint64_t see
   return static_cast<double>(h % 1000000) / 1e6 < test_fraction;
 }
 
+std::vector<const Measurement*> all_rows(const std::vector<Measurement>& data) {
+  std::vector<const Measurement*> out;
+  out.reserve(data.size());
+  for (const auto& m : data) out.push_back(&m);
+  return out;
+}
+
 std::vector<const Measurement*> split_training_rows(const std::vector<Measurement>& data,
                                                     double test_fraction, std::uint64_t seed) {
   std::vector<const Measurement*> out;
@@ -122,12 +129,6 @@ MapeTable make_table(std::string title, std::string row_label, std::vector<std::
   t.row_label = std::move(row_label);
   t.columns = std::move(columns);
   return t;
-}
-
-std::vector<const Measurement*> all_rows(const std::vector<Measurement>& data) {
-  std::vector<const Measurement*> out;
-  for (const auto& m : data) out.push_back(&m);
-  return out;
 }
 
 // (d): re-timing a kernel time measured on another GPU, as `replay --device` does with a

@@ -71,6 +71,9 @@ void evaluate_split(const std::vector<Measurement>& data, const EvalOptions& opt
 void evaluate_leave_one_out(const std::vector<Measurement>& data, const EvalOptions& options,
                             EvalReport& report, Logger& log);
 
+// Every row of `data`, as the row lists training and evaluation take.
+std::vector<const Measurement*> all_rows(const std::vector<Measurement>& data);
+
 // Training rows of the split (what `costmodel train` fits the shipped model on).
 std::vector<const Measurement*> split_training_rows(const std::vector<Measurement>& data,
                                                     double test_fraction, std::uint64_t seed);

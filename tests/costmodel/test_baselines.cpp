@@ -305,9 +305,7 @@ TEST_CASE("kernel times: each GPU's measurement overhead, taken out of a what-if
     rows.push_back({make_op(OpFamily::kAdd, {64 + i, 1024}), &catalog().get("P100-PCIE-16GB"), 0.03});
   // A conv row: not an elementwise family, never used.
   rows.push_back({make_op(OpFamily::kConv2d, {8, 16, 32, 3, 56, 1, 1}), &catalog().get("P4"), 5.0});
-  std::vector<const Measurement*> ptrs;
-  for (const auto& m : rows) ptrs.push_back(&m);
-  const auto fitted = measurement_overheads_ms(ptrs);
+  const auto fitted = measurement_overheads_ms(all_rows(rows));
   REQUIRE(fitted.size() == 2);
   CHECK(fitted.at("T4") == Approx(0.012).margin(1e-9));
   CHECK(fitted.at("V100-PCIE-32GB") == Approx(0.020).margin(1e-9));
@@ -330,9 +328,7 @@ TEST_CASE("kernel times: each GPU's measurement overhead, taken out of a what-if
   // The shared data's subset: each of its five GPUs has an overhead of some microseconds, never
   // none (16-26 us here; 14-26 us on the full data, docs/costmodel.md).
   const auto data = load_measurements(test_subset_dir(), catalog());
-  std::vector<const Measurement*> subset;
-  for (const auto& m : data) subset.push_back(&m);
-  const auto real = measurement_overheads_ms(subset);
+  const auto real = measurement_overheads_ms(all_rows(data));
   CHECK(real.size() == 5);
   for (const auto& [gpu, ms] : real) {
     INFO(gpu << ": " << ms * 1e3 << " us");

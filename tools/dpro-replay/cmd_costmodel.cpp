@@ -139,7 +139,7 @@ class CostModelCommand : public Command {
     require_torch();
     check_output_path(model_output_, {data_}, force_);  // before minutes of training, not after
     const auto data = cm::load_measurements(data_, catalog);
-    const auto rows = all_rows_ ? all_of(data) : cm::split_training_rows(data, options_.test_fraction, options_.split_seed);
+    const auto rows = all_rows_ ? cm::all_rows(data) : cm::split_training_rows(data, options_.test_fraction, options_.split_seed);
     const auto t0 = std::chrono::steady_clock::now();
     auto model = cm::LearnedModel::train(rows, options_.train, log);
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -223,8 +223,8 @@ class CostModelCommand : public Command {
                            "; adapt is for a GPU it has not seen (to correct a known GPU by measured ops, use "
                            "--samples / --device-samples)");
     const auto replay = cm::load_measurements(data, catalog);
-    std::vector<const cm::Measurement*> target, mix;
-    for (const auto& m : samples) target.push_back(&m);
+    const std::vector<const cm::Measurement*> target = cm::all_rows(samples);
+    std::vector<const cm::Measurement*> mix;
     for (const auto& m : replay)
       if (m.device != &device) mix.push_back(&m);
     const auto t0 = std::chrono::steady_clock::now();
@@ -293,11 +293,6 @@ class CostModelCommand : public Command {
   static std::vector<std::string> with_column(std::vector<std::string> row, std::string value) {
     row.push_back(std::move(value));
     return row;
-  }
-  static std::vector<const cm::Measurement*> all_of(const std::vector<cm::Measurement>& data) {
-    std::vector<const cm::Measurement*> out;
-    for (const auto& m : data) out.push_back(&m);
-    return out;
   }
   static void require_torch() {
     if (!cm::LearnedModel::available())
