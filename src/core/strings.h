@@ -19,6 +19,13 @@ inline std::string ascii_lower(std::string_view text) {
   return out;
 }
 
+// "1 row", "2 rows": a count and its noun, plural with an 's' unless the count is one.
+inline std::string count_of(std::size_t n, std::string_view noun) {
+  std::string out = std::to_string(n) + " " + std::string(noun);
+  if (n != 1) out += 's';
+  return out;
+}
+
 struct StringId {
   std::uint32_t value = 0;  // 0 is the empty string
   friend bool operator==(StringId a, StringId b) = default;

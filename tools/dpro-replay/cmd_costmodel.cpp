@@ -4,14 +4,17 @@
 #include <chrono>
 #include <filesystem>
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <map>
 
 #include <fmt/format.h>
 
 #include "core/byte_source.h"
 #include "core/error.h"
 #include "core/log.h"
+#include "core/strings.h"
 #include "costmodel/csv.h"
 #include "costmodel/dataset.h"
 #include "costmodel/evaluate.h"
@@ -253,11 +256,13 @@ class CostModelCommand : public Command {
     for (std::size_t r = 0; r < table.rows.size(); ++r)
       ops.push_back(reader.read(r));
     // A row's kernel name and geometry describe the kernel that ran on its Device; the model
-    // uses them only when that is the GPU asked for.
+    // uses them only when that is the GPU asked for and it prices that GPU with its identity
+    // (a GPU outside the data is priced without kernels, so its rows take the correction below).
     const int device_col = table.column("Device");
+    const bool kernels_usable = model && model->pricing_of(device).kind != cm::DevicePricing::kUnseen;
     for (size_t i = 0; i < ops.size(); ++i) {
       const bool same_device = device_col >= 0 && catalog.find(table.rows[i][device_col]) == &device;
-      queries.push_back({&ops[i], &device, true, same_device});
+      queries.push_back({&ops[i], &device, true, same_device && kernels_usable});
     }
     std::vector<double> ms(ops.size(), std::nan(""));
     if (model) ms = model->predict_ms(queries);
@@ -274,20 +279,64 @@ class CostModelCommand : public Command {
     std::string out = cm::format_csv_row(with_column(table.header, "predicted_ms")) + "\n";
     for (size_t i = 0; i < ops.size(); ++i) {
       std::string value;
-      if (std::isfinite(ms[i])) { value = fmt::format("{:.6g}", ms[i]); ++learned; }
-      else if (ops[i].describable()) { value = fmt::format("{:.6g}", cm::roofline_ms(ops[i], device)); ++roofline; }
+      if (std::isfinite(ms[i])) ++learned;
+      else if (ops[i].describable()) { ms[i] = cm::roofline_ms(ops[i], device); ++roofline; }
       else ++none;
+      if (std::isfinite(ms[i])) value = fmt::format("{:.6g}", ms[i]);
       out += cm::format_csv_row(with_column(table.rows[i], value)) + "\n";
     }
     write_output(output_.empty() ? "-" : output_, [&](std::ostream& stream) { stream << out; });
     const std::string pricing = model && learned ? cm::pricing_note(*model, device) : "";
     std::cerr << fmt::format("{} rows on {}{}: {} learned{}, {} roofline{}, {} not describable (empty)\n",
                              ops.size(), device.name, pricing, learned,
-                             corrected_by ? fmt::format(" (corrected by {} measured samples where the row's "
-                                                        "kernel on this GPU was not given)", corrected_by)
+                             corrected_by ? fmt::format(" (corrected by {} measured samples where the model "
+                                                        "did not use the row's own kernel)", corrected_by)
                                           : "",
                              roofline, model ? "" : " (learned model not in this build)", none);
+    const std::string measured = measured_note(table, ops, ms, catalog, device);
+    if (!measured.empty()) std::cerr << measured << "\n";
     return 0;
+  }
+
+  // The predictions' error against the rows' own Latency where the file measured them on the GPU
+  // asked for (its Device column names it; a file without one is taken as measured there): MAPE
+  // over those rows and per op family. Rows whose Latency is not a time are left out, and counted.
+  static std::string measured_note(const cm::CsvTable& table, const std::vector<cm::OpDesc>& ops,
+                                   const std::vector<double>& ms, const cm::DeviceCatalog& catalog,
+                                   const cm::DeviceSpec& device) {
+    const int lat = table.column("Latency"), dev = table.column("Device");
+    if (lat < 0) return "";
+    std::map<std::string, cm::MapeCell> by_family;
+    cm::MapeCell all;
+    std::size_t not_a_time = 0;
+    for (size_t i = 0; i < ops.size(); ++i) {
+      if (dev >= 0 && catalog.find(table.rows[i][dev]) != &device) continue;
+      if (!std::isfinite(ms[i])) continue;
+      const std::string& text = table.rows[i][lat];
+      char* end = nullptr;
+      const double measured = std::strtod(text.c_str(), &end);
+      if (text.empty() || *end != '\0' || !(measured >= cm::kMinLatencyMs && measured <= cm::kMaxLatencyMs)) {
+        ++not_a_time;
+        continue;
+      }
+      const double ape = std::abs(ms[i] - measured) / measured;
+      all.sum_ape += ape;
+      ++all.count;
+      auto& cell = by_family[cm::to_string(ops[i].family)];
+      cell.sum_ape += ape;
+      ++cell.count;
+    }
+    if (!all.count && !not_a_time) return "";
+    std::string families;
+    for (const auto& [family, cell] : by_family)
+      families += fmt::format("{}{} {:.1f}", families.empty() ? "" : ", ", family, cell.mape_percent());
+    return fmt::format("against the Latency column ({} measured on {}{}): MAPE {:.1f} %{}{}",
+                       count_of(all.count, "row"), device.name,
+                       dev < 0 ? ", taken as such: the file has no Device column" : "", all.mape_percent(),
+                       families.empty() ? "" : " (" + families + ")",
+                       not_a_time ? fmt::format("; {} left out (Latency not a time in milliseconds)",
+                                                count_of(not_a_time, "row"))
+                                  : "");
   }
 
   static std::vector<std::string> with_column(std::vector<std::string> row, std::string value) {
