@@ -98,10 +98,10 @@ TEST_CASE("device what-if: re-times GPU ops on a faster GPU and reports coverage
   CHECK(n[4].duration == n[4].measured_duration);  // collective unchanged
   const std::string s = w->summary();
   CHECK(s.find("H100-SXM5-80GB") != std::string::npos);
-  CHECK(s.find("1 kernels could not be described") != std::string::npos);
+  CHECK(s.find("1 kernel could not be described") != std::string::npos);
   if (costmodel::LearnedModel::available())
-    CHECK(s.find("Learned compact-AST model: 60.6% of measured GPU time (1 ops") != std::string::npos);
-  CHECK(s.find("Largest undescribed kernels (priced by scaling), by launching op: aten::index_select (1 kernels, "
+    CHECK(s.find("Learned compact-AST model: 60.6% of measured GPU time (1 op") != std::string::npos);
+  CHECK(s.find("Largest undescribed kernels (priced by scaling), by launching op: aten::index_select (1 kernel, "
                "100.000 us).") != std::string::npos);
   CHECK(s.find("no shapes") == std::string::npos);
   if (costmodel::LearnedModel::available())
@@ -167,7 +167,7 @@ TEST_CASE("device what-if: names the ops it could not describe, and says when sh
   const std::string s = summary_on_h100(f);
   INFO(s);
   CHECK(s.find("2 kernels could not be described") != std::string::npos);
-  CHECK(s.find("by launching op: aten::bmm (1 kernels, 2.000 ms), aten::index_select (1 kernels") != std::string::npos);
+  CHECK(s.find("by launching op: aten::bmm (1 kernel, 2.000 ms), aten::index_select (1 kernel") != std::string::npos);
   CHECK(s.find("1 of them are ops the learned model prices but the trace has no shapes") != std::string::npos);
   CHECK(s.find("record_shapes=True") != std::string::npos);
 }
@@ -264,7 +264,7 @@ TEST_CASE("device what-if: --device-samples corrects the learned model by ops me
   CHECK(corrected.dfg.nodes()[0].duration == Approx(measured * ratio(2 * predicted)).epsilon(1e-5));
   CHECK(corrected.dfg.nodes()[0].duration > 2.0 * plain.dfg.nodes()[0].duration);
   CHECK(corrected.dfg.nodes()[1].duration == plain.dfg.nodes()[1].duration);  // scaled, not learned
-  CHECK(w1->summary().find("corrected by 1 ops measured on T4") != std::string::npos);
+  CHECK(w1->summary().find("corrected by 1 op measured on T4") != std::string::npos);
   // Samples of another GPU are refused.
   std::ofstream(samples) << "OPName,Latency,Device,B,M,N,K\nbmm,1.0,Tesla V100-PCIE-32GB,64,512,512,512\n";
   auto w2 = parsed({"--device", "T4", "--device-samples", samples});

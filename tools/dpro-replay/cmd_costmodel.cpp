@@ -287,8 +287,8 @@ class CostModelCommand : public Command {
     }
     write_output(output_.empty() ? "-" : output_, [&](std::ostream& stream) { stream << out; });
     const std::string pricing = model && learned ? cm::pricing_note(*model, device) : "";
-    std::cerr << fmt::format("{} rows on {}{}: {} learned{}, {} roofline{}, {} not describable (empty)\n",
-                             ops.size(), device.name, pricing, learned,
+    std::cerr << fmt::format("{} on {}{}: {} learned{}, {} roofline{}, {} not describable (empty)\n",
+                             count_of(ops.size(), "row"), device.name, pricing, learned,
                              corrected_by ? fmt::format(" (corrected by {} measured samples where the model "
                                                         "did not use the row's own kernel)", corrected_by)
                                           : "",

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "core/strings.h"
 #include "costmodel/device_spec.h"
 #include "costmodel/kernel_time.h"
 #include "costmodel/learned_model.h"
@@ -177,13 +178,13 @@ class DeviceWhatIf : public WhatIfOption {
     const Nanos total = coverage_.total_measured();
     auto share = [&](Retimer r) {
       const int i = static_cast<int>(r);
-      return fmt::format("{:.1f}% of measured GPU time ({} ops, {} -> {})",
-                         total ? 100.0 * coverage_.measured[i] / total : 0.0, coverage_.ops[i],
+      return fmt::format("{:.1f}% of measured GPU time ({}, {} -> {})",
+                         total ? 100.0 * coverage_.measured[i] / total : 0.0, count_of(coverage_.ops[i], "op"),
                          format_duration(coverage_.measured[i]), format_duration(coverage_.predicted[i]));
     };
     return fmt::format(
         "--device {}{}: re-timed {} GPU ops ({} measured). Learned compact-AST model: {}{}. "
-        "Cross-device scaling: {}, of which {} kernels could not be described. Unchanged "
+        "Cross-device scaling: {}, of which {} could not be described. Unchanged "
         "(collectives at their transfer time, host<->device copies, unknown origin GPU): {}{}{}.{}{}",
         target_name_, pricing_ ? cm::pricing_note(*pricing_) : "", coverage_.total_ops(), format_duration(total),
         share(Retimer::kLearned),
@@ -191,11 +192,12 @@ class DeviceWhatIf : public WhatIfOption {
                                          "clamp as relu, ...)", coverage_.like_ops)
                            : "",
         share(Retimer::kScaling),
-        coverage_.undescribable_kernels, share(Retimer::kUnchanged),
-        coverage_.unknown_origin ? fmt::format("; {} ops on a GPU not in the device catalog (use --origin-device)",
-                                               coverage_.unknown_origin)
+        count_of(coverage_.undescribable_kernels, "kernel"), share(Retimer::kUnchanged),
+        coverage_.unknown_origin ? fmt::format("; {} on a GPU not in the device catalog (use --origin-device)",
+                                               count_of(coverage_.unknown_origin, "op"))
                                  : "",
-        samples_used_ ? fmt::format("; learned model corrected by {} ops measured on {}", samples_used_, target_name_)
+        samples_used_ ? fmt::format("; learned model corrected by {} measured on {}", count_of(samples_used_, "op"),
+                                    target_name_)
                       : "",
         math_note(), largest_undescribed());
   }
@@ -273,7 +275,7 @@ class DeviceWhatIf : public WhatIfOption {
     if (v.empty()) return "";
     std::string out = " Largest undescribed kernels (priced by scaling), by launching op:";
     for (std::size_t i = 0; i < v.size() && i < 5; ++i)
-      out += fmt::format("{} {} ({} kernels, {})", i ? "," : "", v[i].first, v[i].second.first,
+      out += fmt::format("{} {} ({}, {})", i ? "," : "", v[i].first, count_of(v[i].second.first, "kernel"),
                          format_duration(v[i].second.second));
     out += ".";
     if (coverage_.without_shapes)
