@@ -29,8 +29,7 @@ void MapeTable::add(const std::string& row, std::size_t column, double predicted
   if (!std::isfinite(predicted) || measured <= 0) return;
   auto& cells = rows[row];
   cells.resize(columns.size());
-  cells[column].sum_ape += std::abs(predicted - measured) / measured;
-  ++cells[column].count;
+  cells[column].add(predicted, measured);
 }
 
 bool in_test_split(const Measurement& m, double test_fraction, std::uint64_t seed) {

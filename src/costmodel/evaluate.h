@@ -3,6 +3,7 @@
 // and docs/costmodel.md): MAPE per op family and per GPU for roofline, cross-device scaling
 // and the learned model, on (a) a random 80/20 split and (b) leave-one-GPU-out with 0 and N
 // k-means-chosen samples of the held-out GPU. Computes tables; rendering is in report.h.
+#include <cmath>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -19,6 +20,10 @@ struct MapeCell {
   double sum_ape = 0;  // sum of |pred - measured| / measured
   std::size_t count = 0;
   double mape_percent() const { return count ? 100.0 * sum_ape / static_cast<double>(count) : 0.0; }
+  void add(double predicted, double measured) {  // measured > 0
+    sum_ape += std::abs(predicted - measured) / measured;
+    ++count;
+  }
 };
 
 struct MapeTable {

@@ -319,12 +319,8 @@ class CostModelCommand : public Command {
         ++not_a_time;
         continue;
       }
-      const double ape = std::abs(ms[i] - measured) / measured;
-      all.sum_ape += ape;
-      ++all.count;
-      auto& cell = by_family[cm::to_string(ops[i].family)];
-      cell.sum_ape += ape;
-      ++cell.count;
+      all.add(ms[i], measured);
+      by_family[cm::to_string(ops[i].family)].add(ms[i], measured);
     }
     if (!all.count && !not_a_time) return "";
     std::string families;
