@@ -5,7 +5,7 @@ abort, a signal or a hang), and print no sanitizer report.
   python3 tools/fuzz_cli.py [--binary B] [--runs N] [--seed S] {model,csv,config,trace,native,comm,all}
 
   model    the cost model file's header (each field set to a bad value) and truncated payloads
-  csv      `costmodel predict` rows with bad dimension values
+  csv      `costmodel predict` rows with bad dimension values, and bad Latency and Device values
   config   cluster and device spec files (each field set to a bad value), --set, --ranks, --bucket-mb
   trace    Kineto traces of traces/hta with random events' fields changed, duplicated, deleted
   native   a dpro-profile native trace with random bytes changed, cut or inserted
@@ -122,6 +122,13 @@ def fuzz_csv(a, tmp):
                         global findings
                         findings += 1
                         print(f"FINDING csv {op}.{col}={v!r}: predicted {last} ms", flush=True)
+    # The score line against a measured Latency (and the Device it names): bad values are left
+    # out and counted, never a crash.
+    for v in values:
+        for device in ("Tesla T4", v):
+            open(path, "w").write(f"OPName,Latency,Device,B,H\nadd,{v},{device},1024,1024\nadd,0.05,Tesla T4,64,64\n")
+            n += 1
+            run([a.binary, "costmodel", "predict", "--device", "T4", path], f"csv Latency={v!r} Device={device!r}")
     print(f"csv: {n} runs", flush=True)
 
 
