@@ -144,7 +144,8 @@ class LearnedModel {
 inline std::string pricing_note(const DevicePricing& p) {
   switch (p.kind) {
     case DevicePricing::kUnseen:
-      return " (not in the learned model's training data: priced by its unseen-GPU network)";
+      return " (not in the learned model's training data: priced by its unseen-GPU network, less accurate than "
+             "once ops measured on the GPU correct it: `costmodel pick` chooses them, docs/costmodel.md)";
     case DevicePricing::kTwin: return " (priced as " + p.as + ": the same datasheet figures)";
     case DevicePricing::kSibling:
       return " (priced with the identity of " + p.as + ", the same chip, and its own clock, bandwidth, ...)";

@@ -106,7 +106,7 @@ TEST_CASE("device what-if: re-times GPU ops on a faster GPU and reports coverage
   CHECK(s.find("no shapes") == std::string::npos);
   if (costmodel::LearnedModel::available())
     CHECK(s.find("--device H100-SXM5-80GB (not in the learned model's training data: priced by its unseen-GPU "
-                 "network)") != std::string::npos);
+                 "network, less accurate than once ops measured on the GPU correct it") != std::string::npos);
   // The same figures as JSON (replay --json: whatif.changes.device).
   CHECK(std::string(w->key()) == "device");
   const nlohmann::json d = w->details();
