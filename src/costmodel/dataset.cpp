@@ -157,7 +157,7 @@ std::vector<Measurement> load_measurements(const std::string& path, const Device
       }
       // A nanosecond to a thousand seconds: beyond that a latency is a unit mistake or garbage,
       // and one such sample would scale every corrected prediction (1e300 ms did).
-      if (!(m.latency_ms >= kMinLatencyMs && m.latency_ms <= kMaxLatencyMs))
+      if (!is_latency_ms(m.latency_ms))
         throw InputError(file, row_label(r), "Latency '" + row[lat] + "' is not a time in milliseconds from 1e-6 to 1e6");
       out.push_back(std::move(m));
     }

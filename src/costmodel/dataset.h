@@ -27,6 +27,7 @@ inline constexpr std::int64_t kMaxDimension = std::int64_t{1} << 40;
 inline constexpr double kMaxOpBytes = 1125899906842624.0;
 // Range of a measured Latency (ms) a row may give: a nanosecond to a thousand seconds.
 inline constexpr double kMinLatencyMs = 1e-6, kMaxLatencyMs = 1e6;
+inline bool is_latency_ms(double ms) { return ms >= kMinLatencyMs && ms <= kMaxLatencyMs; }  // NaN: false
 
 // How errors name table row `r` (0-based): "row r+2", its line in the file (the header is line 1).
 std::string row_label(std::size_t r);

@@ -260,9 +260,10 @@ class CostModelCommand : public Command {
     // (a GPU outside the data is priced without kernels, so its rows take the correction below).
     const int device_col = table.column("Device");
     const bool kernels_usable = model && model->pricing_of(device).kind != cm::DevicePricing::kUnseen;
+    std::vector<bool> on_device(ops.size(), false);  // the row's Device is the GPU asked
     for (size_t i = 0; i < ops.size(); ++i) {
-      const bool same_device = device_col >= 0 && catalog.find(table.rows[i][device_col]) == &device;
-      queries.push_back({&ops[i], &device, true, same_device && kernels_usable});
+      on_device[i] = device_col >= 0 && catalog.find(table.rows[i][device_col]) == &device;
+      queries.push_back({&ops[i], &device, true, on_device[i] && kernels_usable});
     }
     std::vector<double> ms(ops.size(), std::nan(""));
     if (model) ms = model->predict_ms(queries);
@@ -293,7 +294,7 @@ class CostModelCommand : public Command {
                                                         "did not use the row's own kernel)", corrected_by)
                                           : "",
                              roofline, model ? "" : " (learned model not in this build)", none);
-    const std::string measured = measured_note(table, ops, ms, catalog, device);
+    const std::string measured = measured_note(table, ops, ms, on_device, device);
     if (!measured.empty()) std::cerr << measured << "\n";
     return 0;
   }
@@ -302,7 +303,7 @@ class CostModelCommand : public Command {
   // asked for (its Device column names it; a file without one is taken as measured there): MAPE
   // over those rows and per op family. Rows whose Latency is not a time are left out, and counted.
   static std::string measured_note(const cm::CsvTable& table, const std::vector<cm::OpDesc>& ops,
-                                   const std::vector<double>& ms, const cm::DeviceCatalog& catalog,
+                                   const std::vector<double>& ms, const std::vector<bool>& on_device,
                                    const cm::DeviceSpec& device) {
     const int lat = table.column("Latency"), dev = table.column("Device");
     if (lat < 0) return "";
@@ -310,12 +311,12 @@ class CostModelCommand : public Command {
     cm::MapeCell all;
     std::size_t not_a_time = 0;
     for (size_t i = 0; i < ops.size(); ++i) {
-      if (dev >= 0 && catalog.find(table.rows[i][dev]) != &device) continue;
+      if (dev >= 0 && !on_device[i]) continue;
       if (!std::isfinite(ms[i])) continue;
       const std::string& text = table.rows[i][lat];
       char* end = nullptr;
       const double measured = std::strtod(text.c_str(), &end);
-      if (text.empty() || *end != '\0' || !(measured >= cm::kMinLatencyMs && measured <= cm::kMaxLatencyMs)) {
+      if (text.empty() || *end != '\0' || !cm::is_latency_ms(measured)) {
         ++not_a_time;
         continue;
       }

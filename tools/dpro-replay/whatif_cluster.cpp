@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "core/error.h"
+#include "core/strings.h"
 #include "graph/builder.h"
 #include "replayer/comm/calibration.h"
 #include "replayer/comm/cluster.h"
@@ -114,9 +115,8 @@ class ClusterWhatIf : public WhatIfOption {
         comm::to_string(comm::FitOptions{}.grouping), describe(fit), format_duration(retimed.before),
         format_duration(retimed.after));
     if (buckets)
-      text += fmt::format(" Gradient buckets of {} MB: {} all-reduces per rank -> {} bucket{}, all-reduce time {} -> "
-                          "{}.",
-                          *bucket_mb_, buckets->allreduces, buckets->buckets, buckets->buckets == 1 ? "" : "s",
+      text += fmt::format(" Gradient buckets of {} MB: {} all-reduces per rank -> {}, all-reduce time {} -> {}.",
+                          *bucket_mb_, buckets->allreduces, count_of(buckets->buckets, "bucket"),
                           format_duration(buckets->before), format_duration(buckets->after));
     nlohmann::json scaled_in_jobs = nlohmann::json::array();
     if (ranks_) {
