@@ -35,6 +35,15 @@ int column_any(const CsvTable& t, std::initializer_list<const char*> names) {
 }
 }  // namespace
 
+bool parse_decimal(const std::string& text, double& out) {
+  const auto first = text.find_first_not_of(" \t"), last = text.find_last_not_of(" \t");
+  if (first == std::string::npos) return false;
+  // from_chars in general format reads no hex and no leading '+'; all of it must be the number.
+  const char* end = text.data() + last + 1;
+  auto r = std::from_chars(text.data() + first, end, out, std::chars_format::general);
+  return r.ec == std::errc() && r.ptr == end;
+}
+
 std::string row_label(std::size_t r) { return "row " + std::to_string(r + 2); }
 
 OpRowReader::OpRowReader(const CsvTable& table, std::string file)
@@ -150,11 +159,8 @@ std::vector<Measurement> load_measurements(const std::string& path, const Device
       if (!m.op.describable()) throw InputError(file, row_label(r), "op '" + m.op.name + "' has no usable dimensions");
       m.device = catalog.find(row[dev]);
       if (!m.device) throw InputError(file, row_label(r), "device '" + row[dev] + "' is not in the catalog");
-      try {
-        m.latency_ms = std::stod(row[lat]);
-      } catch (const std::exception&) {
+      if (!parse_decimal(row[lat], m.latency_ms))
         throw InputError(file, row_label(r), "Latency '" + row[lat] + "' is not a number");
-      }
       // A nanosecond to a thousand seconds: beyond that a latency is a unit mistake or garbage,
       // and one such sample would scale every corrected prediction (1e300 ms did).
       if (!is_latency_ms(m.latency_ms))

@@ -250,7 +250,8 @@ TEST_CASE("costmodel predict --samples corrects the model by ops measured on the
                       Catch::Contains(samples) && Catch::Contains("sample row 2") && Catch::Contains("not on T4"));
   // A latency that is no time was accepted before: one sample of 1e300 ms priced every op at
   // 1e200 ms and more, one of 1e-300 at nearly nothing.
-  for (const std::string bad : {"1e300", "1e-300", "inf", "nan", "0", "-0.1"}) {
+  // Nor is a number with more after it, nor hex: std::stod read "0.1abc" as 0.1 and "0x10" as 16.
+  for (const std::string bad : {"1e300", "1e-300", "inf", "nan", "0", "-0.1", "0.1abc", "0x10", "0.1 ms", "1e400"}) {
     INFO(bad);
     std::ofstream(samples) << "OPName,Latency,Device,B,H\nrelu,0.1,Tesla T4,64,4096\nrelu," << bad << ",Tesla T4,64,8192\n";
     REQUIRE_THROWS_WITH(run_cli({"costmodel", "predict", "--device", "T4", in, "--samples", samples}),

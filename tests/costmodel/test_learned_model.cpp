@@ -176,10 +176,12 @@ TEST_CASE("training on the subset learns, and save/load round-trips exactly") {
   REQUIRE_FALSE(trained.knows_device(h100));
   CHECK(single.predict_ms({{&op, &t4}})[0] == Approx(trained.predict_ms({{&op, &t4}})[0]).epsilon(1e-9));
   OpDesc large = make_op(OpFamily::kBmm, {64, 1024, 1024, 1024});  // far above the floor guard
-  CHECK(single.predict_ms({{&large, &h100}})[0] != Approx(trained.predict_ms({{&large, &h100}})[0]).epsilon(1e-3));
+  // Another network: not equal to within 1e-6, where the same network gave 1e-9 above (two
+  // networks of 10 and 40 epochs came within 0.09 % of each other on an AMD EPYC, so no wider).
+  CHECK(single.predict_ms({{&large, &h100}})[0] != Approx(trained.predict_ms({{&large, &h100}})[0]).epsilon(1e-6));
   // ... and a known GPU priced as unseen (allow_identity off) goes through it too.
   PredictQuery t4_unseen{&large, &t4, false};
-  CHECK(single.predict_ms({t4_unseen})[0] != Approx(trained.predict_ms({t4_unseen})[0]).epsilon(1e-3));
+  CHECK(single.predict_ms({t4_unseen})[0] != Approx(trained.predict_ms({t4_unseen})[0]).epsilon(1e-6));
 
   // A GPU with the same datasheet figures as a trained one is priced as that GPU (the file
   // keeps the figures): a twin. One of the same chip (SMs, cores per SM) with other figures is
@@ -273,8 +275,10 @@ TEST_CASE("a recorded kernel is used only for a GPU the model prices with its id
                                    {&t4_bmm->op, &t4, true, false},
                                    {&t4_bmm->op, &h100, true, true},
                                    {&t4_bmm->op, &h100, true, false}});
-  CHECK(p[0] != p[1]);
-  CHECK(p[2] == p[3]);
+  // Rows of one batch may differ in the last bits by their position (the BLAS kernel a CPU
+  // picks for a remainder of rows: 3e-8 apart on an AMD EPYC), hence 1e-6, not ==.
+  CHECK(p[0] != Approx(p[1]).epsilon(1e-6));
+  CHECK(p[2] == Approx(p[3]).epsilon(1e-6));
 }
 
 TEST_CASE("the floor guard lifts a GPU outside the data to the training GPUs' floor") {
@@ -357,7 +361,7 @@ TEST_CASE("a recorded kernel is used only on the GPU it ran on") {
   bare.block.reset();
   // Default queries (a what-if on another GPU) ignore the kernel: same as an op without one.
   const auto p = model.predict_ms({{&conv->op, &h100}, {&bare, &h100}, {&conv->op, &t4, true, true}, {&bare, &t4}});
-  CHECK(p[0] == p[1]);
+  CHECK(p[0] == Approx(p[1]).epsilon(1e-6));  // 1e-6: rows of one batch, as above
   // Asked for on its own GPU, the kernel features change the prediction.
-  CHECK(p[2] != p[3]);
+  CHECK(p[2] != Approx(p[3]).epsilon(1e-6));
 }

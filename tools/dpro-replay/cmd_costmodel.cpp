@@ -314,9 +314,8 @@ class CostModelCommand : public Command {
       if (dev >= 0 && !on_device[i]) continue;
       if (!std::isfinite(ms[i])) continue;
       const std::string& text = table.rows[i][lat];
-      char* end = nullptr;
-      const double measured = std::strtod(text.c_str(), &end);
-      if (text.empty() || *end != '\0' || !cm::is_latency_ms(measured)) {
+      double measured = 0;
+      if (!cm::parse_decimal(text, measured) || !cm::is_latency_ms(measured)) {
         ++not_a_time;
         continue;
       }
