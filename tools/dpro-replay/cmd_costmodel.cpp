@@ -4,7 +4,6 @@
 #include <chrono>
 #include <filesystem>
 #include <cmath>
-#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <map>
