@@ -1,6 +1,25 @@
 #include "core/strings.h"
 
+#include <charconv>
+#include <system_error>
+
 namespace dpro {
+
+std::optional<std::int64_t> parse_integer(std::string_view text) {
+  std::int64_t n = 0;
+  const auto r = std::from_chars(text.data(), text.data() + text.size(), n);
+  if (text.empty() || r.ec != std::errc() || r.ptr != text.data() + text.size()) return std::nullopt;
+  return n;
+}
+
+bool parse_decimal(std::string_view text, double& out) {
+  const auto first = text.find_first_not_of(" \t"), last = text.find_last_not_of(" \t");
+  if (first == std::string_view::npos) return false;
+  // from_chars in general format reads no hex and no leading '+'; all of it must be the number.
+  const char* end = text.data() + last + 1;
+  const auto r = std::from_chars(text.data() + first, end, out, std::chars_format::general);
+  return r.ec == std::errc() && r.ptr == end;
+}
 
 StringTable::StringTable() {
   storage_.emplace_back();

@@ -4,6 +4,7 @@
 // Views returned by StringTable::view stay valid for the table's lifetime.
 #include <cstdint>
 #include <deque>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -25,6 +26,15 @@ inline std::string count_of(std::size_t n, std::string_view noun) {
   if (n != 1) out += 's';
   return out;
 }
+
+// `text` as a whole decimal number and nothing else (optional '-', digits; no spaces, no '+', no
+// trailing text); nullopt if it is not one or does not fit 64 bits.
+std::optional<std::int64_t> parse_integer(std::string_view text);
+
+// `text` as a decimal number and nothing else: spaces and tabs around it allowed; no hex, no
+// leading '+', no trailing text ("0.1abc", "0.1 ms", "0x10" are refused), nothing out of double's
+// range ("1e400"). False if it is not one; `out` is then unspecified.
+bool parse_decimal(std::string_view text, double& out);
 
 struct StringId {
   std::uint32_t value = 0;  // 0 is the empty string

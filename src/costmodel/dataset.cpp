@@ -1,7 +1,6 @@
 #include "costmodel/dataset.h"
 
 #include <algorithm>
-#include <charconv>
 #include <filesystem>
 #include <iomanip>
 #include <limits>
@@ -9,6 +8,7 @@
 
 #include "core/byte_source.h"
 #include "core/error.h"
+#include "core/strings.h"
 
 namespace dpro::costmodel {
 
@@ -25,8 +25,9 @@ std::vector<std::string> dim_columns(OpFamily f) {
 
 namespace {
 bool parse_int(const std::string& s, std::int64_t& out) {
-  auto r = std::from_chars(s.data(), s.data() + s.size(), out);
-  return r.ec == std::errc() && r.ptr == s.data() + s.size();
+  const auto n = parse_integer(s);
+  if (n) out = *n;
+  return n.has_value();
 }
 int column_any(const CsvTable& t, std::initializer_list<const char*> names) {
   for (const char* n : names)
@@ -34,15 +35,6 @@ int column_any(const CsvTable& t, std::initializer_list<const char*> names) {
   return -1;
 }
 }  // namespace
-
-bool parse_decimal(const std::string& text, double& out) {
-  const auto first = text.find_first_not_of(" \t"), last = text.find_last_not_of(" \t");
-  if (first == std::string::npos) return false;
-  // from_chars in general format reads no hex and no leading '+'; all of it must be the number.
-  const char* end = text.data() + last + 1;
-  auto r = std::from_chars(text.data() + first, end, out, std::chars_format::general);
-  return r.ec == std::errc() && r.ptr == end;
-}
 
 std::string row_label(std::size_t r) { return "row " + std::to_string(r + 2); }
 

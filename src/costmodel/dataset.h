@@ -28,9 +28,7 @@ inline constexpr double kMaxOpBytes = 1125899906842624.0;
 // Range of a measured Latency (ms) a row may give: a nanosecond to a thousand seconds.
 inline constexpr double kMinLatencyMs = 1e-6, kMaxLatencyMs = 1e6;
 inline bool is_latency_ms(double ms) { return ms >= kMinLatencyMs && ms <= kMaxLatencyMs; }  // NaN: false
-// A Latency cell as a decimal number and nothing else (spaces around it allowed; no hex, no
-// trailing text such as "0.1abc" or "0.1 ms"); false otherwise. The range is is_latency_ms's.
-bool parse_decimal(const std::string& text, double& out);
+// A Latency cell is read with parse_decimal (core/strings.h), then checked with is_latency_ms.
 
 // How errors name table row `r` (0-based): "row r+2", its line in the file (the header is line 1).
 std::string row_label(std::size_t r);

@@ -6,12 +6,13 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <regex>
+#include <optional>
 
 namespace fs = std::filesystem;
 
@@ -20,11 +21,20 @@ namespace dpro::profiler {
 std::string validate(const LaunchOptions& o) {
   if (o.command.empty()) return "no command given (usage: dpro-profile [options] -- CMD ARGS...)";
   if (!o.steps.empty()) {
-    std::smatch m;
-    if (!std::regex_match(o.steps, m, std::regex(R"((\d+):(\d+))")))
-      return "--steps must be A:B with integers A <= B, got '" + o.steps + "'";
-    if (std::stol(m[1]) > std::stol(m[2]))
-      return "--steps " + o.steps + ": first step is after the last";
+    // A:B, two step numbers that fit an int (no regex-and-stol: 99999999999:1 threw out of range).
+    const auto colon = o.steps.find(':');
+    auto step = [&](std::size_t from, std::size_t to) -> std::optional<int> {
+      int n = -1;
+      const char* first = o.steps.data() + from;
+      const char* last = o.steps.data() + to;
+      const auto r = std::from_chars(first, last, n);
+      if (first == last || *first == '-' || r.ec != std::errc() || r.ptr != last) return std::nullopt;
+      return n;
+    };
+    const auto a = colon == std::string::npos ? std::nullopt : step(0, colon);
+    const auto b = colon == std::string::npos ? std::nullopt : step(colon + 1, o.steps.size());
+    if (!a || !b) return "--steps must be A:B with whole numbers 0 <= A <= B < 2^31, got '" + o.steps + "'";
+    if (*a > *b) return "--steps " + o.steps + ": first step is after the last";
   }
   if (o.out_dir.empty()) return "--out must not be empty";
   return "";

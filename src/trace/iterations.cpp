@@ -1,7 +1,6 @@
 #include "trace/iterations.h"
 
 #include <algorithm>
-#include <charconv>
 #include <map>
 
 namespace dpro::trace {
@@ -9,12 +8,7 @@ namespace dpro::trace {
 std::optional<std::int64_t> profiler_step_number(std::string_view name) {
   constexpr std::string_view kPrefix = "ProfilerStep#";
   if (name.substr(0, kPrefix.size()) != kPrefix) return std::nullopt;
-  std::int64_t n = 0;
-  const char* first = name.data() + kPrefix.size();
-  const char* last = name.data() + name.size();
-  auto [p, ec] = std::from_chars(first, last, n);
-  if (ec != std::errc() || p != last) return std::nullopt;
-  return n;
+  return parse_integer(name.substr(kPrefix.size()));
 }
 
 void detect_iterations(TraceRank& rank, const StringTable& strings) {

@@ -8,6 +8,7 @@
 
 #include "core/byte_source.h"
 #include "core/error.h"
+#include "core/strings.h"
 #include "trace/iterations.h"
 #include "trace/native/clock_alignment.h"
 
@@ -36,8 +37,11 @@ std::optional<int> rank_from_file_name(const std::string& path) {
   static const std::regex pattern(R"((?:rank|worker)[_\-]?(\d+))", std::regex::icase);
   std::smatch m;
   const std::string name = fs::path(path).filename().string();
-  if (std::regex_search(name, m, pattern)) return std::stoi(m[1].str());
-  return std::nullopt;
+  if (!std::regex_search(name, m, pattern)) return std::nullopt;
+  // A number beyond any rank (worker99999999999) is not taken as one: the next free rank is.
+  const auto rank = parse_integer(m[1].str());
+  if (!rank || *rank > kMaxRank) return std::nullopt;
+  return static_cast<int>(*rank);
 }
 
 void assign_ranks(std::vector<TraceRank>& ranks, Logger& log) {

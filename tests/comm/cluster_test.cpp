@@ -123,7 +123,12 @@ TEST_CASE("set changes one cluster parameter and rejects unknown keys and bad va
   CHECK(c.inter.latency_us == 3.5);
   REQUIRE_THROWS_WITH(comm::apply_setting(c, "network.warp_speed=9"), Catch::Contains("unknown key"));
   REQUIRE_THROWS_WITH(comm::apply_setting(c, "network.inter_node_gbps=-5"), Catch::Contains("from 0.001 to 1e6 GB/s"));
-  REQUIRE_THROWS_WITH(comm::apply_setting(c, "network.inter_node_gbps=fast"), Catch::Contains("not a number"));
+  REQUIRE_THROWS_WITH(comm::apply_setting(c, "network.inter_node_gbps=fast"), Catch::Contains("not a decimal number"));
+  // strtod once read these as 16 and 50: the value must be a decimal number and nothing else.
+  for (const char* bad : {"network.inter_node_gbps=0x10", "network.inter_node_gbps=50GB", "network.inter_node_gbps=",
+                          "network.intra_node_gbps=1e400"})
+    REQUIRE_THROWS_WITH(comm::apply_setting(c, bad), Catch::Contains("not a decimal number"));
+  CHECK(c.inter.bandwidth_gbps == 50);
   REQUIRE_THROWS_WITH(comm::apply_setting(c, "network.inter_node_gbps"), Catch::Contains("key=value"));
   REQUIRE_THROWS_WITH(comm::apply_setting(c, "cluster.gpus_per_node=4.5"), Catch::Contains("whole number"));
   REQUIRE_THROWS_WITH(comm::apply_setting(c, "cluster.gpus_per_node=1e300"), Catch::Contains("whole number"));

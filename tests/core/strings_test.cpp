@@ -23,3 +23,17 @@ TEST_CASE("format_duration picks a readable unit") {
   CHECK(dpro::format_duration(2500) == "2.500 us");
   CHECK(dpro::format_duration(13336315805) == "13.336 s");
 }
+
+TEST_CASE("parse_decimal reads a decimal number and nothing else") {
+  double v = 0;
+  CHECK(dpro::parse_decimal("0.25", v));
+  CHECK(v == 0.25);
+  CHECK(dpro::parse_decimal(" 1e-3\t", v));
+  CHECK(v == 0.001);
+  CHECK(dpro::parse_decimal("-7", v));
+  CHECK(v == -7);
+  for (const char* bad : {"", "  ", "0x10", "0.1abc", "0.1 ms", "+1", "1e400", "1e", ".", "-", "1,5"}) {
+    INFO(bad);
+    CHECK_FALSE(dpro::parse_decimal(bad, v));
+  }
+}

@@ -168,7 +168,7 @@ TEST_CASE("device what-if: names the ops it could not describe, and says when sh
   INFO(s);
   CHECK(s.find("2 kernels could not be described") != std::string::npos);
   CHECK(s.find("by launching op: aten::bmm (1 kernel, 2.000 ms), aten::index_select (1 kernel") != std::string::npos);
-  CHECK(s.find("1 of them are ops the learned model prices but the trace has no shapes") != std::string::npos);
+  CHECK(s.find("1 of them is an op the learned model prices but the trace has no shapes") != std::string::npos);
   CHECK(s.find("record_shapes=True") != std::string::npos);
 }
 

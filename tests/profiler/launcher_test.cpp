@@ -48,7 +48,7 @@ TEST_CASE("launcher options are validated", "[launcher]") {
   CHECK(validate(o).empty());
   o.steps = "3:7";
   CHECK(validate(o).empty());
-  for (const char* bad : {"7:3", "3", "a:b", "-1:2", "3:"}) {
+  for (const char* bad : {"7:3", "3", "a:b", "-1:2", "3:", ":", "99999999999:1", "1:2:3", "+1:2", " 1:2"}) {
     o.steps = bad;
     CHECK_FALSE(validate(o).empty());
   }
@@ -78,4 +78,10 @@ TEST_CASE("trace files are named from RANK, LOCAL_RANK, host, pid and restart co
   CHECK(bare.nccl);
   CHECK_FALSE(bare.nvtx);
   CHECK(trace_file_path(bare) == "dpro-traces/norank.h.pid1.dpro");
+  // Numbers an int cannot hold, or with trailing text, are not taken (once cast to a wrapped int).
+  vars = {{"RANK", "99999999999"}, {"WORLD_SIZE", "8x"}, {"DPRO_PROFILE_FLUSH_MS", "4294967546"}};
+  SessionConfig odd = config_from_env(lookup);
+  CHECK_FALSE(odd.rank);
+  CHECK_FALSE(odd.world_size);
+  CHECK(odd.flush_ms == bare.flush_ms);
 }

@@ -203,6 +203,41 @@ TEST_CASE("a user step name and a step selection are applied at load", "[native]
   CHECK(calls[0]->correlation == 2);
 }
 
+TEST_CASE("a damaged step selection keeps all events with a warning", "[native]") {
+  // These once ended in std::stol's invalid_argument / out_of_range ("internal error").
+  for (const char* steps : {"1:x", "99999999999999999999:1", ":", "1:2:3"}) {
+    INFO(steps);
+    test::TempDir dir("badsel");
+    test::NativeTraceBuilder b(test::header_for(0, "h"));
+    b.add().add_metadata("steps", steps);
+    for (std::uint32_t k = 0; k < 3; ++k) {
+      const std::uint64_t t = kT0 + k * 10000;
+      b.add(MarkerRecord{kMarkerStart, t, k + 1, 1, 2, "ProfilerStep#" + std::to_string(k), ""});
+      b.add(MarkerRecord{kMarkerEnd, t + 9000, k + 1, 1, 2, "", ""});
+    }
+    b.write(dir.file("s.dpro"));
+    Loaded t;
+    load(dir.file("s.dpro"), t);
+    CHECK(t.of_kind(EventKind::kUserAnnotation).size() == 3);
+    CHECK(t.warnings >= 1);
+  }
+  // A range named like a step but without a number is not a step (and is no error).
+  test::TempDir dir("oddname");
+  test::NativeTraceBuilder b(test::header_for(0, "h"));
+  b.add().add_metadata("steps", "1:1");
+  for (std::uint32_t k = 0; k < 3; ++k) {
+    const std::uint64_t t = kT0 + k * 10000;
+    b.add(MarkerRecord{kMarkerStart, t, k + 1, 1, 2, k == 0 ? "ProfilerStep#x" : "ProfilerStep#" + std::to_string(k), ""});
+    b.add(MarkerRecord{kMarkerEnd, t + 9000, k + 1, 1, 2, "", ""});
+  }
+  b.write(dir.file("s.dpro"));
+  Loaded t;
+  load(dir.file("s.dpro"), t);
+  const auto kept = t.of_kind(EventKind::kUserAnnotation);
+  REQUIRE(kept.size() == 1);
+  CHECK(t.name(kept[0]) == "ProfilerStep#1");
+}
+
 TEST_CASE("kernel names map to normalised NCCL operations", "[native]") {
   CHECK(nccl_op_from_kernel_name("ncclDevKernel_ReduceScatter_Sum_f32_RING_LL") == "reducescatter");
   CHECK(nccl_op_from_kernel_name("ncclKernel_AllGather_RING_LL_Sum_int8_t") == "allgather");

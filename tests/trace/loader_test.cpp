@@ -78,6 +78,23 @@ TEST_CASE("A rank missing from distributedInfo is taken from a rank-named file")
   CHECK(log.contains("assuming rank 5"));
 }
 
+TEST_CASE("A number in a file name beyond any rank is not taken as the rank") {
+  // worker99999999999 once ended in "internal error: stoi" (the number does not fit an int).
+  const std::string dir = test::fresh_dir("rank_name_too_large");
+  for (const char* name : {"worker99999999999.json.gz", "rank1048577.json.gz"}) {
+    fs::copy_file(test::source_path("traces/hta/no-rank.json.gz"), dir + "/" + name);
+    test::CapturingLog log;
+    const auto set = test::load({dir + "/" + name}, log.log);
+    REQUIRE(set.ranks.size() == 1);
+    CHECK(set.ranks[0].rank == 0);
+    CHECK(log.contains("assuming rank 0"));
+  }
+  fs::copy_file(test::source_path("traces/hta/no-rank.json.gz"), dir + "/worker1048576.json.gz");
+  test::CapturingLog log;
+  const auto set = test::load({dir + "/worker1048576.json.gz"}, log.log);  // 2^20, the largest rank
+  CHECK(set.ranks[0].rank == 1048576);
+}
+
 TEST_CASE("Malformed JSON is an error naming the file and the byte") {
   const std::string dir = test::fresh_dir("malformed");
   test::write_text(dir + "/bad.json", R"({"traceEvents": [{"ph": "X", "name": "a", "ts": 1, "dur": 2} {"ph": "X"}]})");

@@ -314,7 +314,7 @@ class CostModelCommand : public Command {
       if (!std::isfinite(ms[i])) continue;
       const std::string& text = table.rows[i][lat];
       double measured = 0;
-      if (!cm::parse_decimal(text, measured) || !cm::is_latency_ms(measured)) {
+      if (!parse_decimal(text, measured) || !cm::is_latency_ms(measured)) {
         ++not_a_time;
         continue;
       }

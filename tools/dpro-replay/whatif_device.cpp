@@ -279,9 +279,10 @@ class DeviceWhatIf : public WhatIfOption {
                          format_duration(v[i].second.second));
     out += ".";
     if (coverage_.without_shapes)
-      out += fmt::format(" {} of them are ops the learned model prices but the trace has no shapes for "
+      out += fmt::format(" {} the learned model prices but the trace has no shapes for "
                          "(record with torch.profiler.profile(record_shapes=True)).",
-                         coverage_.without_shapes);
+                         coverage_.without_shapes == 1 ? std::string("1 of them is an op")
+                                                       : std::to_string(coverage_.without_shapes) + " of them are ops");
     return out;
   }
 

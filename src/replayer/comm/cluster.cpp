@@ -10,6 +10,7 @@
 
 #include "core/error.h"
 #include "core/json_fields.h"
+#include "core/strings.h"
 
 namespace dpro::comm {
 
@@ -123,9 +124,8 @@ void apply_setting(ClusterSpec& c, const std::string& assignment) {
   if (eq == std::string::npos) throw InputError("", "--set " + assignment, "expected key=value");
   const std::string key = assignment.substr(0, eq);
   const std::string text = assignment.substr(eq + 1);
-  char* end = nullptr;
-  const double v = std::strtod(text.c_str(), &end);
-  if (text.empty() || *end != '\0') throw InputError("", "--set " + assignment, "value is not a number");
+  double v = 0;
+  if (!parse_decimal(text, v)) throw InputError("", "--set " + assignment, "value is not a decimal number");
   // The same ranges as in a cluster file, and the same wording.
   auto in = [&](const json_field::Range& range) {
     if (!json_field::in_range(range, v)) throw InputError("", "--set " + assignment, "must be " + json_field::describe(range));

@@ -4,6 +4,7 @@
 #include <map>
 #include <unordered_map>
 
+#include "core/strings.h"
 #include "trace/native/native_reader.h"
 #include "trace/native/nccl_join.h"
 
@@ -263,15 +264,20 @@ void RankBuilder::apply_step_selection() {
   }
   auto it = c_.metadata.find("steps");
   if (it == c_.metadata.end()) return;
-  auto colon = it->second.find(':');
-  if (colon == std::string::npos) return;
-  long first = std::stol(it->second.substr(0, colon)), last = std::stol(it->second.substr(colon + 1));
+  const std::string_view steps = it->second;
+  const auto colon = steps.find(':');
+  const auto first = colon == std::string_view::npos ? std::nullopt : parse_integer(steps.substr(0, colon));
+  const auto last = colon == std::string_view::npos ? std::nullopt : parse_integer(steps.substr(colon + 1));
+  if (!first || !last) {  // dpro-profile writes A:B; anything else is a damaged header
+    log_.warn(c_.path + ": steps '" + it->second + "' in the trace header is not A:B; keeping all events");
+    return;
+  }
   Nanos lo = INT64_MAX, hi = INT64_MIN;
   for (const auto& e : r_.events) {
-    auto name = strings_.view(e.name);
+    const std::string_view name = strings_.view(e.name);
     if (e.kind != EventKind::kUserAnnotation || !name.starts_with("ProfilerStep#")) continue;
-    long n = std::stol(std::string(name.substr(13)));
-    if (n >= first && n <= last) lo = std::min(lo, e.start), hi = std::max(hi, e.end());
+    const auto n = parse_integer(name.substr(13));  // (dpro_trace's profiler_step_number: a library above this one)
+    if (n && *n >= *first && *n <= *last) lo = std::min(lo, e.start), hi = std::max(hi, e.end());
   }
   if (lo > hi) {
     log_.warn(c_.path + ": steps " + it->second + " not found in the trace; keeping all events");
