@@ -5,13 +5,6 @@
 
 namespace dpro {
 
-std::optional<std::int64_t> parse_integer(std::string_view text) {
-  std::int64_t n = 0;
-  const auto r = std::from_chars(text.data(), text.data() + text.size(), n);
-  if (text.empty() || r.ec != std::errc() || r.ptr != text.data() + text.size()) return std::nullopt;
-  return n;
-}
-
 bool parse_decimal(std::string_view text, double& out) {
   const auto first = text.find_first_not_of(" \t"), last = text.find_last_not_of(" \t");
   if (first == std::string_view::npos) return false;

@@ -2,11 +2,13 @@
 // Interned strings: each distinct name is stored once and referred to by a StringId; and
 // small string helpers.
 // Views returned by StringTable::view stay valid for the table's lifetime.
+#include <charconv>
 #include <cstdint>
 #include <deque>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <system_error>
 #include <unordered_map>
 #include <vector>
 
@@ -28,8 +30,14 @@ inline std::string count_of(std::size_t n, std::string_view noun) {
 }
 
 // `text` as a whole decimal number and nothing else (optional '-', digits; no spaces, no '+', no
-// trailing text); nullopt if it is not one or does not fit 64 bits.
-std::optional<std::int64_t> parse_integer(std::string_view text);
+// trailing text); nullopt if it is not one or does not fit 64 bits. Inline: the profiler side,
+// which links nothing of dpro_core, uses it too.
+inline std::optional<std::int64_t> parse_integer(std::string_view text) {
+  std::int64_t n = 0;
+  const auto r = std::from_chars(text.data(), text.data() + text.size(), n);
+  if (text.empty() || r.ec != std::errc() || r.ptr != text.data() + text.size()) return std::nullopt;
+  return n;
+}
 
 // `text` as a decimal number and nothing else: spaces and tabs around it allowed; no hex, no
 // leading '+', no trailing text ("0.1abc", "0.1 ms", "0x10" are refused), nothing out of double's

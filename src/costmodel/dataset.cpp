@@ -24,11 +24,6 @@ std::vector<std::string> dim_columns(OpFamily f) {
 }
 
 namespace {
-bool parse_int(const std::string& s, std::int64_t& out) {
-  const auto n = parse_integer(s);
-  if (n) out = *n;
-  return n.has_value();
-}
 int column_any(const CsvTable& t, std::initializer_list<const char*> names) {
   for (const char* n : names)
     if (int c = t.column(n); c >= 0) return c;
@@ -71,11 +66,11 @@ OpDesc OpRowReader::read(std::size_t r) const {
   for (std::size_t i = family_at_[f]; i < family_at_[f + 1]; ++i) {
     const int c = dim_cols_[i];
     if (c < 0 || row[c].empty()) { complete = false; continue; }
-    std::int64_t v = 0;
-    if (!parse_int(row[c], v) || v < 0 || v > kMaxDimension)
+    const auto v = parse_integer(row[c]);
+    if (!v || *v < 0 || *v > kMaxDimension)
       throw InputError(file_, row_label(r) + ", column " + table_.header[c],
                        "'" + row[c] + "' is not a dimension (a whole number from 0 to 2^40)");
-    op.dims.push_back(v);
+    op.dims.push_back(*v);
   }
   if (!complete) op.dims.clear();
   if (op.describable() && !(op.bytes() <= kMaxOpBytes)) {
@@ -96,11 +91,13 @@ OpDesc OpRowReader::read(std::size_t r) const {
   // The launch geometry is optional: kept only when all six values are there and plausible.
   std::array<int, 3> g{}, b{};
   bool ok = true;
-  for (int i = 0; ok && i < 3; ++i) {
+  for (int i = 0; i < 3; ++i) {
     const int gc = grid_cols_[i], bc = block_cols_[i];
-    std::int64_t gv = 0, bv = 0;
-    ok = gc >= 0 && bc >= 0 && parse_int(row[gc], gv) && parse_int(row[bc], bv) && gv > 0 && bv > 0 &&
-         gv <= std::numeric_limits<int>::max() && bv <= 1024;
+    // 0 where a value is missing or not a number: not plausible either.
+    const std::int64_t gv = gc >= 0 ? parse_integer(row[gc]).value_or(0) : 0;
+    const std::int64_t bv = bc >= 0 ? parse_integer(row[bc]).value_or(0) : 0;
+    ok = gv > 0 && bv > 0 && gv <= std::numeric_limits<int>::max() && bv <= 1024;
+    if (!ok) break;
     g[i] = static_cast<int>(gv);
     b[i] = static_cast<int>(bv);
   }

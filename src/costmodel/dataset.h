@@ -25,10 +25,10 @@ std::vector<std::string> dim_columns(OpFamily family);
 // a pebibyte): beyond any GPU, so a row beyond them is a mistake, not an op to price.
 inline constexpr std::int64_t kMaxDimension = std::int64_t{1} << 40;
 inline constexpr double kMaxOpBytes = 1125899906842624.0;
-// Range of a measured Latency (ms) a row may give: a nanosecond to a thousand seconds.
+// Range of a measured Latency (ms) a row may give: a nanosecond to a thousand seconds. A Latency
+// cell is read with parse_decimal (core/strings.h), then checked with this.
 inline constexpr double kMinLatencyMs = 1e-6, kMaxLatencyMs = 1e6;
 inline bool is_latency_ms(double ms) { return ms >= kMinLatencyMs && ms <= kMaxLatencyMs; }  // NaN: false
-// A Latency cell is read with parse_decimal (core/strings.h), then checked with is_latency_ms.
 
 // How errors name table row `r` (0-based): "row r+2", its line in the file (the header is line 1).
 std::string row_label(std::size_t r);

@@ -6,13 +6,16 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <limits>
 #include <optional>
+#include <string_view>
+
+#include "core/strings.h"
 
 namespace fs = std::filesystem;
 
@@ -23,13 +26,10 @@ std::string validate(const LaunchOptions& o) {
   if (!o.steps.empty()) {
     // A:B, two step numbers that fit an int (no regex-and-stol: 99999999999:1 threw out of range).
     const auto colon = o.steps.find(':');
-    auto step = [&](std::size_t from, std::size_t to) -> std::optional<int> {
-      int n = -1;
-      const char* first = o.steps.data() + from;
-      const char* last = o.steps.data() + to;
-      const auto r = std::from_chars(first, last, n);
-      if (first == last || *first == '-' || r.ec != std::errc() || r.ptr != last) return std::nullopt;
-      return n;
+    auto step = [&](std::size_t from, std::size_t to) {
+      const std::string_view text = std::string_view(o.steps).substr(from, to - from);
+      const auto n = text.starts_with('-') ? std::nullopt : parse_integer(text);  // "-0" too
+      return n && *n <= std::numeric_limits<int>::max() ? n : std::nullopt;
     };
     const auto a = colon == std::string::npos ? std::nullopt : step(0, colon);
     const auto b = colon == std::string::npos ? std::nullopt : step(colon + 1, o.steps.size());

@@ -3,11 +3,11 @@
 #include <unistd.h>
 
 #include <cctype>
-#include <charconv>
 #include <cstdlib>
+#include <limits>
 #include <string>
-#include <string_view>
-#include <system_error>
+
+#include "core/strings.h"
 
 namespace dpro::profiler {
 namespace {
@@ -16,12 +16,9 @@ std::optional<int> int_env(const EnvLookup& env, const char* name) {
   const char* v = env(name);
   if (!v || !*v) return std::nullopt;
   // A whole number that fits an int, and nothing else (RANK=99999999999 is no rank, not a wrapped one).
-  // (The profiler side links nothing of dpro_core, hence no parse_integer here.)
-  const std::string_view text(v);
-  int n = 0;
-  const auto r = std::from_chars(text.data(), text.data() + text.size(), n);
-  if (r.ec != std::errc() || r.ptr != text.data() + text.size()) return std::nullopt;
-  return n;
+  const auto n = parse_integer(v);
+  if (!n || *n < std::numeric_limits<int>::min() || *n > std::numeric_limits<int>::max()) return std::nullopt;
+  return static_cast<int>(*n);
 }
 
 std::string sanitize(std::string s) {

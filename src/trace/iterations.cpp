@@ -5,12 +5,6 @@
 
 namespace dpro::trace {
 
-std::optional<std::int64_t> profiler_step_number(std::string_view name) {
-  constexpr std::string_view kPrefix = "ProfilerStep#";
-  if (name.substr(0, kPrefix.size()) != kPrefix) return std::nullopt;
-  return parse_integer(name.substr(kPrefix.size()));
-}
-
 void detect_iterations(TraceRank& rank, const StringTable& strings) {
   std::map<std::int64_t, Iteration> by_number;
   for (std::uint32_t i = 0; i < rank.events.size(); ++i) {

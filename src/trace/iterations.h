@@ -9,7 +9,12 @@ namespace dpro::trace {
 
 void detect_iterations(TraceRank& rank, const StringTable& strings);
 
-// "ProfilerStep#12" -> 12; nullopt for other names.
-std::optional<std::int64_t> profiler_step_number(std::string_view name);
+// "ProfilerStep#12" -> 12; nullopt for other names. Inline: the native importer (dpro_trace_native,
+// a library below dpro_trace) uses it too.
+inline std::optional<std::int64_t> profiler_step_number(std::string_view name) {
+  constexpr std::string_view kPrefix = "ProfilerStep#";
+  if (!name.starts_with(kPrefix)) return std::nullopt;
+  return parse_integer(name.substr(kPrefix.size()));
+}
 
 }  // namespace dpro::trace

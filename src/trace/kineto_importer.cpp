@@ -193,11 +193,7 @@ std::optional<std::int64_t> as_int(od::value v) {
   double d = 0;
   if (v.get_double().get(d) == simdjson::SUCCESS) return static_cast<std::int64_t>(std::llround(d));
   std::string_view s;
-  if (v.get_string().get(s) == simdjson::SUCCESS) {
-    std::int64_t parsed = 0;
-    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), parsed);
-    if (ec == std::errc() && p == s.data() + s.size()) return parsed;
-  }
+  if (v.get_string().get(s) == simdjson::SUCCESS) return parse_integer(s);
   return std::nullopt;
 }
 

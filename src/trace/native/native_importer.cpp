@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "core/strings.h"
+#include "trace/iterations.h"
 #include "trace/native/native_reader.h"
 #include "trace/native/nccl_join.h"
 
@@ -274,9 +275,8 @@ void RankBuilder::apply_step_selection() {
   }
   Nanos lo = INT64_MAX, hi = INT64_MIN;
   for (const auto& e : r_.events) {
-    const std::string_view name = strings_.view(e.name);
-    if (e.kind != EventKind::kUserAnnotation || !name.starts_with("ProfilerStep#")) continue;
-    const auto n = parse_integer(name.substr(13));  // (dpro_trace's profiler_step_number: a library above this one)
+    if (e.kind != EventKind::kUserAnnotation) continue;
+    const auto n = profiler_step_number(strings_.view(e.name));
     if (n && *n >= *first && *n <= *last) lo = std::min(lo, e.start), hi = std::max(hi, e.end());
   }
   if (lo > hi) {
