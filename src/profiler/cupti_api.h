@@ -19,7 +19,15 @@ class CuptiApi {
   virtual void unsubscribe() = 0;  // gives CUPTI back to other tools
   virtual int enable_kind(std::uint32_t kind) = 0;
   virtual int disable_kind(std::uint32_t kind) = 0;
-  virtual int enable_driver_api(std::uint32_t cbid) = 0;
+  // Records of one driver / runtime API call (without the whole DRIVER / RUNTIME kind).
+  virtual int enable_driver_api(std::uint32_t cbid, bool enable) = 0;
+  virtual int enable_runtime_api(std::uint32_t cbid, bool enable) = 0;
+  // NVTX range push/pop callbacks, routed to the tracer given to register_buffer_callbacks
+  // (CuptiTracer::nvtx_push / nvtx_pop). Needs NVTX_INJECTION64_PATH = libcupti.
+  virtual int enable_nvtx_callbacks() = 0;
+  // Runtime API callback ids are 1 .. runtime_api_count() - 1; name of one ("" when unknown).
+  virtual std::uint32_t runtime_api_count() = 0;
+  virtual std::string runtime_api_name(std::uint32_t cbid) = 0;
   // Routes CUPTI's buffer requests/completions to tracer (which must outlive the API use).
   virtual int register_buffer_callbacks(CuptiTracer& tracer) = 0;
   virtual int flush_period(std::uint32_t ms) = 0;

@@ -1,6 +1,7 @@
 #include "profiler/cupti_api_real.h"
 
 #include <cupti.h>
+#include <generated_nvtx_meta.h>
 
 #include <atomic>
 
@@ -23,7 +24,35 @@ void CUPTIAPI on_buffer_completed(CUcontext ctx, uint32_t stream, uint8_t* buffe
   std::free(buffer);
 }
 
-void CUPTIAPI on_callback(void*, CUpti_CallbackDomain, CUpti_CallbackId, const void*) {}
+// NVTX range push/pop (only enabled for a --steps window): the range's name goes to the tracer.
+void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
+  auto* t = g_buffer_target.load();
+  if (!t || domain != CUPTI_CB_DOMAIN_NVTX || !data) return;
+  const void* params = static_cast<const CUpti_NvtxData*>(data)->functionParams;
+  if (!params) return;
+  auto ascii = [](const nvtxEventAttributes_t* a) -> const char* {
+    return a && a->messageType == NVTX_MESSAGE_TYPE_ASCII ? a->message.ascii : nullptr;
+  };
+  const char* name = nullptr;
+  switch (cbid) {
+    case CUPTI_CBID_NVTX_nvtxRangePushA:
+      name = static_cast<const nvtxRangePushA_params*>(params)->message;
+      break;
+    case CUPTI_CBID_NVTX_nvtxRangePushEx:
+      name = ascii(static_cast<const nvtxRangePushEx_params*>(params)->eventAttrib);
+      break;
+    case CUPTI_CBID_NVTX_nvtxDomainRangePushEx:
+      name = ascii(static_cast<const nvtxDomainRangePushEx_params*>(params)->core.eventAttrib);
+      break;
+    case CUPTI_CBID_NVTX_nvtxRangePop:
+    case CUPTI_CBID_NVTX_nvtxDomainRangePop:
+      t->nvtx_pop();
+      return;
+    default:
+      return;
+  }
+  t->nvtx_push(name ? name : "");
+}
 
 class RealCuptiApi final : public CuptiApi {
  public:
@@ -42,7 +71,22 @@ class RealCuptiApi final : public CuptiApi {
   int disable_kind(std::uint32_t kind) override {
     return cuptiActivityDisable(static_cast<CUpti_ActivityKind>(kind));
   }
-  int enable_driver_api(std::uint32_t cbid) override { return cuptiActivityEnableDriverApi(cbid, 1); }
+  int enable_driver_api(std::uint32_t cbid, bool on) override { return cuptiActivityEnableDriverApi(cbid, on); }
+  int enable_runtime_api(std::uint32_t cbid, bool on) override { return cuptiActivityEnableRuntimeApi(cbid, on); }
+  int enable_nvtx_callbacks() override {
+    int rc = 0;
+    for (CUpti_CallbackId cbid : {CUPTI_CBID_NVTX_nvtxRangePushA, CUPTI_CBID_NVTX_nvtxRangePushEx,
+                                  CUPTI_CBID_NVTX_nvtxDomainRangePushEx, CUPTI_CBID_NVTX_nvtxRangePop,
+                                  CUPTI_CBID_NVTX_nvtxDomainRangePop})
+      if (int r = cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_NVTX, cbid); r != CUPTI_SUCCESS) rc = r;
+    return rc;
+  }
+  std::uint32_t runtime_api_count() override { return CUPTI_RUNTIME_TRACE_CBID_SIZE; }
+  std::string runtime_api_name(std::uint32_t cbid) override {
+    const char* name = nullptr;
+    if (cuptiGetCallbackName(CUPTI_CB_DOMAIN_RUNTIME_API, cbid, &name) != CUPTI_SUCCESS || !name) return {};
+    return name;
+  }
   int register_buffer_callbacks(CuptiTracer& tracer) override {
     g_buffer_target.store(&tracer);
     return cuptiActivityRegisterCallbacks(on_buffer_requested, on_buffer_completed);

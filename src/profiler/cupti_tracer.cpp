@@ -10,19 +10,114 @@ CuptiTracer::CuptiTracer(CuptiApi& api, RecordSink& sink, Options options)
 
 CuptiTracer::~CuptiTracer() = default;
 
-std::vector<std::uint32_t> CuptiTracer::kinds_to_enable() const {
+bool runtime_call_recorded(std::string_view name) {
+  static constexpr std::string_view kPrefixes[] = {
+      "cudaLaunch", "cudaMemcpy", "cudaMemset", "cudaDeviceSynchronize", "cudaThreadSynchronize",
+      "cudaStreamSynchronize", "cudaEventSynchronize", "cudaStreamWaitEvent", "cudaEventRecord",
+      "cudaGraphLaunch", "cudaMalloc", "cudaFree", "cudaHostAlloc", "cudaProfilerStart",
+      "cudaProfilerStop"};
+  for (auto p : kPrefixes)
+    if (name.substr(0, p.size()) == p) return true;
+  return false;
+}
+
+bool CuptiTracer::is_off(const char* what) const {
+  for (const auto& o : options_.off)
+    if (o == what) return true;
+  return false;
+}
+
+std::vector<std::uint32_t> CuptiTracer::recording_kinds() const {
   using namespace cupti_kind;
   // Required first: a failure there means CUPTI cannot trace at all.
-  std::vector<std::uint32_t> kinds = {kConcurrentKernel, kRuntime, kMemcpy, kMemcpy2, kMemset,
-                                      kSynchronization, kCudaEvent, kExternalCorrelation, kDevice};
-  if (options_.nvtx) kinds.push_back(kMarker);
+  std::vector<std::uint32_t> kinds;
+  if (!is_off("kernel")) kinds.push_back(kConcurrentKernel);
+  if (options_.all_runtime_calls && !is_off("runtime")) kinds.push_back(kRuntime);
+  if (!is_off("memcpy")) kinds.insert(kinds.end(), {kMemcpy, kMemcpy2});
+  if (!is_off("memset")) kinds.push_back(kMemset);
+  if (!is_off("sync")) kinds.push_back(kSynchronization);
+  if (!is_off("event")) kinds.push_back(kCudaEvent);
+  if (!is_off("correlation")) kinds.push_back(kExternalCorrelation);
   return kinds;
+}
+
+void CuptiTracer::set_gpu_kinds(bool on) {
+  // Runtime and driver call records stay as they are: on the H100 (CUPTI 13.0), calls whose
+  // records were switched off and on again from an NVTX callback were not recorded again,
+  // while activity kinds (kernels, copies, ...) came back (docs/gpu-validation.md).
+  if (!on) {
+    for (auto kind : recording_enabled_) {
+      if (kind == cupti_kind::kRuntime) continue;
+      api_.disable_kind(kind);
+      std::erase(enabled_, kind);
+    }
+    std::erase_if(recording_enabled_, [](std::uint32_t k) { return k != cupti_kind::kRuntime; });
+    return;
+  }
+  for (auto kind : recording_kinds()) {
+    if (kind == cupti_kind::kRuntime || std::count(recording_enabled_.begin(), recording_enabled_.end(), kind)) continue;
+    if (api_.enable_kind(kind) == 0) {
+      enabled_.push_back(kind);
+      recording_enabled_.push_back(kind);
+    }
+  }
+}
+
+void CuptiTracer::stop_recording() {
+  for (auto kind : recording_enabled_) {
+    api_.disable_kind(kind);
+    std::erase(enabled_, kind);
+  }
+  recording_enabled_.clear();
+  for (auto cbid : runtime_cbids_) api_.enable_runtime_api(cbid, false);
+  runtime_cbids_.clear();
+  if (driver_calls_)
+    for (auto cbid : {kCbidCuLaunchKernel, kCbidCuLaunchKernelEx, kCbidCuGraphLaunch}) api_.enable_driver_api(cbid, false);
+  driver_calls_ = false;
+}
+
+std::string CuptiTracer::start_recording(std::vector<std::string>& optional) {
+  auto required_failure = [&](std::uint32_t kind, int rc) {
+    stop_recording();
+    return "CUPTI activity kind " + std::to_string(kind) + " cannot be enabled (" + api_.error_text(rc) +
+           "; no CUDA driver?); CUDA tracing is off";
+  };
+  for (auto kind : recording_kinds()) {
+    const int rc = api_.enable_kind(kind);
+    if (rc == 0) {
+      enabled_.push_back(kind);
+      recording_enabled_.push_back(kind);
+    } else if (kind == cupti_kind::kConcurrentKernel || kind == cupti_kind::kRuntime) {
+      return required_failure(kind, rc);
+    } else {
+      optional.push_back(std::to_string(kind));
+    }
+  }
+  if (!options_.all_runtime_calls && !is_off("runtime")) {
+    // The runtime calls the replay uses, one callback id at a time.
+    const std::uint32_t n = api_.runtime_api_count();
+    for (std::uint32_t cbid = 1; cbid < n; ++cbid)
+      if (runtime_call_recorded(api_.runtime_api_name(cbid)) && api_.enable_runtime_api(cbid, true) == 0)
+        runtime_cbids_.push_back(cbid);
+    if (runtime_cbids_.empty()) {
+      // A CUPTI without per-call selection (or without names): record every runtime call.
+      if (const int rc = api_.enable_kind(cupti_kind::kRuntime); rc != 0) return required_failure(cupti_kind::kRuntime, rc);
+      enabled_.push_back(cupti_kind::kRuntime);
+      recording_enabled_.push_back(cupti_kind::kRuntime);
+    }
+  }
+  if (!is_off("driver")) {
+    for (auto cbid : {kCbidCuLaunchKernel, kCbidCuLaunchKernelEx, kCbidCuGraphLaunch}) api_.enable_driver_api(cbid, true);
+    driver_calls_ = true;
+  }
+  return "";
 }
 
 bool CuptiTracer::start(std::string& reason) {
   bool subscribed = false;
   // Undo everything, so that a tool started later in the job (torch.profiler) can use CUPTI.
   auto fail = [&](const std::string& why) {
+    stop_recording();
     for (auto kind : enabled_) api_.disable_kind(kind);
     enabled_.clear();
     if (subscribed) api_.unsubscribe();
@@ -39,17 +134,25 @@ bool CuptiTracer::start(std::string& reason) {
   if ((rc = api_.register_buffer_callbacks(*this)) != 0)
     return fail("CUPTI buffer callbacks refused (" + api_.error_text(rc) + "); CUDA tracing is off");
   std::vector<std::string> optional_failures;
-  for (auto kind : kinds_to_enable()) {
-    rc = api_.enable_kind(kind);
-    bool required = kind == cupti_kind::kConcurrentKernel || kind == cupti_kind::kRuntime;
-    if (rc == 0) enabled_.push_back(kind);
-    else if (required)
-      return fail("CUPTI activity kind " + std::to_string(kind) + " cannot be enabled (" +
-                  api_.error_text(rc) + "; no CUDA driver?); CUDA tracing is off");
+  // Recorded all the time: devices and, when asked, NVTX ranges (they mark the steps).
+  std::vector<std::uint32_t> always = {cupti_kind::kDevice};
+  if (options_.nvtx && !is_off("nvtx")) always.push_back(cupti_kind::kMarker);
+  for (auto kind : always) {
+    if (api_.enable_kind(kind) == 0) enabled_.push_back(kind);
     else optional_failures.push_back(std::to_string(kind));
   }
-  for (auto cbid : {kCbidCuLaunchKernel, kCbidCuLaunchKernelEx, kCbidCuGraphLaunch})
-    api_.enable_driver_api(cbid);
+  // Enabled here even with a step window (then the GPU kinds are off until it opens), so that
+  // a CUPTI that cannot trace is found now, not in the middle of the job.
+  if (auto why = start_recording(optional_failures); !why.empty()) return fail(why);
+  std::string window_note;
+  if (options_.window) {
+    if (options_.nvtx && (rc = api_.enable_nvtx_callbacks()) == 0) {
+      set_gpu_kinds(false);
+      window_ = std::make_unique<StepWindow>(options_.window->first, options_.window->second, options_.step_name);
+    } else {
+      window_note = "the steps cannot be followed as they run (NVTX callbacks unavailable); the whole run is recorded";
+    }
+  }
   if (options_.flush_period_ms > 0) api_.flush_period(options_.flush_period_ms);
   running_ = true;
   if (!optional_failures.empty()) {
@@ -57,7 +160,22 @@ bool CuptiTracer::start(std::string& reason) {
     for (const auto& k : optional_failures) list += (list.empty() ? "" : ", ") + k;
     reason = "some CUPTI activity kinds are unavailable (" + list + ")";
   }
+  if (!window_note.empty()) reason += (reason.empty() ? "" : "; ") + window_note;
   return true;
+}
+
+void CuptiTracer::apply(StepWindow::Action action) {
+  if (action == StepWindow::Action::kNone) return;
+  std::lock_guard lock(window_mutex_);
+  set_gpu_kinds(action == StepWindow::Action::kStart);
+}
+
+void CuptiTracer::nvtx_push(std::string_view name) {
+  if (window_) apply(window_->on_push(name));
+}
+
+void CuptiTracer::nvtx_pop() {
+  if (window_) apply(window_->on_pop());
 }
 
 void CuptiTracer::buffer_requested(std::uint8_t** buffer, std::size_t* size, std::size_t* max_records) {

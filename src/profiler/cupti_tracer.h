@@ -1,19 +1,24 @@
 #pragma once
 // Records CUDA activity through the CUPTI Activity API into a RecordSink. The CUPTI calls go
 // through CuptiApi (real or fake). Enables concurrent kernels, memcpy (incl. peer), memset,
-// runtime calls, the driver launch calls only (cuLaunchKernel, cuLaunchKernelEx,
-// cuGraphLaunch), synchronization, CUDA events, external correlations, devices and, when
-// asked, NVTX markers. Buffers are 4 MB, one per CUPTI thread buffer; each completed buffer
+// the runtime calls the replay uses (launches, copies, sets, synchronisation, event record
+// and wait, allocation; every runtime call with `all_runtime_calls`), the driver launch calls
+// only (cuLaunchKernel, cuLaunchKernelEx, cuGraphLaunch), synchronization, CUDA events,
+// external correlations, devices and, when asked, NVTX markers. Buffers are 4 MB, one per CUPTI thread buffer; each completed buffer
 // is parsed and handed to the sink as one batch (the sink merges batches in time order).
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <optional>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "profiler/cupti_api.h"
 #include "profiler/cupti_records.h"
 #include "profiler/record_sink.h"
+#include "profiler/step_window.h"
 
 namespace dpro::profiler {
 
@@ -23,6 +28,17 @@ class CuptiTracer final : public CorrelationHook {
     bool nvtx = false;
     std::uint32_t flush_period_ms = 1000;
     std::size_t buffer_bytes = 4u << 20;
+    // Every runtime API call (cudaGetDevice, cudaPeekAtLastError, ...), not only those the
+    // replay uses: each recorded call costs the job CPU time (measured on an H100 in
+    // docs/profiler.md).
+    bool all_runtime_calls = false;
+    // Diagnostics (DPRO_PROFILE_OFF): record classes left out, to measure what each costs.
+    std::vector<std::string> off;
+    // --steps A:B: record GPU activity only from step A's NVTX range to step B's (needs nvtx;
+    // runtime and driver calls are recorded all the run); step_name as in StepWindow.
+    // Without: the whole run.
+    std::optional<std::pair<std::int64_t, std::int64_t>> window;
+    std::string step_name;
   };
   // api and sink must outlive the tracer.
   CuptiTracer(CuptiApi& api, RecordSink& sink, Options options);
@@ -41,6 +57,15 @@ class CuptiTracer final : public CorrelationHook {
   // Asks CUPTI to hand over its buffers (forced at exit: includes incomplete ones).
   void flush(bool final);
 
+  // NVTX callbacks (with a step window): start or stop recording at the window's edges.
+  void nvtx_push(std::string_view name);
+  void nvtx_pop();
+  // With a step window: whether it ever opened (false at exit: nothing of the GPU recorded),
+  // and whether the process pushed any NVTX range at all (a launcher such as torchrun's agent
+  // pushes none and has nothing to warn about).
+  bool window_opened() const { return !window_ || window_->started(); }
+  bool nvtx_ranges_seen() const { return window_ && window_->any_range(); }
+
   // CorrelationHook: external correlation kind CUSTOM2 around NCCL kernel launches.
   void push(std::uint64_t id) override;
   void pop() override;
@@ -48,13 +73,26 @@ class CuptiTracer final : public CorrelationHook {
   std::uint64_t records() const { return records_; }
 
  private:
-  std::vector<std::uint32_t> kinds_to_enable() const;
+  std::vector<std::uint32_t> recording_kinds() const;
+  bool is_off(const char* what) const;
+  // Enables what is recorded (kinds, runtime and driver calls); returns "" or why a required
+  // kind failed (then nothing stays enabled); optional failures are added to `optional`.
+  std::string start_recording(std::vector<std::string>& optional);
+  void stop_recording();
+  // The step window's switch: the GPU activity kinds only (see the .cpp).
+  void set_gpu_kinds(bool on);
+  void apply(StepWindow::Action action);
 
   CuptiApi& api_;
   RecordSink& sink_;
   Options options_;
   bool running_ = false;
-  std::vector<std::uint32_t> enabled_;
+  std::vector<std::uint32_t> enabled_;            // every kind enabled now
+  std::vector<std::uint32_t> recording_enabled_;  // the recording kinds among them
+  std::vector<std::uint32_t> runtime_cbids_;      // runtime calls enabled one by one
+  bool driver_calls_ = false;
+  std::unique_ptr<StepWindow> window_;
+  std::mutex window_mutex_;
   std::mutex parse_mutex_;  // buffer completions may come from several CUPTI threads
   native::RecordEncoder encoder_;
   CallbackNames names_;
@@ -71,5 +109,10 @@ inline constexpr std::uint32_t kMemcpy = 1, kMemset = 2, kDriver = 4, kRuntime =
 inline constexpr std::uint32_t kCbidCuLaunchKernel = 307, kCbidCuLaunchKernelEx = 652,
                                kCbidCuGraphLaunch = 514;
 inline constexpr int kCuptiErrorMultipleSubscribers = 39;
+
+// Whether a runtime API call of this name (CUPTI's, e.g. "cudaLaunchKernel_v7000") is one the
+// replay uses: launches, copies, sets, synchronisation, event record/wait, graph launches,
+// allocation, profiler start/stop.
+bool runtime_call_recorded(std::string_view cupti_name);
 
 }  // namespace dpro::profiler

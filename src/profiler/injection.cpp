@@ -9,6 +9,7 @@
 #include "profiler/cupti_api_real.h"
 #include "profiler/cupti_tracer.h"
 #include "profiler/session.h"
+#include "profiler/step_window.h"
 
 namespace dpro::profiler {
 namespace {
@@ -26,6 +27,21 @@ void start_cuda_tracing() {
   CuptiTracer::Options options;
   options.nvtx = session->config().nvtx;
   options.flush_period_ms = session->config().flush_ms;
+  options.all_runtime_calls = session->config().all_cuda_calls;
+  options.off = session->config().off;
+  options.window = parse_step_range(session->config().steps);
+  options.step_name = session->config().step_name;
+  for (const auto& name : session->config().unknown_off)
+    session->warn_once("DPRO_PROFILE_OFF: unknown record class '" + name +
+                       "' ignored (known: kernel, runtime, driver, memcpy, memset, sync, event, correlation, nvtx)");
+  if (!options.off.empty()) {
+    std::string list;
+    for (const auto& name : options.off) list += (list.empty() ? "" : ",") + name;
+    session->encode([&](native::RecordEncoder& enc) { enc.add_metadata("records_off", list); });
+  }
+  session->encode([&](native::RecordEncoder& enc) {
+    enc.add_metadata("cuda_api", options.all_runtime_calls ? "all" : "replay");
+  });
   static CuptiTracer* tracer = new CuptiTracer(*api, *session, options);
   std::string reason;
   if (!tracer->start(reason)) {
@@ -33,7 +49,13 @@ void start_cuda_tracing() {
     return;
   }
   if (!reason.empty()) session->warn_once(reason);
-  session->add_flush_hook([](bool final) { tracer->flush(final); });
+  session->add_flush_hook([session](bool final) {
+    tracer->flush(final);
+    if (final && !tracer->window_opened() && tracer->nvtx_ranges_seen())
+      session->warn_once("no NVTX range of steps " + session->config().steps +
+                         " was seen, so no CUDA activity was recorded (steps marked by cudaProfilerStart/Stop: "
+                         "run without --steps)");
+  });
   session->set_correlation_hook(tracer);
 }
 

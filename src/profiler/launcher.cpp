@@ -46,10 +46,11 @@ EnvVars profiling_environment(const LaunchOptions& o, const ProfilerLibraries& l
   if (libs.has_cupti) env.emplace_back("CUDA_INJECTION64_PATH", libs.inject);
   if (o.nccl) env.emplace_back("NCCL_PROFILER_PLUGIN", libs.inject);
   env.emplace_back("DPRO_PROFILE_NCCL", o.nccl ? "1" : "0");
-  if (o.nvtx) {
+  if (o.nvtx || !o.steps.empty() || !o.step_name.empty()) {  // steps are NVTX ranges
     env.emplace_back("DPRO_PROFILE_NVTX", "1");
     if (!libs.cupti.empty()) env.emplace_back("NVTX_INJECTION64_PATH", libs.cupti);
   }
+  if (o.all_cuda_calls) env.emplace_back("DPRO_PROFILE_CUDA_API", "all");
   if (!o.steps.empty()) env.emplace_back("DPRO_PROFILE_STEPS", o.steps);
   if (!o.step_name.empty()) env.emplace_back("DPRO_PROFILE_STEP_NAME", o.step_name);
   return env;

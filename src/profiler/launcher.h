@@ -14,6 +14,7 @@ struct LaunchOptions {
   std::string step_name;  // NVTX range name marking iterations; "" = ProfilerStep#N
   bool nvtx = false;
   bool nccl = true;
+  bool all_cuda_calls = false;  // record every CUDA runtime call, not only those the replay uses
   std::vector<std::string> command;
 };
 

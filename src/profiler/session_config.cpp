@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
 #include <limits>
@@ -29,6 +30,12 @@ std::string sanitize(std::string s) {
 
 }  // namespace
 
+bool known_off_class(std::string_view name) {
+  static constexpr std::string_view kClasses[] = {"kernel", "runtime", "driver", "memcpy", "memset",
+                                                  "sync", "event", "correlation", "nvtx"};
+  return std::find(std::begin(kClasses), std::end(kClasses), name) != std::end(kClasses);
+}
+
 SessionConfig config_from_env(const EnvLookup& lookup) {
   EnvLookup env = lookup ? lookup : [](const char* name) { return static_cast<const char*>(std::getenv(name)); };
   SessionConfig c;
@@ -39,6 +46,14 @@ SessionConfig config_from_env(const EnvLookup& lookup) {
   c.nvtx = text("DPRO_PROFILE_NVTX") == "1";
   c.nccl = text("DPRO_PROFILE_NCCL") != "0";
   c.disabled = text("DPRO_PROFILE_DISABLE") == "1";
+  c.all_cuda_calls = text("DPRO_PROFILE_CUDA_API") == "all";
+  const std::string off = text("DPRO_PROFILE_OFF");
+  for (std::size_t from = 0; from <= off.size();) {
+    const std::size_t comma = std::min(off.find(',', from), off.size());
+    const std::string name = off.substr(from, comma - from);
+    if (!name.empty()) (known_off_class(name) ? c.off : c.unknown_off).push_back(name);
+    from = comma + 1;
+  }
   if (auto ms = int_env(env, "DPRO_PROFILE_FLUSH_MS"); ms && *ms >= 0) c.flush_ms = static_cast<std::uint32_t>(*ms);
   char host[256] = {};
   gethostname(host, sizeof host - 1);

@@ -7,11 +7,16 @@
 //   DPRO_PROFILE_NCCL       "0": the NCCL plugin records nothing
 //   DPRO_PROFILE_FLUSH_MS   period of the background flush (default 1000 ms)
 //   DPRO_PROFILE_DISABLE    "1": profile nothing in this process
+//   DPRO_PROFILE_CUDA_API   "all": record every CUDA runtime call (default: those the replay uses)
+//   DPRO_PROFILE_OFF        diagnostics: comma-separated record classes to leave out
+//                           (kernel, runtime, driver, memcpy, memset, sync, event, correlation, nvtx)
 // plus the job's identity: RANK, LOCAL_RANK, WORLD_SIZE, TORCHELASTIC_RESTART_COUNT.
 #include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 namespace dpro::profiler {
 
@@ -22,12 +27,18 @@ struct SessionConfig {
   bool nvtx = false;
   bool nccl = true;
   bool disabled = false;
+  bool all_cuda_calls = false;
+  std::vector<std::string> off;  // known class names only (others are ignored, with a warning)
+  std::vector<std::string> unknown_off;
   std::uint32_t flush_ms = 1000;  // 0: no background flush
   std::string host;
   long pid = 0;
   std::optional<int> rank, local_rank, world_size;
   int restart_count = 0;
 };
+
+// The record classes DPRO_PROFILE_OFF accepts.
+bool known_off_class(std::string_view name);
 
 using EnvLookup = std::function<const char*(const char*)>;
 

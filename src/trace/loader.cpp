@@ -128,6 +128,7 @@ TraceSet load_traces(const std::vector<std::string>& paths, const LoadOptions& o
   const std::vector<std::string> files = expand_trace_paths(paths);
   const auto importers = make_importers();
   TraceSet set;
+  std::size_t skipped = 0;
   for (std::size_t index = 0; index < files.size(); ++index) {
     const std::string& file = files[index];
     if (options.progress) options.progress(index, files.size(), file);
@@ -145,9 +146,19 @@ TraceSet load_traces(const std::vector<std::string>& paths, const LoadOptions& o
     for (const Event& e : rank.events) {
       if (is_cpu_side(e.kind) || is_gpu_work(e.kind)) { any_work = true; break; }
     }
-    if (!any_work) throw InputError(file, "traceEvents", "empty trace: no CPU or GPU events");
+    if (!any_work) {
+      // dpro-profile under torchrun also traces the agent process, which starts CUDA but runs
+      // nothing on it: among other ranks' files such a file is skipped, alone it is an error.
+      if (files.size() == 1) throw InputError(file, "traceEvents", "empty trace: no CPU or GPU events");
+      log.warn(file + ": no CPU or GPU events (a process that ran nothing on the GPU, such as torchrun's agent); skipped");
+      ++skipped;
+      continue;
+    }
     set.ranks.push_back(std::move(rank));
   }
+  if (set.ranks.empty())
+    throw InputError(files.front(), "traceEvents", "empty traces: none of the " + std::to_string(skipped) +
+                                                       " files holds CPU or GPU events");
   if (options.progress) options.progress(files.size(), files.size(), "");
   assign_ranks(set.ranks, log);
   check_complete(set.ranks, options, log);

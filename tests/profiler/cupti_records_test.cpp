@@ -84,6 +84,12 @@ class MemorySink final : public RecordSink {
   std::uint64_t dropped_ = 0;
 };
 
+CuptiTracer::Options opts(bool nvtx = false) {
+  CuptiTracer::Options o;
+  o.nvtx = nvtx;
+  return o;
+}
+
 class FakeCuptiApi final : public CuptiApi {
  public:
   int subscribe_result = 0;
@@ -111,9 +117,37 @@ class FakeCuptiApi final : public CuptiApi {
     std::erase(enabled, kind);
     return 0;
   }
-  int enable_driver_api(std::uint32_t cbid) override {
-    driver_cbids.push_back(cbid);
+  int enable_driver_api(std::uint32_t cbid, bool on) override {
+    if (on) driver_cbids.push_back(cbid);
+    else std::erase(driver_cbids, cbid);
     return 0;
+  }
+  int nvtx_result = 0;
+  bool nvtx_callbacks = false;
+  int enable_nvtx_callbacks() override {
+    nvtx_callbacks = nvtx_result == 0;
+    return nvtx_result;
+  }
+  // A few runtime callback ids with CUPTI's names; ids_count = 0: no per-call selection.
+  std::vector<std::uint32_t> runtime_cbids;
+  std::uint32_t ids_count = 300;
+  int enable_runtime_api(std::uint32_t cbid, bool on) override {
+    if (on) runtime_cbids.push_back(cbid);
+    else std::erase(runtime_cbids, cbid);
+    return 0;
+  }
+  std::uint32_t runtime_api_count() override { return ids_count; }
+  std::string runtime_api_name(std::uint32_t cbid) override {
+    switch (cbid) {
+      case 3: return "cudaGetDevice_v3020";
+      case 41: return "cudaMemcpyAsync_v3020";
+      case 135: return "cudaEventRecord_v3020";
+      case 147: return "cudaStreamWaitEvent_v3020";
+      case 165: return "cudaDeviceSynchronize_v3020";
+      case 211: return "cudaLaunchKernel_v7000";
+      case 279: return "cudaPeekAtLastError_v3020";
+      default: return "";
+    }
   }
   int register_buffer_callbacks(CuptiTracer& t) override {
     tracer = &t;
@@ -171,7 +205,7 @@ TEST_CASE("encoded CUPTI records import as the trace model", "[cupti]") {
   CHECK(rank.attrs_of(*kernels[0])->grid == std::array<int, 3>{80, 1, 1});
   auto runtime = find(trace::EventKind::kRuntimeCall);
   REQUIRE(runtime.size() == 1);
-  CHECK(strings.view(runtime[0]->name) == "cudaLaunchKernel_v7000");
+  CHECK(strings.view(runtime[0]->name) == "cudaLaunchKernel");  // CUPTI's "_v7000" dropped
   CHECK(rank.attrs_of(*runtime[0])->cbid == CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000);
   auto nccl = find(trace::EventKind::kCollective);
   REQUIRE(nccl.size() == 1);
@@ -195,14 +229,16 @@ TEST_CASE("encoded CUPTI records import as the trace model", "[cupti]") {
 TEST_CASE("the tracer enables concurrent-kernel tracing and the launch driver calls only", "[cupti]") {
   FakeCuptiApi api;
   MemorySink sink;
-  CuptiTracer tracer(api, sink, {.nvtx = true});
+  CuptiTracer tracer(api, sink, opts(true));
   std::string reason;
   REQUIRE(tracer.start(reason));
   CHECK(reason.empty());
   CHECK(api.subscribed);
   CHECK(has(api.enabled, cupti_kind::kConcurrentKernel));
   CHECK_FALSE(has(api.enabled, 3));  // KERNEL serialises kernels
-  CHECK(has(api.enabled, cupti_kind::kRuntime));
+  // Runtime calls: only those the replay uses, one callback id at a time.
+  CHECK_FALSE(has(api.enabled, cupti_kind::kRuntime));
+  CHECK(api.runtime_cbids == std::vector<std::uint32_t>{41, 135, 147, 165, 211});
   CHECK_FALSE(has(api.enabled, cupti_kind::kDriver));
   CHECK(has(api.enabled, cupti_kind::kExternalCorrelation));
   CHECK(has(api.enabled, cupti_kind::kMarker));
@@ -214,6 +250,102 @@ TEST_CASE("the tracer enables concurrent-kernel tracing and the launch driver ca
   CHECK(api.pops == 1);
   tracer.flush(true);
   CHECK(api.forced_flushes == 1);
+}
+
+TEST_CASE("every runtime call or some record classes on request", "[cupti]") {
+  FakeCuptiApi api;
+  MemorySink sink;
+  SECTION("all runtime calls: the whole RUNTIME kind") {
+    auto o = opts();
+    o.all_runtime_calls = true;
+    CuptiTracer tracer(api, sink, o);
+    std::string reason;
+    REQUIRE(tracer.start(reason));
+    CHECK(has(api.enabled, cupti_kind::kRuntime));
+    CHECK(api.runtime_cbids.empty());
+  }
+  SECTION("a CUPTI without per-call selection records every runtime call") {
+    api.ids_count = 0;
+    CuptiTracer tracer(api, sink, {});
+    std::string reason;
+    REQUIRE(tracer.start(reason));
+    CHECK(has(api.enabled, cupti_kind::kRuntime));
+  }
+  SECTION("diagnostics leave classes out") {
+    auto o = opts(true);
+    o.off = {"runtime", "driver", "nvtx", "event"};
+    CuptiTracer tracer(api, sink, o);
+    std::string reason;
+    REQUIRE(tracer.start(reason));
+    CHECK(has(api.enabled, cupti_kind::kConcurrentKernel));
+    CHECK_FALSE(has(api.enabled, cupti_kind::kRuntime));
+    CHECK_FALSE(has(api.enabled, cupti_kind::kMarker));
+    CHECK_FALSE(has(api.enabled, cupti_kind::kCudaEvent));
+    CHECK(api.runtime_cbids.empty());
+    CHECK(api.driver_cbids.empty());
+  }
+  CHECK(runtime_call_recorded("cudaLaunchKernelExC_v11060"));
+  CHECK(runtime_call_recorded("cudaStreamSynchronize_ptsz_v7000"));
+  CHECK(runtime_call_recorded("cudaFree"));
+  CHECK_FALSE(runtime_call_recorded("cudaGetErrorString_v3020"));
+  CHECK_FALSE(runtime_call_recorded("cudaFuncGetAttributes_v3020"));
+  CHECK_FALSE(runtime_call_recorded(""));
+}
+
+TEST_CASE("with --steps the tracer records from step A's NVTX range to the end of step B's", "[cupti]") {
+  FakeCuptiApi api;
+  MemorySink sink;
+  auto o = opts(true);
+  o.window = std::make_pair(std::int64_t{2}, std::int64_t{3});
+  CuptiTracer tracer(api, sink, o);
+  std::string reason;
+  REQUIRE(tracer.start(reason));
+  CHECK(reason.empty());
+  CHECK(api.nvtx_callbacks);
+  auto recording = [&] { return has(api.enabled, cupti_kind::kConcurrentKernel); };
+  // Checked at start, then off until the window opens; NVTX ranges, devices and the runtime
+  // and driver calls stay on (calls switched off and on again were lost on the H100).
+  CHECK_FALSE(recording());
+  CHECK(api.runtime_cbids.size() == 5);
+  CHECK(api.driver_cbids.size() == 3);
+  CHECK(has(api.enabled, cupti_kind::kMarker));
+  CHECK(has(api.enabled, cupti_kind::kDevice));
+  CHECK_FALSE(tracer.window_opened());
+  tracer.nvtx_push("ProfilerStep#1");
+  tracer.nvtx_pop();
+  CHECK_FALSE(recording());
+  tracer.nvtx_push("ProfilerStep#2");
+  CHECK(recording());
+  CHECK(has(api.enabled, cupti_kind::kMemset));
+  CHECK(api.runtime_cbids.size() == 5);
+  CHECK(api.driver_cbids.size() == 3);
+  tracer.nvtx_push("ncclAllReduce");  // nested ranges of others change nothing
+  tracer.nvtx_pop();
+  tracer.nvtx_pop();  // end of step 2
+  CHECK(recording());
+  tracer.nvtx_push("ProfilerStep#3");
+  tracer.nvtx_pop();  // end of step 3: the window closes
+  CHECK_FALSE(recording());
+  CHECK_FALSE(has(api.enabled, cupti_kind::kMemset));
+  CHECK(api.runtime_cbids.size() == 5);
+  CHECK(has(api.enabled, cupti_kind::kMarker));
+  tracer.nvtx_push("ProfilerStep#2");  // only one window
+  CHECK_FALSE(recording());
+  CHECK(tracer.window_opened());
+}
+
+TEST_CASE("a step window needs NVTX callbacks or records the whole run", "[cupti]") {
+  FakeCuptiApi api;
+  MemorySink sink;
+  api.nvtx_result = 999;
+  auto o = opts(true);
+  o.window = std::make_pair(std::int64_t{0}, std::int64_t{0});
+  CuptiTracer tracer(api, sink, o);
+  std::string reason;
+  REQUIRE(tracer.start(reason));
+  CHECK(reason.find("whole run is recorded") != std::string::npos);
+  CHECK(has(api.enabled, cupti_kind::kConcurrentKernel));
+  CHECK(tracer.window_opened());
 }
 
 TEST_CASE("completed buffers reach the sink with dropped-record counts", "[cupti]") {
@@ -247,7 +379,7 @@ TEST_CASE("when CUPTI cannot trace, the tracer reports why and leaves nothing en
   FakeCuptiApi api;
   MemorySink sink;
   SECTION("no driver: a required kind fails") {
-    api.failing_kinds = {cupti_kind::kRuntime};
+    api.failing_kinds = {cupti_kind::kConcurrentKernel};
     CuptiTracer tracer(api, sink, {});
     std::string reason;
     CHECK_FALSE(tracer.start(reason));
@@ -256,6 +388,16 @@ TEST_CASE("when CUPTI cannot trace, the tracer reports why and leaves nothing en
     CHECK_FALSE(api.subscribed);  // CUPTI is left free for other tools
     tracer.push(1);  // harmless when not running
     CHECK(api.pushed.empty());
+  }
+  SECTION("no per-call selection and no RUNTIME kind") {
+    api.ids_count = 0;
+    api.failing_kinds = {cupti_kind::kRuntime};
+    CuptiTracer tracer(api, sink, {});
+    std::string reason;
+    CHECK_FALSE(tracer.start(reason));
+    CHECK(reason.find("CUDA tracing is off") != std::string::npos);
+    CHECK(api.enabled.empty());
+    CHECK_FALSE(api.subscribed);
   }
   SECTION("another profiler holds CUPTI") {
     api.subscribe_result = kCuptiErrorMultipleSubscribers;

@@ -38,7 +38,17 @@ TEST_CASE("the job environment loads the injection library and the NCCL plugin",
   CHECK(env.count("NCCL_PROFILER_PLUGIN") == 0);
   CHECK(env.at("DPRO_PROFILE_NCCL") == "0");
   CHECK(env.count("CUDA_INJECTION64_PATH") == 0);  // a build without CUPTI
+  // Steps are NVTX ranges: --steps and --step-name turn NVTX recording on.
+  CHECK(env.at("DPRO_PROFILE_NVTX") == "1");
+  o.steps.clear();
+  o.step_name.clear();
+  env = as_map(profiling_environment(o, libs));
   CHECK(env.count("NVTX_INJECTION64_PATH") == 0);
+  CHECK(env.count("DPRO_PROFILE_NVTX") == 0);
+  CHECK(env.count("DPRO_PROFILE_CUDA_API") == 0);
+  o.all_cuda_calls = true;
+  env = as_map(profiling_environment(o, libs));
+  CHECK(env.at("DPRO_PROFILE_CUDA_API") == "all");
 }
 
 TEST_CASE("launcher options are validated", "[launcher]") {
@@ -52,6 +62,23 @@ TEST_CASE("launcher options are validated", "[launcher]") {
     o.steps = bad;
     CHECK_FALSE(validate(o).empty());
   }
+}
+
+TEST_CASE("what is recorded is read from the environment", "[launcher]") {
+  std::map<std::string, std::string> vars = {{"DPRO_PROFILE_CUDA_API", "all"},
+                                             {"DPRO_PROFILE_OFF", "kernel,,sync,bogus"}};
+  auto lookup = [&](const char* name) -> const char* {
+    auto it = vars.find(name);
+    return it == vars.end() ? nullptr : it->second.c_str();
+  };
+  SessionConfig c = config_from_env(lookup);
+  CHECK(c.all_cuda_calls);
+  CHECK(c.off == std::vector<std::string>{"kernel", "sync"});
+  CHECK(c.unknown_off == std::vector<std::string>{"bogus"});
+  vars = {{"DPRO_PROFILE_CUDA_API", "replay"}};
+  c = config_from_env(lookup);
+  CHECK_FALSE(c.all_cuda_calls);
+  CHECK(c.off.empty());
 }
 
 TEST_CASE("trace files are named from RANK, LOCAL_RANK, host, pid and restart count", "[launcher]") {

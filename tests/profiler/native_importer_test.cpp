@@ -122,6 +122,32 @@ TEST_CASE("native import yields the trace model with launches joined to GPU work
   }));
 }
 
+TEST_CASE("kernel and API names read as torch.profiler shows them", "[native]") {
+  // Seen on the H100: CUPTI names kernels by their mangled symbol and API calls with a version.
+  test::TempDir dir("names");
+  test::NativeTraceBuilder b(test::header_for(0, "node-a"));
+  b.add(ApiRecord{ApiKind::kRuntime, 51, kT0, kT0 + 100, 10, 11, 1, "cudaMemsetAsync_v3020"});
+  b.add(ApiRecord{ApiKind::kDriver, 307, kT0 + 200, kT0 + 300, 10, 11, 2, "cuMemcpyHtoD_v2"});
+  b.add(ApiRecord{ApiKind::kRuntime, 211, kT0 + 400, kT0 + 500, 10, 11, 3, "cudaLaunchKernel_v7000"});
+  b.add(KernelRecord{kT0 + 600, kT0 + 900, 0, 1, 7, 3, "_ZN2at6native24vectorized_gather_kernelILi16ElEEvPcS2_PT0_illllb",
+                     {1, 1, 1}, {32, 1, 1}, 32, 0});
+  b.add(KernelRecord{kT0 + 1000, kT0 + 1100, 0, 1, 7, 4, "_Znot_a_symbol", {1, 1, 1}, {32, 1, 1}, 32, 0});
+  b.write(dir.file("n.dpro"));
+  Loaded t;
+  load(dir.file("n.dpro"), t);
+  auto kernels = t.of_kind(EventKind::kKernel);
+  REQUIRE(kernels.size() == 2);
+  CHECK(t.name(kernels[0]) == "void at::native::vectorized_gather_kernel<16, long>(char*, char*, long*, int, long, long, long, long, bool)");
+  CHECK(t.name(kernels[1]) == "_Znot_a_symbol");  // not demangled: kept as recorded
+  auto runtime = t.of_kind(EventKind::kRuntimeCall);
+  REQUIRE(runtime.size() == 2);
+  CHECK(t.name(runtime[0]) == "cudaMemsetAsync");
+  CHECK(t.name(runtime[1]) == "cudaLaunchKernel");
+  auto driver = t.of_kind(EventKind::kDriverCall);
+  REQUIRE(driver.size() == 1);
+  CHECK(t.name(driver[0]) == "cuMemcpyHtoD_v2");  // an API version, not CUPTI's
+}
+
 TEST_CASE("grouped send and receive run as one sendrecv kernel", "[native]") {
   test::TempDir dir("p2p");
   test::NativeTraceBuilder b(test::header_for(0, "h"));

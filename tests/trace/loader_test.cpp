@@ -124,9 +124,22 @@ TEST_CASE("Empty traces are errors") {
   CHECK_THAT(load_error({dir + "/empty.json"}), Catch::Contains("empty file"));
   test::write_text(dir + "/no_events.json", R"({"schemaVersion": 1, "traceEvents": []})");
   CHECK_THAT(load_error({dir + "/no_events.json"}), Catch::Contains("empty trace"));
+  test::write_text(dir + "/no_events2.json", R"({"schemaVersion": 1, "traceEvents": []})");
+  CHECK_THAT(load_error({dir + "/no_events.json", dir + "/no_events2.json"}), Catch::Contains("empty traces"));
   const std::string empty_dir = test::fresh_dir("empty_dir");
   CHECK_THAT(load_error({empty_dir}), Catch::Contains("no trace files"));
   CHECK_THAT(load_error({"/nonexistent/dir/trace.json"}), Catch::Contains("no such file"));
+}
+
+TEST_CASE("Among other ranks a file with no events is skipped with a warning") {
+  // dpro-profile under torchrun: the agent process writes a trace with nothing in it.
+  const std::string dir = test::fresh_dir("agent");
+  test::write_text(dir + "/agent.json", R"({"schemaVersion": 1, "traceEvents": []})");
+  test::write_text(dir + "/worker.json", minimal_trace("5"));
+  Logger log(LogLevel::kQuiet);
+  auto set = trace::load_traces({dir}, {}, log);
+  CHECK(set.ranks.size() == 1);
+  CHECK(log.warning_count() >= 1);
 }
 
 TEST_CASE("A file that is not a trace at all is refused") {

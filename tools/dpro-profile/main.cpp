@@ -1,4 +1,4 @@
-// dpro-profile [--out DIR] [--steps A:B] [--nvtx] [--step-name NAME] [--no-nccl] [--json]
+// dpro-profile [--out DIR] [--steps A:B] [--nvtx] [--step-name NAME] [--no-nccl] [--all-cuda-calls] [--json]
 //              -- CMD ARGS...
 // Runs CMD with the dpro injection library and NCCL profiler plugin enabled, so that every
 // CUDA process of the job (torchrun workers, multiprocessing children) writes one native
@@ -37,10 +37,15 @@ int main(int argc, char** argv) {
                "usage: dpro-profile [options] -- CMD ARGS..."};
   bool no_nccl = false, json = false;
   app.add_option("--out", options.out_dir, "Directory for the trace files")->capture_default_str();
-  app.add_option("--steps", options.steps, "Keep iterations A..B (inclusive), e.g. 10:20");
+  app.add_option("--steps", options.steps,
+                 "Record only iterations A..B (inclusive), e.g. 10:20: CUDA activity is recorded from the NVTX range of "
+                 "step A to the end of step B, and the rest of the job runs untraced (implies --nvtx)");
   app.add_flag("--nvtx", options.nvtx, "Record NVTX ranges (ProfilerStep#N marks iterations)");
   app.add_option("--step-name", options.step_name, "NVTX range name that marks one iteration");
   app.add_flag("--no-nccl", no_nccl, "Do not load the NCCL profiler plugin");
+  app.add_flag("--all-cuda-calls", options.all_cuda_calls,
+               "Record every CUDA runtime call (cudaGetDevice, cudaPeekAtLastError, ...), not only the "
+               "launches, copies, syncs, events and allocations the replay uses; costs the job more CPU time");
   app.add_flag("--json", json, "Print the result as one JSON object");
   std::vector<const char*> cargv;
   for (auto& a : own_args) cargv.push_back(a.c_str());

@@ -1,6 +1,10 @@
 #include "trace/native/native_importer.h"
 
+#include <cxxabi.h>
+
 #include <algorithm>
+#include <cstdlib>
+#include <memory>
 #include <map>
 #include <unordered_map>
 
@@ -11,6 +15,25 @@
 
 namespace dpro::trace {
 namespace {
+
+// CUPTI names kernels by their mangled symbol; torch.profiler shows them demangled.
+std::string demangle(std::string_view name) {
+  if (!name.starts_with("_Z")) return std::string(name);
+  int status = 0;
+  std::unique_ptr<char, decltype(&std::free)> out(abi::__cxa_demangle(std::string(name).c_str(), nullptr, nullptr, &status),
+                                                  &std::free);
+  return status == 0 && out ? std::string(out.get()) : std::string(name);
+}
+
+// cuptiGetCallbackName's "cudaLaunchKernel_v7000" -> "cudaLaunchKernel" (API versions such as
+// cuMemcpyHtoD_v2 are part of the name and stay).
+std::string_view without_cupti_version(std::string_view name) {
+  const auto v = name.rfind("_v");
+  if (v == std::string_view::npos || name.size() - v < 6) return name;
+  for (std::size_t i = v + 2; i < name.size(); ++i)
+    if (name[i] < '0' || name[i] > '9') return name;
+  return name.substr(0, v);
+}
 
 using native::NativeCapture;
 
@@ -44,6 +67,10 @@ class RankBuilder {
  private:
   ResourceId resource(ResourceKind kind, std::int64_t pid, std::int64_t tid);
   Event& add(EventKind kind, Nanos start, Nanos dur, std::string_view name, ResourceId res);
+  // Names as torch.profiler shows them: kernels demangled, API calls without CUPTI's version
+  // suffix (each distinct name converted once).
+  std::string_view kernel_name(std::uint32_t id);
+  std::string_view api_name(std::uint32_t id);
   EventAttrs& attrs_of(Event& e);
   void header();
   void apis();
@@ -56,6 +83,7 @@ class RankBuilder {
 
   const NativeCapture& c_;
   StringTable& strings_;
+  std::unordered_map<std::uint32_t, std::string> kernel_names_, api_names_;
   Logger& log_;
   TraceRank r_;
   std::map<std::tuple<int, std::int64_t, std::int64_t>, ResourceId> resources_;
@@ -72,6 +100,18 @@ ResourceId RankBuilder::resource(ResourceKind kind, std::int64_t pid, std::int64
   r_.resources.push_back({kind, pid, tid, std::move(name)});
   resources_.emplace(key, id);
   return id;
+}
+
+std::string_view RankBuilder::kernel_name(std::uint32_t id) {
+  auto [it, fresh] = kernel_names_.try_emplace(id);
+  if (fresh) it->second = demangle(c_.str(id));
+  return it->second;
+}
+
+std::string_view RankBuilder::api_name(std::uint32_t id) {
+  auto [it, fresh] = api_names_.try_emplace(id);
+  if (fresh) it->second = std::string(without_cupti_version(c_.str(id)));
+  return it->second;
 }
 
 Event& RankBuilder::add(EventKind kind, Nanos start, Nanos dur, std::string_view name,
@@ -121,8 +161,7 @@ void RankBuilder::header() {
 void RankBuilder::apis() {
   for (const auto& a : c_.apis) {
     auto kind = a.kind == native::ApiKind::kDriver ? EventKind::kDriverCall : EventKind::kRuntimeCall;
-    auto& e = add(kind, a.start, a.dur, c_.str(a.name),
-                  resource(ResourceKind::kCpuThread, a.pid, a.tid));
+    auto& e = add(kind, a.start, a.dur, api_name(a.name), resource(ResourceKind::kCpuThread, a.pid, a.tid));
     e.correlation = a.correlation;
     if (auto it = external_of_.find(a.correlation); it != external_of_.end())
       e.external_id = static_cast<std::int64_t>(it->second);
@@ -141,7 +180,7 @@ void RankBuilder::gpu_work() {
     device_of_context_[k.context] = k.device;
     auto collective = nccl.claim(k);
     auto& e = add(collective ? EventKind::kCollective : EventKind::kKernel, k.start, k.dur,
-                  c_.str(k.name), resource(ResourceKind::kGpuStream, k.device, k.stream));
+                  kernel_name(k.name), resource(ResourceKind::kGpuStream, k.device, k.stream));
     e.correlation = k.correlation;
     if (auto it = external_of_.find(k.correlation); it != external_of_.end())
       e.external_id = static_cast<std::int64_t>(it->second);
