@@ -5,10 +5,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
 #include <sstream>
 
 #include "replayer/replay.h"
 #include "replayer/timeline.h"
+#include "trace/iterations.h"
 #include "trace_fixtures.h"
 
 using namespace dpro;
@@ -139,4 +143,42 @@ TEST_CASE("With measured costs, every op of every bundled trace replays at its m
     CHECK(off == 0);
     CHECK(r.graph.stats.violations == 0);
   }
+}
+
+// Issue 4's regression check: the H100 captures of real training jobs (traces/h100, recorded
+// with dpro-profile) must replay to the iteration times recorded next to them, within 0.5%,
+// and each step within 2% of its measured time.
+TEST_CASE("Recorded H100 captures replay to their recorded iteration times", "[h100]") {
+  const std::string expected_path = test::source_path("traces/h100/expected.json");
+  std::ifstream in(expected_path);
+  REQUIRE(in);
+  nlohmann::json expected = nlohmann::json::parse(in);
+  const std::int64_t first = expected.at("first_step"), last = expected.at("last_step");
+  const double tolerance = expected.at("tolerance");
+  REQUIRE(expected.at("jobs").size() == 5);
+  for (auto& [job, want] : expected.at("jobs").items()) {
+    INFO(job);
+    test::CapturingLog log;
+    const auto r = replay({test::source_path("traces/h100/" + job)}, log);
+    double measured = 0, predicted = 0;
+    int steps = 0;
+    for (const auto& it : r.report.iterations) {
+      const auto n = trace::profiler_step_number(it.name);
+      if (!n || *n < first || *n > last) continue;
+      INFO(it.name);
+      CHECK(std::abs(it.job_error()) < 0.02);
+      measured += static_cast<double>(it.job_measured_ns);
+      predicted += static_cast<double>(it.job_predicted_ns);
+      ++steps;
+    }
+    REQUIRE(steps == want.at("steps").get<int>());
+    measured /= steps;
+    predicted /= steps;
+    CHECK(std::llround(measured) == want.at("measured_mean_ns").get<std::int64_t>());  // the same data
+    const double recorded = want.at("predicted_mean_ns").get<double>();
+    INFO("predicted mean " << predicted << " ns, recorded " << recorded << " ns");
+    CHECK(std::abs(predicted / recorded - 1) <= tolerance);
+    if (std::getenv("DPRO_UPDATE_EXPECTED")) want["predicted_mean_ns"] = std::llround(predicted);
+  }
+  if (std::getenv("DPRO_UPDATE_EXPECTED")) std::ofstream(expected_path) << expected.dump(1) << "\n";
 }
