@@ -29,7 +29,8 @@ void start_cuda_tracing() {
   options.flush_period_ms = session->config().flush_ms;
   options.all_runtime_calls = session->config().all_cuda_calls;
   options.off = session->config().off;
-  options.window = parse_step_range(session->config().steps);
+  if (auto range = parse_step_range(session->config().steps); range && range->first <= range->second)
+    options.window = range;
   options.step_name = session->config().step_name;
   for (const auto& name : session->config().unknown_off)
     session->warn_once("DPRO_PROFILE_OFF: unknown record class '" + name +

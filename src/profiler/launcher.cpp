@@ -11,11 +11,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <limits>
-#include <optional>
-#include <string_view>
 
-#include "core/strings.h"
+#include "profiler/step_window.h"
 
 namespace fs = std::filesystem;
 
@@ -24,17 +21,9 @@ namespace dpro::profiler {
 std::string validate(const LaunchOptions& o) {
   if (o.command.empty()) return "no command given (usage: dpro-profile [options] -- CMD ARGS...)";
   if (!o.steps.empty()) {
-    // A:B, two step numbers that fit an int (no regex-and-stol: 99999999999:1 threw out of range).
-    const auto colon = o.steps.find(':');
-    auto step = [&](std::size_t from, std::size_t to) {
-      const std::string_view text = std::string_view(o.steps).substr(from, to - from);
-      const auto n = text.starts_with('-') ? std::nullopt : parse_integer(text);  // "-0" too
-      return n && *n <= std::numeric_limits<int>::max() ? n : std::nullopt;
-    };
-    const auto a = colon == std::string::npos ? std::nullopt : step(0, colon);
-    const auto b = colon == std::string::npos ? std::nullopt : step(colon + 1, o.steps.size());
-    if (!a || !b) return "--steps must be A:B with whole numbers 0 <= A <= B < 2^31, got '" + o.steps + "'";
-    if (*a > *b) return "--steps " + o.steps + ": first step is after the last";
+    const auto range = parse_step_range(o.steps);
+    if (!range) return "--steps must be A:B with whole numbers 0 <= A <= B < 2^31, got '" + o.steps + "'";
+    if (range->first > range->second) return "--steps " + o.steps + ": first step is after the last";
   }
   if (o.out_dir.empty()) return "--out must not be empty";
   return "";

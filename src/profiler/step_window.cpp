@@ -4,14 +4,6 @@
 
 namespace dpro::profiler {
 
-std::optional<std::pair<std::int64_t, std::int64_t>> parse_step_range(std::string_view steps) {
-  const auto colon = steps.find(':');
-  if (colon == std::string_view::npos) return std::nullopt;
-  const auto a = parse_integer(steps.substr(0, colon)), b = parse_integer(steps.substr(colon + 1));
-  if (!a || !b || *a < 0 || *a > *b) return std::nullopt;
-  return std::make_pair(*a, *b);
-}
-
 StepWindow::StepWindow(std::int64_t first, std::int64_t last, std::string step_name)
     : first_(first), last_(last), step_name_(std::move(step_name)) {}
 

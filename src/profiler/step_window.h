@@ -6,6 +6,7 @@
 // NVTX ranges nest per thread, so each thread's pushes are tracked on their own stack; other
 // ranges (NCCL's, the user's) are ignored. Thread-safe; no CUDA or CUPTI here.
 #include <cstdint>
+#include <limits>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -14,10 +15,23 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/strings.h"
+
 namespace dpro::profiler {
 
-// "A:B" as dpro-profile validated it; nullopt for anything else.
-std::optional<std::pair<std::int64_t, std::int64_t>> parse_step_range(std::string_view steps);
+// "A:B": two whole numbers 0 <= A, B < 2^31 (not checked: A <= B); nullopt for anything else
+// ("-0", "+1", " 1", "1:2:3"). Inline: dpro-profile's option check uses it too.
+inline std::optional<std::pair<std::int64_t, std::int64_t>> parse_step_range(std::string_view steps) {
+  const auto colon = steps.find(':');
+  if (colon == std::string_view::npos) return std::nullopt;
+  auto step = [](std::string_view text) -> std::optional<std::int64_t> {
+    const auto n = text.starts_with('-') ? std::nullopt : parse_integer(text);
+    return n && *n <= std::numeric_limits<std::int32_t>::max() ? n : std::nullopt;
+  };
+  const auto a = step(steps.substr(0, colon)), b = step(steps.substr(colon + 1));
+  if (!a || !b) return std::nullopt;
+  return std::make_pair(*a, *b);
+}
 
 class StepWindow {
  public:

@@ -12,8 +12,10 @@ TEST_CASE("step ranges are parsed as dpro-profile validated them", "[steps]") {
   CHECK(parse_step_range("10:20") == std::make_pair(std::int64_t{10}, std::int64_t{20}));
   CHECK(parse_step_range("3:3") == std::make_pair(std::int64_t{3}, std::int64_t{3}));
   CHECK_FALSE(parse_step_range(""));
-  CHECK_FALSE(parse_step_range("5:4"));
+  CHECK(parse_step_range("5:4") == std::make_pair(std::int64_t{5}, std::int64_t{4}));  // order: the caller's
   CHECK_FALSE(parse_step_range("-1:4"));
+  CHECK_FALSE(parse_step_range("-0:4"));
+  CHECK_FALSE(parse_step_range("1:2147483648"));
   CHECK_FALSE(parse_step_range("1:x"));
 }
 

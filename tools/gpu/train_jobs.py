@@ -46,23 +46,20 @@ def build_job(name, device):
             return loss_fn(m(x), y)
         amp = torch.bfloat16 if name.endswith("bf16") else None
         return model, opt, loss_of, amp
-    if name == "gpt2":
-        from transformers import GPT2Config, GPT2LMHeadModel
-        cfg = GPT2Config()  # GPT-2 small: 12 layers, 768 wide, 124M parameters
-        model = GPT2LMHeadModel(cfg).to(device)
-        ids_cpu = torch.randint(0, cfg.vocab_size, (8, 512)).pin_memory()
-        opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
-
-        def loss_of(m):
-            ids = ids_cpu.to(device, non_blocking=True)
-            return m(input_ids=ids, labels=ids).loss
-        return model, opt, loss_of, torch.bfloat16
-    if name == "bert-ddp":
-        from transformers import BertConfig, BertForMaskedLM
-        cfg = BertConfig()  # BERT-base: 12 layers, 768 wide
-        model = BertForMaskedLM(cfg).to(device)
-        model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[device.index])
-        ids_cpu = torch.randint(0, cfg.vocab_size, (16, 256)).pin_memory()
+    if name in ("gpt2", "bert-ddp"):
+        # transformers models from their default configs: GPT-2 small (12 layers, 768 wide,
+        # 124M parameters), BERT-base MLM (12 layers, 768 wide, under DDP).
+        import transformers
+        if name == "gpt2":
+            cfg = transformers.GPT2Config()
+            model = transformers.GPT2LMHeadModel(cfg).to(device)
+            shape = (8, 512)
+        else:
+            cfg = transformers.BertConfig()
+            model = transformers.BertForMaskedLM(cfg).to(device)
+            model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[device.index])
+            shape = (16, 256)
+        ids_cpu = torch.randint(0, cfg.vocab_size, shape).pin_memory()
         opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
 
         def loss_of(m):
