@@ -33,8 +33,7 @@ void start_cuda_tracing() {
     options.window = range;
   options.step_name = session->config().step_name;
   for (const auto& name : session->config().unknown_off)
-    session->warn_once("DPRO_PROFILE_OFF: unknown record class '" + name +
-                       "' ignored (known: kernel, runtime, driver, memcpy, memset, sync, event, correlation, nvtx)");
+    session->warn_once("DPRO_PROFILE_OFF: unknown record class '" + name + "' ignored (known: " + known_off_classes() + ")");
   if (!options.off.empty()) {
     std::string list;
     for (const auto& name : options.off) list += (list.empty() ? "" : ",") + name;
@@ -54,8 +53,8 @@ void start_cuda_tracing() {
     tracer->flush(final);
     if (final && !tracer->window_opened() && tracer->nvtx_ranges_seen())
       session->warn_once("no NVTX range of steps " + session->config().steps +
-                         " was seen, so no CUDA activity was recorded (steps marked by cudaProfilerStart/Stop: "
-                         "run without --steps)");
+                         " was seen, so no GPU activity (kernels, copies) was recorded (steps marked by "
+                         "cudaProfilerStart/Stop: run without --steps)");
   });
   session->set_correlation_hook(tracer);
 }

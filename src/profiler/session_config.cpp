@@ -30,10 +30,17 @@ std::string sanitize(std::string s) {
 
 }  // namespace
 
+constexpr std::string_view kOffClasses[] = {"kernel", "runtime", "driver", "memcpy", "memset",
+                                            "sync", "event", "correlation", "nvtx"};
+
 bool known_off_class(std::string_view name) {
-  static constexpr std::string_view kClasses[] = {"kernel", "runtime", "driver", "memcpy", "memset",
-                                                  "sync", "event", "correlation", "nvtx"};
-  return std::find(std::begin(kClasses), std::end(kClasses), name) != std::end(kClasses);
+  return std::find(std::begin(kOffClasses), std::end(kOffClasses), name) != std::end(kOffClasses);
+}
+
+std::string known_off_classes() {
+  std::string list;
+  for (auto c : kOffClasses) list.append(list.empty() ? "" : ", ").append(c);
+  return list;
 }
 
 SessionConfig config_from_env(const EnvLookup& lookup) {

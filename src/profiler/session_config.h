@@ -37,8 +37,9 @@ struct SessionConfig {
   int restart_count = 0;
 };
 
-// The record classes DPRO_PROFILE_OFF accepts.
+// The record classes DPRO_PROFILE_OFF accepts, and their list for messages.
 bool known_off_class(std::string_view name);
+std::string known_off_classes();
 
 using EnvLookup = std::function<const char*(const char*)>;
 
