@@ -192,7 +192,15 @@ class RankBuilder {
         }
       }
       std::vector<std::uint32_t>& on_stream = stream_ops_[op.stream];
-      if (!on_stream.empty()) edge(gpu_[on_stream.back()].node, op.node, EdgeKind::kStreamOrder);
+      if (!on_stream.empty()) {
+        // Programmatic dependent launch (Hopper): a kernel may start before its stream
+        // predecessor ends (cuDNN's sm90 kernels overlapped by 2-4 us on the H100). The measured
+        // overlap becomes a negative gap, so the replay keeps it rather than breaking the edge.
+        const NodeId prev = gpu_[on_stream.back()].node;
+        const Nanos overlap = mend(prev) - mstart(op.node);
+        edge(prev, op.node, EdgeKind::kStreamOrder, Point::kEnd, Point::kStart,
+             overlap > options_.tolerance ? -overlap : 0);
+      }
       on_stream.push_back(static_cast<std::uint32_t>(gpu_.size()));
       gpu_.push_back(op);
     }
