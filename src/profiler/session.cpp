@@ -83,7 +83,10 @@ void ProfilerSession::flush() {
   std::vector<native::EncodedBatch> batches;
   take_pending(batches);
   std::uint64_t count = 0;
-  for (const auto& b : batches) count += b.index.size();
+  for (const auto& b : batches) {
+    count += b.index.size();
+    activity_ += b.activity;
+  }
   if (count > 0) writer_->write_now(merger_.merge(batches), count);
   else writer_->flush();
 }
@@ -114,6 +117,9 @@ void ProfilerSession::shutdown() {
   flush();
   active_ = false;
   writer_->close(dropped_.load());
+  // A process that ran nothing on the GPU and no NCCL (torchrun's agent, a data-loader
+  // worker that touched CUDA) leaves no trace file behind, only a header and metadata would.
+  if (activity_ == 0 && dropped_.load() == 0) std::remove(path_.c_str());
 }
 
 void ProfilerSession::disable_after_fork() {

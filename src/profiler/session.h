@@ -9,7 +9,9 @@
 // Fork: a child forked after the session exists inherits it; the child handler abandons the
 // inherited file without writing (buffered records belong to the parent), and nothing is
 // written from a pid other than the one that opened the file.
-// Exit: an atexit handler runs the flush hooks (CUPTI FlushAll), then writes the footer.
+// Exit: an atexit handler runs the flush hooks (CUPTI FlushAll), then writes the footer; a
+// trace that recorded no activity (no API call, kernel, copy, NVTX range or NCCL record) is
+// removed then.
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
@@ -76,6 +78,7 @@ class ProfilerSession final : public RecordSink {
   std::mutex mutex_;  // guards shared_encoder_, pending_, hooks_, warned_
   native::RecordEncoder shared_encoder_;
   std::vector<native::EncodedBatch> pending_;
+  std::uint64_t activity_ = 0;  // activity records written (under flush_mutex_)
   std::vector<std::function<void(bool)>> hooks_;
   std::vector<std::string> warned_;
   std::mutex flush_mutex_;  // one flush at a time; guards merger_

@@ -1,7 +1,7 @@
 // A stand-in for a training process, for the process-level tests: loads the injection
 // library the way the CUDA driver and NCCL would (from CUDA_INJECTION64_PATH /
 // NCCL_PROFILER_PLUGIN), runs a few allreduces through the v5 plugin, then ends as asked.
-//   fake_nccl_job [--colls N] [--inject] [--fork-child] [--spawn K] [--code C]
+//   fake_nccl_job [--colls N] [--inject] [--cuda-only] [--fork-child] [--spawn K] [--code C]
 //                 [--end exit|flush-kill|sleep-kill|abandon]
 #include <dlfcn.h>
 #include <signal.h>
@@ -75,7 +75,7 @@ int spawn_workers(const char* self, int k, const std::vector<std::string>& pass)
 
 int main(int argc, char** argv) {
   int colls = 3, spawn = 0, code = 0;
-  bool inject = false, fork_child = false;
+  bool inject = false, fork_child = false, cuda_only = false;
   std::string end = "exit";
   std::vector<std::string> pass;
   for (int i = 1; i < argc; ++i) {
@@ -83,6 +83,7 @@ int main(int argc, char** argv) {
     auto next = [&] { return std::string(argv[++i]); };
     if (a == "--colls") pass.push_back(a), colls = std::stoi(pass.emplace_back(next()));
     else if (a == "--inject") inject = true, pass.push_back(a);
+    else if (a == "--cuda-only") cuda_only = true, pass.push_back(a);  // InitializeInjection, no NCCL
     else if (a == "--fork-child") fork_child = true, pass.push_back(a);
     else if (a == "--end") end = next(), pass.push_back("--end"), pass.push_back(end);
     else if (a == "--spawn") spawn = std::stoi(next());
@@ -104,6 +105,7 @@ int main(int argc, char** argv) {
     auto init = reinterpret_cast<int (*)()>(dlsym(lib, "InitializeInjection"));
     if (init && init() != 1) return 91;
   }
+  if (cuda_only) return code;
   g_plugin = static_cast<abi::ProfilerV5*>(dlsym(lib, "ncclProfiler_v5"));
   auto flush = reinterpret_cast<int (*)()>(dlsym(lib, "dproProfilerFlush"));
   if (!g_plugin || !flush) return 92;

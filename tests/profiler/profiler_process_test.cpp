@@ -126,6 +126,23 @@ TEST_CASE("InitializeInjection without a GPU driver warns once and the job runs 
   CHECK(c.header.cupti_version >= 130000);  // cuptiGetVersion works without a driver
 }
 
+TEST_CASE("a process that recorded nothing leaves no trace file", "[process]") {
+  // Seen on the H100: torchrun's agent starts CUDA, runs nothing, and its empty trace stopped
+  // `dpro-replay replay <dir>`. Here CUPTI cannot start (no driver) and NCCL is not used.
+  test::TempDir dir("nothing");
+  Env env = {{"CUDA_INJECTION64_PATH", DPRO_INJECT_LIB},
+             {"DPRO_PROFILE_OUT", dir.path() + "/traces"},
+             {"DPRO_PROFILE_FLUSH_MS", "0"}};
+  auto r = test::run_process({FAKE_JOB, "--inject", "--cuda-only"}, env, dir.file("job"));
+  CHECK(r.code == 0);
+  CHECK(traces_in(dir.path() + "/traces").empty());
+  // The same process with one NCCL collective keeps its file.
+  env.emplace_back("NCCL_PROFILER_PLUGIN", DPRO_INJECT_LIB);
+  r = test::run_process({FAKE_JOB, "--inject", "--colls", "1"}, env, dir.file("job2"));
+  CHECK(r.code == 0);
+  CHECK(traces_in(dir.path() + "/traces").size() == 1);
+}
+
 #ifdef DPRO_PROFILE_BIN
 TEST_CASE("dpro-profile runs a multi-process job: one trace per rank, the job's exit code", "[process][launcher]") {
   test::TempDir dir("launch");

@@ -65,6 +65,7 @@ void RecordEncoder::begin(RecordType type, std::uint64_t key, std::size_t inline
   reserve(2 + kMaxFixedPayload + inline_bytes + 10);
   record_begin_ = used_;
   key_ = key;
+  if (type >= RecordType::kApi) ++activity_;
   buf_[used_] = static_cast<char>(type);
   used_ += 2;  // one length byte assumed; end() widens it when the payload is longer
 }
@@ -280,7 +281,9 @@ EncodedBatch RecordEncoder::take() {
   EncodedBatch out;
   out.bytes.assign(buf_.data(), used_);
   out.index = std::move(index_);
+  out.activity = activity_;
   index_.clear();
+  activity_ = 0;
   used_ = 0;
   return out;
 }

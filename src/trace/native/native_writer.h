@@ -43,9 +43,11 @@ struct EncodedBatch {
   };
   std::string bytes;
   std::vector<Entry> index;
+  std::uint64_t activity = 0;  // records of what ran (API calls onward), not strings/metadata/devices
   void clear() {
     bytes.clear();
     index.clear();
+    activity = 0;
   }
 };
 
@@ -102,6 +104,7 @@ class RecordEncoder {
   std::string buf_;        // capacity-managed; [0, used_) holds encoded records
   std::size_t used_ = 0;
   std::vector<EncodedBatch::Entry> index_;
+  std::uint64_t activity_ = 0;
   std::size_t record_begin_ = 0;
   std::uint64_t key_ = 0;
   struct PointerCacheEntry {
