@@ -5,6 +5,7 @@
 
 #include <atomic>
 
+#include "profiler/cupti_records.h"
 #include "profiler/cupti_tracer.h"
 
 namespace dpro::profiler {
@@ -83,9 +84,7 @@ class RealCuptiApi final : public CuptiApi {
   }
   std::uint32_t runtime_api_count() override { return CUPTI_RUNTIME_TRACE_CBID_SIZE; }
   std::string runtime_api_name(std::uint32_t cbid) override {
-    const char* name = nullptr;
-    if (cuptiGetCallbackName(CUPTI_CB_DOMAIN_RUNTIME_API, cbid, &name) != CUPTI_SUCCESS || !name) return {};
-    return name;
+    return cupti_callback_name(CUPTI_CB_DOMAIN_RUNTIME_API, cbid);
   }
   int register_buffer_callbacks(CuptiTracer& tracer) override {
     g_buffer_target.store(&tracer);

@@ -129,15 +129,19 @@ bool encode_record(const CUpti_Activity* rec, native::RecordEncoder& out, Callba
 
 }  // namespace
 
+std::string cupti_callback_name(int domain, std::uint32_t cbid) {
+  const char* text = nullptr;
+  if (cuptiGetCallbackName(static_cast<CUpti_CallbackDomain>(domain), cbid, &text) != CUPTI_SUCCESS || !text) return {};
+  return text;
+}
+
 std::string_view CallbackNames::lookup(std::vector<std::string>& table, int domain, std::uint32_t cbid) {
   if (cbid >= 100000) return "<bad cbid>";
   if (table.size() <= cbid) table.resize(cbid + 1);
   std::string& name = table[cbid];
   if (name.empty()) {
-    const char* text = nullptr;
-    if (cuptiGetCallbackName(static_cast<CUpti_CallbackDomain>(domain), cbid, &text) == CUPTI_SUCCESS && text)
-      name = text;
-    else
+    name = cupti_callback_name(domain, cbid);
+    if (name.empty())
       name = (domain == CUPTI_CB_DOMAIN_DRIVER_API ? "driver_cbid_" : "runtime_cbid_") + std::to_string(cbid);
   }
   return name;

@@ -12,6 +12,10 @@
 namespace dpro::profiler {
 
 // Caches cuptiGetCallbackName per (runtime|driver, cbid). Not thread-safe.
+// CUPTI's name of a callback id (cuptiGetCallbackName; domain 1 driver, 2 runtime), e.g.
+// "cudaLaunchKernel_v7000"; "" when CUPTI knows none.
+std::string cupti_callback_name(int domain, std::uint32_t cbid);
+
 class CallbackNames {
  public:
   std::string_view runtime(std::uint32_t cbid) { return lookup(runtime_, 2, cbid); }

@@ -10,6 +10,9 @@ CuptiTracer::CuptiTracer(CuptiApi& api, RecordSink& sink, Options options)
 
 CuptiTracer::~CuptiTracer() = default;
 
+// A superset of the calls whose role the graph builder reads (call_role in
+// src/graph/rank_builder.cpp: synchronisation, event record and wait, copies and sets) plus the
+// launches it joins to GPU work.
 bool runtime_call_recorded(std::string_view name) {
   static constexpr std::string_view kPrefixes[] = {
       "cudaLaunch", "cudaMemcpy", "cudaMemset", "cudaDeviceSynchronize", "cudaThreadSynchronize",
@@ -27,12 +30,10 @@ bool CuptiTracer::is_off(const char* what) const {
   return false;
 }
 
-std::vector<std::uint32_t> CuptiTracer::recording_kinds() const {
+std::vector<std::uint32_t> CuptiTracer::gpu_kinds() const {
   using namespace cupti_kind;
-  // Required first: a failure there means CUPTI cannot trace at all.
   std::vector<std::uint32_t> kinds;
   if (!is_off("kernel")) kinds.push_back(kConcurrentKernel);
-  if (options_.all_runtime_calls && !is_off("runtime")) kinds.push_back(kRuntime);
   if (!is_off("memcpy")) kinds.insert(kinds.end(), {kMemcpy, kMemcpy2});
   if (!is_off("memset")) kinds.push_back(kMemset);
   if (!is_off("sync")) kinds.push_back(kSynchronization);
@@ -41,69 +42,38 @@ std::vector<std::uint32_t> CuptiTracer::recording_kinds() const {
   return kinds;
 }
 
-void CuptiTracer::set_gpu_kinds(bool on) {
-  // Runtime and driver call records stay as they are: on the H100 (CUPTI 13.0), calls whose
-  // records were switched off and on again from an NVTX callback were not recorded again,
-  // while activity kinds (kernels, copies, ...) came back (docs/gpu-validation.md).
-  if (!on) {
-    for (auto kind : recording_enabled_) {
-      if (kind == cupti_kind::kRuntime) continue;
-      api_.disable_kind(kind);
-      std::erase(enabled_, kind);
-    }
-    std::erase_if(recording_enabled_, [](std::uint32_t k) { return k != cupti_kind::kRuntime; });
-    return;
-  }
-  for (auto kind : recording_kinds()) {
-    if (kind == cupti_kind::kRuntime || std::count(recording_enabled_.begin(), recording_enabled_.end(), kind)) continue;
-    if (api_.enable_kind(kind) == 0) {
-      enabled_.push_back(kind);
-      recording_enabled_.push_back(kind);
+std::string CuptiTracer::enable_gpu_kinds(std::vector<std::string>* optional) {
+  for (auto kind : gpu_kinds()) {
+    if (const int rc = api_.enable_kind(kind); rc == 0) {
+      gpu_enabled_.push_back(kind);
+    } else if (kind == cupti_kind::kConcurrentKernel) {  // required: CUPTI cannot trace at all
+      return required_kind_failed(kind, rc);
+    } else if (optional) {
+      optional->push_back(std::to_string(kind));
     }
   }
+  return "";
 }
 
-void CuptiTracer::stop_recording() {
-  for (auto kind : recording_enabled_) {
-    api_.disable_kind(kind);
-    std::erase(enabled_, kind);
-  }
-  recording_enabled_.clear();
-  for (auto cbid : runtime_cbids_) api_.enable_runtime_api(cbid, false);
-  runtime_cbids_.clear();
-  if (driver_calls_)
-    for (auto cbid : {kCbidCuLaunchKernel, kCbidCuLaunchKernelEx, kCbidCuGraphLaunch}) api_.enable_driver_api(cbid, false);
-  driver_calls_ = false;
+void CuptiTracer::disable_gpu_kinds() {
+  for (auto kind : gpu_enabled_) api_.disable_kind(kind);
+  gpu_enabled_.clear();
 }
 
-std::string CuptiTracer::start_recording(std::vector<std::string>& optional) {
-  auto required_failure = [&](std::uint32_t kind, int rc) {
-    stop_recording();
-    return "CUPTI activity kind " + std::to_string(kind) + " cannot be enabled (" + api_.error_text(rc) +
-           "; no CUDA driver?); CUDA tracing is off";
-  };
-  for (auto kind : recording_kinds()) {
-    const int rc = api_.enable_kind(kind);
-    if (rc == 0) {
-      enabled_.push_back(kind);
-      recording_enabled_.push_back(kind);
-    } else if (kind == cupti_kind::kConcurrentKernel || kind == cupti_kind::kRuntime) {
-      return required_failure(kind, rc);
-    } else {
-      optional.push_back(std::to_string(kind));
+std::string CuptiTracer::enable_calls() {
+  if (!is_off("runtime")) {
+    if (!options_.all_runtime_calls) {
+      // The runtime calls the replay uses, one callback id at a time.
+      const std::uint32_t n = api_.runtime_api_count();
+      for (std::uint32_t cbid = 1; cbid < n; ++cbid)
+        if (runtime_call_recorded(api_.runtime_api_name(cbid)) && api_.enable_runtime_api(cbid, true) == 0)
+          runtime_cbids_.push_back(cbid);
     }
-  }
-  if (!options_.all_runtime_calls && !is_off("runtime")) {
-    // The runtime calls the replay uses, one callback id at a time.
-    const std::uint32_t n = api_.runtime_api_count();
-    for (std::uint32_t cbid = 1; cbid < n; ++cbid)
-      if (runtime_call_recorded(api_.runtime_api_name(cbid)) && api_.enable_runtime_api(cbid, true) == 0)
-        runtime_cbids_.push_back(cbid);
+    // Every runtime call: asked for, or a CUPTI without per-call selection (or without names).
     if (runtime_cbids_.empty()) {
-      // A CUPTI without per-call selection (or without names): record every runtime call.
-      if (const int rc = api_.enable_kind(cupti_kind::kRuntime); rc != 0) return required_failure(cupti_kind::kRuntime, rc);
-      enabled_.push_back(cupti_kind::kRuntime);
-      recording_enabled_.push_back(cupti_kind::kRuntime);
+      if (const int rc = api_.enable_kind(cupti_kind::kRuntime); rc != 0)
+        return required_kind_failed(cupti_kind::kRuntime, rc);
+      runtime_kind_ = true;
     }
   }
   if (!is_off("driver")) {
@@ -113,13 +83,29 @@ std::string CuptiTracer::start_recording(std::vector<std::string>& optional) {
   return "";
 }
 
+void CuptiTracer::disable_calls() {
+  if (runtime_kind_) api_.disable_kind(cupti_kind::kRuntime);
+  runtime_kind_ = false;
+  for (auto cbid : runtime_cbids_) api_.enable_runtime_api(cbid, false);
+  runtime_cbids_.clear();
+  if (driver_calls_)
+    for (auto cbid : {kCbidCuLaunchKernel, kCbidCuLaunchKernelEx, kCbidCuGraphLaunch}) api_.enable_driver_api(cbid, false);
+  driver_calls_ = false;
+}
+
+std::string CuptiTracer::required_kind_failed(std::uint32_t kind, int rc) {
+  return "CUPTI activity kind " + std::to_string(kind) + " cannot be enabled (" + api_.error_text(rc) +
+         "; no CUDA driver?); CUDA tracing is off";
+}
+
 bool CuptiTracer::start(std::string& reason) {
   bool subscribed = false;
   // Undo everything, so that a tool started later in the job (torch.profiler) can use CUPTI.
   auto fail = [&](const std::string& why) {
-    stop_recording();
-    for (auto kind : enabled_) api_.disable_kind(kind);
-    enabled_.clear();
+    disable_gpu_kinds();
+    disable_calls();
+    for (auto kind : always_enabled_) api_.disable_kind(kind);
+    always_enabled_.clear();
     if (subscribed) api_.unsubscribe();
     reason = why;
     return false;
@@ -138,16 +124,17 @@ bool CuptiTracer::start(std::string& reason) {
   std::vector<std::uint32_t> always = {cupti_kind::kDevice};
   if (options_.nvtx && !is_off("nvtx")) always.push_back(cupti_kind::kMarker);
   for (auto kind : always) {
-    if (api_.enable_kind(kind) == 0) enabled_.push_back(kind);
+    if (api_.enable_kind(kind) == 0) always_enabled_.push_back(kind);
     else optional_failures.push_back(std::to_string(kind));
   }
-  // Enabled here even with a step window (then the GPU kinds are off until it opens), so that
+  // The GPU kinds are enabled here even with a step window (then off until it opens), so that
   // a CUPTI that cannot trace is found now, not in the middle of the job.
-  if (auto why = start_recording(optional_failures); !why.empty()) return fail(why);
+  if (auto why = enable_gpu_kinds(&optional_failures); !why.empty()) return fail(why);
+  if (auto why = enable_calls(); !why.empty()) return fail(why);
   std::string window_note;
   if (options_.window) {
     if (options_.nvtx && (rc = api_.enable_nvtx_callbacks()) == 0) {
-      set_gpu_kinds(false);
+      disable_gpu_kinds();
       window_ = std::make_unique<StepWindow>(options_.window->first, options_.window->second, options_.step_name);
     } else {
       window_note = "the steps cannot be followed as they run (NVTX callbacks unavailable); the whole run is recorded";
@@ -166,8 +153,12 @@ bool CuptiTracer::start(std::string& reason) {
 
 void CuptiTracer::apply(StepWindow::Action action) {
   if (action == StepWindow::Action::kNone) return;
+  // The GPU kinds only: runtime and driver call records stay on all the run. On the H100
+  // (CUPTI 13.0), calls whose records were switched off and on again from an NVTX callback
+  // were not recorded again, while activity kinds came back (docs/gpu-validation.md).
   std::lock_guard lock(window_mutex_);
-  set_gpu_kinds(action == StepWindow::Action::kStart);
+  if (action == StepWindow::Action::kStart) enable_gpu_kinds(nullptr);
+  else disable_gpu_kinds();
 }
 
 void CuptiTracer::nvtx_push(std::string_view name) {

@@ -1,11 +1,14 @@
 #pragma once
 // Records CUDA activity through the CUPTI Activity API into a RecordSink. The CUPTI calls go
-// through CuptiApi (real or fake). Enables concurrent kernels, memcpy (incl. peer), memset,
-// the runtime calls the replay uses (launches, copies, sets, synchronisation, event record
-// and wait, allocation; every runtime call with `all_runtime_calls`), the driver launch calls
-// only (cuLaunchKernel, cuLaunchKernelEx, cuGraphLaunch), synchronization, CUDA events,
-// external correlations, devices and, when asked, NVTX markers. Buffers are 4 MB, one per CUPTI thread buffer; each completed buffer
-// is parsed and handed to the sink as one batch (the sink merges batches in time order).
+// through CuptiApi (real or fake). Records, in three groups:
+//   GPU kinds: concurrent kernels, memcpy (incl. peer), memset, synchronization, CUDA events,
+//              external correlations (a --steps window switches these on and off);
+//   calls:     the runtime calls the replay uses (launches, copies, sets, synchronisation,
+//              event record and wait, allocation; every one with `all_runtime_calls`) and the
+//              driver launch calls only (cuLaunchKernel, cuLaunchKernelEx, cuGraphLaunch);
+//   always:    devices and, when asked, NVTX markers.
+// Buffers are 4 MB, one per CUPTI thread buffer; each completed buffer is parsed and handed
+// to the sink as one batch (the sink merges batches in time order).
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -29,8 +32,7 @@ class CuptiTracer final : public CorrelationHook {
     std::uint32_t flush_period_ms = 1000;
     std::size_t buffer_bytes = 4u << 20;
     // Every runtime API call (cudaGetDevice, cudaPeekAtLastError, ...), not only those the
-    // replay uses: each recorded call costs the job CPU time (measured on an H100 in
-    // docs/profiler.md).
+    // replay uses: on the H100 a ResNet-50 capture was 4x larger (docs/gpu-validation.md).
     bool all_runtime_calls = false;
     // Diagnostics (DPRO_PROFILE_OFF): record classes left out, to measure what each costs.
     std::vector<std::string> off;
@@ -73,23 +75,25 @@ class CuptiTracer final : public CorrelationHook {
   std::uint64_t records() const { return records_; }
 
  private:
-  std::vector<std::uint32_t> recording_kinds() const;
   bool is_off(const char* what) const;
-  // Enables what is recorded (kinds, runtime and driver calls); returns "" or why a required
-  // kind failed (then nothing stays enabled); optional failures are added to `optional`.
-  std::string start_recording(std::vector<std::string>& optional);
-  void stop_recording();
-  // The step window's switch: the GPU activity kinds only (see the .cpp).
-  void set_gpu_kinds(bool on);
-  void apply(StepWindow::Action action);
+  std::vector<std::uint32_t> gpu_kinds() const;
+  // Each returns "" or why a required kind (concurrent kernels; the RUNTIME kind when used)
+  // failed; failed optional kinds are added to `optional` when given.
+  std::string enable_gpu_kinds(std::vector<std::string>* optional);
+  void disable_gpu_kinds();
+  std::string enable_calls();
+  void disable_calls();
+  std::string required_kind_failed(std::uint32_t kind, int rc);
+  void apply(StepWindow::Action action);  // the step window's switch
 
   CuptiApi& api_;
   RecordSink& sink_;
   Options options_;
   bool running_ = false;
-  std::vector<std::uint32_t> enabled_;            // every kind enabled now
-  std::vector<std::uint32_t> recording_enabled_;  // the recording kinds among them
-  std::vector<std::uint32_t> runtime_cbids_;      // runtime calls enabled one by one
+  std::vector<std::uint32_t> always_enabled_;  // devices, NVTX markers
+  std::vector<std::uint32_t> gpu_enabled_;     // GPU kinds enabled now
+  std::vector<std::uint32_t> runtime_cbids_;   // runtime calls enabled one by one
+  bool runtime_kind_ = false;                  // or the whole RUNTIME kind
   bool driver_calls_ = false;
   std::unique_ptr<StepWindow> window_;
   std::mutex window_mutex_;

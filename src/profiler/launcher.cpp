@@ -18,6 +18,8 @@ namespace fs = std::filesystem;
 
 namespace dpro::profiler {
 
+bool records_nvtx(const LaunchOptions& o) { return o.nvtx || !o.steps.empty() || !o.step_name.empty(); }
+
 std::string validate(const LaunchOptions& o) {
   if (o.command.empty()) return "no command given (usage: dpro-profile [options] -- CMD ARGS...)";
   if (!o.steps.empty()) {
@@ -35,7 +37,7 @@ EnvVars profiling_environment(const LaunchOptions& o, const ProfilerLibraries& l
   if (libs.has_cupti) env.emplace_back("CUDA_INJECTION64_PATH", libs.inject);
   if (o.nccl) env.emplace_back("NCCL_PROFILER_PLUGIN", libs.inject);
   env.emplace_back("DPRO_PROFILE_NCCL", o.nccl ? "1" : "0");
-  if (o.nvtx || !o.steps.empty() || !o.step_name.empty()) {  // steps are NVTX ranges
+  if (records_nvtx(o)) {
     env.emplace_back("DPRO_PROFILE_NVTX", "1");
     if (!libs.cupti.empty()) env.emplace_back("NVTX_INJECTION64_PATH", libs.cupti);
   }

@@ -26,6 +26,10 @@ struct ProfilerLibraries {
 
 using EnvVars = std::vector<std::pair<std::string, std::string>>;
 
+// Whether the job's NVTX ranges are recorded: --nvtx, and --steps / --step-name (steps are
+// NVTX ranges).
+bool records_nvtx(const LaunchOptions& options);
+
 // Checks options; returns "" or a one-line error.
 std::string validate(const LaunchOptions& options);
 

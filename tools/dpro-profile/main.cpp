@@ -45,7 +45,7 @@ int main(int argc, char** argv) {
   app.add_flag("--no-nccl", no_nccl, "Do not load the NCCL profiler plugin");
   app.add_flag("--all-cuda-calls", options.all_cuda_calls,
                "Record every CUDA runtime call (cudaGetDevice, cudaPeekAtLastError, ...), not only the "
-               "launches, copies, syncs, events and allocations the replay uses; costs the job more CPU time");
+               "launches, copies, syncs, events and allocations the replay uses; traces are about 4x larger");
   app.add_flag("--json", json, "Print the result as one JSON object");
   std::vector<const char*> cargv;
   for (auto& a : own_args) cargv.push_back(a.c_str());
@@ -55,7 +55,6 @@ int main(int argc, char** argv) {
     return app.exit(e) == 0 ? 0 : 2;
   }
   options.nccl = !no_nccl;
-  if (!options.step_name.empty()) options.nvtx = true;
   if (auto error = validate(options); !error.empty()) {
     std::fprintf(stderr, "dpro-profile: %s\n", error.c_str());
     return 2;
@@ -67,7 +66,7 @@ int main(int argc, char** argv) {
   }
   if (!libs.has_cupti)
     std::fprintf(stderr, "dpro-profile: this build has no CUPTI support; only NCCL operations are recorded\n");
-  if (options.nvtx && libs.cupti.empty())
+  if (records_nvtx(options) && libs.cupti.empty())
     std::fprintf(stderr, "dpro-profile: libcupti not known to this build; NVTX ranges are not recorded\n");
 
   auto env = profiling_environment(options, libs);
