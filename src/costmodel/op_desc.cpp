@@ -144,6 +144,14 @@ std::optional<DType> kernel_math_dtype(const std::string& kernel_name) {
   return std::nullopt;
 }
 
+std::optional<DType> kernel_tensor_dtype(const std::string& kernel_name) {
+  auto has = [&](std::string_view w) { return kernel_name.find(w) != std::string::npos; };
+  if (has("c10::Float8_e")) return DType::kFloat8;
+  if (has("c10::BFloat16") || has("__nv_bfloat16")) return DType::kBFloat16;
+  if (has("c10::Half") || has("__half")) return DType::kFloat16;
+  return std::nullopt;
+}
+
 void OpDesc::take_kernel_math(bool dtype_recorded) {
   const auto math = kernel_math_dtype(kernel_name);
   if (math && dtype == DType::kFloat32 && (*math == DType::kTensorFloat32 || !dtype_recorded)) dtype = *math;

@@ -52,6 +52,11 @@ bool is_gemm_or_conv_kernel(const std::string& kernel_name);
 // fp8 ("e4m3", "e5m2"); nullopt for any other kernel, and for kernels that are not GEMM or
 // convolution (an elementwise kernel's dtype is its tensors', which the trace records).
 std::optional<DType> kernel_math_dtype(const std::string& kernel_name);
+// The element type a kernel's template arguments name (demangled, as torch.profiler and the
+// native importer give them): "CUDAFunctor_add<c10::BFloat16>", "__nv_bfloat16" -> bf16;
+// "c10::Half", "__half" -> fp16; "c10::Float8_e4m3fn" -> fp8; nullopt otherwise (fp32 is the
+// default). For ops whose trace recorded shapes but no types (PyTorch's emit_nvtx ranges).
+std::optional<DType> kernel_tensor_dtype(const std::string& kernel_name);
 
 struct OpDesc {
   OpFamily family = OpFamily::kUnknown;

@@ -116,11 +116,13 @@ OpDesc op_desc_from_trace(const trace::TraceSet& traces, const graph::Node& node
   for (const auto& r : traces.ranks)
     if (r.rank == node.rank) rank = &r;
   if (!rank) return op;
+  bool types_recorded = false;
   if (node.parent_op != graph::kNone && node.parent_op < rank->events.size()) {
     const trace::Event& parent = rank->events[node.parent_op];
     const trace::EventAttrs* pa = rank->attrs_of(parent);
     op = op_desc_from_cpu_op(std::string(traces.name(parent)), pa ? pa->input_dims : "",
                              pa ? pa->input_types : "");
+    types_recorded = pa && !pa->input_types.empty();
   }
   if (node.event != graph::kNone && node.event < rank->events.size()) {
     const trace::Event& e = rank->events[node.event];
@@ -130,8 +132,11 @@ OpDesc op_desc_from_trace(const trace::TraceSet& traces, const graph::Node& node
       op.grid = a->grid;
       op.block = a->block;
     }
-    // A trace records types with shapes (record_shapes): an op without them has no dtype.
-    op.take_kernel_math(op.describable());
+    // torch.profiler records types with shapes (record_shapes); emit_nvtx ranges give shapes
+    // only, and then the kernel's template arguments say the tensors' type.
+    if (!types_recorded && op.describable())
+      if (const auto d = kernel_tensor_dtype(op.kernel_name)) op.dtype = *d;
+    op.take_kernel_math(types_recorded);
   }
   return op;
 }

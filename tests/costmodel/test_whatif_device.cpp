@@ -7,7 +7,12 @@
 #include "costmodel/kernel_time.h"
 #include "costmodel/learned_model.h"
 #include "costmodel/op_desc.h"
+#include "costmodel/op_desc_from_trace.h"
 #include "costmodel/paths.h"
+#include "graph/builder.h"
+#include "profiler/native_trace_builder.h"
+#include "profiler/temp_dir.h"
+#include "trace/loader.h"
 #include "test_paths.h"
 #include "whatif_device.h"
 
@@ -327,4 +332,64 @@ TEST_CASE("device what-if: a TF32 tensor-core kernel is priced with TF32 peaks, 
   }
   INFO("bmm 2 ms on A100 -> T4: as fp32 " << on_t4[0] << " ns, as tf32 " << on_t4[1] << " ns");
   CHECK(on_t4[1] > 2 * on_t4[0]);
+}
+
+TEST_CASE("device what-if: a dpro-profile capture under emit_nvtx gives the learned model its ops") {
+  // A dpro-profile capture of a bf16 job on an H100 that ran inside
+  // torch.autograd.profiler.emit_nvtx(record_shapes=True): each operator is an NVTX range whose
+  // name carries its shapes (no types). One kernel ran outside any operator range.
+  using namespace dpro::native;
+  constexpr std::uint64_t t0 = 1'700'000'000'000'000'000ull + 1'000'000;
+  test::TempDir dir("whatif_nvtx");
+  test::NativeTraceBuilder b(test::header_for(0, "h", 1));
+  b.add(DeviceRecord{0, "NVIDIA H100 80GB HBM3", 80ull << 30, 9, 0, 132});
+  const std::string add_kernel =
+      "void at::native::vectorized_elementwise_kernel<8, at::native::CUDAFunctor_add<c10::BFloat16>, "
+      "std::array<char*, 3ul> >(int, at::native::CUDAFunctor_add<c10::BFloat16>, std::array<char*, 3ul>)";
+  for (std::uint32_t step = 0; step < 2; ++step) {
+    const std::uint64_t t = t0 + step * 10'000'000ull;
+    const std::uint32_t c = step * 10;
+    b.add(MarkerRecord{kMarkerStart, t, c + 1, 10, 11, "ProfilerStep#" + std::to_string(step), ""});
+    b.add(MarkerRecord{kMarkerStart, t + 1'000, c + 2, 10, 11,
+                       "aten::bmm, seq = 4, op_id = 30, sizes = [[64, 512, 512], [64, 512, 512]]", ""});
+    b.add(ApiRecord{ApiKind::kRuntime, 211, t + 2'000, t + 7'000, 10, 11, c + 1, "cudaLaunchKernel_v7000"});
+    b.add(MarkerRecord{kMarkerEnd, t + 8'000, c + 2, 10, 11, "", ""});
+    b.add(KernelRecord{t + 10'000, t + 1'010'000, 0, 1, 7, c + 1, "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64",
+                       {132, 1, 1}, {256, 1, 1}, 0, 0});
+    b.add(MarkerRecord{kMarkerStart, t + 20'000, c + 3, 10, 11,
+                       "aten::add, seq = 5, op_id = 31, sizes = [[64, 1024, 1024], [64, 1024, 1024], []]", ""});
+    b.add(ApiRecord{ApiKind::kRuntime, 211, t + 21'000, t + 26'000, 10, 11, c + 2, "cudaLaunchKernel_v7000"});
+    b.add(MarkerRecord{kMarkerEnd, t + 27'000, c + 3, 10, 11, "", ""});
+    b.add(KernelRecord{t + 1'020'000, t + 1'220'000, 0, 1, 7, c + 2, add_kernel, {65536, 1, 1}, {128, 1, 1}, 0, 0});
+    b.add(ApiRecord{ApiKind::kRuntime, 211, t + 30'000, t + 35'000, 10, 11, c + 3, "cudaLaunchKernel_v7000"});
+    b.add(KernelRecord{t + 1'230'000, t + 1'330'000, 0, 1, 7, c + 3, "my_custom_kernel", {1, 1, 1}, {32, 1, 1}, 0, 0});
+    b.add(ApiRecord{ApiKind::kRuntime, 131, t + 40'000, t + 1'340'000, 10, 11, c + 4, "cudaDeviceSynchronize_v3020"});
+    b.add(MarkerRecord{kMarkerEnd, t + 1'400'000, c + 1, 10, 11, "", ""});
+  }
+  b.write(dir.file("rank0.dpro"));
+
+  Logger log(LogLevel::kQuiet);
+  trace::TraceSet traces = trace::load_traces({dir.file("rank0.dpro")}, trace::LoadOptions{}, log);
+  graph::BuiltGraph built = graph::build_graph(traces, graph::BuildOptions{}, log);
+  std::vector<costmodel::OpDesc> ops;
+  for (const auto& n : built.dfg.nodes())
+    if (n.kind == graph::NodeKind::kKernel) ops.push_back(costmodel::op_desc_from_trace(traces, n));
+  REQUIRE(ops.size() == 6);
+  CHECK(ops[0].family == costmodel::OpFamily::kBmm);
+  CHECK(ops[0].dims == std::vector<std::int64_t>{64, 512, 512, 512});
+  CHECK(ops[0].dtype == costmodel::DType::kBFloat16);  // the GEMM kernel's name
+  CHECK(ops[1].family == costmodel::OpFamily::kAdd);
+  CHECK(ops[1].dims == std::vector<std::int64_t>{65536, 1024});
+  CHECK(ops[1].dtype == costmodel::DType::kBFloat16);  // the kernel's template argument
+  CHECK_FALSE(ops[2].describable());
+
+  auto w = parsed({"--device", "A100-SXM4-80GB"});
+  w->apply(built, traces, log);
+  const nlohmann::json d = w->details();
+  CHECK(d.at("undescribable_kernels") == 2);
+  CHECK(d.at("undescribable_without_cpu_op") == 2);
+  if (costmodel::LearnedModel::available()) CHECK(d.at("models").at("learned").at("ops") == 4);
+  const std::string s = w->summary();
+  CHECK(s.find("2 kernels had no CPU op launched in the trace") != std::string::npos);
+  CHECK(s.find("emit_nvtx(record_shapes=True)") != std::string::npos);
 }

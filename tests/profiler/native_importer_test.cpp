@@ -4,11 +4,14 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <sstream>
 
 #include "native_trace_builder.h"
 #include "temp_dir.h"
 #include "trace/native/native_importer.h"
+#include "trace/native/chrome_export.h"
 #include "trace/native/nccl_join.h"
+#include "trace/native/nvtx_op_range.h"
 
 using namespace dpro;
 using namespace dpro::native;
@@ -262,6 +265,73 @@ TEST_CASE("a damaged step selection keeps all events with a warning", "[native]"
   const auto kept = t.of_kind(EventKind::kUserAnnotation);
   REQUIRE(kept.size() == 1);
   CHECK(t.name(kept[0]) == "ProfilerStep#1");
+}
+
+TEST_CASE("emit_nvtx range names give the operator and its shapes", "[native][nvtx]") {
+  using trace::parse_nvtx_op_range;
+  // As torch/csrc/profiler/util.cpp's getNvtxStr writes them.
+  auto full = parse_nvtx_op_range(
+      "aten::addmm, seq = 12, op_id = 345, sizes = [[1024], [64, 512], [512, 1024], [], []], input_op_ids = [(340,0), (341,0)]");
+  REQUIRE(full);
+  CHECK(full->op == "aten::addmm");
+  CHECK(full->seq == 12);
+  CHECK(full->input_dims == "[[1024], [64, 512], [512, 1024], [], []]");
+  auto backward = parse_nvtx_op_range("autograd::engine::evaluate_function: AddmmBackward0, seq = 12, op_id = 400");
+  REQUIRE(backward);
+  CHECK(backward->op == "autograd::engine::evaluate_function: AddmmBackward0");
+  CHECK(backward->input_dims.empty());
+  auto no_seq = parse_nvtx_op_range("aten::empty, op_id = 7, sizes = [[], [], [], [], [], []]");
+  REQUIRE(no_seq);
+  CHECK_FALSE(no_seq->seq);
+  CHECK(no_seq->input_dims == "[[], [], [], [], [], []]");
+  auto bare = parse_nvtx_op_range("aten::view");
+  REQUIRE(bare);
+  CHECK(bare->op == "aten::view");
+  // Not an operator: other ranges, and names that only look like one.
+  for (const char* other : {"ProfilerStep#3", "forward", "aten::", "aten::add backward", ", seq = 3",
+                            "aten::add, seq = x", "aten::add, seq = 3, colour = red", "aten::add, sizes = [[1, 2]",
+                            "aten::add, sizes = [[1.5]]", "aten::add, sizes = [1, 2]", "aten::add, sizes = [[1,2]]",
+                            "aten::add, sizes = [[1]]x", "aten::add, input_op_ids = (1,0)"}) {
+    INFO(other);
+    CHECK_FALSE(parse_nvtx_op_range(other));
+  }
+}
+
+TEST_CASE("a capture of a job under emit_nvtx has its operators as CPU ops with shapes", "[native][nvtx]") {
+  test::TempDir dir("emit_nvtx");
+  test::NativeTraceBuilder b(test::header_for(0, "h"));
+  b.add(MarkerRecord{kMarkerStart, kT0, 1, 10, 11, "ProfilerStep#0", ""});
+  b.add(MarkerRecord{kMarkerStart, kT0 + 10, 2, 10, 11, "aten::linear, seq = 5, op_id = 20, sizes = [[8, 512], [1024, 512], [1024]]", ""});
+  b.add(MarkerRecord{kMarkerStart, kT0 + 20, 3, 10, 11, "aten::addmm, seq = 5, op_id = 21, sizes = [[1024], [8, 512], [512, 1024], [], []]", ""});
+  b.add(ApiRecord{ApiKind::kRuntime, 211, kT0 + 30, kT0 + 60, 10, 11, 1, "cudaLaunchKernel_v7000"});
+  b.add(MarkerRecord{kMarkerEnd, kT0 + 70, 3, 10, 11, "", ""});
+  b.add(MarkerRecord{kMarkerEnd, kT0 + 80, 2, 10, 11, "", ""});
+  b.add(KernelRecord{kT0 + 100, kT0 + 900, 0, 1, 7, 1, "ampere_sgemm_64x32_tn", {16, 1, 1}, {128, 1, 1}, 32, 0});
+  b.add(MarkerRecord{kMarkerEnd, kT0 + 1000, 1, 10, 11, "", ""});
+  b.write(dir.file("e.dpro"));
+  Loaded t;
+  load(dir.file("e.dpro"), t);
+  CHECK(t.warnings == 0);
+  const auto steps = t.of_kind(EventKind::kUserAnnotation);
+  REQUIRE(steps.size() == 1);
+  CHECK(t.name(steps[0]) == "ProfilerStep#0");
+  const auto ops = t.of_kind(EventKind::kCpuOp);
+  REQUIRE(ops.size() == 2);
+  CHECK(t.name(ops[0]) == "aten::linear");
+  CHECK(t.name(ops[1]) == "aten::addmm");
+  CHECK(ops[1]->start == static_cast<Nanos>(kT0 + 20));
+  CHECK(ops[1]->dur == 50);
+  const auto* a = t.rank.attrs_of(*ops[1]);
+  REQUIRE(a);
+  CHECK(a->input_dims == "[[1024], [8, 512], [512, 1024], [], []]");
+  CHECK(a->input_types.empty());  // emit_nvtx records no types
+  CHECK(a->sequence_number == 5);
+  // The Chrome export writes them as torch.profiler does (cpu_op with "Input Dims").
+  std::ostringstream json;
+  trace::write_chrome_json(t.rank, t.strings, json);
+  CHECK(json.str().find("\"cat\": \"cpu_op\", \"name\": \"aten::addmm\"") != std::string::npos);
+  CHECK(json.str().find("\"Input Dims\": [[1024], [8, 512], [512, 1024], [], []], \"Sequence number\": 5") !=
+        std::string::npos);
 }
 
 TEST_CASE("kernel names map to normalised NCCL operations", "[native]") {

@@ -40,7 +40,10 @@ int main(int argc, char** argv) {
   app.add_option("--steps", options.steps,
                  "Record only iterations A..B (inclusive), e.g. 10:20: CUDA activity is recorded from the NVTX range of "
                  "step A to the end of step B, and the rest of the job runs untraced (implies --nvtx)");
-  app.add_flag("--nvtx", options.nvtx, "Record NVTX ranges (ProfilerStep#N marks iterations)");
+  app.add_flag("--nvtx", options.nvtx,
+               "Record NVTX ranges (ProfilerStep#N marks iterations). A PyTorch job run inside "
+               "torch.autograd.profiler.emit_nvtx(record_shapes=True) then records each operator with its "
+               "shapes, which `dpro-replay replay --device` needs to price ops with the learned model");
   app.add_option("--step-name", options.step_name, "NVTX range name that marks one iteration");
   app.add_flag("--no-nccl", no_nccl, "Do not load the NCCL profiler plugin");
   app.add_flag("--all-cuda-calls", options.all_cuda_calls,

@@ -34,6 +34,8 @@ struct Coverage {
   std::size_t undescribable_kernels = 0;
   // Of those, kernels of an op the model knows but whose shapes the trace did not record.
   std::size_t without_shapes = 0;
+  // Of those, kernels no CPU op launched (a dpro-profile capture without emit_nvtx ranges).
+  std::size_t without_cpu_op = 0;
   // Learned-model ops priced as a like family (cm::like_family: aten::sigmoid as tanh, ...).
   std::size_t like_ops = 0;
   std::size_t unknown_origin = 0;
@@ -106,6 +108,7 @@ class DeviceWhatIf : public WhatIfOption {
       if (n.kind == graph::NodeKind::kKernel && !op.describable()) {
         ++coverage_.undescribable_kernels;
         if (cm::resolve_family(op.name) != cm::OpFamily::kUnknown) ++coverage_.without_shapes;
+        if (n.parent_op == graph::kNone) ++coverage_.without_cpu_op;
         auto& u = coverage_.undescribed[op.name.empty() ? std::string("(unnamed)") : op.name];
         ++u.first;
         u.second += n.measured_duration;
@@ -223,6 +226,7 @@ class DeviceWhatIf : public WhatIfOption {
     j["like_family_ops"] = coverage_.like_ops;
     j["undescribable_kernels"] = coverage_.undescribable_kernels;
     j["undescribable_without_shapes"] = coverage_.without_shapes;
+    j["undescribable_without_cpu_op"] = coverage_.without_cpu_op;
     j["unknown_origin_ops"] = coverage_.unknown_origin;
     j["samples_used"] = samples_used_;
     // Kernels priced with the peak of their own arithmetic (TF32 tensor cores, fp16, ...) and that
@@ -283,6 +287,12 @@ class DeviceWhatIf : public WhatIfOption {
                          "(record with torch.profiler.profile(record_shapes=True)).",
                          coverage_.without_shapes == 1 ? std::string("1 of them is an op")
                                                        : std::to_string(coverage_.without_shapes) + " of them are ops");
+    if (coverage_.without_cpu_op)
+      out += fmt::format(" {} no CPU op launched in the trace, so nothing gives their op and shapes (for a "
+                         "dpro-profile capture of a PyTorch job: record with --nvtx and run the steps inside "
+                         "torch.autograd.profiler.emit_nvtx(record_shapes=True)).",
+                         coverage_.without_cpu_op == 1 ? std::string("1 kernel had")
+                                                       : std::to_string(coverage_.without_cpu_op) + " kernels had");
     return out;
   }
 

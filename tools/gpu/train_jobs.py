@@ -8,6 +8,7 @@ so the range's duration is the step time the host measured.
 
   --mode plain   no profiler (the overhead baseline)
   --mode dpro    the same, meant to run under `dpro-profile --nvtx -- ...`
+                 (with --emit-nvtx also one NVTX range per operator, with shapes)
   --mode kineto  torch.profiler records the ITERS iterations after the warm-up
                  (Kineto JSON, gzip) into --out
 
@@ -15,6 +16,7 @@ One JSON line per process goes to stdout (and is appended to --summary):
 job, mode, iterations, per-iteration times (ms) and their median.
 """
 import argparse
+import contextlib
 import gzip
 import json
 import os
@@ -78,6 +80,9 @@ def main():
     ap.add_argument("--out", default=".", help="where kineto traces go")
     ap.add_argument("--summary", help="append the JSON line to this file too")
     ap.add_argument("--variant", default="", help="a label copied into the JSON line (the profiler configuration)")
+    ap.add_argument("--emit-nvtx", action="store_true",
+                    help="run the steps inside torch.autograd.profiler.emit_nvtx(record_shapes=True): one NVTX "
+                         "range per operator with its shapes (for `dpro-profile --nvtx`)")
     a = ap.parse_args()
 
     distributed = a.job in ("bert-ddp", "resnet18-gloo2")
@@ -118,20 +123,23 @@ def main():
                        record_shapes=True, on_trace_ready=ready)
         prof.start()
 
+    ranges = (torch.autograd.profiler.emit_nvtx(record_shapes=True) if a.emit_nvtx and prof is None
+              else contextlib.nullcontext())
     times = []
-    for i in range(a.warmup + a.iters):
-        if prof is None:
-            torch.cuda.nvtx.range_push(f"ProfilerStep#{i}")
-        t0 = time.perf_counter()
-        one_step()
-        torch.cuda.synchronize()
-        t1 = time.perf_counter()
-        if prof is None:
-            torch.cuda.nvtx.range_pop()
-        else:
-            prof.step()
-        if i >= a.warmup:
-            times.append((t1 - t0) * 1e3)
+    with ranges:
+        for i in range(a.warmup + a.iters):
+            if prof is None:
+                torch.cuda.nvtx.range_push(f"ProfilerStep#{i}")
+            t0 = time.perf_counter()
+            one_step()
+            torch.cuda.synchronize()
+            t1 = time.perf_counter()
+            if prof is None:
+                torch.cuda.nvtx.range_pop()
+            else:
+                prof.step()
+            if i >= a.warmup:
+                times.append((t1 - t0) * 1e3)
     if prof is not None:
         prof.stop()
         with open(path, "rb") as src, gzip.open(path + ".gz", "wb", compresslevel=6) as dst:

@@ -67,6 +67,9 @@ std::string event_args(const TraceRank& rank, const Event& e) {
     if (a->bytes) args.push_back(fmt::format("\"bytes\": {}", *a->bytes));
     if (a->grid) args.push_back(fmt::format("\"grid\": [{}, {}, {}]", (*a->grid)[0], (*a->grid)[1], (*a->grid)[2]));
     if (a->block) args.push_back(fmt::format("\"block\": [{}, {}, {}]", (*a->block)[0], (*a->block)[1], (*a->block)[2]));
+    // Checked integer lists (parse_nvtx_op_range), so valid JSON as they stand.
+    if (!a->input_dims.empty()) args.push_back("\"Input Dims\": " + a->input_dims);
+    if (a->sequence_number) args.push_back(fmt::format("\"Sequence number\": {}", *a->sequence_number));
     if (const auto& c = a->collective) {
       args.push_back("\"Collective name\": " + quoted(c->op));
       if (c->group_name) args.push_back("\"Process Group Name\": " + quoted(*c->group_name));

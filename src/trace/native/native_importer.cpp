@@ -12,6 +12,7 @@
 #include "trace/iterations.h"
 #include "trace/native/native_reader.h"
 #include "trace/native/nccl_join.h"
+#include "trace/native/nvtx_op_range.h"
 
 namespace dpro::trace {
 namespace {
@@ -242,8 +243,18 @@ void RankBuilder::markers() {
         continue;
       }
       const auto* s = it->second;
-      add(EventKind::kUserAnnotation, s->timestamp, m.timestamp - s->timestamp, c_.str(s->name),
-          resource(ResourceKind::kCpuThread, s->pid, s->tid));
+      const ResourceId thread = resource(ResourceKind::kCpuThread, s->pid, s->tid);
+      const Nanos dur = m.timestamp - s->timestamp;
+      if (auto op = parse_nvtx_op_range(c_.str(s->name))) {  // emit_nvtx: the operator itself
+        auto& e = add(EventKind::kCpuOp, s->timestamp, dur, op->op, thread);
+        if (!op->input_dims.empty() || op->seq) {
+          auto& a = attrs_of(e);
+          a.input_dims = std::move(op->input_dims);
+          a.sequence_number = op->seq;
+        }
+      } else {
+        add(EventKind::kUserAnnotation, s->timestamp, dur, c_.str(s->name), thread);
+      }
       open.erase(it);
     }
   }

@@ -1,0 +1,93 @@
+#include "trace/native/nvtx_op_range.h"
+
+#include <array>
+
+#include "core/strings.h"
+
+namespace dpro::trace {
+namespace {
+
+constexpr std::array<std::string_view, 4> kKeys = {"seq", "op_id", "sizes", "input_op_ids"};
+
+// Where ", KEY = " starts for the first of the keys, or npos.
+std::size_t first_field(std::string_view name) {
+  std::size_t best = std::string_view::npos;
+  for (std::string_view key : kKeys) {
+    const std::string needle = ", " + std::string(key) + " = ";
+    if (const auto at = name.find(needle); at < best) best = at;
+  }
+  return best;
+}
+
+// Length of an integer list "[64, 3, 224, 224]" or "[]" at the start of `s`; 0 if there is none.
+std::size_t integer_list(std::string_view s) {
+  if (s.empty() || s[0] != '[') return 0;
+  std::size_t i = 1;
+  if (i < s.size() && s[i] == ']') return i + 1;
+  while (true) {
+    const std::size_t from = i;
+    if (i < s.size() && s[i] == '-') ++i;
+    while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i;
+    if (!parse_integer(s.substr(from, i - from))) return 0;
+    if (i < s.size() && s[i] == ']') return i + 1;
+    if (s.substr(i, 2) != ", ") return 0;
+    i += 2;
+  }
+}
+
+// Length of shapesToStr's list of integer lists at the start of `s`; 0 if there is none.
+std::size_t shape_list(std::string_view s) {
+  if (s.empty() || s[0] != '[') return 0;
+  std::size_t i = 1;
+  if (i < s.size() && s[i] == ']') return i + 1;
+  while (true) {
+    const std::size_t n = integer_list(s.substr(i));
+    if (n == 0) return 0;
+    i += n;
+    if (i < s.size() && s[i] == ']') return i + 1;
+    if (s.substr(i, 2) != ", ") return 0;
+    i += 2;
+  }
+}
+
+}  // namespace
+
+std::optional<NvtxOpRange> parse_nvtx_op_range(std::string_view name) {
+  const std::size_t fields = first_field(name);
+  NvtxOpRange out;
+  if (fields == std::string_view::npos) {
+    if (!name.starts_with("aten::") || name.size() == 6 || name.find_first_of(" ,") != std::string_view::npos)
+      return std::nullopt;
+    out.op = std::string(name);
+    return out;
+  }
+  if (fields == 0) return std::nullopt;
+  out.op = std::string(name.substr(0, fields));
+  std::string_view rest = name.substr(fields);
+  while (!rest.empty()) {  // rest starts with ", KEY = "
+    const auto eq = rest.find(" = ");
+    if (!rest.starts_with(", ") || eq == std::string_view::npos) return std::nullopt;
+    const std::string_view key = rest.substr(2, eq - 2);
+    std::string_view value = rest.substr(eq + 3);
+    if (key == "sizes") {
+      const std::size_t n = shape_list(value);
+      if (n == 0) return std::nullopt;
+      out.input_dims = std::string(value.substr(0, n));
+      rest = value.substr(n);
+    } else if (key == "input_op_ids") {  // the last field: "[(op_id,output_nr), ...]"
+      if (!value.starts_with('[') || !value.ends_with(']')) return std::nullopt;
+      rest = {};
+    } else if (key == "seq" || key == "op_id") {
+      const auto end = value.find(", ");
+      const auto number = parse_integer(value.substr(0, end));
+      if (!number) return std::nullopt;
+      if (key == "seq") out.seq = *number;
+      rest = end == std::string_view::npos ? std::string_view{} : value.substr(end);
+    } else {
+      return std::nullopt;
+    }
+  }
+  return out;
+}
+
+}  // namespace dpro::trace
