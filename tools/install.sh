@@ -5,7 +5,8 @@ set -euo pipefail
 
 packages=(build-essential cmake pkg-config libboost-graph-dev libeigen3-dev nlohmann-json3-dev libcli11-dev
           libfmt-dev catch2 libsimdjson-dev zlib1g-dev
-          libtorch-dev libopenblas0-openmp)  # LibTorch: the learned cost model; OpenBLAS: its speed
+          libtorch-dev libopenblas0-openmp  # LibTorch: the learned cost model; OpenBLAS: its speed
+          python3)  # tools/fuzz_cli.py, run by ctest
 
 missing=()
 for p in "${packages[@]}"; do
