@@ -19,35 +19,34 @@ std::size_t first_field(std::string_view name) {
   return best;
 }
 
-// Length of an integer list "[64, 3, 224, 224]" or "[]" at the start of `s`; 0 if there is none.
-std::size_t integer_list(std::string_view s) {
-  if (s.empty() || s[0] != '[') return 0;
+// Length of the decimal integer at the start of `s` (optional '-', digits); 0 if there is none.
+std::size_t integer(std::string_view s) {
+  std::size_t i = s.starts_with('-') ? 1 : 0;
+  while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i;
+  return parse_integer(s.substr(0, i)) ? i : 0;
+}
+
+// Length of "[E, E, ...]" or "[]" at the start of `s`, `element` giving each E's length (0: not
+// one); 0 if there is no such list.
+template <class Element>
+std::size_t list_of(std::string_view s, Element element) {
+  if (!s.starts_with('[')) return 0;
   std::size_t i = 1;
-  if (i < s.size() && s[i] == ']') return i + 1;
+  if (s.substr(i, 1) == "]") return i + 1;
   while (true) {
-    const std::size_t from = i;
-    if (i < s.size() && s[i] == '-') ++i;
-    while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i;
-    if (!parse_integer(s.substr(from, i - from))) return 0;
-    if (i < s.size() && s[i] == ']') return i + 1;
+    const std::size_t n = element(s.substr(i));
+    if (n == 0) return 0;
+    i += n;
+    if (s.substr(i, 1) == "]") return i + 1;
     if (s.substr(i, 2) != ", ") return 0;
     i += 2;
   }
 }
 
-// Length of shapesToStr's list of integer lists at the start of `s`; 0 if there is none.
+// Length of shapesToStr's list of integer lists ("[[64, 3, 224, 224], [], [3]]") at the start of
+// `s`; 0 if there is none.
 std::size_t shape_list(std::string_view s) {
-  if (s.empty() || s[0] != '[') return 0;
-  std::size_t i = 1;
-  if (i < s.size() && s[i] == ']') return i + 1;
-  while (true) {
-    const std::size_t n = integer_list(s.substr(i));
-    if (n == 0) return 0;
-    i += n;
-    if (i < s.size() && s[i] == ']') return i + 1;
-    if (s.substr(i, 2) != ", ") return 0;
-    i += 2;
-  }
+  return list_of(s, [](std::string_view e) { return list_of(e, integer); });
 }
 
 }  // namespace
