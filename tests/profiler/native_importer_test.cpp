@@ -9,6 +9,7 @@
 #include "native_trace_builder.h"
 #include "temp_dir.h"
 #include "trace/native/native_importer.h"
+#include "trace/iterations.h"
 #include "trace/native/chrome_export.h"
 #include "trace/native/nccl_join.h"
 #include "trace/native/nvtx_op_range.h"
@@ -287,6 +288,16 @@ TEST_CASE("emit_nvtx range names give the operator and its shapes", "[native][nv
   auto bare = parse_nvtx_op_range("aten::view");
   REQUIRE(bare);
   CHECK(bare->op == "aten::view");
+  CHECK(full->is_operator);
+  CHECK(backward->is_operator);
+  CHECK(bare->is_operator);
+  CHECK(parse_nvtx_op_range("AddmmBackward0, seq = 12, op_id = 401")->is_operator);
+  // A record_function scope under emit_nvtx: named the same way, but a user annotation.
+  auto scope = parse_nvtx_op_range("ProfilerStep#3, op_id = 12");
+  REQUIRE(scope);
+  CHECK(scope->op == "ProfilerStep#3");
+  CHECK_FALSE(scope->is_operator);
+  CHECK_FALSE(parse_nvtx_op_range("Optimizer.step#SGD.step, op_id = 90")->is_operator);
   // Not an operator: other ranges, and names that only look like one.
   for (const char* other : {"ProfilerStep#3", "forward", "aten::", "aten::add backward", ", seq = 3",
                             "aten::add, seq = x", "aten::add, seq = 3, colour = red", "aten::add, sizes = [[1, 2]",
@@ -300,7 +311,7 @@ TEST_CASE("emit_nvtx range names give the operator and its shapes", "[native][nv
 TEST_CASE("a capture of a job under emit_nvtx has its operators as CPU ops with shapes", "[native][nvtx]") {
   test::TempDir dir("emit_nvtx");
   test::NativeTraceBuilder b(test::header_for(0, "h"));
-  b.add(MarkerRecord{kMarkerStart, kT0, 1, 10, 11, "ProfilerStep#0", ""});
+  b.add(MarkerRecord{kMarkerStart, kT0, 1, 10, 11, "ProfilerStep#0, op_id = 19", ""});  // record_function
   b.add(MarkerRecord{kMarkerStart, kT0 + 10, 2, 10, 11, "aten::linear, seq = 5, op_id = 20, sizes = [[8, 512], [1024, 512], [1024]]", ""});
   b.add(MarkerRecord{kMarkerStart, kT0 + 20, 3, 10, 11, "aten::addmm, seq = 5, op_id = 21, sizes = [[1024], [8, 512], [512, 1024], [], []]", ""});
   b.add(ApiRecord{ApiKind::kRuntime, 211, kT0 + 30, kT0 + 60, 10, 11, 1, "cudaLaunchKernel_v7000"});
@@ -314,7 +325,8 @@ TEST_CASE("a capture of a job under emit_nvtx has its operators as CPU ops with 
   CHECK(t.warnings == 0);
   const auto steps = t.of_kind(EventKind::kUserAnnotation);
   REQUIRE(steps.size() == 1);
-  CHECK(t.name(steps[0]) == "ProfilerStep#0");
+  CHECK(t.name(steps[0]) == "ProfilerStep#0");  // the record_function scope, without its op_id
+  CHECK(trace::profiler_step_number(t.name(steps[0])) == 0);  // an iteration mark
   const auto ops = t.of_kind(EventKind::kCpuOp);
   REQUIRE(ops.size() == 2);
   CHECK(t.name(ops[0]) == "aten::linear");

@@ -246,7 +246,8 @@ void RankBuilder::markers() {
       const ResourceId thread = resource(ResourceKind::kCpuThread, s->pid, s->tid);
       const Nanos dur = m.timestamp - s->timestamp;
       if (auto op = parse_nvtx_op_range(c_.str(s->name))) {  // emit_nvtx: the operator itself
-        auto& e = add(EventKind::kCpuOp, s->timestamp, dur, op->op, thread);
+        auto& e = add(op->is_operator ? EventKind::kCpuOp : EventKind::kUserAnnotation, s->timestamp, dur,
+                      op->op, thread);
         if (!op->input_dims.empty() || op->seq) {
           auto& a = attrs_of(e);
           a.input_dims = std::move(op->input_dims);

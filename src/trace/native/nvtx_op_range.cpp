@@ -49,6 +49,15 @@ std::size_t shape_list(std::string_view s) {
   return list_of(s, [](std::string_view e) { return list_of(e, integer); });
 }
 
+// "aten::addmm", "c10d::allreduce_", "autograd::engine::evaluate_function: MmBackward0", or an
+// autograd node's own name ("AddmmBackward0", "torch::autograd::AccumulateGrad").
+bool is_operator_name(std::string_view name) {
+  if (name.find("::") != std::string_view::npos) return true;
+  std::size_t end = name.size();
+  while (end > 0 && name[end - 1] >= '0' && name[end - 1] <= '9') --end;
+  return name.substr(0, end).ends_with("Backward");
+}
+
 }  // namespace
 
 std::optional<NvtxOpRange> parse_nvtx_op_range(std::string_view name) {
@@ -58,10 +67,12 @@ std::optional<NvtxOpRange> parse_nvtx_op_range(std::string_view name) {
     if (!name.starts_with("aten::") || name.size() == 6 || name.find_first_of(" ,") != std::string_view::npos)
       return std::nullopt;
     out.op = std::string(name);
+    out.is_operator = true;
     return out;
   }
   if (fields == 0) return std::nullopt;
   out.op = std::string(name.substr(0, fields));
+  out.is_operator = is_operator_name(out.op);
   std::string_view rest = name.substr(fields);
   while (!rest.empty()) {  // rest starts with ", KEY = "
     const auto eq = rest.find(" = ");

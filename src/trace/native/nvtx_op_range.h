@@ -16,15 +16,20 @@
 namespace dpro::trace {
 
 struct NvtxOpRange {
-  std::string op;                   // "aten::addmm"
+  std::string op;                   // "aten::addmm", without the fields
   std::optional<std::int64_t> seq;  // autograd sequence number
   std::string input_dims;           // "[[1024], [64, 512], [512, 1024], [], []]"; empty without sizes
+  // An operator ("aten::addmm", "autograd::engine::evaluate_function: AddmmBackward0",
+  // "AddmmBackward0"), not a user scope that emit_nvtx also names this way
+  // (torch.profiler.record_function("ProfilerStep#3") -> "ProfilerStep#3, op_id = 12"), which
+  // torch.profiler records as a user annotation.
+  bool is_operator = false;
 };
 
-// The operator a range name stands for, or nullopt for any other range (a user's "forward",
-// "ProfilerStep#3"): a name followed by at least one of the fields above, in that form, or a
-// bare "aten::" name (emit_nvtx names an op without sequence number, id or shapes by its name
-// alone). A "sizes" list that is not a list of integer lists makes the name not an op range.
+// The range a name written by emit_nvtx stands for, or nullopt for any other range (a user's
+// own "forward", "ProfilerStep#3"): a name followed by at least one of the fields above, in that
+// form, or a bare "aten::" name (emit_nvtx names an op without sequence number, id or shapes by
+// its name alone). A "sizes" list that is not a list of integer lists makes the name not one.
 std::optional<NvtxOpRange> parse_nvtx_op_range(std::string_view name);
 
 }  // namespace dpro::trace
