@@ -392,4 +392,12 @@ TEST_CASE("device what-if: a dpro-profile capture under emit_nvtx gives the lear
   const std::string s = w->summary();
   CHECK(s.find("2 kernels had no CPU op launched in the trace") != std::string::npos);
   CHECK(s.find("emit_nvtx(record_shapes=True)") != std::string::npos);
+  // The same kernels in a torch.profiler trace: counted, without advice about dpro-profile.
+  traces.ranks[0].format = "kineto";
+  auto k = parsed({"--device", "A100-SXM4-80GB"});
+  k->apply(built, traces, log);
+  CHECK(k->details().at("undescribable_without_cpu_op") == 2);
+  CHECK(k->summary().find("2 kernels had no CPU op launched in the trace, so nothing gives their op and shapes.") !=
+        std::string::npos);
+  CHECK(k->summary().find("emit_nvtx") == std::string::npos);
 }
