@@ -34,10 +34,10 @@ struct Coverage {
   std::size_t undescribable_kernels = 0;
   // Of those, kernels of an op the model knows but whose shapes the trace did not record.
   std::size_t without_shapes = 0;
-  // Of those, kernels no CPU op launched, and how many of them are in dpro-profile captures
-  // (which have CPU ops only from emit_nvtx ranges).
+  // Of those, kernels no CPU op launched, and whether any is in a dpro-profile capture (which
+  // has CPU ops only from emit_nvtx ranges).
   std::size_t without_cpu_op = 0;
-  std::size_t without_cpu_op_native = 0;
+  bool without_cpu_op_in_capture = false;
   // Learned-model ops priced as a like family (cm::like_family: aten::sigmoid as tanh, ...).
   std::size_t like_ops = 0;
   std::size_t unknown_origin = 0;
@@ -112,8 +112,10 @@ class DeviceWhatIf : public WhatIfOption {
         if (cm::resolve_family(op.name) != cm::OpFamily::kUnknown) ++coverage_.without_shapes;
         if (n.parent_op == graph::kNone) {
           ++coverage_.without_cpu_op;
-          const trace::TraceRank* r = rank_of(traces, n.rank);
-          if (r && r->format == "native") ++coverage_.without_cpu_op_native;
+          if (!coverage_.without_cpu_op_in_capture) {
+            const trace::TraceRank* r = rank_of(traces, n.rank);
+            coverage_.without_cpu_op_in_capture = r && r->format == "native";
+          }
         }
         auto& u = coverage_.undescribed[op.name.empty() ? std::string("(unnamed)") : op.name];
         ++u.first;
@@ -297,7 +299,7 @@ class DeviceWhatIf : public WhatIfOption {
       out += fmt::format(" {} no CPU op launched in the trace, so nothing gives their op and shapes{}.",
                          coverage_.without_cpu_op == 1 ? std::string("1 kernel had")
                                                        : std::to_string(coverage_.without_cpu_op) + " kernels had",
-                         coverage_.without_cpu_op_native == 0
+                         !coverage_.without_cpu_op_in_capture
                              ? ""
                              : " (a dpro-profile capture of a PyTorch job has them when recorded with --nvtx and the "
                                "steps run inside torch.autograd.profiler.emit_nvtx(record_shapes=True))");

@@ -1,5 +1,6 @@
 #include "trace/native/nvtx_op_range.h"
 
+#include <algorithm>
 #include <array>
 
 #include "core/strings.h"
@@ -7,15 +8,15 @@
 namespace dpro::trace {
 namespace {
 
-constexpr std::array<std::string_view, 4> kKeys = {"seq", "op_id", "sizes", "input_op_ids"};
+// The fields getNvtxStr appends to an operator's name, in its order.
+constexpr std::string_view kSeq = ", seq = ", kOpId = ", op_id = ", kSizes = ", sizes = ",
+                           kInputOpIds = ", input_op_ids = ";
+constexpr std::array<std::string_view, 4> kFields = {kSeq, kOpId, kSizes, kInputOpIds};
 
-// Where ", KEY = " starts for the first of the keys, or npos.
+// Where the first field starts, or npos.
 std::size_t first_field(std::string_view name) {
   std::size_t best = std::string_view::npos;
-  for (std::string_view key : kKeys) {
-    const std::string needle = ", " + std::string(key) + " = ";
-    if (const auto at = name.find(needle); at < best) best = at;
-  }
+  for (std::string_view field : kFields) best = std::min(best, name.find(field));
   return best;
 }
 
@@ -74,27 +75,24 @@ std::optional<NvtxOpRange> parse_nvtx_op_range(std::string_view name) {
   out.op = std::string(name.substr(0, fields));
   out.is_operator = is_operator_name(out.op);
   std::string_view rest = name.substr(fields);
-  while (!rest.empty()) {  // rest starts with ", KEY = "
-    const auto eq = rest.find(" = ");
-    if (!rest.starts_with(", ") || eq == std::string_view::npos) return std::nullopt;
-    const std::string_view key = rest.substr(2, eq - 2);
-    std::string_view value = rest.substr(eq + 3);
-    if (key == "sizes") {
+  while (!rest.empty()) {  // rest starts with a field, or the name is not emit_nvtx's
+    const auto field = std::find_if(kFields.begin(), kFields.end(), [&](std::string_view f) { return rest.starts_with(f); });
+    if (field == kFields.end()) return std::nullopt;
+    const std::string_view value = rest.substr(field->size());
+    if (*field == kSizes) {
       const std::size_t n = shape_list(value);
       if (n == 0) return std::nullopt;
       out.input_dims = std::string(value.substr(0, n));
       rest = value.substr(n);
-    } else if (key == "input_op_ids") {  // the last field: "[(op_id,output_nr), ...]"
+    } else if (*field == kInputOpIds) {  // the last field: "[(op_id,output_nr), ...]"
       if (!value.starts_with('[') || !value.ends_with(']')) return std::nullopt;
       rest = {};
-    } else if (key == "seq" || key == "op_id") {
+    } else {  // seq or op_id
       const auto end = value.find(", ");
       const auto number = parse_integer(value.substr(0, end));
       if (!number) return std::nullopt;
-      if (key == "seq") out.seq = *number;
+      if (*field == kSeq) out.seq = *number;
       rest = end == std::string_view::npos ? std::string_view{} : value.substr(end);
-    } else {
-      return std::nullopt;
     }
   }
   return out;
