@@ -37,6 +37,33 @@ std::optional<std::pair<Nanos, Nanos>> predicted_span(const trace::Event& e, gra
   return std::make_pair(sim.start[first] - lead, sim.end[last] + tail);
 }
 
+std::optional<WindowSpan> whole_trace_span(const trace::TraceRank& rank, const std::vector<graph::NodeId>& nodes,
+                                          const graph::Dfg& dfg, const Simulation& sim) {
+  if (nodes.empty()) return std::nullopt;
+  WindowSpan s{INT64_MAX, INT64_MIN, INT64_MAX, INT64_MIN, graph::kNone};
+  Nanos first_op = INT64_MAX, last_op = INT64_MIN;
+  for (graph::NodeId id : nodes) {
+    const graph::Node& n = dfg.node(id);
+    first_op = std::min(first_op, n.measured_start);
+    last_op = std::max(last_op, n.measured_start + n.measured_duration);
+    s.predicted_start = std::min(s.predicted_start, sim.start[id]);
+    if (s.last == graph::kNone || sim.end[id] > s.predicted_end) {
+      s.predicted_end = sim.end[id];
+      s.last = id;
+    }
+  }
+  s.measured_start = first_op;
+  s.measured_end = last_op;
+  for (const trace::Event& e : rank.events) {
+    if (!trace::is_cpu_side(e.kind) && !trace::is_gpu_work(e.kind)) continue;
+    s.measured_start = std::min(s.measured_start, e.start);
+    s.measured_end = std::max(s.measured_end, e.end());
+  }
+  s.predicted_start -= first_op - s.measured_start;
+  s.predicted_end += s.measured_end - last_op;
+  return s;
+}
+
 namespace {
 
 // GPU busy time per category and idle time of one rank inside [begin, end).
@@ -121,43 +148,33 @@ Report make_report(const trace::TraceSet& traces, const graph::BuiltGraph& built
                      numbers.empty() ? "the traces have no ProfilerStep#N iterations"
                                      : "no such ProfilerStep; the traces have " + known);
   }
-  for (std::int64_t number : numbers) {
-    if (options.iteration && number != *options.iteration) continue;
-    IterationReport it;
-    it.number = number;
+  auto add_window = [&](IterationReport it, auto span_of_rank) {
     Nanos meas_begin = INT64_MAX, meas_end = INT64_MIN, pred_begin = INT64_MAX, pred_end = INT64_MIN;
     graph::NodeId job_last = graph::kNone;
-    std::vector<std::pair<graph::NodeId, Nanos>> rank_last;  // last node, predicted end
     for (std::size_t ri = 0; ri < traces.ranks.size(); ++ri) {
-      const trace::TraceRank& tr = traces.ranks[ri];
-      auto step = std::find_if(tr.iterations.begin(), tr.iterations.end(),
-                               [&](const trace::Iteration& x) { return x.number == number; });
-      if (step == tr.iterations.end()) continue;
-      const auto span = predicted_span(tr, built.ranks[ri], dfg, sim, step->event);
+      const std::optional<WindowSpan> span = span_of_rank(ri);
       if (!span) continue;
-      it.name = step->name;
       RankIteration r;
-      r.rank = tr.rank;
-      r.measured_ns = step->end - step->start;
-      r.measured_start = step->start;
-      r.predicted_ns = span->second - span->first;
-      r.predicted_start = span->first;
-      const graph::NodeId last = built.ranks[ri].last_inside[step->event];
-      auto path = critical_path(dfg, sim, last, graph::Point::kEnd, span->first);
+      r.rank = traces.ranks[ri].rank;
+      r.measured_ns = span->measured_end - span->measured_start;
+      r.measured_start = span->measured_start;
+      r.predicted_ns = span->predicted_end - span->predicted_start;
+      r.predicted_start = span->predicted_start;
+      auto path = critical_path(dfg, sim, span->last, graph::Point::kEnd, span->predicted_start);
       r.critical_path = breakdown_of(path);
-      r.critical_path[Category::kCpu] += span->second - sim.end[last];  // measured tail after the last op
-      gpu_usage(dfg, sim, tr.rank, span->first, span->second, r, gpu_nodes[ri]);
-      meas_begin = std::min(meas_begin, step->start);
-      meas_end = std::max(meas_end, step->end);
-      pred_begin = std::min(pred_begin, span->first);
-      if (span->second > pred_end) {
-        pred_end = span->second;
-        job_last = last;
-        it.critical_rank = tr.rank;
+      r.critical_path[Category::kCpu] += span->predicted_end - sim.end[span->last];  // measured tail after the last op
+      gpu_usage(dfg, sim, r.rank, span->predicted_start, span->predicted_end, r, gpu_nodes[ri]);
+      meas_begin = std::min(meas_begin, span->measured_start);
+      meas_end = std::max(meas_end, span->measured_end);
+      pred_begin = std::min(pred_begin, span->predicted_start);
+      if (span->predicted_end > pred_end) {
+        pred_end = span->predicted_end;
+        job_last = span->last;
+        it.critical_rank = r.rank;
       }
       it.ranks.push_back(r);
     }
-    if (it.ranks.empty()) continue;
+    if (it.ranks.empty()) return;
     it.job_measured_ns = meas_end - meas_begin;
     it.job_predicted_ns = pred_end - pred_begin;
     auto path = critical_path(dfg, sim, job_last, graph::Point::kEnd, pred_begin);
@@ -165,6 +182,39 @@ Report make_report(const trace::TraceSet& traces, const graph::BuiltGraph& built
     it.job_critical_path[Category::kCpu] += pred_end - sim.end[job_last];
     it.top_path_ops = top_ops(traces, dfg, path, options.top_ops);
     report.iterations.push_back(std::move(it));
+  };
+
+  for (std::int64_t number : numbers) {
+    if (options.iteration && number != *options.iteration) continue;
+    IterationReport it;
+    it.number = number;
+    for (const trace::TraceRank& tr : traces.ranks) {
+      for (const trace::Iteration& x : tr.iterations)
+        if (x.number == number && it.name.empty()) it.name = x.name;
+    }
+    add_window(std::move(it), [&](std::size_t ri) -> std::optional<WindowSpan> {
+      const trace::TraceRank& tr = traces.ranks[ri];
+      auto step = std::find_if(tr.iterations.begin(), tr.iterations.end(),
+                               [&](const trace::Iteration& x) { return x.number == number; });
+      if (step == tr.iterations.end()) return std::nullopt;
+      const auto span = predicted_span(tr, built.ranks[ri], dfg, sim, step->event);
+      if (!span) return std::nullopt;
+      return WindowSpan{step->start, step->end, span->first, span->second, built.ranks[ri].last_inside[step->event]};
+    });
+  }
+
+  // Traces without ProfilerStep#N: each rank's whole trace is the window (whole_trace_span).
+  if (numbers.empty()) {
+    std::vector<std::vector<graph::NodeId>> rank_nodes(traces.ranks.size());
+    for (graph::NodeId id = 0; id < dfg.node_count(); ++id) {
+      const graph::Node& n = dfg.node(id);
+      if (n.kind == graph::NodeKind::kBarrier) continue;
+      if (auto r = index_of_rank.find(n.rank); r != index_of_rank.end()) rank_nodes[r->second].push_back(id);
+    }
+    IterationReport it;
+    it.name = "whole trace (no ProfilerStep#N in the traces)";
+    it.whole_trace = true;
+    add_window(std::move(it), [&](std::size_t ri) { return whole_trace_span(traces.ranks[ri], rank_nodes[ri], dfg, sim); });
   }
   return report;
 }
@@ -192,7 +242,7 @@ std::string render_text(const Report& report) {
       "{} collective kernels replayed as measured; {} blocking syncs\n",
       report.ranks, report.events, report.nodes, report.edges, report.build.collectives_matched,
       report.build.collectives_unmatched, report.build.blocking_calls);
-  if (report.iterations.empty()) out += "no ProfilerStep#N iterations in the traces: nothing to compare\n";
+  if (report.iterations.empty()) out += "nothing to compare: no replayed op lies in a ProfilerStep#N (or, without any, in the traces)\n";
   for (const IterationReport& it : report.iterations) {
     out += fmt::format("\n{}\n  {:>6}  {:>12}  {:>12}  {:>8}\n", it.name, "rank", "measured", "predicted", "error");
     for (const RankIteration& r : it.ranks) {
@@ -243,7 +293,8 @@ nlohmann::json to_json(const Report& report) {
       ops.push_back({{"name", op.name}, {"category", to_string(op.category)}, {"rank", op.rank}, {"time_ns", op.time}, {"count", op.count}});
     }
     iterations.push_back({{"name", it.name},
-                          {"number", it.number},
+                          {"number", it.whole_trace ? json(nullptr) : json(it.number)},
+                          {"whole_trace", it.whole_trace},
                           {"ranks", ranks},
                           {"job",
                            {{"measured_ns", it.job_measured_ns},

@@ -1,6 +1,7 @@
 #pragma once
-// The replay report: per iteration, measured vs predicted step time of every rank and of the
-// job, the critical path and its breakdown, and GPU busy time. Computing it (make_report) is
+// The replay report: per iteration (for traces without ProfilerStep#N, for the whole trace),
+// measured vs predicted step time of every rank and of the job, the critical path and its
+// breakdown, and GPU busy time. Computing it (make_report) is
 // separate from rendering it (render_text, to_json).
 #include <nlohmann/json.hpp>
 
@@ -38,6 +39,7 @@ struct PathOp {
 struct IterationReport {
   std::string name;  // "ProfilerStep#10"
   std::int64_t number = 0;
+  bool whole_trace = false;  // the traces have no ProfilerStep#N: this window is all of each rank's trace
   std::vector<RankIteration> ranks;
   Nanos job_measured_ns = 0;
   Nanos job_predicted_ns = 0;
@@ -80,5 +82,19 @@ std::optional<std::pair<Nanos, Nanos>> predicted_span(const trace::TraceRank& ra
 // `dfg` (a graph whose nodes keep the measured times of the trace, e.g. a replicated one).
 std::optional<std::pair<Nanos, Nanos>> predicted_span(const trace::Event& e, graph::NodeId first, graph::NodeId last,
                                                       const graph::Dfg& dfg, const Simulation& sim);
+
+// One rank's part of a reported window, measured (trace clock) and replayed (replay clock), and
+// the node the replayed window ends on (the critical path is traced back from it).
+struct WindowSpan {
+  Nanos measured_start, measured_end, predicted_start, predicted_end;
+  graph::NodeId last;
+};
+// For traces without ProfilerStep#N (torch.profiler used without a schedule, a capture of one
+// region): all of `rank`'s trace as one window, so that its replay and every what-if still have
+// a time to compare. Measured: the span of everything the rank recorded (CPU and GPU); replayed:
+// the span of `nodes` (the rank's ops in `dfg`, barriers excluded), keeping the measured lead
+// before the first op and tail after the last. nullopt if `nodes` is empty.
+std::optional<WindowSpan> whole_trace_span(const trace::TraceRank& rank, const std::vector<graph::NodeId>& nodes,
+                                          const graph::Dfg& dfg, const Simulation& sim);
 
 }  // namespace dpro::replayer

@@ -54,6 +54,31 @@ TEST_CASE("ranks equal to the world size on the trace's own cluster reproduce th
   }
 }
 
+TEST_CASE("without ProfilerStep the scaled job is the whole trace and matches the report at its own size") {
+  auto job = test::load_dlrm();
+  for (auto& rank : job.traces.ranks) rank.iterations.clear();  // as if recorded without a schedule
+  Logger quiet(LogLevel::kQuiet);
+  const auto report = replayer::replay_traces(job.traces, replayer::ReplayOptions{}, quiet).report;
+  REQUIRE(report.iterations.size() == 1);
+  REQUIRE(report.iterations[0].whole_trace);
+  const Nanos plain = report.iterations[0].job_predicted_ns;
+  const auto own = retimed(job, *catalog().guess(job.traces), 8);
+  for (bool expand : {false, true}) {
+    const auto s = comm::simulate_scaled_job(job.traces, job.built.ranks, own.dfg, 8, expand);
+    REQUIRE(s.iterations.size() == 1);
+    CHECK(s.iterations[0].whole_trace);
+    CHECK(s.iterations[0].job_predicted_ns == plain);
+  }
+  // Scale-in: the 4-rank job's window covers ranks 0-3 only, so it cannot outlast the 8-rank one
+  // by more than the all-to-alls it no longer waits for could add; it is a time, not nothing.
+  const auto in = retimed(job, *catalog().guess(job.traces), 4);
+  const auto s4 = comm::simulate_scaled_job(job.traces, job.built.ranks, in.dfg, 4, false);
+  REQUIRE(s4.iterations.size() == 1);
+  CHECK(s4.iterations[0].whole_trace);
+  CHECK(s4.iterations[0].job_predicted_ns > plain / 2);
+  CHECK(s4.iterations[0].job_predicted_ns < plain);
+}
+
 TEST_CASE("symmetric scale-out equals the fully expanded replay") {
   const auto job = test::load_dlrm();
   for (int ranks : {16, 64}) {

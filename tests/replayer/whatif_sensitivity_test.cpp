@@ -2,6 +2,7 @@
 // exercised by re-timing ops in the graph and checking who waits for whom.
 #include <catch2/catch.hpp>
 
+#include "core/error.h"
 #include "replayer/replay.h"
 #include "trace_fixtures.h"
 
@@ -74,4 +75,40 @@ TEST_CASE("Faster CPU launches shorten a launch-bound step") {
     }
   });
   CHECK(faster.iterations[0].job_predicted_ns < f.base.report.iterations[0].job_predicted_ns * 9 / 10);
+}
+
+TEST_CASE("A trace without ProfilerStep is reported as one window over the whole trace") {
+  // torch.profiler used without a schedule: no ProfilerStep#N, yet the replay and every what-if
+  // need a time to compare.
+  Fixture f({test::source_path("traces/hta/cuda-event-sync-multistream.json.gz")});
+  REQUIRE(f.set.ranks[0].iterations.empty());
+  REQUIRE(f.base.report.iterations.size() == 1);
+  const auto& whole = f.base.report.iterations[0];
+  CHECK(whole.whole_trace);
+  Nanos first = INT64_MAX, last = INT64_MIN;
+  for (const auto& e : f.set.ranks[0].events) {
+    if (!trace::is_cpu_side(e.kind) && !trace::is_gpu_work(e.kind)) continue;
+    first = std::min(first, e.start);
+    last = std::max(last, e.end());
+  }
+  CHECK(whole.job_measured_ns == last - first);
+  CHECK(whole.ranks.at(0).measured_ns == last - first);
+  CHECK(std::abs(whole.job_predicted_ns - whole.job_measured_ns) <= whole.job_measured_ns / 100);
+  CHECK(replayer::to_json(f.base.report).at("iterations").at(0).at("number").is_null());
+
+  // Every GPU op 20 ms longer: the GPU work ends later, and so does the window.
+  const Nanos extra = 20000000;
+  std::size_t gpu_ops = 0;
+  const auto slower = f.replay_changed([&](graph::Dfg& dfg) {
+    for (auto& n : dfg.nodes())
+      if (graph::on_gpu(n.kind)) n.duration += extra, ++gpu_ops;
+  });
+  REQUIRE(gpu_ops > 0);
+  REQUIRE(slower.iterations.size() == 1);
+  CHECK(slower.iterations[0].whole_trace);
+  CHECK(slower.iterations[0].job_predicted_ns >= whole.job_predicted_ns + extra);
+
+  replayer::ReportOptions step;
+  step.iteration = 1;
+  CHECK_THROWS_AS(replayer::make_report(f.set, f.base.graph, f.base.simulation, step), InputError);
 }

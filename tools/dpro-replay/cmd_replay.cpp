@@ -25,7 +25,8 @@ class ReplayCommand final : public Command {
     CLI::App* sub = parent.add_subcommand(
         "replay",
         "Replay the traces of one job (files, or a directory with one file per rank) and report measured vs\n"
-        "predicted ProfilerStep times per rank and for the job, the critical path and a time breakdown.");
+        "predicted ProfilerStep times per rank and for the job, the critical path and a time breakdown\n"
+        "(traces without ProfilerStep#N: of the whole trace).");
     sub->add_option("traces", traces_, "trace files (.json, .json.gz, .dpro) or directories of them")->required();
     sub->add_option("--iteration", iteration_, "report only ProfilerStep#N");
     sub->add_option("--json", json_path_, "also write the report as JSON to this file ('-' = stdout, no text report)");
@@ -118,7 +119,7 @@ class ReplayCommand final : public Command {
     std::string out = "what-if: baseline (replay of the trace as measured) vs predicted\n";
     for (const auto& it : whatif.iterations) {
       const auto b = std::find_if(base.iterations.begin(), base.iterations.end(),
-                                  [&](const auto& x) { return x.number == it.number; });
+                                  [&](const auto& x) { return x.number == it.number && x.whole_trace == it.whole_trace; });
       if (b == base.iterations.end()) continue;
       out += fmt::format("{}\n  {:>6}  {:>12}  {:>12}  {:>8}\n", it.name, "rank", "baseline", "what-if", "change");
       for (const auto& r : it.ranks) {

@@ -132,8 +132,13 @@ class ClusterWhatIf : public WhatIfOption {
         text += fmt::format(" Ranks {}..{} are not part of the {}-rank job; from its expanded graph ({} ops):", *ranks_,
                             w - 1, *ranks_, r.nodes);
         for (const auto& it : r.iterations) {
-          text += fmt::format(" ProfilerStep#{} job {};", it.number, format_duration(it.job_predicted_ns));
-          scaled_in_jobs.push_back({{"iteration", it.number}, {"job_predicted_ns", it.job_predicted_ns}});
+          if (it.whole_trace) {
+            text += fmt::format(" whole trace job {};", format_duration(it.job_predicted_ns));
+            scaled_in_jobs.push_back({{"iteration", nullptr}, {"whole_trace", true}, {"job_predicted_ns", it.job_predicted_ns}});
+          } else {
+            text += fmt::format(" ProfilerStep#{} job {};", it.number, format_duration(it.job_predicted_ns));
+            scaled_in_jobs.push_back({{"iteration", it.number}, {"job_predicted_ns", it.job_predicted_ns}});
+          }
         }
       }
     }

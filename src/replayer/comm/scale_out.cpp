@@ -121,6 +121,29 @@ ScaleOutResult simulate_scaled_job(const trace::TraceSet& traces, const std::vec
     }
     if (begin < end) result.iterations.push_back({number, end - begin});
   }
+  if (numbers.empty()) {  // no ProfilerStep#N: the whole trace of each rank, as the report does
+    std::vector<std::vector<graph::NodeId>> nodes_of(w);
+    std::map<int, int> index_of_rank;
+    for (int i = 0; i < w; ++i) index_of_rank[traces.ranks[i].rank] = i;
+    for (graph::NodeId id = 0; id < dfg.node_count(); ++id) {
+      const graph::Node& n = dfg.node(id);
+      if (n.kind == graph::NodeKind::kBarrier) continue;
+      if (auto r = index_of_rank.find(n.rank); r != index_of_rank.end()) nodes_of[r->second].push_back(id);
+    }
+    Nanos begin = INT64_MAX, end = INT64_MIN;
+    for (int j = 0; j < blocks; ++j) {
+      for (int i = 0; i < w && j * w + i < ranks; ++i) {
+        std::vector<graph::NodeId> nodes = nodes_of[i];
+        if (result.expanded)
+          for (graph::NodeId& id : nodes) id = block_maps[j][id];
+        const auto span = replayer::whole_trace_span(traces.ranks[i], nodes, g, sim);
+        if (!span) continue;
+        begin = std::min(begin, span->predicted_start);
+        end = std::max(end, span->predicted_end);
+      }
+    }
+    if (begin < end) result.iterations.push_back({0, end - begin, true});
+  }
   return result;
 }
 

@@ -20,6 +20,7 @@ namespace dpro::comm {
 struct ScaledIteration {
   std::int64_t number = 0;    // ProfilerStep number
   Nanos job_predicted_ns = 0;  // first step start to last step end over all N ranks
+  bool whole_trace = false;    // no ProfilerStep#N in the traces: the whole trace of every rank
 };
 
 struct ScaleOutResult {
