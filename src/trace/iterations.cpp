@@ -5,7 +5,53 @@
 
 namespace dpro::trace {
 
-void detect_iterations(TraceRank& rank, const StringTable& strings) {
+bool glob_match(std::string_view pattern, std::string_view name) {
+  // Greedy with one backtrack point (the last '*'): linear in practice, never exponential.
+  std::size_t p = 0, n = 0, star = std::string_view::npos, resume = 0;
+  while (n < name.size()) {
+    if (p < pattern.size() && pattern[p] == '*') {
+      star = p++;
+      resume = n;
+    } else if (p < pattern.size() && pattern[p] == name[n]) {
+      ++p;
+      ++n;
+    } else if (star != std::string_view::npos) {
+      p = star + 1;
+      n = ++resume;
+    } else {
+      return false;
+    }
+  }
+  while (p < pattern.size() && pattern[p] == '*') ++p;
+  return p == pattern.size();
+}
+
+void detect_iterations(TraceRank& rank, const StringTable& strings, std::string_view marker) {
+  rank.iterations.clear();
+  if (!marker.empty()) {
+    // The k-th occurrence of the marker on the rank is iteration k; an occurrence that starts
+    // inside the previous one (the marker nested in itself, or on another thread meanwhile) is
+    // part of it.
+    std::vector<std::uint32_t> hits;
+    for (std::uint32_t i = 0; i < rank.events.size(); ++i) {
+      const Event& e = rank.events[i];
+      if (e.kind != EventKind::kUserAnnotation && e.kind != EventKind::kCpuOp) continue;
+      if (glob_match(marker, strings.view(e.name))) hits.push_back(i);
+    }
+    std::stable_sort(hits.begin(), hits.end(), [&](std::uint32_t a, std::uint32_t b) {
+      return rank.events[a].start < rank.events[b].start;
+    });
+    Nanos reach = INT64_MIN;
+    for (std::uint32_t i : hits) {
+      const Event& e = rank.events[i];
+      if (e.start < reach) continue;
+      reach = e.end();
+      const std::int64_t number = static_cast<std::int64_t>(rank.iterations.size()) + 1;
+      rank.iterations.push_back(
+          Iteration{std::string(strings.view(e.name)) + " #" + std::to_string(number), number, e.start, e.end(), i});
+    }
+    return;
+  }
   std::map<std::int64_t, Iteration> by_number;
   for (std::uint32_t i = 0; i < rank.events.size(); ++i) {
     const Event& e = rank.events[i];
@@ -18,7 +64,6 @@ void detect_iterations(TraceRank& rank, const StringTable& strings) {
       it->second = Iteration{std::string(name), *number, e.start, e.end(), i};
     }
   }
-  rank.iterations.clear();
   for (auto& [number, iteration] : by_number) rank.iterations.push_back(std::move(iteration));
   std::sort(rank.iterations.begin(), rank.iterations.end(),
             [](const Iteration& a, const Iteration& b) { return a.start < b.start; });

@@ -141,7 +141,7 @@ TraceSet load_traces(const std::vector<std::string>& paths, const LoadOptions& o
     if (!chosen) throw InputError(file, "", "not a trace format dpro knows (Kineto JSON or dpro native)");
     log.info("reading " + file + " (" + std::string(chosen->format()) + ")");
     TraceRank rank = chosen->read(file, set.strings, options.import, log);
-    detect_iterations(rank, set.strings);
+    detect_iterations(rank, set.strings, options.iteration_marker);
     bool any_work = false;
     for (const Event& e : rank.events) {
       if (is_cpu_side(e.kind) || is_gpu_work(e.kind)) { any_work = true; break; }
@@ -160,6 +160,11 @@ TraceSet load_traces(const std::vector<std::string>& paths, const LoadOptions& o
     throw InputError(files.front(), "traceEvents", "empty traces: none of the " + std::to_string(skipped) +
                                                        " files holds CPU or GPU events");
   if (options.progress) options.progress(files.size(), files.size(), "");
+  if (!options.iteration_marker.empty() &&
+      std::all_of(set.ranks.begin(), set.ranks.end(), [](const TraceRank& r) { return r.iterations.empty(); }))
+    throw InputError(set.ranks.front().file, "--iteration-marker " + options.iteration_marker,
+                     "no CPU annotation or operator of that name in the traces ('*' matches any "
+                     "characters; names are matched whole)");
   assign_ranks(set.ranks, log);
   check_complete(set.ranks, options, log);
   if (options.align_clocks) align_clocks(set, log);  // per-host offsets from matched collectives

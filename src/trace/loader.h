@@ -18,6 +18,9 @@ struct LoadOptions {
   // ranks are then replayed with their measured durations).
   bool allow_partial = false;
   bool align_clocks = true;
+  // Iterations are the occurrences of this CPU annotation/operator name ('*' = any characters)
+  // instead of ProfilerStep#N; empty: ProfilerStep#N. A marker found on no rank is an error.
+  std::string iteration_marker;
   // Called before each file is read (index from 0) and once more when all are read.
   std::function<void(std::size_t index, std::size_t total, const std::string& file)> progress;
 };

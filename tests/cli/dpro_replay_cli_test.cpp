@@ -77,6 +77,26 @@ TEST_CASE("dpro-replay replay of a trace without ProfilerStep compares the whole
   CHECK(whatif_ns > base_ns * 9 / 10);
 }
 
+TEST_CASE("dpro-replay replay --iteration-marker reports the occurrences of a record_function scope") {
+  // The AlexNet trace has no ProfilerStep#N but one record_function scope per forward pass.
+  const std::string trace = test::source_path("traces/hta/alexnet-a100-single.json.gz");
+  const Run r = run_command(std::string(DPRO_REPLAY_BIN) + " replay -q --json - --iteration-marker '*|forward]' " + trace);
+  REQUIRE(r.code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  const auto& its = j.at("iterations");
+  REQUIRE(its.size() >= 2);
+  CHECK(its.at(0).at("name") == "[param|pytorch.model.alex_net|0|0|0|warmup|forward] #1");
+  CHECK(its.at(0).at("number") == 1);
+  CHECK(its.at(0).at("whole_trace") == false);
+  for (const auto& it : its) CHECK(std::abs(it.at("job").at("error").get<double>()) < 0.01);
+  const Run one = run("replay --iteration-marker '*|forward]' --iteration 2 " + trace);
+  CHECK(one.code == 0);
+  CHECK_THAT(one.out, Catch::Contains("|measure|forward] #2") && !Catch::Contains("] #1"));
+  const Run none = run("replay --iteration-marker no_such_scope " + trace);
+  CHECK(none.code == 2);
+  CHECK_THAT(none.out, Catch::Contains("alexnet-a100-single.json.gz") && Catch::Contains("--iteration-marker no_such_scope"));
+}
+
 TEST_CASE("Bad input gives one line naming the file, and exit code 2") {
   const std::string dir = test::fresh_dir("cli_bad");
   test::write_text(dir + "/malformed.json", R"({"traceEvents": [{"ph": "X",, }]})");

@@ -1,8 +1,11 @@
 #include <catch2/catch.hpp>
 
 #include <filesystem>
+#include <functional>
 
 #include "core/error.h"
+#include "trace/iterations.h"
+#include "trace/loader.h"
 #include "trace_fixtures.h"
 
 using namespace dpro;
@@ -161,4 +164,85 @@ TEST_CASE("A host execution trace given as the trace says where it belongs") {
   CHECK_THAT(load_error({test::source_path("traces/hta/simple-add-host-et.json.gz")}),
              Catch::Contains("simple-add-host-et.json.gz") && Catch::Contains("execution trace") &&
                  Catch::Contains("--comm-sizes"));
+}
+
+TEST_CASE("A name pattern matches whole names with '*' for any characters") {
+  using trace::glob_match;
+  CHECK(glob_match("train_step", "train_step"));
+  CHECK_FALSE(glob_match("train_step", "train_step_2"));
+  CHECK_FALSE(glob_match("train", "train_step"));
+  CHECK(glob_match("train_step*", "train_step_2"));
+  CHECK(glob_match("*train_step", "train.py(12): train_step"));
+  CHECK(glob_match("*x*y", "axbxcy"));
+  CHECK_FALSE(glob_match("*x*y", "axbxcyz"));
+  CHECK(glob_match("a**b", "ab"));
+  CHECK(glob_match("*", ""));
+  CHECK_FALSE(glob_match("", "x"));
+  CHECK(glob_match("[param|*|forward]", "[param|pytorch.model.alex_net|0|measure|forward]"));
+  // Against the textbook recursive matcher, on every pattern and name of up to 5 characters
+  // over {a, b, *} and {a, b}.
+  std::function<bool(std::string_view, std::string_view)> reference = [&](std::string_view p, std::string_view n) {
+    if (p.empty()) return n.empty();
+    if (p[0] == '*') return reference(p.substr(1), n) || (!n.empty() && reference(p, n.substr(1)));
+    return !n.empty() && p[0] == n[0] && reference(p.substr(1), n.substr(1));
+  };
+  auto all_strings = [](const std::string& alphabet, std::size_t max_len) {
+    std::vector<std::string> out{""};
+    for (std::size_t i = 0; i < out.size(); ++i)
+      if (out[i].size() < max_len)
+        for (char c : alphabet) out.push_back(out[i] + c);
+    return out;
+  };
+  std::size_t disagreements = 0, pairs = 0;
+  for (const std::string& p : all_strings("ab*", 5))
+    for (const std::string& n : all_strings("ab", 5)) {
+      ++pairs;
+      disagreements += glob_match(p, n) != reference(p, n);
+    }
+  CHECK(pairs == 364 * 63);
+  CHECK(disagreements == 0);
+}
+
+TEST_CASE("An iteration marker makes its occurrences the iterations instead of ProfilerStep") {
+  const std::string dir = test::fresh_dir("marker");
+  // A step annotation that nests in itself once, a second one, and a Python frame of the same
+  // function (Python frames are not loaded, so never a marker); ProfilerStep#1 spans them all.
+  test::write_text(dir + "/t.json", R"({"distributedInfo": {"rank": 0, "world_size": 1},
+  "traceEvents": [
+    {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 1, "tid": 1, "ts": 0, "dur": 1000},
+    {"ph": "X", "cat": "user_annotation", "name": "train_step", "pid": 1, "tid": 1, "ts": 100, "dur": 200},
+    {"ph": "X", "cat": "user_annotation", "name": "train_step", "pid": 1, "tid": 1, "ts": 150, "dur": 50},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 160, "dur": 10},
+    {"ph": "X", "cat": "user_annotation", "name": "train_step", "pid": 1, "tid": 1, "ts": 400, "dur": 300},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 410, "dur": 10},
+    {"ph": "X", "cat": "python_function", "name": "train.py(12): train_step", "pid": 1, "tid": 1, "ts": 800, "dur": 100},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 810, "dur": 10}
+  ]})");
+  test::CapturingLog log;
+  auto load = [&](const std::string& marker) {
+    trace::LoadOptions options;
+    options.iteration_marker = marker;
+    return trace::load_traces({dir + "/t.json"}, options, log.log);
+  };
+  const auto steps = load("").ranks.at(0).iterations;
+  REQUIRE(steps.size() == 1);
+  CHECK(steps[0].name == "ProfilerStep#1");
+
+  const auto marked = load("train_step").ranks.at(0).iterations;
+  REQUIRE(marked.size() == 2);  // the nested occurrence belongs to the first
+  CHECK(marked[0].name == "train_step #1");
+  CHECK(marked[0].number == 1);
+  CHECK(marked[0].start == 100000);
+  CHECK(marked[0].end == 300000);
+  CHECK(marked[1].name == "train_step #2");
+  CHECK(marked[1].start == 400000);
+
+  CHECK(load("*train_step").ranks.at(0).iterations.size() == 2);
+
+  try {
+    load("train_stp");
+    FAIL("a marker found nowhere must be an error");
+  } catch (const InputError& e) {
+    CHECK_THAT(std::string(e.what()), Catch::Contains("t.json") && Catch::Contains("--iteration-marker train_stp"));
+  }
 }

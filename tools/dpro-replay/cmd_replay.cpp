@@ -28,7 +28,10 @@ class ReplayCommand final : public Command {
         "predicted ProfilerStep times per rank and for the job, the critical path and a time breakdown\n"
         "(traces without ProfilerStep#N: of the whole trace).");
     sub->add_option("traces", traces_, "trace files (.json, .json.gz, .dpro) or directories of them")->required();
-    sub->add_option("--iteration", iteration_, "report only ProfilerStep#N");
+    sub->add_option("--iteration", iteration_, "report only iteration N (ProfilerStep#N, or the N-th --iteration-marker)");
+    sub->add_option("--iteration-marker", iteration_marker_,
+                    "a CPU annotation or operator whose occurrences are the iterations, instead of\n"
+                    "ProfilerStep#N (a record_function or NVTX range such as 'train_step'; '*' matches any characters)");
     sub->add_option("--json", json_path_, "also write the report as JSON to this file ('-' = stdout, no text report)");
     sub->add_option("--timeline", timeline_path_, "write the simulated timeline as Chrome/Perfetto JSON");
     sub->add_option("--top", top_ops_, "how many ops of the critical path to list")->default_val(10);
@@ -50,6 +53,7 @@ class ReplayCommand final : public Command {
     }
     trace::LoadOptions load;
     load.allow_partial = allow_partial_;
+    load.iteration_marker = iteration_marker_;
     if (!quiet_ && isatty(STDERR_FILENO)) {
       load.progress = [](std::size_t index, std::size_t total, const std::string& file) {
         if (index < total) std::fprintf(stderr, "\rloading traces: %zu/%zu %s\033[K", index + 1, total, file.c_str());
@@ -147,6 +151,7 @@ class ReplayCommand final : public Command {
 
   std::vector<std::string> traces_;
   std::optional<std::int64_t> iteration_;
+  std::string iteration_marker_;
   std::string json_path_;
   std::string timeline_path_;
   std::size_t top_ops_ = 10;
