@@ -37,6 +37,18 @@ std::optional<std::pair<Nanos, Nanos>> predicted_span(const trace::Event& e, gra
   return std::make_pair(sim.start[first] - lead, sim.end[last] + tail);
 }
 
+std::vector<std::vector<graph::NodeId>> rank_ops(const trace::TraceSet& traces, const graph::Dfg& dfg) {
+  std::map<int, std::size_t> index_of_rank;
+  for (std::size_t i = 0; i < traces.ranks.size(); ++i) index_of_rank[traces.ranks[i].rank] = i;
+  std::vector<std::vector<graph::NodeId>> ops(traces.ranks.size());
+  for (graph::NodeId id = 0; id < dfg.node_count(); ++id) {
+    const graph::Node& n = dfg.node(id);
+    if (n.kind == graph::NodeKind::kBarrier) continue;
+    if (auto it = index_of_rank.find(n.rank); it != index_of_rank.end()) ops[it->second].push_back(id);
+  }
+  return ops;
+}
+
 std::optional<WindowSpan> whole_trace_span(const trace::TraceRank& rank, const std::vector<graph::NodeId>& nodes,
                                           const graph::Dfg& dfg, const Simulation& sim) {
   if (nodes.empty()) return std::nullopt;
@@ -127,14 +139,11 @@ Report make_report(const trace::TraceSet& traces, const graph::BuiltGraph& built
   report.build = built.stats;
   report.events_simulated = sim.events_processed;
 
+  const std::vector<std::vector<graph::NodeId>> ops_of_rank = rank_ops(traces, dfg);
   std::vector<std::vector<graph::NodeId>> gpu_nodes(traces.ranks.size());
-  std::map<int, std::size_t> index_of_rank;
-  for (std::size_t i = 0; i < traces.ranks.size(); ++i) index_of_rank[traces.ranks[i].rank] = i;
-  for (graph::NodeId id = 0; id < dfg.node_count(); ++id) {
-    const graph::Node& n = dfg.node(id);
-    if (graph::on_gpu(n.kind)) {
-      if (auto it = index_of_rank.find(n.rank); it != index_of_rank.end()) gpu_nodes[it->second].push_back(id);
-    }
+  for (std::size_t ri = 0; ri < ops_of_rank.size(); ++ri) {
+    for (graph::NodeId id : ops_of_rank[ri])
+      if (graph::on_gpu(dfg.node(id).kind)) gpu_nodes[ri].push_back(id);
   }
 
   std::set<std::int64_t> numbers;
@@ -205,16 +214,10 @@ Report make_report(const trace::TraceSet& traces, const graph::BuiltGraph& built
 
   // Traces without ProfilerStep#N: each rank's whole trace is the window (whole_trace_span).
   if (numbers.empty()) {
-    std::vector<std::vector<graph::NodeId>> rank_nodes(traces.ranks.size());
-    for (graph::NodeId id = 0; id < dfg.node_count(); ++id) {
-      const graph::Node& n = dfg.node(id);
-      if (n.kind == graph::NodeKind::kBarrier) continue;
-      if (auto r = index_of_rank.find(n.rank); r != index_of_rank.end()) rank_nodes[r->second].push_back(id);
-    }
     IterationReport it;
     it.name = "whole trace (no ProfilerStep#N in the traces)";
     it.whole_trace = true;
-    add_window(std::move(it), [&](std::size_t ri) { return whole_trace_span(traces.ranks[ri], rank_nodes[ri], dfg, sim); });
+    add_window(std::move(it), [&](std::size_t ri) { return whole_trace_span(traces.ranks[ri], ops_of_rank[ri], dfg, sim); });
   }
   return report;
 }

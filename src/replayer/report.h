@@ -83,6 +83,10 @@ std::optional<std::pair<Nanos, Nanos>> predicted_span(const trace::TraceRank& ra
 std::optional<std::pair<Nanos, Nanos>> predicted_span(const trace::Event& e, graph::NodeId first, graph::NodeId last,
                                                       const graph::Dfg& dfg, const Simulation& sim);
 
+// The ops of each trace rank in `dfg` (indexed like traces.ranks; barriers, which belong to no
+// rank, excluded).
+std::vector<std::vector<graph::NodeId>> rank_ops(const trace::TraceSet& traces, const graph::Dfg& dfg);
+
 // One rank's part of a reported window, measured (trace clock) and replayed (replay clock), and
 // the node the replayed window ends on (the critical path is traced back from it).
 struct WindowSpan {

@@ -6,7 +6,7 @@
 namespace dpro::trace {
 
 bool glob_match(std::string_view pattern, std::string_view name) {
-  // Greedy with one backtrack point (the last '*'): linear in practice, never exponential.
+  // Greedy with one backtrack point (the last '*'): at most pattern x name steps, never exponential.
   std::size_t p = 0, n = 0, star = std::string_view::npos, resume = 0;
   while (n < name.size()) {
     if (p < pattern.size() && pattern[p] == '*') {

@@ -122,14 +122,7 @@ ScaleOutResult simulate_scaled_job(const trace::TraceSet& traces, const std::vec
     if (begin < end) result.iterations.push_back({number, end - begin});
   }
   if (numbers.empty()) {  // no ProfilerStep#N: the whole trace of each rank, as the report does
-    std::vector<std::vector<graph::NodeId>> nodes_of(w);
-    std::map<int, int> index_of_rank;
-    for (int i = 0; i < w; ++i) index_of_rank[traces.ranks[i].rank] = i;
-    for (graph::NodeId id = 0; id < dfg.node_count(); ++id) {
-      const graph::Node& n = dfg.node(id);
-      if (n.kind == graph::NodeKind::kBarrier) continue;
-      if (auto r = index_of_rank.find(n.rank); r != index_of_rank.end()) nodes_of[r->second].push_back(id);
-    }
+    const std::vector<std::vector<graph::NodeId>> nodes_of = replayer::rank_ops(traces, dfg);
     Nanos begin = INT64_MAX, end = INT64_MIN;
     for (int j = 0; j < blocks; ++j) {
       for (int i = 0; i < w && j * w + i < ranks; ++i) {
