@@ -97,6 +97,34 @@ TEST_CASE("dpro-replay replay --iteration-marker reports the occurrences of a re
   CHECK_THAT(none.out, Catch::Contains("alexnet-a100-single.json.gz") && Catch::Contains("--iteration-marker no_such_scope"));
 }
 
+TEST_CASE("dpro-replay compare is a CI check: exit 1 on a slowdown beyond --max-slowdown, 2 on bad input") {
+  const std::string dir = test::fresh_dir("cli_compare");
+  const std::string base = dir + "/base.json", slow = dir + "/slow.json";
+  REQUIRE(run("replay -q --json " + base + " " + test::dlrm_dir()).code == 0);
+  // The DLRM job on a 5 GB/s intra-node fabric: about 1 % slower, all of it communication.
+  REQUIRE(run("replay -q --set network.intra_node_gbps=5 --json " + slow + " " + test::dlrm_dir()).code == 0);
+  const Run same = run("compare " + base + " " + base + " --max-slowdown 0");
+  CHECK(same.code == 0);
+  CHECK_THAT(same.out, Catch::Contains("+0.00%") && Catch::Contains("ok:"));
+  const Run strict = run("compare " + base + " " + slow + " --max-slowdown 0.5");
+  CHECK(strict.code == 1);
+  CHECK_THAT(strict.out, Catch::Contains("REGRESSION") && Catch::Contains("the what-if's prediction") &&
+                             Catch::Contains("ncclKernel_AllReduce"));
+  CHECK(run("compare " + base + " " + slow + " --max-slowdown 3").code == 0);
+  CHECK(run("compare " + slow + " " + base + " --max-slowdown 0").code == 0);  // faster
+  const Run j = run_command(std::string(DPRO_REPLAY_BIN) + " compare --json - " + base + " " + slow);
+  REQUIRE(j.code == 0);
+  const auto c = nlohmann::json::parse(j.out);
+  CHECK(c.at("change").get<double>() > 0.005);
+  CHECK(c.at("critical_path_change_ns").at("communication_ns").get<std::int64_t>() > 1000000);
+  // Bad input: a trace instead of a report, a missing file, a negative limit.
+  const Run trace = run("compare " + test::dlrm_files()[0] + " " + base);
+  CHECK(trace.code == 2);
+  CHECK_THAT(trace.out, Catch::Contains("worker0") && Catch::Contains("iterations: missing"));
+  CHECK(run("compare " + dir + "/absent.json " + base).code == 2);
+  CHECK(run("compare " + base + " " + slow + " --max-slowdown -1").code == 2);
+}
+
 TEST_CASE("Bad input gives one line naming the file, and exit code 2") {
   const std::string dir = test::fresh_dir("cli_bad");
   test::write_text(dir + "/malformed.json", R"({"traceEvents": [{"ph": "X",, }]})");

@@ -1,3 +1,4 @@
+#include "cmd_compare.h"
 #include "cmd_convert.h"
 #include "cmd_costmodel.h"
 #include "cmd_replay.h"
@@ -8,6 +9,7 @@ namespace dpro::cli {
 std::vector<std::unique_ptr<Command>> make_commands() {
   std::vector<std::unique_ptr<Command>> commands;
   commands.push_back(make_replay_command());
+  commands.push_back(make_compare_command());
   commands.push_back(make_convert_command());
   commands.push_back(make_costmodel_command());
   return commands;

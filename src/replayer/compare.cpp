@@ -1,0 +1,186 @@
+#include "replayer/compare.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/byte_source.h"
+#include "core/error.h"
+
+namespace dpro::replayer {
+namespace {
+
+using nlohmann::json;
+
+constexpr Nanos kMaxReportNanos = 3'000'000'000'000'000'000;  // the bound the trace importers put on times
+
+const json& member(const json& object, const char* key, const std::string& file, const std::string& where) {
+  if (!object.is_object() || !object.contains(key))
+    throw InputError(file, where + "." + key, "missing (not a dpro-replay replay --json report?)");
+  return object.at(key);
+}
+
+Nanos nanos(const json& object, const char* key, const std::string& file, const std::string& where) {
+  const json& v = member(object, key, file, where);
+  if (!v.is_number_integer()) throw InputError(file, where + "." + key, "not an integer number of nanoseconds");
+  if (v.is_number_unsigned() ? v.get<std::uint64_t>() > static_cast<std::uint64_t>(kMaxReportNanos)
+                             : v.get<std::int64_t>() < 0 || v.get<std::int64_t>() > kMaxReportNanos)
+    throw InputError(file, where + "." + key, "not a time (0 to 3e18 ns)");
+  return v.get<Nanos>();
+}
+
+std::string text(const json& object, const char* key, const std::string& file, const std::string& where) {
+  const json& v = member(object, key, file, where);
+  if (!v.is_string()) throw InputError(file, where + "." + key, "not a string");
+  return v.get<std::string>();
+}
+
+std::string signed_duration(double ns) {
+  return (ns < 0 ? "-" : "+") + format_duration(static_cast<Nanos>(std::llround(std::abs(ns))));
+}
+
+}  // namespace
+
+ReportSummary summarize_report(const json& report, const std::string& file) {
+  ReportSummary s;
+  s.file = file;
+  if (!report.is_object()) throw InputError(file, "", "not a JSON object (not a dpro-replay replay --json report?)");
+  const json* section = &report;
+  std::string where = "";
+  if (report.contains("whatif")) {
+    s.whatif = true;
+    section = &report.at("whatif");
+    where = "whatif";
+  }
+  const json& iterations = member(*section, "iterations", file, where);
+  where += where.empty() ? "iterations" : ".iterations";
+  if (!iterations.is_array()) throw InputError(file, where, "not an array");
+  if (iterations.empty())
+    throw InputError(file, where, "empty: the replay found no iteration to report, so there is nothing to compare");
+  for (std::size_t i = 0; i < iterations.size(); ++i) {
+    const std::string at = fmt::format("{}[{}].job", where, i);
+    const json& job = member(iterations[i], "job", file, fmt::format("{}[{}]", where, i));
+    s.job_ns.push_back(nanos(job, s.whatif ? "predicted_ns" : "measured_ns", file, at));
+    const json& path = member(job, "critical_path", file, at);
+    for (int c = 0; c < kCategoryCount; ++c) {
+      const std::string key = std::string(to_string(static_cast<Category>(c))) + "_ns";
+      s.critical_path_ns[c] += static_cast<double>(nanos(path, key.c_str(), file, at + ".critical_path"));
+    }
+    const json& ops = member(job, "top_ops", file, at);
+    if (!ops.is_array()) throw InputError(file, at + ".top_ops", "not an array");
+    for (std::size_t k = 0; k < ops.size(); ++k) {
+      const std::string op_at = fmt::format("{}.top_ops[{}]", at, k);
+      s.op_ns[{text(ops[k], "category", file, op_at), text(ops[k], "name", file, op_at)}] +=
+          static_cast<double>(nanos(ops[k], "time_ns", file, op_at));
+    }
+  }
+  const double n = static_cast<double>(s.job_ns.size());
+  for (double& v : s.critical_path_ns) v /= n;
+  for (auto& [key, v] : s.op_ns) v /= n;
+  std::vector<Nanos> sorted = s.job_ns;
+  std::sort(sorted.begin(), sorted.end());
+  const std::size_t m = sorted.size() / 2;
+  s.median_job_ns = sorted.size() % 2 ? sorted[m] : (sorted[m - 1] + sorted[m]) / 2;
+  return s;
+}
+
+ReportSummary read_report_summary(const std::string& file) {
+  const std::string bytes = read_whole_file(file);
+  json report;
+  try {
+    report = json::parse(bytes);
+  } catch (const json::parse_error& e) {
+    throw InputError(file, fmt::format("byte {}", e.byte), "not valid JSON (not a dpro-replay replay --json report?)");
+  }
+  return summarize_report(report, file);
+}
+
+Comparison compare_reports(ReportSummary base, ReportSummary next, std::optional<double> max_slowdown,
+                           std::size_t top) {
+  Comparison c;
+  c.base = std::move(base);
+  c.next = std::move(next);
+  c.max_slowdown = max_slowdown;
+  c.change = c.base.median_job_ns > 0 ? static_cast<double>(c.next.median_job_ns - c.base.median_job_ns) /
+                                            static_cast<double>(c.base.median_job_ns)
+                                      : 0.0;
+  for (int k = 0; k < kCategoryCount; ++k)
+    c.critical_path_change_ns[k] = c.next.critical_path_ns[k] - c.base.critical_path_ns[k];
+  std::map<std::pair<std::string, std::string>, OpChange> ops;
+  for (const auto& [key, ns] : c.base.op_ns) ops[key] = OpChange{key.first, key.second, ns, std::nullopt};
+  for (const auto& [key, ns] : c.next.op_ns)
+    ops.try_emplace(key, OpChange{key.first, key.second, std::nullopt, std::nullopt}).first->second.new_ns = ns;
+  for (auto& [key, op] : ops)
+    if (op.delta() != 0) c.ops.push_back(std::move(op));
+  std::stable_sort(c.ops.begin(), c.ops.end(),
+                   [](const OpChange& a, const OpChange& b) { return std::abs(a.delta()) > std::abs(b.delta()); });
+  if (c.ops.size() > top) c.ops.resize(top);
+  return c;
+}
+
+std::string render_text(const Comparison& c) {
+  auto source = [](const ReportSummary& s) {
+    return fmt::format("{} ({} iteration{}, {})", s.file, s.job_ns.size(), s.job_ns.size() == 1 ? "" : "s",
+                       s.whatif ? "the what-if's prediction" : "measured");
+  };
+  std::string out = fmt::format("base: {}\nnew:  {}\n", source(c.base), source(c.next));
+  out += fmt::format("job time, median over iterations: {} -> {} ({:+.2f}%)\n", format_duration(c.base.median_job_ns),
+                     format_duration(c.next.median_job_ns), 100.0 * c.change);
+  out += "critical path per iteration (mean):\n";
+  for (int k = 0; k < kCategoryCount; ++k) {
+    out += fmt::format("  {:<14} {:>12} -> {:>12}  ({})\n", to_string(static_cast<Category>(k)),
+                       format_duration(static_cast<Nanos>(std::llround(c.base.critical_path_ns[k]))),
+                       format_duration(static_cast<Nanos>(std::llround(c.next.critical_path_ns[k]))),
+                       signed_duration(c.critical_path_change_ns[k]));
+  }
+  if (!c.ops.empty()) {
+    out += "ops on the critical path that changed most (mean per iteration; '-': not among that report's top "
+           "ops, replay with a larger --top to list more):\n";
+    auto time = [](const std::optional<double>& ns) {
+      return ns ? format_duration(static_cast<Nanos>(std::llround(*ns))) : std::string("-");
+    };
+    for (const OpChange& op : c.ops) {
+      out += fmt::format("  {:>12}  {:<13}  {:>12} -> {:<12}  {}\n", signed_duration(op.delta()), op.category,
+                         time(op.base_ns), time(op.new_ns), op.name.substr(0, 90));
+    }
+  }
+  if (c.max_slowdown) {
+    out += c.regression() ? fmt::format("REGRESSION: {:+.2f}% is slower than --max-slowdown {}% allows\n",
+                                        100.0 * c.change, 100.0 * *c.max_slowdown)
+                          : fmt::format("ok: {:+.2f}% is within --max-slowdown {}%\n", 100.0 * c.change,
+                                        100.0 * *c.max_slowdown);
+  }
+  return out;
+}
+
+nlohmann::json to_json(const Comparison& c) {
+  auto summary = [](const ReportSummary& s) {
+    json path = json::object();
+    for (int k = 0; k < kCategoryCount; ++k)
+      path[std::string(to_string(static_cast<Category>(k))) + "_ns"] = std::llround(s.critical_path_ns[k]);
+    return json{{"file", s.file},
+                {"source", s.whatif ? "whatif" : "measured"},
+                {"iterations", s.job_ns.size()},
+                {"job_ns", s.job_ns},
+                {"median_job_ns", s.median_job_ns},
+                {"critical_path_mean_ns", path}};
+  };
+  json ops = json::array();
+  for (const OpChange& op : c.ops)
+    ops.push_back({{"category", op.category}, {"name", op.name},
+                   {"base_ns", op.base_ns ? json(std::llround(*op.base_ns)) : json(nullptr)},
+                   {"new_ns", op.new_ns ? json(std::llround(*op.new_ns)) : json(nullptr)}});
+  json change = json::object();
+  for (int k = 0; k < kCategoryCount; ++k)
+    change[std::string(to_string(static_cast<Category>(k))) + "_ns"] = std::llround(c.critical_path_change_ns[k]);
+  json j = {{"base", summary(c.base)}, {"new", summary(c.next)}, {"change", c.change},
+            {"critical_path_change_ns", change}, {"ops", ops}};
+  if (c.max_slowdown) {
+    j["max_slowdown"] = *c.max_slowdown;
+    j["regression"] = c.regression();
+  }
+  return j;
+}
+
+}  // namespace dpro::replayer

@@ -1,0 +1,60 @@
+#pragma once
+// Comparing two replay reports (the JSON of `dpro-replay replay --json`): the iteration time of
+// a job before and after a change (a new recording of the job, or a what-if), and where on the
+// critical path the time went. Used in CI to catch performance regressions: `dpro-replay
+// compare BASE.json NEW.json --max-slowdown 3` exits 1 when NEW is slower by more than 3 %.
+#include <nlohmann/json.hpp>
+
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/time.h"
+#include "replayer/critical_path.h"
+
+namespace dpro::replayer {
+
+// One report as the comparison reads it: its what-if's prediction when it has one, else the
+// measured times of its trace.
+struct ReportSummary {
+  std::string file;
+  bool whatif = false;          // figures from the report's "whatif" section (predicted)
+  std::vector<Nanos> job_ns;    // job time per iteration (measured, or the what-if's prediction)
+  Nanos median_job_ns = 0;
+  double critical_path_ns[kCategoryCount] = {};  // mean per iteration
+  // Mean time per iteration on the critical path of each op listed in the report's top ops,
+  // by (category, name); an iteration that does not list an op counts 0 for it.
+  std::map<std::pair<std::string, std::string>, double> op_ns;
+};
+
+// Reads a report; throws InputError naming `file` and the offending key if it is not one.
+ReportSummary summarize_report(const nlohmann::json& report, const std::string& file);
+ReportSummary read_report_summary(const std::string& file);
+
+// An op's mean time per iteration on the critical path in each report; nullopt where the
+// report does not list it among its top ops (its time there is below the listed ones).
+struct OpChange {
+  std::string category, name;
+  std::optional<double> base_ns, new_ns;
+  double delta() const { return new_ns.value_or(0) - base_ns.value_or(0); }
+};
+
+struct Comparison {
+  ReportSummary base, next;
+  double change = 0;  // (new - base) / base of the median job time
+  double critical_path_change_ns[kCategoryCount] = {};
+  std::vector<OpChange> ops;  // largest |delta()| first
+  std::optional<double> max_slowdown;  // fraction, if a limit was given
+  bool regression() const { return max_slowdown && change > *max_slowdown; }
+};
+
+// `top` = how many ops to keep (largest |change| first).
+Comparison compare_reports(ReportSummary base, ReportSummary next, std::optional<double> max_slowdown,
+                           std::size_t top);
+
+std::string render_text(const Comparison& c);
+nlohmann::json to_json(const Comparison& c);
+
+}  // namespace dpro::replayer

@@ -1,0 +1,116 @@
+// Comparing two replay reports: what the CI check reads from each, and how it decides.
+#include <catch2/catch.hpp>
+
+#include "core/error.h"
+#include "replayer/compare.h"
+#include "replayer/replay.h"
+#include "trace_fixtures.h"
+
+using namespace dpro;
+using nlohmann::json;
+
+namespace {
+
+// A report with one iteration per job time; each lists cudaLaunchKernel and, when `mm_ns` > 0,
+// aten::mm among its top ops.
+json report(const std::vector<Nanos>& jobs, Nanos compute_ns, Nanos mm_ns) {
+  json iterations = json::array();
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    json ops = json::array({{{"name", "cudaLaunchKernel"}, {"category", "cpu_launch"}, {"rank", 0}, {"time_ns", 1000}, {"count", 3}}});
+    if (mm_ns > 0) ops.push_back({{"name", "aten::mm"}, {"category", "compute"}, {"rank", 1}, {"time_ns", mm_ns}, {"count", 1}});
+    iterations.push_back({{"name", "ProfilerStep#" + std::to_string(i)},
+                          {"job",
+                           {{"measured_ns", jobs[i]},
+                            {"predicted_ns", jobs[i] + 5},
+                            {"critical_path",
+                             {{"compute_ns", compute_ns}, {"communication_ns", 0}, {"copies_ns", 0}, {"cpu_launch_ns", 1000}, {"idle_ns", 0}}},
+                            {"top_ops", ops}}}});
+  }
+  return {{"iterations", iterations}, {"graph", json::object()}};
+}
+
+std::string summary_error(const json& j) {
+  try {
+    replayer::summarize_report(j, "r.json");
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("A report summary takes the median job time, and a what-if's prediction over the measured time") {
+  const auto s = replayer::summarize_report(report({100, 400, 200, 300}, 50, 20), "r.json");
+  CHECK_FALSE(s.whatif);
+  CHECK(s.median_job_ns == 250);
+  CHECK(s.critical_path_ns[static_cast<int>(replayer::Category::kCompute)] == 50);
+  CHECK(s.op_ns.at({"compute", "aten::mm"}) == 20);
+  json with_whatif = report({100}, 0, 0);
+  with_whatif["whatif"] = report({700, 900, 800}, 0, 0);
+  const auto w = replayer::summarize_report(with_whatif, "r.json");
+  CHECK(w.whatif);
+  CHECK(w.median_job_ns == 805);  // predicted_ns = measured + 5 in this fixture
+}
+
+TEST_CASE("compare flags a slowdown beyond the limit and names the ops that changed") {
+  auto base = replayer::summarize_report(report({1000, 1000, 1000}, 100, 0), "base.json");
+  auto slower = replayer::summarize_report(report({1040, 1060, 1050}, 150, 50), "new.json");
+  const auto c = replayer::compare_reports(base, slower, 0.03, 10);
+  CHECK(c.change == Approx(0.05));
+  CHECK(c.regression());
+  CHECK(c.critical_path_change_ns[static_cast<int>(replayer::Category::kCompute)] == 50);
+  REQUIRE(c.ops.size() == 1);  // cudaLaunchKernel did not change
+  CHECK(c.ops[0].name == "aten::mm");
+  CHECK_FALSE(c.ops[0].base_ns);  // not listed in the base report
+  CHECK(*c.ops[0].new_ns == 50);
+  CHECK_FALSE(replayer::compare_reports(base, slower, 0.06, 10).regression());
+  CHECK_FALSE(replayer::compare_reports(base, slower, std::nullopt, 10).regression());
+  CHECK_FALSE(replayer::compare_reports(slower, base, 0.0, 10).regression());  // faster is never a regression
+  CHECK_THAT(replayer::render_text(c), Catch::Contains("+5.00%") && Catch::Contains("REGRESSION"));
+  CHECK(replayer::to_json(c).at("ops").at(0).at("base_ns").is_null());
+}
+
+TEST_CASE("A file that is not a replay report is refused naming the key") {
+  CHECK_THAT(summary_error(json::array()), Catch::Contains("r.json") && Catch::Contains("not a JSON object"));
+  CHECK_THAT(summary_error(json{{"traceEvents", json::array()}}), Catch::Contains("iterations: missing"));
+  CHECK_THAT(summary_error(json{{"iterations", json::array()}}), Catch::Contains("iterations: empty"));
+  json bad = report({100, 200}, 0, 0);
+  bad["iterations"][1]["job"]["measured_ns"] = "fast";
+  CHECK_THAT(summary_error(bad), Catch::Contains("iterations[1].job.measured_ns") && Catch::Contains("not an integer"));
+  json negative = report({100}, 0, 0);
+  negative["iterations"][0]["job"]["critical_path"]["idle_ns"] = -5;
+  CHECK_THAT(summary_error(negative), Catch::Contains("iterations[0].job.critical_path.idle_ns: not a time"));
+  json huge = report({100}, 0, 0);
+  huge["iterations"][0]["job"]["top_ops"][0]["time_ns"] = std::uint64_t{1} << 63;
+  CHECK_THAT(summary_error(huge), Catch::Contains("iterations[0].job.top_ops[0].time_ns: not a time"));
+  json no_ops = report({100}, 0, 0);
+  no_ops["iterations"][0]["job"].erase("top_ops");
+  CHECK_THAT(summary_error(no_ops), Catch::Contains("iterations[0].job.top_ops: missing"));
+  json whatif_bad = report({100}, 0, 0);
+  whatif_bad["whatif"] = json::object();
+  CHECK_THAT(summary_error(whatif_bad), Catch::Contains("whatif.iterations: missing"));
+}
+
+TEST_CASE("compare reads the reports replay writes: a slower network on DLRM is a regression in communication") {
+  test::CapturingLog log;
+  const auto set = test::load({test::dlrm_dir()}, log.log);
+  const auto base = replayer::replay_traces(set, {}, log.log);
+  // The same job with every collective 100x longer, as a what-if report.
+  replayer::Replay slow = base;
+  for (auto& n : slow.graph.dfg.nodes())
+    if (n.kind == graph::NodeKind::kCollective) n.duration *= 100;
+  slow.simulation = replayer::simulate(slow.graph.dfg);
+  slow.report = replayer::make_report(set, slow.graph, slow.simulation, {});
+  json whatif = replayer::to_json(base.report);
+  whatif["whatif"] = replayer::to_json(slow.report);
+  const auto c = replayer::compare_reports(replayer::summarize_report(replayer::to_json(base.report), "base.json"),
+                                           replayer::summarize_report(whatif, "slow.json"), 0.05, 10);
+  CHECK(c.base.median_job_ns == base.report.iterations.at(0).job_measured_ns);
+  CHECK(c.next.median_job_ns == slow.report.iterations.at(0).job_predicted_ns);
+  CHECK(c.change > 0.05);
+  CHECK(c.regression());
+  const int comm = static_cast<int>(replayer::Category::kCommunication);
+  for (int k = 0; k < replayer::kCategoryCount; ++k) CHECK(c.critical_path_change_ns[comm] >= c.critical_path_change_ns[k]);
+  CHECK(c.critical_path_change_ns[comm] > 0);
+}

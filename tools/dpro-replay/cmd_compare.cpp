@@ -1,0 +1,57 @@
+#include "cmd_compare.h"
+
+#include <cmath>
+#include <iostream>
+
+#include "core/error.h"
+#include "output_file.h"
+#include "replayer/compare.h"
+
+namespace dpro::cli {
+namespace {
+
+class CompareCommand final : public Command {
+ public:
+  CLI::App* add_to(CLI::App& parent) override {
+    CLI::App* sub = parent.add_subcommand(
+        "compare",
+        "Compare two replay reports (JSON of 'dpro-replay replay --json'): the job's iteration time (median over\n"
+        "iterations; a report with a what-if gives its prediction, otherwise the measured time) and where on the\n"
+        "critical path it changed. With --max-slowdown it is a CI check: exit 1 if the new report is slower by more\n"
+        "than that, 0 otherwise, 2 on bad input.");
+    sub->add_option("base", base_, "the reference report (JSON, or .json.gz)")->required();
+    sub->add_option("new", next_, "the report to check against it")->required();
+    sub->add_option("--max-slowdown", max_slowdown_pct_,
+                    "percent: exit 1 if the new median iteration time exceeds the base's by more than this");
+    sub->add_option("--top", top_, "how many changed ops of the critical path to list")->default_val(10);
+    sub->add_option("--json", json_path_, "also write the comparison as JSON to this file ('-' = stdout, no text)");
+    sub->add_flag("--force", force_, "overwrite an existing --json file");
+    return sub;
+  }
+
+  int run() override {
+    if (max_slowdown_pct_ && (!std::isfinite(*max_slowdown_pct_) || *max_slowdown_pct_ < 0))
+      throw InputError("", "--max-slowdown " + std::to_string(*max_slowdown_pct_), "must be a percentage >= 0");
+    if (!json_path_.empty()) check_output_path(json_path_, {base_, next_}, force_);
+    std::optional<double> limit;
+    if (max_slowdown_pct_) limit = *max_slowdown_pct_ / 100.0;
+    const replayer::Comparison c = replayer::compare_reports(replayer::read_report_summary(base_),
+                                                             replayer::read_report_summary(next_), limit, top_);
+    if (json_path_ != "-") std::cout << replayer::render_text(c);
+    if (!json_path_.empty())
+      write_output(json_path_, [&](std::ostream& out) { out << replayer::to_json(c).dump(2) << "\n"; });
+    return c.regression() ? 1 : 0;
+  }
+
+ private:
+  std::string base_, next_, json_path_;
+  std::optional<double> max_slowdown_pct_;
+  std::size_t top_ = 10;
+  bool force_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> make_compare_command() { return std::make_unique<CompareCommand>(); }
+
+}  // namespace dpro::cli
