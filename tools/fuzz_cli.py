@@ -2,16 +2,19 @@
 """Mutation fuzzing of dpro-replay's inputs: every run must end with exit code 0 or 2 (never an
 abort, a signal or a hang), and print no sanitizer report.
 
-  python3 tools/fuzz_cli.py [--binary B] [--runs N] [--seed S] {model,csv,config,trace,native,comm,all}
+  python3 tools/fuzz_cli.py [--binary B] [--runs N] [--seed S] {model,csv,config,trace,native,comm,report,all}
 
   model    the cost model file's header (each field set to a bad value) and truncated payloads
   csv      `costmodel predict` rows with bad dimension values, and bad Latency and Device values
   config   cluster and device spec files (each field set to a bad value), --set, --ranks, --bucket-mb
-  trace    Kineto traces of traces/hta with random events' fields changed, duplicated, deleted
+  trace    Kineto traces of traces/hta with random events' fields changed, duplicated, deleted (some
+           runs with --device, some with --iteration-marker)
   native   a dpro-profile native trace with random bytes changed, cut or inserted
   comm     collective what-ifs on bad message sizes: the A100 trace's NCCL kernel arguments
            (message size, dtype, group), its distributedInfo and base time, and DLRM's host
            execution traces (--comm-sizes) mutated
+  report   `compare` on replay reports (replay --json of a bundled trace, plain and with a what-if)
+           with random fields set to bad values or deleted, and cut
 
 For sanitizer findings build dpro-replay with -fsanitize=address,undefined (see docs/replay.md)
 and pass it as --binary; ASAN_OPTIONS=detect_leaks=0 keeps LibTorch's leaks out of the reports.
@@ -210,7 +213,9 @@ def fuzz_trace(a, tmp):
         args = [a.binary, "replay", "-q", "--json", "-", path]
         if rnd.random() < 0.3:
             args += ["--device", "H100-SXM5-80GB"]
-        run(args, f"trace #{it} {src} {what}")
+        if rnd.random() < 0.2:
+            args += ["--iteration-marker", rnd.choice(["*", "aten::*", "*forward*", "ProfilerStep#*"])]
+        run(args, f"trace #{it} {src} {what} {args[5:]}")
     print(f"trace: {a.runs} runs (seed {a.seed})", flush=True)
 
 
@@ -307,17 +312,50 @@ def fuzz_comm(a, tmp):
           flush=True)
 
 
+def fuzz_report(a, tmp):
+    rnd = random.Random(a.seed)
+    trace = os.path.join(ROOT, "traces/hta/cuda-event-sync.json.gz")
+    docs = []
+    for extra in ([], ["--device", "H100-SXM5-80GB", "--origin-device", "A100-SXM4-80GB"]):
+        rc, out = run([a.binary, "replay", "-q", "--json", "-", trace] + extra, f"report: replay {extra}")
+        if rc != 0:
+            print("report: the replay that makes the reports failed", flush=True)
+            return
+        docs.append(json.loads(out))
+    base, path = os.path.join(tmp, "base.json"), os.path.join(tmp, "r.json")
+    json.dump(docs[0], open(base, "w"))
+    for it in range(a.runs):
+        d = copy.deepcopy(rnd.choice(docs))
+        paths = list(json_paths(d))
+        what = []
+        for _ in range(rnd.randint(1, 3)):
+            p, v = rnd.choice(paths), rnd.choice(BAD + [2**64 - 1, -2**63])
+            try:
+                set_path(d, p, v)
+                what.append(f"{'.'.join(map(str, p))}={str(v)[:12]}")
+            except (KeyError, IndexError, TypeError):
+                pass
+        text = json.dumps(d)
+        if rnd.random() < 0.1:
+            text = text[:rnd.randrange(len(text))]
+            what.append("cut")
+        open(path, "w").write(text)
+        order = [base, path] if rnd.random() < 0.5 else [path, base]
+        run([a.binary, "compare", "--json", "-"] + order, f"report #{it} {what}")
+    print(f"report: {a.runs} runs (seed {a.seed})", flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("target", choices=["model", "csv", "config", "trace", "native", "comm", "all"])
+    ap.add_argument("target", choices=["model", "csv", "config", "trace", "native", "comm", "report", "all"])
     ap.add_argument("--binary", default=os.path.join(ROOT, "build/tools/dpro-replay/dpro-replay"))
-    ap.add_argument("--runs", type=int, default=200, help="mutations for trace, native and comm's host execution traces (default 200)")
+    ap.add_argument("--runs", type=int, default=200, help="mutations for trace, native, report and comm's host execution traces (default 200)")
     ap.add_argument("--seed", type=int, default=1)
     a = ap.parse_args()
     if not os.access(a.binary, os.X_OK):
         print(f"fuzz_cli: {a.binary}: not an executable (build first, or pass --binary)", file=sys.stderr)
         return 2
-    targets = ["model", "csv", "config", "trace", "native", "comm"] if a.target == "all" else [a.target]
+    targets = ["model", "csv", "config", "trace", "native", "comm", "report"] if a.target == "all" else [a.target]
     with tempfile.TemporaryDirectory(prefix="dpro-fuzz-") as tmp:
         for t in targets:
             globals()["fuzz_" + t](a, tmp)
