@@ -125,6 +125,19 @@ TEST_CASE("dpro-replay compare is a CI check: exit 1 on a slowdown beyond --max-
   CHECK(run("compare " + base + " " + slow + " --max-slowdown -1").code == 2);
 }
 
+TEST_CASE("Scaling out a trace without collectives warns that the job would never communicate") {
+  const std::string trace = test::source_path("traces/hta/cuda-event-sync.json.gz");
+  const Run r = run("replay " + trace + " --ranks 8 --origin-cluster dgx-a100");
+  CHECK(r.code == 0);
+  CHECK_THAT(r.out, Catch::Contains("dpro: warning: the trace has no NCCL collectives") &&
+                        Catch::Contains("8 copies of this one that never communicate"));
+  const Run network = run("replay " + trace + " --set network.inter_node_gbps=10 --origin-cluster dgx-a100");
+  CHECK(network.code == 0);
+  CHECK_THAT(network.out, Catch::Contains("change nothing") && !Catch::Contains("never communicate"));
+  // A trace with collectives gets no such warning.
+  CHECK_THAT(run("replay " + test::dlrm_dir() + " --ranks 16").out, !Catch::Contains("no NCCL collectives"));
+}
+
 TEST_CASE("Bad input gives one line naming the file, and exit code 2") {
   const std::string dir = test::fresh_dir("cli_bad");
   test::write_text(dir + "/malformed.json", R"({"traceEvents": [{"ph": "X",, }]})");

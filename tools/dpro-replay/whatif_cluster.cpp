@@ -142,6 +142,17 @@ class ClusterWhatIf : public WhatIfOption {
         }
       }
     }
+    if (ops.empty()) {
+      // Said, not left to be inferred from "0 NCCL ops": a one-rank trace scaled out predicts a
+      // job that never communicates.
+      std::string warning = "the trace has no NCCL collectives, so the cluster and network change nothing";
+      if (ranks_ && *ranks_ > world)
+        warning += fmt::format(", and the {}-rank job is predicted as {} copies of this one that never communicate: a "
+                               "data-parallel job would all-reduce its gradients, which a trace without collectives "
+                               "does not show (record the job on at least 2 ranks)", *ranks_, *ranks_);
+      text += " Warning: " + warning + ".";
+      log.warn(warning);
+    }
     summary_ = text;
     log.info(summary_);
 
