@@ -65,3 +65,11 @@ double required_number(const nlohmann::json& obj, const std::string& key, const 
 }
 
 }  // namespace dpro::json_field
+
+namespace dpro {
+
+std::string dump_output_json(const nlohmann::json& j, int indent) {
+  return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+}  // namespace dpro

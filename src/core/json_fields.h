@@ -37,3 +37,12 @@ double required_number(const nlohmann::json& obj, const std::string& key, const 
 std::string describe(const Range& range);
 
 }  // namespace dpro::json_field
+
+namespace dpro {
+
+// The text of `j` for an output (a report, a timeline, a model header): a string that is not
+// valid UTF-8 (a name from a native capture or a hand-edited file) is written with U+FFFD in
+// place of its bad bytes instead of failing the write at the end of a run. indent -1: one line.
+std::string dump_output_json(const nlohmann::json& j, int indent);
+
+}  // namespace dpro

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/json_fields.h"
 #include "costmodel/kernel_time.h"
 #include "costmodel/learned_model.h"
 
@@ -518,7 +519,7 @@ void LearnedModel::save(const std::string& path) const {
       {"payload_bytes", payload.size()}, {"payload_fnv1a", std::to_string(fnv1a(payload))}};
   std::ofstream out(path, std::ios::binary);
   if (!out) throw InputError(path, "", "cannot write the model file");
-  out << kMagic << header.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << '\n' << payload;
+  out << kMagic << dump_output_json(header, -1) << '\n' << payload;
   if (!out) throw InputError(path, "", "write failed");
 }
 

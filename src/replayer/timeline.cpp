@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/json_fields.h"
 #include "replayer/report.h"
 
 namespace dpro::replayer {
@@ -15,7 +16,7 @@ std::string micros(Nanos t) {
   return fmt::format("{}{}.{:03}", negative ? "-" : "", a / 1000, a % 1000);
 }
 
-std::string json_string(std::string_view s) { return nlohmann::json(std::string(s)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace); }
+std::string json_string(std::string_view s) { return dump_output_json(nlohmann::json(std::string(s)), -1); }
 
 class TimelineWriter {
  public:

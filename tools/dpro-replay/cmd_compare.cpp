@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "core/error.h"
+#include "core/json_fields.h"
 #include "output_file.h"
 #include "replayer/compare.h"
 
@@ -39,7 +40,7 @@ class CompareCommand final : public Command {
                                                              replayer::read_report_summary(next_), limit, top_);
     if (json_path_ != "-") std::cout << replayer::render_text(c);
     if (!json_path_.empty())
-      write_output(json_path_, [&](std::ostream& out) { out << replayer::to_json(c).dump(2) << "\n"; });
+      write_output(json_path_, [&](std::ostream& out) { out << dump_output_json(replayer::to_json(c), 2) << "\n"; });
     return c.regression() ? 1 : 0;
   }
 

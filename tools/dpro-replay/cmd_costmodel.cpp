@@ -12,6 +12,7 @@
 
 #include "core/byte_source.h"
 #include "core/error.h"
+#include "core/json_fields.h"
 #include "core/log.h"
 #include "core/strings.h"
 #include "costmodel/csv.h"
@@ -170,7 +171,7 @@ class CostModelCommand : public Command {
     if (!markdown_out_.empty()) write_output(markdown_out_, [&](std::ostream& out) { out << md; });
     if (!json_out_.empty())
       write_output(json_out_, [&](std::ostream& out) {
-        out << cm::to_json(report).dump(1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+        out << dump_output_json(cm::to_json(report), 1) << "\n";
       });
     return 0;
   }

@@ -9,6 +9,7 @@
 #include <iostream>
 
 #include "core/error.h"
+#include "core/json_fields.h"
 #include "core/log.h"
 #include "output_file.h"
 #include "replayer/replay.h"
@@ -86,7 +87,7 @@ class ReplayCommand final : public Command {
         for (const auto& w : whatifs_)
           if (w->enabled()) j["whatif"]["changes"][w->key()] = w->details();
       }
-      write_output(json_path_, [&](std::ostream& out) { out << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n"; });
+      write_output(json_path_, [&](std::ostream& out) { out << dump_output_json(j, 2) << "\n"; });
     }
     if (!timeline_path_.empty()) {
       write_output(timeline_path_, [&](std::ostream& out) {
