@@ -294,24 +294,25 @@ class CostModelCommand : public Command {
                                                         "did not use the row's own kernel)", corrected_by)
                                           : "",
                              roofline, model ? "" : " (learned model not in this build)", none);
-    const std::string measured = measured_note(table, ops, ms, on_device, device);
+    const std::string measured = measured_note(table, ops, ms, device_col >= 0 ? &on_device : nullptr, device);
     if (!measured.empty()) std::cerr << measured << "\n";
     return 0;
   }
 
   // The predictions' error against the rows' own Latency where the file measured them on the GPU
-  // asked for (its Device column names it; a file without one is taken as measured there): MAPE
-  // over those rows and per op family. Rows whose Latency is not a time are left out, and counted.
+  // asked for (`on_device`, from its Device column; nullptr when the file has none: every row is
+  // taken as measured there): MAPE over those rows and per op family. Rows whose Latency is not a
+  // time are left out, and counted.
   static std::string measured_note(const cm::CsvTable& table, const std::vector<cm::OpDesc>& ops,
-                                   const std::vector<double>& ms, const std::vector<bool>& on_device,
+                                   const std::vector<double>& ms, const std::vector<bool>* on_device,
                                    const cm::DeviceSpec& device) {
-    const int lat = table.column("Latency"), dev = table.column("Device");
+    const int lat = table.column("Latency");
     if (lat < 0) return "";
     std::map<std::string, cm::MapeCell> by_family;
     cm::MapeCell all;
     std::size_t not_a_time = 0;
     for (size_t i = 0; i < ops.size(); ++i) {
-      if (dev >= 0 && !on_device[i]) continue;
+      if (on_device && !(*on_device)[i]) continue;
       if (!std::isfinite(ms[i])) continue;
       const std::string& text = table.rows[i][lat];
       double measured = 0;
@@ -328,7 +329,7 @@ class CostModelCommand : public Command {
       families += fmt::format("{}{} {:.1f}", families.empty() ? "" : ", ", family, cell.mape_percent());
     return fmt::format("against the Latency column ({} measured on {}{}): MAPE {:.1f} %{}{}",
                        count_of(all.count, "row"), device.name,
-                       dev < 0 ? ", taken as such: the file has no Device column" : "", all.mape_percent(),
+                       on_device ? "" : ", taken as such: the file has no Device column", all.mape_percent(),
                        families.empty() ? "" : " (" + families + ")",
                        not_a_time ? fmt::format("; {} left out (Latency not a time in milliseconds)",
                                                 count_of(not_a_time, "row"))
