@@ -2,7 +2,7 @@
 // Typed fields of the JSON objects users write (cluster files, device specs): each is checked
 // where it is read, and a value that is missing, of another type or out of range is one
 // InputError naming the file and the item ("intra_node.bandwidth_gbps"), never a JSON type
-// error from deep inside a parser.
+// error from deep inside a parser. And dump_output_json, the one way JSON outputs are written.
 #include <nlohmann/json_fwd.hpp>
 
 #include <optional>

@@ -7,32 +7,37 @@
 
 #include "core/byte_source.h"
 #include "core/error.h"
+#include "trace/kineto_importer.h"
 
 namespace dpro::replayer {
 namespace {
 
 using nlohmann::json;
 
-constexpr Nanos kMaxReportNanos = 3'000'000'000'000'000'000;  // the bound the trace importers put on times
+// Readers of a report's members; `where` is the path to `object` ("" at the top), and messages
+// name the member's path ("iterations[1].job.measured_ns"). Times are read as exact integers
+// (json_field's readers, for config files, go through double).
+std::string path_of(const std::string& where, const char* key) { return where.empty() ? key : where + "." + key; }
 
 const json& member(const json& object, const char* key, const std::string& file, const std::string& where) {
   if (!object.is_object() || !object.contains(key))
-    throw InputError(file, where + "." + key, "missing (not a dpro-replay replay --json report?)");
+    throw InputError(file, path_of(where, key), "missing (not a dpro-replay replay --json report?)");
   return object.at(key);
 }
 
 Nanos nanos(const json& object, const char* key, const std::string& file, const std::string& where) {
   const json& v = member(object, key, file, where);
-  if (!v.is_number_integer()) throw InputError(file, where + "." + key, "not an integer number of nanoseconds");
-  if (v.is_number_unsigned() ? v.get<std::uint64_t>() > static_cast<std::uint64_t>(kMaxReportNanos)
-                             : v.get<std::int64_t>() < 0 || v.get<std::int64_t>() > kMaxReportNanos)
-    throw InputError(file, where + "." + key, "not a time (0 to 3e18 ns)");
+  if (!v.is_number_integer()) throw InputError(file, path_of(where, key), "not an integer number of nanoseconds");
+  constexpr Nanos kMax = trace::kMaxTraceNanos;  // the bound the trace importers put on times
+  if (v.is_number_unsigned() ? v.get<std::uint64_t>() > static_cast<std::uint64_t>(kMax)
+                             : v.get<std::int64_t>() < 0 || v.get<std::int64_t>() > kMax)
+    throw InputError(file, path_of(where, key), "not a time (0 to 3e18 ns)");
   return v.get<Nanos>();
 }
 
 std::string text(const json& object, const char* key, const std::string& file, const std::string& where) {
   const json& v = member(object, key, file, where);
-  if (!v.is_string()) throw InputError(file, where + "." + key, "not a string");
+  if (!v.is_string()) throw InputError(file, path_of(where, key), "not a string");
   return v.get<std::string>();
 }
 
@@ -47,14 +52,14 @@ ReportSummary summarize_report(const json& report, const std::string& file) {
   s.file = file;
   if (!report.is_object()) throw InputError(file, "", "not a JSON object (not a dpro-replay replay --json report?)");
   const json* section = &report;
-  std::string where = "";
+  std::string where;
   if (report.contains("whatif")) {
     s.whatif = true;
     section = &report.at("whatif");
     where = "whatif";
   }
   const json& iterations = member(*section, "iterations", file, where);
-  where += where.empty() ? "iterations" : ".iterations";
+  where = path_of(where, "iterations");
   if (!iterations.is_array()) throw InputError(file, where, "not an array");
   if (iterations.empty())
     throw InputError(file, where, "empty: the replay found no iteration to report, so there is nothing to compare");

@@ -49,7 +49,17 @@ std::vector<std::vector<graph::NodeId>> rank_ops(const trace::TraceSet& traces, 
   return ops;
 }
 
-std::optional<WindowSpan> whole_trace_span(const trace::TraceRank& rank, const std::vector<graph::NodeId>& nodes,
+std::pair<Nanos, Nanos> recorded_span(const trace::TraceRank& rank) {
+  Nanos first = INT64_MAX, last = INT64_MIN;
+  for (const trace::Event& e : rank.events) {
+    if (!trace::is_cpu_side(e.kind) && !trace::is_gpu_work(e.kind)) continue;
+    first = std::min(first, e.start);
+    last = std::max(last, e.end());
+  }
+  return {first, last};
+}
+
+std::optional<WindowSpan> whole_trace_span(std::pair<Nanos, Nanos> recorded, const std::vector<graph::NodeId>& nodes,
                                           const graph::Dfg& dfg, const Simulation& sim) {
   if (nodes.empty()) return std::nullopt;
   WindowSpan s{INT64_MAX, INT64_MIN, INT64_MAX, INT64_MIN, graph::kNone};
@@ -64,13 +74,8 @@ std::optional<WindowSpan> whole_trace_span(const trace::TraceRank& rank, const s
       s.last = id;
     }
   }
-  s.measured_start = first_op;
-  s.measured_end = last_op;
-  for (const trace::Event& e : rank.events) {
-    if (!trace::is_cpu_side(e.kind) && !trace::is_gpu_work(e.kind)) continue;
-    s.measured_start = std::min(s.measured_start, e.start);
-    s.measured_end = std::max(s.measured_end, e.end());
-  }
+  s.measured_start = std::min(first_op, recorded.first);
+  s.measured_end = std::max(last_op, recorded.second);
   s.predicted_start -= first_op - s.measured_start;
   s.predicted_end += s.measured_end - last_op;
   return s;
@@ -197,16 +202,18 @@ Report make_report(const trace::TraceSet& traces, const graph::BuiltGraph& built
     if (options.iteration && number != *options.iteration) continue;
     IterationReport it;
     it.number = number;
-    for (const trace::TraceRank& tr : traces.ranks) {
-      for (const trace::Iteration& x : tr.iterations)
-        if (x.number == number && it.name.empty()) it.name = x.name;
+    std::vector<const trace::Iteration*> steps(traces.ranks.size(), nullptr);  // this step on each rank
+    for (std::size_t ri = 0; ri < traces.ranks.size(); ++ri) {
+      const auto& its = traces.ranks[ri].iterations;
+      auto step = std::find_if(its.begin(), its.end(), [&](const trace::Iteration& x) { return x.number == number; });
+      if (step == its.end()) continue;
+      steps[ri] = &*step;
+      if (it.name.empty()) it.name = step->name;
     }
     add_window(std::move(it), [&](std::size_t ri) -> std::optional<WindowSpan> {
-      const trace::TraceRank& tr = traces.ranks[ri];
-      auto step = std::find_if(tr.iterations.begin(), tr.iterations.end(),
-                               [&](const trace::Iteration& x) { return x.number == number; });
-      if (step == tr.iterations.end()) return std::nullopt;
-      const auto span = predicted_span(tr, built.ranks[ri], dfg, sim, step->event);
+      const trace::Iteration* step = steps[ri];
+      if (!step) return std::nullopt;
+      const auto span = predicted_span(traces.ranks[ri], built.ranks[ri], dfg, sim, step->event);
       if (!span) return std::nullopt;
       return WindowSpan{step->start, step->end, span->first, span->second, built.ranks[ri].last_inside[step->event]};
     });
@@ -217,7 +224,9 @@ Report make_report(const trace::TraceSet& traces, const graph::BuiltGraph& built
     IterationReport it;
     it.name = "whole trace (no ProfilerStep#N in the traces)";
     it.whole_trace = true;
-    add_window(std::move(it), [&](std::size_t ri) { return whole_trace_span(traces.ranks[ri], ops_of_rank[ri], dfg, sim); });
+    add_window(std::move(it), [&](std::size_t ri) {
+      return whole_trace_span(recorded_span(traces.ranks[ri]), ops_of_rank[ri], dfg, sim);
+    });
   }
   return report;
 }

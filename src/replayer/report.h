@@ -93,12 +93,14 @@ struct WindowSpan {
   Nanos measured_start, measured_end, predicted_start, predicted_end;
   graph::NodeId last;
 };
+// First start and last end of everything `rank` recorded on its CPU threads and GPU streams.
+std::pair<Nanos, Nanos> recorded_span(const trace::TraceRank& rank);
 // For traces without ProfilerStep#N (torch.profiler used without a schedule, a capture of one
-// region): all of `rank`'s trace as one window, so that its replay and every what-if still have
-// a time to compare. Measured: the span of everything the rank recorded (CPU and GPU); replayed:
-// the span of `nodes` (the rank's ops in `dfg`, barriers excluded), keeping the measured lead
-// before the first op and tail after the last. nullopt if `nodes` is empty.
-std::optional<WindowSpan> whole_trace_span(const trace::TraceRank& rank, const std::vector<graph::NodeId>& nodes,
+// region): all of a rank's trace as one window, so that its replay and every what-if still have
+// a time to compare. Measured: `recorded` (recorded_span of the rank); replayed: the span of
+// `nodes` (the rank's ops in `dfg`, barriers excluded), keeping the measured lead before the
+// first op and tail after the last. nullopt if `nodes` is empty.
+std::optional<WindowSpan> whole_trace_span(std::pair<Nanos, Nanos> recorded, const std::vector<graph::NodeId>& nodes,
                                           const graph::Dfg& dfg, const Simulation& sim);
 
 }  // namespace dpro::replayer

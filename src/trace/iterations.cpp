@@ -32,19 +32,12 @@ void detect_iterations(TraceRank& rank, const StringTable& strings, std::string_
     // The k-th occurrence of the marker on the rank is iteration k; an occurrence that starts
     // inside the previous one (the marker nested in itself, or on another thread meanwhile) is
     // part of it.
-    std::vector<std::uint32_t> hits;
+    // Events are in (start, longer first) order after import, so an outer occurrence comes first.
+    Nanos reach = INT64_MIN;
     for (std::uint32_t i = 0; i < rank.events.size(); ++i) {
       const Event& e = rank.events[i];
       if (e.kind != EventKind::kUserAnnotation && e.kind != EventKind::kCpuOp) continue;
-      if (glob_match(marker, strings.view(e.name))) hits.push_back(i);
-    }
-    std::stable_sort(hits.begin(), hits.end(), [&](std::uint32_t a, std::uint32_t b) {
-      return rank.events[a].start < rank.events[b].start;
-    });
-    Nanos reach = INT64_MIN;
-    for (std::uint32_t i : hits) {
-      const Event& e = rank.events[i];
-      if (e.start < reach) continue;
+      if (e.start < reach || !glob_match(marker, strings.view(e.name))) continue;
       reach = e.end();
       const std::int64_t number = static_cast<std::int64_t>(rank.iterations.size()) + 1;
       rank.iterations.push_back(

@@ -123,13 +123,15 @@ ScaleOutResult simulate_scaled_job(const trace::TraceSet& traces, const std::vec
   }
   if (numbers.empty()) {  // no ProfilerStep#N: the whole trace of each rank, as the report does
     const std::vector<std::vector<graph::NodeId>> nodes_of = replayer::rank_ops(traces, dfg);
+    std::vector<std::pair<Nanos, Nanos>> recorded;  // per trace rank, shared by its replicas
+    for (const auto& tr : traces.ranks) recorded.push_back(replayer::recorded_span(tr));
+    std::vector<graph::NodeId> nodes;  // rank i's ops in block j
     Nanos begin = INT64_MAX, end = INT64_MIN;
     for (int j = 0; j < blocks; ++j) {
       for (int i = 0; i < w && j * w + i < ranks; ++i) {
-        std::vector<graph::NodeId> nodes = nodes_of[i];
-        if (result.expanded)
-          for (graph::NodeId& id : nodes) id = block_maps[j][id];
-        const auto span = replayer::whole_trace_span(traces.ranks[i], nodes, g, sim);
+        nodes.clear();
+        for (graph::NodeId id : nodes_of[i]) nodes.push_back(result.expanded ? block_maps[j][id] : id);
+        const auto span = replayer::whole_trace_span(recorded[i], nodes, g, sim);
         if (!span) continue;
         begin = std::min(begin, span->predicted_start);
         end = std::max(end, span->predicted_end);
