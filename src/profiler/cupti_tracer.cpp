@@ -110,8 +110,11 @@ bool CuptiTracer::start(std::string& reason) {
     reason = why;
     return false;
   };
-  int rc = api_.subscribe();
-  subscribed = rc == 0;
+  // The subscriber detects another CUPTI client and carries the NVTX callbacks of a step
+  // window; "subscribe" off (diagnostics) measures what holding it costs the job.
+  const bool subscribe = !is_off("subscribe");
+  int rc = subscribe ? api_.subscribe() : 0;
+  subscribed = subscribe && rc == 0;
   if (rc == kCuptiErrorMultipleSubscribers)
     return fail("another CUPTI client (Nsight Systems, torch.profiler/Kineto, ...) is already "
                 "active; CUDA tracing is off for this process (import that tool's trace instead)");
@@ -133,7 +136,7 @@ bool CuptiTracer::start(std::string& reason) {
   if (auto why = enable_calls(); !why.empty()) return fail(why);
   std::string window_note;
   if (options_.window) {
-    if (options_.nvtx && (rc = api_.enable_nvtx_callbacks()) == 0) {
+    if (options_.nvtx && subscribed && (rc = api_.enable_nvtx_callbacks()) == 0) {
       disable_gpu_kinds();
       window_ = std::make_unique<StepWindow>(options_.window->first, options_.window->second, options_.step_name);
     } else {

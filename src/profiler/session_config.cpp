@@ -31,7 +31,7 @@ std::string sanitize(std::string s) {
 }  // namespace
 
 constexpr std::string_view kOffClasses[] = {"kernel", "runtime", "driver", "memcpy", "memset",
-                                            "sync", "event", "correlation", "nvtx"};
+                                            "sync", "event", "correlation", "nvtx", "subscribe"};
 
 bool known_off_class(std::string_view name) {
   return std::find(std::begin(kOffClasses), std::end(kOffClasses), name) != std::end(kOffClasses);

@@ -9,7 +9,9 @@
 //   DPRO_PROFILE_DISABLE    "1": profile nothing in this process
 //   DPRO_PROFILE_CUDA_API   "all": record every CUDA runtime call (default: those the replay uses)
 //   DPRO_PROFILE_OFF        diagnostics: comma-separated record classes to leave out
-//                           (kernel, runtime, driver, memcpy, memset, sync, event, correlation, nvtx)
+//                           (kernel, runtime, driver, memcpy, memset, sync, event, correlation, nvtx;
+//                           subscribe: no CUPTI callback subscriber, so neither another CUPTI
+//                           client is detected nor a --steps window followed)
 // plus the job's identity: RANK, LOCAL_RANK, WORLD_SIZE, TORCHELASTIC_RESTART_COUNT.
 #include <cstdint>
 #include <functional>

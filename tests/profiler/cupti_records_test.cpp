@@ -348,6 +348,29 @@ TEST_CASE("a step window needs NVTX callbacks or records the whole run", "[cupti
   CHECK(tracer.window_opened());
 }
 
+TEST_CASE("diagnostics can leave CUPTI's callback subscriber out", "[cupti]") {
+  FakeCuptiApi api;
+  MemorySink sink;
+  auto o = opts(true);
+  o.off = {"subscribe"};
+  o.window = std::make_pair(std::int64_t{2}, std::int64_t{3});
+  CuptiTracer tracer(api, sink, o);
+  std::string reason;
+  REQUIRE(tracer.start(reason));
+  CHECK_FALSE(api.subscribed);
+  CHECK_FALSE(api.nvtx_callbacks);  // a window needs the subscriber: the whole run is recorded
+  CHECK(reason.find("whole run is recorded") != std::string::npos);
+  CHECK(tracer.window_opened());
+  CHECK(has(api.enabled, cupti_kind::kConcurrentKernel));
+  CHECK(has(api.enabled, cupti_kind::kMarker));
+  CHECK(api.runtime_cbids == std::vector<std::uint32_t>{41, 135, 147, 165, 211});
+  // Another client cannot be detected without a subscriber: the tracer starts anyway.
+  FakeCuptiApi busy;
+  busy.subscribe_result = kCuptiErrorMultipleSubscribers;
+  CuptiTracer second(busy, sink, o);
+  CHECK(second.start(reason));
+}
+
 TEST_CASE("completed buffers reach the sink with dropped-record counts", "[cupti]") {
   FakeCuptiApi api;
   MemorySink sink;

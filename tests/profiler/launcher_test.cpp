@@ -75,7 +75,7 @@ TEST_CASE("what is recorded is read from the environment", "[launcher]") {
   CHECK(c.all_cuda_calls);
   CHECK(c.off == std::vector<std::string>{"kernel", "sync"});
   CHECK(c.unknown_off == std::vector<std::string>{"bogus"});
-  CHECK(known_off_classes() == "kernel, runtime, driver, memcpy, memset, sync, event, correlation, nvtx");
+  CHECK(known_off_classes() == "kernel, runtime, driver, memcpy, memset, sync, event, correlation, nvtx, subscribe");
   vars = {{"DPRO_PROFILE_CUDA_API", "replay"}};
   c = config_from_env(lookup);
   CHECK_FALSE(c.all_cuda_calls);

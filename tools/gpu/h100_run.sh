@@ -8,6 +8,8 @@
 # gzip'd native traces, summary, logs) and one kineto_<job>.tar per job.
 # ATTRIB_JOBS: jobs profiled once per ATTRIB_VARIANTS (record classes left out);
 # VARIANT: the configuration of the per-job dpro runs (window: --steps $STEPS);
+# variants (see run()): default, all-calls, no-*, window, no-subscribe, cupti-idle,
+# inject-off, emit-nvtx, emit-nvtx-one (EMIT_STEP), window-emit-nvtx-one, kernels-only, calls-only, no-flush; JOB "none": the ATTRIB_JOBS runs only.
 # KINETO=0: no torch.profiler runs.
 set -u
 BIN=$(realpath "${BIN:-.gpubin}")
@@ -16,6 +18,7 @@ W=/tmp/dpro-gpu
 rm -rf "$W"; mkdir -p "$W/dpro" "$W/kineto" "$W/logs" "$OUT"
 SUM=$W/summary.jsonl
 JOBS=${*:-resnet50 resnet50-bf16 gpt2 bert-ddp resnet18-gloo2}
+[ "$JOBS" = none ] && JOBS=""  # only the ATTRIB_JOBS runs
 ATTRIB_JOBS=${ATTRIB_JOBS-resnet50-bf16 gpt2}  # jobs whose profiler cost is taken apart
 ATTRIB_VARIANTS=${ATTRIB_VARIANTS:-all-calls default no-api no-kernel no-copy-sync}
 KINETO=${KINETO:-1}
@@ -78,7 +81,9 @@ run() {  # job mode [variant]: variant = dpro-profile's configuration (see below
   fi
   cmd+=(tools/gpu/train_jobs.py --job "$job" --mode "$mode" --warmup "$WARMUP" --iters "$iters"
         --out "$W/kineto/$job" --summary "$SUM" --variant "$variant")
-  local prof=("$BIN/dpro-profile" --out "$W/dpro/$job.$variant" --nvtx) off=""
+  [ "$variant" = emit-nvtx ] && cmd+=(--emit-nvtx)
+  case $variant in *emit-nvtx-one) cmd+=(--emit-nvtx --emit-nvtx-steps "${EMIT_STEP:-12}:${EMIT_STEP:-12}") ;; esac
+  local prof=("$BIN/dpro-profile" --out "$W/dpro/$job.$variant" --nvtx) off="" disable="" flush=1000
   case $variant in
     all-calls) prof+=(--all-cuda-calls) ;;
     no-api) off=runtime,driver ;;
@@ -88,12 +93,21 @@ run() {  # job mode [variant]: variant = dpro-profile's configuration (see below
     no-event) off=event ;;
     no-memcpy-memset) off=memcpy,memset ;;
     no-correlation) off=correlation ;;
-    window) prof+=(--steps "$STEPS") ;;
+    window|window-emit-nvtx-one) prof+=(--steps "$STEPS") ;;
     no-nvtx) prof=("$BIN/dpro-profile" --out "$W/dpro/$job.$variant") ;;
+    no-subscribe) off=subscribe ;;  # no CUPTI callback subscriber
+    cupti-idle)  # CUPTI attached (subscriber, buffers, flush thread), nothing recorded
+      prof=("$BIN/dpro-profile" --out "$W/dpro/$job.$variant")
+      off=kernel,runtime,driver,memcpy,memset,sync,event,correlation,nvtx ;;
+    inject-off) disable=1 ;;  # the injection library loaded, CUPTI never started
+    emit-nvtx|emit-nvtx-one) ;;  # as shipped, the job (or step EMIT_STEP) inside emit_nvtx (see cmd)
+    kernels-only) off=runtime,driver,memcpy,memset,sync,event,correlation ;;
+    calls-only) off=kernel,memcpy,memset,sync,event,correlation ;;  # runtime and driver calls
+    no-flush) flush=0 ;;  # no periodic flush: buffers are handed over when full
   esac
   local t0=$(date +%s.%N) log=$W/logs/$job.$mode.$variant.log
   if [ "$mode" = dpro ]; then
-    DPRO_PROFILE_OFF=$off timeout 240 "${prof[@]}" -- "${cmd[@]}" > "$log" 2>&1
+    DPRO_PROFILE_OFF=$off DPRO_PROFILE_DISABLE=$disable DPRO_PROFILE_FLUSH_MS=$flush timeout 240 "${prof[@]}" -- "${cmd[@]}" > "$log" 2>&1
   else
     timeout 240 "${cmd[@]}" > "$log" 2>&1
   fi

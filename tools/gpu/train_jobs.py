@@ -83,6 +83,9 @@ def main():
     ap.add_argument("--emit-nvtx", action="store_true",
                     help="run the steps inside torch.autograd.profiler.emit_nvtx(record_shapes=True): one NVTX "
                          "range per operator with its shapes (for `dpro-profile --nvtx`)")
+    ap.add_argument("--emit-nvtx-steps", metavar="A:B",
+                    help="with --emit-nvtx: only steps A..B (0-based, warm-up included) run inside emit_nvtx, "
+                         "the others as usual")
     a = ap.parse_args()
 
     distributed = a.job in ("bert-ddp", "resnet18-gloo2")
@@ -123,23 +126,28 @@ def main():
                        record_shapes=True, on_trace_ready=ready)
         prof.start()
 
-    ranges = (torch.autograd.profiler.emit_nvtx(record_shapes=True) if a.emit_nvtx and prof is None
-              else contextlib.nullcontext())
+    first, last = 0, a.warmup + a.iters
+    if a.emit_nvtx_steps:
+        first, last = (int(x) for x in a.emit_nvtx_steps.split(":"))
+
+    def ranges(i):
+        described = a.emit_nvtx and prof is None and first <= i <= last
+        return torch.autograd.profiler.emit_nvtx(record_shapes=True) if described else contextlib.nullcontext()
     times = []
-    with ranges:
-        for i in range(a.warmup + a.iters):
-            if prof is None:
-                torch.cuda.nvtx.range_push(f"ProfilerStep#{i}")
-            t0 = time.perf_counter()
+    for i in range(a.warmup + a.iters):
+        if prof is None:
+            torch.cuda.nvtx.range_push(f"ProfilerStep#{i}")
+        t0 = time.perf_counter()
+        with ranges(i):
             one_step()
-            torch.cuda.synchronize()
-            t1 = time.perf_counter()
-            if prof is None:
-                torch.cuda.nvtx.range_pop()
-            else:
-                prof.step()
-            if i >= a.warmup:
-                times.append((t1 - t0) * 1e3)
+        torch.cuda.synchronize()
+        t1 = time.perf_counter()
+        if prof is None:
+            torch.cuda.nvtx.range_pop()
+        else:
+            prof.step()
+        if i >= a.warmup:
+            times.append((t1 - t0) * 1e3)
     if prof is not None:
         prof.stop()
         with open(path, "rb") as src, gzip.open(path + ".gz", "wb", compresslevel=6) as dst:
