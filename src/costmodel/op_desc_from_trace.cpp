@@ -1,6 +1,10 @@
 #include "costmodel/op_desc_from_trace.h"
 
+#include <algorithm>
 #include <cmath>
+#include <map>
+#include <set>
+#include <tuple>
 
 #include <nlohmann/json.hpp>
 
@@ -111,14 +115,18 @@ OpDesc op_desc_from_cpu_op(const std::string& name, const std::string& input_dim
 }
 
 OpDesc op_desc_from_trace(const trace::TraceSet& traces, const graph::Node& node) {
+  return op_desc_from_trace(traces, node, node.parent_op);
+}
+
+OpDesc op_desc_from_trace(const trace::TraceSet& traces, const graph::Node& node, std::uint32_t launcher) {
   OpDesc op;
   const trace::TraceRank* rank = nullptr;
   for (const auto& r : traces.ranks)
     if (r.rank == node.rank) rank = &r;
   if (!rank) return op;
   bool types_recorded = false;
-  if (node.parent_op != graph::kNone && node.parent_op < rank->events.size()) {
-    const trace::Event& parent = rank->events[node.parent_op];
+  if (launcher != graph::kNone && launcher < rank->events.size()) {
+    const trace::Event& parent = rank->events[launcher];
     const trace::EventAttrs* pa = rank->attrs_of(parent);
     op = op_desc_from_cpu_op(std::string(traces.name(parent)), pa ? pa->input_dims : "",
                              pa ? pa->input_types : "");
@@ -139,6 +147,58 @@ OpDesc op_desc_from_trace(const trace::TraceSet& traces, const graph::Node& node
     op.take_kernel_math(types_recorded);
   }
   return op;
+}
+
+LikeStepLaunchers launchers_from_like_steps(const trace::TraceSet& traces, const graph::Dfg& dfg) {
+  LikeStepLaunchers out;
+  out.launcher.assign(dfg.node_count(), graph::kNone);
+  // The kernels of each (rank, stream, iteration index).
+  using Group = std::tuple<int, std::uint32_t, std::size_t>;
+  std::map<Group, std::vector<graph::NodeId>> groups;
+  for (graph::NodeId id = 0; id < dfg.node_count(); ++id) {
+    const graph::Node& n = dfg.node(id);
+    if (n.kind != graph::NodeKind::kKernel || n.track == graph::kNone) continue;
+    const trace::TraceRank* rank = traces.find_rank(n.rank);
+    if (!rank || rank->iterations.size() < 2) continue;
+    const auto& its = rank->iterations;
+    auto next = std::upper_bound(its.begin(), its.end(), n.measured_start,
+                                 [](Nanos t, const trace::Iteration& it) { return t < it.start; });
+    if (next == its.begin()) continue;  // before the first iteration
+    groups[{n.rank, n.track, static_cast<std::size_t>(next - its.begin()) - 1}].push_back(id);
+  }
+  auto names_of = [&](const std::vector<graph::NodeId>& ids) {
+    std::vector<StringId> names;
+    for (graph::NodeId id : ids) names.push_back(dfg.node(id).name);
+    return names;
+  };
+  auto launched = [&](graph::NodeId id) { return dfg.node(id).parent_op != graph::kNone; };
+  // Per (rank, stream, sequence of names): the first iteration that has launchers.
+  std::map<std::tuple<int, std::uint32_t, std::vector<StringId>>, const Group*> lenders;
+  std::vector<const Group*> borrowers;
+  for (auto& [group, ids] : groups) {
+    std::sort(ids.begin(), ids.end(), [&](graph::NodeId a, graph::NodeId b) {
+      return std::pair(dfg.node(a).measured_start, a) < std::pair(dfg.node(b).measured_start, b);
+    });
+    if (std::none_of(ids.begin(), ids.end(), launched)) borrowers.push_back(&group);
+    else lenders.emplace(std::tuple(std::get<0>(group), std::get<1>(group), names_of(ids)), &group);
+  }
+  std::set<std::string> lender_names;
+  for (const Group* group : borrowers) {
+    const auto& ids = groups.at(*group);
+    auto it = lenders.find(std::tuple(std::get<0>(*group), std::get<1>(*group), names_of(ids)));
+    if (it == lenders.end()) continue;
+    const auto& lender = groups.at(*it->second);
+    for (std::size_t i = 0; i < ids.size(); ++i) {
+      const std::uint32_t op = dfg.node(lender[i]).parent_op;
+      if (op == graph::kNone) continue;
+      out.launcher[ids[i]] = op;
+      ++out.kernels;
+    }
+    const auto [rank, track, index] = *it->second;
+    lender_names.insert(traces.find_rank(rank)->iterations[index].name);
+  }
+  out.lenders.assign(lender_names.begin(), lender_names.end());
+  return out;
 }
 
 }  // namespace dpro::costmodel

@@ -401,3 +401,102 @@ TEST_CASE("device what-if: a dpro-profile capture under emit_nvtx gives the lear
         std::string::npos);
   CHECK(k->summary().find("emit_nvtx") == std::string::npos);
 }
+
+TEST_CASE("device what-if: steps without operator ranges are described by a like step's") {
+  // A capture in which step 0 alone ran inside emit_nvtx: steps 1 and 2 launch the same kernels
+  // in the same order and borrow its operators; step 3 launches one more kernel and does not.
+  using namespace dpro::native;
+  constexpr std::uint64_t t0 = 1'700'000'000'000'000'000ull + 1'000'000;
+  test::TempDir dir("like_step");
+  test::NativeTraceBuilder b(test::header_for(0, "h", 1));
+  b.add(DeviceRecord{0, "NVIDIA H100 80GB HBM3", 80ull << 30, 9, 0, 132});
+  const std::string gemm = "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64";
+  for (std::uint32_t step = 0; step < 4; ++step) {
+    const std::uint64_t t = t0 + step * 10'000'000ull;
+    const std::uint32_t c = step * 10;
+    const bool ranges = step == 0;
+    b.add(MarkerRecord{kMarkerStart, t, c + 1, 10, 11, "ProfilerStep#" + std::to_string(step), ""});
+    if (ranges)
+      b.add(MarkerRecord{kMarkerStart, t + 1'000, c + 2, 10, 11,
+                         "aten::bmm, seq = 4, op_id = 30, sizes = [[64, 512, 512], [64, 512, 512]]", ""});
+    b.add(ApiRecord{ApiKind::kRuntime, 211, t + 2'000, t + 7'000, 10, 11, c + 1, "cudaLaunchKernel_v7000"});
+    if (ranges) b.add(MarkerRecord{kMarkerEnd, t + 8'000, c + 2, 10, 11, "", ""});
+    b.add(KernelRecord{t + 10'000, t + 1'010'000, 0, 1, 7, c + 1, gemm, {132, 1, 1}, {256, 1, 1}, 0, 0});
+    b.add(ApiRecord{ApiKind::kRuntime, 211, t + 30'000, t + 35'000, 10, 11, c + 2, "cudaLaunchKernel_v7000"});
+    b.add(KernelRecord{t + 1'030'000, t + 1'130'000, 0, 1, 7, c + 2, "my_custom_kernel", {1, 1, 1}, {32, 1, 1}, 0, 0});
+    if (step == 3) {
+      b.add(ApiRecord{ApiKind::kRuntime, 211, t + 36'000, t + 38'000, 10, 11, c + 3, "cudaLaunchKernel_v7000"});
+      b.add(KernelRecord{t + 1'140'000, t + 1'150'000, 0, 1, 7, c + 3, "another_kernel", {1, 1, 1}, {32, 1, 1}, 0, 0});
+    }
+    b.add(ApiRecord{ApiKind::kRuntime, 131, t + 40'000, t + 1'340'000, 10, 11, c + 4, "cudaDeviceSynchronize_v3020"});
+    b.add(MarkerRecord{kMarkerEnd, t + 1'400'000, c + 1, 10, 11, "", ""});
+  }
+  b.write(dir.file("rank0.dpro"));
+
+  Logger log(LogLevel::kQuiet);
+  const trace::TraceSet traces = trace::load_traces({dir.file("rank0.dpro")}, trace::LoadOptions{}, log);
+  graph::BuiltGraph built = graph::build_graph(traces, graph::BuildOptions{}, log);
+  const costmodel::LikeStepLaunchers lent = costmodel::launchers_from_like_steps(traces, built.dfg);
+  CHECK(lent.kernels == 2);  // the GEMMs of steps 1 and 2 (the lender's custom kernel has no op)
+  CHECK(lent.lenders == std::vector<std::string>{"ProfilerStep#0"});
+  std::vector<costmodel::OpFamily> families;  // GEMMs in step order, described by what each got
+  for (graph::NodeId id = 0; id < built.dfg.node_count(); ++id) {
+    const graph::Node& n = built.dfg.node(id);
+    if (n.kind != graph::NodeKind::kKernel || traces.name(traces.ranks[0].events[n.event]) != gemm) continue;
+    const std::uint32_t launcher = n.parent_op != graph::kNone ? n.parent_op : lent.launcher[id];
+    const costmodel::OpDesc op = costmodel::op_desc_from_trace(traces, n, launcher);
+    families.push_back(op.family);
+    if (op.family == costmodel::OpFamily::kBmm) CHECK(op.dims == std::vector<std::int64_t>{64, 512, 512, 512});
+    CHECK(costmodel::op_desc_from_trace(traces, n).family ==
+          (n.parent_op != graph::kNone ? costmodel::OpFamily::kBmm : costmodel::OpFamily::kUnknown));
+  }
+  using costmodel::OpFamily;
+  CHECK(families == std::vector<OpFamily>{OpFamily::kBmm, OpFamily::kBmm, OpFamily::kBmm, OpFamily::kUnknown});
+
+  auto w = parsed({"--device", "A100-SXM4-80GB"});
+  w->apply(built, traces, log);
+  const nlohmann::json d = w->details();
+  CHECK(d.at("like_step").at("kernels") == 2);
+  CHECK(d.at("like_step").at("lenders") == nlohmann::json::array({"ProfilerStep#0"}));
+  CHECK(d.at("undescribable_without_cpu_op") == 6);  // 4 custom kernels, step 3's GEMM and extra kernel
+  if (costmodel::LearnedModel::available()) {
+    CHECK(d.at("models").at("learned").at("ops") == 3);
+    CHECK(d.at("like_step").at("learned") == 2);
+    CHECK(w->summary().find("2 kernels launched by no recorded CPU op were described by the operators of a like "
+                            "step (ProfilerStep#0: the same kernels in the same order), 2 of them priced by this "
+                            "model") != std::string::npos);
+  }
+}
+
+TEST_CASE("device what-if: an H100 capture with one emit_nvtx step prices every step's ops", "[h100]") {
+  // traces/h100/gpt2-emit-nvtx-step: GPT-2 training steps 10..15 recorded by dpro-profile on an
+  // H100, step 12 alone inside emit_nvtx (traces/SOURCES.md).
+  Logger log(LogLevel::kQuiet);
+  const trace::TraceSet traces =
+      trace::load_traces({test::source_path("traces/h100/gpt2-emit-nvtx-step")}, trace::LoadOptions{}, log);
+  REQUIRE(traces.ranks.size() == 1);
+  REQUIRE(traces.ranks[0].iterations.size() == 6);
+  graph::BuiltGraph built = graph::build_graph(traces, graph::BuildOptions{}, log);
+  auto w = parsed({"--device", "A100-SXM4-80GB"});
+  w->apply(built, traces, log);
+  const nlohmann::json d = w->details();
+  INFO(w->summary());
+  CHECK(d.at("like_step").at("lenders") == nlohmann::json::array({"ProfilerStep#12"}));
+  // Each of the five other steps launched the kernels of step 12, and borrowed its operators.
+  const std::size_t lent = d.at("like_step").at("kernels");
+  std::size_t kernels = 0, launched = 0;
+  for (const auto& n : built.dfg.nodes())
+    if (n.kind == graph::NodeKind::kKernel) {
+      ++kernels;
+      launched += n.parent_op != graph::kNone;
+    }
+  CHECK(lent == 5 * launched);
+  CHECK(d.at("undescribable_without_cpu_op") == kernels - 6 * launched);
+  CHECK(kernels - 6 * launched < kernels / 6);  // a few kernels in no operator range
+  if (costmodel::LearnedModel::available()) {
+    const std::size_t learned = d.at("models").at("learned").at("ops");
+    const std::size_t learned_lent = d.at("like_step").at("learned");
+    CHECK(learned_lent == 5 * (learned - learned_lent));
+    CHECK(d.at("models").at("learned").at("share_of_measured").get<double>() > 0.6);
+  }
+}

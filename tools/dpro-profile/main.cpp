@@ -43,7 +43,8 @@ int main(int argc, char** argv) {
   app.add_flag("--nvtx", options.nvtx,
                "Record NVTX ranges (ProfilerStep#N marks iterations). A PyTorch job run inside "
                "torch.autograd.profiler.emit_nvtx(record_shapes=True) then records each operator with its "
-               "shapes, which `dpro-replay replay --device` needs to price ops with the learned model");
+               "shapes, which `dpro-replay replay --device` needs to price ops with the learned model (one step "
+               "inside it is enough: steps launching the same kernels borrow its operators)");
   app.add_option("--step-name", options.step_name, "NVTX range name that marks one iteration");
   app.add_flag("--no-nccl", no_nccl, "Do not load the NCCL profiler plugin");
   app.add_flag("--all-cuda-calls", options.all_cuda_calls,

@@ -38,6 +38,10 @@ struct Coverage {
   // has CPU ops only from emit_nvtx ranges).
   std::size_t without_cpu_op = 0;
   bool without_cpu_op_in_capture = false;
+  // Kernels without a launching CPU op described by a like step's (cm::launchers_from_like_steps),
+  // of them those the learned model priced, and the steps that lent them.
+  std::size_t like_step_kernels = 0, like_step_learned = 0;
+  std::vector<std::string> like_step_lenders;
   // Learned-model ops priced as a like family (cm::like_family: aten::sigmoid as tanh, ...).
   std::size_t like_ops = 0;
   std::size_t unknown_origin = 0;
@@ -84,6 +88,9 @@ class DeviceWhatIf : public WhatIfOption {
     std::vector<cm::OpDesc> ops;
     std::vector<graph::NodeId> learned_nodes;
     std::vector<const cm::DeviceSpec*> learned_origin;
+    const cm::LikeStepLaunchers lent = cm::launchers_from_like_steps(traces, dfg);
+    coverage_.like_step_kernels = lent.kernels;
+    coverage_.like_step_lenders = lent.lenders;
     for (graph::NodeId id = 0; id < dfg.node_count(); ++id) {
       graph::Node& n = dfg.node(id);
       if (!is_gpu_op(n.kind)) continue;
@@ -98,10 +105,13 @@ class DeviceWhatIf : public WhatIfOption {
         count(Retimer::kUnchanged, n.duration, n.duration);
         continue;
       }
-      cm::OpDesc op = n.kind == graph::NodeKind::kKernel ? cm::op_desc_from_trace(traces, n) : cm::OpDesc{};
+      const std::uint32_t launcher = n.parent_op != graph::kNone ? n.parent_op : lent.launcher[id];
+      cm::OpDesc op =
+          n.kind == graph::NodeKind::kKernel ? cm::op_desc_from_trace(traces, n, launcher) : cm::OpDesc{};
       if (op.dtype_from_kernel) ++coverage_.math_ops[op.dtype];
       if (model && op.describable()) {
         if (op.like_op) ++coverage_.like_ops;
+        if (launcher != n.parent_op) ++coverage_.like_step_learned;
         ops.push_back(std::move(op));
         learned_nodes.push_back(id);
         learned_origin.push_back(origin);
@@ -110,7 +120,7 @@ class DeviceWhatIf : public WhatIfOption {
       if (n.kind == graph::NodeKind::kKernel && !op.describable()) {
         ++coverage_.undescribable_kernels;
         if (cm::resolve_family(op.name) != cm::OpFamily::kUnknown) ++coverage_.without_shapes;
-        if (n.parent_op == graph::kNone) {
+        if (launcher == graph::kNone) {
           ++coverage_.without_cpu_op;
           if (!coverage_.without_cpu_op_in_capture) {
             const trace::TraceRank* r = rank_of(traces, n.rank);
@@ -194,7 +204,7 @@ class DeviceWhatIf : public WhatIfOption {
                          format_duration(coverage_.measured[i]), format_duration(coverage_.predicted[i]));
     };
     return fmt::format(
-        "--device {}{}: re-timed {} GPU ops ({} measured). Learned compact-AST model: {}{}. "
+        "--device {}{}: re-timed {} GPU ops ({} measured). Learned compact-AST model: {}{}{}. "
         "Cross-device scaling: {}, of which {} could not be described. Unchanged "
         "(collectives at their transfer time, host<->device copies, unknown origin GPU): {}{}{}.{}{}",
         target_name_, pricing_ ? cm::pricing_note(*pricing_) : "", coverage_.total_ops(), format_duration(total),
@@ -202,7 +212,7 @@ class DeviceWhatIf : public WhatIfOption {
         coverage_.like_ops ? fmt::format(", of which {} elementwise ops priced as a like op (sigmoid as tanh, "
                                          "clamp as relu, ...)", coverage_.like_ops)
                            : "",
-        share(Retimer::kScaling),
+        like_step_note(), share(Retimer::kScaling),
         count_of(coverage_.undescribable_kernels, "kernel"), share(Retimer::kUnchanged),
         coverage_.unknown_origin ? fmt::format("; {} on a GPU not in the device catalog (use --origin-device)",
                                                count_of(coverage_.unknown_origin, "op"))
@@ -235,6 +245,9 @@ class DeviceWhatIf : public WhatIfOption {
     j["undescribable_kernels"] = coverage_.undescribable_kernels;
     j["undescribable_without_shapes"] = coverage_.without_shapes;
     j["undescribable_without_cpu_op"] = coverage_.without_cpu_op;
+    j["like_step"] = {{"kernels", coverage_.like_step_kernels},
+                      {"learned", coverage_.like_step_learned},
+                      {"lenders", coverage_.like_step_lenders}};
     j["unknown_origin_ops"] = coverage_.unknown_origin;
     j["samples_used"] = samples_used_;
     // Kernels priced with the peak of their own arithmetic (TF32 tensor cores, fp16, ...) and that
@@ -281,6 +294,18 @@ class DeviceWhatIf : public WhatIfOption {
     return out + ".";
   }
 
+  // "; 30450 of them described by the operators of a like step (ProfilerStep#12: ...)".
+  std::string like_step_note() const {
+    if (!coverage_.like_step_kernels) return "";
+    std::string steps;
+    for (std::size_t i = 0; i < coverage_.like_step_lenders.size() && i < 3; ++i)
+      steps += (i ? ", " : "") + coverage_.like_step_lenders[i];
+    if (coverage_.like_step_lenders.size() > 3) steps += ", ...";
+    return fmt::format("; {} launched by no recorded CPU op were described by the operators of a like step ({}: "
+                       "the same kernels in the same order), {} of them priced by this model",
+                       count_of(coverage_.like_step_kernels, "kernel"), steps, coverage_.like_step_learned);
+  }
+
   // " Largest undescribed (scaled): NAME (N kernels, T), ..." for the top 5 by measured time.
   std::string largest_undescribed() const {
     const auto v = sorted_undescribed();
@@ -301,8 +326,9 @@ class DeviceWhatIf : public WhatIfOption {
                                                        : std::to_string(coverage_.without_cpu_op) + " kernels had",
                          !coverage_.without_cpu_op_in_capture
                              ? ""
-                             : " (a dpro-profile capture of a PyTorch job has them when recorded with --nvtx and the "
-                               "steps run inside torch.autograd.profiler.emit_nvtx(record_shapes=True))");
+                             : " (a dpro-profile capture of a PyTorch job has them when recorded with --nvtx and a "
+                               "step runs inside torch.autograd.profiler.emit_nvtx(record_shapes=True); steps launching "
+                               "the same kernels borrow its operators)");
     return out;
   }
 
