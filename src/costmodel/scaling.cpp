@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "costmodel/roofline.h"
 
@@ -26,6 +27,24 @@ double scaling_ratio(const OpDesc& op, const DeviceSpec& origin, const DeviceSpe
 double scale_ms(const OpDesc& op, const DeviceSpec& origin, double origin_ms, const DeviceSpec& target) {
   const double fixed = std::min(origin_ms, kFixedOverheadMs);
   return fixed + (origin_ms - fixed) * scaling_ratio(op, origin, target);
+}
+
+RatioRange physical_ratio_range(const OpDesc& op, const DeviceSpec& origin, const DeviceSpec& target) {
+  const RatioRange unbounded{0, std::numeric_limits<double>::infinity()};
+  if (origin.architecture != target.architecture || origin.sms != target.sms ||
+      origin.fp32_cores_per_sm != target.fp32_cores_per_sm || origin.l2_cache_mb != target.l2_cache_mb)
+    return unbounded;
+  const double ratios[] = {origin.memory_bandwidth_gbs / target.memory_bandwidth_gbs,
+                           origin.peak_flops(op.dtype) / target.peak_flops(op.dtype),
+                           origin.peak_flops(DType::kFloat32) / target.peak_flops(DType::kFloat32),
+                           (origin.sms * origin.boost_clock_mhz) / (target.sms * target.boost_clock_mhz)};
+  RatioRange range{ratios[0], ratios[0]};
+  for (double r : ratios) {
+    if (!(r > 0) || !std::isfinite(r)) return unbounded;
+    range.low = std::min(range.low, r);
+    range.high = std::max(range.high, r);
+  }
+  return range;
 }
 
 }  // namespace dpro::costmodel

@@ -33,4 +33,19 @@ double scaling_gamma(const OpDesc& op, const DeviceSpec& target);
 double scaling_ratio(const OpDesc& op, const DeviceSpec& origin, const DeviceSpec& target);
 double scale_ms(const OpDesc& op, const DeviceSpec& origin, double origin_ms, const DeviceSpec& target);
 
+// The range a kernel-time factor target/origin can physically take between two GPUs of the
+// same chip (architecture, SMs, fp32 cores per SM and L2 alike: the same kernels run, with the
+// same cache): from the smallest to the largest of the origin/target ratios of the resources
+// a kernel is bound by (memory bandwidth, the peak of the op's arithmetic, the fp32 peak, SMs x
+// clock); a time that is any mix of parts each bound by one of them scales by a factor in
+// between. So an H200 (an H100's chip with more bandwidth) never makes a kernel slower. Across
+// chips kernels, caches and libraries' choices differ and measured factors leave that range
+// (clamping table (d) of docs/costmodel.md to it, an experiment not kept, took it from 9.9 to
+// 23.3 % MAPE): no bound.
+struct RatioRange {
+  double low = 1, high = 1;
+  double clamp(double ratio) const { return ratio < low ? low : ratio > high ? high : ratio; }
+};
+RatioRange physical_ratio_range(const OpDesc& op, const DeviceSpec& origin, const DeviceSpec& target);
+
 }  // namespace dpro::costmodel

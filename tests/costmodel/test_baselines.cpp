@@ -63,6 +63,26 @@ TEST_CASE("cross-device scaling: gamma from arithmetic intensity, identity on th
   CHECK(scaling_gamma(named, a100) == 1.0);
 }
 
+TEST_CASE("kernel-time factors between GPUs of one chip stay within their resources' ratios") {
+  const auto& h100 = catalog().get("H100-SXM5-80GB");
+  const auto& h200 = catalog().get("H200-SXM-141GB");
+  const OpDesc gemm = make_op(OpFamily::kBmm, {64, 1024, 1024, 1024});
+  const RatioRange up = physical_ratio_range(gemm, h100, h200);  // only bandwidth differs
+  CHECK(up.low == Approx(3350.0 / 4800.0));
+  CHECK(up.high == 1.0);
+  CHECK(up.clamp(1.17) == 1.0);  // never slower on the H200
+  CHECK(up.clamp(0.5) == Approx(3350.0 / 4800.0));
+  CHECK(up.clamp(0.9) == 0.9);
+  const RatioRange down = physical_ratio_range(gemm, h200, h100);
+  CHECK(down.low == 1.0);
+  CHECK(down.high == Approx(4800.0 / 3350.0));
+  // Other chips (other kernels, caches): no bound.
+  const RatioRange other = physical_ratio_range(gemm, h100, catalog().get("A100-SXM4-80GB"));
+  CHECK(other.clamp(0.01) == 0.01);
+  CHECK(other.clamp(100.0) == 100.0);
+  CHECK(physical_ratio_range(gemm, h100, h100).clamp(1.3) == 1.0);
+}
+
 TEST_CASE("a kernel's name says GEMM or convolution by its function name, not its template arguments") {
   for (const char* gemm : {"volta_sgemm_128x64_nn", "ampere_sgemm_32x32_sliced1x4_tn",
                            "void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_256x64_16x4_nn_align4>(Params)",

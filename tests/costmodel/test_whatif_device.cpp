@@ -502,32 +502,41 @@ TEST_CASE("device what-if: an H100 capture with one emit_nvtx step prices every 
 }
 
 TEST_CASE("device what-if: H100 captures predict the kernel time an H200 measured", "[h100]") {
-  // The same jobs, steps 10..15, recorded on an H100 and on an H200 (traces/SOURCES.md). The H200
-  // has the H100's compute and 1.43x its memory bandwidth. Kernel choices differ a little between
-  // the two (cuBLAS tiles), so the check is on the summed kernel time of the six steps.
+  // Four jobs, steps 10..15, recorded on an H100 and on an H200 (traces/SOURCES.md). The H200 has
+  // the H100's chip and 1.43x its memory bandwidth. Kernel choices differ a little between the
+  // two (cuBLAS tiles), so the check is on the summed kernel time of the six steps.
   Logger log(LogLevel::kQuiet);
   auto kernel_time = [&](const std::string& dir, const char* device) {
     const trace::TraceSet traces = trace::load_traces({test::source_path(dir)}, trace::LoadOptions{}, log);
     graph::BuiltGraph built = graph::build_graph(traces, graph::BuildOptions{}, log);
     if (device) parsed({"--device", device})->apply(built, traces, log);
     Nanos measured = 0, replayed = 0;
+    std::size_t slower = 0;
     for (const auto& n : built.dfg.nodes())
       if (n.kind == graph::NodeKind::kKernel) {
         measured += n.measured_duration;
         replayed += n.duration;
+        slower += n.duration > n.measured_duration + 1;
       }
-    return std::pair(measured, replayed);
+    return std::tuple(measured, replayed, slower);
   };
-  // Measured: gpt2 -2.0 %, resnet50-bf16 -11.1 % (scaling alone: +3.1 %, -9.9 %); unchanged
-  // times would be +16.0 % and +9.0 % off (docs/gpu-validation.md, "Another GPU").
-  for (const auto& [job, bound] : {std::pair("gpt2", 0.05), std::pair("resnet50-bf16", 0.15)}) {
-    const auto [on_h100, predicted] = kernel_time(std::string("traces/h100/") + job + "-emit-nvtx-step", "H200-SXM-141GB");
-    const Nanos on_h200 = kernel_time(std::string("traces/h200/") + job + "-emit-nvtx-step", nullptr).first;
+  // Measured (docs/gpu-validation.md, "Another GPU"): -2.9, -11.4, -4.7 and +1.9 %; unchanged
+  // times would be +16.0, +9.0, +17.2 and +12.4 % off.
+  const std::pair<const char*, double> jobs[] = {
+      {"gpt2", 0.05}, {"resnet50-bf16", 0.15}, {"resnet50", 0.08}, {"bert-ddp", 0.05}};
+  double error_sum = 0, unchanged_sum = 0;
+  for (const auto& [job, bound] : jobs) {
+    const auto [on_h100, predicted, slower] =
+        kernel_time(std::string("traces/h100/") + job + "-emit-nvtx-step", "H200-SXM-141GB");
+    const Nanos on_h200 = std::get<0>(kernel_time(std::string("traces/h200/") + job + "-emit-nvtx-step", nullptr));
     const double error = static_cast<double>(predicted) / static_cast<double>(on_h200) - 1.0;
+    const double unchanged = static_cast<double>(on_h100) / static_cast<double>(on_h200) - 1.0;
     INFO(job << ": H100 " << on_h100 << " ns, predicted H200 " << predicted << " ns, measured " << on_h200 << " ns");
     CHECK(std::abs(error) < bound);
-    CHECK(predicted < on_h100);  // more bandwidth, never slower
-    if (std::string(job) == "gpt2")
-      CHECK(std::abs(error) < std::abs(static_cast<double>(on_h100) / static_cast<double>(on_h200) - 1.0) / 2);
+    CHECK(slower == 0);  // more bandwidth, the same chip: no kernel predicted slower
+    error_sum += std::abs(error);
+    unchanged_sum += std::abs(unchanged);
   }
+  // Better than keeping the H100's times on the whole (not on resnet50-bf16: its batch norms).
+  CHECK(error_sum < unchanged_sum / 2);
 }
