@@ -23,9 +23,17 @@ import sys
 
 
 def load(path):
-    with (gzip.open(path) if path.endswith(".gz") else open(path)) as f:
-        d = json.load(f)
-    return d["traceEvents"] if isinstance(d, dict) else d
+    try:
+        with (gzip.open(path) if path.endswith(".gz") else open(path)) as f:
+            d = json.load(f)
+    except (OSError, ValueError) as e:
+        print(f"cross_device_check: {path}: not a readable Chrome-trace JSON ({e})", file=sys.stderr)
+        sys.exit(2)
+    events = d.get("traceEvents") if isinstance(d, dict) else d
+    if not isinstance(events, list):
+        print(f"cross_device_check: {path}: no traceEvents list", file=sys.stderr)
+        sys.exit(2)
+    return events
 
 
 def kernels(events):
@@ -44,7 +52,9 @@ def main():
     a = ap.parse_args()
     pred, meas = kernels(load(a.predicted)), kernels(load(a.measured))
     if len(pred) != len(meas):
-        sys.exit(f"streams differ: predicted {len(pred)}, measured {len(meas)}")
+        print(f"cross_device_check: GPU streams differ: {len(pred)} in {a.predicted}, {len(meas)} in {a.measured}",
+              file=sys.stderr)
+        sys.exit(2)
     rows = []  # units: (origin measured us, predicted us, target measured us)
     paired = 0
     for ps, ms in zip(pred, meas):
