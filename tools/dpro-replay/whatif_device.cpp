@@ -296,7 +296,8 @@ class DeviceWhatIf : public WhatIfOption {
     return out + ".";
   }
 
-  // "; 30450 of them described by the operators of a like step (ProfilerStep#12: ...)".
+  // "; 5765 kernels launched by no recorded CPU op were described by the operators of a like step
+  // (ProfilerStep#12: ...), 4115 of them priced by this model".
   std::string like_step_note() const {
     if (!coverage_.like_step_kernels) return "";
     std::string steps;
