@@ -297,7 +297,7 @@ class DeviceWhatIf : public WhatIfOption {
   }
 
   // "; 5765 kernels launched by no recorded CPU op were described by the operators of a like step
-  // (ProfilerStep#12: ...), 4115 of them priced by this model".
+  // (ProfilerStep#12: ...; ... read another step), 4115 of them priced by this model".
   std::string like_step_note() const {
     if (!coverage_.like_step_kernels) return "";
     std::string steps;
@@ -305,7 +305,8 @@ class DeviceWhatIf : public WhatIfOption {
       steps += (i ? ", " : "") + coverage_.like_step_lenders[i];
     if (coverage_.like_step_lenders.size() > 3) steps += ", ...";
     return fmt::format("; {} launched by no recorded CPU op were described by the operators of a like step ({}: "
-                       "the same kernels in the same order), {} of them priced by this model",
+                       "the same kernels in the same order; under emit_nvtx its own host time is not the job's, "
+                       "read another step), {} of them priced by this model",
                        count_of(coverage_.like_step_kernels, "kernel"), steps, coverage_.like_step_learned);
   }
 
