@@ -71,6 +71,17 @@ def build_job(name, device):
     raise SystemExit(f"unknown job {name}")
 
 
+def step_range(text):
+    """'A:B' -> (A, B), 0 <= A <= B."""
+    try:
+        first, last = (int(x) for x in text.split(":"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not A:B (two step numbers)")
+    if not 0 <= first <= last:
+        raise argparse.ArgumentTypeError(f"'{text}': need 0 <= A <= B")
+    return first, last
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--job", required=True, choices=JOBS)
@@ -83,7 +94,7 @@ def main():
     ap.add_argument("--emit-nvtx", action="store_true",
                     help="run the steps inside torch.autograd.profiler.emit_nvtx(record_shapes=True): one NVTX "
                          "range per operator with its shapes (for `dpro-profile --nvtx`)")
-    ap.add_argument("--emit-nvtx-steps", metavar="A:B",
+    ap.add_argument("--emit-nvtx-steps", metavar="A:B", type=step_range,
                     help="with --emit-nvtx: only steps A..B (0-based, warm-up included) run inside emit_nvtx, "
                          "the others as usual")
     a = ap.parse_args()
@@ -126,9 +137,7 @@ def main():
                        record_shapes=True, on_trace_ready=ready)
         prof.start()
 
-    first, last = 0, a.warmup + a.iters
-    if a.emit_nvtx_steps:
-        first, last = (int(x) for x in a.emit_nvtx_steps.split(":"))
+    first, last = a.emit_nvtx_steps or (0, a.warmup + a.iters)
 
     def ranges(i):
         described = a.emit_nvtx and prof is None and first <= i <= last
