@@ -160,8 +160,15 @@ LikeStepLaunchers launchers_from_like_steps(const trace::TraceSet& traces, const
     if (n.kind != graph::NodeKind::kKernel || n.track == graph::kNone) continue;
     const trace::TraceRank* rank = traces.find_rank(n.rank);
     if (!rank || rank->iterations.size() < 2) continue;
+    // The step a kernel belongs to is the one that launched it: a job that does not wait for
+    // its GPU runs a step's kernels while the host is in the next step.
+    Nanos issued = n.measured_start;
+    if (dfg.finalized())
+      dfg.for_each_in_edge(id, [&](graph::EdgeId e) {
+        if (dfg.edge(e).kind == graph::EdgeKind::kLaunch) issued = dfg.node(dfg.edge(e).src).measured_start;
+      });
     const auto& its = rank->iterations;
-    auto next = std::upper_bound(its.begin(), its.end(), n.measured_start,
+    auto next = std::upper_bound(its.begin(), its.end(), issued,
                                  [](Nanos t, const trace::Iteration& it) { return t < it.start; });
     if (next == its.begin()) continue;  // before the first iteration
     groups[{n.rank, n.track, static_cast<std::size_t>(next - its.begin()) - 1}].push_back(id);

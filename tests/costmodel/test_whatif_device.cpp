@@ -469,6 +469,43 @@ TEST_CASE("device what-if: steps without operator ranges are described by a like
   }
 }
 
+TEST_CASE("like steps: a job that does not wait for its GPU lends by the step that launched a kernel") {
+  // Three steps, no synchronisation: each step's two kernels run while the host is already in
+  // the next step (and the last ones after the host finished). Step 0 ran inside emit_nvtx.
+  using namespace dpro::native;
+  constexpr std::uint64_t t0 = 1'700'000'000'000'000'000ull + 1'000'000;
+  test::TempDir dir("like_step_async");
+  test::NativeTraceBuilder b(test::header_for(0, "h", 1));
+  b.add(DeviceRecord{0, "NVIDIA H100 80GB HBM3", 80ull << 30, 9, 0, 132});
+  const std::string gemm = "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64";
+  for (std::uint32_t step = 0; step < 3; ++step) {
+    const std::uint64_t t = t0 + step * 100'000ull;  // 100 us of host per step
+    const std::uint32_t c = step * 10;
+    b.add(MarkerRecord{kMarkerStart, t, c + 1, 10, 11, "ProfilerStep#" + std::to_string(step), ""});
+    if (step == 0)
+      b.add(MarkerRecord{kMarkerStart, t + 1'000, c + 2, 10, 11,
+                         "aten::bmm, seq = 4, op_id = 30, sizes = [[64, 512, 512], [64, 512, 512]]", ""});
+    b.add(ApiRecord{ApiKind::kRuntime, 211, t + 2'000, t + 7'000, 10, 11, c + 1, "cudaLaunchKernel_v7000"});
+    if (step == 0) b.add(MarkerRecord{kMarkerEnd, t + 8'000, c + 2, 10, 11, "", ""});
+    b.add(ApiRecord{ApiKind::kRuntime, 211, t + 9'000, t + 12'000, 10, 11, c + 2, "cudaLaunchKernel_v7000"});
+    b.add(MarkerRecord{kMarkerEnd, t + 90'000, c + 1, 10, 11, "", ""});
+    // The GPU runs 150 us per step: step k's kernels start 50k us after the host left it.
+    const std::uint64_t g = t0 + 120'000ull + step * 150'000ull;
+    b.add(KernelRecord{g, g + 100'000, 0, 1, 7, c + 1, gemm, {132, 1, 1}, {256, 1, 1}, 0, 0});
+    b.add(KernelRecord{g + 100'000, g + 150'000, 0, 1, 7, c + 2, "my_custom_kernel", {1, 1, 1}, {32, 1, 1}, 0, 0});
+  }
+  b.write(dir.file("rank0.dpro"));
+  Logger log(LogLevel::kQuiet);
+  const trace::TraceSet traces = trace::load_traces({dir.file("rank0.dpro")}, trace::LoadOptions{}, log);
+  const graph::BuiltGraph built = graph::build_graph(traces, graph::BuildOptions{}, log);
+  std::size_t kernels = 0;
+  for (const auto& n : built.dfg.nodes()) kernels += n.kind == graph::NodeKind::kKernel;
+  REQUIRE(kernels == 6);
+  const costmodel::LikeStepLaunchers lent = costmodel::launchers_from_like_steps(traces, built.dfg);
+  CHECK(lent.kernels == 2);  // steps 1 and 2's GEMMs
+  CHECK(lent.lenders == std::vector<std::string>{"ProfilerStep#0"});
+}
+
 TEST_CASE("device what-if: an H100 capture with one emit_nvtx step prices every step's ops", "[h100]") {
   // traces/h100/gpt2-emit-nvtx-step: GPT-2 training steps 10..15 recorded by dpro-profile on an
   // H100, step 12 alone inside emit_nvtx (traces/SOURCES.md).
