@@ -165,8 +165,8 @@ std::size_t add_kernel_rows(MapeTable& table, const LearnedModel& model, const s
     const double t = on_target[pairs.row[k]], o = on_origin[k];
     const auto [it, fresh] = known.try_emplace(m.device, false);
     if (fresh) it->second = model.knows_device(*m.device);
-    const double ratio = kernel_time_ratio(t, o, overhead_of(m.device, true), overhead_of(origin.device, it->second),
-                                           model.unseen_floor_ms(m.op.family));
+    const double ratio = learned_kernel_factor(m.op, *origin.device, *m.device, t, o, overhead_of(m.device, true),
+                                               overhead_of(origin.device, it->second), model.unseen_floor_ms(m.op.family));
     const std::string row = m.device->model_family();
     OpDesc named;  // what a trace without shapes tells of the op: the kernel that ran on the origin
     named.kernel_name = origin.op.kernel_name;

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "core/stats.h"
+#include "costmodel/scaling.h"
 
 namespace dpro::costmodel {
 
@@ -55,6 +56,13 @@ double kernel_time_ratio(double target_ms, double origin_ms, double target_overh
   const double target = std::max(target_ms - w * target_overhead_ms, 0.25 * target_ms);
   const double origin = std::max(origin_ms - w * origin_overhead_ms, 0.25 * origin_ms);
   return target / origin;
+}
+
+double learned_kernel_factor(const OpDesc& op, const DeviceSpec& origin, const DeviceSpec& target, double target_ms,
+                             double origin_ms, double target_overhead_ms, double origin_overhead_ms,
+                             double floor_ms) {
+  return physical_ratio_range(op, origin, target)
+      .clamp(kernel_time_ratio(target_ms, origin_ms, target_overhead_ms, origin_overhead_ms, floor_ms));
 }
 
 }  // namespace dpro::costmodel

@@ -42,4 +42,11 @@ double typical_overhead_ms(const std::map<std::string, double>& overheads);
 double kernel_time_ratio(double target_ms, double origin_ms, double target_overhead_ms, double origin_overhead_ms,
                          double floor_ms);
 
+// What a --device what-if multiplies a trace kernel's time by when the learned model prices its
+// op (and what table (d) scores as such): kernel_time_ratio, held within
+// physical_ratio_range(op, origin, target) (scaling.h; a bound between GPUs of one chip only).
+double learned_kernel_factor(const OpDesc& op, const DeviceSpec& origin, const DeviceSpec& target, double target_ms,
+                             double origin_ms, double target_overhead_ms, double origin_overhead_ms,
+                             double floor_ms);
+
 }  // namespace dpro::costmodel

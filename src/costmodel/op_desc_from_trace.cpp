@@ -120,9 +120,7 @@ OpDesc op_desc_from_trace(const trace::TraceSet& traces, const graph::Node& node
 
 OpDesc op_desc_from_trace(const trace::TraceSet& traces, const graph::Node& node, std::uint32_t launcher) {
   OpDesc op;
-  const trace::TraceRank* rank = nullptr;
-  for (const auto& r : traces.ranks)
-    if (r.rank == node.rank) rank = &r;
+  const trace::TraceRank* rank = traces.find_rank(node.rank);
   if (!rank) return op;
   bool types_recorded = false;
   if (launcher != graph::kNone && launcher < rank->events.size()) {
@@ -152,13 +150,19 @@ OpDesc op_desc_from_trace(const trace::TraceSet& traces, const graph::Node& node
 LikeStepLaunchers launchers_from_like_steps(const trace::TraceSet& traces, const graph::Dfg& dfg) {
   LikeStepLaunchers out;
   out.launcher.assign(dfg.node_count(), graph::kNone);
+  auto kernel = [&](const graph::Node& n) { return n.kind == graph::NodeKind::kKernel && n.track != graph::kNone; };
+  // Nothing to lend when every kernel has its launching op (a torch.profiler trace).
+  if (std::none_of(dfg.nodes().begin(), dfg.nodes().end(),
+                   [&](const graph::Node& n) { return kernel(n) && n.parent_op == graph::kNone; }))
+    return out;
   // The kernels of each (rank, stream, iteration index).
   using Group = std::tuple<int, std::uint32_t, std::size_t>;
   std::map<Group, std::vector<graph::NodeId>> groups;
+  const trace::TraceRank* rank = nullptr;  // the last node's (nodes come rank by rank)
   for (graph::NodeId id = 0; id < dfg.node_count(); ++id) {
     const graph::Node& n = dfg.node(id);
-    if (n.kind != graph::NodeKind::kKernel || n.track == graph::kNone) continue;
-    const trace::TraceRank* rank = traces.find_rank(n.rank);
+    if (!kernel(n)) continue;
+    if (!rank || rank->rank != n.rank) rank = traces.find_rank(n.rank);
     if (!rank || rank->iterations.size() < 2) continue;
     // The step a kernel belongs to is the one that launched it: a job that does not wait for
     // its GPU runs a step's kernels while the host is in the next step.
@@ -173,36 +177,37 @@ LikeStepLaunchers launchers_from_like_steps(const trace::TraceSet& traces, const
     if (next == its.begin()) continue;  // before the first iteration
     groups[{n.rank, n.track, static_cast<std::size_t>(next - its.begin()) - 1}].push_back(id);
   }
-  auto names_of = [&](const std::vector<graph::NodeId>& ids) {
+  using Entry = std::pair<const Group, std::vector<graph::NodeId>>;
+  auto key_of = [&](const Entry& e) {  // (rank, stream, sequence of kernel names)
     std::vector<StringId> names;
-    for (graph::NodeId id : ids) names.push_back(dfg.node(id).name);
-    return names;
+    for (graph::NodeId id : e.second) names.push_back(dfg.node(id).name);
+    return std::tuple(std::get<0>(e.first), std::get<1>(e.first), std::move(names));
   };
   auto launched = [&](graph::NodeId id) { return dfg.node(id).parent_op != graph::kNone; };
-  // Per (rank, stream, sequence of names): the first iteration that has launchers.
-  std::map<std::tuple<int, std::uint32_t, std::vector<StringId>>, const Group*> lenders;
-  std::vector<const Group*> borrowers;
-  for (auto& [group, ids] : groups) {
+  // Per key, the first iteration that has launchers; the iterations that have none.
+  std::map<std::tuple<int, std::uint32_t, std::vector<StringId>>, const Entry*> lenders;
+  std::vector<const Entry*> borrowers;
+  for (auto& entry : groups) {
+    auto& ids = entry.second;
     std::sort(ids.begin(), ids.end(), [&](graph::NodeId a, graph::NodeId b) {
       return std::pair(dfg.node(a).measured_start, a) < std::pair(dfg.node(b).measured_start, b);
     });
-    if (std::none_of(ids.begin(), ids.end(), launched)) borrowers.push_back(&group);
-    else lenders.emplace(std::tuple(std::get<0>(group), std::get<1>(group), names_of(ids)), &group);
+    if (std::none_of(ids.begin(), ids.end(), launched)) borrowers.push_back(&entry);
+    else lenders.emplace(key_of(entry), &entry);
   }
   std::set<std::string> lender_names;
-  for (const Group* group : borrowers) {
-    const auto& ids = groups.at(*group);
-    auto it = lenders.find(std::tuple(std::get<0>(*group), std::get<1>(*group), names_of(ids)));
+  for (const Entry* borrower : borrowers) {
+    auto it = lenders.find(key_of(*borrower));
     if (it == lenders.end()) continue;
-    const auto& lender = groups.at(*it->second);
-    for (std::size_t i = 0; i < ids.size(); ++i) {
-      const std::uint32_t op = dfg.node(lender[i]).parent_op;
+    const Entry& lender = *it->second;
+    for (std::size_t i = 0; i < borrower->second.size(); ++i) {
+      const std::uint32_t op = dfg.node(lender.second[i]).parent_op;
       if (op == graph::kNone) continue;
-      out.launcher[ids[i]] = op;
+      out.launcher[borrower->second[i]] = op;
       ++out.kernels;
     }
-    const auto [rank, track, index] = *it->second;
-    lender_names.insert(traces.find_rank(rank)->iterations[index].name);
+    const auto [r, track, index] = lender.first;
+    lender_names.insert(traces.find_rank(r)->iterations[index].name);
   }
   out.lenders.assign(lender_names.begin(), lender_names.end());
   return out;

@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include <array>
 #include <fstream>
 
 #include "core/error.h"
@@ -84,6 +85,29 @@ std::string summary_on_h100(Fixture& f) {
   Logger log(LogLevel::kQuiet);
   w->apply(f.built, f.traces, log);
   return w->summary();
+}
+
+// The synthetic dpro-profile captures below: one H100, a clock start, a bf16 GEMM kernel and the
+// emit_nvtx range of the bmm that launches it.
+constexpr std::uint64_t kCaptureT0 = 1'700'000'000'000'000'000ull + 1'000'000;
+const std::string kSm90Gemm = "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64";
+const std::string kBmmRange = "aten::bmm, seq = 4, op_id = 30, sizes = [[64, 512, 512], [64, 512, 512]]";
+void add_h100(test::NativeTraceBuilder& b) {
+  b.add(native::DeviceRecord{0, "NVIDIA H100 80GB HBM3", 80ull << 30, 9, 0, 132});
+}
+
+// A dpro-profile capture's records of one kernel launch: cudaLaunchKernel on thread 10/11 over
+// [call, call_end) with `correlation`, its kernel over [start, end) on stream 7 of device 0 and,
+// given `op` (an emit_nvtx range name), that range from 1 us before the call to 1 us after,
+// with NVTX id `range`.
+void add_launch(test::NativeTraceBuilder& b, std::uint64_t call, std::uint64_t call_end, std::uint32_t correlation,
+                std::uint64_t start, std::uint64_t end, const std::string& kernel, std::array<std::int32_t, 3> grid,
+                std::array<std::int32_t, 3> block, const std::string& op = "", std::uint32_t range = 0) {
+  using namespace dpro::native;
+  if (!op.empty()) b.add(MarkerRecord{kMarkerStart, call - 1'000, range, 10, 11, op, ""});
+  b.add(ApiRecord{ApiKind::kRuntime, 211, call, call_end, 10, 11, correlation, "cudaLaunchKernel_v7000"});
+  if (!op.empty()) b.add(MarkerRecord{kMarkerEnd, call_end + 1'000, range, 10, 11, "", ""});
+  b.add(KernelRecord{start, end, 0, 1, 7, correlation, kernel, grid, block, 0, 0});
 }
 
 }  // namespace
@@ -339,10 +363,10 @@ TEST_CASE("device what-if: a dpro-profile capture under emit_nvtx gives the lear
   // torch.autograd.profiler.emit_nvtx(record_shapes=True): each operator is an NVTX range whose
   // name carries its shapes (no types). One kernel ran outside any operator range.
   using namespace dpro::native;
-  constexpr std::uint64_t t0 = 1'700'000'000'000'000'000ull + 1'000'000;
+  constexpr std::uint64_t t0 = kCaptureT0;
   test::TempDir dir("whatif_nvtx");
   test::NativeTraceBuilder b(test::header_for(0, "h", 1));
-  b.add(DeviceRecord{0, "NVIDIA H100 80GB HBM3", 80ull << 30, 9, 0, 132});
+  add_h100(b);
   const std::string add_kernel =
       "void at::native::vectorized_elementwise_kernel<8, at::native::CUDAFunctor_add<c10::BFloat16>, "
       "std::array<char*, 3ul> >(int, at::native::CUDAFunctor_add<c10::BFloat16>, std::array<char*, 3ul>)";
@@ -350,19 +374,12 @@ TEST_CASE("device what-if: a dpro-profile capture under emit_nvtx gives the lear
     const std::uint64_t t = t0 + step * 10'000'000ull;
     const std::uint32_t c = step * 10;
     b.add(MarkerRecord{kMarkerStart, t, c + 1, 10, 11, "ProfilerStep#" + std::to_string(step), ""});
-    b.add(MarkerRecord{kMarkerStart, t + 1'000, c + 2, 10, 11,
-                       "aten::bmm, seq = 4, op_id = 30, sizes = [[64, 512, 512], [64, 512, 512]]", ""});
-    b.add(ApiRecord{ApiKind::kRuntime, 211, t + 2'000, t + 7'000, 10, 11, c + 1, "cudaLaunchKernel_v7000"});
-    b.add(MarkerRecord{kMarkerEnd, t + 8'000, c + 2, 10, 11, "", ""});
-    b.add(KernelRecord{t + 10'000, t + 1'010'000, 0, 1, 7, c + 1, "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64",
-                       {132, 1, 1}, {256, 1, 1}, 0, 0});
-    b.add(MarkerRecord{kMarkerStart, t + 20'000, c + 3, 10, 11,
-                       "aten::add, seq = 5, op_id = 31, sizes = [[64, 1024, 1024], [64, 1024, 1024], []]", ""});
-    b.add(ApiRecord{ApiKind::kRuntime, 211, t + 21'000, t + 26'000, 10, 11, c + 2, "cudaLaunchKernel_v7000"});
-    b.add(MarkerRecord{kMarkerEnd, t + 27'000, c + 3, 10, 11, "", ""});
-    b.add(KernelRecord{t + 1'020'000, t + 1'220'000, 0, 1, 7, c + 2, add_kernel, {65536, 1, 1}, {128, 1, 1}, 0, 0});
-    b.add(ApiRecord{ApiKind::kRuntime, 211, t + 30'000, t + 35'000, 10, 11, c + 3, "cudaLaunchKernel_v7000"});
-    b.add(KernelRecord{t + 1'230'000, t + 1'330'000, 0, 1, 7, c + 3, "my_custom_kernel", {1, 1, 1}, {32, 1, 1}, 0, 0});
+    add_launch(b, t + 2'000, t + 7'000, c + 1, t + 10'000, t + 1'010'000,
+               kSm90Gemm, {132, 1, 1}, {256, 1, 1}, kBmmRange, c + 2);
+    add_launch(b, t + 21'000, t + 26'000, c + 2, t + 1'020'000, t + 1'220'000, add_kernel, {65536, 1, 1},
+               {128, 1, 1}, "aten::add, seq = 5, op_id = 31, sizes = [[64, 1024, 1024], [64, 1024, 1024], []]", c + 3);
+    add_launch(b, t + 30'000, t + 35'000, c + 3, t + 1'230'000, t + 1'330'000, "my_custom_kernel", {1, 1, 1},
+               {32, 1, 1});
     b.add(ApiRecord{ApiKind::kRuntime, 131, t + 40'000, t + 1'340'000, 10, 11, c + 4, "cudaDeviceSynchronize_v3020"});
     b.add(MarkerRecord{kMarkerEnd, t + 1'400'000, c + 1, 10, 11, "", ""});
   }
@@ -406,28 +423,21 @@ TEST_CASE("device what-if: steps without operator ranges are described by a like
   // A capture in which step 0 alone ran inside emit_nvtx: steps 1 and 2 launch the same kernels
   // in the same order and borrow its operators; step 3 launches one more kernel and does not.
   using namespace dpro::native;
-  constexpr std::uint64_t t0 = 1'700'000'000'000'000'000ull + 1'000'000;
+  constexpr std::uint64_t t0 = kCaptureT0;
   test::TempDir dir("like_step");
   test::NativeTraceBuilder b(test::header_for(0, "h", 1));
-  b.add(DeviceRecord{0, "NVIDIA H100 80GB HBM3", 80ull << 30, 9, 0, 132});
-  const std::string gemm = "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64";
+  add_h100(b);
   for (std::uint32_t step = 0; step < 4; ++step) {
     const std::uint64_t t = t0 + step * 10'000'000ull;
     const std::uint32_t c = step * 10;
-    const bool ranges = step == 0;
     b.add(MarkerRecord{kMarkerStart, t, c + 1, 10, 11, "ProfilerStep#" + std::to_string(step), ""});
-    if (ranges)
-      b.add(MarkerRecord{kMarkerStart, t + 1'000, c + 2, 10, 11,
-                         "aten::bmm, seq = 4, op_id = 30, sizes = [[64, 512, 512], [64, 512, 512]]", ""});
-    b.add(ApiRecord{ApiKind::kRuntime, 211, t + 2'000, t + 7'000, 10, 11, c + 1, "cudaLaunchKernel_v7000"});
-    if (ranges) b.add(MarkerRecord{kMarkerEnd, t + 8'000, c + 2, 10, 11, "", ""});
-    b.add(KernelRecord{t + 10'000, t + 1'010'000, 0, 1, 7, c + 1, gemm, {132, 1, 1}, {256, 1, 1}, 0, 0});
-    b.add(ApiRecord{ApiKind::kRuntime, 211, t + 30'000, t + 35'000, 10, 11, c + 2, "cudaLaunchKernel_v7000"});
-    b.add(KernelRecord{t + 1'030'000, t + 1'130'000, 0, 1, 7, c + 2, "my_custom_kernel", {1, 1, 1}, {32, 1, 1}, 0, 0});
-    if (step == 3) {
-      b.add(ApiRecord{ApiKind::kRuntime, 211, t + 36'000, t + 38'000, 10, 11, c + 3, "cudaLaunchKernel_v7000"});
-      b.add(KernelRecord{t + 1'140'000, t + 1'150'000, 0, 1, 7, c + 3, "another_kernel", {1, 1, 1}, {32, 1, 1}, 0, 0});
-    }
+    add_launch(b, t + 2'000, t + 7'000, c + 1, t + 10'000, t + 1'010'000, kSm90Gemm, {132, 1, 1}, {256, 1, 1},
+               step == 0 ? kBmmRange : "", c + 2);
+    add_launch(b, t + 30'000, t + 35'000, c + 2, t + 1'030'000, t + 1'130'000, "my_custom_kernel", {1, 1, 1},
+               {32, 1, 1});
+    if (step == 3)
+      add_launch(b, t + 36'000, t + 38'000, c + 3, t + 1'140'000, t + 1'150'000, "another_kernel", {1, 1, 1},
+                 {32, 1, 1});
     b.add(ApiRecord{ApiKind::kRuntime, 131, t + 40'000, t + 1'340'000, 10, 11, c + 4, "cudaDeviceSynchronize_v3020"});
     b.add(MarkerRecord{kMarkerEnd, t + 1'400'000, c + 1, 10, 11, "", ""});
   }
@@ -442,7 +452,7 @@ TEST_CASE("device what-if: steps without operator ranges are described by a like
   std::vector<costmodel::OpFamily> families;  // GEMMs in step order, described by what each got
   for (graph::NodeId id = 0; id < built.dfg.node_count(); ++id) {
     const graph::Node& n = built.dfg.node(id);
-    if (n.kind != graph::NodeKind::kKernel || traces.name(traces.ranks[0].events[n.event]) != gemm) continue;
+    if (n.kind != graph::NodeKind::kKernel || traces.name(traces.ranks[0].events[n.event]) != kSm90Gemm) continue;
     const std::uint32_t launcher = n.parent_op != graph::kNone ? n.parent_op : lent.launcher[id];
     const costmodel::OpDesc op = costmodel::op_desc_from_trace(traces, n, launcher);
     families.push_back(op.family);
@@ -473,26 +483,20 @@ TEST_CASE("like steps: a job that does not wait for its GPU lends by the step th
   // Three steps, no synchronisation: each step's two kernels run while the host is already in
   // the next step (and the last ones after the host finished). Step 0 ran inside emit_nvtx.
   using namespace dpro::native;
-  constexpr std::uint64_t t0 = 1'700'000'000'000'000'000ull + 1'000'000;
+  constexpr std::uint64_t t0 = kCaptureT0;
   test::TempDir dir("like_step_async");
   test::NativeTraceBuilder b(test::header_for(0, "h", 1));
-  b.add(DeviceRecord{0, "NVIDIA H100 80GB HBM3", 80ull << 30, 9, 0, 132});
-  const std::string gemm = "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64";
+  add_h100(b);
   for (std::uint32_t step = 0; step < 3; ++step) {
     const std::uint64_t t = t0 + step * 100'000ull;  // 100 us of host per step
     const std::uint32_t c = step * 10;
-    b.add(MarkerRecord{kMarkerStart, t, c + 1, 10, 11, "ProfilerStep#" + std::to_string(step), ""});
-    if (step == 0)
-      b.add(MarkerRecord{kMarkerStart, t + 1'000, c + 2, 10, 11,
-                         "aten::bmm, seq = 4, op_id = 30, sizes = [[64, 512, 512], [64, 512, 512]]", ""});
-    b.add(ApiRecord{ApiKind::kRuntime, 211, t + 2'000, t + 7'000, 10, 11, c + 1, "cudaLaunchKernel_v7000"});
-    if (step == 0) b.add(MarkerRecord{kMarkerEnd, t + 8'000, c + 2, 10, 11, "", ""});
-    b.add(ApiRecord{ApiKind::kRuntime, 211, t + 9'000, t + 12'000, 10, 11, c + 2, "cudaLaunchKernel_v7000"});
-    b.add(MarkerRecord{kMarkerEnd, t + 90'000, c + 1, 10, 11, "", ""});
     // The GPU runs 150 us per step: step k's kernels start 50k us after the host left it.
     const std::uint64_t g = t0 + 120'000ull + step * 150'000ull;
-    b.add(KernelRecord{g, g + 100'000, 0, 1, 7, c + 1, gemm, {132, 1, 1}, {256, 1, 1}, 0, 0});
-    b.add(KernelRecord{g + 100'000, g + 150'000, 0, 1, 7, c + 2, "my_custom_kernel", {1, 1, 1}, {32, 1, 1}, 0, 0});
+    b.add(MarkerRecord{kMarkerStart, t, c + 1, 10, 11, "ProfilerStep#" + std::to_string(step), ""});
+    add_launch(b, t + 2'000, t + 7'000, c + 1, g, g + 100'000, kSm90Gemm, {132, 1, 1}, {256, 1, 1},
+               step == 0 ? kBmmRange : "", c + 2);
+    add_launch(b, t + 9'000, t + 12'000, c + 2, g + 100'000, g + 150'000, "my_custom_kernel", {1, 1, 1}, {32, 1, 1});
+    b.add(MarkerRecord{kMarkerEnd, t + 90'000, c + 1, 10, 11, "", ""});
   }
   b.write(dir.file("rank0.dpro"));
   Logger log(LogLevel::kQuiet);

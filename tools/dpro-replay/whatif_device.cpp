@@ -177,11 +177,10 @@ class DeviceWhatIf : public WhatIfOption {
         }
       for (size_t i = 0; i < learned_nodes.size(); ++i) {
         graph::Node& n = dfg.node(learned_nodes[i]);
-        // Between two GPUs of one chip the factor stays within what the resources allow (an H200
-        // never slows a kernel an H100 ran), which the unseen-GPU network does not know.
-        const double ratio = cm::physical_ratio_range(ops[i], *learned_origin[i], target).clamp(
-            cm::kernel_time_ratio(t[i] * correction.factor(ops[i]), o[i], target_overhead,
-                                  origin_overhead.at(learned_origin[i]), model->unseen_floor_ms(ops[i].family)));
+        const double ratio = cm::learned_kernel_factor(ops[i], *learned_origin[i], target,
+                                                       t[i] * correction.factor(ops[i]), o[i], target_overhead,
+                                                       origin_overhead.at(learned_origin[i]),
+                                                       model->unseen_floor_ms(ops[i].family));
         n.duration = cm::millis_to_nanos(to_millis(n.measured_duration) * ratio);
         count(Retimer::kLearned, n.measured_duration, n.duration);
       }
