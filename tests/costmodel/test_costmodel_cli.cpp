@@ -188,6 +188,10 @@ TEST_CASE("costmodel outputs never overwrite an input, nor an existing file with
                       Catch::Contains("--force"));
   REQUIRE_THROWS_WITH(run_cli({"costmodel", "-q", "eval", "--data", data, "--no-leave-one-out", "--markdown", out}),
                       Catch::Contains("--force"));
+  // A --gpus name that is no model of the data's GPUs is refused at once, naming the models
+  // (it used to be left out silently: a five-GPU evaluation ran two folds).
+  REQUIRE_THROWS_WITH(run_cli({"costmodel", "-q", "eval", "--data", data, "--no-split", "--gpus", "T4", "A100-PCIE-40GB"}),
+                      Catch::Contains("--gpus A100-PCIE-40GB") && Catch::Contains("A100, P100, P4, T4, V100"));
   CHECK(dpro::read_whole_file(out).find("predicted_ms") != std::string::npos);
   if (!dpro::costmodel::LearnedModel::available()) return;
   const std::string model = dpro::test::source_path("data/costmodel/model.dpcm");

@@ -7,8 +7,10 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <set>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "core/byte_source.h"
 #include "core/error.h"
@@ -56,7 +58,7 @@ class CostModelCommand : public Command {
     eval_->add_flag("--retrain", retrain_, "Train the split model here instead of loading --model");
     eval_->add_flag("--no-leave-one-out", no_logo_, "Only the 80/20 split (fast)");
     eval_->add_flag("--no-split", no_split_, "Only leave-one-GPU-out (the shipped model is not loaded)");
-    eval_->add_option("--gpus", options_.only_gpus, "Leave-one-out only these GPUs (e.g. V100 T4)");
+    eval_->add_option("--gpus", options_.only_gpus, "Leave-one-out only these GPU models (e.g. V100 T4; the models of the data's GPUs)");
     eval_->add_option("--samples", options_.few_shot_samples, "k-means samples of the held-out GPU")->default_val(200);
     eval_->add_option("--markdown", markdown_out_, "Also write the tables as Markdown to this file");
     eval_->add_option("--json", json_out_, "Also write the tables as JSON to this file");
@@ -155,10 +157,21 @@ class CostModelCommand : public Command {
     return 0;
   }
 
+  // --gpus names model families (V100, not V100-PCIE-32GB); each must be one of the data's.
+  void check_held_out_gpus(const std::vector<cm::Measurement>& data) const {
+    std::set<std::string> families;
+    for (const auto& m : data) families.insert(m.device->model_family());
+    for (const auto& g : options_.only_gpus)
+      if (!families.count(g))
+        throw InputError(data_, "--gpus " + g,
+                         "no GPU of the data is of that model; give one of: " + fmt::format("{}", fmt::join(families, ", ")));
+  }
+
   int evaluate(const cm::DeviceCatalog& catalog, Logger& log) {
     for (const std::string* out : {&markdown_out_, &json_out_})
       if (!out->empty()) check_output_path(*out, {data_, model_path_}, force_);
     const auto data = cm::load_measurements(data_, catalog);
+    if (!no_logo_) check_held_out_gpus(data);  // a name that matches no GPU would be left out silently
     cm::EvalReport report;
     std::optional<cm::LearnedModel> model;
     if (cm::LearnedModel::available() && !retrain_ && !no_split_) model = cm::LearnedModel::load(model_path_);
