@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The shipped cost model on the operators measured on an H100 and an H200 with
 # tools/gpu/measure_ops.py (data/costmodel/measured-2026-11-23; GPUs outside its training data):
-# docs/costmodel.md "Measured by us: H100 and H200" rebuilt in part. Fails when the model with
+# docs/costmodel.md "Measured by us: an H100 and an H200" rebuilt in part. Fails when the model with
 # nothing measured on the H100 moves past 32 % MAPE overall or 25 % on linear (27.4 and 19.8 %
 # when written), or when 200 k-means samples of a GPU no longer make its other rows better.
 # Usage: measured_ops_check.sh DPRO_REPLAY (repo root).

@@ -291,11 +291,14 @@ def measure(args, rows):
         with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU,
                                                 torch.profiler.ProfilerActivity.CUDA]) as prof:
             for i, (op, dims, _) in enumerate(timed):
-                fn, inputs = make_op(torch, op, dims)
-                torch.cuda.synchronize()
-                with torch.profiler.record_function(f"{ROW_MARK}{i}"):
-                    fn(*inputs)
-                torch.cuda.synchronize()
+                try:
+                    fn, inputs = make_op(torch, op, dims)
+                    torch.cuda.synchronize()
+                    with torch.profiler.record_function(f"{ROW_MARK}{i}"):
+                        fn(*inputs)
+                    torch.cuda.synchronize()
+                except RuntimeError:  # out of memory this time: the row gets no kernels, is skipped
+                    torch.cuda.empty_cache()
                 fn = inputs = None
         with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as tf:
             trace_path = tf.name
