@@ -305,10 +305,15 @@ void evaluate_split(const std::vector<Measurement>& data, const EvalOptions& opt
   report.notes.push_back(note.str());
 }
 
+std::set<std::string> gpu_models(const std::vector<Measurement>& data) {
+  std::set<std::string> models;
+  for (const auto& m : data) models.insert(m.device->model_family());
+  return models;
+}
+
 void evaluate_leave_one_out(const std::vector<Measurement>& data, const EvalOptions& options,
                             EvalReport& report, Logger& log) {
-  std::set<std::string> gpus;
-  for (const auto& m : data) gpus.insert(m.device->model_family());
+  const std::set<std::string> gpus = gpu_models(data);
   const std::vector<std::string> cols = {"roofline", "scaling from another GPU", "learned, 0 samples",
                                          "learned x origin, 0 samples",
                                          "learned, " + std::to_string(options.few_shot_samples) + " samples",

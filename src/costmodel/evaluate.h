@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -78,6 +79,9 @@ void evaluate_leave_one_out(const std::vector<Measurement>& data, const EvalOpti
 
 // Every row of `data`, as the row lists training and evaluation take.
 std::vector<const Measurement*> all_rows(const std::vector<Measurement>& data);
+// The GPU models (DeviceSpec::model_family: V100, not V100-PCIE-32GB) the data was measured on:
+// the GPUs leave-one-out holds out, and the names EvalOptions::only_gpus may give.
+std::set<std::string> gpu_models(const std::vector<Measurement>& data);
 
 // Training rows of the split (what `costmodel train` fits the shipped model on).
 std::vector<const Measurement*> split_training_rows(const std::vector<Measurement>& data,

@@ -22,9 +22,9 @@ OpDesc op_desc_from_trace(const trace::TraceSet& traces, const graph::Node& node
 // step); a job can run one step inside emit_nvtx and the others as usual (docs/profiler.md).
 // Per rank and stream, the kernels of each iteration (those launched from its start to the
 // next one's; by their own start when the launch is unknown), in start order, form a sequence
-// of kernel names. An iteration whose kernels on a
-// stream have no launching CPU op borrows, kernel by kernel, the launching ops of an iteration
-// with the same sequence on that stream that has them. A sequence differing in one name or in
+// of kernel names. An iteration whose kernels on a stream have no launching CPU op borrows,
+// kernel by kernel, the launching ops of an iteration with the same sequence on that stream
+// that has them. A sequence differing in one name or in
 // length lends nothing, and kernels outside iterations are left alone.
 struct LikeStepLaunchers {
   std::vector<std::uint32_t> launcher;  // per node: event index of the borrowed CPU op, or kNone

@@ -110,6 +110,24 @@ void add_launch(test::NativeTraceBuilder& b, std::uint64_t call, std::uint64_t c
   b.add(KernelRecord{start, end, 0, 1, 7, correlation, kernel, grid, block, 0, 0});
 }
 
+
+// One step of the like-step captures, opened at host time `t`: its ProfilerStep range, a GEMM
+// launched at t + 2 us (inside emit_nvtx's bmm range in step 0 only) and a custom kernel without
+// an op; the caller adds what else the step holds and closes the range at its end.
+struct StepKernels {
+  std::uint64_t gemm_start, gemm_end;          // on the GPU
+  std::uint64_t custom_call, custom_call_end;  // the custom kernel's launch call on the host
+  std::uint64_t custom_start, custom_end;      // and its run on the GPU
+};
+void add_like_step(test::NativeTraceBuilder& b, std::uint32_t step, std::uint64_t t, const StepKernels& k) {
+  using namespace dpro::native;
+  const std::uint32_t c = step * 10;
+  b.add(MarkerRecord{kMarkerStart, t, c + 1, 10, 11, "ProfilerStep#" + std::to_string(step), ""});
+  add_launch(b, t + 2'000, t + 7'000, c + 1, k.gemm_start, k.gemm_end, kSm90Gemm, {132, 1, 1}, {256, 1, 1},
+             step == 0 ? kBmmRange : "", c + 2);
+  add_launch(b, k.custom_call, k.custom_call_end, c + 2, k.custom_start, k.custom_end, "my_custom_kernel", {1, 1, 1},
+             {32, 1, 1});
+}
 }  // namespace
 
 TEST_CASE("device what-if: re-times GPU ops on a faster GPU and reports coverage") {
@@ -430,11 +448,7 @@ TEST_CASE("device what-if: steps without operator ranges are described by a like
   for (std::uint32_t step = 0; step < 4; ++step) {
     const std::uint64_t t = t0 + step * 10'000'000ull;
     const std::uint32_t c = step * 10;
-    b.add(MarkerRecord{kMarkerStart, t, c + 1, 10, 11, "ProfilerStep#" + std::to_string(step), ""});
-    add_launch(b, t + 2'000, t + 7'000, c + 1, t + 10'000, t + 1'010'000, kSm90Gemm, {132, 1, 1}, {256, 1, 1},
-               step == 0 ? kBmmRange : "", c + 2);
-    add_launch(b, t + 30'000, t + 35'000, c + 2, t + 1'030'000, t + 1'130'000, "my_custom_kernel", {1, 1, 1},
-               {32, 1, 1});
+    add_like_step(b, step, t, {t + 10'000, t + 1'010'000, t + 30'000, t + 35'000, t + 1'030'000, t + 1'130'000});
     if (step == 3)
       add_launch(b, t + 36'000, t + 38'000, c + 3, t + 1'140'000, t + 1'150'000, "another_kernel", {1, 1, 1},
                  {32, 1, 1});
@@ -489,14 +503,10 @@ TEST_CASE("like steps: a job that does not wait for its GPU lends by the step th
   add_h100(b);
   for (std::uint32_t step = 0; step < 3; ++step) {
     const std::uint64_t t = t0 + step * 100'000ull;  // 100 us of host per step
-    const std::uint32_t c = step * 10;
     // The GPU runs 150 us per step: step k's kernels start 50k us after the host left it.
     const std::uint64_t g = t0 + 120'000ull + step * 150'000ull;
-    b.add(MarkerRecord{kMarkerStart, t, c + 1, 10, 11, "ProfilerStep#" + std::to_string(step), ""});
-    add_launch(b, t + 2'000, t + 7'000, c + 1, g, g + 100'000, kSm90Gemm, {132, 1, 1}, {256, 1, 1},
-               step == 0 ? kBmmRange : "", c + 2);
-    add_launch(b, t + 9'000, t + 12'000, c + 2, g + 100'000, g + 150'000, "my_custom_kernel", {1, 1, 1}, {32, 1, 1});
-    b.add(MarkerRecord{kMarkerEnd, t + 90'000, c + 1, 10, 11, "", ""});
+    add_like_step(b, step, t, {g, g + 100'000, t + 9'000, t + 12'000, g + 100'000, g + 150'000});
+    b.add(MarkerRecord{kMarkerEnd, t + 90'000, step * 10 + 1, 10, 11, "", ""});
   }
   b.write(dir.file("rank0.dpro"));
   Logger log(LogLevel::kQuiet);

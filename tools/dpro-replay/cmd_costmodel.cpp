@@ -157,14 +157,13 @@ class CostModelCommand : public Command {
     return 0;
   }
 
-  // --gpus names model families (V100, not V100-PCIE-32GB); each must be one of the data's.
+  // --gpus names GPU models (V100, not V100-PCIE-32GB); each must be one of the data's.
   void check_held_out_gpus(const std::vector<cm::Measurement>& data) const {
-    std::set<std::string> families;
-    for (const auto& m : data) families.insert(m.device->model_family());
+    const std::set<std::string> models = cm::gpu_models(data);
     for (const auto& g : options_.only_gpus)
-      if (!families.count(g))
+      if (!models.count(g))
         throw InputError(data_, "--gpus " + g,
-                         "no GPU of the data is of that model; give one of: " + fmt::format("{}", fmt::join(families, ", ")));
+                         "no GPU of the data is of that model; give one of: " + fmt::format("{}", fmt::join(models, ", ")));
   }
 
   int evaluate(const cm::DeviceCatalog& catalog, Logger& log) {
