@@ -8,7 +8,8 @@
 #   3. the measurements themselves: the same rows timed again on another machine of each GPU
 #      (h100-rerun, h200-rerun), and how much of a row's Latency its kernels take (GPU time alone);
 #   4. the same rows on the H200 against the H100 (h200-rerun / h100-rerun): GPU time alone and
-#      the host-timed Latency.
+#      the host-timed Latency;
+#   5. replay --device's kernel re-timing scored on them, H100 -> H200 and back (`costmodel retime`).
 #
 #   tools/costmodel_measured_eval.sh [BUILD_DIR]      (default: build; a few minutes)
 set -euo pipefail
@@ -65,11 +66,9 @@ for op in ops:
 
 print()
 print("## H200 against H100 on the same rows: GPU time alone (Kernel Time) and host-timed Latency")
-BW = 3350 / 4800  # H100 / H200 memory bandwidth (configs/devices)
 print("| family | rows on both | H200 / H100 kernel time (median, p10-p90) | same main kernel "
-      "| H200 / H100 Latency (median) | rows with H100 kernel time >= 50 us: kernel-time ratio "
-      "| kernel time predicted as the H100's: mean abs. error % | as the H100's x bandwidth ratio: mean abs. error % |")
-print("|---|---:|---|---:|---:|---|---:|---:|")
+      "| H200 / H100 Latency (median) | rows with H100 kernel time >= 50 us: kernel-time ratio |")
+print("|---|---:|---|---:|---:|---|")
 for op in ops:
     a, b = run("h100-rerun", op), run("h200-rerun", op)
     ks = [k for k in a if k in b]
@@ -78,8 +77,11 @@ for op in ops:
     lr = st.median(float(b[k]["Latency"]) / float(a[k]["Latency"]) for k in ks)
     big = [float(b[k]["Kernel Time"]) / float(a[k]["Kernel Time"]) for k in ks if float(a[k]["Kernel Time"]) >= 0.05]
     bigs = f"{st.median(big):.2f} (n={len(big)})" if big else "-"
-    unchanged = 100 * st.mean(abs(1 - r) / r for r in kr)
-    by_bandwidth = 100 * st.mean(abs(BW - r) / r for r in kr)
     print(f"| {op} | {len(ks)} | {st.median(kr):.2f} ({kr[len(kr) // 10]:.2f}-{kr[9 * len(kr) // 10]:.2f}) | "
-          f"{same:.2f} | {lr:.2f} | {bigs} | {unchanged:.1f} | {by_bandwidth:.1f} |")
+          f"{same:.2f} | {lr:.2f} | {bigs} |")
 PYEOF
+
+echo
+echo "## replay --device's kernel re-timing on these rows, both ways (costmodel retime)"
+"$cli" costmodel retime "$data/h100-rerun" "$data/h200-rerun"
+"$cli" costmodel retime "$data/h200-rerun" "$data/h100-rerun"

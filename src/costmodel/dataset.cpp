@@ -138,7 +138,7 @@ std::vector<Measurement> load_measurements(const std::string& path, const Device
   std::vector<Measurement> out;
   for (const auto& file : measurement_files(path)) {
     const CsvTable table = parse_csv(read_whole_file(file), file);
-    const int lat = table.column("Latency"), dev = table.column("Device");
+    const int lat = table.column("Latency"), dev = table.column("Device"), kernel = table.column("Kernel Time");
     if (lat < 0 || dev < 0) throw InputError(file, "header", "needs Latency and Device columns");
     const OpRowReader reader(table, file);
     for (size_t r = 0; r < table.rows.size(); ++r) {
@@ -154,6 +154,10 @@ std::vector<Measurement> load_measurements(const std::string& path, const Device
       // and one such sample would scale every corrected prediction (1e300 ms did).
       if (!is_latency_ms(m.latency_ms))
         throw InputError(file, row_label(r), "Latency '" + row[lat] + "' is not a time in milliseconds from 1e-6 to 1e6");
+      if (kernel >= 0 && !row[kernel].empty() &&
+          (!parse_decimal(row[kernel], m.kernel_ms) || !is_latency_ms(m.kernel_ms)))
+        throw InputError(file, row_label(r),
+                         "Kernel Time '" + row[kernel] + "' is not a time in milliseconds from 1e-6 to 1e6");
       out.push_back(std::move(m));
     }
   }

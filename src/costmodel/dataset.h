@@ -16,6 +16,9 @@ struct Measurement {
   OpDesc op;
   const DeviceSpec* device = nullptr;  // points into the catalog passed to the loader
   double latency_ms = 0;
+  // GPU time of the op's kernels (ms), from a "Kernel Time" column (tools/gpu/measure_ops.py
+  // writes one; the shared data have none): 0 where the table has none or the cell is empty.
+  double kernel_ms = 0;
 };
 
 // The dim column names of a family, in OpDesc::dims order.

@@ -7,6 +7,10 @@
 #include <set>
 #include <sstream>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "core/error.h"
 #include "costmodel/features.h"
 #include "costmodel/kernel_time.h"
 #include "costmodel/kmeans.h"
@@ -423,6 +427,85 @@ void evaluate_leave_one_out(const std::vector<Measurement>& data, const EvalOpti
     report.tables.push_back(std::move(kernels));
     report.notes.push_back(kernel_table_note("(d) leave one GPU out", kernel_pairs, overheads));
   }
+}
+
+const std::vector<std::string> kRetimeColumns = {
+    "keep the origin's time", "bandwidth ratio", "scaling (--device without the learned model)",
+    "learned kernel-time factor (--device on described ops, other chips)", "same chip (--device between GPUs of one chip)",
+    "what --device uses"};
+
+EvalReport kernel_retime_report(const std::vector<Measurement>& origin, const std::vector<Measurement>& target,
+                                const LearnedModel* model, const std::string& origin_file,
+                                const std::string& target_file) {
+  const DeviceSpec* device = nullptr;
+  for (const Measurement& m : target) {
+    if (device && m.device != device)
+      throw InputError(target_file, "Device",
+                       "rows of two GPUs (" + device->name + ", " + m.device->name + "); give one GPU's rows");
+    device = m.device;
+  }
+  if (!device) throw InputError(target_file, "", "no rows");
+  std::map<std::string, const Measurement*> by_key;
+  for (const Measurement& m : origin)
+    if (m.kernel_ms > 0 && m.device != device) by_key.emplace(op_key(m.op), &m);
+  if (by_key.empty())
+    throw InputError(origin_file, "Kernel Time",
+                     "no row with a kernel time on a GPU other than " + device->name +
+                         " (tools/gpu/measure_ops.py records a Kernel Time column)");
+  std::vector<const Measurement*> on_origin, on_target;
+  std::size_t without_kernel = 0, unmatched = 0;
+  std::set<std::string> seen;
+  for (const Measurement& m : target) {
+    if (!(m.kernel_ms > 0)) { ++without_kernel; continue; }
+    const auto it = by_key.find(op_key(m.op));
+    if (it == by_key.end() || !seen.insert(it->first).second) { ++unmatched; continue; }
+    on_origin.push_back(it->second);
+    on_target.push_back(&m);
+  }
+  if (on_target.empty())
+    throw InputError(target_file, "",
+                     "no op of it has a kernel time here and in " + origin_file + " (rows are matched by OPName and dimensions)");
+  std::vector<double> learned;
+  if (model) {
+    std::vector<OpDesc> ops;
+    std::vector<const DeviceSpec*> origins;
+    for (std::size_t i = 0; i < on_target.size(); ++i) {
+      ops.push_back(on_origin[i]->op);  // the op as the trace would describe it: kernel as on the origin
+      origins.push_back(on_origin[i]->device);
+    }
+    learned = learned_kernel_factors(*model, ops, origins, *device, nullptr).factor;
+  }
+  MapeTable t = make_table("Kernel time on " + device->name + " predicted from another GPU's: MAPE % per op family",
+                           "op family", kRetimeColumns);
+  std::set<std::string> origin_gpus;
+  std::size_t same = 0;
+  for (std::size_t i = 0; i < on_target.size(); ++i) {
+    const Measurement& o = *on_origin[i];
+    const OpDesc& op = o.op;
+    const std::string row = to_string(op.family);
+    const double measured = on_target[i]->kernel_ms, k = o.kernel_ms;
+    origin_gpus.insert(o.device->name);
+    t.add(row, 0, k, measured);
+    t.add(row, 1, k * o.device->memory_bandwidth_gbs / device->memory_bandwidth_gbs, measured);
+    const double scaled = scale_ms(op, *o.device, k, *device);
+    t.add(row, 2, scaled, measured);
+    if (model) t.add(row, 3, k * learned[i], measured);
+    const auto chip = same_chip_factor(op, *o.device, *device, k);
+    if (chip) {
+      t.add(row, 4, k * *chip, measured);
+      ++same;
+    }
+    t.add(row, 5, chip ? k * *chip : model ? k * learned[i] : scaled, measured);
+  }
+  EvalReport report;
+  report.tables.push_back(std::move(t));
+  report.notes.push_back(fmt::format(
+      "{} ops of {} matched in {} (origin: {}), {} of them between GPUs of one chip; {} rows without a kernel time "
+      "and {} without a match (or repeated) left out",
+      on_target.size(), target_file, origin_file, fmt::format("{}", fmt::join(origin_gpus, ", ")), same,
+      without_kernel, unmatched));
+  if (!model) report.notes.push_back("no learned model in this build: its column is empty");
+  return report;
 }
 
 }  // namespace dpro::costmodel

@@ -77,6 +77,18 @@ void evaluate_split(const std::vector<Measurement>& data, const EvalOptions& opt
 void evaluate_leave_one_out(const std::vector<Measurement>& data, const EvalOptions& options,
                             EvalReport& report, Logger& log);
 
+// `replay --device`'s kernel re-timing scored on ops measured on two GPUs with their kernels' GPU
+// time (Measurement::kernel_ms; tools/gpu/measure_ops.py records it): each op of `target` (one
+// GPU) whose op_key has a row in `origin` (another GPU) and a kernel time on both is predicted
+// from the origin's kernel time by each rule --device has. One table, MAPE % of the target's
+// kernel time per op family; columns kRetimeColumns (the learned one empty without `model`, the
+// same-chip one empty for GPUs of two chips). `origin_file`/`target_file` name the inputs in
+// errors (a target of two GPUs, no op in common, a row without kernel time is skipped and counted).
+extern const std::vector<std::string> kRetimeColumns;
+EvalReport kernel_retime_report(const std::vector<Measurement>& origin, const std::vector<Measurement>& target,
+                                const LearnedModel* model, const std::string& origin_file,
+                                const std::string& target_file);
+
 // Every row of `data`, as the row lists training and evaluation take.
 std::vector<const Measurement*> all_rows(const std::vector<Measurement>& data);
 // The GPU models (DeviceSpec::model_family: V100, not V100-PCIE-32GB) the data was measured on:

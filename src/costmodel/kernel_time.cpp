@@ -65,4 +65,28 @@ double learned_kernel_factor(const OpDesc& op, const DeviceSpec& origin, const D
       .clamp(kernel_time_ratio(target_ms, origin_ms, target_overhead_ms, origin_overhead_ms, floor_ms));
 }
 
+LearnedKernelFactors learned_kernel_factors(const LearnedModel& model, const std::vector<OpDesc>& ops,
+                                            const std::vector<const DeviceSpec*>& origins, const DeviceSpec& target,
+                                            const ResidualCorrection* correction) {
+  LearnedKernelFactors out;
+  const bool identity = model.knows_device(target);
+  std::vector<PredictQuery> on_target, on_origin;
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    on_target.push_back({&ops[i], &target, true});
+    on_origin.push_back({&ops[i], origins[i], identity});
+  }
+  const auto t = model.predict_ms(on_target);
+  const auto o = model.predict_ms(on_origin);
+  out.target_overhead_ms = model.measurement_overhead_ms(target, true);
+  for (const DeviceSpec* origin : origins)
+    if (!out.origin_overhead_ms.count(origin))
+      out.origin_overhead_ms[origin] = model.measurement_overhead_ms(*origin, identity);
+  for (std::size_t i = 0; i < ops.size(); ++i)
+    out.factor.push_back(learned_kernel_factor(ops[i], *origins[i], target,
+                                               t[i] * (correction ? correction->factor(ops[i]) : 1.0), o[i],
+                                               out.target_overhead_ms, out.origin_overhead_ms.at(origins[i]),
+                                               model.unseen_floor_ms(ops[i].family)));
+  return out;
+}
+
 }  // namespace dpro::costmodel

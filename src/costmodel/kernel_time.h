@@ -15,6 +15,8 @@
 #include <vector>
 
 #include "costmodel/dataset.h"
+#include "costmodel/learned_model.h"
+#include "costmodel/residual_correction.h"
 
 namespace dpro::costmodel {
 
@@ -48,5 +50,19 @@ double kernel_time_ratio(double target_ms, double origin_ms, double target_overh
 double learned_kernel_factor(const OpDesc& op, const DeviceSpec& origin, const DeviceSpec& target, double target_ms,
                              double origin_ms, double target_overhead_ms, double origin_overhead_ms,
                              double floor_ms);
+
+// learned_kernel_factor for many kernels at once, priced as `replay --device` prices them: each op
+// on the target (its identity used where the model knows it) and on its origin GPU (by identity
+// only where the model knows the target too, so that the ratio compares like with like), the
+// target's prediction multiplied by `correction` (few-shot samples; null: none), each GPU's
+// overhead once.
+struct LearnedKernelFactors {
+  std::vector<double> factor;                          // per op
+  double target_overhead_ms = 0;                       // taken out of the target's predictions
+  std::map<const DeviceSpec*, double> origin_overhead_ms;  // per origin GPU
+};
+LearnedKernelFactors learned_kernel_factors(const LearnedModel& model, const std::vector<OpDesc>& ops,
+                                            const std::vector<const DeviceSpec*>& origins, const DeviceSpec& target,
+                                            const ResidualCorrection* correction);
 
 }  // namespace dpro::costmodel

@@ -31,9 +31,7 @@ double scale_ms(const OpDesc& op, const DeviceSpec& origin, double origin_ms, co
 
 RatioRange physical_ratio_range(const OpDesc& op, const DeviceSpec& origin, const DeviceSpec& target) {
   const RatioRange unbounded{0, std::numeric_limits<double>::infinity()};
-  if (origin.architecture != target.architecture || origin.sms != target.sms ||
-      origin.fp32_cores_per_sm != target.fp32_cores_per_sm || origin.l2_cache_mb != target.l2_cache_mb)
-    return unbounded;
+  if (!same_chip(origin, target)) return unbounded;
   const double ratios[] = {origin.memory_bandwidth_gbs / target.memory_bandwidth_gbs,
                            origin.peak_flops(op.dtype) / target.peak_flops(op.dtype),
                            origin.peak_flops(DType::kFloat32) / target.peak_flops(DType::kFloat32),
@@ -45,6 +43,28 @@ RatioRange physical_ratio_range(const OpDesc& op, const DeviceSpec& origin, cons
     range.high = std::max(range.high, r);
   }
   return range;
+}
+
+bool same_chip(const DeviceSpec& a, const DeviceSpec& b) {
+  return a.architecture == b.architecture && a.sms == b.sms && a.fp32_cores_per_sm == b.fp32_cores_per_sm &&
+         a.l2_cache_mb == b.l2_cache_mb;
+}
+
+std::optional<double> same_chip_factor(const OpDesc& op, const DeviceSpec& origin, const DeviceSpec& target,
+                                       double origin_kernel_ms) {
+  if (!same_chip(origin, target) || !(origin_kernel_ms > 0)) return std::nullopt;
+  const double peak = origin.peak_flops(op.dtype) / target.peak_flops(op.dtype);
+  const double clock = origin.boost_clock_mhz / target.boost_clock_mhz;
+  const double bandwidth = origin.memory_bandwidth_gbs / target.memory_bandwidth_gbs;
+  if (!(peak > 0) || !(clock > 0) || !(bandwidth > 0)) return std::nullopt;
+  if (!op.describable())
+    return is_gemm_or_conv_kernel(op.kernel_name) ? peak
+                                                  : kSameChipUnknownShare * bandwidth + (1 - kSameChipUnknownShare) * clock;
+  const double bytes = op.bytes(), flops = op.flops();
+  if (flops > 0 && flops / origin.peak_flops(op.dtype) >= bytes / origin.bandwidth_bytes_per_s()) return peak;
+  const double dram = std::max(0.0, bytes - kSameChipL2Share * origin.l2_cache_mb * 1e6);
+  const double m = std::min(1.0, dram / origin.bandwidth_bytes_per_s() / (origin_kernel_ms * 1e-3));
+  return m * bandwidth + (1 - m) * clock;
 }
 
 }  // namespace dpro::costmodel

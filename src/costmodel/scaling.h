@@ -16,6 +16,8 @@
 // times (no host overhead in them) by the same rule: there the fixed part keeps short kernels
 // from following the full bandwidth or FLOP/s ratio, which table (d) of docs/costmodel.md
 // measures as the better choice (a stand-in for Habitat's small-kernel rule).
+#include <optional>
+
 #include "core/time.h"
 #include "costmodel/device_spec.h"
 #include "costmodel/op_desc.h"
@@ -47,5 +49,29 @@ struct RatioRange {
   double clamp(double ratio) const { return ratio < low ? low : ratio > high ? high : ratio; }
 };
 RatioRange physical_ratio_range(const OpDesc& op, const DeviceSpec& origin, const DeviceSpec& target);
+
+// Whether two GPUs have one chip: architecture, SMs, fp32 cores per SM and L2 alike (H100 SXM and
+// H200; A100 40 and 80 GB). The same kernels run on both, with the same cache; bandwidth and
+// clocks may differ.
+bool same_chip(const DeviceSpec& a, const DeviceSpec& b);
+
+// Share of the L2 a working set is taken to be served from (no DRAM traffic): a quarter, chosen on
+// the H100/H200 operator rows (docs/costmodel.md, "Same chip"; none to all of it: 7.4-9.7 %).
+inline constexpr double kSameChipL2Share = 0.25;
+// The DRAM share of the time of a kernel whose op is not described (no bytes): halfway.
+inline constexpr double kSameChipUnknownShare = 0.5;
+
+// The kernel-time factor target/origin between GPUs of one chip, from what the kernel moves, not
+// from a model of either GPU (docs/costmodel.md, "Same chip"). An op at or above the ridge point
+// of its arithmetic (flops / peak >= bytes / bandwidth on the origin), or a GEMM/convolution
+// kernel of an undescribed op, scales by the ratio of that arithmetic's peaks (1 between an H100
+// and an H200: measured 0.99-1.01 on 11,358 fp32 GEMMs and convolutions). Any other described op
+// has a DRAM part of its time, the share its bytes beyond kSameChipL2Share of the L2 take at the
+// origin's datasheet bandwidth (at most all of it), which scales by the bandwidth ratio; the rest
+// (latency, L2, SMs) by the clock ratio. Other kernels of undescribed ops: kSameChipUnknownShare
+// of the time by the bandwidth ratio, the rest by the clock ratio. nullopt: the GPUs are not of
+// one chip, or a ratio is not positive.
+std::optional<double> same_chip_factor(const OpDesc& op, const DeviceSpec& origin, const DeviceSpec& target,
+                                       double origin_kernel_ms);
 
 }  // namespace dpro::costmodel

@@ -83,6 +83,46 @@ TEST_CASE("kernel-time factors between GPUs of one chip stay within their resour
   CHECK(physical_ratio_range(gemm, h100, h100).clamp(1.3) == 1.0);
 }
 
+TEST_CASE("between GPUs of one chip a kernel scales by what it moves, not by a model of either GPU") {
+  const auto& h100 = catalog().get("H100-SXM5-80GB");
+  const auto& h200 = catalog().get("H200-SXM-141GB");
+  const double bw = 3350.0 / 4800.0;
+  // A GEMM above the ridge point: the same SMs, clocks and peaks, so the same time.
+  const OpDesc gemm = make_op(OpFamily::kBmm, {64, 1024, 1024, 1024});
+  CHECK(same_chip_factor(gemm, h100, h200, 2.0) == Approx(1.0));
+  // A 1.6 GB add whose bytes beyond a quarter of the L2 take all its time at the H100's datasheet
+  // bandwidth: all DRAM, the bandwidth ratio; the other way round too.
+  const OpDesc add = make_op(OpFamily::kAdd, {16384, 8192});
+  const double dram = add.bytes() - kSameChipL2Share * 50e6;
+  const double at_bandwidth_ms = dram / 3350e9 * 1e3;
+  CHECK(same_chip_factor(add, h100, h200, at_bandwidth_ms) == Approx(bw));
+  CHECK(same_chip_factor(add, h200, h100, dram / 4800e9 * 1e3) == Approx(1 / bw));
+  // Twice that time: half of it is DRAM traffic, half is not (it keeps its time).
+  CHECK(same_chip_factor(add, h100, h200, 2 * at_bandwidth_ms) == Approx(0.5 * bw + 0.5));
+  // A working set within a quarter of the L2 (50 MB) moves nothing through DRAM: unchanged.
+  const OpDesc small = make_op(OpFamily::kAdd, {512, 1024});  // 6.3 MB
+  CHECK(same_chip_factor(small, h100, h200, 0.01) == Approx(1.0));
+  // Undescribed kernels: a GEMM by its name keeps its time, any other is halfway.
+  OpDesc unknown;
+  unknown.kernel_name = "sm90_xmma_gemm_f32f32_tf32f32_f32_nn_n_tilesize64x128x32";
+  CHECK(same_chip_factor(unknown, h100, h200, 0.1) == Approx(1.0));
+  unknown.kernel_name = "void at::native::batch_norm_backward_kernel<float, float, float, int>(...)";
+  CHECK(same_chip_factor(unknown, h100, h200, 0.1) == Approx(0.5 * bw + 0.5));
+  // A100 40 and 80 GB SXM: one chip, 1,555 and 2,039 GB/s.
+  const double a100_dram = add.bytes() - kSameChipL2Share * 40e6;
+  CHECK(same_chip_factor(add, catalog().get("A100-SXM4-40GB"), catalog().get("A100-SXM4-80GB"),
+                         1e3 * a100_dram / 1555e9) == Approx(1555.0 / 2039.0));
+  // V100 PCIe and SXM2: one chip at other clocks, so even a GEMM changes, by the peaks' ratio.
+  const auto& pcie = catalog().get("V100-PCIE-32GB");
+  const auto& sxm = catalog().get("V100-SXM2-32GB");
+  REQUIRE(same_chip(pcie, sxm));
+  CHECK(same_chip_factor(gemm, pcie, sxm, 10.0) ==
+        Approx(pcie.peak_flops(DType::kFloat32) / sxm.peak_flops(DType::kFloat32)));
+  // Other chips: no such rule.
+  CHECK_FALSE(same_chip_factor(gemm, h100, catalog().get("A100-SXM4-80GB"), 2.0).has_value());
+  CHECK_FALSE(same_chip_factor(gemm, h100, h200, 0.0).has_value());
+}
+
 TEST_CASE("a kernel's name says GEMM or convolution by its function name, not its template arguments") {
   for (const char* gemm : {"volta_sgemm_128x64_nn", "ampere_sgemm_32x32_sliced1x4_tn",
                            "void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_256x64_16x4_nn_align4>(Params)",

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <set>
 #include <sstream>
 #include <tuple>
@@ -115,6 +116,56 @@ TEST_CASE("costmodel predict prices a row by the arithmetic its kernel name says
                        "linear,1,4096,4096,4096,float,sm90_xmma_gemm_f16f16_f16f32_f32_nn_n_tilesize128x128x32\n";
   REQUIRE(run_cli({"costmodel", "predict", "--device", "H100-SXM5-80GB", in, "-o", out, "--force"}) == 0);
   CHECK(std::stod(dpro::costmodel::parse_csv(dpro::read_whole_file(out), out).rows[0].back()) == Approx(fp32));
+}
+
+TEST_CASE("costmodel retime scores --device's kernel re-timing on ops measured on an H100 and an H200") {
+  // The same 20,054 shapes measured on an H100 and an H200 with their kernels' GPU time
+  // (data/costmodel/measured-2026-11-23, docs/costmodel.md "Same chip").
+  const std::string data = dpro::test::source_path("data/costmodel/measured-2026-11-23/");
+  const std::string json = dpro::test::binary_path("retime.json");
+  std::remove(json.c_str());
+  REQUIRE(run_cli({"costmodel", "retime", data + "h100-rerun", data + "h200-rerun", "--json", json}) == 0);
+  const auto j = nlohmann::json::parse(dpro::read_whole_file(json));
+  const auto& table = j.at("tables").at(0);
+  std::map<std::string, std::vector<double>> by_family;
+  for (const auto& row : table.at("rows")) {
+    std::vector<double> mape;
+    for (const auto& v : row.at("mape_percent")) mape.push_back(v.is_null() ? -1.0 : v.get<double>());
+    by_family[row.at("name").get<std::string>()] = mape;
+  }
+  REQUIRE(by_family.size() == 16);
+  enum { kKeep, kBandwidth, kScaling, kLearned, kSameChip, kDevice };
+  auto mean = [&](int column) {
+    double sum = 0;
+    for (const auto& [family, mape] : by_family) sum += mape.at(column);
+    return sum / static_cast<double>(by_family.size());
+  };
+  // Measured: 7.3 % what --device uses (the same-chip rule), keeping the H100's times 12.0, the
+  // bandwidth ratio 22.2, scaling 10.1, the learned factor 9.1.
+  CHECK(mean(kDevice) == Approx(mean(kSameChip)));
+  CHECK(mean(kDevice) < 8.0);
+  CHECK(mean(kDevice) < mean(kKeep) - 3);
+  CHECK(mean(kDevice) < mean(kScaling) - 2);
+  if (dpro::costmodel::LearnedModel::available()) CHECK(mean(kDevice) < mean(kLearned) - 1);
+  // GEMMs and convolutions take the same time on both (measured 0.99-1.01): within 4 %.
+  for (const char* gemm : {"linear", "bmm", "conv"}) {
+    INFO(gemm);
+    CHECK(by_family.at(gemm).at(kDevice) < 4.0);
+    CHECK(by_family.at(gemm).at(kBandwidth) > 25.0);
+  }
+  // One GPU's rows on both sides, rows of two GPUs as the target, a table without kernel times:
+  // one clear error each.
+  REQUIRE_THROWS_WITH(run_cli({"costmodel", "retime", data + "h100-rerun", data + "h100-rerun"}),
+                      Catch::Contains("h100-rerun") && Catch::Contains("no row with a kernel time on a GPU other than"));
+  REQUIRE_THROWS_WITH(run_cli({"costmodel", "retime", data + "h100-rerun", data}),
+                      Catch::Contains("rows of two GPUs"));
+  REQUIRE_THROWS_WITH(run_cli({"costmodel", "retime", data + "h100", data + "h200-rerun"}),
+                      Catch::Contains("Kernel Time"));
+  // A Kernel Time that is not a time names its file and row.
+  const std::string bad = dpro::test::binary_path("retime_bad.csv");
+  std::ofstream(bad) << "OPName,Latency,Device,Kernel Time,B,H\nadd,0.03,NVIDIA H200,abc,512,512\n";
+  REQUIRE_THROWS_WITH(run_cli({"costmodel", "retime", data + "h100-rerun", bad}),
+                      Catch::Contains(bad) && Catch::Contains("row 2") && Catch::Contains("Kernel Time 'abc'"));
 }
 
 TEST_CASE("costmodel predict rejects a dimension that is not one, naming the row and the column") {

@@ -572,10 +572,11 @@ TEST_CASE("device what-if: H100 captures predict the kernel time an H200 measure
       }
     return std::tuple(measured, replayed, slower);
   };
-  // Measured (docs/gpu-validation.md, "Another GPU"): -2.9, -11.4, -4.7 and +1.9 %; unchanged
+  // Measured (docs/gpu-validation.md, "Another GPU", by paired kernels): +1.0, -4.8, +3.6 and +1.2 %
+  // with the same-chip rule (cm::same_chip_factor); -2.9, -11.4, -4.7 and +1.9 % before it; unchanged
   // times would be +16.0, +9.0, +17.2 and +12.4 % off.
   const std::pair<const char*, double> jobs[] = {
-      {"gpt2", 0.05}, {"resnet50-bf16", 0.15}, {"resnet50", 0.08}, {"bert-ddp", 0.05}};
+      {"gpt2", 0.03}, {"resnet50-bf16", 0.07}, {"resnet50", 0.06}, {"bert-ddp", 0.03}};
   double error_sum = 0, unchanged_sum = 0;
   for (const auto& [job, bound] : jobs) {
     const auto [on_h100, predicted, slower] =
@@ -589,6 +590,6 @@ TEST_CASE("device what-if: H100 captures predict the kernel time an H200 measure
     error_sum += std::abs(error);
     unchanged_sum += std::abs(unchanged);
   }
-  // Better than keeping the H100's times on the whole (not on resnet50-bf16: its batch norms).
-  CHECK(error_sum < unchanged_sum / 2);
+  // Far better than keeping the H100's times on the whole.
+  CHECK(error_sum < unchanged_sum / 4);
 }

@@ -89,6 +89,16 @@ class CostModelCommand : public Command {
     adapt_->add_option("-o,--output", adapt_output_, "Adapted model file to write")->required();
     adapt_->add_flag("--force", force_, "Overwrite an existing output file");
 
+    retime_ = app_->add_subcommand(
+        "retime", "Score replay --device's kernel re-timing on ops measured on two GPUs (their Kernel Time)");
+    retime_->add_option("origin", retime_origin_,
+                        "Ops measured on the GPU a trace comes from (CSV or directory, shared-data schema with a "
+                        "Kernel Time column, as tools/gpu/measure_ops.py writes)")
+        ->required();
+    retime_->add_option("target", retime_target_, "The same ops measured on the GPU asked about (one GPU)")->required();
+    retime_->add_option("--json", retime_json_, "Also write the table as JSON to this file");
+    retime_->add_flag("--force", force_, "Overwrite an existing --json file");
+
     devices_ = app_->add_subcommand("devices", "List the known GPUs");
     return app_;
   }
@@ -101,6 +111,7 @@ class CostModelCommand : public Command {
     if (devices_->parsed()) return list_devices(catalog);
     if (predict_->parsed()) return predict(catalog, log);
     if (pick_->parsed()) return pick();
+    if (retime_->parsed()) return retime(catalog);
     if (adapt_->parsed()) return adapt(catalog, log);
     if (train_->parsed()) return train(catalog, log);
     return evaluate(catalog, log);
@@ -185,6 +196,20 @@ class CostModelCommand : public Command {
       write_output(json_out_, [&](std::ostream& out) {
         out << dump_output_json(cm::to_json(report), 1) << "\n";
       });
+    return 0;
+  }
+
+  int retime(const cm::DeviceCatalog& catalog) {
+    if (!retime_json_.empty()) check_output_path(retime_json_, {retime_origin_, retime_target_}, force_);
+    const auto origin = cm::load_measurements(retime_origin_, catalog);
+    const auto target = cm::load_measurements(retime_target_, catalog);
+    std::optional<cm::LearnedModel> model;
+    if (cm::LearnedModel::available()) model = cm::LearnedModel::load(model_path_);
+    const auto report =
+        cm::kernel_retime_report(origin, target, model ? &*model : nullptr, retime_origin_, retime_target_);
+    std::cout << cm::render_markdown(report);
+    if (!retime_json_.empty())
+      write_output(retime_json_, [&](std::ostream& out) { out << dump_output_json(cm::to_json(report), 1) << "\n"; });
     return 0;
   }
 
@@ -364,11 +389,13 @@ class CostModelCommand : public Command {
   CLI::App* devices_ = nullptr;
   CLI::App* pick_ = nullptr;
   CLI::App* adapt_ = nullptr;
+  CLI::App* retime_ = nullptr;
   // Each subcommand has its own variables: CLI11 writes default values at declaration.
   std::string device_dir_, model_path_, data_, model_output_, predict_input_, output_, device_,
       markdown_out_, json_out_;
   bool verbose_ = false, quiet_ = false, all_rows_ = false, retrain_ = false, no_logo_ = false, no_split_ = false;
   std::string samples_path_, pick_input_, pick_output_, adapt_device_, adapt_samples_, adapt_data_, adapt_output_;
+  std::string retime_origin_, retime_target_, retime_json_;
   int pick_count_ = 200;
   bool force_ = false;
   cm::EvalOptions options_;

@@ -25,12 +25,13 @@ namespace cm = dpro::costmodel;
 
 namespace {
 
-enum class Retimer { kLearned, kScaling, kUnchanged };
+enum class Retimer { kLearned, kScaling, kUnchanged, kSameChip };
+constexpr int kRetimers = 4;
 
 struct Coverage {
-  std::size_t ops[3] = {};
-  Nanos measured[3] = {};
-  Nanos predicted[3] = {};
+  std::size_t ops[kRetimers] = {};
+  Nanos measured[kRetimers] = {};
+  Nanos predicted[kRetimers] = {};
   std::size_t undescribable_kernels = 0;
   // Of those, kernels of an op the model knows but whose shapes the trace did not record.
   std::size_t without_shapes = 0;
@@ -51,8 +52,8 @@ struct Coverage {
   // Undescribable kernels by the name of their launching op (or kernel): count, measured time.
   std::map<std::string, std::pair<std::size_t, Nanos>> undescribed;
 
-  std::size_t total_ops() const { return ops[0] + ops[1] + ops[2]; }
-  Nanos total_measured() const { return measured[0] + measured[1] + measured[2]; }
+  std::size_t total_ops() const { return ops[0] + ops[1] + ops[2] + ops[3]; }
+  Nanos total_measured() const { return measured[0] + measured[1] + measured[2] + measured[3]; }
 };
 
 class DeviceWhatIf : public WhatIfOption {
@@ -109,14 +110,6 @@ class DeviceWhatIf : public WhatIfOption {
       cm::OpDesc op =
           n.kind == graph::NodeKind::kKernel ? cm::op_desc_from_trace(traces, n, launcher) : cm::OpDesc{};
       if (op.dtype_from_kernel) ++coverage_.math_ops[op.dtype];
-      if (model && op.describable()) {
-        if (op.like_op) ++coverage_.like_ops;
-        if (launcher != n.parent_op) ++coverage_.like_step_learned;
-        ops.push_back(std::move(op));
-        learned_nodes.push_back(id);
-        learned_origin.push_back(origin);
-        continue;
-      }
       if (n.kind == graph::NodeKind::kKernel && !op.describable()) {
         ++coverage_.undescribable_kernels;
         if (cm::resolve_family(op.name) != cm::OpFamily::kUnknown) ++coverage_.without_shapes;
@@ -130,6 +123,25 @@ class DeviceWhatIf : public WhatIfOption {
         auto& u = coverage_.undescribed[op.name.empty() ? std::string("(unnamed)") : op.name];
         ++u.first;
         u.second += n.measured_duration;
+      }
+      // Between GPUs of one chip, what a kernel moves says more than either GPU's model
+      // (cm::same_chip_factor; the learned model prices an H100 and an H200 as two unseen GPUs).
+      // Copies and memsets move bytes only: scaled by bandwidth below.
+      const auto f = n.kind == graph::NodeKind::kKernel
+                         ? cm::same_chip_factor(op, *origin, target, to_millis(n.measured_duration))
+                         : std::nullopt;
+      if (f) {
+        n.duration = cm::millis_to_nanos(to_millis(n.measured_duration) * *f);
+        count(Retimer::kSameChip, n.measured_duration, n.duration);
+        continue;
+      }
+      if (model && op.describable()) {
+        if (op.like_op) ++coverage_.like_ops;
+        if (launcher != n.parent_op) ++coverage_.like_step_learned;
+        ops.push_back(std::move(op));
+        learned_nodes.push_back(id);
+        learned_origin.push_back(origin);
+        continue;
       }
       const double ms = cm::scale_ms(op, *origin, to_millis(n.measured_duration), target);
       n.duration = cm::millis_to_nanos(ms);
@@ -154,34 +166,15 @@ class DeviceWhatIf : public WhatIfOption {
       correction = cm::correction_from_samples(*model, cm::load_samples_of(samples_path_, catalog, target), target);
     }
     if (!learned_nodes.empty()) {
-      std::vector<cm::PredictQuery> on_target, on_origin;
-      // An unseen target is priced without device identity; so is its origin, so that the
-      // ratio compares like with like.
-      const bool identity = model->knows_device(target);
       pricing_ = model->pricing_of(target);
-      for (size_t i = 0; i < ops.size(); ++i) {
-        on_target.push_back({&ops[i], &target, true});
-        on_origin.push_back({&ops[i], learned_origin[i], identity});
-      }
-      const auto t = model->predict_ms(on_target);
-      const auto o = model->predict_ms(on_origin);
       // The predictions are latencies as the training data measured them, host overhead
       // included; a trace's kernel durations are not (kernel_time.h).
-      const double target_overhead = model->measurement_overhead_ms(target, true);
-      overheads_ms_["target"] = target_overhead;
-      std::map<const cm::DeviceSpec*, double> origin_overhead;  // once per origin GPU, not per op
-      for (const cm::DeviceSpec* origin : learned_origin)
-        if (origin_overhead.count(origin) == 0) {
-          origin_overhead[origin] = model->measurement_overhead_ms(*origin, identity);
-          overheads_ms_["origin " + origin->name] = origin_overhead[origin];
-        }
+      const auto priced = cm::learned_kernel_factors(*model, ops, learned_origin, target, &correction);
+      overheads_ms_["target"] = priced.target_overhead_ms;
+      for (const auto& [origin, ms] : priced.origin_overhead_ms) overheads_ms_["origin " + origin->name] = ms;
       for (size_t i = 0; i < learned_nodes.size(); ++i) {
         graph::Node& n = dfg.node(learned_nodes[i]);
-        const double ratio = cm::learned_kernel_factor(ops[i], *learned_origin[i], target,
-                                                       t[i] * correction.factor(ops[i]), o[i], target_overhead,
-                                                       origin_overhead.at(learned_origin[i]),
-                                                       model->unseen_floor_ms(ops[i].family));
-        n.duration = cm::millis_to_nanos(to_millis(n.measured_duration) * ratio);
+        n.duration = cm::millis_to_nanos(to_millis(n.measured_duration) * priced.factor[i]);
         count(Retimer::kLearned, n.measured_duration, n.duration);
       }
     }
@@ -205,10 +198,16 @@ class DeviceWhatIf : public WhatIfOption {
                          format_duration(coverage_.measured[i]), format_duration(coverage_.predicted[i]));
     };
     return fmt::format(
-        "--device {}{}: re-timed {} GPU ops ({} measured). Learned compact-AST model: {}{}{}. "
+        "--device {}{}: re-timed {} GPU ops ({} measured). {}Learned compact-AST model: {}{}{}. "
         "Cross-device scaling: {}, of which {} could not be described. Unchanged "
         "(collectives at their transfer time, host<->device copies, unknown origin GPU): {}{}{}.{}{}",
         target_name_, pricing_ ? cm::pricing_note(*pricing_) : "", coverage_.total_ops(), format_duration(total),
+        coverage_.ops[static_cast<int>(Retimer::kSameChip)]
+            ? fmt::format("Same chip as the origin (kernels of described ops by their DRAM traffic, GEMMs and "
+                          "convolutions by their arithmetic's peak, others halfway between the bandwidth and "
+                          "clock ratios): {}. ",
+                          share(Retimer::kSameChip))
+            : "",
         share(Retimer::kLearned),
         coverage_.like_ops ? fmt::format(", of which {} elementwise ops priced as a like op (sigmoid as tanh, "
                                          "clamp as relu, ...)", coverage_.like_ops)
@@ -233,8 +232,8 @@ class DeviceWhatIf : public WhatIfOption {
       if (!pricing_->as.empty()) j["learned_pricing"]["as"] = pricing_->as;
     }
     const Nanos total = coverage_.total_measured();
-    const char* names[3] = {"learned", "scaling", "unchanged"};
-    for (int i = 0; i < 3; ++i)
+    const char* names[kRetimers] = {"learned", "scaling", "unchanged", "same_chip"};
+    for (int i = 0; i < kRetimers; ++i)
       j["models"][names[i]] = {
           {"ops", coverage_.ops[i]},
           {"measured_ns", coverage_.measured[i]},
