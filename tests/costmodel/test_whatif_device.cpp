@@ -174,6 +174,35 @@ TEST_CASE("device what-if: re-times GPU ops on a faster GPU and reports coverage
   }
 }
 
+TEST_CASE("device what-if: between GPUs of one chip kernels are priced by the same-chip rule and the summary says so") {
+  // V100 PCIe -> V100 SXM2: one chip, the same 900 GB/s, clocks 1380 -> 1530 MHz, fp32 peak 14 -> 15.7 TFLOP/s.
+  Fixture f("Tesla V100-PCIE-32GB");
+  auto w = parsed({"--device", "V100-SXM2-32GB"});
+  Logger log(LogLevel::kQuiet);
+  w->apply(f.built, f.traces, log);
+  const auto& n = f.dfg.nodes();
+  // bmm 64x512^3 fp32: 17.2 GFLOP over 201 MB, compute-bound on the V100: by the peak ratio.
+  CHECK(n[0].duration == Approx(2000000 * 14.0 / 15.7).margin(2));
+  // index_select, undescribed and no GEMM: halfway between the bandwidth (1) and clock ratios.
+  CHECK(n[1].duration == Approx(100000 * (0.5 + 0.5 * 1380.0 / 1530.0)).margin(2));
+  CHECK(n[2].duration == n[2].measured_duration);  // DtoD copy: same bandwidth
+  CHECK(n[4].duration == n[4].measured_duration);  // collective unchanged
+  const std::string s = w->summary();
+  INFO(s);
+  CHECK(s.find("Same chip as the origin (") != std::string::npos);
+  CHECK(s.find("1 kernel could not be described (priced by the same-chip rule).") != std::string::npos);
+  CHECK(s.find("Largest undescribed kernels (priced by the same-chip rule), by launching op: aten::index_select") !=
+        std::string::npos);
+  const nlohmann::json d = w->details();
+  CHECK(d.at("models").at("same_chip").at("ops") == 2);
+  CHECK(d.at("models").at("learned").at("ops") == 0);
+  CHECK(d.at("undescribable_same_chip") == 1);
+  double shares = 0;
+  for (const char* m : {"learned", "scaling", "unchanged", "same_chip"})
+    shares += d.at("models").at(m).at("share_of_measured").get<double>();
+  CHECK(shares == Approx(1.0));
+}
+
 TEST_CASE("device what-if: a GPU with a trained GPU's datasheet figures is priced as that GPU") {
   if (!costmodel::LearnedModel::available()) return;
   // A100 SXM4 40 GB and A100 PCIe 40 GB: the same figures; the model was trained on the PCIe one.

@@ -39,6 +39,8 @@ struct Coverage {
   // has CPU ops only from emit_nvtx ranges).
   std::size_t without_cpu_op = 0;
   bool without_cpu_op_in_capture = false;
+  // Undescribable kernels priced by cm::same_chip_factor (the rest by scaling).
+  std::size_t undescribable_same_chip = 0;
   // Kernels without a launching CPU op described by a like step's (cm::launchers_from_like_steps),
   // of them those the learned model priced, and the steps that lent them.
   std::size_t like_step_kernels = 0, like_step_learned = 0;
@@ -131,6 +133,7 @@ class DeviceWhatIf : public WhatIfOption {
                          ? cm::same_chip_factor(op, *origin, target, to_millis(n.measured_duration))
                          : std::nullopt;
       if (f) {
+        coverage_.undescribable_same_chip += !op.describable();
         n.duration = cm::millis_to_nanos(to_millis(n.measured_duration) * *f);
         count(Retimer::kSameChip, n.measured_duration, n.duration);
         continue;
@@ -199,8 +202,9 @@ class DeviceWhatIf : public WhatIfOption {
     };
     return fmt::format(
         "--device {}{}: re-timed {} GPU ops ({} measured). {}Learned compact-AST model: {}{}{}. "
-        "Cross-device scaling: {}, of which {} could not be described. Unchanged "
-        "(collectives at their transfer time, host<->device copies, unknown origin GPU): {}{}{}.{}{}",
+        "Cross-device scaling: {}. Unchanged "
+        "(collectives at their transfer time, host<->device copies, unknown origin GPU): {}{}{}. {} could not be "
+        "described (priced by {}).{}{}",
         target_name_, pricing_ ? cm::pricing_note(*pricing_) : "", coverage_.total_ops(), format_duration(total),
         coverage_.ops[static_cast<int>(Retimer::kSameChip)]
             ? fmt::format("Same chip as the origin (kernels of described ops by their DRAM traffic, GEMMs and "
@@ -212,15 +216,15 @@ class DeviceWhatIf : public WhatIfOption {
         coverage_.like_ops ? fmt::format(", of which {} elementwise ops priced as a like op (sigmoid as tanh, "
                                          "clamp as relu, ...)", coverage_.like_ops)
                            : "",
-        like_step_note(), share(Retimer::kScaling),
-        count_of(coverage_.undescribable_kernels, "kernel"), share(Retimer::kUnchanged),
+        like_step_note(), share(Retimer::kScaling), share(Retimer::kUnchanged),
         coverage_.unknown_origin ? fmt::format("; {} on a GPU not in the device catalog (use --origin-device)",
                                                count_of(coverage_.unknown_origin, "op"))
                                  : "",
         samples_used_ ? fmt::format("; learned model corrected by {} measured on {}", count_of(samples_used_, "op"),
                                     target_name_)
                       : "",
-        math_note(), largest_undescribed());
+        count_of(coverage_.undescribable_kernels, "kernel"), undescribed_priced_by(), math_note(),
+        largest_undescribed());
   }
 
   const char* key() const override { return "device"; }
@@ -243,6 +247,7 @@ class DeviceWhatIf : public WhatIfOption {
     j["measured_ns"] = total;
     j["like_family_ops"] = coverage_.like_ops;
     j["undescribable_kernels"] = coverage_.undescribable_kernels;
+    j["undescribable_same_chip"] = coverage_.undescribable_same_chip;
     j["undescribable_without_shapes"] = coverage_.without_shapes;
     j["undescribable_without_cpu_op"] = coverage_.without_cpu_op;
     j["like_step"] = {{"kernels", coverage_.like_step_kernels},
@@ -308,11 +313,19 @@ class DeviceWhatIf : public WhatIfOption {
                        count_of(coverage_.like_step_kernels, "kernel"), steps, coverage_.like_step_learned);
   }
 
+  // What priced the kernels no op description was built for: scaling, or between GPUs of one chip the
+  // same-chip rule (both where a trace's ranks ran on GPUs of either kind).
+  const char* undescribed_priced_by() const {
+    const std::size_t same_chip = coverage_.undescribable_same_chip;
+    if (same_chip == 0) return "scaling";
+    return same_chip < coverage_.undescribable_kernels ? "scaling or the same-chip rule" : "the same-chip rule";
+  }
+
   // " Largest undescribed (scaled): NAME (N kernels, T), ..." for the top 5 by measured time.
   std::string largest_undescribed() const {
     const auto v = sorted_undescribed();
     if (v.empty()) return "";
-    std::string out = " Largest undescribed kernels (priced by scaling), by launching op:";
+    std::string out = fmt::format(" Largest undescribed kernels (priced by {}), by launching op:", undescribed_priced_by());
     for (std::size_t i = 0; i < v.size() && i < 5; ++i)
       out += fmt::format("{} {} ({}, {})", i ? "," : "", v[i].first, count_of(v[i].second.first, "kernel"),
                          format_duration(v[i].second.second));
