@@ -446,9 +446,13 @@ EvalReport kernel_retime_report(const std::vector<Measurement>& origin, const st
   }
   if (!device) throw InputError(target_file, "", "no rows");
   std::map<std::string, const Measurement*> by_key;
+  bool any_kernel = false;
   for (const Measurement& m : origin)
-    if (m.kernel_ms > 0 && m.device != device) by_key.emplace(op_key(m.op), &m);
-  if (by_key.empty())
+    if (m.device != device) {
+      by_key.emplace(op_key(m.op), &m);
+      any_kernel = any_kernel || m.kernel_ms > 0;
+    }
+  if (!any_kernel)
     throw InputError(origin_file, "Kernel Time",
                      "no row with a kernel time on a GPU other than " + device->name +
                          " (tools/gpu/measure_ops.py records a Kernel Time column)");
@@ -456,9 +460,9 @@ EvalReport kernel_retime_report(const std::vector<Measurement>& origin, const st
   std::size_t without_kernel = 0, unmatched = 0;
   std::set<std::string> seen;
   for (const Measurement& m : target) {
-    if (!(m.kernel_ms > 0)) { ++without_kernel; continue; }
     const auto it = by_key.find(op_key(m.op));
     if (it == by_key.end() || !seen.insert(it->first).second) { ++unmatched; continue; }
+    if (!(m.kernel_ms > 0) || !(it->second->kernel_ms > 0)) { ++without_kernel; continue; }
     on_origin.push_back(it->second);
     on_target.push_back(&m);
   }
@@ -500,8 +504,8 @@ EvalReport kernel_retime_report(const std::vector<Measurement>& origin, const st
   EvalReport report;
   report.tables.push_back(std::move(t));
   report.notes.push_back(fmt::format(
-      "{} ops of {} matched in {} (origin: {}), {} of them between GPUs of one chip; {} rows without a kernel time "
-      "and {} without a match (or repeated) left out",
+      "{} ops of {} matched in {} (origin: {}), {} of them between GPUs of one chip; {} matched rows without a "
+      "kernel time (in either file) and {} without a match (or repeated) left out",
       on_target.size(), target_file, origin_file, fmt::format("{}", fmt::join(origin_gpus, ", ")), same,
       without_kernel, unmatched));
   if (!model) report.notes.push_back("no learned model in this build: its column is empty");

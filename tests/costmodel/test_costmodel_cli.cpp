@@ -166,6 +166,19 @@ TEST_CASE("costmodel retime scores --device's kernel re-timing on ops measured o
   std::ofstream(bad) << "OPName,Latency,Device,Kernel Time,B,H\nadd,0.03,NVIDIA H200,abc,512,512\n";
   REQUIRE_THROWS_WITH(run_cli({"costmodel", "retime", data + "h100-rerun", bad}),
                       Catch::Contains(bad) && Catch::Contains("row 2") && Catch::Contains("Kernel Time 'abc'"));
+  // A row whose kernel time is missing on either side is counted as such, not as unmatched.
+  const std::string h100 = dpro::test::binary_path("retime_h100.csv"), h200 = dpro::test::binary_path("retime_h200.csv");
+  std::ofstream(h100) << "OPName,Latency,Device,Kernel Time,B,H\nadd,0.03,NVIDIA H100 80GB HBM3,0.004,512,512\n"
+                         "add,0.03,NVIDIA H100 80GB HBM3,,1024,512\nadd,0.03,NVIDIA H100 80GB HBM3,0.009,2048,512\n";
+  std::ofstream(h200) << "OPName,Latency,Device,Kernel Time,B,H\nadd,0.02,NVIDIA H200,0.004,512,512\n"
+                         "add,0.02,NVIDIA H200,0.006,1024,512\nadd,0.02,NVIDIA H200,,2048,512\n"
+                         "add,0.02,NVIDIA H200,0.02,4096,512\n";
+  std::remove(json.c_str());
+  REQUIRE(run_cli({"costmodel", "retime", h100, h200, "--json", json}) == 0);
+  const auto small = nlohmann::json::parse(dpro::read_whole_file(json));
+  CHECK(small.at("notes").at(0).get<std::string>().find(
+            "1 ops of " + h200 + " matched in " + h100 + " (origin: H100-SXM5-80GB), 1 of them between GPUs of one "
+            "chip; 2 matched rows without a kernel time (in either file) and 1 without a match") != std::string::npos);
 }
 
 TEST_CASE("costmodel predict rejects a dimension that is not one, naming the row and the column") {
