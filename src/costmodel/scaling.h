@@ -56,9 +56,11 @@ RatioRange physical_ratio_range(const OpDesc& op, const DeviceSpec& origin, cons
 bool same_chip(const DeviceSpec& a, const DeviceSpec& b);
 
 // Share of the L2 a working set is taken to be served from (no DRAM traffic): a quarter, chosen on
-// the H100/H200 operator rows (docs/costmodel.md, "Same chip"; none to all of it: 7.4-9.7 %).
+// the H100/H200 operator rows (docs/costmodel.md, "Same chip"; none, a quarter, half, all of it:
+// 10.9 / 7.3 / 7.7 / 9.6 % H100 -> H200 with `costmodel retime`).
 inline constexpr double kSameChipL2Share = 0.25;
-// The DRAM share of the time of a kernel whose op is not described (no bytes): halfway.
+// The DRAM share of the time of a kernel whose op is not described (no bytes): halfway, chosen on
+// four H100 jobs predicted against their H200 captures (docs/costmodel.md, "Same chip").
 inline constexpr double kSameChipUnknownShare = 0.5;
 
 // The kernel-time factor target/origin between GPUs of one chip, from what the kernel moves, not
