@@ -499,14 +499,16 @@ EvalReport kernel_retime_report(const std::vector<Measurement>& origin, const st
       t.add(row, 4, k * *chip, measured);
       ++same;
     }
-    t.add(row, 5, chip ? k * *chip : model ? k * learned[i] : scaled, measured);
+    // As DeviceWhatIf chooses (tools/dpro-replay/whatif_device.cpp): the same-chip rule, else the
+    // learned model for a described op, else scaling.
+    t.add(row, 5, chip ? k * *chip : model && op.describable() ? k * learned[i] : scaled, measured);
   }
   EvalReport report;
   report.tables.push_back(std::move(t));
   report.notes.push_back(fmt::format(
       "{} ops of {} matched in {} (origin: {}), {} of them between GPUs of one chip; {} matched rows without a "
       "kernel time (in either file) and {} without a match (or repeated) left out",
-      on_target.size(), target_file, origin_file, fmt::format("{}", fmt::join(origin_gpus, ", ")), same,
+      on_target.size(), target_file, origin_file, fmt::join(origin_gpus, ", "), same,
       without_kernel, unmatched));
   if (!model) report.notes.push_back("no learned model in this build: its column is empty");
   return report;

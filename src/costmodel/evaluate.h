@@ -83,7 +83,8 @@ void evaluate_leave_one_out(const std::vector<Measurement>& data, const EvalOpti
 // from the origin's kernel time by each rule --device has. One table, MAPE % of the target's
 // kernel time per op family; columns kRetimeColumns (the learned one empty without `model`, the
 // same-chip one empty for GPUs of two chips). `origin_file`/`target_file` name the inputs in
-// errors (a target of two GPUs, no op in common, a row without kernel time is skipped and counted).
+// errors (a target of two GPUs, no kernel time in `origin`, no op in common); a row without a
+// match or without a kernel time is left out and counted in the report's note.
 extern const std::vector<std::string> kRetimeColumns;
 EvalReport kernel_retime_report(const std::vector<Measurement>& origin, const std::vector<Measurement>& target,
                                 const LearnedModel* model, const std::string& origin_file,

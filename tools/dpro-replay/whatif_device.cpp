@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <numeric>
 #include <optional>
 #include <set>
 
@@ -54,8 +55,8 @@ struct Coverage {
   // Undescribable kernels by the name of their launching op (or kernel): count, measured time.
   std::map<std::string, std::pair<std::size_t, Nanos>> undescribed;
 
-  std::size_t total_ops() const { return ops[0] + ops[1] + ops[2] + ops[3]; }
-  Nanos total_measured() const { return measured[0] + measured[1] + measured[2] + measured[3]; }
+  std::size_t total_ops() const { return std::accumulate(std::begin(ops), std::end(ops), std::size_t{0}); }
+  Nanos total_measured() const { return std::accumulate(std::begin(measured), std::end(measured), Nanos{0}); }
 };
 
 class DeviceWhatIf : public WhatIfOption {
