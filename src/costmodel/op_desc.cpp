@@ -231,9 +231,16 @@ double OpDesc::bytes() const {
 }
 
 std::string op_key(const OpDesc& op) {
+  // Appended piece by piece: GCC 12 takes `"," + std::to_string(d)` for an overlapping copy
+  // (a -Wrestrict false positive in a Release build).
   std::string k = to_string(op.family);
-  for (auto d : op.dims) k += "," + std::to_string(d);
-  return k + "," + to_string(op.dtype);
+  for (auto d : op.dims) {
+    k += ',';
+    k += std::to_string(d);
+  }
+  k += ',';
+  k += to_string(op.dtype);
+  return k;
 }
 
 }  // namespace dpro::costmodel

@@ -42,7 +42,9 @@ std::string text(const json& object, const char* key, const std::string& file, c
 }
 
 std::string signed_duration(double ns) {
-  return (ns < 0 ? "-" : "+") + format_duration(static_cast<Nanos>(std::llround(std::abs(ns))));
+  std::string out(ns < 0 ? "-" : "+");  // not `"-" + std::string`: a GCC 12 -Wrestrict false positive
+  out += format_duration(static_cast<Nanos>(std::llround(std::abs(ns))));
+  return out;
 }
 
 }  // namespace
