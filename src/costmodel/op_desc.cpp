@@ -116,8 +116,12 @@ bool is_gemm_or_conv_kernel(const std::string& kernel_name) {
   // fused ("triton_poi_fused_convolution_relu_3" is a bias add and relu after a convolution).
   if (lower.starts_with("triton_"))
     return lower.starts_with("triton_tem") || lower.starts_with("triton_mm") || lower.starts_with("triton_bmm");
-  for (const char* word : {"gemm", "conv", "winograd", "fft", "xmma", "cutlass", "implicit", "precomp", "dgrad",
-                           "wgrad", "fprop"})
+  // Not "precomp": cuDNN's precomputed_convolve_sgemm says gemm anyway, while its
+  // engines_precompiled::nchwToNhwcKernel (a layout transform) and cnn::kern_precompute_indices are
+  // no GEMMs.
+  // "nvjet": cuBLAS's Hopper GEMMs (nvjet_sm90_tst_192x128_64x5_1x2_h_bz_coopB_TNT).
+  for (const char* word : {"gemm", "conv", "winograd", "fft", "xmma", "cutlass", "implicit", "dgrad", "wgrad",
+                           "fprop", "nvjet"})
     if (lower.find(word) != std::string::npos) return true;
   for (auto at = lower.find("cudnn", 1); at != std::string::npos; at = lower.find("cudnn", at + 1)) {
     const char before = lower[at - 1];

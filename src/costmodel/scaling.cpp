@@ -57,9 +57,14 @@ std::optional<double> same_chip_factor(const OpDesc& op, const DeviceSpec& origi
   const double clock = origin.boost_clock_mhz / target.boost_clock_mhz;
   const double bandwidth = origin.memory_bandwidth_gbs / target.memory_bandwidth_gbs;
   if (!(peak > 0) || !(clock > 0) || !(bandwidth > 0)) return std::nullopt;
-  if (!op.describable())
-    return is_gemm_or_conv_kernel(op.kernel_name) ? peak
-                                                  : kSameChipUnknownShare * bandwidth + (1 - kSameChipUnknownShare) * clock;
+  const double halfway = kSameChipUnknownShare * bandwidth + (1 - kSameChipUnknownShare) * clock;
+  const bool gemm_kernel = is_gemm_or_conv_kernel(op.kernel_name);
+  if (!op.describable()) return gemm_kernel ? peak : halfway;
+  // A GEMM or convolution op's other kernels (cuDNN's layout transforms, a split-K reduction)
+  // move data its shapes do not say, and do none of its arithmetic: as undescribed kernels.
+  const bool gemm_op =
+      op.family == OpFamily::kBmm || op.family == OpFamily::kLinear || op.family == OpFamily::kConv2d;
+  if (gemm_op && !op.kernel_name.empty() && !gemm_kernel) return halfway;
   const double bytes = op.bytes(), flops = op.flops();
   if (flops > 0 && flops / origin.peak_flops(op.dtype) >= bytes / origin.bandwidth_bytes_per_s()) return peak;
   const double dram = std::max(0.0, bytes - kSameChipL2Share * origin.l2_cache_mb * 1e6);

@@ -70,9 +70,11 @@ inline constexpr double kSameChipUnknownShare = 0.5;
 // and an H200: measured 0.99-1.01 on 11,358 fp32 GEMMs and convolutions). Any other described op
 // has a DRAM part of its time, the share its bytes beyond kSameChipL2Share of the L2 take at the
 // origin's datasheet bandwidth (at most all of it), which scales by the bandwidth ratio; the rest
-// (latency, L2, SMs) by the clock ratio. Other kernels of undescribed ops: kSameChipUnknownShare
-// of the time by the bandwidth ratio, the rest by the clock ratio. nullopt: the GPUs are not of
-// one chip, or a ratio is not positive.
+// (latency, L2, SMs) by the clock ratio. Other kernels of undescribed ops, and a GEMM or
+// convolution op's kernels that are not its GEMM (cuDNN's layout transforms: none of its
+// arithmetic, and bytes its shapes do not say): kSameChipUnknownShare of the time by the bandwidth
+// ratio, the rest by the clock ratio. nullopt: the GPUs are not of one chip, or a ratio is not
+// positive.
 std::optional<double> same_chip_factor(const OpDesc& op, const DeviceSpec& origin, const DeviceSpec& target,
                                        double origin_kernel_ms);
 

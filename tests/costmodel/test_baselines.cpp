@@ -108,6 +108,12 @@ TEST_CASE("between GPUs of one chip a kernel scales by what it moves, not by a m
   CHECK(same_chip_factor(unknown, h100, h200, 0.1) == Approx(1.0));
   unknown.kernel_name = "void at::native::batch_norm_backward_kernel<float, float, float, int>(...)";
   CHECK(same_chip_factor(unknown, h100, h200, 0.1) == Approx(0.5 * bw + 0.5));
+  // A convolution's layout transform is none of its arithmetic: as an undescribed kernel, halfway.
+  OpDesc transform = make_op(OpFamily::kConv2d, {32, 64, 64, 3, 56, 1, 1});
+  REQUIRE(transform.describable());
+  CHECK(same_chip_factor(transform, h100, h200, 0.1) == Approx(1.0));  // no kernel named: the op's
+  transform.kernel_name = "void cudnn::engines_precompiled::nchwToNhwcKernel<float, float, float, false, true>(int)";
+  CHECK(same_chip_factor(transform, h100, h200, 0.1) == Approx(0.5 * bw + 0.5));
   // A100 40 and 80 GB SXM: one chip, 1,555 and 2,039 GB/s.
   const double a100_dram = add.bytes() - kSameChipL2Share * 40e6;
   CHECK(same_chip_factor(add, catalog().get("A100-SXM4-40GB"), catalog().get("A100-SXM4-80GB"),
@@ -147,6 +153,14 @@ TEST_CASE("a kernel's name says GEMM or convolution by its function name, not it
                             // cuDNN's batch norm and layout kernels: "cudnn" as a namespace
                             "void cudnn::bn_bw_1C11_kernel_new<float, float, float2, 128, true, 1>(float)",
                             "void cudnn::ops::nchwToNhwcKernel<float, float, float, false, true>(int)", "cudnn",
+                            // as the H100 traces name them (traces/h100/resnet50-emit-nvtx-step), and an
+                            // index helper of the shared data's conv rows
+                            "void cudnn::engines_precompiled::nchwToNhwcKernel<float, float, float, false, true, "
+                            "(cudnnKernelDataType_t)2>(cudnn::engines_precompiled::nchw2nhwc_params_t<float>, float "
+                            "const*, float*)",
+                            "void cudnn::engines_precompiled::nhwcToNchwKernel<__nv_bfloat16, __nv_bfloat16, float, "
+                            "true, false, (cudnnKernelDataType_t)0>(int)",
+                            "void cudnn::cnn::kern_precompute_indices<false>(int*, int, int, int)",
                             // TorchInductor's pointwise and reduction kernels, whatever they fused
                             "triton_poi_fused_convolution_relu_3", "triton_red_fused_native_layer_norm_0",
                             "triton_per_fused_addmm_sum_1"})

@@ -601,7 +601,7 @@ TEST_CASE("device what-if: H100 captures predict the kernel time an H200 measure
       }
     return std::tuple(measured, replayed, slower);
   };
-  // Measured (docs/gpu-validation.md, "Another GPU", by paired kernels): +1.0, -4.8, +3.6 and +1.2 %
+  // Measured (docs/gpu-validation.md, "Another GPU", by paired kernels): +1.0, -5.5, +1.6 and +1.2 %
   // with the same-chip rule (cm::same_chip_factor); -2.9, -11.4, -4.7 and +1.9 % before it; unchanged
   // times would be +16.0, +9.0, +17.2 and +12.4 % off.
   const std::pair<const char*, double> jobs[] = {
