@@ -143,7 +143,9 @@ TEST_CASE("a kernel's name says GEMM or convolution by its function name, not it
                            "cudnn_infer_volta_scudnn_128x64_relu_small_nn_v1",
                            "cudnn_ampere_scudnn_128x64_relu_xregs_large_nn_v1",
                            "turing_fp16_s1688cudnn_fp16_256x128_ldg8_relu_f2f_exp_small_nhwc_tn_v1",
-                           "volta_hcudnn_128x64_relu", "triton_tem_fused_addmm_relu_0", "triton_mm_12"})
+                           "volta_hcudnn_128x64_relu", "triton_tem_fused_addmm_relu_0", "triton_mm_12",
+                           // cuBLAS's Hopper GEMMs (traces/h100/gpt2-emit-nvtx-step)
+                           "nvjet_sm90_tst_192x128_64x5_1x2_h_bz_coopB_TNT"})
     CHECK(is_gemm_or_conv_kernel(gemm));
   for (const char* other : {"void at::native::vectorized_elementwise_kernel<4, CUDAFunctor_add<float>>(int)",
                             "void gemv2T_kernel_val<int, int, float, float, float, 128, 16, 4, 4, false>(float)",
