@@ -134,6 +134,12 @@ TEST_CASE("Scaling out a trace without collectives warns that the job would neve
   const Run network = run("replay " + trace + " --set network.inter_node_gbps=10 --origin-cluster dgx-a100");
   CHECK(network.code == 0);
   CHECK_THAT(network.out, Catch::Contains("change nothing") && !Catch::Contains("never communicate"));
+  // A multi-rank job that talked through gloo (CPU collectives, none in the trace) is told so,
+  // not to record itself on 2 ranks.
+  const Run gloo = run("replay " + test::source_path("traces/h100/resnet18-gloo2") + " --iteration 5 --ranks 8");
+  CHECK(gloo.code == 0);
+  CHECK_THAT(gloo.out, Catch::Contains("copies of these 2 ranks") && Catch::Contains("did not go through NCCL") &&
+                           !Catch::Contains("at least 2 ranks"));
   // A trace with collectives gets no such warning.
   CHECK_THAT(run("replay " + test::dlrm_dir() + " --ranks 16").out, !Catch::Contains("no NCCL collectives"));
 }

@@ -146,10 +146,17 @@ class ClusterWhatIf : public WhatIfOption {
       // Said, not left to be inferred from "0 NCCL ops": a one-rank trace scaled out predicts a
       // job that never communicates.
       std::string warning = "the trace has no NCCL collectives, so the cluster and network change nothing";
-      if (ranks_ && *ranks_ > world)
+      if (ranks_ && *ranks_ > world && world == 1)
         warning += fmt::format(", and the {}-rank job is predicted as {} copies of this one that never communicate: a "
                                "data-parallel job would all-reduce its gradients, which a trace without collectives "
                                "does not show (record the job on at least 2 ranks)", *ranks_, *ranks_);
+      else if (ranks_ && *ranks_ > world)
+        // A multi-rank job without NCCL ops talked through another backend (gloo runs its
+        // collectives on the CPU, where the trace records none): its time stays as recorded.
+        warning += fmt::format(", and the {}-rank job is predicted as copies of these {} ranks: their communication "
+                               "did not go through NCCL (gloo, for one, runs on the CPU and leaves no collective in "
+                               "the trace), so whatever time it took stays as recorded and does not grow with the "
+                               "ranks", *ranks_, world);
       text += " Warning: " + warning + ".";
       log.warn(warning);
     }
