@@ -31,16 +31,20 @@ double scale_ms(const OpDesc& op, const DeviceSpec& origin, double origin_ms, co
 
 RatioRange physical_ratio_range(const OpDesc& op, const DeviceSpec& origin, const DeviceSpec& target) {
   const RatioRange unbounded{0, std::numeric_limits<double>::infinity()};
-  if (!same_chip(origin, target)) return unbounded;
   const double ratios[] = {origin.memory_bandwidth_gbs / target.memory_bandwidth_gbs,
                            origin.peak_flops(op.dtype) / target.peak_flops(op.dtype),
                            origin.peak_flops(DType::kFloat32) / target.peak_flops(DType::kFloat32),
-                           (origin.sms * origin.boost_clock_mhz) / (target.sms * target.boost_clock_mhz)};
+                           (origin.sms * origin.boost_clock_mhz) / (target.sms * target.boost_clock_mhz),
+                           origin.boost_clock_mhz / target.boost_clock_mhz};
   RatioRange range{ratios[0], ratios[0]};
   for (double r : ratios) {
     if (!(r > 0) || !std::isfinite(r)) return unbounded;
     range.low = std::min(range.low, r);
     range.high = std::max(range.high, r);
+  }
+  if (!same_chip(origin, target)) {
+    range.high = unbounded.high;
+    range.low = range.low >= kDominanceMargin ? 1.0 : 0.0;
   }
   return range;
 }

@@ -63,7 +63,7 @@ TEST_CASE("cross-device scaling: gamma from arithmetic intensity, identity on th
   CHECK(scaling_gamma(named, a100) == 1.0);
 }
 
-TEST_CASE("kernel-time factors between GPUs of one chip stay within their resources' ratios") {
+TEST_CASE("kernel-time factors between GPUs of one chip stay within their resources' ratios; a GPU behind in all of them is not faster") {
   const auto& h100 = catalog().get("H100-SXM5-80GB");
   const auto& h200 = catalog().get("H200-SXM-141GB");
   const OpDesc gemm = make_op(OpFamily::kBmm, {64, 1024, 1024, 1024});
@@ -76,10 +76,21 @@ TEST_CASE("kernel-time factors between GPUs of one chip stay within their resour
   const RatioRange down = physical_ratio_range(gemm, h200, h100);
   CHECK(down.low == 1.0);
   CHECK(down.high == Approx(4800.0 / 3350.0));
-  // Other chips (other kernels, caches): no bound.
-  const RatioRange other = physical_ratio_range(gemm, h100, catalog().get("A100-SXM4-80GB"));
-  CHECK(other.clamp(0.01) == 0.01);
-  CHECK(other.clamp(100.0) == 100.0);
+  // Other chips (other kernels, caches): no bound, except that a GPU behind the origin in every
+  // resource by more than kDominanceMargin does not run the kernel faster.
+  const RatioRange faster = physical_ratio_range(gemm, catalog().get("A100-SXM4-80GB"), h100);
+  CHECK(faster.clamp(0.01) == 0.01);
+  CHECK(faster.clamp(100.0) == 100.0);
+  const RatioRange behind = physical_ratio_range(gemm, h100, catalog().get("A100-SXM4-80GB"));
+  CHECK(behind.clamp(0.01) == 1.0);  // 1,410 against 1,980 MHz and behind in all else
+  CHECK(behind.clamp(100.0) == 100.0);
+  const OpDesc tiny = make_op(OpFamily::kRelu, {4, 4});
+  CHECK(physical_ratio_range(tiny, catalog().get("V100-SXM2-32GB"), catalog().get("P4")).clamp(0.81) == 1.0);
+  // Within the margin (V100 PCIe's 1,380 MHz against the A100 PCIe's 1,410): measured both ways.
+  CHECK(physical_ratio_range(gemm, catalog().get("A100-PCIE-40GB"), catalog().get("V100-PCIE-32GB")).clamp(0.7) ==
+        0.7);
+  // A GPU ahead in one resource (T4's clock over V100 SXM2's): no bound.
+  CHECK(physical_ratio_range(tiny, catalog().get("V100-SXM2-32GB"), catalog().get("T4")).clamp(0.9) == 0.9);
   CHECK(physical_ratio_range(gemm, h100, h100).clamp(1.3) == 1.0);
 }
 

@@ -308,6 +308,31 @@ TEST_CASE("device what-if: a trace kernel is re-timed by the ratio of kernel tim
   CHECK(d.at("measurement_overhead_us").at("origin V100-PCIE-32GB").get<double>() == Approx(co * 1e3));
 }
 
+TEST_CASE("device what-if: a GPU behind the origin in every resource does not run a small kernel faster") {
+  if (!costmodel::LearnedModel::available()) return;
+  // Near an op's floor the kernel-time ratio is the ratio of the two measuring machines' host
+  // floors (P4's 26 us, V100's 32): a V100 SXM2 trace re-timed for a P4 ran its small ops faster.
+  const auto model = costmodel::LearnedModel::load(costmodel::default_model_path());
+  const auto catalog = costmodel::DeviceCatalog::load_directory(costmodel::default_device_dir());
+  const auto& v100 = catalog.get("V100-SXM2-32GB");
+  costmodel::OpDesc relu;
+  relu.family = costmodel::OpFamily::kRelu;
+  relu.dims = {64, 64};
+  auto factors = [&](const costmodel::DeviceSpec& target) {
+    const double t = model.predict_ms({{&relu, &target, true}})[0], o = model.predict_ms({{&relu, &v100, true}})[0];
+    const double ct = model.measurement_overhead_ms(target, true), co = model.measurement_overhead_ms(v100, true);
+    const double floor = model.unseen_floor_ms(relu.family);
+    return std::make_pair(costmodel::kernel_time_ratio(t, o, ct, co, floor),
+                          costmodel::learned_kernel_factor(relu, v100, target, t, o, ct, co, floor));
+  };
+  const auto p4 = factors(catalog.get("P4"));
+  INFO("P4: kernel-time ratio " << p4.first << ", factor " << p4.second);
+  CHECK(p4.first < 1.0);  // what the host floors say
+  CHECK(p4.second == 1.0);
+  const auto t4 = factors(catalog.get("T4"));  // T4's clock is above the V100's: not bounded
+  CHECK(t4.second == t4.first);
+}
+
 TEST_CASE("device what-if: --device-samples corrects the learned model by ops measured on the target") {
   if (!costmodel::LearnedModel::available()) return;
   const auto model = costmodel::LearnedModel::load(costmodel::default_model_path());
