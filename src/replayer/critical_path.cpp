@@ -54,9 +54,18 @@ Category waiting_category(NodeKind node, EdgeKind edge) {
 std::vector<PathSegment> critical_path(const graph::Dfg& dfg, const Simulation& sim, graph::NodeId from,
                                        Point point, Nanos stop_at) {
   std::vector<PathSegment> path;
+  // An edge with a negative gap (a kernel that started before its launch call returned, by the
+  // measured times) makes a cause end after the node it caused started: walking back, the path
+  // steps forward in time there. Each segment is cut at the earliest time already covered, so
+  // that the segments never overlap and add up to the time from stop_at to the start point.
+  Nanos covered_from = point == Point::kStart ? sim.start[from] : sim.end[from];
   auto add = [&](graph::NodeId node, Category c, Nanos begin, Nanos end) {
     begin = std::max(begin, stop_at);
-    if (end > begin) path.push_back(PathSegment{node, c, begin, end});
+    end = std::min(end, covered_from);
+    if (end > begin) {
+      path.push_back(PathSegment{node, c, begin, end});
+      covered_from = begin;
+    }
   };
   graph::NodeId node = from;
   Nanos t = point == Point::kStart ? sim.start[node] : sim.end[node];
