@@ -1,6 +1,10 @@
 #include "costmodel/csv.h"
 
+#include <string_view>
+
+#include "core/byte_source.h"
 #include "core/error.h"
+#include "costmodel/paths.h"
 
 namespace dpro::costmodel {
 
@@ -9,6 +13,16 @@ int CsvTable::column(const std::string& name) const {
     if (header[i] == name) return static_cast<int>(i);
   return -1;
 }
+
+namespace {
+void check_header(const std::vector<std::string>& header, const std::string& file) {
+  for (size_t i = 0; i < header.size(); ++i)
+    for (size_t j = 0; j < i; ++j)
+      if (header[i] == header[j])
+        throw InputError(file, "header, column " + std::to_string(i + 1),
+                         "'" + header[i] + "' names column " + std::to_string(j + 1) + " too");
+}
+}  // namespace
 
 CsvTable parse_csv(const std::string& text, const std::string& file) {
   CsvTable table;
@@ -21,6 +35,7 @@ CsvTable parse_csv(const std::string& text, const std::string& file) {
     field.clear();
     if (table.header.empty()) {
       table.header = std::move(row);
+      check_header(table.header, file);
     } else if (!(row.size() == 1 && row[0].empty())) {
       if (row.size() != table.header.size())
         throw InputError(file, "line " + std::to_string(line),
@@ -31,7 +46,8 @@ CsvTable parse_csv(const std::string& text, const std::string& file) {
     row.clear();
     any = false;
   };
-  for (size_t i = 0; i < text.size(); ++i) {
+  const std::string_view kByteOrderMark = "\xEF\xBB\xBF";
+  for (size_t i = text.starts_with(kByteOrderMark) ? kByteOrderMark.size() : 0; i < text.size(); ++i) {
     const char c = text[i];
     if (in_quotes) {
       if (c == '"') {
@@ -54,6 +70,11 @@ CsvTable parse_csv(const std::string& text, const std::string& file) {
   if (in_quotes) throw InputError(file, "line " + std::to_string(line), "unterminated quoted field");
   if (any || !row.empty()) end_row();
   return table;
+}
+
+CsvTable read_csv_file(const std::string& path) {
+  reject_directory(path, "a CSV file");
+  return parse_csv(read_whole_file(path), path);
 }
 
 std::string format_csv_row(const std::vector<std::string>& fields) {

@@ -6,7 +6,6 @@
 #include <limits>
 #include <sstream>
 
-#include "core/byte_source.h"
 #include "core/error.h"
 #include "core/strings.h"
 
@@ -79,12 +78,17 @@ OpDesc OpRowReader::read(std::size_t r) const {
         << " bytes, beyond any GPU (at most 2^50): check its dimensions";
     throw InputError(file_, row_label(r), why.str());
   }
+  // An empty dtype cell is fp32, the dtype of the shared data (which have no such column); a
+  // value the cost models cannot read would be priced as fp32 too, silently: an error.
   bool dtype_recorded = false;
-  if (dtype_col_ >= 0)
-    if (auto d = parse_dtype(row[dtype_col_])) {
-      op.dtype = *d;
-      dtype_recorded = true;
-    }
+  if (dtype_col_ >= 0 && !row[dtype_col_].empty()) {
+    const auto d = parse_dtype(row[dtype_col_]);
+    if (!d)
+      throw InputError(file_, row_label(r) + ", column " + table_.header[dtype_col_],
+                       "'" + row[dtype_col_] + "' is not a dtype the cost models know (" + kKnownDtypes + ")");
+    op.dtype = *d;
+    dtype_recorded = true;
+  }
   if (kernel_name_col_ >= 0) op.kernel_name = row[kernel_name_col_];
   op.take_kernel_math(dtype_recorded);
   if (kernels_col_ >= 0) op.kernel_list = row[kernels_col_];
@@ -103,16 +107,6 @@ OpDesc OpRowReader::read(std::size_t r) const {
   }
   if (ok) { op.grid = g; op.block = b; }
   return op;
-}
-
-std::vector<Measurement> load_samples_of(const std::string& path, const DeviceCatalog& catalog,
-                                         const DeviceSpec& device) {
-  auto samples = load_measurements(path, catalog);
-  for (std::size_t i = 0; i < samples.size(); ++i)
-    if (samples[i].device != &device)
-      throw InputError(path, "sample row " + std::to_string(i + 1),
-                       "measured on " + samples[i].device->name + ", not on " + device.name);
-  return samples;
 }
 
 std::vector<std::string> measurement_files(const std::string& path) {
@@ -134,10 +128,12 @@ std::vector<std::string> measurement_files(const std::string& path) {
   return files;
 }
 
-std::vector<Measurement> load_measurements(const std::string& path, const DeviceCatalog& catalog) {
+namespace {
+// load_measurements; `only`: the GPU every row must have been measured on (nullptr: any).
+std::vector<Measurement> load_rows(const std::string& path, const DeviceCatalog& catalog, const DeviceSpec* only) {
   std::vector<Measurement> out;
   for (const auto& file : measurement_files(path)) {
-    const CsvTable table = parse_csv(read_whole_file(file), file);
+    const CsvTable table = read_csv_file(file);
     const int lat = table.column("Latency"), dev = table.column("Device"), kernel = table.column("Kernel Time");
     if (lat < 0 || dev < 0) throw InputError(file, "header", "needs Latency and Device columns");
     const OpRowReader reader(table, file);
@@ -148,6 +144,8 @@ std::vector<Measurement> load_measurements(const std::string& path, const Device
       if (!m.op.describable()) throw InputError(file, row_label(r), "op '" + m.op.name + "' has no usable dimensions");
       m.device = catalog.find(row[dev]);
       if (!m.device) throw InputError(file, row_label(r), "device '" + row[dev] + "' is not in the catalog");
+      if (only && m.device != only)
+        throw InputError(file, row_label(r), "measured on " + m.device->name + ", not on " + only->name);
       if (!parse_decimal(row[lat], m.latency_ms))
         throw InputError(file, row_label(r), "Latency '" + row[lat] + "' is not a number");
       // A nanosecond to a thousand seconds: beyond that a latency is a unit mistake or garbage,
@@ -162,6 +160,20 @@ std::vector<Measurement> load_measurements(const std::string& path, const Device
     }
   }
   return out;
+}
+
+}  // namespace
+
+std::vector<Measurement> load_measurements(const std::string& path, const DeviceCatalog& catalog) {
+  return load_rows(path, catalog, nullptr);
+}
+
+std::vector<Measurement> load_samples_of(const std::string& path, const DeviceCatalog& catalog,
+                                         const DeviceSpec& device) {
+  auto samples = load_rows(path, catalog, &device);
+  // A header without rows would correct nothing while the command said it had been given samples.
+  if (samples.empty()) throw InputError(path, "", "no rows: no samples of " + device.name);
+  return samples;
 }
 
 }  // namespace dpro::costmodel

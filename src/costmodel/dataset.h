@@ -46,8 +46,8 @@ class OpRowReader {
   // OpDesc of table row `r` (0-based; errors name it by row_label): family
   // from OPName, dims from the family's columns (a missing column or an empty value leaves it
   // undescribable). A value that is not a whole number from 0 to kMaxDimension, or an op whose
-  // tensors exceed kMaxOpBytes, throws InputError naming the file, the row and the column.
-  // Latency and Device are not read.
+  // tensors exceed kMaxOpBytes, or a dtype cell parse_dtype cannot read (empty: fp32), throws
+  // InputError naming the file, the row and the column. Latency and Device are not read.
   OpDesc read(std::size_t r) const;
 
  private:
@@ -64,7 +64,7 @@ class OpRowReader {
 std::vector<Measurement> load_measurements(const std::string& path, const DeviceCatalog& catalog);
 
 // load_measurements for the few-shot samples of one GPU: a row measured on another GPU is
-// an InputError naming `path` and the row ("sample row N", counted over all files read).
+// an InputError naming its file and row (row_label), and so is `path` without any row.
 std::vector<Measurement> load_samples_of(const std::string& path, const DeviceCatalog& catalog,
                                          const DeviceSpec& device);
 

@@ -110,10 +110,15 @@ DeviceSpec parse_device_spec(const std::string& json_text, const std::string& fi
   if (!j.contains("name") || !j["name"].is_string() || j["name"].get<std::string>().empty())
     throw InputError(file, "name", "missing");
   d.name = j["name"].get<std::string>();
+  // Names are matched ignoring case, spaces, '_' and '-' (DeviceCatalog::find): one of those
+  // alone would match any query written with them only.
+  if (normalise(d.name).empty()) throw InputError(file, "name", "'" + d.name + "' has no letter or digit");
   if (j.contains("aliases")) {
     if (!j["aliases"].is_array()) throw InputError(file, "aliases", "must be a list of names");
     for (const auto& a : j["aliases"]) {
       if (!a.is_string()) throw InputError(file, "aliases", "must be a list of names, got " + a.dump());
+      if (normalise(a.get<std::string>()).empty())
+        throw InputError(file, "aliases", "'" + a.get<std::string>() + "' is not a name (no letter or digit)");
       d.aliases.push_back(a.get<std::string>());
     }
   }
@@ -139,8 +144,26 @@ DeviceCatalog DeviceCatalog::load_directory(const std::string& directory) {
   for (const auto& entry : fs::directory_iterator(directory))
     if (entry.path().extension() == ".json") files.push_back(entry.path().string());
   std::sort(files.begin(), files.end());
+  if (files.empty()) throw InputError(directory, "", "the device spec directory has no device files (*.json)");
   DeviceCatalog catalog;
-  for (const auto& f : files) catalog.add(parse_device_spec(read_whole_file(f), f));
+  // Each name and alias (as find() compares them) -> the device and file that gave it: a second
+  // file giving one would be shadowed by the first, silently.
+  std::map<std::string, std::pair<std::string, std::string>> owner;
+  for (const auto& f : files) {
+    DeviceSpec spec = parse_device_spec(read_whole_file(f), f);
+    std::vector<std::string> names = spec.aliases;
+    names.insert(names.begin(), spec.name);
+    for (const auto& name : names) {
+      const auto [it, fresh] = owner.try_emplace(normalise(name), spec.name, f);
+      if (fresh || (it->second.first == spec.name && it->second.second == f)) continue;
+      throw InputError(f, (name == spec.name ? "name '" : "alias '") + name + "'",
+                       it->second.first == spec.name
+                           ? spec.name + " is defined in " + it->second.second + " too"
+                           : "already names " + it->second.first + " in " + it->second.second +
+                                 " (names and aliases are compared ignoring case, spaces, '_' and '-')");
+    }
+    catalog.add(std::move(spec));
+  }
   return catalog;
 }
 
@@ -163,6 +186,7 @@ const DeviceSpec* DeviceCatalog::find(const std::string& name) const {
 
 const DeviceSpec& DeviceCatalog::get(const std::string& name) const {
   if (const DeviceSpec* d = find(name)) return *d;
+  if (devices_.empty()) throw InputError("", "device '" + name + "'", "unknown device: no device specs are loaded");
   std::string known;
   for (const auto& n : names()) known += (known.empty() ? "" : ", ") + n;
   throw InputError("", "device '" + name + "'", "unknown device; known devices: " + known);

@@ -13,6 +13,9 @@ const char* to_string(DType dtype);
 int dtype_bytes(DType dtype);
 // "float", "Float", "fp32", "c10::Half", "bf16", ... -> DType; nullopt when not a float/int8 type.
 std::optional<DType> parse_dtype(const std::string& text);
+// What parse_dtype reads, for messages.
+inline constexpr const char* kKnownDtypes =
+    "fp32, tf32, fp16, bf16, fp64, int8, fp8, or PyTorch's names: float, half, bfloat16, double, c10::Half, ...";
 
 struct DeviceSpec {
   std::string name;                  // canonical: "A100-SXM4-80GB"
@@ -40,7 +43,9 @@ DeviceSpec parse_device_spec(const std::string& json_text, const std::string& fi
 
 class DeviceCatalog {
  public:
-  // Loads every *.json in `directory` (sorted by name). Throws InputError on a bad file.
+  // Loads every *.json in `directory` (sorted by name). Throws InputError on a bad file, on a
+  // directory without one, and on a name or alias that a second file gives again (naming both
+  // files: find() would silently take the first).
   static DeviceCatalog load_directory(const std::string& directory);
   // configs/devices of this source tree (compiled-in path), or $DPRO_DEVICE_DIR when set.
   static std::string default_directory();

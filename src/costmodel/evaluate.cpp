@@ -22,10 +22,14 @@ namespace dpro::costmodel {
 
 std::vector<double> MapeTable::row_average() const {
   std::vector<double> avg(columns.size(), 0.0);
-  if (rows.empty()) return avg;
+  std::vector<bool> any(columns.size(), false);
   for (const auto& [name, cells] : rows)
-    for (size_t c = 0; c < cells.size(); ++c) avg[c] += cells[c].mape_percent();
-  for (auto& a : avg) a /= static_cast<double>(rows.size());
+    for (size_t c = 0; c < cells.size(); ++c) {
+      avg[c] += cells[c].mape_percent();
+      any[c] = any[c] || cells[c].count > 0;
+    }
+  for (size_t c = 0; c < avg.size(); ++c)
+    avg[c] = any[c] ? avg[c] / static_cast<double>(rows.size()) : std::nan("");
   return avg;
 }
 
@@ -195,6 +199,7 @@ std::string kernel_table_note(const std::string& which, std::size_t pairs,
     note += (first ? "" : ", ") + device + " " + std::to_string(static_cast<int>(std::lround(ms * 1e3))) + " us";
     first = false;
   }
+  if (first) note += "none could be fitted on these rows";
   return note + "; kernel_time.h)";
 }
 

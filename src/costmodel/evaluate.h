@@ -32,7 +32,8 @@ struct MapeTable {
   std::string row_label;             // "op family" or "GPU"
   std::vector<std::string> columns;  // model names
   std::map<std::string, std::vector<MapeCell>> rows;
-  // Mean over rows of each column's MAPE (each row weighs the same).
+  // Mean over rows of each column's MAPE (each row weighs the same); NaN for a column no row
+  // has data in (rendered "-", null in JSON).
   std::vector<double> row_average() const;
   void add(const std::string& row, std::size_t column, double predicted, double measured);
 };

@@ -8,10 +8,11 @@
 // headers; in a build without LibTorch, available() is false, load() and train() throw
 // InputError("... not available"), and callers use the fallbacks.
 //
-// Model file: "DPROCM01\n", a one-line JSON header (architecture, provenance, section sizes,
-// payload size and FNV-1a hash), then the LibTorch archives of the two networks' weights and
-// the three residual memories. A truncated, edited or foreign
-// file fails load() with an InputError that says what is wrong.
+// Model file (model_file.h): "DPROCM01\n", a one-line JSON header (architecture, provenance,
+// the trained GPUs' figures, floors and overheads, section sizes, payload size and FNV-1a hash,
+// and the header's own hash), then the LibTorch archives of the two networks' weights and the
+// three residual memories. A truncated, edited or foreign file, or a directory, fails load() with
+// an InputError that names the file and what is wrong.
 #include <cstdint>
 #include <memory>
 #include <string>

@@ -12,23 +12,15 @@
 #include <random>
 #include <sstream>
 
-#include <nlohmann/json.hpp>
-
 #include "core/error.h"
-#include "core/json_fields.h"
 #include "costmodel/kernel_time.h"
 #include "costmodel/learned_model.h"
+#include "costmodel/model_file.h"
+#include "costmodel/paths.h"
 
 namespace dpro::costmodel {
 
 namespace {
-
-constexpr const char* kMagic = "DPROCM01\n";
-constexpr int kFormatVersion = 5;
-// Bounds for header values that size allocations or cap predictions (a corrupted header must
-// not allocate gigabytes or price every op at hours).
-constexpr int kMaxLayerWidth = 4096;
-constexpr double kMaxFloorMs = 1000.0;
 
 struct Architecture {
   int token_hidden = 64;
@@ -65,12 +57,6 @@ struct NetImpl : torch::nn::Module {
   torch::Tensor g_mean, g_std;
 };
 TORCH_MODULE(Net);
-
-std::uint64_t fnv1a(const std::string& bytes) {
-  std::uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : bytes) { h ^= c; h *= 1099511628211ull; }
-  return h;
-}
 
 // Feature rows packed into tensors, T = the largest token count among them.
 struct Batch {
@@ -389,6 +375,7 @@ void LearnedModel::fine_tune(const std::vector<const Measurement*>& target,
                              const std::vector<const Measurement*>& replay, const FewShotOptions& options,
                              Logger& log) {
   DPRO_CHECK(impl_ != nullptr);
+  if (target.empty()) throw InputError("", "", "no samples of the GPU to adapt to");
   torch::set_num_threads(options.threads);
   torch::manual_seed(options.seed);
   std::vector<const Measurement*> mix;
@@ -499,124 +486,45 @@ std::vector<double> LearnedModel::predict_ms(const std::vector<PredictQuery>& qu
 
 void LearnedModel::save(const std::string& path) const {
   DPRO_CHECK(impl_ != nullptr);
-  const std::string weights = serialise_net(impl_->net);
-  const std::string unseen_weights = impl_->has_unseen() ? serialise_net(impl_->unseen_net) : std::string();
-  const std::string memory_kernel = impl_->memory_kernel.serialise(), memory_plain = impl_->memory_plain.serialise(),
-                    memory_unseen = impl_->memory_unseen.serialise();
-  const std::string payload = weights + unseen_weights + memory_kernel + memory_plain + memory_unseen;
-  nlohmann::json floors = nlohmann::json::object();
-  for (const auto& [family, ms] : impl_->unseen_floor_ms) floors[to_string(family)] = ms;
-  nlohmann::json header = {
-      {"format", "dpro-costmodel"}, {"version", kFormatVersion},
-      {"token_features", kTokenFeatures}, {"global_features", kGlobalFeatures},
-      {"max_tokens", kMaxAstTokens}, {"token_hidden", impl_->arch.token_hidden},
-      {"head_hidden", impl_->arch.head_hidden}, {"provenance", impl_->provenance},
-      {"known_devices", impl_->known_devices}, {"known_device_features", impl_->known_features},
-      {"unseen_floor_ms", floors}, {"measurement_overhead_ms", impl_->overhead_ms},
-      {"weights_bytes", weights.size()}, {"unseen_weights_bytes", unseen_weights.size()},
-      {"memory_kernel_bytes", memory_kernel.size()}, {"memory_plain_bytes", memory_plain.size()},
-      {"memory_unseen_bytes", memory_unseen.size()},
-      {"payload_bytes", payload.size()}, {"payload_fnv1a", std::to_string(fnv1a(payload))}};
+  ModelFileHeader header;
+  header.token_hidden = impl_->arch.token_hidden;
+  header.head_hidden = impl_->arch.head_hidden;
+  header.provenance = impl_->provenance;
+  header.known_devices = impl_->known_devices;
+  header.known_features = impl_->known_features;
+  header.unseen_floor_ms = impl_->unseen_floor_ms;
+  header.overhead_ms = impl_->overhead_ms;
+  ModelPayload payload;
+  payload[kMainWeights] = serialise_net(impl_->net);
+  if (impl_->has_unseen()) payload[kUnseenWeights] = serialise_net(impl_->unseen_net);
+  payload[kMemoryKernel] = impl_->memory_kernel.serialise();
+  payload[kMemoryPlain] = impl_->memory_plain.serialise();
+  payload[kMemoryUnseen] = impl_->memory_unseen.serialise();
   std::ofstream out(path, std::ios::binary);
   if (!out) throw InputError(path, "", "cannot write the model file");
-  out << kMagic << dump_output_json(header, -1) << '\n' << payload;
+  out << format_model_file(header, payload);
   if (!out) throw InputError(path, "", "write failed");
 }
 
 LearnedModel LearnedModel::load(const std::string& path) {
+  reject_directory(path, "a cost model file (.dpcm)");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path, "", "cannot open the cost model file");
   std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const std::string magic = kMagic;
-  if (bytes.compare(0, magic.size(), magic) != 0)
-    throw InputError(path, "", "not a dpro cost model file (bad magic)");
-  const auto eol = bytes.find('\n', magic.size());
-  if (eol == std::string::npos) throw InputError(path, "header", "truncated cost model file");
-  nlohmann::json header;
-  try {
-    header = nlohmann::json::parse(bytes.substr(magic.size(), eol - magic.size()));
-  } catch (const nlohmann::json::exception& e) {
-    throw InputError(path, "header", std::string("corrupted cost model header: ") + e.what());
-  }
-  const std::string payload = bytes.substr(eol + 1);
-  try {
-    if (header.at("version").get<int>() != kFormatVersion)
-      throw InputError(path, "header",
-                       "unsupported cost model version " + header.at("version").dump() + " (this build reads " +
-                           std::to_string(kFormatVersion) + "; retrain it: tools/train_costmodel.sh)");
-    if (header.at("token_features").get<int>() != kTokenFeatures ||
-        header.at("global_features").get<int>() != kGlobalFeatures ||
-        header.at("max_tokens").get<int>() != kMaxAstTokens)
-      throw InputError(path, "header", "model was trained with different features; retrain it");
-    if (header.at("payload_bytes").get<std::size_t>() != payload.size())
-      throw InputError(path, "payload", "truncated or padded cost model file (size mismatch)");
-    if (header.at("payload_fnv1a").get<std::string>() != std::to_string(fnv1a(payload)))
-      throw InputError(path, "payload", "corrupted cost model file (checksum mismatch)");
-  } catch (const nlohmann::json::exception& e) {
-    throw InputError(path, "header", std::string("corrupted cost model header: ") + e.what());
-  }
+  if (in.bad()) throw InputError(path, "", "read error");
+  ModelPayload section;
+  ModelFileHeader header = parse_model_file(bytes, path, section);
   LearnedModel model;
   model.impl_ = std::make_unique<Impl>();
-  // Sections of the payload, in order.
-  const char* kSections[] = {"weights_bytes", "unseen_weights_bytes", "memory_kernel_bytes", "memory_plain_bytes",
-                             "memory_unseen_bytes"};
-  std::string section[5];
-  try {
-    if (header.contains("format") && header.at("format") != "dpro-costmodel")
-      throw InputError(path, "header", "not a dpro cost model file (format " + header.at("format").dump() + ")");
-    model.impl_->arch = {header.at("token_hidden").get<int>(), header.at("head_hidden").get<int>()};
-    for (const int width : {model.impl_->arch.token_hidden, model.impl_->arch.head_hidden})
-      if (width < 1 || width > kMaxLayerWidth)
-        throw InputError(path, "header", "corrupted cost model header: layer width " + std::to_string(width) +
-                                             " (1 to " + std::to_string(kMaxLayerWidth) + ")");
-    model.impl_->provenance = header.value("provenance", "");
-    model.impl_->known_devices = header.at("known_devices").get<std::set<std::string>>();
-    // Files written before the twin rule and the floor guard have neither (names only, no guard).
-    if (header.contains("known_device_features")) {
-      // Read as double and checked before narrowing: a float cannot hold every JSON number.
-      for (const auto& [name, f] : header.at("known_device_features").get<std::map<std::string, std::vector<double>>>()) {
-        if (f.size() != static_cast<std::size_t>(kDeviceIdentityFeatures))
-          throw InputError(path, "known_device_features", "corrupted cost model header: " + name + " has " +
-                                                              std::to_string(f.size()) + " device features");
-        // They are log2 of datasheet figures: small numbers.
-        if (!std::all_of(f.begin(), f.end(), [](double x) { return std::isfinite(x) && std::abs(x) < 1e3; }))
-          throw InputError(path, "known_device_features",
-                           "corrupted cost model header: " + name + " has a device feature out of range");
-        model.impl_->known_features[name] = std::vector<float>(f.begin(), f.end());
-      }
-    }
-    if (header.contains("unseen_floor_ms"))
-      for (const auto& [name, ms] : header.at("unseen_floor_ms").items()) {
-        const OpFamily family = family_from_name(name);
-        if (family == OpFamily::kUnknown || !ms.is_number() || !(ms.get<double>() >= 0) ||
-            !(ms.get<double>() <= kMaxFloorMs))
-          throw InputError(path, "unseen_floor_ms", "corrupted cost model header: bad floor '" + name + "': " + ms.dump());
-        model.impl_->unseen_floor_ms[family] = ms.get<double>();
-      }
-    if (header.contains("measurement_overhead_ms"))
-      for (const auto& [name, ms] : header.at("measurement_overhead_ms").items()) {
-        if (!model.impl_->known_devices.count(name) || !ms.is_number() || !(ms.get<double>() >= 0) ||
-            !(ms.get<double>() <= kMaxFloorMs))
-          throw InputError(path, "measurement_overhead_ms",
-                           "corrupted cost model header: bad overhead '" + name + "': " + ms.dump());
-        model.impl_->overhead_ms[name] = ms.get<double>();
-      }
-    std::size_t at = 0;
-    for (int i = 0; i < 5; ++i) {
-      const auto bytes = header.at(kSections[i]).get<std::size_t>();
-      if (bytes > payload.size() - at)
-        throw InputError(path, "header", "corrupted cost model header: section sizes do not add up");
-      section[i] = payload.substr(at, bytes);
-      at += bytes;
-    }
-    if (at != payload.size())
-      throw InputError(path, "header", "corrupted cost model header: section sizes do not add up");
-  } catch (const nlohmann::json::exception& e) {
-    throw InputError(path, "header", std::string("corrupted cost model header: ") + e.what());
-  }
-  model.impl_->memory_kernel = ConfigMemory::parse(section[2], path);
-  model.impl_->memory_plain = ConfigMemory::parse(section[3], path);
-  model.impl_->memory_unseen = ConfigMemory::parse(section[4], path);
+  model.impl_->arch = {header.token_hidden, header.head_hidden};
+  model.impl_->provenance = std::move(header.provenance);
+  model.impl_->known_devices = std::move(header.known_devices);
+  model.impl_->known_features = std::move(header.known_features);
+  model.impl_->unseen_floor_ms = std::move(header.unseen_floor_ms);
+  model.impl_->overhead_ms = std::move(header.overhead_ms);
+  model.impl_->memory_kernel = ConfigMemory::parse(section[kMemoryKernel], path);
+  model.impl_->memory_plain = ConfigMemory::parse(section[kMemoryPlain], path);
+  model.impl_->memory_unseen = ConfigMemory::parse(section[kMemoryUnseen], path);
   auto read_net = [&](const std::string& bytes, const char* which) {
     Net net(model.impl_->arch);
     // Loading replaces each parameter by the stored tensor, whatever its shape: weights of
@@ -643,8 +551,9 @@ LearnedModel LearnedModel::load(const std::string& path) {
     net->eval();
     return net;
   };
-  model.impl_->net = read_net(section[0], "main network's");
-  if (!section[1].empty()) model.impl_->unseen_net = read_net(section[1], "unseen-GPU network's");
+  model.impl_->net = read_net(section[kMainWeights], "main network's");
+  if (!section[kUnseenWeights].empty())
+    model.impl_->unseen_net = read_net(section[kUnseenWeights], "unseen-GPU network's");
   return model;
 }
 

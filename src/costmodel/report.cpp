@@ -1,5 +1,7 @@
 #include "costmodel/report.h"
 
+#include <cmath>
+
 #include <fmt/format.h>
 
 namespace dpro::costmodel {
@@ -19,7 +21,7 @@ std::string render_markdown(const EvalReport& report) {
       out += "\n";
     }
     out += "| **mean of the rows above** | |";  // each row weighs the same, not a pooled MAPE
-    for (double a : t.row_average()) out += fmt::format(" **{:.1f}** |", a);
+    for (double a : t.row_average()) out += std::isnan(a) ? std::string(" - |") : fmt::format(" **{:.1f}** |", a);
     out += "\n\n";
   }
   for (const auto& n : report.notes) out += "- " + n + "\n";

@@ -9,6 +9,8 @@
 #include <sstream>
 #include <tuple>
 
+#include <filesystem>
+
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -18,6 +20,8 @@
 #include "core/byte_source.h"
 #include "core/error.h"
 #include "costmodel/csv.h"
+#include "costmodel/dataset.h"
+#include "costmodel/device_spec.h"
 #include "costmodel/learned_model.h"
 #include "test_paths.h"
 
@@ -239,7 +243,8 @@ TEST_CASE("costmodel outputs never overwrite an input, nor an existing file with
   std::ofstream(in) << rows;
   std::ofstream(out) << "mine\n";
   REQUIRE_THROWS_WITH(run_cli({"costmodel", "predict", "--device", "T4", in, "-o", in, "--force"}),
-                      Catch::Contains("predict_keep_in.csv") && Catch::Contains("over one of its inputs"));
+                      Catch::Contains("predict_keep_in.csv") && Catch::Contains("refusing to write an output over") &&
+                          Catch::Contains("input"));
   CHECK(dpro::read_whole_file(in) == rows);
   REQUIRE_THROWS_WITH(run_cli({"costmodel", "predict", "--device", "T4", in, "-o", out}),
                       Catch::Contains("predict_keep_out.csv") && Catch::Contains("--force"));
@@ -315,7 +320,7 @@ TEST_CASE("costmodel predict --samples corrects the model by ops measured on the
   // A sample measured on another GPU is refused, naming the file and the row.
   std::ofstream(samples) << "OPName,Latency,Device,B,H\nrelu,0.1,Tesla T4,64,4096\nrelu,0.1,Tesla V100-PCIE-32GB,64,4096\n";
   REQUIRE_THROWS_WITH(run_cli({"costmodel", "predict", "--device", "T4", in, "--samples", samples}),
-                      Catch::Contains(samples) && Catch::Contains("sample row 2") && Catch::Contains("not on T4"));
+                      Catch::Contains(samples + ": row 3: measured on V100-PCIE-32GB, not on T4"));
   // A latency that is no time was accepted before: one sample of 1e300 ms priced every op at
   // 1e200 ms and more, one of 1e-300 at nearly nothing.
   // Nor is a number with more after it, nor hex: std::stod read "0.1abc" as 0.1 and "0x10" as 16.
@@ -477,7 +482,7 @@ TEST_CASE("costmodel adapt fine-tunes on a new GPU's samples into a new model fi
   // Samples of another GPU are refused; the model given is never the output.
   REQUIRE_THROWS_WITH(run_cli({"costmodel", "adapt", "--device", "V100", "--samples", samples, "-o",
                                dpro::test::binary_path("x.dpcm")}),
-                      Catch::Contains("sample row 1") && Catch::Contains("not on V100"));
+                      Catch::Contains(samples + ": row 2: measured on L4") && Catch::Contains("not on V100"));
   REQUIRE_THROWS(run_cli({"costmodel", "--model", adapted, "adapt", "--device", "L4", "--samples", samples, "-o",
                           adapted, "--force"}));
   // A GPU the model was trained on is refused: adapt is for new GPUs.
@@ -490,4 +495,138 @@ TEST_CASE("costmodel adapt fine-tunes on a new GPU's samples into a new model fi
   REQUIRE_THROWS_WITH(run_cli({"costmodel", "adapt", "--device", "A100-SXM4-40GB", "--samples", sxm_samples, "-o",
                                dpro::test::binary_path("x.dpcm")}),
                       Catch::Contains("identity of A100-PCIE-40GB") && Catch::Contains("same datasheet figures"));
+}
+
+TEST_CASE("costmodel pick chooses distinct configurations, and says when there are fewer than asked") {
+  const std::string in = dpro::test::binary_path("pick_same.csv");
+  const std::string out = dpro::test::binary_path("pick_same_out.csv");
+  {
+    std::ofstream s(in);
+    s << "OPName,Latency,B,H\n";
+    for (int i = 0; i < 50; ++i) s << "relu," << 0.1 + i << ",64,4096\n";  // one op, measured 50 times
+    s << "gelu,1,64,4096\n";
+  }
+  const std::string err = stderr_of({"costmodel", "pick", "-n", "10", in, "-o", out, "--force"});
+  const auto t = dpro::costmodel::parse_csv(dpro::read_whole_file(out), out);
+  REQUIRE(t.rows.size() == 2);  // was the same relu 8 times and the gelu
+  CHECK(t.rows[0][0] == "relu");
+  CHECK(t.rows[1][0] == "gelu");
+  CHECK(err.find("chose 2 of 51 rows (0 not describable, 49 repeating the configuration of an earlier row); "
+                 "fewer than the 10 asked for: the file has only 2 distinct configurations") != std::string::npos);
+}
+
+TEST_CASE("costmodel reads CSVs saved with a UTF-8 byte order mark (Excel's CSV UTF-8)") {
+  const std::string in = dpro::test::binary_path("bom_ops.csv");
+  const std::string out = dpro::test::binary_path("bom_out.csv");
+  std::ofstream(in) << "\xEF\xBB\xBFOPName,B,H\nrelu,64,4096\n";
+  REQUIRE(run_cli({"costmodel", "predict", "--device", "T4", in, "-o", out, "--force"}) == 0);
+  const auto t = dpro::costmodel::parse_csv(dpro::read_whole_file(out), out);
+  CHECK(t.header == std::vector<std::string>{"OPName", "B", "H", "predicted_ms"});
+  CHECK(std::stod(t.rows.at(0).back()) > 0);
+  REQUIRE(run_cli({"costmodel", "pick", "-n", "1", in, "-o", out, "--force"}) == 0);
+  CHECK(dpro::read_whole_file(out) == "OPName,B,H\nrelu,64,4096\n");
+  // Measured samples too (the loader of every measured table).
+  const std::string samples = dpro::test::binary_path("bom_samples.csv");
+  std::ofstream(samples) << "\xEF\xBB\xBFOPName,Latency,Device,B,H\nrelu,0.1,Tesla T4,64,4096\n";
+  const auto rows = dpro::costmodel::load_measurements(samples, dpro::costmodel::DeviceCatalog::load_directory(
+                                                                    dpro::test::source_path("configs/devices")));
+  REQUIRE(rows.size() == 1);
+  CHECK(rows[0].latency_ms == 0.1);
+}
+
+TEST_CASE("costmodel predict on its own output replaces predicted_ms; a column named twice is refused") {
+  const std::string in = dpro::test::binary_path("predict_twice_in.csv");
+  const std::string once = dpro::test::binary_path("predict_twice_1.csv");
+  const std::string twice = dpro::test::binary_path("predict_twice_2.csv");
+  std::ofstream(in) << "OPName,B,H\nrelu,64,4096\ngelu,512,8192\n";
+  REQUIRE(run_cli({"costmodel", "predict", "--device", "T4", in, "-o", once, "--force"}) == 0);
+  const std::string err = stderr_of({"costmodel", "predict", "--device", "T4", once, "-o", twice, "--force"});
+  CHECK(err.find(once + ": replacing the values of its predicted_ms column") != std::string::npos);
+  const auto t1 = dpro::costmodel::parse_csv(dpro::read_whole_file(once), once);
+  const auto t2 = dpro::costmodel::parse_csv(dpro::read_whole_file(twice), twice);
+  CHECK(t2.header == std::vector<std::string>{"OPName", "B", "H", "predicted_ms"});  // one column, not two
+  CHECK(t2.rows == t1.rows);
+  // Other values in the column are replaced too (for another GPU: other predictions).
+  REQUIRE(run_cli({"costmodel", "predict", "--device", "H100-SXM5-80GB", once, "-o", twice, "--force"}) == 0);
+  const auto t3 = dpro::costmodel::parse_csv(dpro::read_whole_file(twice), twice);
+  REQUIRE(t3.header.size() == 4);
+  CHECK(t3.rows[1][3] != t1.rows[1][3]);
+  std::ofstream(in) << "OPName,B,M,N,K,B\nbmm,1,2,3,4,5\n";
+  REQUIRE_THROWS_WITH(run_cli({"costmodel", "predict", "--device", "T4", in}),
+                      Catch::Contains(in + ": header, column 6: 'B' names column 2 too"));
+}
+
+TEST_CASE("sample files without rows are refused: they corrected nothing, silently") {
+  const std::string in = dpro::test::binary_path("empty_samples_ops.csv");
+  const std::string samples = dpro::test::binary_path("empty_samples.csv");
+  std::ofstream(in) << "OPName,B,H\nrelu,64,4096\n";
+  std::ofstream(samples) << "OPName,Latency,Device,B,H\n";
+  const auto catalog = dpro::costmodel::DeviceCatalog::load_directory(dpro::test::source_path("configs/devices"));
+  REQUIRE_THROWS_WITH(dpro::costmodel::load_samples_of(samples, catalog, catalog.get("L4")),
+                      Catch::Contains(samples + ": no rows"));
+  if (!dpro::costmodel::LearnedModel::available()) return;
+  REQUIRE_THROWS_WITH(run_cli({"costmodel", "predict", "--device", "L4", in, "--samples", samples}),
+                      Catch::Contains(samples + ": no rows"));
+  const std::string adapted = dpro::test::binary_path("empty_adapted.dpcm");
+  std::remove(adapted.c_str());
+  REQUIRE_THROWS_WITH(run_cli({"costmodel", "adapt", "--device", "L4", "--samples", samples, "-o", adapted}),
+                      Catch::Contains(samples + ": no rows"));
+  CHECK_FALSE(std::ifstream(adapted).good());  // was a model "fine-tuned on 0 samples"
+}
+
+TEST_CASE("samples: the row of a wrong GPU and of a bad latency are named alike, by their line") {
+  if (!dpro::costmodel::LearnedModel::available()) return;
+  const std::string in = dpro::test::binary_path("row_numbers_ops.csv");
+  const std::string samples = dpro::test::binary_path("row_numbers_samples.csv");
+  std::ofstream(in) << "OPName,B,H\nrelu,64,4096\n";
+  const std::string head = "OPName,Latency,Device,B,H\nrelu,0.1,Tesla T4,64,4096\nrelu,0.1,Tesla T4,64,8192\n"
+                           "relu,0.1,Tesla T4,64,2048\n";
+  // The 4th data row, line 5: was "sample row 4" for one and "row 5" for the other.
+  std::ofstream(samples) << head << "relu,0.1,Tesla P4,64,1024\n";
+  REQUIRE_THROWS_WITH(run_cli({"costmodel", "predict", "--device", "T4", in, "--samples", samples}),
+                      Catch::Contains(samples + ": row 5: measured on P4, not on T4"));
+  std::ofstream(samples) << head << "relu,-0.5,Tesla T4,64,1024\n";
+  REQUIRE_THROWS_WITH(run_cli({"costmodel", "predict", "--device", "T4", in, "--samples", samples}),
+                      Catch::Contains(samples + ": row 5: Latency '-0.5'"));
+}
+
+TEST_CASE("a directory where a file is expected is named as such") {
+  const std::string dir = dpro::test::binary_path("not_a_file.d");
+  std::filesystem::create_directories(dir);
+  REQUIRE_THROWS_WITH(run_cli({"costmodel", "predict", "--device", "L4", dir}),
+                      Catch::Contains(dir + ": is a directory, expected a CSV file"));
+  if (!dpro::costmodel::LearnedModel::available()) return;
+  const std::string in = dpro::test::binary_path("not_a_file_ops.csv");
+  std::ofstream(in) << "OPName,B,H\nrelu,64,4096\n";
+  // Was "internal error: basic_filebuf::underflow ... Is a directory", exit code 1.
+  REQUIRE_THROWS_WITH(run_cli({"costmodel", "--model", dir, "predict", "--device", "L4", in}),
+                      Catch::Contains(dir + ": is a directory, expected a cost model file"));
+}
+
+TEST_CASE("costmodel eval: columns without data print '-', not a bold 0.0; nothing to evaluate is refused") {
+  REQUIRE_THROWS_WITH(run_cli({"costmodel", "eval", "--no-leave-one-out", "--no-split", "--data",
+                               dpro::test::source_path("data/costmodel/subset")}),
+                      Catch::Contains("nothing to evaluate"));
+  // Three rows of one GPU: no other GPU to scale from, no overhead to fit.
+  const std::string data = dpro::test::binary_path("eval_small.csv");
+  std::ofstream(data) << "OPName,Latency,Device,B,H\nrelu,0.1,Tesla T4,64,4096\nrelu,0.2,Tesla T4,64,8192\n"
+                         "relu,0.3,Tesla T4,128,8192\n";
+  const std::string md = dpro::test::binary_path("eval_small.md");
+  const std::string js = dpro::test::binary_path("eval_small.json");
+  std::ostringstream captured;
+  auto* old = std::cout.rdbuf(captured.rdbuf());
+  const int rc = run_cli({"costmodel", "-q", "eval", "--no-leave-one-out", "--data", data, "--markdown", md, "--json",
+                          js, "--force"});
+  std::cout.rdbuf(old);
+  REQUIRE(rc == 0);
+  const std::string text = dpro::read_whole_file(md);
+  CHECK(text.find("**0.0**") == std::string::npos);
+  CHECK(text.find("| **mean of the rows above** | | - |") != std::string::npos);  // (a): no GPU to scale from
+  CHECK(text.find("(; kernel_time.h)") == std::string::npos);
+  const auto report = nlohmann::json::parse(dpro::read_whole_file(js));
+  for (const auto& t : report.at("tables"))
+    for (std::size_t c = 0; c < t.at("columns").size(); ++c)
+      if (!t.contains("rows")) CHECK(t.at("average").at(c).is_null());
+  if (dpro::costmodel::LearnedModel::available())
+    CHECK(text.find("overhead (none could be fitted on these rows; kernel_time.h)") != std::string::npos);
 }

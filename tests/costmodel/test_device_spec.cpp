@@ -1,5 +1,9 @@
 #include <catch2/catch.hpp>
 
+#include <filesystem>
+#include <fstream>
+
+#include "core/byte_source.h"
 #include "core/error.h"
 #include "costmodel/device_spec.h"
 #include "costmodel/paths.h"
@@ -94,4 +98,46 @@ TEST_CASE("dtype names from traces parse and peaks fall back to fp32") {
   CHECK(p4.peak_flops(DType::kFloat8) == p4.peak_flops(DType::kFloat32));
   const auto& v100 = catalog.get("V100-PCIE-32GB");
   CHECK(v100.peak_flops(DType::kFloat64) < v100.peak_flops(DType::kFloat32));
+}
+
+TEST_CASE("a spec directory where two files give one name, or none gives any, is refused naming the files") {
+  namespace fs = std::filesystem;
+  const std::string dir = dpro::test::binary_path("device_specs_clash");
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string shipped = dpro::test::source_path("configs/devices");
+  SECTION("no device files") {
+    // Was "unknown device; known devices: " with an empty list.
+    REQUIRE_THROWS_WITH(DeviceCatalog::load_directory(dir),
+                        Catch::Contains(dir) && Catch::Contains("has no device files"));
+  }
+  fs::copy_file(shipped + "/T4.json", dir + "/T4.json");
+  const std::string l4 = dpro::read_whole_file(shipped + "/L4.json");
+  auto write_l4 = [&](const std::string& what, const std::string& by) {
+    std::string text = l4;
+    REQUIRE(text.find(what) != std::string::npos);
+    text.replace(text.find(what), what.size(), by);
+    std::ofstream(dir + "/L4.json") << text;
+  };
+  SECTION("the two files load") {
+    write_l4("\"NVIDIA L4\"", "\"NVIDIA L4\"");
+    CHECK(DeviceCatalog::load_directory(dir).names() == std::vector<std::string>{"L4", "T4"});
+  }
+  SECTION("an alias of another file's device: the first file read won, silently") {
+    write_l4("\"NVIDIA L4\"", "\"NVIDIA L4\", \"tesla_t4\"");
+    REQUIRE_THROWS_WITH(DeviceCatalog::load_directory(dir),
+                        Catch::Contains(dir + "/T4.json: alias 'Tesla T4': already names L4 in " + dir + "/L4.json"));
+  }
+  SECTION("a device defined twice") {
+    fs::copy_file(shipped + "/T4.json", dir + "/T4-copy.json");
+    REQUIRE_THROWS_WITH(DeviceCatalog::load_directory(dir),
+                        Catch::Contains(dir + "/T4.json: name 'T4': T4 is defined in " + dir + "/T4-copy.json too"));
+  }
+  SECTION("an empty alias, or one of separators only, would match nothing meant") {
+    for (const std::string bad : {"\"\"", "\" - \""}) {
+      write_l4("\"NVIDIA L4\"", "\"NVIDIA L4\", " + bad);
+      REQUIRE_THROWS_WITH(DeviceCatalog::load_directory(dir),
+                          Catch::Contains(dir + "/L4.json: aliases:") && Catch::Contains("is not a name"));
+    }
+  }
 }

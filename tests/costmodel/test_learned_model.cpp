@@ -1,14 +1,20 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <filesystem>
 #include <fstream>
+#include <functional>
+
+#include <nlohmann/json.hpp>
 
 #include "core/byte_source.h"
 #include "core/error.h"
+#include "core/json_fields.h"
 #include "costmodel/compact_ast.h"
 #include "costmodel/evaluate.h"
 #include "costmodel/kernel_time.h"
 #include "costmodel/learned_model.h"
+#include "costmodel/model_file.h"
 #include "costmodel/paths.h"
 #include "costmodel_fixtures.h"
 #include "test_paths.h"
@@ -34,6 +40,20 @@ double mape(const LearnedModel& model, const std::vector<const Measurement*>& ro
 void write(const std::string& path, const std::string& bytes) {
   std::ofstream(path, std::ios::binary) << bytes;
 }
+// The header line of a model file's bytes, and the bytes with another header line.
+std::string header_line(const std::string& file) {
+  const auto start = file.find('\n') + 1;
+  return file.substr(start, file.find('\n', start) - start);
+}
+std::string with_header_line(const std::string& file, const std::string& line) {
+  const auto start = file.find('\n') + 1;
+  return file.substr(0, start) + line + file.substr(file.find('\n', start));
+}
+// The header's hash as the writer computes it (model_file.h): of its dump without the field.
+void rehash(nlohmann::json& header) {
+  header.erase("header_fnv1a");
+  header["header_fnv1a"] = std::to_string(fnv1a(dpro::dump_output_json(header, -1)));
+}
 }  // namespace
 
 TEST_CASE("shipped model predicts held-out subset rows within 15% MAPE") {
@@ -51,12 +71,28 @@ TEST_CASE("corrupted model files fail with a clear InputError") {
   const std::string good = dpro::read_whole_file(shipped_model());
   const std::string path = dpro::test::binary_path("corrupt.dpcm");
   // Writes the good file with `what` (which must occur in it) replaced by `by`.
+  // The header is re-hashed, when it is still JSON, so that the field checks are what fails.
   auto write_edited = [&](const std::string& what, const std::string& by) {
     std::string bad = good;
     const auto at = bad.find(what);
     REQUIRE(at != std::string::npos);
     bad.replace(at, what.size(), by);
+    auto header = nlohmann::json::parse(header_line(bad), nullptr, false);
+    if (!header.is_discarded()) {
+      rehash(header);
+      bad = with_header_line(bad, dpro::dump_output_json(header, -1));
+    }
     write(path, bad);
+  };
+  // Loading the good file with its header edited by `edit` (then re-hashed when `hashed`) is an
+  // InputError whose message contains `expected`.
+  auto header_edit_fails = [&](const std::function<void(nlohmann::json&)>& edit, bool hashed,
+                               const std::string& expected) {
+    auto header = nlohmann::json::parse(header_line(good));
+    edit(header);
+    if (hashed) rehash(header);
+    write(path, with_header_line(good, dpro::dump_output_json(header, -1)));
+    REQUIRE_THROWS_WITH(LearnedModel::load(path), Catch::Contains(path) && Catch::Contains(expected));
   };
   // Loading the good file edited so is an InputError whose message contains `expected`.
   auto edited_fails = [&](const std::string& what, const std::string& by, const std::string& expected) {
@@ -78,40 +114,86 @@ TEST_CASE("corrupted model files fail with a clear InputError") {
     REQUIRE_THROWS_WITH(LearnedModel::load(path), Catch::Contains("bad magic"));
   }
   SECTION("edited header") {
-    edited_fails("\"version\":5", "\"version\":[", "corrupted cost model header");
+    edited_fails("\"version\":6", "\"version\":[", "corrupted cost model header");
   }
   SECTION("a model file of an older format") {
-    write_edited("\"version\":5", "\"version\":4");
+    write_edited("\"version\":6", "\"version\":4");
     REQUIRE_THROWS_WITH(LearnedModel::load(path), Catch::Contains("version 4") && Catch::Contains("retrain"));
+  }
+  SECTION("a header figure edited (the header's hash no longer matches)") {
+    // Each changed predictions with exit code 0 before the header had a hash of its own.
+    header_edit_fails([](nlohmann::json& h) { h["unseen_floor_ms"]["bmm"] = h["unseen_floor_ms"]["bmm"].get<double>() + 0.01; },
+                      false, "checksum mismatch");
+    header_edit_fails([](nlohmann::json& h) { h["known_device_features"]["V100-PCIE-32GB"][0] = 9.9; }, false,
+                      "checksum mismatch");
+    header_edit_fails([](nlohmann::json& h) { h["known_devices"].push_back("L4"); }, false, "checksum mismatch");
+    header_edit_fails([](nlohmann::json& h) { h["provenance"] = "mine"; }, false, "checksum mismatch");
+    header_edit_fails([](nlohmann::json& h) { h.erase("header_fnv1a"); }, false, "header_fnv1a: corrupted cost model header: missing");
+  }
+  SECTION("a field the predictions need is missing or out of range") {
+    for (const char* field : {"unseen_floor_ms", "measurement_overhead_ms", "known_device_features", "known_devices"}) {
+      INFO(field);
+      header_edit_fails([&](nlohmann::json& h) { h.erase(field); }, true, std::string(field) + ": corrupted cost model header: missing");
+    }
+    header_edit_fails([](nlohmann::json& h) { h["unseen_floor_ms"]["bmm"] = 0; }, true, "unseen_floor_ms.bmm");
+    header_edit_fails([](nlohmann::json& h) { h["unseen_floor_ms"]["bmm"] = 1500.0; }, true, "from 1e-6 to 1000 ms, got 1500.0");
+    header_edit_fails([](nlohmann::json& h) { h["measurement_overhead_ms"]["V100-PCIE-32GB"] = 5000.0; }, true,
+                      "measurement_overhead_ms.V100-PCIE-32GB");
+    header_edit_fails([](nlohmann::json& h) { h["known_devices"].push_back("L4"); }, true, "known_device_features: corrupted cost model header: missing for L4");
+    header_edit_fails([](nlohmann::json& h) { h["known_device_features"]["L4"] = h["known_device_features"]["T4"]; }, true,
+                      "known_device_features.L4: corrupted cost model header: not one of known_devices");
+  }
+  SECTION("a version 5 file, written before the header hash, loads with the same predictions") {
+    auto header = nlohmann::json::parse(header_line(good));
+    header.erase("header_fnv1a");
+    header["version"] = 5;
+    write(path, with_header_line(good, dpro::dump_output_json(header, -1)));
+    const auto legacy = LearnedModel::load(path), shipped = LearnedModel::load(shipped_model());
+    const auto& l4 = catalog().get("L4");
+    const auto& t4 = catalog().get("T4");
+    const OpDesc bmm = make_op(OpFamily::kBmm, {8, 256, 256, 256}), relu = make_op(OpFamily::kRelu, {1, 32});
+    const std::vector<PredictQuery> q = {{&bmm, &l4}, {&bmm, &t4}, {&relu, &l4}, {&relu, &t4}};
+    CHECK(legacy.predict_ms(q) == shipped.predict_ms(q));
+    CHECK(legacy.measurement_overhead_ms(l4, true) == shipped.measurement_overhead_ms(l4, true));
+    // Its fields are checked all the same.
+    header["unseen_floor_ms"]["bmm"] = 0;
+    write(path, with_header_line(good, dpro::dump_output_json(header, -1)));
+    REQUIRE_THROWS_WITH(LearnedModel::load(path), Catch::Contains("unseen_floor_ms.bmm"));
+  }
+  SECTION("a directory") {
+    const std::string dir = dpro::test::binary_path("a_model_dir.dpcm");
+    std::filesystem::create_directories(dir);
+    REQUIRE_THROWS_WITH(LearnedModel::load(dir), Catch::Contains(dir + ": is a directory, expected a cost model file"));
   }
   SECTION("section sizes that do not add up") {
     edited_fails("\"memory_plain_bytes\":", "\"memory_plain_bytes\":1", "section sizes");
   }
   SECTION("a bad floor") {
-    edited_fails("\"unseen_floor_ms\":{\"add\":", "\"unseen_floor_ms\":{\"add\":-", "bad floor 'add'");
-    edited_fails("\"unseen_floor_ms\":{\"add\":", "\"unseen_floor_ms\":{\"xyz\":", "bad floor 'xyz'");
+    edited_fails("\"unseen_floor_ms\":{\"add\":", "\"unseen_floor_ms\":{\"add\":-", "unseen_floor_ms.add: corrupted");
+    edited_fails("\"unseen_floor_ms\":{\"add\":", "\"unseen_floor_ms\":{\"xyz\":", "unseen_floor_ms.xyz: corrupted");
   }
   SECTION("a bad measurement overhead") {
     const std::string overheads = "\"measurement_overhead_ms\":{\"A100-PCIE-40GB\":";
-    edited_fails(overheads, overheads + "-", "bad overhead 'A100-PCIE-40GB'");
-    edited_fails(overheads, "\"measurement_overhead_ms\":{\"H100\":1,\"A100-PCIE-40GB\":", "bad overhead 'H100'");
+    edited_fails(overheads, overheads + "-", "measurement_overhead_ms.A100-PCIE-40GB: corrupted");
+    edited_fails(overheads, "\"measurement_overhead_ms\":{\"H100\":1,\"A100-PCIE-40GB\":",
+                 "measurement_overhead_ms.H100: corrupted cost model header: not one of known_devices");
   }
   SECTION("bad device figures") {
     const std::string features = "\"known_device_features\":{\"A100-PCIE-40GB\":[";
-    edited_fails(features, features + "1,", "A100-PCIE-40GB has 8 device features");
+    edited_fails(features, features + "1,", "known_device_features.A100-PCIE-40GB: corrupted cost model header: must be a list of 7 numbers");
     edited_fails(features, features + "\"x\",", "corrupted cost model header");
   }
   SECTION("layer widths out of range, or not those of the weights") {
-    edited_fails("\"head_hidden\":192", "\"head_hidden\":0", "layer width 0");
-    edited_fails("\"token_hidden\":64", "\"token_hidden\":2147483647", "layer width 2147483647");
+    edited_fails("\"head_hidden\":192", "\"head_hidden\":0", "head_hidden: must be a whole number from 1 to 4096, got 0");
+    edited_fails("\"token_hidden\":64", "\"token_hidden\":2147483647", "token_hidden: must be a whole number from 1 to 4096");
     edited_fails("\"head_hidden\":192", "\"head_hidden\":128", "do not match the header's layer widths");
   }
   SECTION("another format, an absurd floor, absurd device figures") {
     edited_fails("\"format\":\"dpro-costmodel\"", "\"format\":\"onnx\"", "not a dpro cost model file");
-    edited_fails("\"unseen_floor_ms\":{\"add\":", "\"unseen_floor_ms\":{\"add\":1e300,\"x\":", "bad floor 'add'");
+    edited_fails("\"unseen_floor_ms\":{\"add\":", "\"unseen_floor_ms\":{\"add\":1e300,\"x\":", "unseen_floor_ms.add: corrupted");
     const std::string features = "\"known_device_features\":{\"A100-PCIE-40GB\":[";
-    edited_fails(features, features + "1e300,", "has 8 device features");
-    edited_fails(features + "10.602699279785156", features + "1e30", "A100-PCIE-40GB has a device feature out of range");
+    edited_fails(features, features + "1e300,", "must be a list of 7 numbers");
+    edited_fails(features + "10.602699279785156", features + "1e30", "known_device_features.A100-PCIE-40GB: corrupted cost model header: a device feature out of range");
   }
   SECTION("missing file") {
     REQUIRE_THROWS_AS(LearnedModel::load(path + ".none"), dpro::InputError);
@@ -153,6 +235,10 @@ TEST_CASE("training on the subset learns, and save/load round-trips exactly") {
   const std::string path = dpro::test::binary_path("roundtrip.dpcm");
   trained.save(path);
   const auto loaded = LearnedModel::load(path);
+  // Written as version 6: the header carries its own hash.
+  const auto header = nlohmann::json::parse(header_line(dpro::read_whole_file(path)));
+  CHECK(header.at("version") == 6);
+  CHECK(header.at("header_fnv1a").is_string());
   OpDesc op = make_op(OpFamily::kConv2d, {8, 64, 64, 3, 56, 1, 1});
   const auto& a100 = catalog().get("A100-SXM4-80GB");
   CHECK(loaded.predict_ms({{&op, &a100}})[0] == Approx(trained.predict_ms({{&op, &a100}})[0]).epsilon(1e-6));
@@ -239,6 +325,7 @@ TEST_CASE("training on the subset learns, and save/load round-trips exactly") {
   few.epochs = 1;
   few.replay_rows = 200;
   auto adapted = LearnedModel::load(path);
+  REQUIRE_THROWS_WITH(adapted.fine_tune({}, rows, few, log), Catch::Contains("no samples"));
   adapted.fine_tune(fast_ptrs, rows, few, log);
   CHECK(adapted.unseen_floor_ms(OpFamily::kRelu) == fastest_sample);
   CHECK(adapted.unseen_floor_ms(OpFamily::kTanh) == loaded.unseen_floor_ms(OpFamily::kTanh));
@@ -286,11 +373,10 @@ TEST_CASE("the floor guard lifts a GPU outside the data to the training GPUs' fl
   // network, unguarded, prices a tiny op below every training GPU's floor (25-50 us).
   const std::string good = dpro::read_whole_file(shipped_model());
   const std::string path = dpro::test::binary_path("unguarded.dpcm");
-  std::string unguarded = good;
-  const auto at = unguarded.find("\"unseen_floor_ms\"");
-  REQUIRE(at != std::string::npos);
-  unguarded.replace(at, 17, "\"unseen_floor_xx\"");  // a file written before the guard
-  write(path, unguarded);
+  auto header = nlohmann::json::parse(header_line(good));
+  header["unseen_floor_ms"] = nlohmann::json::object();  // a model without the guard
+  rehash(header);
+  write(path, with_header_line(good, dpro::dump_output_json(header, -1)));
   const auto guarded_model = LearnedModel::load(shipped_model());
   const auto old_model = LearnedModel::load(path);
   OpDesc tiny = make_op(OpFamily::kRelu, {1, 256});

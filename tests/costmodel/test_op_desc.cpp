@@ -76,6 +76,31 @@ TEST_CASE("CSV: quoted fields with commas survive a round trip") {
   CHECK_THROWS_WITH(parse_csv("a,b\n1\n", "bad.csv"), Catch::Contains("bad.csv"));
 }
 
+TEST_CASE("CSV: a UTF-8 byte order mark is skipped, a column named twice is refused") {
+  // Excel's "CSV UTF-8" starts with EF BB BF: the first column was read as "\xEF\xBB\xBFOPName".
+  const auto t = parse_csv("\xEF\xBB\xBFOPName,B,H\nrelu,2,3\n", "bom.csv");
+  CHECK(t.column("OPName") == 0);
+  CHECK(t.header[0] == "OPName");
+  // Only at the start of the file.
+  CHECK(parse_csv("a,b\n\xEF\xBB\xBFx,1\n", "t.csv").rows[0][0] == "\xEF\xBB\xBFx");
+  CHECK_THROWS_WITH(parse_csv("OPName,B,M,N,K,B\nbmm,1,2,3,4,5\n", "dup.csv"),
+                    Catch::Contains("dup.csv: header, column 6: 'B' names column 2 too"));
+}
+
+TEST_CASE("CSV: a directory given as a CSV file is refused by name") {
+  // Was "read error" with no word of what was wrong.
+  CHECK_THROWS_WITH(read_csv_file(test_subset_dir()),
+                    Catch::Contains(test_subset_dir() + ": is a directory, expected a CSV file"));
+}
+
+TEST_CASE("a dtype cell the cost models cannot read is an error naming the row, not fp32") {
+  const auto t = parse_csv("OPName,dtype,B,H\nrelu,fp16,2,3\nrelu,,2,3\nrelu,bogus,2,3\n", "dt.csv");
+  const OpRowReader reader(t, "dt.csv");
+  CHECK(reader.read(0).dtype == DType::kFloat16);
+  CHECK(reader.read(1).dtype == DType::kFloat32);  // empty: the default, as without the column
+  CHECK_THROWS_WITH(reader.read(2), Catch::Contains("dt.csv: row 4, column dtype: 'bogus' is not a dtype"));
+}
+
 TEST_CASE("the test subset loads: 16 op families on 5 GPUs") {
   const auto catalog = DeviceCatalog::load_directory(dpro::test::source_path("configs/devices"));
   const auto data = load_measurements(test_subset_dir(), catalog);

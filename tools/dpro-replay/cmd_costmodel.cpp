@@ -12,7 +12,6 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "core/byte_source.h"
 #include "core/error.h"
 #include "core/json_fields.h"
 #include "core/log.h"
@@ -100,6 +99,12 @@ class CostModelCommand : public Command {
     retime_->add_flag("--force", force_, "Overwrite an existing --json file");
 
     devices_ = app_->add_subcommand("devices", "List the known GPUs");
+
+    upgrade_ = app_->add_subcommand(
+        "upgrade", "Rewrite the --model file in this build's format (the same figures and weights; a version 5 "
+                   "file gains the header checksum)");
+    upgrade_->add_option("-o,--output", upgrade_output_, "Model file to write")->required();
+    upgrade_->add_flag("--force", force_, "Overwrite an existing output file");
     return app_;
   }
 
@@ -109,6 +114,7 @@ class CostModelCommand : public Command {
     Logger log(!quiet_ && (verbose_ || long_running) ? LogLevel::kInfo : LogLevel::kWarning);
     const auto catalog = cm::DeviceCatalog::load_directory(device_dir_);
     if (devices_->parsed()) return list_devices(catalog);
+    if (upgrade_->parsed()) return upgrade();
     if (predict_->parsed()) return predict(catalog, log);
     if (pick_->parsed()) return pick();
     if (retime_->parsed()) return retime(catalog);
@@ -178,6 +184,9 @@ class CostModelCommand : public Command {
   }
 
   int evaluate(const cm::DeviceCatalog& catalog, Logger& log) {
+    if (no_logo_ && no_split_)
+      throw InputError("", "eval --no-leave-one-out --no-split",
+                       "nothing to evaluate: the two flags leave out both experiments; give at most one");
     for (const std::string* out : {&markdown_out_, &json_out_})
       if (!out->empty()) check_output_path(*out, {data_, model_path_}, force_);
     const auto data = cm::load_measurements(data_, catalog);
@@ -214,16 +223,20 @@ class CostModelCommand : public Command {
   }
 
   int pick() {
-    const cm::CsvTable table = cm::parse_csv(read_whole_file(pick_input_), pick_input_);
+    const cm::CsvTable table = cm::read_csv_file(pick_input_);
     const cm::OpRowReader reader(table, pick_input_);
     if (!reader.has_names()) throw InputError(pick_input_, "header", "needs an OPName column");
     if (pick_output_.empty()) pick_output_ = "-";
     check_output_path(pick_output_, {pick_input_}, force_);
+    // One row per configuration (op_key, its first row): measuring the same op twice tells nothing new.
     std::vector<std::size_t> describable;
     std::vector<std::vector<float>> points;
+    std::set<std::string> configurations;
+    std::size_t not_describable = 0;
     for (std::size_t r = 0; r < table.rows.size(); ++r) {
       const cm::OpDesc op = reader.read(r);
-      if (!op.describable()) continue;
+      if (!op.describable()) { ++not_describable; continue; }
+      if (!configurations.insert(cm::op_key(op)).second) continue;
       describable.push_back(r);
       points.push_back(cm::op_cluster_features(op));
     }
@@ -234,9 +247,34 @@ class CostModelCommand : public Command {
       out << cm::format_csv_row(table.header) << "\n";
       for (auto i : chosen) out << cm::format_csv_row(table.rows[describable[i]]) << "\n";
     });
-    std::cerr << fmt::format("chose {} of {} rows ({} not describable): measure these on the new GPU, then "
+    const std::size_t repeats = table.rows.size() - not_describable - describable.size();
+    std::cerr << fmt::format("chose {} of {} rows ({} not describable{}){}: measure these on the new GPU, then "
                              "pass them to `replay --device-samples` or `costmodel adapt`\n",
-                             chosen.size(), table.rows.size(), table.rows.size() - describable.size());
+                             chosen.size(), table.rows.size(), not_describable,
+                             repeats ? fmt::format(", {} repeating the configuration of an earlier row", repeats) : "",
+                             chosen.size() < static_cast<std::size_t>(pick_count_)
+                                 ? fmt::format("; fewer than the {} asked for: the file has only {} distinct "
+                                               "configuration{}", pick_count_, describable.size(),
+                                               describable.size() == 1 ? "" : "s")
+                                 : "");
+    return 0;
+  }
+
+  // Loading checks the file as it is (a version 5 file without the header checksum field by
+  // field); saving writes this build's format. The figures and weights are the same.
+  int upgrade() {
+    require_torch();
+    check_output_path(upgrade_output_, {model_path_}, force_);
+    const auto model = cm::LearnedModel::load(model_path_);
+    const std::string tmp = upgrade_output_ + ".tmp";
+    try {
+      model.save(tmp);
+    } catch (...) {
+      std::filesystem::remove(tmp);
+      throw;
+    }
+    std::filesystem::rename(tmp, upgrade_output_);
+    std::cout << fmt::format("wrote {} (from {})\n", upgrade_output_, model_path_);
     return 0;
   }
 
@@ -283,7 +321,7 @@ class CostModelCommand : public Command {
   int predict(const cm::DeviceCatalog& catalog, Logger& log) {
     const cm::DeviceSpec& device = catalog.get(device_);
     if (!output_.empty()) check_output_path(output_, {predict_input_, samples_path_, model_path_}, force_);
-    const cm::CsvTable table = cm::parse_csv(read_whole_file(predict_input_), predict_input_);
+    const cm::CsvTable table = cm::read_csv_file(predict_input_);
     const cm::OpRowReader reader(table, predict_input_);
     if (!reader.has_names()) throw InputError(predict_input_, "header", "needs an OPName column");
     std::optional<cm::LearnedModel> model;
@@ -314,14 +352,18 @@ class CostModelCommand : public Command {
         if (std::isfinite(ms[i]) && !queries[i].allow_kernel) ms[i] *= correction.factor(ops[i]);
     }
     std::size_t learned = 0, roofline = 0, none = 0;
-    std::string out = cm::format_csv_row(with_column(table.header, "predicted_ms")) + "\n";
+    // A file that has the column (an earlier predict's output) gets its values replaced, not a second one.
+    const int predicted_col = table.column("predicted_ms");
+    if (predicted_col >= 0)
+      std::cerr << fmt::format("{}: replacing the values of its predicted_ms column\n", predict_input_);
+    std::string out = cm::format_csv_row(with_column(table.header, predicted_col, "predicted_ms")) + "\n";
     for (size_t i = 0; i < ops.size(); ++i) {
       std::string value;
       if (std::isfinite(ms[i])) ++learned;
       else if (ops[i].describable()) { ms[i] = cm::roofline_ms(ops[i], device); ++roofline; }
       else ++none;
       if (std::isfinite(ms[i])) value = fmt::format("{:.6g}", ms[i]);
-      out += cm::format_csv_row(with_column(table.rows[i], value)) + "\n";
+      out += cm::format_csv_row(with_column(table.rows[i], predicted_col, value)) + "\n";
     }
     write_output(output_.empty() ? "-" : output_, [&](std::ostream& stream) { stream << out; });
     const std::string pricing = model && learned ? cm::pricing_note(*model, device) : "";
@@ -373,8 +415,10 @@ class CostModelCommand : public Command {
                                   : "");
   }
 
-  static std::vector<std::string> with_column(std::vector<std::string> row, std::string value) {
-    row.push_back(std::move(value));
+  // `row` with `value` in column `at`, or appended when `at` is -1.
+  static std::vector<std::string> with_column(std::vector<std::string> row, int at, std::string value) {
+    if (at >= 0) row[at] = std::move(value);
+    else row.push_back(std::move(value));
     return row;
   }
   static void require_torch() {
@@ -390,12 +434,13 @@ class CostModelCommand : public Command {
   CLI::App* pick_ = nullptr;
   CLI::App* adapt_ = nullptr;
   CLI::App* retime_ = nullptr;
+  CLI::App* upgrade_ = nullptr;
   // Each subcommand has its own variables: CLI11 writes default values at declaration.
   std::string device_dir_, model_path_, data_, model_output_, predict_input_, output_, device_,
       markdown_out_, json_out_;
   bool verbose_ = false, quiet_ = false, all_rows_ = false, retrain_ = false, no_logo_ = false, no_split_ = false;
   std::string samples_path_, pick_input_, pick_output_, adapt_device_, adapt_samples_, adapt_data_, adapt_output_;
-  std::string retime_origin_, retime_target_, retime_json_;
+  std::string retime_origin_, retime_target_, retime_json_, upgrade_output_;
   int pick_count_ = 200;
   bool force_ = false;
   cm::EvalOptions options_;
