@@ -1,5 +1,7 @@
 #include "replayer/timeline.h"
 
+#include <set>
+
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
@@ -46,13 +48,20 @@ void write_timeline(std::ostream& out, const trace::TraceSet& traces, const grap
   const graph::Dfg& dfg = built.dfg;
   TimelineWriter w(out);
   w.begin();
+  // Ranks the graph has ops of (a scale-in graph, `--ranks N` below the trace's ranks, has the
+  // first N only): the others get no process or thread names.
+  std::set<int> ranks_in_graph;
+  for (graph::NodeId id = 0; id < dfg.node_count(); ++id)
+    if (dfg.node(id).kind != graph::NodeKind::kBarrier) ranks_in_graph.insert(dfg.node(id).rank);
   for (const trace::TraceRank& r : traces.ranks) {
+    if (!ranks_in_graph.count(r.rank)) continue;
     w.raw(fmt::format(R"({{"ph":"M","name":"process_name","pid":{},"tid":0,"args":{{"name":{}}}}})", r.rank,
                       json_string("rank " + std::to_string(r.rank) + " (predicted)")));
     w.raw(fmt::format(R"({{"ph":"M","name":"process_sort_index","pid":{},"tid":0,"args":{{"sort_index":{}}}}})", r.rank, r.rank));
   }
   for (std::uint32_t t = 0; t < dfg.tracks().size(); ++t) {
     const graph::Track& track = dfg.tracks()[t];
+    if (!ranks_in_graph.count(track.rank)) continue;
     const std::string name = track.kind == trace::ResourceKind::kGpuStream
                                  ? fmt::format("GPU {} stream {}", track.pid, track.tid)
                                  : (track.name.empty() ? fmt::format("thread {}", track.tid) : track.name);

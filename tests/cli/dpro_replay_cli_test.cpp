@@ -5,9 +5,12 @@
 #include <array>
 #include <cstdio>
 #include <filesystem>
+#include <set>
+#include <sstream>
 #include <sys/wait.h>
 
 #include "core/byte_source.h"
+#include "core/time.h"
 #include "trace_fixtures.h"
 
 using namespace dpro;
@@ -276,4 +279,268 @@ TEST_CASE("replay --json gives each what-if's figures as JSON, not only its summ
   CHECK(c.at("ranks").at("exact_by_symmetry") == true);
   // The summary line is still there, beside the figures.
   CHECK_THAT(j.at("whatif").at("notes").at(0).get<std::string>(), Catch::Contains("communication what-if"));
+}
+
+TEST_CASE("Outputs are written through a FIFO without --force, and through a symbolic link into its target") {
+  const std::string dir = test::fresh_dir("cli_output_kinds");
+  const std::string trace = test::source_path("traces/hta/triton.json.gz");
+  const std::string fifo = dir + "/pipe";
+  REQUIRE(run_command("mkfifo " + fifo).code == 0);
+  // The reader gives up after 30 s, should the writer never open the FIFO.
+  const Run piped = run_command("timeout 30 cat " + fifo + " > " + dir + "/drained.json & " + DPRO_REPLAY_BIN + " replay -q --json " +
+                                fifo + " " + trace + " >/dev/null 2>&1; status=$?; wait; exit $status");
+  CHECK(piped.code == 0);
+  CHECK(std::filesystem::is_fifo(fifo));  // not replaced by a regular file
+  CHECK_NOTHROW(nlohmann::json::parse(read_whole_file(dir + "/drained.json")).at("iterations"));
+  CHECK_FALSE(std::filesystem::exists(fifo + ".partial"));
+
+  const std::string target = dir + "/target.json", link = dir + "/link.json";
+  test::write_text(target, "kept");
+  std::filesystem::create_symlink("target.json", link);
+  const Run refused = run("replay -q --json " + link + " " + trace);
+  CHECK(refused.code == 2);
+  CHECK_THAT(refused.out, Catch::Contains("target.json") && Catch::Contains("--force"));
+  CHECK(read_whole_file(target) == "kept");
+  REQUIRE(run("replay -q --force --json " + link + " " + trace).code == 0);
+  CHECK(std::filesystem::is_symlink(link));
+  CHECK(nlohmann::json::parse(read_whole_file(target)).at("iterations").size() == 1);
+}
+
+TEST_CASE("Option --force never writes an output over a file that any option reads") {
+  const std::string dir = test::fresh_dir("cli_protected_inputs");
+  const std::string trace = test::source_path("traces/hta/triton.json.gz");
+  // A host execution trace given as a file, and a cluster file inside the --clusters-dir given.
+  const std::string host_et = dir + "/host_et.json";
+  test::write_text(host_et, R"({"nodes": []})");
+  std::filesystem::create_directory(dir + "/clusters");
+  const std::string cluster = dir + "/clusters/dgx-a100.json";
+  std::filesystem::copy_file(test::source_path("configs/clusters/dgx-a100.json"), cluster);
+  const std::string cluster_bytes = read_whole_file(cluster);
+  Run r = run("replay -q --force --json " + host_et + " --ranks 2 --comm-sizes " + host_et + " " + trace);
+  CHECK(r.code == 2);
+  CHECK(lines(r.out) == 1);
+  CHECK_THAT(r.out, Catch::Contains("refusing to write an output over the input " + host_et));
+  CHECK(read_whole_file(host_et) == R"({"nodes": []})");
+  r = run("replay -q --force --timeline " + cluster + " --cluster dgx-a100 --clusters-dir " + dir + "/clusters " + trace);
+  CHECK(r.code == 2);
+  CHECK_THAT(r.out, Catch::Contains(cluster) && Catch::Contains("input directory " + dir + "/clusters"));
+  CHECK(read_whole_file(cluster) == cluster_bytes);
+  CHECK_FALSE(std::filesystem::exists(cluster + ".partial"));
+}
+
+TEST_CASE("Two outputs of one run never go to the same file, nor both to stdout") {
+  const std::string dir = test::fresh_dir("cli_same_output");
+  const std::string trace = test::source_path("traces/hta/triton.json.gz");
+  std::filesystem::create_directory(dir + "/sub");
+  Run r = run("replay -q --json " + dir + "/x.json --timeline " + dir + "/sub/../x.json " + trace);
+  CHECK(r.code == 2);
+  CHECK_THAT(r.out, Catch::Contains("--timeline") && Catch::Contains("--json"));
+  CHECK_FALSE(std::filesystem::exists(dir + "/x.json"));
+  r = run("replay -q --json - --timeline - " + trace);
+  CHECK(r.code == 2);
+  CHECK_THAT(r.out, Catch::Contains("standard output"));
+  // --timeline - alone: stdout holds the timeline and nothing else.
+  const Run timeline = run_command(std::string(DPRO_REPLAY_BIN) + " replay --timeline - " + trace + " 2>/dev/null");
+  REQUIRE(timeline.code == 0);
+  CHECK(nlohmann::json::parse(timeline.out).at("traceEvents").size() > 3);
+  CHECK_THAT(run("replay --help").out, Catch::Contains("'-' = stdout, no text") && Catch::Contains(".gz is gzip"));
+}
+
+TEST_CASE("replay and compare outputs whose names end in .gz are gzip-compressed") {
+  const std::string dir = test::fresh_dir("cli_gzip_outputs");
+  const std::string trace = test::source_path("traces/hta/triton.json.gz");
+  REQUIRE(run("replay -q --json " + dir + "/r.json.gz --timeline " + dir + "/t.json.gz " + trace).code == 0);
+  REQUIRE(run("compare --json " + dir + "/c.json.gz " + dir + "/r.json.gz " + dir + "/r.json.gz").code == 0);
+  for (const char* name : {"r.json.gz", "t.json.gz", "c.json.gz"}) {
+    INFO(name);
+    std::ifstream in(dir + "/" + name, std::ios::binary);
+    std::array<unsigned char, 2> magic{};
+    in.read(reinterpret_cast<char*>(magic.data()), 2);
+    CHECK(magic == std::array<unsigned char, 2>{0x1f, 0x8b});
+    CHECK_NOTHROW(nlohmann::json::parse(read_whole_file(dir + "/" + name)));  // inflates
+  }
+}
+
+TEST_CASE("A failed write exits 2 and leaves no .partial file; so does a report lost on stdout") {
+  const std::string dir = test::fresh_dir("cli_failed_writes");
+  const std::string trace = test::source_path("traces/hta/triton.json.gz");
+  std::filesystem::create_directory(dir + "/out");
+  Run r = run("replay -q --force --json " + dir + "/out " + trace);
+  CHECK(r.code == 2);
+  CHECK_THAT(r.out, Catch::Contains(dir + "/out: is a directory"));
+  CHECK(std::filesystem::is_directory(dir + "/out"));
+  CHECK_FALSE(std::filesystem::exists(dir + "/out.partial"));
+  r = run_command("printf 'OPName,B,M,N,K\\nbmm,2,64,64,64\\n' > " + dir + "/ops.csv; " + DPRO_REPLAY_BIN +
+                  " costmodel predict --device T4 " + dir + "/ops.csv -o " + dir + "/out --force 2>&1");
+  CHECK(r.code == 2);
+  CHECK_FALSE(std::filesystem::exists(dir + "/out.partial"));
+  // A file size limit fails the write midway (SIGXFSZ ignored: the write returns EFBIG).
+  r = run_command("trap '' XFSZ; ulimit -f 1; " + std::string(DPRO_REPLAY_BIN) + " replay -q --json " + dir +
+                  "/big.json " + test::source_path("traces/hta/cuda-event-sync.json.gz") + " 2>&1 >/dev/null");
+  CHECK(r.code == 2);
+  CHECK_THAT(r.out, Catch::Contains("big.json: write failed"));
+  CHECK_FALSE(std::filesystem::exists(dir + "/big.json"));
+  CHECK_FALSE(std::filesystem::exists(dir + "/big.json.partial"));
+  // stdout on a full device: the text report, --json -, convert -o -, compare's text.
+  for (const std::string& args : {"replay " + trace, "replay -q --json - " + trace,
+                                  "convert -o - " + test::source_path("tests/profiler/data/sample_v1_0.dpro")}) {
+    INFO(args);
+    r = run_command(std::string(DPRO_REPLAY_BIN) + " " + args + " 2>&1 >/dev/full");
+    CHECK(r.code == 2);
+    CHECK_THAT(r.out, Catch::Contains("cannot write to standard output: No space left on device"));
+  }
+}
+
+namespace {
+
+// The what-if table's value in the row starting with `label` ("job", "0", ...): "19.547 ms".
+std::string whatif_row(const std::string& out, const std::string& label) {
+  const std::size_t table = out.find("what-if: baseline");
+  if (table == std::string::npos) return "";
+  std::istringstream in(out.substr(table));
+  for (std::string line; std::getline(in, line);) {
+    std::istringstream cols(line);
+    std::string first, base_value, base_unit, value, unit;
+    if (cols >> first >> base_value >> base_unit >> value >> unit && first == label) return value + " " + unit;
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("Scale-in, --ranks below the trace's ranks: the what-if table and JSON are the smaller job, and compare sees it") {
+  const std::string dir = test::fresh_dir("cli_scale_in");
+  const std::string sizes = " --comm-sizes " + test::source_path("tests/comm/data/dlrm-host-et");
+  const Run text = run("replay " + test::dlrm_dir() + sizes + " --ranks 4");
+  REQUIRE(text.code == 0);
+  REQUIRE(run("replay -q " + test::dlrm_dir() + sizes + " --ranks 4 --json " + dir + "/r4.json").code == 0);
+  REQUIRE(run("replay -q " + test::dlrm_dir() + sizes + " --ranks 8 --json " + dir + "/r8.json").code == 0);
+  const auto r4 = nlohmann::json::parse(read_whole_file(dir + "/r4.json")).at("whatif");
+  const auto r8 = nlohmann::json::parse(read_whole_file(dir + "/r8.json")).at("whatif");
+  const Nanos job4 = r4.at("iterations").at(0).at("job").at("predicted_ns").get<Nanos>();
+  const Nanos job8 = r8.at("iterations").at(0).at("job").at("predicted_ns").get<Nanos>();
+  // Before, the JSON and the table gave the 8 trace ranks' job (20.816 ms) and only the note the
+  // 4-rank one: now the job row is the 4-rank job from the graph of ranks 0..3.
+  CHECK(whatif_row(text.out, "job") == format_duration(job4));
+  CHECK(job4 != job8);
+  CHECK(job4 < job8);
+  CHECK_THAT(text.out, Catch::Contains("Trace ranks 4..7 are not part of the 4-rank job"));
+  std::vector<int> ranks;
+  for (const auto& r : r4.at("iterations").at(0).at("ranks")) ranks.push_back(r.at("rank").get<int>());
+  CHECK(ranks == std::vector<int>{0, 1, 2, 3});
+  CHECK(whatif_row(text.out, "4").empty());
+  // compare reads the 4-rank job.
+  const Run c = run_command(std::string(DPRO_REPLAY_BIN) + " compare --json - " + dir + "/r8.json " + dir + "/r4.json");
+  REQUIRE(c.code == 0);
+  CHECK(nlohmann::json::parse(c.out).at("new").at("median_job_ns").get<Nanos>() == job4);
+  // --timeline shows the 4-rank job: slices and process/thread names of ranks 0..3 only.
+  REQUIRE(run("replay -q " + test::dlrm_dir() + sizes + " --ranks 4 --timeline " + dir + "/t.json").code == 0);
+  std::set<int> pids, named;
+  const auto timeline = nlohmann::json::parse(read_whole_file(dir + "/t.json"));
+  for (const auto& e : timeline.at("traceEvents"))
+    (e.at("ph") == "X" ? pids : named).insert(e.at("pid").get<int>());
+  CHECK(pids == std::set<int>{0, 1, 2, 3});
+  CHECK(named == pids);
+  // --iteration K: the what-if reports step K alone (before, the note listed all 40 steps).
+  const Run one = run("replay " + test::source_path("traces/h100/resnet18-gloo2") + " --ranks 1 --iteration 5");
+  REQUIRE(one.code == 0);
+  const std::string whatif = one.out.substr(one.out.find("what-if: baseline"));
+  CHECK_THAT(whatif, Catch::Contains("ProfilerStep#5") && !Catch::Contains("ProfilerStep#6") &&
+                         Catch::Contains("Trace rank 1 is not part of the 1-rank job"));
+}
+
+TEST_CASE("Scale-out with --allow-partial: --ranks does not claim the missing ranks are exact by symmetry") {
+  const auto files = test::dlrm_files();
+  const Run r = run("replay --allow-partial --ranks 8 " + files[0] + " " + files[1] + " " + files[2]);
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.out, Catch::Contains("The trace has 3 of the job's 8 ranks (0..2): the missing ranks are stood in for "
+                                    "by the present ones") &&
+                        !Catch::Contains("exact by symmetry"));
+}
+
+TEST_CASE("compare refuses a base whose job time is 0 ns, and replay warns of a step of length 0") {
+  const std::string dir = test::fresh_dir("cli_zero_step");
+  test::write_text(dir + "/zero.json",
+                   R"({"traceEvents": [{"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 1, "tid": 1, "ts": 5, "dur": 0},
+                       {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 5, "dur": 0}]})");
+  const Run replay = run("replay --json " + dir + "/zero_rep.json " + dir + "/zero.json");
+  REQUIRE(replay.code == 0);
+  CHECK_THAT(replay.out, Catch::Contains("warning: measured step length 0 ns: ProfilerStep#1 on rank 0"));
+  const std::string base = test::dlrm_dir();
+  REQUIRE(run("replay -q --json " + dir + "/dlrm.json " + base).code == 0);
+  // Before: "+0.00%", "ok:" and exit 0 whatever the new report said.
+  const Run c = run("compare " + dir + "/zero_rep.json " + dir + "/dlrm.json --max-slowdown 3");
+  CHECK(c.code == 2);
+  CHECK(lines(c.out) == 1);
+  CHECK_THAT(c.out, Catch::Contains(dir + "/zero_rep.json") && Catch::Contains("job time is 0 ns"));
+  CHECK(run("compare " + dir + "/dlrm.json " + dir + "/zero_rep.json --max-slowdown 3").code == 0);  // faster: fine
+}
+
+TEST_CASE("errors of the what-if options name the option and state the bound") {
+  const std::string trace = test::source_path("traces/hta/cuda-event-sync.json.gz");
+  const std::string dlrm = test::dlrm_dir();
+  const std::string empty = test::fresh_dir("cli_empty_clusters");
+  const std::pair<std::string, std::vector<std::string>> cases[] = {
+      {dlrm + " --cluster dgx-a100 --origin-cluster nonexist", {"--origin-cluster nonexist: unknown cluster"}},
+      {dlrm + " --bucket-mb 1e20", {"--bucket-mb 1e+20", "to 1048576 MB (1 TiB)"}},
+      {trace + " --device H100-SXM5-80GB --origin-device nonexist", {"--origin-device nonexist: unknown device"}},
+      {trace + " --device nonexist", {"--device nonexist: unknown device"}},
+      {dlrm + " --ranks 2 --clusters-dir " + empty, {empty, "the clusters directory has no cluster files"}},
+      // Options that would do nothing: before, silently ignored.
+      {trace + " --origin-cluster dgx-a100", {"--origin-cluster: does nothing without --cluster, --set, --ranks or --bucket-mb"}},
+      {trace + " --device-samples x.csv", {"--device-samples: does nothing without --device"}},
+      {trace + " --origin-device A100-SXM4-80GB", {"--origin-device: does nothing without --device"}},
+      {trace + " --costmodel x.dpcm", {"--costmodel: does nothing without --device"}},
+      {trace + " --device-specs configs/devices", {"--device-specs: does nothing without --device"}},
+      {trace + " --iteration-marker ''", {"--iteration-marker: empty"}},
+      {trace + " --top -1", {"--top", "-1", "0 to 1000000"}},
+  };
+  for (const auto& [args, parts] : cases) {
+    INFO(args);
+    const Run r = run("replay -q " + args);
+    CHECK(r.code == 2);
+    for (const auto& part : parts) CHECK_THAT(r.out, Catch::Contains(part));
+    CHECK_THAT(r.out, !Catch::Contains("--cluster nonexist"));
+  }
+  CHECK(run("compare --top -1 a.json b.json").code == 2);
+}
+
+TEST_CASE("a cluster file with a misspelled or missing latency is refused naming the file and the key") {
+  const std::string dir = test::fresh_dir("cli_cluster_keys");
+  std::filesystem::copy(test::source_path("configs/clusters"), dir);
+  std::string text = read_whole_file(dir + "/dgx-a100.json");
+  const std::size_t at = text.find("\"latency_us\": 1.0");
+  REQUIRE(at != std::string::npos);
+  test::write_text(dir + "/dgx-a100.json", text.replace(at, 12, "\"latency_usec\""));
+  const Run r = run("replay -q " + test::dlrm_dir() + " --cluster dgx-a100 --clusters-dir " + dir);
+  CHECK(r.code == 2);
+  CHECK(lines(r.out) == 1);
+  CHECK_THAT(r.out, Catch::Contains(dir + "/dgx-a100.json") && Catch::Contains("inter_node.latency_usec: unknown key"));
+  // Every bundled file loads (they give their latencies).
+  CHECK(run("replay -q " + test::dlrm_dir() + " --cluster dgx-h200").code == 0);
+}
+
+TEST_CASE("an H200 trace is guessed as a DGX H200") {
+  const Run r = run("replay " + test::source_path("traces/h200/bert-ddp-emit-nvtx-step") + " --ranks 1");
+  CHECK(r.code == 0);
+  CHECK_THAT(r.out, Catch::Contains("cluster dgx-h200 (guessed from the trace's GPUs)"));
+}
+
+TEST_CASE("a what-if whose GPU work outlives the step says the step time leaves it out") {
+  const std::string trace = test::source_path("traces/hta/sampled-ws128-rank1.json.gz");
+  const Run slow = run_command(std::string(DPRO_REPLAY_BIN) + " replay -q --json - " + trace +
+                               " --origin-cluster dgx-a100 --set network.inter_node_gbps=0.01");
+  REQUIRE(slow.code == 0);
+  const auto j = nlohmann::json::parse(slow.out).at("whatif");
+  REQUIRE(j.at("gpu_work_after_step").size() == 2);
+  const auto& c = j.at("gpu_work_after_step").at(0);
+  CHECK(c.at("gpu_end_after_step_ns").get<Nanos>() > c.at("step_ns").get<Nanos>());
+  CHECK_THAT(j.at("notes").dump(), Catch::Contains("do not include it"));
+  const Run text = run("replay " + trace + " --origin-cluster dgx-a100 --set network.inter_node_gbps=0.01");
+  CHECK_THAT(text.out, Catch::Contains("warning: in 2 of the 2 reported (step, rank) pairs the re-timed GPU work"));
+  // An unchanged network: no such case.
+  const Run same = run_command(std::string(DPRO_REPLAY_BIN) + " replay -q --json - " + trace +
+                               " --origin-cluster dgx-a100 --set network.inter_node_gbps=25");
+  REQUIRE(same.code == 0);
+  CHECK(nlohmann::json::parse(same.out).at("whatif").at("gpu_work_after_step").empty());
 }

@@ -9,7 +9,7 @@ using namespace dpro;
 namespace {
 
 const char* kGood = R"({"name": "box", "gpu_arch": "ampere", "gpus_per_node": 8,
-  "intra_node": {"fabric": "nvswitch", "bandwidth_gbps": 300},
+  "intra_node": {"fabric": "nvswitch", "bandwidth_gbps": 300, "latency_us": 0},
   "inter_node": {"bandwidth_gbps": 25, "latency_us": 1}})";
 
 std::string with(const std::string& from, const std::string& to) {
@@ -23,7 +23,13 @@ std::string with(const std::string& from, const std::string& to) {
 
 TEST_CASE("the bundled cluster files load and describe the systems") {
   const auto cat = comm::ClusterCatalog::load_directory(test::clusters_dir());
-  for (const char* name : {"dgx1-v100", "dgx-a100", "dgx-h100", "pcie-a100"}) CHECK(cat.find(name) != nullptr);
+  for (const char* name : {"dgx1-v100", "dgx-a100", "dgx-h100", "dgx-h200", "pcie-a100"}) CHECK(cat.find(name) != nullptr);
+  // DGX H200: the NVLink4/NVSwitch fabric and the 400 Gb/s NICs of the DGX H100.
+  const comm::ClusterSpec& h200 = cat.get("dgx-h200");
+  CHECK(h200.arch == comm::GpuArch::kHopper);
+  CHECK(h200.fabric == comm::Fabric::kNvswitch);
+  CHECK(h200.intra.bandwidth_gbps == 450.0);
+  CHECK(h200.inter.bandwidth_gbps == 50.0);
   const comm::ClusterSpec& h = cat.get("dgx-h100");
   CHECK(h.gpus_per_node == 8);
   CHECK(h.fabric == comm::Fabric::kNvswitch);
@@ -31,7 +37,8 @@ TEST_CASE("the bundled cluster files load and describe the systems") {
   CHECK(h.intra.bandwidth_gbps == 450.0);
   CHECK(h.inter.bandwidth_gbps == 50.0);
   CHECK(cat.get("pcie-a100").fabric == comm::Fabric::kPcie);
-  REQUIRE_THROWS_WITH(cat.get("dgx-z9"), Catch::Contains("unknown cluster") && Catch::Contains("dgx-h100"));
+  REQUIRE_THROWS_WITH(cat.get("dgx-z9"), Catch::Contains("--cluster dgx-z9: unknown cluster") && Catch::Contains("dgx-h100"));
+  REQUIRE_THROWS_WITH(cat.get("dgx-z9", "--origin-cluster"), Catch::Contains("--origin-cluster dgx-z9: unknown cluster"));
 }
 
 TEST_CASE("the cluster of a trace is guessed from its GPU names") {
@@ -46,6 +53,29 @@ TEST_CASE("the cluster of a trace is guessed from its GPU names") {
   unknown.ranks.emplace_back();
   unknown.ranks[0].devices.push_back({0, "Mystery GPU 9000", {}, {}, {}, {}});
   CHECK(cat.guess(unknown) == nullptr);
+  // The H200 SXM calls itself "NVIDIA H200" (traces/h200); the PCIe H200 NVL and a GH200 are
+  // other systems, which an entry anchored at the end of the name ("NVIDIA H200$") leaves out.
+  auto guess_of = [&](const std::string& name) {
+    unknown.ranks[0].devices[0].name = name;
+    const comm::ClusterSpec* c = cat.guess(unknown);
+    return c ? c->name : std::string("none");
+  };
+  CHECK(guess_of("NVIDIA H200") == "dgx-h200");
+  CHECK(guess_of("NVIDIA H200 NVL") == "none");
+  CHECK(guess_of("NVIDIA GH200 480GB") == "none");
+  CHECK(guess_of("NVIDIA H100 80GB HBM3") == "dgx-h100");
+  CHECK(comm::gpu_name_matches("H200$", "NVIDIA H200"));
+  CHECK_FALSE(comm::gpu_name_matches("H200$", "NVIDIA H200 NVL"));
+  CHECK(comm::gpu_name_length("NVIDIA H200$") == 11);
+  const auto h200 = test::load_job({test::source_path("traces/h200/bert-ddp-emit-nvtx-step")});
+  REQUIRE(cat.guess(h200.traces) != nullptr);
+  CHECK(cat.guess(h200.traces)->name == "dgx-h200");
+}
+
+TEST_CASE("a clusters directory without cluster files is an error saying so") {
+  const std::string dir = test::fresh_dir("comm_empty_clusters");
+  REQUIRE_THROWS_WITH(comm::ClusterCatalog::load_directory(dir),
+                      Catch::Contains(dir) && Catch::Contains("has no cluster files"));
 }
 
 TEST_CASE("bad cluster files are rejected with the file and the key") {
@@ -95,6 +125,18 @@ TEST_CASE("bad cluster files are rejected with the file and the key") {
     REQUIRE_THROWS_WITH(comm::parse_cluster(with("\"gpus_per_node\": 8", "\"gpus_per_node\": 9223372036854775807"),
                                             "c.json"),
                         Catch::Contains("gpus_per_node") && Catch::Contains("1 to 1024"));
+  }
+  SECTION("missing or misspelled latency, and unknown keys") {
+    // Before, a missing latency_us silently became 0 and unknown keys were ignored.
+    REQUIRE_THROWS_WITH(comm::parse_cluster(with(", \"latency_us\": 1", ""), "c.json"),
+                        Catch::Contains("c.json") && Catch::Contains("inter_node.latency_us") &&
+                            Catch::Contains("missing"));
+    REQUIRE_THROWS_WITH(comm::parse_cluster(with("\"latency_us\": 1", "\"latency_usec\": 1"), "c.json"),
+                        Catch::Contains("c.json") && Catch::Contains("inter_node.latency_usec: unknown key"));
+    REQUIRE_THROWS_WITH(comm::parse_cluster(with("\"gpus_per_node\"", "\"gpu_per_node\": 8, \"gpus_per_node\""), "c.json"),
+                        Catch::Contains("c.json: gpu_per_node: unknown key") && Catch::Contains("gpus_per_node"));
+    REQUIRE_THROWS_WITH(comm::parse_cluster(with("\"fabric\"", "\"bandwith_gbps\": 9, \"fabric\""), "c.json"),
+                        Catch::Contains("intra_node.bandwith_gbps: unknown key"));
   }
   SECTION("not JSON") {
     REQUIRE_THROWS_AS(comm::parse_cluster("{", "c.json"), InputError);

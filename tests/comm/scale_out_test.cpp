@@ -122,6 +122,30 @@ TEST_CASE("scale-in to fewer ranks than the trace replays the expanded graph of 
   CHECK(s.iterations[0].job_predicted_ns <= plain_job(job));
 }
 
+TEST_CASE("scale_in gives the graph of the first N ranks: its report is the expanded N-rank job, ranks 0..N-1") {
+  const auto job = test::load_dlrm();
+  for (int n : {1, 4, 7}) {
+    INFO(n);
+    const auto r = retimed(job, *catalog().guess(job.traces), n);
+    const Nanos expanded = comm::simulate_scaled_job(job.traces, job.built.ranks, r.dfg, n, true).iterations.at(0).job_predicted_ns;
+    graph::BuiltGraph full = job.built;
+    full.dfg = r.dfg;
+    const graph::BuiltGraph in = comm::scale_in(full, job.traces, n);
+    const auto sim = replayer::simulate(in.dfg);
+    const auto report = replayer::make_report(job.traces, in, sim, replayer::ReportOptions{});
+    REQUIRE(report.iterations.size() == 1);
+    const auto& it = report.iterations[0];
+    REQUIRE(it.ranks.size() == static_cast<std::size_t>(n));
+    for (int k = 0; k < n; ++k) CHECK(it.ranks[k].rank == k);
+    CHECK(it.job_predicted_ns == expanded);
+    for (const auto& node : in.dfg.nodes()) CHECK((node.kind == graph::NodeKind::kBarrier || node.rank < n));
+  }
+  // The 4-rank job is not the 8-rank one (the bug: the 8 trace ranks were reported).
+  const auto r4 = retimed(job, *catalog().guess(job.traces), 4);
+  CHECK(comm::simulate_scaled_job(job.traces, job.built.ranks, r4.dfg, 4, true).iterations.at(0).job_predicted_ns !=
+        plain_job(job));
+}
+
 TEST_CASE("scale-out to ranks that do not fill whole nodes is rejected") {
   const auto job = test::load_dlrm();
   REQUIRE_THROWS_WITH(retimed(job, *catalog().guess(job.traces), 12), Catch::Contains("whole nodes of 8"));

@@ -129,16 +129,53 @@ TEST_CASE("the what-if with --ranks scales DLRM out and rejects rank counts that
 TEST_CASE("the what-if with --ranks below the trace's world size reports the smaller job from its expanded graph") {
   const auto job = test::load_dlrm();
   const auto o = run(job, with_sizes({"--ranks", "4"}));
-  CHECK(o.summary.find("Ranks 4..7 are not part of the 4-rank job") != std::string::npos);
-  CHECK(o.summary.find("ProfilerStep#10 job") != std::string::npos);
+  CHECK(o.summary.find("Trace ranks 4..7 are not part of the 4-rank job") != std::string::npos);
+  CHECK(o.summary.find("its rows and job row are the 4-rank job") != std::string::npos);
+  // The report made from the rewritten graph lists ranks 0..3 only: its job row is the 4-rank job.
+  REQUIRE(o.report.iterations.size() == 1);
+  std::vector<int> ranks;
+  for (const auto& r : o.report.iterations[0].ranks) ranks.push_back(r.rank);
+  CHECK(ranks == std::vector<int>{0, 1, 2, 3});
+  const Nanos eight = job_time(run(job, with_sizes({"--ranks", "8"})).report);
+  CHECK(job_time(o.report) < eight);
   // The same in replay --json (whatif.changes.communication.ranks).
   const auto& r = o.details.at("ranks");
   CHECK(r.at("to") == 4);
+  CHECK(r.at("scaled_in") == true);
   CHECK(r.at("exact_by_symmetry") == false);
-  REQUIRE(r.at("scaled_in_jobs").size() == 1);
-  CHECK(r.at("scaled_in_jobs").at(0).at("iteration") == 10);
-  CHECK(o.summary.find(format_duration(r.at("scaled_in_jobs").at(0).at("job_predicted_ns").get<Nanos>())) !=
-        std::string::npos);
+  CHECK(r.at("missing_ranks_stood_in") == false);
+}
+
+TEST_CASE("Scale-out of a partial set: --ranks says the missing ranks are stood in for, not that it is exact") {
+  const auto files = test::dlrm_files();
+  const auto job = test::load_job({files[0], files[1], files[2]}, true);  // --allow-partial, 3 of 8 files
+  REQUIRE(comm::world_size(job.traces) == 8);
+  const auto o = run(job, {"--ranks", "8"});
+  CHECK(o.summary.find("The trace has 3 of the job's 8 ranks (0..2): the missing ranks are stood in for by the "
+                       "present ones") != std::string::npos);
+  CHECK(o.summary.find("exact by symmetry") == std::string::npos);
+  CHECK(o.details.at("ranks").at("exact_by_symmetry") == false);
+  CHECK(o.details.at("ranks").at("missing_ranks_stood_in") == true);
+}
+
+TEST_CASE("a trace without NCCL ops needs no cluster: an unknown GPU is no error for --ranks") {
+  auto job = test::load_a100();
+  // The cuda-event-sync trace has no collectives; give it a GPU no cluster file names.
+  auto single = test::load_job({test::source_path("traces/hta/cuda-event-sync.json.gz")});
+  for (auto& r : single.traces.ranks)
+    for (auto& d : r.devices) d.name = "Mystery GPU 9000";
+  const auto o = run(single, {"--ranks", "2"});
+  CHECK(o.summary.find("cluster unknown") != std::string::npos);
+  CHECK(o.details.at("origin_cluster").is_null());
+  CHECK(o.details.at("ranks").at("nodes").is_null());
+  CHECK(job_time(o.report) > 0);
+  // With --cluster that one is taken; NCCL ops and an unknown GPU stay an error.
+  CHECK(run(single, {"--ranks", "2", "--cluster", "dgx-a100"}).details.at("origin_cluster") == "dgx-a100");
+  for (auto& r : job.traces.ranks)
+    for (auto& d : r.devices) d.name = "Mystery GPU 9000";
+  Logger quiet(LogLevel::kQuiet);
+  graph::BuiltGraph g = job.built;
+  REQUIRE_THROWS_WITH(parsed({"--ranks", "2"})->apply(g, job.traces, quiet), Catch::Contains("--origin-cluster"));
 }
 
 TEST_CASE("the what-if with --bucket-mb fuses DLRM's three all-reduces into one bucket") {
@@ -165,6 +202,14 @@ TEST_CASE("bad what-if values are clear errors") {
   REQUIRE_THROWS_WITH(parsed({"--set", "network.inter_node_gbps=-1"})->apply(g, job.traces, quiet),
                       Catch::Contains("from 0.001 to 1e6 GB/s"));
   REQUIRE_THROWS_WITH(parsed({"--bucket-mb", "0"})->apply(g, job.traces, quiet), Catch::Contains("--bucket-mb"));
+  // Before, 1e20 MB said "must be positive"; the bound is stated.
+  // 1e-300 passed "positive" and then failed as 0 bytes, "must be positive".
+  for (const char* bad : {"1e20", "1048577", "inf", "1e-300", "nan"})
+    REQUIRE_THROWS_WITH(parsed({"--bucket-mb", bad})->apply(g, job.traces, quiet),
+                        Catch::Contains("--bucket-mb") && Catch::Contains("from 1 byte (1/1048576 MB) to 1048576 MB (1 TiB)"));
+  // --origin-cluster names itself (before: "--cluster nonexist").
+  REQUIRE_THROWS_WITH(parsed({"--cluster", "dgx-a100", "--origin-cluster", "nonexist"})->apply(g, job.traces, quiet),
+                      Catch::Contains("--origin-cluster nonexist: unknown cluster") && !Catch::Contains("--cluster "));
   // Before, --ranks took up to 2^31 - 1, where a trace's ranks and groups stop at 2^20.
   for (const char* bad : {"0", "-8", "1048584", "2147483640"})
     REQUIRE_THROWS_WITH(parsed({"--ranks", bad})->apply(g, job.traces, quiet),

@@ -24,8 +24,11 @@ class CompareCommand final : public Command {
     sub->add_option("new", next_, "the report to check against it")->required();
     sub->add_option("--max-slowdown", max_slowdown_pct_,
                     "percent: exit 1 if the new median iteration time exceeds the base's by more than this");
-    sub->add_option("--top", top_, "how many changed ops of the critical path to list")->default_val(10);
-    sub->add_option("--json", json_path_, "also write the comparison as JSON to this file ('-' = stdout, no text)");
+    sub->add_option("--top", top_, "how many changed ops of the critical path to list (0 to 1000000)")
+        ->default_val(10)
+        ->check(CLI::Range(0, 1000000));
+    sub->add_option("--json", json_path_, "also write the comparison as JSON to this file ('-' = stdout, no text; a name\n"
+                    "ending in .gz is gzip-compressed)");
     sub->add_flag("--force", force_, "overwrite an existing --json file");
     return sub;
   }
@@ -36,9 +39,16 @@ class CompareCommand final : public Command {
     if (!json_path_.empty()) check_output_path(json_path_, {base_, next_}, force_);
     std::optional<double> limit;
     if (max_slowdown_pct_) limit = *max_slowdown_pct_ / 100.0;
-    const replayer::Comparison c = replayer::compare_reports(replayer::read_report_summary(base_),
-                                                             replayer::read_report_summary(next_), limit, top_);
+    replayer::ReportSummary base = replayer::read_report_summary(base_);
+    // A change relative to 0 ns is no percentage (it once printed +0.00% and passed any limit).
+    if (base.median_job_ns == 0)
+      throw InputError(base_, base.whatif ? "whatif.iterations[].job.predicted_ns" : "iterations[].job.measured_ns",
+                       "the base's median job time is 0 ns (a ProfilerStep of length 0?): there is no time to "
+                       "compare against");
+    const replayer::Comparison c =
+        replayer::compare_reports(std::move(base), replayer::read_report_summary(next_), limit, top_);
     if (json_path_ != "-") std::cout << replayer::render_text(c);
+    flush_stdout();  // a text report that went nowhere is an error, not exit 0
     if (!json_path_.empty())
       write_output(json_path_, [&](std::ostream& out) { out << dump_output_json(replayer::to_json(c), 2) << "\n"; });
     return c.regression() ? 1 : 0;

@@ -1,9 +1,6 @@
 #include "cmd_convert.h"
 
-#include <zlib.h>
-
 #include <cstdio>
-#include <filesystem>
 #include <sstream>
 
 #include "core/error.h"
@@ -14,21 +11,6 @@
 
 namespace dpro::cli {
 namespace {
-
-// Gzip-compresses text into path via a temporary file renamed into place.
-void write_gzip(const std::string& path, const std::string& text) {
-  const std::string temporary = path + ".partial";
-  gzFile gz = gzopen(temporary.c_str(), "wb6");
-  if (!gz) throw InputError(path, "", "cannot open for writing");
-  bool ok = gzwrite(gz, text.data(), static_cast<unsigned>(text.size())) == static_cast<int>(text.size());
-  ok = gzclose(gz) == Z_OK && ok;
-  std::error_code ec;
-  if (ok) std::filesystem::rename(temporary, path, ec);
-  if (!ok || ec) {
-    std::filesystem::remove(temporary, ec);
-    throw InputError(path, "", "write failed");
-  }
-}
 
 class ConvertCommand final : public Command {
  public:
@@ -50,8 +32,7 @@ class ConvertCommand final : public Command {
     auto rank = trace::make_native_importer()->read(input_, strings, {}, log);
     std::ostringstream json;
     trace::write_chrome_json(rank, strings, json);
-    if (output_ != "-" && output_.ends_with(".gz")) write_gzip(output_, json.str());
-    else write_output(output_, [&](std::ostream& out) { out << json.str(); });
+    write_output(output_, [&](std::ostream& out) { out << json.str(); });
     if (!quiet_ && output_ != "-")
       std::fprintf(stderr, "dpro-replay: %zu events of rank %d written to %s\n", rank.events.size(),
                    rank.rank, output_.c_str());

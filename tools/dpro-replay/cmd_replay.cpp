@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
@@ -11,6 +12,7 @@
 #include "core/error.h"
 #include "core/json_fields.h"
 #include "core/log.h"
+#include "costmodel/device_spec.h"
 #include "output_file.h"
 #include "replayer/replay.h"
 #include "replayer/timeline.h"
@@ -33,9 +35,15 @@ class ReplayCommand final : public Command {
     sub->add_option("--iteration-marker", iteration_marker_,
                     "a CPU annotation or operator whose occurrences are the iterations, instead of\n"
                     "ProfilerStep#N (a record_function or NVTX range such as 'train_step'; '*' matches any characters)");
-    sub->add_option("--json", json_path_, "also write the report as JSON to this file ('-' = stdout, no text report)");
-    sub->add_option("--timeline", timeline_path_, "write the simulated timeline as Chrome/Perfetto JSON");
-    sub->add_option("--top", top_ops_, "how many ops of the critical path to list")->default_val(10);
+    sub->add_option("--json", json_path_,
+                    "also write the report as JSON to this file ('-' = stdout, no text report; a name ending in .gz\n"
+                    "is gzip-compressed)");
+    sub->add_option("--timeline", timeline_path_,
+                    "write the simulated timeline as Chrome/Perfetto JSON to this file ('-' = stdout, no text\n"
+                    "report; a name ending in .gz is gzip-compressed)");
+    sub->add_option("--top", top_ops_, "how many ops of the critical path to list (0 to 1000000)")
+        ->default_val(10)
+        ->check(CLI::Range(0, 1000000));
     sub->add_flag("--allow-partial", allow_partial_,
                   "accept a multi-rank set that lacks some ranks (their collectives keep measured durations)");
     sub->add_flag("--force", force_, "overwrite existing output files");
@@ -44,14 +52,15 @@ class ReplayCommand final : public Command {
     sub->add_flag("--debug", debug_, "also print every inferred dependency that the measured times contradict");
     whatifs_ = make_whatif_options();
     for (auto& w : whatifs_) w->add_options(*sub);
+    command_ = sub;
     return sub;
   }
 
   int run() override {
     Logger log(quiet_ ? LogLevel::kError : debug_ ? LogLevel::kDebug : verbose_ ? LogLevel::kInfo : LogLevel::kWarning);
-    for (const std::string* out : {&json_path_, &timeline_path_}) {
-      if (!out->empty()) check_output_path(*out, traces_, force_);
-    }
+    check_option_combinations();
+    check_output_paths({{"--json", json_path_}, {"--timeline", timeline_path_}},
+                       command_line_values(*command_, {"--json", "--timeline"}), force_);
     trace::LoadOptions load;
     load.allow_partial = allow_partial_;
     load.iteration_marker = iteration_marker_;
@@ -71,21 +80,24 @@ class ReplayCommand final : public Command {
     options.report.top_ops = top_ops_;
     replayer::Replay baseline = replayer::replay_traces(traces, options, log);
     log.info(fmt::format("replayed {} ops in {:.3f} s", baseline.report.nodes, baseline.report.replay_seconds));
+    warn_zero_length_steps(baseline.report, log);
 
     std::optional<replayer::Replay> whatif = run_whatifs(traces, baseline, options, log);
     const replayer::Replay& shown = whatif ? *whatif : baseline;
 
-    const bool json_to_stdout = json_path_ == "-";
+    const bool json_to_stdout = json_path_ == "-" || timeline_path_ == "-";
     if (!json_to_stdout) {
       std::cout << replayer::render_text(baseline.report);
       if (whatif) std::cout << "\n" << render_comparison(baseline.report, whatif->report);
     }
+    flush_stdout();  // a text report that went nowhere is an error, not exit 0
     if (!json_path_.empty()) {
       nlohmann::json j = replayer::to_json(baseline.report);
       if (whatif) {
         j["whatif"] = replayer::to_json(whatif->report);
         for (const auto& w : whatifs_)
           if (w->enabled()) j["whatif"]["changes"][w->key()] = w->details();
+        j["whatif"]["gpu_work_after_step"] = gpu_work_after_step_;
       }
       write_output(json_path_, [&](std::ostream& out) { out << dump_output_json(j, 2) << "\n"; });
     }
@@ -117,7 +129,70 @@ class ReplayCommand final : public Command {
     for (auto& w : whatifs_) {
       if (w->enabled()) r.report.notes.push_back(w->summary());
     }
+    gpu_work_after_step_ = warn_gpu_work_after_steps(traces, r, log);
     return r;
+  }
+
+  // An option that only changes another one's work does nothing alone: an error rather than a
+  // silently ignored flag. (--costmodel and --device-specs have defaults: only a given one counts.)
+  void check_option_combinations() const {
+    auto given = [&](const char* name) {
+      const CLI::Option* o = command_->get_option_no_throw(name);
+      DPRO_CHECK(o);  // the table below names only options of this command
+      return o->count() > 0;
+    };
+    static const std::vector<std::pair<const char*, std::vector<const char*>>> kNeeds = {
+        {"--origin-cluster", {"--cluster", "--set", "--ranks", "--bucket-mb"}},
+        {"--clusters-dir", {"--cluster", "--set", "--ranks", "--bucket-mb"}},
+        {"--comm-sizes", {"--cluster", "--set", "--ranks", "--bucket-mb"}},
+        {"--origin-device", {"--device"}},
+        {"--device-samples", {"--device"}},
+        {"--costmodel", {"--device"}},
+        {"--device-specs", {"--device"}},
+    };
+    for (const auto& [option, needs] : kNeeds) {
+      if (!given(option) || std::any_of(needs.begin(), needs.end(), given)) continue;
+      std::string names;
+      for (std::size_t i = 0; i < needs.size(); ++i)
+        names += (i == 0 ? "" : i + 1 == needs.size() ? " or " : ", ") + std::string(needs[i]);
+      throw InputError("", option, "does nothing without " + names + " (the what-if it belongs to)");
+    }
+    if (given("--iteration-marker") && iteration_marker_.empty())
+      throw InputError("", "--iteration-marker", "empty: name the annotation or operator that marks the iterations");
+    check_device_names();
+  }
+
+  // The device names, checked before the traces load and named by their option (the device
+  // catalog's own message names neither).
+  void check_device_names() const {
+    if (device_option("--device").empty()) return;
+    const auto catalog = costmodel::DeviceCatalog::load_directory(device_option("--device-specs"));
+    for (const char* option : {"--device", "--origin-device"}) {
+      const std::string name = device_option(option);
+      if (name.empty() || catalog.find(name)) continue;
+      std::string known;
+      for (const auto& n : catalog.names()) known += (known.empty() ? "" : ", ") + n;
+      throw InputError("", std::string(option) + " " + name,
+                       "unknown device; known devices: " + known + " (`dpro-replay costmodel devices` describes them)");
+    }
+  }
+  std::string device_option(const char* name) const {
+    const CLI::Option* o = command_->get_option(name);
+    return o->count() > 0 || !o->get_default_str().empty() ? o->as<std::string>() : std::string();
+  }
+
+  // A ProfilerStep of length 0 (a broken or hand-edited trace) gives no time to compare
+  // against: said here, and refused as the base of `compare`.
+  static void warn_zero_length_steps(const replayer::Report& report, Logger& log) {
+    std::string steps;
+    for (const auto& it : report.iterations) {
+      if (it.whole_trace) continue;
+      for (const auto& r : it.ranks)
+        if (r.measured_ns == 0) steps += fmt::format("{}{} on rank {}", steps.empty() ? "" : ", ", it.name, r.rank);
+    }
+    if (!steps.empty())
+      log.warn("measured step length 0 ns: " + steps +
+               "; its times are no iteration time (a `compare` against a job time of 0 is refused)");
   }
 
   static std::string render_comparison(const replayer::Report& base, const replayer::Report& whatif) {
@@ -162,6 +237,8 @@ class ReplayCommand final : public Command {
   bool verbose_ = false;
   bool debug_ = false;
   std::vector<std::unique_ptr<WhatIfOption>> whatifs_;
+  nlohmann::json gpu_work_after_step_ = nlohmann::json::array();  // warn_gpu_work_after_steps
+  CLI::App* command_ = nullptr;  // this subcommand: its option values name the inputs to protect
 };
 
 }  // namespace

@@ -2,6 +2,7 @@
 // what-if questions about them.
 #include <CLI/CLI.hpp>
 
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -11,6 +12,9 @@
 #include "costmodel/blas_tuning.h"
 
 int main(int argc, char** argv) {
+  // A file size limit (ulimit -f) reached while writing an output is then a failed write, which
+  // the output code reports and cleans up after (exit 2), not a kill that leaves X.partial.
+  std::signal(SIGXFSZ, SIG_IGN);
   // Commands that run the learned cost model (mostly sgemm) get OpenBLAS's fast kernels.
   for (int i = 1; i < argc; ++i)
     if (std::strcmp(argv[i], "costmodel") == 0 || std::strncmp(argv[i], "--device", 8) == 0) {

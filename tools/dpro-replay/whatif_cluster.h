@@ -9,8 +9,10 @@
 // Each NCCL op keeps its measured transfer time and is scaled by the ratio of the collective
 // model's times (target / origin); the model is first calibrated on the trace's own ops.
 // With --ranks N >= the trace's ranks, the trace ranks stand for all N (rank g runs trace rank
-// g mod W), which is exact by symmetry; for N < W the summary gives the N-rank job time from
-// the expanded graph.
+// g mod W), which is exact by symmetry (with --allow-partial and ranks missing, the present
+// ranks stand in for the missing ones: not exact); for N < W the what-if replays the graph of
+// the first N ranks (comm::scale_in), so its report, JSON and timeline are the N-rank job's.
+// Without NCCL ops in the trace no cluster is needed: one the catalog cannot guess is no error.
 #include <memory>
 
 #include "whatif_option.h"

@@ -10,6 +10,7 @@
 
 #include "core/log.h"
 #include "graph/builder.h"
+#include "replayer/replay.h"
 #include "trace/event.h"
 
 namespace dpro::cli {
@@ -33,5 +34,13 @@ class WhatIfOption {
 
 // Every what-if of this build, in the order they are applied; defined in whatifs.cpp.
 std::vector<std::unique_ptr<WhatIfOption>> make_whatif_options();
+
+// GPU work that a what-if made outlive its step: per reported step and rank whose re-timed GPU
+// ops (those the trace started inside the step) end after the step's predicted end by more than
+// the step's predicted length. The step time leaves that work out: the trace's CPU never waited
+// for it inside the step, so the replay does not either (a slower network, a slower GPU). Adds a
+// warning to the report's notes and the log, and returns the cases as JSON (an array of
+// {iteration, rank, step_ns, gpu_end_after_step_ns}; empty when there are none).
+nlohmann::json warn_gpu_work_after_steps(const trace::TraceSet& traces, replayer::Replay& whatif, Logger& log);
 
 }  // namespace dpro::cli

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <initializer_list>
 #include <sstream>
 
 #include "core/error.h"
@@ -54,13 +55,32 @@ const json_field::Range kBandwidth{kMinGbps, kMaxGbps, false, "GB/s per GPU per 
 const json_field::Range kLatency{0, kMaxLatencyUs, false, "us"};
 const json_field::Range kEfficiency{0, 1, false, ""};
 
+// A key the format does not have is a typo (`latency_usec`) whose value would otherwise be
+// silently replaced by a default: an error naming it and the keys there are.
+void reject_unknown_keys(const json& object, std::initializer_list<const char*> known, const std::string& file,
+                         const std::string& where) {
+  for (const auto& [key, value] : object.items()) {
+    if (std::find_if(known.begin(), known.end(), [&](const char* k) { return key == k; }) != known.end()) continue;
+    std::string names;
+    for (const char* k : known) names += (names.empty() ? "" : ", ") + std::string(k);
+    throw InputError(file, where.empty() ? key : where + "." + key, "unknown key; known keys here: " + names);
+  }
+}
+
 Link parse_link(const json& root, const char* key, const std::string& file) {
   if (!root.contains(key) || !root[key].is_object()) throw InputError(file, key, "missing object");
   const json& o = root[key];
   const std::string where(key);
+  reject_unknown_keys(o,
+                      where == "intra_node"
+                          ? std::initializer_list<const char*>{"fabric", "nvlink_generation", "bandwidth_gbps",
+                                                               "latency_us", "efficiency"}
+                          : std::initializer_list<const char*>{"bandwidth_gbps", "latency_us", "efficiency"},
+                      file, where);
   Link l;
   l.bandwidth_gbps = json_field::required_number(o, "bandwidth_gbps", kBandwidth, file, where + ".bandwidth_gbps");
-  l.latency_us = json_field::number(o, "latency_us", kLatency, file, where + ".latency_us").value_or(0);
+  // Required like the bandwidth: a missing latency would model the link as having none.
+  l.latency_us = json_field::required_number(o, "latency_us", kLatency, file, where + ".latency_us");
   l.efficiency = json_field::number(o, "efficiency", kEfficiency, file, where + ".efficiency").value_or(0);
   return l;
 }
@@ -83,6 +103,8 @@ ClusterSpec parse_cluster(const std::string& text, const std::string& file) {
     throw InputError(file, "", std::string("not valid JSON: ") + e.what());
   }
   if (!root.is_object()) throw InputError(file, "", "a cluster file is a JSON object");
+  reject_unknown_keys(root, {"name", "description", "gpu_arch", "gpu_names", "gpus_per_node", "intra_node", "inter_node"},
+                      file, "");
   ClusterSpec c;
   c.file = file;
   if (!root.contains("name") || !root["name"].is_string() || root["name"].get<std::string>().empty())
@@ -158,6 +180,7 @@ ClusterCatalog ClusterCatalog::load_directory(const std::string& dir) {
     if (cat.clusters_.count(c.name)) throw InputError(f.string(), "name", "cluster '" + c.name + "' defined twice");
     cat.clusters_.emplace(c.name, std::move(c));
   }
+  if (cat.clusters_.empty()) throw InputError(dir, "", "the clusters directory has no cluster files (*.json)");
   return cat;
 }
 
@@ -171,15 +194,27 @@ const ClusterSpec* ClusterCatalog::find(const std::string& name) const {
   return it == clusters_.end() ? nullptr : &it->second;
 }
 
-const ClusterSpec& ClusterCatalog::get(const std::string& name) const {
+const ClusterSpec& ClusterCatalog::get(const std::string& name, const std::string& option) const {
   if (const ClusterSpec* c = find(name)) return *c;
-  throw InputError(dir_, "--cluster " + name, "unknown cluster; known: " + known_names());
+  throw InputError(dir_, option + " " + name, "unknown cluster; known: " + known_names());
 }
 
 std::string ClusterCatalog::known_names() const {
   std::string known;
   for (const auto& [n, c] : clusters_) known += (known.empty() ? "" : ", ") + n;
   return known;
+}
+
+bool gpu_name_matches(const std::string& pattern, const std::string& device_name) {
+  if (!pattern.empty() && pattern.back() == '$') {
+    const std::size_t n = pattern.size() - 1;
+    return device_name.size() >= n && device_name.compare(device_name.size() - n, n, pattern, 0, n) == 0;
+  }
+  return device_name.find(pattern) != std::string::npos;
+}
+
+std::size_t gpu_name_length(const std::string& pattern) {
+  return !pattern.empty() && pattern.back() == '$' ? pattern.size() - 1 : pattern.size();
 }
 
 const ClusterSpec* ClusterCatalog::guess(const trace::TraceSet& traces) const {
@@ -189,9 +224,10 @@ const ClusterSpec* ClusterCatalog::guess(const trace::TraceSet& traces) const {
     for (const trace::DeviceProperties& d : r.devices) {
       for (const auto& [name, c] : clusters_) {
         for (const std::string& pattern : c.gpu_names) {
-          if (d.name.find(pattern) != std::string::npos && pattern.size() > best_len) {
+          const std::size_t len = gpu_name_length(pattern);
+          if (gpu_name_matches(pattern, d.name) && len > best_len) {
             best = &c;
-            best_len = pattern.size();
+            best_len = len;
           }
         }
       }

@@ -28,7 +28,9 @@ struct ClusterSpec {
   std::string description;
   std::string file;         // where it was read from ("" for built in code)
   GpuArch arch = GpuArch::kAmpere;
-  std::vector<std::string> gpu_names;  // substrings of CUDA device names that identify it
+  // Substrings of CUDA device names that identify it; one ending in '$' must end the name
+  // ("NVIDIA H200$" is the SXM H200, not "NVIDIA H200 NVL").
+  std::vector<std::string> gpu_names;
   int gpus_per_node = 8;
   Fabric fabric = Fabric::kNvswitch;
   int nvlink_generation = 0;           // 0 for PCIe
@@ -40,7 +42,8 @@ struct ClusterSpec {
 };
 
 // Parses and validates one cluster file. Throws InputError(file, key, why) for a missing or
-// non-positive bandwidth, a non-positive GPU count, an unknown fabric or architecture.
+// non-positive bandwidth, a missing latency, a non-positive GPU count, an unknown fabric or
+// architecture, and a key the format does not have (a typo would otherwise become a default).
 ClusterSpec load_cluster_file(const std::string& path);
 ClusterSpec parse_cluster(const std::string& text, const std::string& file);
 
@@ -49,14 +52,20 @@ ClusterSpec parse_cluster(const std::string& text, const std::string& file);
 // cluster.gpus_per_node. Throws InputError for an unknown key or a bad value.
 void apply_setting(ClusterSpec& cluster, const std::string& assignment);
 
-// Every *.json in a directory, by name.
+// Whether a gpu_names entry matches a CUDA device name, and the length it matches with (the
+// longest match wins a guess).
+bool gpu_name_matches(const std::string& pattern, const std::string& device_name);
+std::size_t gpu_name_length(const std::string& pattern);
+
+// Every *.json in a directory, by name; a directory without any is an error.
 class ClusterCatalog {
  public:
   static ClusterCatalog load_directory(const std::string& dir);
   static std::string default_directory();  // $DPRO_CLUSTER_DIR or <source>/configs/clusters
 
   const ClusterSpec* find(const std::string& name) const;
-  const ClusterSpec& get(const std::string& name) const;  // throws InputError listing known names
+  // Throws InputError naming `option` (the flag that named the cluster) and the known names.
+  const ClusterSpec& get(const std::string& name, const std::string& option = "--cluster") const;
   // The cluster a trace ran on, from its GPU names (longest matching substring wins).
   const ClusterSpec* guess(const trace::TraceSet& traces) const;
   const std::map<std::string, ClusterSpec>& all() const { return clusters_; }

@@ -27,7 +27,9 @@ graph::Dfg replicate_ranks(const graph::Dfg& dfg, const trace::TraceSet& traces,
   for (int i = 0; i < w; ++i) index_of_rank[traces.ranks[i].rank] = i;
   const int blocks = (ranks + w - 1) / w;
   // New rank of trace rank index i in block j: j * W + i (trace rank numbers 0..W-1 keep theirs).
-  auto new_rank = [&](int block, int index) { return block * w + index; };
+  // A single block (N <= W) keeps the trace's numbers, also those of a partial set (ranks 0, 3, 5),
+  // so that the report finds each rank's nodes by its number.
+  auto new_rank = [&](int block, int index) { return blocks == 1 ? traces.ranks[index].rank : block * w + index; };
 
   graph::Dfg out;
   std::vector<std::vector<std::uint32_t>> track_maps(blocks, std::vector<std::uint32_t>(dfg.tracks().size(), graph::kNone));
@@ -71,6 +73,26 @@ graph::Dfg replicate_ranks(const graph::Dfg& dfg, const trace::TraceSet& traces,
   }
   out.set_origin(dfg.origin());
   out.finalize();
+  return out;
+}
+
+graph::BuiltGraph scale_in(const graph::BuiltGraph& built, const trace::TraceSet& traces, int ranks) {
+  DPRO_CHECK(ranks >= 1 && ranks < static_cast<int>(traces.ranks.size()));
+  DPRO_CHECK(built.ranks.size() == traces.ranks.size());
+  std::vector<std::vector<graph::NodeId>> block_maps;
+  graph::BuiltGraph out;
+  out.dfg = replicate_ranks(built.dfg, traces, ranks, block_maps);
+  out.stats = built.stats;
+  const std::vector<graph::NodeId>& map = block_maps.at(0);
+  auto remap = [&](const std::vector<graph::NodeId>& ids) {
+    std::vector<graph::NodeId> mapped(ids.size(), graph::kNone);
+    for (std::size_t i = 0; i < ids.size(); ++i)
+      if (ids[i] != graph::kNone) mapped[i] = map[ids[i]];
+    return mapped;
+  };
+  out.ranks.reserve(built.ranks.size());
+  for (const graph::RankNodes& r : built.ranks)
+    out.ranks.push_back({remap(r.node_of_event), remap(r.first_inside), remap(r.last_inside)});
   return out;
 }
 

@@ -36,6 +36,12 @@ struct ScaleOutResult {
 graph::Dfg replicate_ranks(const graph::Dfg& dfg, const trace::TraceSet& traces, int ranks,
                            std::vector<std::vector<graph::NodeId>>& block_maps);
 
+// Scale-in (N < W): the graph of the first N trace ranks, as replicate_ranks builds it (their
+// nodes and edges, every barrier; the other ranks and their edges dropped), with `built`'s
+// per-rank node ranges mapped onto it: the ranks past N have none, so a report made from it
+// (replayer::make_report) lists ranks 0..N-1 and its job row is the N-rank job.
+graph::BuiltGraph scale_in(const graph::BuiltGraph& built, const trace::TraceSet& traces, int ranks);
+
 // Replays `dfg` (the trace's graph with collectives re-timed for `ranks`) as an N-rank job.
 // `rank_nodes` comes from the build of that graph (graph::BuiltGraph::ranks).
 ScaleOutResult simulate_scaled_job(const trace::TraceSet& traces, const std::vector<graph::RankNodes>& rank_nodes,
