@@ -161,7 +161,7 @@ class ClusterWhatIf : public WhatIfOption {
   std::string describe_retiming(const Retimed& r) const {
     std::string text = fmt::format(
         ". {} NCCL ops re-timed ({} sized by the trace, {} by host execution traces, {} inferred from their transfer "
-        "time). Model calibrated on {} samples ({}, {}):{}. Transfer time summed over ranks {} -> {}.",
+        "time). Model calibrated on {} samples ({}, {}):{}. Transfer time summed over the trace's ranks {} -> {}.",
         r.retimed.ops, r.from_trace, r.from_et, r.inferred, r.samples, comm::to_string(comm::FitOptions{}.method),
         comm::to_string(comm::FitOptions{}.grouping), describe(r.fit), format_duration(r.retimed.before),
         format_duration(r.retimed.after));
