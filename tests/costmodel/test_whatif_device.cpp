@@ -273,6 +273,19 @@ TEST_CASE("device what-if: on a trace from an unknown GPU leaves ops unchanged u
   forced->apply(f.built, f.traces, log);
   CHECK(f.dfg.nodes()[0].duration > f.dfg.nodes()[0].measured_duration);  // T4 is slower
   CHECK(warnings.size() == 1);
+  // Over a GPU the trace records and the catalog knows, --origin-device is taken with a warning.
+  Fixture known("Tesla V100-PCIE-32GB");
+  std::vector<std::string> overrides;
+  Logger override_log(LogLevel::kWarning, [&](LogLevel, const std::string& m) {
+    if (m.find("overrides the GPU the trace records") != std::string::npos) overrides.push_back(m);
+  });
+  parsed({"--device", "H100-SXM5-80GB", "--origin-device", "T4"})->apply(known.built, known.traces, override_log);
+  REQUIRE(overrides.size() == 1);
+  CHECK_THAT(overrides[0], Catch::Contains("'Tesla V100-PCIE-32GB'") && Catch::Contains("--origin-device T4"));
+  overrides.clear();
+  Fixture same("Tesla V100-PCIE-32GB");
+  parsed({"--device", "H100-SXM5-80GB", "--origin-device", "V100-PCIE-32GB"})->apply(same.built, same.traces, override_log);
+  CHECK(overrides.empty());
 }
 
 TEST_CASE("device what-if: is off unless given") {

@@ -64,7 +64,8 @@ class DeviceWhatIf : public WhatIfOption {
   void add_options(CLI::App& replay) override {
     replay.add_option("--device", device_, "Re-time every GPU op for this GPU (e.g. H100-SXM5-80GB)");
     replay.add_option("--origin-device", origin_override_,
-                      "GPU the trace was recorded on, when the trace does not say");
+                      "GPU the trace was recorded on, when the trace does not say (over a GPU it records: with a "
+                      "warning)");
     replay.add_option("--costmodel", model_path_, "Learned cost model file")->default_val(cm::default_model_path());
     replay.add_option("--device-specs", device_dir_, "Directory of GPU spec JSON files")
         ->default_val(cm::default_device_dir());
@@ -81,6 +82,18 @@ class DeviceWhatIf : public WhatIfOption {
     const cm::DeviceSpec& target = catalog.get(device_);
     target_name_ = target.name;
     const cm::DeviceSpec* forced = origin_override_.empty() ? nullptr : &catalog.get(origin_override_);
+    // --origin-device overrides a GPU the trace records only with a warning naming it (the
+    // catalog may map the recorded name to a board the user knows it was not, e.g. an A100's
+    // memory size); said once per recorded name.
+    if (forced) {
+      std::set<std::string> warned;
+      for (const trace::TraceRank& r : traces.ranks)
+        for (const auto& d : r.devices)
+          if (const cm::DeviceSpec* recorded = catalog.find(d.name);
+              recorded && recorded != forced && warned.insert(d.name).second)
+            log.warn(fmt::format("{}: --origin-device {} overrides the GPU the trace records, '{}' ({} in the "
+                                 "device catalog)", r.file, forced->name, d.name, recorded->name));
+    }
     std::optional<cm::LearnedModel> model;
     if (cm::LearnedModel::available()) model = cm::LearnedModel::load(model_path_);
     else log.warn("learned cost model not in this build; --device uses cross-device scaling only");
