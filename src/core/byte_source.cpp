@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <vector>
 
 #include "core/error.h"
@@ -99,6 +100,11 @@ std::string read_whole_file(const std::string& path) {
   std::vector<char> chunk(1 << 16);
   while (const std::size_t n = source.read(chunk.data(), chunk.size())) data.append(chunk.data(), n);
   return data;
+}
+
+void reject_directory(const std::string& path, const std::string& expected) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw InputError(path, "", "is a directory, expected " + expected);
 }
 
 }  // namespace dpro

@@ -34,4 +34,8 @@ class ByteSource {
 // Whole (inflated) contents of a small file; for configs and tests, not for traces.
 std::string read_whole_file(const std::string& path);
 
+// Throws InputError "<path>: is a directory, expected <expected>" when `path` is a directory
+// (reading one fails deep inside the C library with no word of what was wrong).
+void reject_directory(const std::string& path, const std::string& expected);
+
 }  // namespace dpro

@@ -4,7 +4,6 @@
 
 #include "core/byte_source.h"
 #include "core/error.h"
-#include "costmodel/paths.h"
 
 namespace dpro::costmodel {
 

@@ -184,12 +184,15 @@ const DeviceSpec* DeviceCatalog::find(const std::string& name) const {
   return nullptr;
 }
 
-const DeviceSpec& DeviceCatalog::get(const std::string& name) const {
+const DeviceSpec& DeviceCatalog::get(const std::string& name, const std::string& option) const {
   if (const DeviceSpec* d = find(name)) return *d;
-  if (devices_.empty()) throw InputError("", "device '" + name + "'", "unknown device: no device specs are loaded");
+  const std::string item = option.empty() ? "device '" + name + "'" : option + " " + name;
+  if (devices_.empty()) throw InputError("", item, "unknown device: no device specs are loaded");
   std::string known;
   for (const auto& n : names()) known += (known.empty() ? "" : ", ") + n;
-  throw InputError("", "device '" + name + "'", "unknown device; known devices: " + known);
+  throw InputError("", item,
+                   "unknown device; known devices: " + known +
+                       (option.empty() ? "" : " (`dpro-replay costmodel devices` describes them)"));
 }
 
 std::vector<std::string> DeviceCatalog::names() const {

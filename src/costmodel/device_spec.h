@@ -53,8 +53,10 @@ class DeviceCatalog {
   void add(DeviceSpec spec);
   // Exact canonical name or alias, case-insensitive, ignoring spaces/underscores/dashes.
   const DeviceSpec* find(const std::string& name) const;
-  // As find(), but throws InputError listing the known names when there is no match.
-  const DeviceSpec& get(const std::string& name) const;
+  // As find(), but throws InputError listing the known names when there is no match; with
+  // `option` (the flag that gave the name, "--device") the error names it and the command that
+  // describes the known GPUs.
+  const DeviceSpec& get(const std::string& name, const std::string& option = "") const;
   std::vector<std::string> names() const;
   const std::vector<DeviceSpec>& devices() const { return devices_; }
 

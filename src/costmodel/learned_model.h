@@ -104,6 +104,8 @@ class LearnedModel {
   void fine_tune(const std::vector<const Measurement*>& target,
                  const std::vector<const Measurement*>& replay, const FewShotOptions& options,
                  Logger& log);
+  // The model file's bytes (model_file.h); save() writes them to `path`.
+  std::string serialise() const;
   void save(const std::string& path) const;
 
   // Milliseconds per query; NaN where the op cannot be described. Batched internally. GPUs

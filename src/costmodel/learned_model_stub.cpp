@@ -27,6 +27,7 @@ LearnedModel LearnedModel::train(const std::vector<const Measurement*>&, const T
 }
 void LearnedModel::fine_tune(const std::vector<const Measurement*>&, const std::vector<const Measurement*>&,
                              const FewShotOptions&, Logger&) { unavailable("fine_tune"); }
+std::string LearnedModel::serialise() const { unavailable("serialise"); }
 void LearnedModel::save(const std::string& path) const { unavailable(path); }
 std::vector<double> LearnedModel::predict_ms(const std::vector<PredictQuery>& q) const {
   return std::vector<double>(q.size(), std::numeric_limits<double>::quiet_NaN());

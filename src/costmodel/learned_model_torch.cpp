@@ -12,11 +12,11 @@
 #include <random>
 #include <sstream>
 
+#include "core/byte_source.h"
 #include "core/error.h"
 #include "costmodel/kernel_time.h"
 #include "costmodel/learned_model.h"
 #include "costmodel/model_file.h"
-#include "costmodel/paths.h"
 
 namespace dpro::costmodel {
 
@@ -484,7 +484,7 @@ std::vector<double> LearnedModel::predict_ms(const std::vector<PredictQuery>& qu
   return out;
 }
 
-void LearnedModel::save(const std::string& path) const {
+std::string LearnedModel::serialise() const {
   DPRO_CHECK(impl_ != nullptr);
   ModelFileHeader header;
   header.token_hidden = impl_->arch.token_hidden;
@@ -500,9 +500,14 @@ void LearnedModel::save(const std::string& path) const {
   payload[kMemoryKernel] = impl_->memory_kernel.serialise();
   payload[kMemoryPlain] = impl_->memory_plain.serialise();
   payload[kMemoryUnseen] = impl_->memory_unseen.serialise();
+  return format_model_file(header, payload);
+}
+
+void LearnedModel::save(const std::string& path) const {
+  const std::string bytes = serialise();
   std::ofstream out(path, std::ios::binary);
   if (!out) throw InputError(path, "", "cannot write the model file");
-  out << format_model_file(header, payload);
+  out << bytes;
   if (!out) throw InputError(path, "", "write failed");
 }
 

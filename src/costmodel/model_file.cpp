@@ -155,8 +155,7 @@ ModelFileHeader parse_model_file(const std::string& bytes, const std::string& pa
                          std::to_string(kUnhashedHeaderVersion) + " and " + std::to_string(kFormatVersion) +
                          "; retrain it: tools/train_costmodel.sh)");
   ModelFileHeader out;
-  out.header_hashed = header.contains("header_fnv1a");
-  if (out.header_hashed) {
+  if (header.contains("header_fnv1a")) {
     if (r.text("header_fnv1a") != header_hash(header))
       throw InputError(path, "header", "corrupted cost model header (checksum mismatch)");
   } else if (version >= kFormatVersion) {

@@ -33,8 +33,6 @@ struct ModelFileHeader {
   std::map<std::string, std::vector<float>> known_features;
   std::map<OpFamily, double> unseen_floor_ms;  // per family present (ms, above 0)
   std::map<std::string, double> overhead_ms;   // per known device that has one (ms, 0 or more)
-  // False for a version 5 file (no header hash: its header was checked field by field only).
-  bool header_hashed = true;
 };
 
 // Bounds of the header's figures (a corrupted header must neither allocate gigabytes nor

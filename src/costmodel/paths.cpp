@@ -1,9 +1,6 @@
 #include "costmodel/paths.h"
 
 #include <cstdlib>
-#include <filesystem>
-
-#include "core/error.h"
 
 #include "costmodel/device_spec.h"
 
@@ -21,10 +18,5 @@ std::string default_device_dir() { return DeviceCatalog::default_directory(); }
 std::string default_model_path() { return env_or("DPRO_COSTMODEL_MODEL", kSource + "/data/costmodel/model.dpcm"); }
 std::string default_data_dir() { return env_or("DPRO_COSTMODEL_DATA", kSource + "/../shared/data/neusight/train"); }
 std::string test_subset_dir() { return kSource + "/data/costmodel/subset"; }
-
-void reject_directory(const std::string& path, const std::string& expected) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) throw InputError(path, "", "is a directory, expected " + expected);
-}
 
 }  // namespace dpro::costmodel

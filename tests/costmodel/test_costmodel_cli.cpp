@@ -89,7 +89,7 @@ TEST_CASE("costmodel predict adds predicted_ms and leaves undescribable rows emp
   const std::string out = dpro::test::binary_path("predict_out2.csv");
   std::ofstream(in) << "OPName,Latency,B,M,N,K\nbmm,0.1,2,64,64,64\nlinear,,1,512,1024,1024\nfoo,1,1,1,1,1\n";
   REQUIRE(run_cli({"costmodel", "predict", "--device", "H100-SXM5-80GB", in, "-o", out, "--force"}) == 0);
-  const auto t = dpro::costmodel::parse_csv(dpro::read_whole_file(out), out);
+  const auto t = dpro::costmodel::read_csv_file(out);
   REQUIRE(t.header.back() == "predicted_ms");
   REQUIRE(t.rows.size() == 3);
   const double small = std::stod(t.rows[0].back()), big = std::stod(t.rows[1].back());
@@ -109,7 +109,7 @@ TEST_CASE("costmodel predict prices a row by the arithmetic its kernel name says
                        "linear,1,4096,4096,4096,sm90_xmma_gemm_tf32f32_tf32f32_f32_nn_n_tilesize128x128x32\n"
                        "linear,1,4096,4096,4096,sm90_xmma_gemm_f16f16_f16f32_f32_nn_n_tilesize128x128x32\n";
   REQUIRE(run_cli({"costmodel", "predict", "--device", "H100-SXM5-80GB", in, "-o", out, "--force"}) == 0);
-  const auto t = dpro::costmodel::parse_csv(dpro::read_whole_file(out), out);
+  const auto t = dpro::costmodel::read_csv_file(out);
   REQUIRE(t.rows.size() == 3);
   const double fp32 = std::stod(t.rows[0].back()), tf32 = std::stod(t.rows[1].back()),
                fp16 = std::stod(t.rows[2].back());
@@ -119,7 +119,7 @@ TEST_CASE("costmodel predict prices a row by the arithmetic its kernel name says
   std::ofstream(in) << "OPName,B,M,N,K,dtype,Kernel Name\n"
                        "linear,1,4096,4096,4096,float,sm90_xmma_gemm_f16f16_f16f32_f32_nn_n_tilesize128x128x32\n";
   REQUIRE(run_cli({"costmodel", "predict", "--device", "H100-SXM5-80GB", in, "-o", out, "--force"}) == 0);
-  CHECK(std::stod(dpro::costmodel::parse_csv(dpro::read_whole_file(out), out).rows[0].back()) == Approx(fp32));
+  CHECK(std::stod(dpro::costmodel::read_csv_file(out).rows[0].back()) == Approx(fp32));
 }
 
 TEST_CASE("costmodel retime scores --device's kernel re-timing on ops measured on an H100 and an H200") {
@@ -307,14 +307,14 @@ TEST_CASE("costmodel predict --samples corrects the model by ops measured on the
   const std::string samples = dpro::test::binary_path("samples4.csv");
   std::ofstream(in) << "OPName,B,H\nrelu,64,4096\ngelu,512,8192\n";
   REQUIRE(run_cli({"costmodel", "predict", "--device", "T4", in, "-o", plain, "--force"}) == 0);
-  const auto p = dpro::costmodel::parse_csv(dpro::read_whole_file(plain), plain);
+  const auto p = dpro::costmodel::read_csv_file(plain);
   // The same ops measured on the T4 at twice the predicted time: every residual is log 2, so
   // the correction is exactly 2.
   std::ofstream(samples) << "OPName,Latency,Device,B,H\nrelu," << 2 * std::stod(p.rows[0].back())
                          << ",Tesla T4,64,4096\ngelu," << 2 * std::stod(p.rows[1].back()) << ",Tesla T4,512,8192\n";
   REQUIRE(run_cli({"costmodel", "predict", "--device", "T4", in, "-o", corrected, "--samples", samples, "--force"}) ==
           0);
-  const auto c = dpro::costmodel::parse_csv(dpro::read_whole_file(corrected), corrected);
+  const auto c = dpro::costmodel::read_csv_file(corrected);
   for (int i = 0; i < 2; ++i)
     CHECK(std::stod(c.rows[i].back()) == Approx(2 * std::stod(p.rows[i].back())).epsilon(1e-4));
   // A sample measured on another GPU is refused, naming the file and the row.
@@ -419,8 +419,8 @@ TEST_CASE("costmodel pick chooses k-means rows to measure, and never overwrites"
   const std::string out = dpro::test::binary_path("picked.csv");
   std::remove(out.c_str());
   REQUIRE(run_cli({"costmodel", "pick", "-n", "12", in, "-o", out}) == 0);
-  const auto all = dpro::costmodel::parse_csv(dpro::read_whole_file(in), in);
-  const auto t = dpro::costmodel::parse_csv(dpro::read_whole_file(out), out);
+  const auto all = dpro::costmodel::read_csv_file(in);
+  const auto t = dpro::costmodel::read_csv_file(out);
   CHECK(t.header == all.header);
   REQUIRE(t.rows.size() == 12);
   for (const auto& row : t.rows)  // every chosen row is a row of the input
@@ -434,7 +434,7 @@ TEST_CASE("costmodel adapt fine-tunes on a new GPU's samples into a new model fi
   // The T4 rows of the bundled conv subset, 1.5x slower, play samples measured on an L4, a GPU
   // the shipped model was not trained on.
   const std::string conv = dpro::test::source_path("data/costmodel/subset/conv.csv.gz");
-  auto table = dpro::costmodel::parse_csv(dpro::read_whole_file(conv), conv);
+  auto table = dpro::costmodel::read_csv_file(conv);
   const int device = table.column("Device"), lat = table.column("Latency");
   for (auto& row : table.rows) row[lat] = std::to_string(1.5 * std::stod(row[lat]));
   // Writes the T4 rows as measured on `gpu` to a file `name`; returns its path.
@@ -471,7 +471,7 @@ TEST_CASE("costmodel adapt fine-tunes on a new GPU's samples into a new model fi
     const std::string out = dpro::test::binary_path("t4_conv_pred.csv");
     std::remove(out.c_str());
     REQUIRE(run_cli({"costmodel", "--model", model, "predict", "--device", "L4", in, "-o", out, "--force"}) == 0);
-    const auto t = dpro::costmodel::parse_csv(dpro::read_whole_file(out), out);
+    const auto t = dpro::costmodel::read_csv_file(out);
     double s = 0;
     for (const auto& row : t.rows) s += std::abs(std::stod(row.back()) / std::stod(row[8]) - 1);
     return s / static_cast<double>(t.rows.size());
@@ -507,7 +507,7 @@ TEST_CASE("costmodel pick chooses distinct configurations, and says when there a
     s << "gelu,1,64,4096\n";
   }
   const std::string err = stderr_of({"costmodel", "pick", "-n", "10", in, "-o", out, "--force"});
-  const auto t = dpro::costmodel::parse_csv(dpro::read_whole_file(out), out);
+  const auto t = dpro::costmodel::read_csv_file(out);
   REQUIRE(t.rows.size() == 2);  // was the same relu 8 times and the gelu
   CHECK(t.rows[0][0] == "relu");
   CHECK(t.rows[1][0] == "gelu");
@@ -520,7 +520,7 @@ TEST_CASE("costmodel reads CSVs saved with a UTF-8 byte order mark (Excel's CSV 
   const std::string out = dpro::test::binary_path("bom_out.csv");
   std::ofstream(in) << "\xEF\xBB\xBFOPName,B,H\nrelu,64,4096\n";
   REQUIRE(run_cli({"costmodel", "predict", "--device", "T4", in, "-o", out, "--force"}) == 0);
-  const auto t = dpro::costmodel::parse_csv(dpro::read_whole_file(out), out);
+  const auto t = dpro::costmodel::read_csv_file(out);
   CHECK(t.header == std::vector<std::string>{"OPName", "B", "H", "predicted_ms"});
   CHECK(std::stod(t.rows.at(0).back()) > 0);
   REQUIRE(run_cli({"costmodel", "pick", "-n", "1", in, "-o", out, "--force"}) == 0);
@@ -542,13 +542,13 @@ TEST_CASE("costmodel predict on its own output replaces predicted_ms; a column n
   REQUIRE(run_cli({"costmodel", "predict", "--device", "T4", in, "-o", once, "--force"}) == 0);
   const std::string err = stderr_of({"costmodel", "predict", "--device", "T4", once, "-o", twice, "--force"});
   CHECK(err.find(once + ": replacing the values of its predicted_ms column") != std::string::npos);
-  const auto t1 = dpro::costmodel::parse_csv(dpro::read_whole_file(once), once);
-  const auto t2 = dpro::costmodel::parse_csv(dpro::read_whole_file(twice), twice);
+  const auto t1 = dpro::costmodel::read_csv_file(once);
+  const auto t2 = dpro::costmodel::read_csv_file(twice);
   CHECK(t2.header == std::vector<std::string>{"OPName", "B", "H", "predicted_ms"});  // one column, not two
   CHECK(t2.rows == t1.rows);
   // Other values in the column are replaced too (for another GPU: other predictions).
   REQUIRE(run_cli({"costmodel", "predict", "--device", "H100-SXM5-80GB", once, "-o", twice, "--force"}) == 0);
-  const auto t3 = dpro::costmodel::parse_csv(dpro::read_whole_file(twice), twice);
+  const auto t3 = dpro::costmodel::read_csv_file(twice);
   REQUIRE(t3.header.size() == 4);
   CHECK(t3.rows[1][3] != t1.rows[1][3]);
   std::ofstream(in) << "OPName,B,M,N,K,B\nbmm,1,2,3,4,5\n";

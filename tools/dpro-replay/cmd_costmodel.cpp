@@ -167,7 +167,7 @@ class CostModelCommand : public Command {
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     model.set_provenance(model.provenance() + "; data " + data_ + (all_rows_ ? " (all rows)" :
         fmt::format(" (training side of split seed {}, test fraction {})", options_.split_seed, options_.test_fraction)));
-    model.save(model_output_);
+    write_model(model, model_output_);
     std::cout << fmt::format("wrote {} ({} rows, {:.1f} s)\n", model_output_, rows.size(), s);
     std::cout << fmt::format("{{\"bench\": \"costmodel_train_seconds\", \"value\": {:.1f}, \"unit\": \"s\", \"rows\": {}, \"threads\": {}}}\n",
                              s, rows.size(), options_.train.threads);
@@ -265,15 +265,7 @@ class CostModelCommand : public Command {
   int upgrade() {
     require_torch();
     check_output_path(upgrade_output_, {model_path_}, force_);
-    const auto model = cm::LearnedModel::load(model_path_);
-    const std::string tmp = upgrade_output_ + ".tmp";
-    try {
-      model.save(tmp);
-    } catch (...) {
-      std::filesystem::remove(tmp);
-      throw;
-    }
-    std::filesystem::rename(tmp, upgrade_output_);
+    write_model(cm::LearnedModel::load(model_path_), upgrade_output_);
     std::cout << fmt::format("wrote {} (from {})\n", upgrade_output_, model_path_);
     return 0;
   }
@@ -309,9 +301,7 @@ class CostModelCommand : public Command {
     model.fine_tune(target, mix, options_.few_shot, log);
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     model.set_provenance(model.provenance() + " (" + device.name + ", " + adapt_samples_ + ")");
-    const std::string tmp = adapt_output_ + ".tmp";
-    model.save(tmp);
-    std::filesystem::rename(tmp, adapt_output_);
+    write_model(model, adapt_output_);
     std::cout << fmt::format("wrote {}: fine-tuned on {} samples of {} ({:.1f} s); use it with --model/--costmodel, "
                              "and the same samples as --samples/--device-samples\n",
                              adapt_output_, samples.size(), device.name, s);
@@ -413,6 +403,12 @@ class CostModelCommand : public Command {
                        not_a_time ? fmt::format("; {} left out (Latency not a time in milliseconds)",
                                                 count_of(not_a_time, "row"))
                                   : "");
+  }
+
+  // As every output: through a temporary file renamed into place (output_file.h).
+  static void write_model(const cm::LearnedModel& model, const std::string& path) {
+    const std::string bytes = model.serialise();
+    write_output(path, [&](std::ostream& out) { out << bytes; });
   }
 
   // `row` with `value` in column `at`, or appended when `at` is -1.

@@ -79,9 +79,9 @@ class DeviceWhatIf : public WhatIfOption {
   void apply(graph::BuiltGraph& built, const trace::TraceSet& traces, Logger& log) override {
     graph::Dfg& dfg = built.dfg;
     const auto catalog = cm::DeviceCatalog::load_directory(device_dir_);
-    const cm::DeviceSpec& target = catalog.get(device_);
+    const cm::DeviceSpec& target = catalog.get(device_, "--device");
     target_name_ = target.name;
-    const cm::DeviceSpec* forced = origin_override_.empty() ? nullptr : &catalog.get(origin_override_);
+    const cm::DeviceSpec* forced = origin_override_.empty() ? nullptr : &catalog.get(origin_override_, "--origin-device");
     // --origin-device overrides a GPU the trace records only with a warning naming it (the
     // catalog may map the recorded name to a board the user knows it was not, e.g. an A100's
     // memory size); said once per recorded name.

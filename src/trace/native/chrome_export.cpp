@@ -1,12 +1,8 @@
 #include "trace/native/chrome_export.h"
 
 #include <fmt/format.h>
-#include <zlib.h>
 
 #include <algorithm>
-#include <fstream>
-#include <sstream>
-#include <stdexcept>
 #include <unordered_set>
 
 namespace dpro::trace {
@@ -149,23 +145,6 @@ void write_chrome_json(const TraceRank& rank, const StringTable& strings, std::o
   }
   out << fmt::format("\n],\n\"traceName\": {},\n\"displayTimeUnit\": \"ms\",\n\"baseTimeNanoseconds\": {}\n}}\n",
                      quoted(rank.file), base);
-}
-
-void write_chrome_json_file(const TraceRank& rank, const StringTable& strings, const std::string& path) {
-  std::ostringstream text;
-  write_chrome_json(rank, strings, text);
-  const std::string body = text.str();
-  if (path.ends_with(".gz")) {
-    gzFile gz = gzopen(path.c_str(), "wb6");
-    if (!gz) throw std::runtime_error(path + ": cannot create");
-    bool ok = gzwrite(gz, body.data(), static_cast<unsigned>(body.size())) == static_cast<int>(body.size());
-    ok = gzclose(gz) == Z_OK && ok;
-    if (!ok) throw std::runtime_error(path + ": write failed");
-    return;
-  }
-  std::ofstream file(path, std::ios::binary);
-  file << body;
-  if (!file.flush()) throw std::runtime_error(path + ": write failed");
 }
 
 }  // namespace dpro::trace

@@ -4,17 +4,11 @@
 // categories and args, ph "s"/"f" ac2g flows from launch calls to GPU work, process/thread
 // name metadata, ts/dur in microseconds relative to baseTimeNanoseconds.
 #include <ostream>
-#include <string>
 
 #include "trace/event.h"
 
 namespace dpro::trace {
 
 void write_chrome_json(const TraceRank& rank, const StringTable& strings, std::ostream& out);
-
-// Writes to path, gzip-compressed when it ends in ".gz". Throws std::runtime_error when the
-// file cannot be written.
-void write_chrome_json_file(const TraceRank& rank, const StringTable& strings,
-                            const std::string& path);
 
 }  // namespace dpro::trace
