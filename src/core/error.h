@@ -40,6 +40,28 @@ class InputError : public std::runtime_error {
   std::string item_;
 };
 
+// A bad value of a library option. Libraries name an option by their own name for it
+// (`option`: "ranks", "bucket_mb", "device"), never by a command-line flag; a CLI maps that
+// name to its flag and rethrows (InputError::item then reads "--ranks 20"). what() names the
+// option as the library does, for callers without a CLI.
+class OptionError : public InputError {
+ public:
+  OptionError(std::string option, std::string value, const std::string& message, std::string file = "")
+      : InputError(file, value.empty() ? option : option + " " + value, message),
+        option_(std::move(option)),
+        value_(std::move(value)),
+        message_(message) {}
+
+  const std::string& option() const { return option_; }
+  const std::string& value() const { return value_; }
+  const std::string& message() const { return message_; }
+
+ private:
+  std::string option_;
+  std::string value_;
+  std::string message_;
+};
+
 // A broken internal invariant: a bug in dpro, not in the user's input.
 [[noreturn]] void fail_invariant(const char* condition, const char* file, int line);
 

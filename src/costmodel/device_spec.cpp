@@ -186,13 +186,15 @@ const DeviceSpec* DeviceCatalog::find(const std::string& name) const {
 
 const DeviceSpec& DeviceCatalog::get(const std::string& name, const std::string& option) const {
   if (const DeviceSpec* d = find(name)) return *d;
-  const std::string item = option.empty() ? "device '" + name + "'" : option + " " + name;
-  if (devices_.empty()) throw InputError("", item, "unknown device: no device specs are loaded");
-  std::string known;
-  for (const auto& n : names()) known += (known.empty() ? "" : ", ") + n;
-  throw InputError("", item,
-                   "unknown device; known devices: " + known +
-                       (option.empty() ? "" : " (`dpro-replay costmodel devices` describes them)"));
+  std::string message = "unknown device: no device specs are loaded";
+  if (!devices_.empty()) {
+    std::string known;
+    for (const auto& n : names()) known += (known.empty() ? "" : ", ") + n;
+    message = "unknown device; known devices: " + known +
+              (option.empty() ? "" : " (`dpro-replay costmodel devices` describes them)");
+  }
+  if (option.empty()) throw InputError("", "device '" + name + "'", message);
+  throw OptionError(option, name, message);
 }
 
 std::vector<std::string> DeviceCatalog::names() const {

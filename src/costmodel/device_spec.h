@@ -54,7 +54,7 @@ class DeviceCatalog {
   // Exact canonical name or alias, case-insensitive, ignoring spaces/underscores/dashes.
   const DeviceSpec* find(const std::string& name) const;
   // As find(), but throws InputError listing the known names when there is no match; with
-  // `option` (the flag that gave the name, "--device") the error names it and the command that
+  // `option` (the option that gave the name, "device") an OptionError names it and the command that
   // describes the known GPUs.
   const DeviceSpec& get(const std::string& name, const std::string& option = "") const;
   std::vector<std::string> names() const;

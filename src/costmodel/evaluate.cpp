@@ -13,6 +13,7 @@
 #include "core/error.h"
 #include "costmodel/features.h"
 #include "costmodel/kernel_time.h"
+#include "costmodel/pricer.h"
 #include "costmodel/kmeans.h"
 #include "costmodel/residual_correction.h"
 #include "costmodel/roofline.h"
@@ -484,6 +485,11 @@ EvalReport kernel_retime_report(const std::vector<Measurement>& origin, const st
     }
     learned = learned_kernel_factors(*model, ops, origins, *device, nullptr).factor;
   }
+  // What --device uses: the one pricing policy (pricer.h), as whatif::device_retime prices a kernel.
+  std::vector<PriceRequest> requests;
+  for (const Measurement* o : on_origin) requests.push_back({o->op, o->device, o->kernel_ms, true});
+  Pricer pricer(*device, model, nullptr);
+  const std::vector<Price> policy = pricer.price(requests);
   MapeTable t = make_table("Kernel time on " + device->name + " predicted from another GPU's: MAPE % per op family",
                            "op family", kRetimeColumns);
   std::set<std::string> origin_gpus;
@@ -504,9 +510,7 @@ EvalReport kernel_retime_report(const std::vector<Measurement>& origin, const st
       t.add(row, 4, k * *chip, measured);
       ++same;
     }
-    // As DeviceWhatIf chooses (tools/dpro-replay/whatif_device.cpp): the same-chip rule, else the
-    // learned model for a described op, else scaling.
-    t.add(row, 5, chip ? k * *chip : model && op.describable() ? k * learned[i] : scaled, measured);
+    t.add(row, 5, policy[i].ms, measured);
   }
   EvalReport report;
   report.tables.push_back(std::move(t));

@@ -158,9 +158,10 @@ Report make_report(const trace::TraceSet& traces, const graph::BuiltGraph& built
   if (options.iteration && !numbers.count(*options.iteration)) {
     std::string known;
     for (std::int64_t n : numbers) known += (known.empty() ? "" : ", ") + std::to_string(n);
-    throw InputError(traces.ranks.front().file, "--iteration " + std::to_string(*options.iteration),
-                     numbers.empty() ? "the traces have no iterations (no ProfilerStep#N; --iteration-marker names another marker)"
-                                     : "no such iteration; the traces have " + known);
+    throw OptionError("iteration", std::to_string(*options.iteration),
+                      numbers.empty() ? "the traces have no iterations (no ProfilerStep#N; --iteration-marker names another marker)"
+                                      : "no such iteration; the traces have " + known,
+                      traces.ranks.front().file);
   }
   auto add_window = [&](IterationReport it, auto span_of_rank) {
     Nanos meas_begin = INT64_MAX, meas_end = INT64_MIN, pred_begin = INT64_MAX, pred_end = INT64_MIN;

@@ -162,9 +162,10 @@ TraceSet load_traces(const std::vector<std::string>& paths, const LoadOptions& o
   if (options.progress) options.progress(files.size(), files.size(), "");
   if (!options.iteration_marker.empty() &&
       std::all_of(set.ranks.begin(), set.ranks.end(), [](const TraceRank& r) { return r.iterations.empty(); }))
-    throw InputError(set.ranks.front().file, "--iteration-marker " + options.iteration_marker,
-                     "no CPU annotation or operator of that name in the traces ('*' matches any "
-                     "characters; names are matched whole)");
+    throw OptionError("iteration_marker", options.iteration_marker,
+                      "no CPU annotation or operator of that name in the traces ('*' matches any "
+                      "characters; names are matched whole)",
+                      set.ranks.front().file);
   assign_ranks(set.ranks, log);
   check_complete(set.ranks, options, log);
   if (options.align_clocks) align_clocks(set, log);  // per-host offsets from matched collectives

@@ -8,21 +8,16 @@
 #include "core/byte_source.h"
 #include "core/error.h"
 #include "replayer/replay.h"
-#include "whatif_cluster.h"
+#include "flag_whatif.h"
 
 using namespace dpro;
 
 namespace {
 
-std::unique_ptr<cli::WhatIfOption> parsed(std::vector<std::string> args) {
-  auto w = cli::make_cluster_whatif();
-  CLI::App app{"replay"};
-  w->add_options(app);
+std::unique_ptr<test::FlagWhatIf> parsed(std::vector<std::string> args) {
   args.push_back("--clusters-dir");
   args.push_back(test::clusters_dir());
-  std::vector<std::string> reversed(args.rbegin(), args.rend());
-  app.parse(reversed);
-  return w;
+  return std::make_unique<test::FlagWhatIf>(std::move(args));
 }
 
 // Applies the what-if to a copy of the job's graph and replays it like `dpro-replay replay`.
@@ -227,15 +222,15 @@ TEST_CASE("bad what-if values are clear errors") {
 }
 
 TEST_CASE("the what-if's --set is repeatable and takes one value per occurrence") {
-  auto w = cli::make_cluster_whatif();
+  cli::WhatIfFlags w;
   CLI::App app{"replay"};
   std::vector<std::string> traces;
   app.add_option("traces", traces);
-  w->add_options(app);
+  w.add_to(app);
   app.parse(std::vector<std::string>{"trace.json", "network.intra_node_gbps=600", "--set",
                                      "network.inter_node_gbps=50", "--set"});
   CHECK(traces == std::vector<std::string>{"trace.json"});
-  CHECK(w->enabled());
+  CHECK(w.comm_enabled());
 }
 
 TEST_CASE("message and group sizes beyond any job are errors naming the kernel, not overflows") {
@@ -313,7 +308,7 @@ TEST_CASE("a malformed host execution trace is an error naming the file and the 
     auto ops = comm::find_comm_ops(job.built.dfg, job.traces);
     const std::string one = test::dlrm_host_et_dir() + "/dlrm_eg_0.json.gz";
     REQUIRE_THROWS_WITH(comm::attach_host_et_sizes(ops, job.traces, {one}),
-                        Catch::Contains("--comm-sizes") && Catch::Contains("1 host execution trace(s) (") &&
+                        Catch::Contains("comm_sizes") && Catch::Contains("1 host execution trace(s) (") &&
                             Catch::Contains("dlrm_eg_0.json.gz") && Catch::Contains("for 8 trace rank(s)"));
   }
   // A file name with a 30-digit number orders last instead of overflowing.

@@ -15,7 +15,7 @@
 #include "profiler/temp_dir.h"
 #include "trace/loader.h"
 #include "test_paths.h"
-#include "whatif_device.h"
+#include "flag_whatif.h"
 
 using namespace dpro;
 
@@ -70,13 +70,8 @@ struct Fixture {
   }
 };
 
-std::unique_ptr<cli::WhatIfOption> parsed(std::vector<std::string> args) {
-  auto w = cli::make_device_whatif();
-  CLI::App app{"replay"};
-  w->add_options(app);
-  std::vector<std::string> reversed(args.rbegin(), args.rend());
-  app.parse(reversed);
-  return w;
+std::unique_ptr<test::FlagWhatIf> parsed(std::vector<std::string> args) {
+  return std::make_unique<test::FlagWhatIf>(std::move(args));
 }
 
 // Applies `--device H100-SXM5-80GB` to the fixture and returns the summary.

@@ -243,6 +243,6 @@ TEST_CASE("An iteration marker makes its occurrences the iterations instead of P
     load("train_stp");
     FAIL("a marker found nowhere must be an error");
   } catch (const InputError& e) {
-    CHECK_THAT(std::string(e.what()), Catch::Contains("t.json") && Catch::Contains("--iteration-marker train_stp"));
+    CHECK_THAT(std::string(e.what()), Catch::Contains("t.json") && Catch::Contains("iteration_marker train_stp"));
   }
 }

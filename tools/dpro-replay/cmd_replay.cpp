@@ -17,7 +17,9 @@
 #include "replayer/replay.h"
 #include "replayer/timeline.h"
 #include "trace/loader.h"
-#include "whatif_option.h"
+#include "render_whatif.h"
+#include "whatif/evaluate.h"
+#include "whatif_flags.h"
 
 namespace dpro::cli {
 namespace {
@@ -50,8 +52,7 @@ class ReplayCommand final : public Command {
     sub->add_flag("-q,--quiet", quiet_, "print only errors on stderr");
     sub->add_flag("-v,--verbose", verbose_, "print progress and graph details on stderr");
     sub->add_flag("--debug", debug_, "also print every inferred dependency that the measured times contradict");
-    whatifs_ = make_whatif_options();
-    for (auto& w : whatifs_) w->add_options(*sub);
+    whatifs_.add_to(*sub);
     command_ = sub;
     return sub;
   }
@@ -71,7 +72,8 @@ class ReplayCommand final : public Command {
       };
     }
     const auto t0 = std::chrono::steady_clock::now();
-    const trace::TraceSet traces = trace::load_traces(traces_, load, log);
+    const auto traces_ptr = std::make_shared<const trace::TraceSet>(trace::load_traces(traces_, load, log));
+    const trace::TraceSet& traces = *traces_ptr;
     const auto t1 = std::chrono::steady_clock::now();
     log.info(fmt::format("loaded {} rank(s) in {:.3f} s", traces.ranks.size(), std::chrono::duration<double>(t1 - t0).count()));
 
@@ -82,8 +84,7 @@ class ReplayCommand final : public Command {
     log.info(fmt::format("replayed {} ops in {:.3f} s", baseline.report.nodes, baseline.report.replay_seconds));
     warn_zero_length_steps(baseline.report, log);
 
-    std::optional<replayer::Replay> whatif = run_whatifs(traces, baseline, options, log);
-    const replayer::Replay& shown = whatif ? *whatif : baseline;
+    std::optional<whatif::Evaluation> whatif = run_whatifs(traces_ptr, baseline, options, log);
 
     const bool stdout_is_json = json_path_ == "-" || timeline_path_ == "-";
     if (!stdout_is_json) {
@@ -95,15 +96,15 @@ class ReplayCommand final : public Command {
       nlohmann::json j = replayer::to_json(baseline.report);
       if (whatif) {
         j["whatif"] = replayer::to_json(whatif->report);
-        for (const auto& w : whatifs_)
-          if (w->enabled()) j["whatif"]["changes"][w->key()] = w->details();
-        j["whatif"]["gpu_work_after_step"] = gpu_work_after_step_;
+        for (const whatif::Change& change : whatif->changes) j["whatif"]["changes"][key(change)] = details(change);
+        j["whatif"]["gpu_work_after_step"] = to_json(whatif->gpu_work_after_steps);
       }
       write_output(json_path_, [&](std::ostream& out) { out << dump_output_json(j, 2) << "\n"; });
     }
     if (!timeline_path_.empty()) {
       write_output(timeline_path_, [&](std::ostream& out) {
-        replayer::write_timeline(out, traces, shown.graph, shown.simulation);
+        if (whatif) replayer::write_timeline(out, traces, whatif->workload.graph, whatif->simulation);
+        else replayer::write_timeline(out, traces, baseline.graph, baseline.simulation);
       });
       log.info("timeline written to " + timeline_path_ + " (open it in ui.perfetto.dev)");
     }
@@ -111,26 +112,27 @@ class ReplayCommand final : public Command {
   }
 
  private:
-  std::optional<replayer::Replay> run_whatifs(const trace::TraceSet& traces, const replayer::Replay& baseline,
-                                              const replayer::ReplayOptions& options, Logger& log) {
-    bool any = false;
-    for (auto& w : whatifs_) any |= w->enabled();
-    if (!any) return std::nullopt;
-    replayer::Replay r;
-    r.graph = baseline.graph;
-    for (auto& w : whatifs_) {
-      if (!w->enabled()) continue;
-      w->apply(r.graph, traces, log);
+  // The what-ifs the flags ask for, replayed on a copy of the baseline's graph; their summaries
+  // and warnings join the report's notes.
+  std::optional<whatif::Evaluation> run_whatifs(const std::shared_ptr<const trace::TraceSet>& traces,
+                                                const replayer::Replay& baseline,
+                                                const replayer::ReplayOptions& options, Logger& log) const {
+    const std::vector<whatif::Rewrite> rewrites = whatifs_.rewrites();
+    if (rewrites.empty()) return std::nullopt;
+    whatif::EvaluateOptions evaluate;
+    evaluate.report = options.report;
+    evaluate.on_applied = [&](const whatif::Change& change) {
+      log_warnings(change, log);
+      log.info(summary(change));
+    };
+    replayer::Simulator simulator;
+    whatif::Evaluation e = whatif::evaluate({traces, baseline.graph}, rewrites, simulator, evaluate, log);
+    for (const whatif::Change& change : e.changes) e.report.notes.push_back(summary(change));
+    if (const std::string warning = gpu_work_warning(e.gpu_work_after_steps); !warning.empty()) {
+      log.warn(warning);
+      e.report.notes.push_back("Warning: " + warning + ".");
     }
-    if (!r.graph.dfg.finalized()) r.graph.dfg.finalize();
-    graph::check_acyclic(r.graph.dfg, traces);
-    r.simulation = replayer::simulate(r.graph.dfg);
-    r.report = replayer::make_report(traces, r.graph, r.simulation, options.report);
-    for (auto& w : whatifs_) {
-      if (w->enabled()) r.report.notes.push_back(w->summary());
-    }
-    gpu_work_after_step_ = warn_gpu_work_after_steps(traces, r, log);
-    return r;
+    return e;
   }
 
   // An option that only changes another one's work does nothing alone: an error rather than a
@@ -166,8 +168,8 @@ class ReplayCommand final : public Command {
   void check_device_names() const {
     if (device_option("--device").empty()) return;
     const auto catalog = costmodel::DeviceCatalog::load_directory(device_option("--device-specs"));
-    for (const char* option : {"--device", "--origin-device"})
-      if (const std::string name = device_option(option); !name.empty()) catalog.get(name, option);
+    for (const auto& [flag, option] : {std::pair{"--device", "device"}, std::pair{"--origin-device", "origin_device"}})
+      if (const std::string name = device_option(flag); !name.empty()) catalog.get(name, option);
   }
   std::string device_option(const char* name) const {
     const CLI::Option* o = command_->get_option(name);
@@ -229,8 +231,7 @@ class ReplayCommand final : public Command {
   bool quiet_ = false;
   bool verbose_ = false;
   bool debug_ = false;
-  std::vector<std::unique_ptr<WhatIfOption>> whatifs_;
-  nlohmann::json gpu_work_after_step_ = nlohmann::json::array();  // warn_gpu_work_after_steps
+  WhatIfFlags whatifs_;
   CLI::App* command_ = nullptr;  // this subcommand: its option values name the inputs to protect
 };
 

@@ -8,6 +8,7 @@
 #include <exception>
 
 #include "command.h"
+#include "whatif_flags.h"
 #include "core/error.h"
 #include "costmodel/blas_tuning.h"
 
@@ -44,6 +45,10 @@ int main(int argc, char** argv) {
     for (auto& [sub, command] : subcommands) {
       if (sub->parsed()) return command->run();
     }
+  } catch (const dpro::OptionError& e) {
+    // A library names its options by its own names: the user gave a flag.
+    std::fprintf(stderr, "dpro-replay: error: %s\n", dpro::cli::with_flag(e).what());
+    return 2;
   } catch (const dpro::InputError& e) {
     std::fprintf(stderr, "dpro-replay: error: %s\n", e.what());
     return 2;

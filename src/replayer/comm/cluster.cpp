@@ -143,14 +143,14 @@ ClusterSpec load_cluster_file(const std::string& path) { return parse_cluster(re
 
 void apply_setting(ClusterSpec& c, const std::string& assignment) {
   const auto eq = assignment.find('=');
-  if (eq == std::string::npos) throw InputError("", "--set " + assignment, "expected key=value");
+  if (eq == std::string::npos) throw OptionError("set", assignment, "expected key=value");
   const std::string key = assignment.substr(0, eq);
   const std::string text = assignment.substr(eq + 1);
   double v = 0;
-  if (!parse_decimal(text, v)) throw InputError("", "--set " + assignment, "value is not a decimal number");
+  if (!parse_decimal(text, v)) throw OptionError("set", assignment, "value is not a decimal number");
   // The same ranges as in a cluster file, and the same wording.
   auto in = [&](const json_field::Range& range) {
-    if (!json_field::in_range(range, v)) throw InputError("", "--set " + assignment, "must be " + json_field::describe(range));
+    if (!json_field::in_range(range, v)) throw OptionError("set", assignment, "must be " + json_field::describe(range));
     return v;
   };
   if (key == "network.inter_node_gbps") c.inter.bandwidth_gbps = in(kBandwidth);
@@ -160,8 +160,8 @@ void apply_setting(ClusterSpec& c, const std::string& assignment) {
   else if (key == "cluster.gpus_per_node") {
     c.gpus_per_node = static_cast<int>(in({1, kMaxGpusPerNode, true}));
   } else {
-    throw InputError("", "--set " + assignment,
-                     "unknown key '" + key + "'; known: network.inter_node_gbps, network.intra_node_gbps, "
+    throw OptionError("set", assignment,
+                      "unknown key '" + key + "'; known: network.inter_node_gbps, network.intra_node_gbps, "
                      "network.inter_node_latency_us, network.intra_node_latency_us, cluster.gpus_per_node");
   }
 }
@@ -196,7 +196,7 @@ const ClusterSpec* ClusterCatalog::find(const std::string& name) const {
 
 const ClusterSpec& ClusterCatalog::get(const std::string& name, const std::string& option) const {
   if (const ClusterSpec* c = find(name)) return *c;
-  throw InputError(dir_, option + " " + name, "unknown cluster; known: " + known_names());
+  throw OptionError(option, name, "unknown cluster; known: " + known_names(), dir_);
 }
 
 std::string ClusterCatalog::known_names() const {

@@ -49,7 +49,7 @@ ClusterSpec parse_cluster(const std::string& text, const std::string& file);
 
 // Applies one "--set key=value" override. Keys: network.inter_node_gbps,
 // network.intra_node_gbps, network.inter_node_latency_us, network.intra_node_latency_us,
-// cluster.gpus_per_node. Throws InputError for an unknown key or a bad value.
+// cluster.gpus_per_node. Throws OptionError("set", assignment) for an unknown key or a bad value.
 void apply_setting(ClusterSpec& cluster, const std::string& assignment);
 
 // Whether a gpu_names entry matches a CUDA device name, and the length it matches with (the
@@ -64,8 +64,8 @@ class ClusterCatalog {
   static std::string default_directory();  // $DPRO_CLUSTER_DIR or <source>/configs/clusters
 
   const ClusterSpec* find(const std::string& name) const;
-  // Throws InputError naming `option` (the flag that named the cluster) and the known names.
-  const ClusterSpec& get(const std::string& name, const std::string& option = "--cluster") const;
+  // Throws OptionError naming `option` (the option that named the cluster) and the known names.
+  const ClusterSpec& get(const std::string& name, const std::string& option = "cluster") const;
   // The cluster a trace ran on, from its GPU names (longest matching substring wins).
   const ClusterSpec* guess(const trace::TraceSet& traces) const;
   const std::map<std::string, ClusterSpec>& all() const { return clusters_; }

@@ -198,8 +198,8 @@ std::vector<std::string> expand_host_et_paths(const std::vector<std::string>& pa
 std::size_t attach_host_et_sizes(std::vector<CommOp>& ops, const trace::TraceSet& traces,
                                  const std::vector<std::string>& files) {
   if (files.size() != traces.ranks.size())
-    throw InputError("", "--comm-sizes",
-                     std::to_string(files.size()) + " host execution trace(s)" +
+    throw OptionError("comm_sizes", "",
+                      std::to_string(files.size()) + " host execution trace(s)" +
                          (files.empty() ? std::string() : " (" + files.front() + (files.size() > 1 ? " ... " + files.back() : "") + ")") +
                          " for " + std::to_string(traces.ranks.size()) + " trace rank(s); give one per rank");
   std::size_t attached = 0;

@@ -51,7 +51,7 @@ RetimeStats retime_collectives(graph::Dfg& dfg, std::vector<CommOp>& ops, const 
 BucketStats fuse_allreduce_buckets(graph::Dfg& dfg, std::vector<CommOp>& ops, const trace::TraceSet& traces,
                                    const CollectiveModel& target, std::int64_t bucket_bytes,
                                    std::optional<int> ranks) {
-  if (bucket_bytes <= 0) throw InputError("", "--bucket-mb", "must be positive");
+  if (bucket_bytes <= 0) throw OptionError("bucket_mb", "", "must be positive");
   BucketStats stats;
   // Per rank, its all-reduces in order, keyed for consistency across ranks.
   std::map<std::size_t, std::vector<CommOp*>> per_rank;
@@ -78,10 +78,11 @@ BucketStats fuse_allreduce_buckets(graph::Dfg& dfg, std::vector<CommOp>& ops, co
   stats.buckets = bucket_end.size();
   for (auto& [ri, list] : per_rank) {
     if (list.size() != first.size())
-      throw InputError(traces.ranks[ri].file, "--bucket-mb",
-                       "rank " + std::to_string(traces.ranks[ri].rank) + " has " + std::to_string(list.size()) +
-                           " all-reduces, rank " + std::to_string(first_rank.rank) + " has " +
-                           std::to_string(first.size()) + ": cannot fuse them into common buckets");
+      throw OptionError("bucket_mb", "",
+                        "rank " + std::to_string(traces.ranks[ri].rank) + " has " + std::to_string(list.size()) +
+                            " all-reduces, rank " + std::to_string(first_rank.rank) + " has " +
+                            std::to_string(first.size()) + ": cannot fuse them into common buckets",
+                        traces.ranks[ri].file);
     std::size_t begin = 0;
     for (std::size_t end : bucket_end) {
       std::int64_t bytes = 0;

@@ -99,7 +99,7 @@ graph::BuiltGraph scale_in(const graph::BuiltGraph& built, const trace::TraceSet
 ScaleOutResult simulate_scaled_job(const trace::TraceSet& traces, const std::vector<graph::RankNodes>& rank_nodes,
                                    const graph::Dfg& dfg, int ranks, bool expand) {
   const int w = static_cast<int>(traces.ranks.size());
-  if (ranks < 1) throw InputError("", "--ranks " + std::to_string(ranks), "must be at least 1");
+  if (ranks < 1) throw OptionError("ranks", std::to_string(ranks), "must be at least 1");
   DPRO_CHECK(rank_nodes.size() == traces.ranks.size());
   ScaleOutResult result;
   result.ranks = ranks;

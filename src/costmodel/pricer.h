@@ -1,0 +1,80 @@
+#pragma once
+// The one pricing policy for a GPU op measured on one GPU (its origin) and re-timed for another
+// (the target), used by `replay --device` (whatif/device_retime) and by `costmodel retime`
+// (evaluate.h) alike:
+//   1. between GPUs of one chip, kernels by what they move (same_chip_factor, scaling.h);
+//   2. else a described op by the learned model's kernel-time factor (learned_kernel_factors,
+//      kernel_time.h), when a model is given;
+//   3. else cross-device scaling (scale_ms, scaling.h).
+// Copies and memsets (kernel == false) skip 1. Ops that keep their measured time (collectives,
+// host copies, an unknown origin) are the caller's to leave out: the pricer prices what it is given.
+#include <cstdint>
+#include <map>
+#include <vector>
+
+#include "core/time.h"
+#include "costmodel/cost_model.h"
+#include "costmodel/device_spec.h"
+#include "costmodel/learned_model.h"
+#include "costmodel/op_desc.h"
+#include "costmodel/residual_correction.h"
+
+namespace dpro::costmodel {
+
+// Which rule priced an op. The values index coverage arrays (kPricedByCount of them); kUnchanged
+// is never returned by the pricer, it names the ops a caller kept at their measured time.
+enum class PricedBy : std::uint8_t { kLearned, kScaling, kUnchanged, kSameChip };
+inline constexpr int kPricedByCount = 4;
+const char* to_string(PricedBy by);  // "learned", "scaling", "unchanged", "same_chip"
+
+struct PriceRequest {
+  OpDesc op;
+  const DeviceSpec* origin = nullptr;  // the GPU it was measured on; never null
+  double measured_ms = 0;              // its time there (a kernel's GPU time)
+  bool kernel = true;                  // false: a copy or memset (moves bytes only)
+};
+
+struct Price {
+  double ms = 0;  // on the target
+  PricedBy by = PricedBy::kScaling;
+  Nanos time() const { return millis_to_nanos(ms); }
+};
+
+// Ops, measured and predicted time per rule.
+struct PricingCoverage {
+  std::size_t ops[kPricedByCount] = {};
+  Nanos measured[kPricedByCount] = {};
+  Nanos predicted[kPricedByCount] = {};
+  void add(PricedBy by, Nanos measured_ns, Nanos predicted_ns);
+  std::size_t total_ops() const;
+  Nanos total_measured() const;
+};
+
+class Pricer {
+ public:
+  // `model` and `correction` may be null (no learned model; no few-shot samples); both, and
+  // `target`, must outlive the pricer.
+  Pricer(const DeviceSpec& target, const LearnedModel* model, const ResidualCorrection* correction);
+
+  // The rule for one request (no pricing done).
+  PricedBy rule_for(const PriceRequest& request) const;
+  // Prices every request; the learned model sees the learned ones in one batch, in order.
+  std::vector<Price> price(const std::vector<PriceRequest>& requests);
+
+  const DeviceSpec& target() const { return target_; }
+  // The host overhead taken out of the learned model's latencies in the last price() call that
+  // used it (kernel_time.h), in ms: the target's, and each origin GPU's.
+  double target_overhead_ms() const { return target_overhead_ms_; }
+  const std::map<const DeviceSpec*, double>& origin_overhead_ms() const { return origin_overhead_ms_; }
+  bool used_learned() const { return used_learned_; }
+
+ private:
+  const DeviceSpec& target_;
+  const LearnedModel* model_;
+  const ResidualCorrection* correction_;
+  double target_overhead_ms_ = 0;
+  std::map<const DeviceSpec*, double> origin_overhead_ms_;
+  bool used_learned_ = false;
+};
+
+}  // namespace dpro::costmodel

@@ -1,0 +1,89 @@
+#include "whatif/comm_retime.h"
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+#include "replayer/comm/comm_ops.h"
+#include "replayer/comm/scale_out.h"
+
+namespace dpro::whatif {
+
+namespace {
+
+OptionError unknown_origin(const trace::TraceSet& traces, const comm::ClusterCatalog& catalog) {
+  std::string gpus;
+  for (const auto& r : traces.ranks)
+    for (const auto& d : r.devices)
+      if (!d.name.empty()) gpus = d.name;
+  return OptionError("origin_cluster", "",
+                     "cannot tell which cluster the trace ran on (" +
+                         (gpus.empty() ? std::string("it records no GPU model") : "GPU '" + gpus + "'") +
+                         "); name one with --origin-cluster: " + catalog.known_names(),
+                     traces.ranks.empty() ? "" : traces.ranks.front().file);
+}
+
+// Sizes the NCCL ops, calibrates the model on them and re-times them (and fuses buckets).
+void retime(graph::Dfg& dfg, std::vector<comm::CommOp>& ops, const trace::TraceSet& traces,
+            const comm::ClusterSpec& origin, const comm::ClusterSpec& target, const CommRetime& options,
+            CommChange& change) {
+  if (!options.comm_sizes.empty())
+    change.sized_by_host_et = comm::attach_host_et_sizes(ops, traces, comm::expand_host_et_paths(options.comm_sizes));
+  const auto samples = comm::make_samples(ops, origin);
+  change.samples = samples.size();
+  change.fit = comm::fit_calibration_detailed(origin, samples);
+  const comm::CollectiveModel origin_model(origin, change.fit.calibration), target_model(target, change.fit.calibration);
+  for (const auto& op : ops) change.sized_by_trace += op.size_source == comm::SizeSource::kTrace;
+  change.sizes_inferred = comm::infer_sizes(ops, origin_model, origin);
+  change.retimed = comm::retime_collectives(dfg, ops, origin_model, target_model, options.ranks);
+  if (options.bucket_mb)
+    change.buckets = comm::fuse_allreduce_buckets(dfg, ops, traces, target_model,
+                                                  static_cast<std::int64_t>(*options.bucket_mb * kBytesPerMb),
+                                                  options.ranks);
+}
+
+}  // namespace
+
+CommChange comm_retime(Workload& workload, const CommRetime& options, Logger& /*log*/) {
+  const trace::TraceSet& traces = *workload.traces;
+  graph::Dfg& dfg = workload.graph.dfg;
+  // The bound a trace's own ranks and groups have (comm_ops.h): a larger job is a typo.
+  if (options.ranks && (*options.ranks < 1 || *options.ranks > comm::kMaxGroupSize))
+    throw OptionError("ranks", "", "must be from 1 to 2^20 (1048576) ranks, got " + std::to_string(*options.ranks));
+  if (options.bucket_mb && !(*options.bucket_mb * kBytesPerMb >= 1 && *options.bucket_mb <= kMaxBucketMb))
+    throw OptionError("bucket_mb", fmt::format("{:g}", *options.bucket_mb),
+                      "must be from 1 byte (1/1048576 MB) to 1048576 MB (1 TiB)");
+  if (!dfg.finalized()) dfg.finalize();
+  CommChange change;
+  change.options = options;
+  std::vector<comm::CommOp> ops = comm::find_comm_ops(dfg, traces);
+  change.nccl_ops = ops.size();
+  const auto catalog = comm::ClusterCatalog::load_directory(options.clusters_dir);
+  const comm::ClusterSpec* guessed = options.origin_cluster.empty() ? catalog.guess(traces) : nullptr;
+  const comm::ClusterSpec* origin =
+      options.origin_cluster.empty() ? guessed : &catalog.get(options.origin_cluster, "origin_cluster");
+  std::optional<comm::ClusterSpec> target;
+  if (!options.cluster.empty()) target = catalog.get(options.cluster);
+  else if (origin) target = *origin;
+  // Without NCCL ops a cluster would only re-time nothing: an unknown one is no error then.
+  if (!origin && !ops.empty()) throw unknown_origin(traces, catalog);
+  comm::ClusterSpec checked;  // settings are checked even where no cluster takes them
+  for (const std::string& s : options.settings) comm::apply_setting(target ? *target : checked, s);
+  if (!origin && target) origin = &*target;  // nothing to re-time: the origin is immaterial
+  if (options.ranks && target) change.placement = comm::place(*target, *options.ranks);  // whole nodes or throws
+
+  if (origin) {
+    change.origin = origin->name;
+    change.origin_guessed = guessed != nullptr;
+    retime(dfg, ops, traces, *origin, *target, options, change);
+  }
+  if (target) change.target = target->name;
+  // Scale-in: the report, the what-if table, its JSON and the timeline are then the N-rank job's.
+  change.scaled_in = options.ranks && *options.ranks < static_cast<int>(traces.ranks.size());
+  if (change.scaled_in) workload.graph = comm::scale_in(workload.graph, traces, *options.ranks);
+  change.world = comm::world_size(traces);
+  for (const auto& r : traces.ranks) change.trace_ranks.push_back(r.rank);
+  change.nodes = workload.graph.dfg.node_count();
+  return change;
+}
+
+}  // namespace dpro::whatif

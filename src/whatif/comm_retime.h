@@ -1,0 +1,58 @@
+#pragma once
+// Communication re-timing: the NCCL ops of a workload sized (from the trace, host execution
+// traces, or inferred from their transfer time), a collective model calibrated on them for the
+// cluster the trace ran on, and each op re-timed for a target cluster (comm::retime_collectives);
+// optionally gradient buckets (consecutive all-reduces fused, comm::fuse_allreduce_buckets) and a
+// data-parallel job of another size (groups resized; below the trace's ranks the workload becomes
+// the graph of the first N ranks, comm::scale_in).
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/log.h"
+#include "replayer/comm/calibration.h"
+#include "replayer/comm/cluster.h"
+#include "replayer/comm/retime.h"
+#include "whatif/workload.h"
+
+namespace dpro::whatif {
+
+struct CommRetime {
+  std::string cluster;                // target cluster name ("": the origin, changed by `settings`)
+  std::string origin_cluster;         // cluster the trace ran on ("": guessed from its GPUs)
+  std::string clusters_dir;           // directory of cluster files
+  std::vector<std::string> settings;  // "key=value" changes of the target (comm::apply_setting)
+  std::vector<std::string> comm_sizes;  // host execution traces giving message sizes (files or a directory)
+  std::optional<int> ranks;           // data-parallel job size, 1 to comm::kMaxGroupSize
+  std::optional<double> bucket_mb;    // gradient bucket size in MiB
+};
+
+// 1 TiB: above any model's gradients, and MB x 2^20 stays far within the byte counts' int64.
+inline constexpr double kMaxBucketMb = 1024.0 * 1024.0;
+inline constexpr double kBytesPerMb = 1024.0 * 1024.0;
+
+struct CommChange {
+  CommRetime options;                 // as given
+  std::optional<std::string> origin;  // cluster name; none: unknown and not needed (no NCCL ops)
+  bool origin_guessed = false;        // from the trace's GPUs
+  std::optional<std::string> target;
+  comm::CalibrationFit fit;
+  comm::RetimeStats retimed;
+  std::optional<comm::BucketStats> buckets;
+  std::size_t samples = 0, sized_by_trace = 0, sized_by_host_et = 0, sizes_inferred = 0;
+  std::size_t nccl_ops = 0;
+  // With options.ranks: where the ranks sit, the job's size before, the ranks the trace holds, and
+  // the nodes of the replayed graph (for a scale-in, that of the first N ranks).
+  std::optional<comm::Placement> placement;
+  int world = 0;
+  std::vector<int> trace_ranks;
+  bool scaled_in = false;
+  std::size_t nodes = 0;
+};
+
+// Re-times the workload's NCCL ops in place (and, for a scale-in, replaces its graph). Throws
+// OptionError ("ranks", "bucket_mb", "origin_cluster", "cluster", "set", "comm_sizes") for a
+// bad option, InputError for bad cluster or host execution trace files.
+CommChange comm_retime(Workload& workload, const CommRetime& options, Logger& log);
+
+}  // namespace dpro::whatif

@@ -1,0 +1,166 @@
+#include "whatif/device_retime.h"
+
+#include <algorithm>
+
+#include "core/error.h"
+#include "costmodel/dataset.h"
+#include "costmodel/op_desc_from_trace.h"
+#include "costmodel/residual_correction.h"
+
+namespace dpro::whatif {
+
+namespace cm = dpro::costmodel;
+
+namespace {
+
+bool is_gpu_op(graph::NodeKind k) {
+  return k == graph::NodeKind::kKernel || k == graph::NodeKind::kCollective || k == graph::NodeKind::kMemcpy ||
+         k == graph::NodeKind::kMemset;
+}
+
+const trace::TraceRank* rank_of(const trace::TraceSet& traces, int rank) {
+  for (const auto& r : traces.ranks)
+    if (r.rank == rank) return &r;
+  return nullptr;
+}
+
+// The catalog entry of the GPU the node's rank recorded (its device properties).
+const cm::DeviceSpec* origin_of(const cm::DeviceCatalog& catalog, const trace::TraceSet& traces,
+                                const graph::Node& n) {
+  const trace::TraceRank* rank = rank_of(traces, n.rank);
+  if (!rank || rank->devices.empty()) return nullptr;
+  std::optional<std::int64_t> device;
+  if (n.event < rank->events.size())
+    if (const auto* a = rank->attrs_of(rank->events[n.event])) device = a->device;
+  for (const auto& d : rank->devices)
+    if (!device || d.id == *device) return catalog.find(d.name);
+  return catalog.find(rank->devices.front().name);
+}
+
+bool is_host_copy(const trace::TraceSet& traces, const graph::Node& n) {
+  if (n.kind != graph::NodeKind::kMemcpy) return false;
+  const std::string_view name = traces.strings.view(n.name);
+  return name.find("DtoD") == std::string_view::npos && name.find("PtoP") == std::string_view::npos;
+}
+
+// --origin-device over a GPU the trace records: once per recorded name that the catalog maps to
+// another entry (it may map the recorded name to a board the user knows it was not, e.g. an
+// A100's memory size).
+void find_origin_overrides(const cm::DeviceCatalog& catalog, const trace::TraceSet& traces,
+                           const cm::DeviceSpec& forced, DeviceChange& change) {
+  std::set<std::string> seen;
+  for (const trace::TraceRank& r : traces.ranks)
+    for (const auto& d : r.devices)
+      if (const cm::DeviceSpec* recorded = catalog.find(d.name);
+          recorded && recorded != &forced && seen.insert(d.name).second)
+        change.origin_overrides.push_back({r.file, d.name, recorded->name});
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, std::pair<std::size_t, Nanos>>> DeviceChange::sorted_undescribed() const {
+  std::vector<std::pair<std::string, std::pair<std::size_t, Nanos>>> v(undescribed.begin(), undescribed.end());
+  std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) {
+    return a.second.second != b.second.second ? a.second.second > b.second.second : a.first < b.first;
+  });
+  return v;
+}
+
+DeviceChange device_retime(Workload& workload, const DeviceRetime& options, Logger& /*log*/) {
+  const trace::TraceSet& traces = *workload.traces;
+  graph::Dfg& dfg = workload.graph.dfg;
+  const auto catalog = cm::DeviceCatalog::load_directory(options.device_dir);
+  const cm::DeviceSpec& target = catalog.get(options.device, "device");
+  DeviceChange change;
+  change.target = target.name;
+  const cm::DeviceSpec* forced =
+      options.origin_device.empty() ? nullptr : &catalog.get(options.origin_device, "origin_device");
+  if (forced) {
+    change.forced_origin = forced->name;
+    find_origin_overrides(catalog, traces, *forced, change);
+  }
+  std::optional<cm::LearnedModel> model;
+  if (cm::LearnedModel::available()) model = cm::LearnedModel::load(options.model_path);
+  else change.learned_unavailable = true;
+
+  // What the pricer is asked, and which node each request re-times.
+  std::vector<cm::PriceRequest> requests;
+  std::vector<graph::NodeId> priced_nodes;
+  std::vector<bool> lent_launcher;  // per request: described by a like step's CPU op
+  std::set<int> unknown_ranks;      // ranks of ops whose origin GPU the catalog does not know
+  const cm::LikeStepLaunchers lent = cm::launchers_from_like_steps(traces, dfg);
+  change.like_step_kernels = lent.kernels;
+  change.like_step_lenders = lent.lenders;
+  for (graph::NodeId id = 0; id < dfg.node_count(); ++id) {
+    const graph::Node& n = dfg.node(id);
+    if (!is_gpu_op(n.kind)) continue;
+    const cm::DeviceSpec* origin = forced ? forced : origin_of(catalog, traces, n);
+    if (!origin || n.kind == graph::NodeKind::kCollective || is_host_copy(traces, n)) {
+      if (!origin) {
+        ++change.unknown_origin;
+        unknown_ranks.insert(n.rank);
+      }
+      // Counted at the duration the replay gives them (a collective's transfer after its
+      // last peer arrived, not its kernel time with the waiting), before and after alike.
+      change.coverage.add(cm::PricedBy::kUnchanged, n.duration, n.duration);
+      continue;
+    }
+    const std::uint32_t launcher = n.parent_op != graph::kNone ? n.parent_op : lent.launcher[id];
+    cm::OpDesc op = n.kind == graph::NodeKind::kKernel ? cm::op_desc_from_trace(traces, n, launcher) : cm::OpDesc{};
+    if (op.dtype_from_kernel) ++change.math[op.dtype].kernels;
+    if (n.kind == graph::NodeKind::kKernel && !op.describable()) {
+      ++change.undescribable_kernels;
+      if (cm::resolve_family(op.name) != cm::OpFamily::kUnknown) ++change.without_shapes;
+      if (launcher == graph::kNone) {
+        ++change.without_cpu_op;
+        if (!change.without_cpu_op_in_capture) {
+          const trace::TraceRank* r = rank_of(traces, n.rank);
+          change.without_cpu_op_in_capture = r && r->format == "native";
+        }
+      }
+      auto& u = change.undescribed[op.name.empty() ? std::string("(unnamed)") : op.name];
+      ++u.first;
+      u.second += n.measured_duration;
+    }
+    requests.push_back({std::move(op), origin, to_millis(n.measured_duration), n.kind == graph::NodeKind::kKernel});
+    priced_nodes.push_back(id);
+    lent_launcher.push_back(launcher != n.parent_op);
+  }
+  for (int r : unknown_ranks) {
+    const trace::TraceRank* rank = rank_of(traces, r);
+    change.unknown_origin_gpus.insert(rank && !rank->devices.empty() ? "'" + rank->devices.front().name + "'"
+                                                                      : "none recorded");
+  }
+  cm::ResidualCorrection correction;
+  if (!options.samples_path.empty()) {
+    if (!model) throw InputError(options.samples_path, "", "--device-samples needs the learned cost model (LibTorch)");
+    correction = cm::correction_from_samples(*model, cm::load_samples_of(options.samples_path, catalog, target), target);
+  }
+  cm::Pricer pricer(target, model ? &*model : nullptr, &correction);
+  const std::vector<cm::Price> prices = pricer.price(requests);
+  for (std::size_t i = 0; i < prices.size(); ++i) {
+    graph::Node& n = dfg.node(priced_nodes[i]);
+    n.duration = prices[i].time();
+    change.coverage.add(prices[i].by, n.measured_duration, n.duration);
+    if (prices[i].by == cm::PricedBy::kSameChip) {
+      change.undescribable_same_chip += !requests[i].op.describable();
+    } else if (prices[i].by == cm::PricedBy::kLearned) {
+      if (requests[i].op.like_op) ++change.like_ops;
+      if (lent_launcher[i]) ++change.like_step_learned;
+    }
+  }
+  if (pricer.used_learned()) {
+    change.pricing = model->pricing_of(target);
+    change.overheads_ms["target"] = pricer.target_overhead_ms();
+    for (const auto& [origin, ms] : pricer.origin_overhead_ms()) change.overheads_ms["origin " + origin->name] = ms;
+  }
+  change.samples_used = correction.size();
+  for (auto& [dtype, mode] : change.math) {
+    const double peak = target.peak_flops(dtype);
+    mode.target_peak_tflops = peak / 1e12;
+    mode.native_on_target = peak > target.peak_flops(cm::DType::kFloat32);
+  }
+  return change;
+}
+
+}  // namespace dpro::whatif

@@ -1,0 +1,78 @@
+#pragma once
+// Device re-timing: every GPU op of a workload re-timed as if it ran on another GPU, priced by
+// costmodel::Pricer (the same chip by what a kernel moves; the learned model for ops it can
+// describe; cross-device scaling for the rest). Collectives (at their transfer time), host<->device
+// copies and ops whose origin GPU the catalog does not know keep their measured times.
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/log.h"
+#include "costmodel/device_spec.h"
+#include "costmodel/learned_model.h"
+#include "costmodel/pricer.h"
+#include "whatif/workload.h"
+
+namespace dpro::whatif {
+
+struct DeviceRetime {
+  std::string device;         // target GPU (a name or alias of the catalog)
+  std::string origin_device;  // GPU the trace ran on, over what it records ("": what it records)
+  std::string model_path;     // learned cost model file
+  std::string device_dir;     // directory of GPU spec files
+  std::string samples_path;   // ops measured on the target (few-shot correction; "": none)
+};
+
+// What the rewrite did, per rule (costmodel::PricedBy), and what a report says about it.
+struct DeviceChange {
+  std::string target;  // catalog name of the target GPU
+  std::optional<costmodel::DevicePricing> pricing;  // how the learned model saw the target, when it priced an op
+  costmodel::PricingCoverage coverage;              // GPU ops per rule, measured and predicted time
+  std::size_t undescribable_kernels = 0;
+  // Of those: ops the model knows whose shapes the trace did not record; kernels no CPU op
+  // launched (and whether one is in a dpro-profile capture, which has CPU ops only from emit_nvtx
+  // ranges); kernels the same-chip rule priced (the rest by scaling).
+  std::size_t without_shapes = 0;
+  std::size_t without_cpu_op = 0;
+  bool without_cpu_op_in_capture = false;
+  std::size_t undescribable_same_chip = 0;
+  // Kernels without a launching CPU op described by a like step's (launchers_from_like_steps),
+  // of them those the learned model priced, and the steps that lent them.
+  std::size_t like_step_kernels = 0, like_step_learned = 0;
+  std::vector<std::string> like_step_lenders;
+  std::size_t like_ops = 0;  // learned-model ops priced as a like family (sigmoid as tanh, ...)
+  // Ops on a GPU the catalog does not know, and what their ranks recorded ("'NAME'", or "none recorded").
+  std::size_t unknown_origin = 0;
+  std::set<std::string> unknown_origin_gpus;
+  // Kernels priced with the peak of the arithmetic their names say, by dtype: count, the
+  // target's peak for it (TFLOP/s), whether that is above its fp32 peak (arithmetic of its own).
+  struct MathMode {
+    std::size_t kernels = 0;
+    double target_peak_tflops = 0;
+    bool native_on_target = false;
+  };
+  std::map<costmodel::DType, MathMode> math;
+  // Undescribable kernels by the name of their launching op (or kernel): count, measured time.
+  std::map<std::string, std::pair<std::size_t, Nanos>> undescribed;
+  std::size_t samples_used = 0;
+  std::map<std::string, double> overheads_ms;  // "target" / "origin <GPU>" -> overhead taken out (ms)
+  // --origin-device over a GPU the trace records: the trace file, the recorded name and its catalog
+  // name (once per recorded name).
+  struct OriginOverride {
+    std::string file, recorded, catalog_name;
+  };
+  std::vector<OriginOverride> origin_overrides;
+  std::string forced_origin;  // catalog name of origin_device, when given
+  bool learned_unavailable = false;  // no learned model in this build: scaling only
+
+  // Undescribable kernels by launching op, the most measured time first.
+  std::vector<std::pair<std::string, std::pair<std::size_t, Nanos>>> sorted_undescribed() const;
+};
+
+// Re-times the workload's GPU ops in place. Throws OptionError for an unknown device name
+// ("device", "origin_device"), InputError for bad spec, model or sample files.
+DeviceChange device_retime(Workload& workload, const DeviceRetime& options, Logger& log);
+
+}  // namespace dpro::whatif

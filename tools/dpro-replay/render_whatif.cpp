@@ -1,0 +1,371 @@
+#include "render_whatif.h"
+
+#include <fmt/format.h>
+
+#include "core/strings.h"
+#include "costmodel/learned_model.h"
+
+namespace dpro::cli {
+
+namespace cm = dpro::costmodel;
+
+namespace {
+
+// ---- device re-timing ------------------------------------------------------------------------
+
+std::string share(const whatif::DeviceChange& c, cm::PricedBy by) {
+  const Nanos total = c.coverage.total_measured();
+  const int i = static_cast<int>(by);
+  return fmt::format("{:.1f}% of measured GPU time ({}, {} -> {})",
+                     total ? 100.0 * c.coverage.measured[i] / total : 0.0, count_of(c.coverage.ops[i], "op"),
+                     format_duration(c.coverage.measured[i]), format_duration(c.coverage.predicted[i]));
+}
+
+// " Kernels priced with the peak of the arithmetic their names say: tf32 615 (T4: 8.1 TFLOP/s,
+// its fp32 peak, no faster tf32 arithmetic)."
+std::string math_note(const whatif::DeviceChange& c) {
+  if (c.math.empty()) return "";
+  std::string out = " Kernels priced with the peak of the arithmetic their names say:";
+  bool first = true;
+  for (const auto& [dtype, mode] : c.math) {
+    const char* name = cm::to_string(dtype);
+    out += fmt::format("{} {} {} ({}: {:.1f} TFLOP/s{})", first ? "" : ",", name, mode.kernels, c.target,
+                       mode.target_peak_tflops,
+                       mode.native_on_target ? "" : fmt::format(", its fp32 peak, no faster {} arithmetic", name));
+    first = false;
+  }
+  return out + ".";
+}
+
+// "; 5765 kernels launched by no recorded CPU op were described by the operators of a like step
+// (ProfilerStep#12: ...; ... read another step), 4115 of them priced by this model".
+std::string like_step_note(const whatif::DeviceChange& c) {
+  if (!c.like_step_kernels) return "";
+  std::string steps;
+  for (std::size_t i = 0; i < c.like_step_lenders.size() && i < 3; ++i) steps += (i ? ", " : "") + c.like_step_lenders[i];
+  if (c.like_step_lenders.size() > 3) steps += ", ...";
+  return fmt::format("; {} launched by no recorded CPU op were described by the operators of a like step ({}: "
+                     "the same kernels in the same order; under emit_nvtx its own host time is not the job's, "
+                     "read another step), {} of them priced by this model",
+                     count_of(c.like_step_kernels, "kernel"), steps, c.like_step_learned);
+}
+
+// What priced the kernels no op description was built for: scaling, or between GPUs of one chip
+// the same-chip rule (both where a trace's ranks ran on GPUs of either kind).
+const char* undescribed_priced_by(const whatif::DeviceChange& c) {
+  if (c.undescribable_same_chip == 0) return "scaling";
+  return c.undescribable_same_chip < c.undescribable_kernels ? "scaling or the same-chip rule" : "the same-chip rule";
+}
+
+// " Largest undescribed kernels (priced by ...), by launching op: NAME (N kernels, T), ..." for the
+// top 5 by measured time.
+std::string largest_undescribed(const whatif::DeviceChange& c) {
+  const auto v = c.sorted_undescribed();
+  if (v.empty()) return "";
+  std::string out = fmt::format(" Largest undescribed kernels (priced by {}), by launching op:", undescribed_priced_by(c));
+  for (std::size_t i = 0; i < v.size() && i < 5; ++i)
+    out += fmt::format("{} {} ({}, {})", i ? "," : "", v[i].first, count_of(v[i].second.first, "kernel"),
+                       format_duration(v[i].second.second));
+  out += ".";
+  if (c.without_shapes)
+    out += fmt::format(" {} the learned model prices but the trace has no shapes for "
+                       "(record with torch.profiler.profile(record_shapes=True)).",
+                       c.without_shapes == 1 ? std::string("1 of them is an op")
+                                             : std::to_string(c.without_shapes) + " of them are ops");
+  if (c.without_cpu_op)
+    out += fmt::format(" {} no CPU op launched in the trace, so nothing gives their op and shapes{}.",
+                       c.without_cpu_op == 1 ? std::string("1 kernel had")
+                                             : std::to_string(c.without_cpu_op) + " kernels had",
+                       !c.without_cpu_op_in_capture
+                           ? ""
+                           : " (a dpro-profile capture of a PyTorch job has them when recorded with --nvtx and a "
+                             "step runs inside torch.autograd.profiler.emit_nvtx(record_shapes=True); steps launching "
+                             "the same kernels borrow its operators)");
+  return out;
+}
+
+std::string summary_of(const whatif::DeviceChange& c) {
+  using cm::PricedBy;
+  return fmt::format(
+      "--device {}{}: re-timed {} GPU ops ({} measured). {}Learned compact-AST model: {}{}{}. "
+      "Cross-device scaling: {}. Unchanged "
+      "(collectives at their transfer time, host<->device copies, unknown origin GPU): {}{}{}. {} could not be "
+      "described (priced by {}).{}{}",
+      c.target, c.pricing ? cm::pricing_note(*c.pricing) : "", c.coverage.total_ops(),
+      format_duration(c.coverage.total_measured()),
+      c.coverage.ops[static_cast<int>(PricedBy::kSameChip)]
+          ? fmt::format("Same chip as the origin (kernels of described ops by their DRAM traffic, GEMMs and "
+                        "convolutions by their arithmetic's peak, others halfway between the bandwidth and "
+                        "clock ratios): {}. ",
+                        share(c, PricedBy::kSameChip))
+          : "",
+      share(c, PricedBy::kLearned),
+      c.like_ops ? fmt::format(", of which {} elementwise ops priced as a like op (sigmoid as tanh, "
+                               "clamp as relu, ...)", c.like_ops)
+                 : "",
+      like_step_note(c), share(c, PricedBy::kScaling), share(c, PricedBy::kUnchanged),
+      c.unknown_origin ? fmt::format("; {} on a GPU not in the device catalog (use --origin-device)",
+                                     count_of(c.unknown_origin, "op"))
+                       : "",
+      c.samples_used ? fmt::format("; learned model corrected by {} measured on {}", count_of(c.samples_used, "op"),
+                                   c.target)
+                     : "",
+      count_of(c.undescribable_kernels, "kernel"), undescribed_priced_by(c), math_note(c), largest_undescribed(c));
+}
+
+nlohmann::json details_of(const whatif::DeviceChange& c) {
+  nlohmann::json j = {{"target", c.target}};
+  if (c.pricing) {
+    j["learned_pricing"] = {{"kind", c.pricing->kind_name()}};
+    if (!c.pricing->as.empty()) j["learned_pricing"]["as"] = c.pricing->as;
+  }
+  const Nanos total = c.coverage.total_measured();
+  for (int i = 0; i < cm::kPricedByCount; ++i)
+    j["models"][cm::to_string(static_cast<cm::PricedBy>(i))] = {
+        {"ops", c.coverage.ops[i]},
+        {"measured_ns", c.coverage.measured[i]},
+        {"predicted_ns", c.coverage.predicted[i]},
+        {"share_of_measured",
+         total ? static_cast<double>(c.coverage.measured[i]) / static_cast<double>(total) : 0.0}};
+  j["gpu_ops"] = c.coverage.total_ops();
+  j["measured_ns"] = total;
+  j["like_family_ops"] = c.like_ops;
+  j["undescribable_kernels"] = c.undescribable_kernels;
+  j["undescribable_same_chip"] = c.undescribable_same_chip;
+  j["undescribable_without_shapes"] = c.without_shapes;
+  j["undescribable_without_cpu_op"] = c.without_cpu_op;
+  j["like_step"] = {{"kernels", c.like_step_kernels}, {"learned", c.like_step_learned}, {"lenders", c.like_step_lenders}};
+  j["unknown_origin_ops"] = c.unknown_origin;
+  j["samples_used"] = c.samples_used;
+  // Kernels priced with the peak of their own arithmetic (TF32 tensor cores, fp16, ...) and that
+  // peak on the target (its fp32 peak where it has no faster arithmetic for that dtype).
+  j["kernel_math"] = nlohmann::json::object();
+  for (const auto& [dtype, mode] : c.math)
+    j["kernel_math"][cm::to_string(dtype)] = {{"kernels", mode.kernels},
+                                              {"target_peak_tflops", mode.target_peak_tflops},
+                                              {"native_on_target", mode.native_on_target}};
+  // The host overhead taken out of the learned model's latencies (kernel_time.h), in us:
+  // "target" and "origin <GPU>" for each GPU the trace's priced ops ran on.
+  j["measurement_overhead_us"] = nlohmann::json::object();
+  for (const auto& [which, ms] : c.overheads_ms) j["measurement_overhead_us"][which] = ms * 1e3;
+  j["undescribed_by_op"] = nlohmann::json::array();
+  for (const auto& [name, v] : c.sorted_undescribed())
+    j["undescribed_by_op"].push_back({{"op", name}, {"kernels", v.first}, {"measured_ns", v.second}});
+  return j;
+}
+
+void warn_of(const whatif::DeviceChange& c, Logger& log) {
+  for (const auto& o : c.origin_overrides)
+    log.warn(fmt::format("{}: --origin-device {} overrides the GPU the trace records, '{}' ({} in the "
+                         "device catalog)", o.file, c.forced_origin, o.recorded, o.catalog_name));
+  if (c.learned_unavailable) log.warn("learned cost model not in this build; --device uses cross-device scaling only");
+  if (c.unknown_origin) {
+    std::string gpus;
+    for (const auto& g : c.unknown_origin_gpus) gpus += (gpus.empty() ? "" : ", ") + g;
+    log.warn(fmt::format("--device: {} GPU ops keep their measured times: the device catalog does not know the GPU "
+                         "they ran on (GPU model: {}); name it with --origin-device (`dpro-replay costmodel "
+                         "devices` lists the known ones)",
+                         c.unknown_origin, gpus));
+  }
+}
+
+// ---- communication re-timing -----------------------------------------------------------------
+
+// " allreduce latency x1.27, byte time x1.21 (16 samples); ..." for the fitted operations,
+// then what the others take.
+std::string describe(const comm::CalibrationFit& fit) {
+  std::string text;
+  for (int i = 0; i < comm::kCollectiveOpCount; ++i) {
+    const auto op = static_cast<comm::CollectiveOp>(i);
+    const comm::Scales& s = fit.calibration.of(op);
+    if (fit.source[i] == comm::ScaleSource::kOperation)
+      text += fmt::format("{} {} latency x{:.2f}, byte time x{:.2f} ({} samples)", text.empty() ? "" : ";",
+                          comm::to_string(op), s.latency, s.byte_time, fit.samples[i]);
+  }
+  bool fallback = false;
+  for (int i = 0; i < comm::kCollectiveOpCount; ++i) fallback |= fit.source[i] != comm::ScaleSource::kOperation;
+  if (text.empty()) {
+    const comm::Scales& c = fit.calibration.of(comm::CollectiveOp::kAllReduce);
+    const comm::Scales& p = fit.calibration.of(comm::CollectiveOp::kAllToAll);
+    return fmt::format(" latency x{:.2f} / x{:.2f}, byte time x{:.2f} / x{:.2f} (collectives / point-to-point)",
+                       c.latency, p.latency, c.byte_time, p.byte_time);
+  }
+  if (fallback) text += "; other operations take the scales of their family (reductions/gathers or point-to-point)";
+  return text;
+}
+
+std::string describe_retiming(const whatif::CommChange& c) {
+  std::string text = fmt::format(
+      ". {} NCCL ops re-timed ({} sized by the trace, {} by host execution traces, {} inferred from their transfer "
+      "time). Model calibrated on {} samples ({}, {}):{}. Transfer time summed over the trace's ranks {} -> {}.",
+      c.retimed.ops, c.sized_by_trace, c.sized_by_host_et, c.sizes_inferred, c.samples,
+      comm::to_string(comm::FitOptions{}.method), comm::to_string(comm::FitOptions{}.grouping), describe(c.fit),
+      format_duration(c.retimed.before), format_duration(c.retimed.after));
+  if (c.buckets)
+    text += fmt::format(" Gradient buckets of {} MB: {} all-reduces per rank -> {}, all-reduce time {} -> {}.",
+                        *c.options.bucket_mb, c.buckets->allreduces, count_of(c.buckets->buckets, "bucket"),
+                        format_duration(c.buckets->before), format_duration(c.buckets->after));
+  return text;
+}
+
+// "0..7", or "0, 3, 5" for a partial set.
+std::string rank_numbers(const std::vector<int>& ranks) {
+  bool contiguous = true;
+  for (std::size_t i = 1; i < ranks.size(); ++i) contiguous &= ranks[i] == ranks[i - 1] + 1;
+  if (ranks.size() == 1) return std::to_string(ranks.front());
+  if (contiguous) return fmt::format("{}..{}", ranks.front(), ranks.back());
+  std::string list;
+  for (int r : ranks) list += (list.empty() ? "" : ", ") + std::to_string(r);
+  return list;
+}
+
+std::string describe_ranks(const whatif::CommChange& c) {
+  const int n = *c.options.ranks;
+  const int w = static_cast<int>(c.trace_ranks.size());
+  std::string text = fmt::format(" Ranks {} -> {}", c.world, n);
+  if (c.placement) text += fmt::format(" ({} node(s) x {})", c.placement->nodes, c.placement->ranks_per_node);
+  text += fmt::format("; {} group(s) resized.", c.retimed.resized_groups);
+  if (n < w) {
+    const int first_dropped = c.trace_ranks[n], last = c.trace_ranks.back();
+    const std::string dropped = first_dropped == last ? fmt::format("Trace rank {} is", last)
+                                                      : fmt::format("Trace ranks {}..{} are", first_dropped, last);
+    return text + fmt::format(" {} not part of the {}-rank job: the what-if replays the graph of the first {} ({} "
+                              "ops), and its rows and job row are the {}-rank job.",
+                              dropped, n, n, c.nodes, n);
+  }
+  if (w < c.world)  // a partial set: the absent ranks are not known to behave as the present ones
+    return text + fmt::format(" The trace has {} of the job's {} ranks ({}): the missing ranks are stood in for by "
+                              "the present ones (rank g runs what the (g mod {})-th present rank ran), so the job row assumes they "
+                              "behave alike; not exact.",
+                              w, c.world, rank_numbers(c.trace_ranks), w);
+  return text + fmt::format(" Trace rank{} {} stand{} for all {} (rank g runs trace rank g mod {}): the job row is "
+                            "the {}-rank job, exact by symmetry.", w == 1 ? "" : "s", rank_numbers(c.trace_ranks),
+                            w == 1 ? "s" : "", n, w, n);
+}
+
+// "" when the trace has NCCL ops.
+std::string no_collectives_warning(const whatif::CommChange& c) {
+  if (c.nccl_ops) return "";
+  const auto& ranks = c.options.ranks;
+  // Said, not left to be inferred from "0 NCCL ops": a one-rank trace scaled out predicts a
+  // job that never communicates.
+  std::string warning = "the trace has no NCCL collectives, so the cluster and network change nothing";
+  if (ranks && *ranks > c.world && c.world == 1)
+    warning += fmt::format(", and the {}-rank job is predicted as {} copies of this one that never communicate: a "
+                           "data-parallel job would all-reduce its gradients, which a trace without collectives "
+                           "does not show (record the job on at least 2 ranks)", *ranks, *ranks);
+  else if (ranks && *ranks > c.world)
+    // A multi-rank job without NCCL ops talked through another backend (gloo runs its
+    // collectives on the CPU, where the trace records none): its time stays as recorded.
+    warning += fmt::format(", and the {}-rank job is predicted as copies of these {} ranks: their communication "
+                           "did not go through NCCL (gloo, for one, runs on the CPU and leaves no collective in "
+                           "the trace), so whatever time it took stays as recorded and does not grow with the "
+                           "ranks", *ranks, c.world);
+  return warning;
+}
+
+std::string summary_of(const whatif::CommChange& c) {
+  std::string text;
+  if (!c.origin)
+    text = "communication what-if: cluster unknown (no cluster file names the trace's GPUs; the trace has no NCCL "
+           "ops to re-time, so none is needed).";
+  else
+    text = fmt::format("communication what-if: cluster {}{} -> {}", *c.origin,
+                       c.origin_guessed                 ? " (guessed from the trace's GPUs)"
+                       : c.options.origin_cluster.empty() ? " (not known from the trace's GPUs; immaterial without NCCL ops)"
+                                                          : "",
+                       *c.target);
+  for (const std::string& s : c.options.settings) text += " with " + s;
+  if (c.origin) text += describe_retiming(c);
+  if (c.options.ranks) text += describe_ranks(c);
+  if (const std::string w = no_collectives_warning(c); !w.empty()) text += " Warning: " + w + ".";
+  return text;
+}
+
+nlohmann::json details_of(const whatif::CommChange& c) {
+  using nlohmann::json;
+  const comm::Calibration& cal = c.fit.calibration;
+  json j = {{"origin_cluster", c.origin ? json(*c.origin) : json(nullptr)},
+            {"origin_guessed", c.origin_guessed},
+            {"target_cluster", c.target ? json(*c.target) : json(nullptr)},
+            {"settings", c.options.settings},
+            {"ops_retimed", c.retimed.ops},
+            {"sized_by_trace", c.sized_by_trace},
+            {"sized_by_host_et", c.sized_by_host_et},
+            {"sizes_inferred", c.sizes_inferred},
+            {"transfer_before_ns", c.retimed.before},
+            {"transfer_after_ns", c.retimed.after}};
+  j["calibration"] = {{"samples", c.samples},
+                      {"method", comm::to_string(comm::FitOptions{}.method)},
+                      {"grouping", comm::to_string(comm::FitOptions{}.grouping)}};
+  for (int i = 0; i < comm::kCollectiveOpCount; ++i) {
+    const auto op = static_cast<comm::CollectiveOp>(i);
+    j["calibration"]["operations"][comm::to_string(op)] = {{"latency_scale", cal.of(op).latency},
+                                                           {"byte_time_scale", cal.of(op).byte_time},
+                                                           {"samples", c.fit.samples[i]},
+                                                           {"from", comm::to_string(c.fit.source[i])}};
+  }
+  if (c.buckets)
+    j["buckets"] = {{"bucket_mb", *c.options.bucket_mb}, {"allreduces_per_rank", c.buckets->allreduces},
+                    {"buckets_per_rank", c.buckets->buckets}, {"allreduce_before_ns", c.buckets->before},
+                    {"allreduce_after_ns", c.buckets->after}};
+  if (c.options.ranks) {
+    const int n = *c.options.ranks;
+    const int w = static_cast<int>(c.trace_ranks.size());
+    j["ranks"] = {{"from", c.world},
+                  {"to", n},
+                  {"nodes", c.placement ? json(c.placement->nodes) : json(nullptr)},
+                  {"ranks_per_node", c.placement ? json(c.placement->ranks_per_node) : json(nullptr)},
+                  {"groups_resized", c.retimed.resized_groups},
+                  // Scale-in: whatif.iterations are the N-rank job's, from the graph of ranks 0..N-1.
+                  {"scaled_in", n < w},
+                  {"exact_by_symmetry", n >= w && w == c.world},
+                  {"missing_ranks_stood_in", n >= w && w < c.world}};
+  }
+  return j;
+}
+
+void warn_of(const whatif::CommChange& c, Logger& log) {
+  if (const std::string w = no_collectives_warning(c); !w.empty()) log.warn(w);
+}
+
+}  // namespace
+
+std::string summary(const whatif::Change& change) {
+  return std::visit([](const auto& c) { return summary_of(c); }, change);
+}
+
+const char* key(const whatif::Change& change) {
+  return std::holds_alternative<whatif::DeviceChange>(change) ? "device" : "communication";
+}
+
+nlohmann::json details(const whatif::Change& change) {
+  return std::visit([](const auto& c) { return details_of(c); }, change);
+}
+
+void log_warnings(const whatif::Change& change, Logger& log) {
+  std::visit([&](const auto& c) { warn_of(c, log); }, change);
+}
+
+std::string gpu_work_warning(const whatif::GpuWorkAfterSteps& checks) {
+  if (checks.cases.empty()) return "";
+  const whatif::GpuWorkAfterStep& worst = checks.cases[*checks.worst];
+  return fmt::format(
+      "in {} of the {} reported (step, rank) pairs the re-timed GPU work ends after the step by more than the step's "
+      "length (worst: {}, GPU work ending {} after a {} step): the what-if's step and job times do not include it, "
+      "because the trace's CPU never waits for that work inside the step; the job would take longer than they say",
+      checks.cases.size(), checks.steps, fmt::format("{} rank {}", worst.iteration_name, worst.rank),
+      format_duration(worst.gpu_end_after_step_ns), format_duration(worst.step_ns));
+}
+
+nlohmann::json to_json(const whatif::GpuWorkAfterSteps& checks) {
+  nlohmann::json cases = nlohmann::json::array();
+  for (const auto& c : checks.cases)
+    cases.push_back({{"iteration", c.iteration ? nlohmann::json(*c.iteration) : nlohmann::json(nullptr)},
+                     {"rank", c.rank},
+                     {"step_ns", c.step_ns},
+                     {"gpu_end_after_step_ns", c.gpu_end_after_step_ns}});
+  return cases;
+}
+
+}  // namespace dpro::cli

@@ -1,0 +1,62 @@
+#include "whatif_flags.h"
+
+#include "costmodel/paths.h"
+#include "replayer/comm/cluster.h"
+
+namespace dpro::cli {
+
+void WhatIfFlags::add_to(CLI::App& replay) {
+  replay.add_option("--device", device_.device, "Re-time every GPU op for this GPU (e.g. H100-SXM5-80GB)");
+  replay.add_option("--origin-device", device_.origin_device,
+                    "GPU the trace was recorded on, when the trace does not say (over a GPU it records: with a "
+                    "warning)");
+  replay.add_option("--costmodel", device_.model_path, "Learned cost model file")
+      ->default_val(costmodel::default_model_path());
+  replay.add_option("--device-specs", device_.device_dir, "Directory of GPU spec JSON files")
+      ->default_val(costmodel::default_device_dir());
+  replay.add_option("--device-samples", device_.samples_path,
+                    "Ops measured on the --device GPU (CSV in the shared-data schema, or a directory of "
+                    "them): the learned model is corrected by them (few-shot)");
+  replay.add_option("--cluster", comm_.cluster, "Re-time NCCL ops for this cluster (a name in --clusters-dir)");
+  replay.add_option("--origin-cluster", comm_.origin_cluster,
+                    "Cluster the trace was recorded on (default: guessed from its GPUs)");
+  replay.add_option("--clusters-dir", comm_.clusters_dir, "Directory of cluster JSON files")
+      ->default_val(comm::ClusterCatalog::default_directory());
+  replay.add_option("--set", comm_.settings,
+                    "Change the target cluster: network.inter_node_gbps, network.intra_node_gbps (GB/s per GPU "
+                    "per direction), network.inter_node_latency_us, network.intra_node_latency_us, "
+                    "cluster.gpus_per_node (repeatable)")
+      ->allow_extra_args(false);
+  replay.add_option("--ranks", comm_.ranks,
+                    "Data-parallel scale-out/in: replay the job on N ranks (1 to 2^20). Below the trace's ranks,\n"
+                    "the what-if (its rows, job row, JSON and --timeline) is the job of the first N ranks");
+  replay.add_option("--bucket-mb", comm_.bucket_mb, "Fuse consecutive all-reduces into gradient buckets of at most X MB");
+  replay.add_option("--comm-sizes", comm_.comm_sizes,
+                    "Host execution traces giving NCCL message sizes: a directory, or one file per rank (repeatable)")
+      ->allow_extra_args(false);
+}
+
+std::vector<whatif::Rewrite> WhatIfFlags::rewrites() const {
+  std::vector<whatif::Rewrite> out;
+  if (device_enabled()) out.emplace_back(device_);
+  if (comm_enabled()) out.emplace_back(comm_);
+  return out;
+}
+
+std::string flag_of(const std::string& option) {
+  if (option.rfind("--", 0) == 0) return option;
+  std::string flag = "--" + option;
+  for (char& c : flag)
+    if (c == '_') c = '-';
+  return flag;
+}
+
+}  // namespace dpro::cli
+
+namespace dpro::cli {
+
+InputError with_flag(const OptionError& e) {
+  return InputError(e.file(), flag_of(e.option()) + (e.value().empty() ? "" : " " + e.value()), e.message());
+}
+
+}  // namespace dpro::cli

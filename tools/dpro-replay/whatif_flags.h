@@ -1,0 +1,36 @@
+#pragma once
+// The what-if flags of `dpro-replay replay`: each binds to a field of a rewrite's options
+// (whatif/device_retime.h, whatif/comm_retime.h); nothing here computes.
+#include <CLI/CLI.hpp>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "whatif/evaluate.h"
+
+namespace dpro::cli {
+
+class WhatIfFlags {
+ public:
+  void add_to(CLI::App& replay);
+  // The rewrites the flags ask for, in the order they apply (device, then communication); empty
+  // when none is asked for.
+  std::vector<whatif::Rewrite> rewrites() const;
+  bool device_enabled() const { return !device_.device.empty(); }
+  bool comm_enabled() const {
+    return !comm_.cluster.empty() || !comm_.settings.empty() || comm_.ranks.has_value() || comm_.bucket_mb.has_value();
+  }
+
+ private:
+  whatif::DeviceRetime device_;
+  whatif::CommRetime comm_;
+};
+
+// The flag of a library option name (OptionError::option): "bucket_mb" -> "--bucket-mb".
+std::string flag_of(const std::string& option);
+// The error as the user sees it: the option named by its flag ("--ranks 20: ...").
+InputError with_flag(const OptionError& e);
+
+}  // namespace dpro::cli
