@@ -3,8 +3,8 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
-#include "replayer/comm/comm_ops.h"
-#include "replayer/comm/scale_out.h"
+#include "costmodel/comm/comm_ops.h"
+#include "whatif/comm/scale_out.h"
 
 namespace dpro::whatif {
 
@@ -27,7 +27,7 @@ void retime(graph::Dfg& dfg, std::vector<comm::CommOp>& ops, const trace::TraceS
             const comm::ClusterSpec& origin, const comm::ClusterSpec& target, const CommRetime& options,
             CommChange& change) {
   if (!options.comm_sizes.empty())
-    change.sized_by_host_et = comm::attach_host_et_sizes(ops, traces, comm::expand_host_et_paths(options.comm_sizes));
+    change.sized_by_host_et = comm::attach_host_et_sizes(ops, traces, trace::expand_host_et_paths(options.comm_sizes));
   const auto samples = comm::make_samples(ops, origin);
   change.samples = samples.size();
   change.fit = comm::fit_calibration_detailed(origin, samples);

@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "core/log.h"
-#include "replayer/comm/calibration.h"
-#include "replayer/comm/cluster.h"
-#include "replayer/comm/retime.h"
+#include "costmodel/comm/calibration.h"
+#include "hw/cluster.h"
+#include "whatif/comm/retime.h"
 #include "whatif/workload.h"
 
 namespace dpro::whatif {

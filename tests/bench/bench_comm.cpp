@@ -12,11 +12,11 @@
 #include "bench_util.h"
 #include "core/log.h"
 #include "graph/builder.h"
-#include "replayer/comm/calibration.h"
-#include "replayer/comm/cluster.h"
-#include "replayer/comm/comm_ops.h"
-#include "replayer/comm/retime.h"
-#include "replayer/comm/scale_out.h"
+#include "costmodel/comm/calibration.h"
+#include "hw/cluster.h"
+#include "costmodel/comm/comm_ops.h"
+#include "whatif/comm/retime.h"
+#include "whatif/comm/scale_out.h"
 #include "replayer/replay.h"
 #include "trace/loader.h"
 
@@ -161,7 +161,7 @@ int main(int argc, char** argv) {
   const comm::ClusterSpec& v100 = *cat.guess(dlrm.traces);
   auto dlrm_ops = comm::find_comm_ops(dlrm.built.dfg, dlrm.traces);
   comm::attach_host_et_sizes(dlrm_ops, dlrm.traces,
-                             comm::expand_host_et_paths({root + "/tests/comm/data/dlrm-host-et"}));
+                             trace::expand_host_et_paths({root + "/tests/comm/data/dlrm-host-et"}));
   split_fit("dlrm_8xV100", dlrm_ops, v100, samples);
   Job a100 = load({root + "/traces/hta/a100-ws2-rank0-nccl.json.gz"}, true);
   const comm::ClusterSpec& a100_cluster = *cat.guess(a100.traces);
@@ -174,7 +174,7 @@ int main(int argc, char** argv) {
     const auto plain = replayer::replay_traces(dlrm.traces, replayer::ReplayOptions{}, quiet);
     graph::Dfg g = dlrm.built.dfg;
     auto ops = comm::find_comm_ops(g, dlrm.traces);
-    comm::attach_host_et_sizes(ops, dlrm.traces, comm::expand_host_et_paths({root + "/tests/comm/data/dlrm-host-et"}));
+    comm::attach_host_et_sizes(ops, dlrm.traces, trace::expand_host_et_paths({root + "/tests/comm/data/dlrm-host-et"}));
     const auto cal = comm::fit_calibration(v100, comm::make_samples(ops, v100));
     const comm::CollectiveModel m(v100, cal);
     comm::retime_collectives(g, ops, m, m, 8);
@@ -190,7 +190,7 @@ int main(int argc, char** argv) {
     const auto t0 = std::chrono::steady_clock::now();
     Job job = load({root + "/traces/dlrm-8xV100"}, false);
     auto ops = comm::find_comm_ops(job.built.dfg, job.traces);
-    comm::attach_host_et_sizes(ops, job.traces, comm::expand_host_et_paths({root + "/tests/comm/data/dlrm-host-et"}));
+    comm::attach_host_et_sizes(ops, job.traces, trace::expand_host_et_paths({root + "/tests/comm/data/dlrm-host-et"}));
     const comm::ClusterSpec& origin = *cat.guess(job.traces);
     const auto cal = comm::fit_calibration(origin, comm::make_samples(ops, origin));
     const comm::CollectiveModel m(origin, cal);

@@ -4,7 +4,7 @@
 
 #include "comm_fixtures.h"
 #include "core/error.h"
-#include "replayer/comm/calibration.h"
+#include "costmodel/comm/calibration.h"
 
 using namespace dpro;
 
@@ -22,7 +22,7 @@ TEST_CASE("DLRM's NCCL kernels get their sizes from the host execution traces") 
   auto ops = comm::find_comm_ops(job.built.dfg, job.traces);
   REQUIRE(ops.size() == 64);
   for (const auto& op : ops) CHECK_FALSE(op.bytes.has_value());  // Kineto has no sizes here
-  comm::attach_host_et_sizes(ops, job.traces, comm::expand_host_et_paths({test::dlrm_host_et_dir()}));
+  comm::attach_host_et_sizes(ops, job.traces, trace::expand_host_et_paths({test::dlrm_host_et_dir()}));
   std::size_t alltoall = 0, allreduce = 0;
   for (const auto& op : ops) {
     REQUIRE(op.bytes.has_value());
@@ -39,7 +39,7 @@ TEST_CASE("DLRM's NCCL kernels get their sizes from the host execution traces") 
 TEST_CASE("host execution traces that do not match the kernels are rejected") {
   const auto job = test::load_dlrm();
   auto ops = comm::find_comm_ops(job.built.dfg, job.traces);
-  auto files = comm::expand_host_et_paths({test::dlrm_host_et_dir()});
+  auto files = trace::expand_host_et_paths({test::dlrm_host_et_dir()});
   SECTION("too few files") {
     files.pop_back();
     REQUIRE_THROWS_WITH(comm::attach_host_et_sizes(ops, job.traces, files), Catch::Contains("one per rank"));

@@ -2,7 +2,7 @@
 
 #include "comm_fixtures.h"
 #include "core/error.h"
-#include "replayer/comm/cluster.h"
+#include "hw/cluster.h"
 
 using namespace dpro;
 

@@ -2,7 +2,7 @@
 
 #include "comm_fixtures.h"
 #include "core/error.h"
-#include "replayer/comm/collective_model.h"
+#include "costmodel/comm/collective_model.h"
 
 using namespace dpro;
 using comm::CollectiveOp;

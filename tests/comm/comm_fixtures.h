@@ -5,8 +5,8 @@
 
 #include "core/log.h"
 #include "graph/builder.h"
-#include "replayer/comm/cluster.h"
-#include "replayer/comm/comm_ops.h"
+#include "hw/cluster.h"
+#include "costmodel/comm/comm_ops.h"
 #include "test_paths.h"
 #include "trace_fixtures.h"
 
@@ -35,7 +35,7 @@ inline LoadedJob load_a100() { return load_job({a100_trace()}, true); }
 // DLRM's comm ops with message sizes from its host execution traces.
 inline std::vector<comm::CommOp> dlrm_sized_ops(const LoadedJob& job) {
   auto ops = comm::find_comm_ops(job.built.dfg, job.traces);
-  comm::attach_host_et_sizes(ops, job.traces, comm::expand_host_et_paths({dlrm_host_et_dir()}));
+  comm::attach_host_et_sizes(ops, job.traces, trace::expand_host_et_paths({dlrm_host_et_dir()}));
   return ops;
 }
 

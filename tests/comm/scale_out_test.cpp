@@ -2,9 +2,9 @@
 
 #include "comm_fixtures.h"
 #include "core/error.h"
-#include "replayer/comm/calibration.h"
-#include "replayer/comm/retime.h"
-#include "replayer/comm/scale_out.h"
+#include "costmodel/comm/calibration.h"
+#include "whatif/comm/retime.h"
+#include "whatif/comm/scale_out.h"
 #include "replayer/replay.h"
 
 using namespace dpro;
@@ -25,7 +25,7 @@ struct Retimed {
 Retimed retimed(const test::LoadedJob& job, const comm::ClusterSpec& target, int ranks) {
   Retimed r{job.built.dfg, {}};
   auto ops = comm::find_comm_ops(r.dfg, job.traces);
-  comm::attach_host_et_sizes(ops, job.traces, comm::expand_host_et_paths({test::dlrm_host_et_dir()}));
+  comm::attach_host_et_sizes(ops, job.traces, trace::expand_host_et_paths({test::dlrm_host_et_dir()}));
   const comm::ClusterSpec& origin = *catalog().guess(job.traces);
   const auto cal = comm::fit_calibration(origin, comm::make_samples(ops, origin));
   r.stats = comm::retime_collectives(r.dfg, ops, comm::CollectiveModel(origin, cal), comm::CollectiveModel(target, cal), ranks);

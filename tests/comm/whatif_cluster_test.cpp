@@ -277,7 +277,7 @@ TEST_CASE("a malformed host execution trace is an error naming the file and the 
     return R"([{"name": "nccl:all_reduce", "id": 5, "inputs": [)" + t + "]}]";
   };
   // The good case: 6144 x 4 bytes.
-  const auto good = comm::load_host_et_comms(write_et(nccl_node("6144", "4")));
+  const auto good = trace::load_host_et_comms(write_et(nccl_node("6144", "4")));
   REQUIRE(good.size() == 1);
   CHECK(good[0].op == "all_reduce");
   CHECK(good[0].bytes == 24576);
@@ -294,13 +294,13 @@ TEST_CASE("a malformed host execution trace is an error naming the file and the 
   };
   for (const auto& [nodes, expected] : bad) {
     INFO(nodes);
-    REQUIRE_THROWS_AS(comm::load_host_et_comms(write_et(nodes)), InputError);
-    REQUIRE_THROWS_WITH(comm::load_host_et_comms(write_et(nodes)), Catch::Contains("rank0.json") && Catch::Contains(expected));
+    REQUIRE_THROWS_AS(trace::load_host_et_comms(write_et(nodes)), InputError);
+    REQUIRE_THROWS_WITH(trace::load_host_et_comms(write_et(nodes)), Catch::Contains("rank0.json") && Catch::Contains(expected));
   }
   // A directory without host execution traces is named, not "0 host execution trace(s) for 8 ranks".
   const std::string empty = test::fresh_dir("empty_host_et");
-  REQUIRE_THROWS_WITH(comm::expand_host_et_paths({empty}), Catch::Contains("empty_host_et") && Catch::Contains("no .json"));
-  REQUIRE_THROWS_WITH(comm::expand_host_et_paths({empty + "/absent.json"}),
+  REQUIRE_THROWS_WITH(trace::expand_host_et_paths({empty}), Catch::Contains("empty_host_et") && Catch::Contains("no .json"));
+  REQUIRE_THROWS_WITH(trace::expand_host_et_paths({empty + "/absent.json"}),
                       Catch::Contains("absent.json") && Catch::Contains("no such file"));
   // One file for the 8 ranks of DLRM: the count is named, with the files given.
   {
@@ -314,7 +314,7 @@ TEST_CASE("a malformed host execution trace is an error naming the file and the 
   // A file name with a 30-digit number orders last instead of overflowing.
   test::write_text(empty + "/et_1.json", "{}");
   test::write_text(empty + "/et_123456789012345678901234567890.json", "{}");
-  const auto files = comm::expand_host_et_paths({empty});
+  const auto files = trace::expand_host_et_paths({empty});
   REQUIRE(files.size() == 2);
   CHECK_THAT(files[1], Catch::Contains("1234567890"));
 }
@@ -384,7 +384,7 @@ TEST_CASE("gathers and scatters take their sizes from host execution traces") {
   for (const std::string as : {"gather", "scatter"}) {
     INFO(as);
     const std::string dir = test::fresh_dir("host_et_" + as);
-    for (const auto& file : comm::expand_host_et_paths({test::dlrm_host_et_dir()})) {
+    for (const auto& file : trace::expand_host_et_paths({test::dlrm_host_et_dir()})) {
       nlohmann::json et = nlohmann::json::parse(read_whole_file(file));
       for (auto& node : et["nodes"]) {
         if (node["name"] != "nccl:all_to_all") continue;
@@ -397,7 +397,7 @@ TEST_CASE("gathers and scatters take their sizes from host execution traces") {
       test::write_text(dir + "/" + name, et.dump());
     }
     auto ops = comm::find_comm_ops(job.built.dfg, job.traces);
-    comm::attach_host_et_sizes(ops, job.traces, comm::expand_host_et_paths({dir}));
+    comm::attach_host_et_sizes(ops, job.traces, trace::expand_host_et_paths({dir}));
     const auto sized = test::dlrm_sized_ops(job);
     std::set<std::size_t> ranks_seen;
     for (std::size_t i = 0; i < ops.size(); ++i) {

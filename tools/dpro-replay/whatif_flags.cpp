@@ -1,7 +1,7 @@
 #include "whatif_flags.h"
 
 #include "costmodel/paths.h"
-#include "replayer/comm/cluster.h"
+#include "hw/cluster.h"
 
 namespace dpro::cli {
 

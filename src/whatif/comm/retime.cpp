@@ -1,4 +1,4 @@
-#include "replayer/comm/retime.h"
+#include "whatif/comm/retime.h"
 
 #include <algorithm>
 #include <cmath>

@@ -15,7 +15,7 @@
 #include <string>
 
 #include "core/time.h"
-#include "replayer/comm/cluster.h"
+#include "hw/cluster.h"
 
 namespace dpro::comm {
 

@@ -1,4 +1,4 @@
-#include "replayer/comm/cluster.h"
+#include "hw/cluster.h"
 
 #include <nlohmann/json.hpp>
 
@@ -186,7 +186,7 @@ ClusterCatalog ClusterCatalog::load_directory(const std::string& dir) {
 
 std::string ClusterCatalog::default_directory() {
   const char* v = std::getenv("DPRO_CLUSTER_DIR");
-  return v && *v ? std::string(v) : std::string(DPRO_COMM_SOURCE_DIR) + "/configs/clusters";
+  return v && *v ? std::string(v) : std::string(DPRO_HW_SOURCE_DIR) + "/configs/clusters";
 }
 
 const ClusterSpec* ClusterCatalog::find(const std::string& name) const {

@@ -1,4 +1,4 @@
-#include "replayer/comm/collective_model.h"
+#include "costmodel/comm/collective_model.h"
 
 #include <algorithm>
 #include <cctype>

@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "replayer/comm/collective_model.h"
-#include "replayer/comm/comm_ops.h"
+#include "costmodel/comm/collective_model.h"
+#include "costmodel/comm/comm_ops.h"
 
 namespace dpro::comm {
 

@@ -1,4 +1,4 @@
-#include "replayer/comm/calibration.h"
+#include "costmodel/comm/calibration.h"
 
 #include <algorithm>
 #include <cmath>

@@ -11,8 +11,9 @@
 #include <vector>
 
 #include "graph/dfg.h"
-#include "replayer/comm/collective_model.h"
+#include "costmodel/comm/collective_model.h"
 #include "trace/event.h"
+#include "trace/host_et/host_et_reader.h"
 
 namespace dpro::comm {
 
@@ -20,7 +21,7 @@ enum class SizeSource { kTrace, kHostEt, kInferred, kUnknown };
 
 // Largest message (2^40 bytes, a tebibyte) and group (2^20 ranks) a trace may give a
 // collective: beyond any GPU's memory and any job, so larger is a corrupt trace, not a size to model.
-inline constexpr std::int64_t kMaxMessageBytes = std::int64_t{1} << 40;
+inline constexpr std::int64_t kMaxMessageBytes = trace::kMaxHostEtMessageBytes;
 inline constexpr std::int64_t kMaxGroupSize = std::int64_t{1} << 20;
 
 struct CommOp {
@@ -51,19 +52,6 @@ std::vector<CommOp> find_comm_ops(const graph::Dfg& dfg, const trace::TraceSet& 
 
 // Sets an op's transfer time in the graph (node duration and, when matched, its end-edge gap).
 void set_transfer(graph::Dfg& dfg, CommOp& op, Nanos transfer);
-
-// One communication op of a PyTorch host execution trace (Chakra/ET JSON "nccl:*" nodes).
-struct HostEtComm {
-  std::string op;          // "all_reduce", "all_to_all", ...
-  std::int64_t bytes = 0;  // the tensor the op was called with (send buffer)
-};
-// The "nccl:*" nodes of one host execution trace (.json or .json.gz), in execution order.
-// Throws InputError naming the file and the node when a node is malformed (not an object, a
-// name or id of the wrong type, a tensor whose element count or size is negative, or a message
-// above kMaxMessageBytes).
-std::vector<HostEtComm> load_host_et_comms(const std::string& path);
-// Files of a list of files/directories, one per rank, ordered by the last number in the name.
-std::vector<std::string> expand_host_et_paths(const std::vector<std::string>& paths);
 
 // Gives sizes to the ops that lack them from per-rank host-ET comms (files[i] = trace rank i):
 // the k-th NCCL kernel of a rank is the k-th comm op of its host trace. Throws InputError when

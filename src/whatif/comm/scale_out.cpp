@@ -1,4 +1,4 @@
-#include "replayer/comm/scale_out.h"
+#include "whatif/comm/scale_out.h"
 
 #include <algorithm>
 #include <chrono>

@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "graph/dfg.h"
-#include "replayer/comm/collective_model.h"
-#include "replayer/comm/comm_ops.h"
+#include "costmodel/comm/collective_model.h"
+#include "costmodel/comm/comm_ops.h"
 #include "trace/event.h"
 
 namespace dpro::comm {
