@@ -195,7 +195,7 @@ class CostModelCommand : public Command {
     std::optional<cm::LearnedModel> model;
     if (cm::LearnedModel::available() && !retrain_ && !no_split_) model = cm::LearnedModel::load(model_path_);
     if (!cm::LearnedModel::available())
-      report.notes.push_back("LibTorch not in this build: learned columns are empty");
+      report.notes.push_back(cm::LearnedModel::unavailable_reason() + ": learned columns are empty");
     if (!no_split_) cm::evaluate_split(data, options_, model ? &*model : nullptr, report, log);
     if (!no_logo_) cm::evaluate_leave_one_out(data, options_, report, log);
     const std::string md = cm::render_markdown(report);
@@ -362,7 +362,7 @@ class CostModelCommand : public Command {
                              corrected_by ? fmt::format(" (corrected by {} measured samples where the model "
                                                         "did not use the row's own kernel)", corrected_by)
                                           : "",
-                             roofline, model ? "" : " (learned model not in this build)", none);
+                             roofline, model ? "" : " (" + cm::LearnedModel::unavailable_reason() + ")", none);
     const std::string measured = measured_note(table, ops, ms, device_col >= 0 ? &on_device : nullptr, device);
     if (!measured.empty()) std::cerr << measured << "\n";
     return 0;
@@ -419,7 +419,7 @@ class CostModelCommand : public Command {
   }
   static void require_torch() {
     if (!cm::LearnedModel::available())
-      throw InputError("", "costmodel train", "needs LibTorch (build with -DDPRO_TORCH=ON)");
+      throw InputError("", "costmodel train", cm::LearnedModel::unavailable_reason());
   }
 
   CLI::App* app_ = nullptr;

@@ -96,7 +96,7 @@ class DeviceWhatIf : public WhatIfOption {
     }
     std::optional<cm::LearnedModel> model;
     if (cm::LearnedModel::available()) model = cm::LearnedModel::load(model_path_);
-    else log.warn("learned cost model not in this build; --device uses cross-device scaling only");
+    else log.warn(cm::LearnedModel::unavailable_reason() + "; --device uses cross-device scaling only");
 
     coverage_ = Coverage{};
     pricing_.reset();
