@@ -9,11 +9,13 @@ namespace dpro::costmodel::learned {
 
 namespace {
 
+#ifdef DPRO_LEARNED_PLUGIN_BUILD_PATH
 std::string executable_directory() {
   std::error_code ec;
   const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
   return ec ? std::string() : exe.parent_path().string();
 }
+#endif
 
 std::string joined(const std::vector<std::string>& paths) {
   std::string text;

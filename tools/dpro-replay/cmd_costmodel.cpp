@@ -158,7 +158,7 @@ class CostModelCommand : public Command {
   }
 
   int train(const cm::DeviceCatalog& catalog, Logger& log) {
-    require_torch();
+    require_torch("costmodel train");
     check_output_path(model_output_, {data_}, force_);  // before minutes of training, not after
     const auto data = cm::load_measurements(data_, catalog);
     const auto rows = all_rows_ ? cm::all_rows(data) : cm::split_training_rows(data, options_.test_fraction, options_.split_seed);
@@ -263,7 +263,7 @@ class CostModelCommand : public Command {
   // Loading checks the file as it is (a version 5 file without the header checksum field by
   // field); saving writes this build's format. The figures and weights are the same.
   int upgrade() {
-    require_torch();
+    require_torch("costmodel upgrade");
     check_output_path(upgrade_output_, {model_path_}, force_);
     write_model(cm::LearnedModel::load(model_path_), upgrade_output_);
     std::cout << fmt::format("wrote {} (from {})\n", upgrade_output_, model_path_);
@@ -271,7 +271,7 @@ class CostModelCommand : public Command {
   }
 
   int adapt(const cm::DeviceCatalog& catalog, Logger& log) {
-    require_torch();
+    require_torch("costmodel adapt");
     const cm::DeviceSpec& device = catalog.get(adapt_device_);
     check_output_path(adapt_output_, {model_path_, adapt_samples_}, force_);
     const auto samples = cm::load_samples_of(adapt_samples_, catalog, device);
@@ -417,9 +417,8 @@ class CostModelCommand : public Command {
     else row.push_back(std::move(value));
     return row;
   }
-  static void require_torch() {
-    if (!cm::LearnedModel::available())
-      throw InputError("", "costmodel train", cm::LearnedModel::unavailable_reason());
+  static void require_torch(const char* command) {
+    if (!cm::LearnedModel::available()) throw InputError("", command, cm::LearnedModel::unavailable_reason());
   }
 
   CLI::App* app_ = nullptr;
