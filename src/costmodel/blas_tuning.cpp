@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <string>
 
+#include "costmodel/learned_plugin.h"
+
 namespace dpro::costmodel {
 
 const char* better_blas_core(const char* detected, bool has_avx2_fma, bool has_avx512) {
@@ -26,13 +28,20 @@ const char* better_blas_core(const char* detected, bool has_avx2_fma, bool has_a
 void reexec_with_fast_blas_if_needed(char** argv) {
   if (std::getenv("OPENBLAS_CORETYPE") || std::getenv("DPRO_NO_BLAS_REEXEC")) return;
   using CoreName = char* (*)();
-  auto corename = reinterpret_cast<CoreName>(dlsym(RTLD_DEFAULT, "openblas_get_corename"));
-  if (!corename) return;
+  const char* detected = nullptr;
+  if (auto corename = reinterpret_cast<CoreName>(dlsym(RTLD_DEFAULT, "openblas_get_corename"))) {
+    detected = corename();
+  } else if (const auto& opened = learned::process_plugin(); opened.plugin) {
+    // OpenBLAS comes with LibTorch, in the learned model's plugin: open it now, before any work
+    // (the commands that call this use the learned model anyway).
+    detected = opened.plugin->blas_core();
+  }
+  if (!detected) return;
   __builtin_cpu_init();
   const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
   const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
                       __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");
-  const char* better = better_blas_core(corename(), avx2, avx512);
+  const char* better = better_blas_core(detected, avx2, avx512);
   if (!better) return;
   setenv("OPENBLAS_CORETYPE", better, 1);
   execv("/proc/self/exe", argv);

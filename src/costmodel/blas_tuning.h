@@ -6,8 +6,10 @@
 // start of main: when OpenBLAS reports a pre-AVX2 core on a CPU with AVX2 and FMA, and the user
 // has not chosen one (OPENBLAS_CORETYPE), the process re-executes itself with
 // OPENBLAS_CORETYPE set to the best kernel family the CPU supports. Otherwise (no OpenBLAS in
-// the process, a good core already, DPRO_NO_BLAS_REEXEC set, or exec failing) it returns and
-// nothing changes.
+// the process or the learned model's plugin, a good core already, DPRO_NO_BLAS_REEXEC set, or
+// exec failing) it returns and nothing changes. LibTorch and its OpenBLAS live in the learned
+// model's plugin (learned_backend.h): call this only for commands that use the learned model,
+// as it opens the plugin to ask OpenBLAS.
 namespace dpro::costmodel {
 
 void reexec_with_fast_blas_if_needed(char** argv);

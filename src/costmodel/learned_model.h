@@ -5,8 +5,11 @@
 // the training data and a less fitted one for every other GPU (TrainOptions::unseen_epochs),
 // each times a residual memory of the training configurations (config_memory.h). This header
 // includes no LibTorch
-// headers; in a build without LibTorch, available() is false, load() and train() throw
-// InputError("... not available"), and callers use the fallbacks.
+// headers: the LibTorch implementation is a plugin (learned_backend.h), opened the first time
+// available(), set_threads(), load() or train() is called; a process that never calls them
+// (a plain replay) never loads LibTorch. In a build without LibTorch, or when the plugin file
+// is missing, available() is false, load() and train() throw InputError("... not available
+// ...") saying why (unavailable_reason()), and callers use the fallbacks.
 //
 // Model file (model_file.h): "DPROCM01\n", a one-line JSON header (architecture, provenance,
 // the trained GPUs' figures, floors and overheads, section sizes, payload size and FNV-1a hash,
@@ -87,6 +90,9 @@ struct PredictQuery {
 class LearnedModel {
  public:
   static bool available();
+  // Why available() is false, in one line (no LibTorch in this build, or where the plugin was
+  // looked for); empty when it is true.
+  static std::string unavailable_reason();
   // LibTorch intra-op threads for inference and training in this process.
   static void set_threads(int threads);
   static LearnedModel load(const std::string& path);

@@ -1,4 +1,5 @@
-// The only translation unit of dpro_costmodel that includes LibTorch.
+// The learned model's LibTorch implementation: the plugin dpro_learned_torch (a MODULE library,
+// learned_backend.h), the only translation unit of dpro that includes LibTorch.
 #include <torch/torch.h>
 
 #include <algorithm>
@@ -11,12 +12,19 @@
 #include <numeric>
 #include <random>
 #include <sstream>
+#include <string_view>
+#include <type_traits>
 
 #include "core/byte_source.h"
 #include "core/error.h"
 #include "costmodel/kernel_time.h"
+#include "costmodel/learned_backend.h"
 #include "costmodel/learned_model.h"
 #include "costmodel/model_file.h"
+
+// OpenBLAS's report of the kernel family it chose (blas_tuning.h); weak: null when LibTorch's
+// BLAS is not OpenBLAS. Resolved in the plugin's own scope, where LibTorch's BLAS is.
+extern "C" char* openblas_get_corename(void) __attribute__((weak));
 
 namespace dpro::costmodel {
 
@@ -133,15 +141,15 @@ std::vector<double> run_net(Net net, const std::vector<const FeatureRow*>& rows)
   return out;
 }
 
-}  // namespace
-
-struct LearnedModel::Impl {
+// The state of one model (LearnedModel's, through learned::ModelBackend).
+class TorchModel final : public learned::ModelBackend {
+ public:
   Architecture arch;
   Net net{nullptr};
   // The network for GPUs the model was not trained on (rows with device_known == 0), trained
   // with fewer epochs (TrainOptions::unseen_epochs); null: `net` serves them too.
   Net unseen_net{nullptr};
-  std::string provenance;
+  std::string provenance_text;
   std::set<std::string> known_devices;  // canonical names of the GPUs trained on
   // Their datasheet inputs (device_features): a GPU whose inputs equal one of them (the A100
   // SXM4 40 GB and the A100 PCIe 40 GB) is priced as that GPU, by the network trained on them.
@@ -149,7 +157,7 @@ struct LearnedModel::Impl {
   // Floor guard for GPUs outside the data: per op family the fastest latency measured on any
   // training GPU (the elementwise families' floor, 25-31 us; no GPU in the data went lower); a
   // GPU outside the data is priced no lower. Lowered by samples of an adapted GPU (fine_tune).
-  std::map<OpFamily, double> unseen_floor_ms;
+  std::map<OpFamily, double> floors_ms;
   // Per GPU of the training data, the host overhead its measured latencies carry
   // (kernel_time.h); empty in files written before it (kernel ratios are then latency ratios).
   std::map<std::string, double> overhead_ms;
@@ -166,7 +174,7 @@ struct LearnedModel::Impl {
   // The GPU of the training data whose identity prices `d`: d itself, one with equal
   // datasheet inputs (a twin), or the closest one of the same chip (a sibling: the same SM
   // count and fp32 cores per SM; closest by the summed log2 differences of the inputs).
-  DevicePricing pricing_of(const DeviceSpec& d) const {
+  DevicePricing pricing_of(const DeviceSpec& d) const override {
     if (known_devices.count(d.name)) return {d.name, DevicePricing::kTrained};
     std::vector<float> f(kDeviceIdentityFeatures);
     device_features(d, f.data());
@@ -185,8 +193,8 @@ struct LearnedModel::Impl {
     return best;
   }
   double floor_ms(OpFamily family) const {
-    const auto it = unseen_floor_ms.find(family);
-    return it == unseen_floor_ms.end() ? 0.0 : it->second;
+    const auto it = floors_ms.find(family);
+    return it == floors_ms.end() ? 0.0 : it->second;
   }
   double overhead_of(const DeviceSpec& d, bool allow_identity) const {
     if (allow_identity) {
@@ -195,30 +203,19 @@ struct LearnedModel::Impl {
     }
     return typical_overhead_ms(overhead_ms);
   }
+
+  std::string provenance() const override { return provenance_text; }
+  void set_provenance(std::string text) override { provenance_text = std::move(text); }
+  double unseen_floor_ms(OpFamily family) const override { return floor_ms(family); }
+  double measurement_overhead_ms(const DeviceSpec& device, bool allow_identity) const override {
+    return overhead_of(device, allow_identity);
+  }
+  void fine_tune(const std::vector<const Measurement*>& target, const std::vector<const Measurement*>& replay,
+                 const FewShotOptions& options, Logger& log) override;
+  std::string serialise() const override;
+  std::vector<double> predict_queries(const std::vector<PredictQuery>& queries) const override;
+  std::vector<double> predict_rows(const FeatureRow* rows, std::size_t count) const override;
 };
-
-bool LearnedModel::available() { return true; }
-void LearnedModel::set_threads(int threads) { torch::set_num_threads(std::max(1, threads)); }
-
-LearnedModel::LearnedModel() = default;
-LearnedModel::~LearnedModel() = default;
-LearnedModel::LearnedModel(LearnedModel&&) noexcept = default;
-LearnedModel& LearnedModel::operator=(LearnedModel&&) noexcept = default;
-
-std::string LearnedModel::provenance() const { return impl_ ? impl_->provenance : ""; }
-DevicePricing LearnedModel::pricing_of(const DeviceSpec& device) const {
-  return impl_ ? impl_->pricing_of(device) : DevicePricing{};
-}
-bool LearnedModel::knows_device(const DeviceSpec& device) const {
-  return pricing_of(device).kind != DevicePricing::kUnseen;
-}
-double LearnedModel::unseen_floor_ms(OpFamily family) const { return impl_ ? impl_->floor_ms(family) : 0.0; }
-double LearnedModel::measurement_overhead_ms(const DeviceSpec& device, bool allow_identity) const {
-  return impl_ ? impl_->overhead_of(device, allow_identity) : 0.0;
-}
-void LearnedModel::set_provenance(std::string text) { if (impl_) impl_->provenance = std::move(text); }
-
-namespace {
 
 // Runs `epochs` of Adam over (rows, targets) with a cosine learning-rate decay.
 double fit(Net& net, const std::vector<const FeatureRow*>& rows, const std::vector<float>& targets,
@@ -301,60 +298,57 @@ std::vector<float> log_ratio_targets(const std::vector<const Measurement*>& data
   return y;
 }
 
-}  // namespace
-
-LearnedModel LearnedModel::train(const std::vector<const Measurement*>& data, const TrainOptions& options,
-                                 Logger& log) {
+std::unique_ptr<TorchModel> train_model(const std::vector<const Measurement*>& data, const TrainOptions& options,
+                                        Logger& log) {
   if (data.empty()) throw InputError("", "", "no training data");
   torch::set_num_threads(options.threads);
   torch::manual_seed(options.seed);
   const auto t0 = std::chrono::steady_clock::now();
-  LearnedModel model;
-  model.impl_ = std::make_unique<Impl>();
-  model.impl_->arch = {options.token_hidden, options.head_hidden};
-  model.impl_->net = Net(model.impl_->arch);
+  auto model = std::make_unique<TorchModel>();
+  model->arch = {options.token_hidden, options.head_hidden};
+  model->net = Net(model->arch);
   std::vector<FeatureRow> rows = features_of(data);
   std::vector<const FeatureRow*> ptrs;
   for (const auto& r : rows) ptrs.push_back(&r);
   for (const auto* m : data) {
-    if (!model.impl_->known_devices.insert(m->device->name).second) continue;
-    auto& f = model.impl_->known_features[m->device->name];
+    if (!model->known_devices.insert(m->device->name).second) continue;
+    auto& f = model->known_features[m->device->name];
     f.resize(kDeviceIdentityFeatures);
     device_features(*m->device, f.data());
   }
-  lower_floors(model.impl_->unseen_floor_ms, data);  // per family, the fastest on any GPU
-  model.impl_->overhead_ms = measurement_overheads_ms(data);
+  lower_floors(model->floors_ms, data);  // per family, the fastest on any GPU
+  model->overhead_ms = measurement_overheads_ms(data);
   // Global-feature normalisation from the training rows.
   {
     Batch all = pack(ptrs);
     torch::NoGradGuard guard;
-    model.impl_->net->g_mean.copy_(all.global.mean(0));
-    model.impl_->net->g_std.copy_(all.global.std(0).clamp_min(1e-3));
+    model->net->g_mean.copy_(all.global.mean(0));
+    model->net->g_std.copy_(all.global.std(0).clamp_min(1e-3));
   }
   const auto y = log_ratio_targets(data, rows);
   const auto weights = family_weights(data);
   log.info("training the network on " + std::to_string(data.size()) + " rows of " +
-           std::to_string(model.impl_->known_devices.size()) + " GPU(s) (" + std::to_string(options.epochs) +
+           std::to_string(model->known_devices.size()) + " GPU(s) (" + std::to_string(options.epochs) +
            " epochs)");
-  const double loss = fit(model.impl_->net, ptrs, y, weights, options.epochs, options.batch_size,
+  const double loss = fit(model->net, ptrs, y, weights, options.epochs, options.batch_size,
                           options.learning_rate, options.seed, log);
   if (options.unseen_epochs > 0 && options.unseen_epochs != options.epochs) {
     // Same seed, data and normalisation; its own (shorter) schedule.
     log.info("training the network for unseen GPUs (" + std::to_string(options.unseen_epochs) + " epochs)");
     torch::manual_seed(options.seed);
-    model.impl_->unseen_net = Net(model.impl_->arch);
+    model->unseen_net = Net(model->arch);
     {
       torch::NoGradGuard guard;
-      model.impl_->unseen_net->g_mean.copy_(model.impl_->net->g_mean);
-      model.impl_->unseen_net->g_std.copy_(model.impl_->net->g_std);
+      model->unseen_net->g_mean.copy_(model->net->g_mean);
+      model->unseen_net->g_std.copy_(model->net->g_std);
     }
-    fit(model.impl_->unseen_net, ptrs, y, weights, options.unseen_epochs, options.batch_size, options.learning_rate,
+    fit(model->unseen_net, ptrs, y, weights, options.unseen_epochs, options.batch_size, options.learning_rate,
         options.seed, log);
   }
   // Residual memories (config_memory.h) from each network's predictions for its training rows,
   // priced with their identity: the main network's with the rows' recorded kernels and without,
   // the unseen-GPU network's without.
-  Impl& impl = *model.impl_;
+  TorchModel& impl = *model;
   impl.memory_kernel = ConfigMemory::build(data, run_net(impl.net, ptrs));
   for (auto& r : rows) r.kernel_known = 0;
   impl.memory_plain = ConfigMemory::build(data, run_net(impl.net, ptrs));
@@ -365,16 +359,15 @@ LearnedModel LearnedModel::train(const std::vector<const Measurement*>& data, co
        << options.batch_size << ", lr " << options.learning_rate << ", seed " << options.seed
        << ", final train mse(log) " << loss << ", " << seconds << " s on " << options.threads
        << " thread(s); unseen-GPU network "
-       << (model.impl_->has_unseen() ? std::to_string(options.unseen_epochs) + " epochs" : std::string("the same"))
-       << "; residual memory of " << model.impl_->memory_plain.size() << " configurations";
-  model.impl_->provenance = text.str();
+       << (model->has_unseen() ? std::to_string(options.unseen_epochs) + " epochs" : std::string("the same"))
+       << "; residual memory of " << model->memory_plain.size() << " configurations";
+  model->provenance_text = text.str();
   return model;
 }
 
-void LearnedModel::fine_tune(const std::vector<const Measurement*>& target,
-                             const std::vector<const Measurement*>& replay, const FewShotOptions& options,
-                             Logger& log) {
-  DPRO_CHECK(impl_ != nullptr);
+void TorchModel::fine_tune(const std::vector<const Measurement*>& target,
+                           const std::vector<const Measurement*>& replay, const FewShotOptions& options,
+                           Logger& log) {
   if (target.empty()) throw InputError("", "", "no samples of the GPU to adapt to");
   torch::set_num_threads(options.threads);
   torch::manual_seed(options.seed);
@@ -399,38 +392,33 @@ void LearnedModel::fine_tune(const std::vector<const Measurement*>& target,
   // memory knows would be corrected twice.
   auto targets = log_ratio_targets(mix, rows);
   for (std::size_t i = 0; i < mix.size(); ++i)
-    targets[i] -= static_cast<float>(impl_->memory_for(false, rows[i].kernel_known > 0).log_factor(mix[i]->op));
+    targets[i] -= static_cast<float>(memory_for(false, rows[i].kernel_known > 0).log_factor(mix[i]->op));
   // The adapted GPU stays unknown: what is tuned is the network that prices unknown GPUs.
-  fit(impl_->net_for(false), ptrs, targets, family_weights(mix), options.epochs, 256, options.learning_rate,
+  fit(net_for(false), ptrs, targets, family_weights(mix), options.epochs, 256, options.learning_rate,
       options.seed, log);
-  lower_floors(impl_->unseen_floor_ms, target);  // how low the adapted GPU's floor goes
-  impl_->provenance += "; fine-tuned on " + std::to_string(target.size()) + " target samples";
+  lower_floors(floors_ms, target);  // how low the adapted GPU's floor goes
+  provenance_text += "; fine-tuned on " + std::to_string(target.size()) + " target samples";
 }
 
-std::vector<double> LearnedModel::predict_ms(const std::vector<FeatureRow>& rows) const {
-  return predict_rows(rows.data(), rows.size());
-}
-
-std::vector<double> LearnedModel::predict_rows(const FeatureRow* rows, std::size_t count) const {
-  DPRO_CHECK(impl_ != nullptr);
+std::vector<double> TorchModel::predict_rows(const FeatureRow* rows, std::size_t count) const {
   // Rows of known GPUs go to the main network, the others to the unseen-GPU network.
   std::vector<const FeatureRow*> part[2];
   std::vector<std::size_t> where[2];
   for (std::size_t i = 0; i < count; ++i) {
-    const int k = rows[i].device_known > 0 || !impl_->has_unseen() ? 0 : 1;
+    const int k = rows[i].device_known > 0 || !has_unseen() ? 0 : 1;
     part[k].push_back(&rows[i]);
     where[k].push_back(i);
   }
   std::vector<double> out(count);
   for (int k = 0; k < 2; ++k) {
     if (part[k].empty()) continue;
-    const auto ms = run_net(k == 0 ? impl_->net : impl_->unseen_net, part[k]);
+    const auto ms = run_net(k == 0 ? net : unseen_net, part[k]);
     for (std::size_t j = 0; j < ms.size(); ++j) out[where[k][j]] = ms[j];
   }
   return out;
 }
 
-std::vector<double> LearnedModel::predict_ms(const std::vector<PredictQuery>& queries) const {
+std::vector<double> TorchModel::predict_queries(const std::vector<PredictQuery>& queries) const {
   // Chunks with one reused feature buffer (4096 rows of 2.7 kB), where materialising every
   // row first costs more than the network. Queries go in op-family order: a family's trees
   // have the same token count, so each packed batch has little padding whatever the chunk.
@@ -459,8 +447,8 @@ std::vector<double> LearnedModel::predict_ms(const std::vector<PredictQuery>& qu
       FeatureRow& row = rows[n];
       if (q.device != last_device) {
         last_device = q.device;
-        pricing = impl_->pricing_of(*q.device);
-        sibling_identity = pricing.kind == DevicePricing::kSibling ? &impl_->known_features.at(pricing.as) : nullptr;
+        pricing = pricing_of(*q.device);
+        sibling_identity = pricing.kind == DevicePricing::kSibling ? &known_features.at(pricing.as) : nullptr;
       }
       const bool known = q.allow_identity && pricing.kind != DevicePricing::kUnseen;
       // A recorded kernel is used only with the GPU's identity: on a GPU outside the data the
@@ -471,8 +459,8 @@ std::vector<double> LearnedModel::predict_ms(const std::vector<PredictQuery>& qu
       if (known && sibling_identity)
         std::copy(sibling_identity->begin(), sibling_identity->end(), row.global + kRelativeFeatures + kKernelFeatures);
       where.push_back(order[k]);
-      memory_of.push_back(&impl_->memory_for(known, row.kernel_known > 0));
-      floor_of.push_back(known ? 0.0 : impl_->floor_ms(q.op->family));
+      memory_of.push_back(&memory_for(known, row.kernel_known > 0));
+      floor_of.push_back(known ? 0.0 : floor_ms(q.op->family));
       ++n;
     }
     const auto ms = predict_rows(rows.data(), n);
@@ -484,34 +472,25 @@ std::vector<double> LearnedModel::predict_ms(const std::vector<PredictQuery>& qu
   return out;
 }
 
-std::string LearnedModel::serialise() const {
-  DPRO_CHECK(impl_ != nullptr);
+std::string TorchModel::serialise() const {
   ModelFileHeader header;
-  header.token_hidden = impl_->arch.token_hidden;
-  header.head_hidden = impl_->arch.head_hidden;
-  header.provenance = impl_->provenance;
-  header.known_devices = impl_->known_devices;
-  header.known_features = impl_->known_features;
-  header.unseen_floor_ms = impl_->unseen_floor_ms;
-  header.overhead_ms = impl_->overhead_ms;
+  header.token_hidden = arch.token_hidden;
+  header.head_hidden = arch.head_hidden;
+  header.provenance = provenance_text;
+  header.known_devices = known_devices;
+  header.known_features = known_features;
+  header.unseen_floor_ms = floors_ms;
+  header.overhead_ms = overhead_ms;
   ModelPayload payload;
-  payload[kMainWeights] = serialise_net(impl_->net);
-  if (impl_->has_unseen()) payload[kUnseenWeights] = serialise_net(impl_->unseen_net);
-  payload[kMemoryKernel] = impl_->memory_kernel.serialise();
-  payload[kMemoryPlain] = impl_->memory_plain.serialise();
-  payload[kMemoryUnseen] = impl_->memory_unseen.serialise();
+  payload[kMainWeights] = serialise_net(net);
+  if (has_unseen()) payload[kUnseenWeights] = serialise_net(unseen_net);
+  payload[kMemoryKernel] = memory_kernel.serialise();
+  payload[kMemoryPlain] = memory_plain.serialise();
+  payload[kMemoryUnseen] = memory_unseen.serialise();
   return format_model_file(header, payload);
 }
 
-void LearnedModel::save(const std::string& path) const {
-  const std::string bytes = serialise();
-  std::ofstream out(path, std::ios::binary);
-  if (!out) throw InputError(path, "", "cannot write the model file");
-  out << bytes;
-  if (!out) throw InputError(path, "", "write failed");
-}
-
-LearnedModel LearnedModel::load(const std::string& path) {
+std::unique_ptr<TorchModel> load_model(const std::string& path) {
   reject_directory(path, "a cost model file (.dpcm)");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path, "", "cannot open the cost model file");
@@ -519,19 +498,18 @@ LearnedModel LearnedModel::load(const std::string& path) {
   if (in.bad()) throw InputError(path, "", "read error");
   ModelPayload section;
   ModelFileHeader header = parse_model_file(bytes, path, section);
-  LearnedModel model;
-  model.impl_ = std::make_unique<Impl>();
-  model.impl_->arch = {header.token_hidden, header.head_hidden};
-  model.impl_->provenance = std::move(header.provenance);
-  model.impl_->known_devices = std::move(header.known_devices);
-  model.impl_->known_features = std::move(header.known_features);
-  model.impl_->unseen_floor_ms = std::move(header.unseen_floor_ms);
-  model.impl_->overhead_ms = std::move(header.overhead_ms);
-  model.impl_->memory_kernel = ConfigMemory::parse(section[kMemoryKernel], path);
-  model.impl_->memory_plain = ConfigMemory::parse(section[kMemoryPlain], path);
-  model.impl_->memory_unseen = ConfigMemory::parse(section[kMemoryUnseen], path);
+  auto model = std::make_unique<TorchModel>();
+  model->arch = {header.token_hidden, header.head_hidden};
+  model->provenance_text = std::move(header.provenance);
+  model->known_devices = std::move(header.known_devices);
+  model->known_features = std::move(header.known_features);
+  model->floors_ms = std::move(header.unseen_floor_ms);
+  model->overhead_ms = std::move(header.overhead_ms);
+  model->memory_kernel = ConfigMemory::parse(section[kMemoryKernel], path);
+  model->memory_plain = ConfigMemory::parse(section[kMemoryPlain], path);
+  model->memory_unseen = ConfigMemory::parse(section[kMemoryUnseen], path);
   auto read_net = [&](const std::string& bytes, const char* which) {
-    Net net(model.impl_->arch);
+    Net net(model->arch);
     // Loading replaces each parameter by the stored tensor, whatever its shape: weights of
     // another architecture than the header's would load and then fail inside a prediction.
     auto shapes = [&net] {
@@ -556,16 +534,31 @@ LearnedModel LearnedModel::load(const std::string& path) {
     net->eval();
     return net;
   };
-  model.impl_->net = read_net(section[kMainWeights], "main network's");
+  model->net = read_net(section[kMainWeights], "main network's");
   if (!section[kUnseenWeights].empty())
-    model.impl_->unseen_net = read_net(section[kUnseenWeights], "unseen-GPU network's");
+    model->unseen_net = read_net(section[kUnseenWeights], "unseen-GPU network's");
   return model;
 }
 
-std::optional<Nanos> LearnedCostModel::predict(const OpDesc& op, const DeviceSpec& device) const {
-  const auto ms = model_.predict_ms(std::vector<PredictQuery>{{&op, &device}});
-  if (std::isnan(ms[0])) return std::nullopt;
-  return millis_to_nanos(ms[0]);
-}
+class TorchPlugin final : public learned::Plugin {
+ public:
+  void set_threads(int threads) override { torch::set_num_threads(std::max(1, threads)); }
+  std::unique_ptr<learned::ModelBackend> load(const std::string& path) override { return load_model(path); }
+  std::unique_ptr<learned::ModelBackend> train(const std::vector<const Measurement*>& data,
+                                               const TrainOptions& options, Logger& log) override {
+    return train_model(data, options, log);
+  }
+  const char* blas_core() const override { return openblas_get_corename ? openblas_get_corename() : nullptr; }
+};
 
+}  // namespace
 }  // namespace dpro::costmodel
+
+// The plugin's one exported symbol (the module is built with hidden visibility).
+extern "C" __attribute__((visibility("default"))) dpro::costmodel::learned::Plugin* dpro_learned_torch_plugin(
+    int abi_version) {
+  static dpro::costmodel::TorchPlugin plugin;
+  return abi_version == dpro::costmodel::learned::kPluginAbiVersion ? &plugin : nullptr;
+}
+static_assert(std::is_same_v<decltype(&dpro_learned_torch_plugin), dpro::costmodel::learned::PluginFactory>);
+static_assert(std::string_view(dpro::costmodel::learned::kPluginFactorySymbol) == "dpro_learned_torch_plugin");

@@ -81,7 +81,7 @@ DeviceChange device_retime(Workload& workload, const DeviceRetime& options, Logg
   }
   std::optional<cm::LearnedModel> model;
   if (cm::LearnedModel::available()) model = cm::LearnedModel::load(options.model_path);
-  else change.learned_unavailable = true;
+  else change.learned_unavailable = cm::LearnedModel::unavailable_reason();
 
   // What the pricer is asked, and which node each request re-times.
   std::vector<cm::PriceRequest> requests;

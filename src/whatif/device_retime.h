@@ -65,7 +65,9 @@ struct DeviceChange {
   };
   std::vector<OriginOverride> origin_overrides;
   std::string forced_origin;  // catalog name of origin_device, when given
-  bool learned_unavailable = false;  // no learned model in this build: scaling only
+  // Why the learned model is not available (no LibTorch in this build, its plugin missing); "" when
+  // it is. Without it kernels are priced by scaling only.
+  std::string learned_unavailable;
 
   // Undescribable kernels by launching op, the most measured time first.
   std::vector<std::pair<std::string, std::pair<std::size_t, Nanos>>> sorted_undescribed() const;

@@ -158,7 +158,7 @@ class CostModelCommand : public Command {
   }
 
   int train(const cm::DeviceCatalog& catalog, Logger& log) {
-    require_torch();
+    require_torch("costmodel train");
     check_output_path(model_output_, {data_}, force_);  // before minutes of training, not after
     const auto data = cm::load_measurements(data_, catalog);
     const auto rows = all_rows_ ? cm::all_rows(data) : cm::split_training_rows(data, options_.test_fraction, options_.split_seed);
@@ -195,7 +195,7 @@ class CostModelCommand : public Command {
     std::optional<cm::LearnedModel> model;
     if (cm::LearnedModel::available() && !retrain_ && !no_split_) model = cm::LearnedModel::load(model_path_);
     if (!cm::LearnedModel::available())
-      report.notes.push_back("LibTorch not in this build: learned columns are empty");
+      report.notes.push_back(cm::LearnedModel::unavailable_reason() + ": learned columns are empty");
     if (!no_split_) cm::evaluate_split(data, options_, model ? &*model : nullptr, report, log);
     if (!no_logo_) cm::evaluate_leave_one_out(data, options_, report, log);
     const std::string md = cm::render_markdown(report);
@@ -263,7 +263,7 @@ class CostModelCommand : public Command {
   // Loading checks the file as it is (a version 5 file without the header checksum field by
   // field); saving writes this build's format. The figures and weights are the same.
   int upgrade() {
-    require_torch();
+    require_torch("costmodel upgrade");
     check_output_path(upgrade_output_, {model_path_}, force_);
     write_model(cm::LearnedModel::load(model_path_), upgrade_output_);
     std::cout << fmt::format("wrote {} (from {})\n", upgrade_output_, model_path_);
@@ -271,7 +271,7 @@ class CostModelCommand : public Command {
   }
 
   int adapt(const cm::DeviceCatalog& catalog, Logger& log) {
-    require_torch();
+    require_torch("costmodel adapt");
     const cm::DeviceSpec& device = catalog.get(adapt_device_);
     check_output_path(adapt_output_, {model_path_, adapt_samples_}, force_);
     const auto samples = cm::load_samples_of(adapt_samples_, catalog, device);
@@ -362,7 +362,7 @@ class CostModelCommand : public Command {
                              corrected_by ? fmt::format(" (corrected by {} measured samples where the model "
                                                         "did not use the row's own kernel)", corrected_by)
                                           : "",
-                             roofline, model ? "" : " (learned model not in this build)", none);
+                             roofline, model ? "" : " (" + cm::LearnedModel::unavailable_reason() + ")", none);
     const std::string measured = measured_note(table, ops, ms, device_col >= 0 ? &on_device : nullptr, device);
     if (!measured.empty()) std::cerr << measured << "\n";
     return 0;
@@ -417,9 +417,8 @@ class CostModelCommand : public Command {
     else row.push_back(std::move(value));
     return row;
   }
-  static void require_torch() {
-    if (!cm::LearnedModel::available())
-      throw InputError("", "costmodel train", "needs LibTorch (build with -DDPRO_TORCH=ON)");
+  static void require_torch(const char* command) {
+    if (!cm::LearnedModel::available()) throw InputError("", command, cm::LearnedModel::unavailable_reason());
   }
 
   CLI::App* app_ = nullptr;

@@ -158,7 +158,7 @@ void warn_of(const whatif::DeviceChange& c, Logger& log) {
   for (const auto& o : c.origin_overrides)
     log.warn(fmt::format("{}: --origin-device {} overrides the GPU the trace records, '{}' ({} in the "
                          "device catalog)", o.file, c.forced_origin, o.recorded, o.catalog_name));
-  if (c.learned_unavailable) log.warn("learned cost model not in this build; --device uses cross-device scaling only");
+  if (!c.learned_unavailable.empty()) log.warn(c.learned_unavailable + "; --device uses cross-device scaling only");
   if (c.unknown_origin) {
     std::string gpus;
     for (const auto& g : c.unknown_origin_gpus) gpus += (gpus.empty() ? "" : ", ") + g;
