@@ -153,7 +153,7 @@ ModelFileHeader parse_model_file(const std::string& bytes, const std::string& pa
     throw InputError(path, "version",
                      "unsupported cost model version " + std::to_string(version) + " (this build reads " +
                          std::to_string(kUnhashedHeaderVersion) + " and " + std::to_string(kFormatVersion) +
-                         "; retrain it: tools/train_costmodel.sh)");
+                         "; retrain it: tools/costmodel/train.sh)");
   ModelFileHeader out;
   if (header.contains("header_fnv1a")) {
     if (r.text("header_fnv1a") != header_hash(header))

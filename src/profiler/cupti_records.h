@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "trace/native/native_writer.h"
+#include "trace/format/native_writer.h"
 
 namespace dpro::profiler {
 

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <functional>
 
-#include "trace/native/native_writer.h"
+#include "trace/format/native_writer.h"
 
 namespace dpro::profiler {
 

@@ -25,7 +25,7 @@
 
 #include "profiler/record_sink.h"
 #include "profiler/session_config.h"
-#include "trace/native/native_writer.h"
+#include "trace/format/native_writer.h"
 
 namespace dpro::profiler {
 

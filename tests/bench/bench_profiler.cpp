@@ -21,7 +21,7 @@
 #include "profiler/nccl_profiler_abi.h"
 #include "profiler/session.h"
 #include "trace/native/native_reader.h"
-#include "trace/native/native_writer.h"
+#include "trace/format/native_writer.h"
 
 using namespace dpro;
 

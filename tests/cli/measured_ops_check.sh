@@ -8,8 +8,8 @@
 set -euo pipefail
 cli=$1
 data=data/costmodel/measured-2026-11-23
-# shellcheck source=tools/costmodel_eval_common.sh
-source tools/costmodel_eval_common.sh  # work (scratch), take_samples
+# shellcheck source=tools/costmodel/eval_common.sh
+source tools/costmodel/eval_common.sh  # work (scratch), take_samples
 
 merge() { python3 tools/gpu/merge_ops.py "$1" "$2"; }  # every family of a run in one CSV
 figure() {  # figure FAMILY ARGS...: the MAPE figure of `costmodel ARGS...` (FAMILY "all": overall)

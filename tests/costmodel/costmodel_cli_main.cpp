@@ -1,5 +1,5 @@
 // Stand-alone `dpro-costmodel` (the `costmodel` subcommand of dpro-replay without the rest
-// of dpro-replay): used by tools/train_costmodel.sh and the CLI tests, and buildable while
+// of dpro-replay): used by tools/costmodel/train.sh and the CLI tests, and buildable while
 // the replayer is not.
 #include <iostream>
 

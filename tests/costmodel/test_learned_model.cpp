@@ -11,7 +11,7 @@
 #include "core/error.h"
 #include "core/json_fields.h"
 #include "costmodel/compact_ast.h"
-#include "costmodel/evaluate.h"
+#include "costmodel/eval/evaluate.h"
 #include "costmodel/kernel_time.h"
 #include "costmodel/learned_model.h"
 #include "costmodel/model_file.h"

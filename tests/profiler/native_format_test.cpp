@@ -12,7 +12,7 @@
 #include "temp_dir.h"
 #include "test_paths.h"
 #include "trace/native/native_reader.h"
-#include "trace/native/native_writer.h"
+#include "trace/format/native_writer.h"
 
 using namespace dpro;
 using namespace dpro::native;

@@ -2,7 +2,7 @@
 // Builds small native trace files for tests, through the real encoder and file writer.
 #include <string>
 
-#include "trace/native/native_writer.h"
+#include "trace/format/native_writer.h"
 
 namespace dpro::test {
 

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "core/log.h"
-#include "trace/native/native_records.h"
+#include "trace/format/native_records.h"
 
 namespace dpro::native {
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-#include "trace/native/native_format.h"
+#include "trace/format/native_format.h"
 
 namespace dpro::native {
 

@@ -10,9 +10,9 @@
 # the geometric mean of the three base models' predictions. Figures: docs/costmodel.md,
 # "GPUs outside the data, measured". Needs ../shared/data/neusight/train (or DATA).
 #
-#   tools/costmodel_outside_seeds.sh [DATA] [BUILD_DIR]     (about 12 minutes on 2 cores)
+#   tools/costmodel/outside_seeds.sh [DATA] [BUILD_DIR]     (about 12 minutes on 2 cores)
 set -euo pipefail
-root="$(cd "$(dirname "$0")/.." && pwd)"
+root="$(cd "$(dirname "$0")/../.." && pwd)"
 data="${1:-$root/../shared/data/neusight/train}"
 build="${2:-$root/build}"
 cli="$build/tools/dpro-replay/dpro-replay"

@@ -4,7 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "costmodel/evaluate.h"
+#include "costmodel/eval/evaluate.h"
 
 namespace dpro::costmodel {
 

@@ -11,13 +11,13 @@
 #      the host-timed Latency;
 #   5. replay --device's kernel re-timing scored on them, H100 -> H200 and back (`costmodel retime`).
 #
-#   tools/costmodel_measured_eval.sh [BUILD_DIR]      (default: build; a few minutes)
+#   tools/costmodel/measured_eval.sh [BUILD_DIR]      (default: build; a few minutes)
 set -euo pipefail
-root="$(cd "$(dirname "$0")/.." && pwd)"
+root="$(cd "$(dirname "$0")/../.." && pwd)"
 build="${1:-$root/build}"
 data="$root/data/costmodel/measured-2026-11-23"
-# shellcheck source=tools/costmodel_eval_common.sh
-source "$root/tools/costmodel_eval_common.sh"
+# shellcheck source=tools/costmodel/eval_common.sh
+source "$root/tools/costmodel/eval_common.sh"
 merge() { python3 "$root/tools/gpu/merge_ops.py" "$1" "$2"; }  # every family of a run in one CSV
 
 runs="h100:H100-SXM5-80GB h200:H200-SXM-141GB"

@@ -1,4 +1,4 @@
-#include "costmodel/report.h"
+#include "costmodel/eval/report.h"
 
 #include <cmath>
 

@@ -3,10 +3,10 @@
 # latencies in the shared-data CSV schema, on the training side of the 80/20 split (seed 7)
 # that `costmodel eval` tests on. Prints the training time as a JSON benchmark line.
 #
-#   tools/train_costmodel.sh [DATA (file or directory)] [BUILD_DIR] [extra train flags...]
+#   tools/costmodel/train.sh [DATA (file or directory)] [BUILD_DIR] [extra train flags...]
 #   default DATA: ../shared/data/neusight/train   default BUILD_DIR: build
 set -euo pipefail
-root=$(cd "$(dirname "$0")/.." && pwd)
+root=$(cd "$(dirname "$0")/../.." && pwd)
 data=${1:-$root/../shared/data/neusight/train}
 build=${2:-$root/build}
 shift $(( $# > 2 ? 2 : $# ))

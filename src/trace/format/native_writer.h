@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-#include "trace/native/native_records.h"
+#include "trace/format/native_records.h"
 
 namespace dpro::native {
 

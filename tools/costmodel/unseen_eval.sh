@@ -7,13 +7,13 @@
 # (`predict --samples`) and by a model fine-tuned on them (`costmodel adapt`) plus the correction.
 # Each figure is the MAPE line `costmodel predict` prints for rows with a measured Latency.
 #
-#   tools/costmodel_unseen_eval.sh [BUILD_DIR]      (default: build; about a minute)
+#   tools/costmodel/unseen_eval.sh [BUILD_DIR]      (default: build; about a minute)
 set -euo pipefail
-root="$(cd "$(dirname "$0")/.." && pwd)"
+root="$(cd "$(dirname "$0")/../.." && pwd)"
 build="${1:-$root/build}"
 data="$root/data/costmodel/neusight-test"
-# shellcheck source=tools/costmodel_eval_common.sh
-source "$root/tools/costmodel_eval_common.sh"
+# shellcheck source=tools/costmodel/eval_common.sh
+source "$root/tools/costmodel/eval_common.sh"
 
 echo "## Nothing measured on the GPU (the shipped model)"
 for spec in NVIDIA_H100_80GB_HBM3:H100-SXM5-80GB NVIDIA_L4:L4 NVIDIA_A100_80GB_PCIe:A100-PCIE-80GB \

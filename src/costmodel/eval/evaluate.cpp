@@ -1,4 +1,4 @@
-#include "costmodel/evaluate.h"
+#include "costmodel/eval/evaluate.h"
 
 #include <algorithm>
 #include <chrono>
@@ -14,7 +14,7 @@
 #include "costmodel/features.h"
 #include "costmodel/kernel_time.h"
 #include "costmodel/pricer.h"
-#include "costmodel/kmeans.h"
+#include "costmodel/eval/kmeans.h"
 #include "costmodel/residual_correction.h"
 #include "costmodel/roofline.h"
 #include "costmodel/scaling.h"

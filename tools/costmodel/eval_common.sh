@@ -1,4 +1,4 @@
-# Sourced by tools/costmodel_unseen_eval.sh, tools/costmodel_measured_eval.sh (after they set
+# Sourced by tools/costmodel/unseen_eval.sh, tools/costmodel/measured_eval.sh (after they set
 # `build`, the build folder) and tests/cli/measured_ops_check.sh (after it sets `cli`, the
 # dpro-replay binary): `cli`, a scratch folder `work` removed on exit, and the steps they score
 # the shipped model with.

@@ -13,7 +13,7 @@ each with V100's identity (the model knows V100 by name) and without it (V100-CL
 figures under another name with one SM more, so that the model prices it neither as V100's
 twin nor as its sibling (the same SM count and cores per SM): the unseen-GPU network prices it). Prints one JSON line per setup and pricing
 with MAPE per family. Trains two models side by side (about 4 minutes on 2 cores).
-Usage: tools/costmodel_identity_check.py [DATA] [BUILD_DIR] [WORK_DIR]
+Usage: tools/costmodel/identity_check.py [DATA] [BUILD_DIR] [WORK_DIR]
 """
 import collections
 import csv
@@ -25,7 +25,7 @@ import shutil
 import subprocess
 import sys
 
-root = pathlib.Path(__file__).resolve().parent.parent
+root = pathlib.Path(__file__).resolve().parent.parent.parent
 data = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else root / "../shared/data/neusight/train").resolve()
 build = pathlib.Path(sys.argv[2] if len(sys.argv) > 2 else root / "build")
 work = pathlib.Path(sys.argv[3] if len(sys.argv) > 3 else "/tmp/dpro-identity-check")

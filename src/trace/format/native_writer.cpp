@@ -1,4 +1,4 @@
-#include "trace/native/native_writer.h"
+#include "trace/format/native_writer.h"
 
 #include <fcntl.h>
 #include <unistd.h>

@@ -2,9 +2,9 @@
 # Prints the README's table of replay errors: every bundled Kineto trace, replayed with its
 # measured op costs, measured vs predicted step time per rank and job (for a trace without
 # ProfilerStep#N, of the whole trace).
-# Usage: tools/replay_error_table.sh [path/to/dpro-replay]
+# Usage: tools/dev/replay_error_table.sh [path/to/dpro-replay]
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 bin=${1:-build/tools/dpro-replay/dpro-replay}
 traces=(traces/dlrm-8xV100 traces/hta/a100-ws2-rank0-nccl.json.gz traces/hta/amd-mi250-toy.json.gz
         traces/hta/cpu-only.json.gz traces/hta/cuda-event-sync.json.gz traces/hta/no-distributed-info.json.gz

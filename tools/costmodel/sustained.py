@@ -2,7 +2,7 @@
 """What each GPU of the measured data sustains against its datasheet, and how well the other
 GPUs' mean would predict it: the part of an unseen GPU's latency that no spec carries.
 
-    python3 tools/costmodel_sustained.py [DATA_DIR]      (default ../shared/data/neusight/train)
+    python3 tools/costmodel/sustained.py [DATA_DIR]      (default ../shared/data/neusight/train)
 
 Per GPU: the fraction of datasheet memory bandwidth the largest adds reach (bytes = 3 x B x H x
 4, rows taking >= 0.3 ms), the fraction of fp32 peak the largest linears reach (2 x B x M x N x K
@@ -27,7 +27,7 @@ import os
 import statistics
 import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def load_specs():

@@ -1,4 +1,4 @@
-#include "costmodel/kmeans.h"
+#include "costmodel/eval/kmeans.h"
 
 #include <algorithm>
 #include <cmath>
