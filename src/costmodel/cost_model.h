@@ -9,7 +9,7 @@
 #include <string>
 
 #include "core/time.h"
-#include "costmodel/device_spec.h"
+#include "costmodel/hw.h"
 #include "costmodel/op_desc.h"
 
 namespace dpro::costmodel {

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "costmodel/csv.h"
-#include "costmodel/device_spec.h"
+#include "costmodel/hw.h"
 #include "costmodel/op_desc.h"
 
 namespace dpro::costmodel {

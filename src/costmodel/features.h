@@ -10,7 +10,7 @@
 #include <optional>
 
 #include "costmodel/compact_ast.h"
-#include "costmodel/device_spec.h"
+#include "costmodel/hw.h"
 #include "costmodel/op_desc.h"
 
 namespace dpro::costmodel {

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "costmodel/device_spec.h"
+#include "costmodel/hw.h"
 
 namespace dpro::costmodel {
 

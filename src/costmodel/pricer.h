@@ -14,7 +14,7 @@
 
 #include "core/time.h"
 #include "costmodel/cost_model.h"
-#include "costmodel/device_spec.h"
+#include "costmodel/hw.h"
 #include "costmodel/learned_model.h"
 #include "costmodel/op_desc.h"
 #include "costmodel/residual_correction.h"

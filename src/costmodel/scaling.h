@@ -19,7 +19,7 @@
 #include <optional>
 
 #include "core/time.h"
-#include "costmodel/device_spec.h"
+#include "costmodel/hw.h"
 #include "costmodel/op_desc.h"
 
 namespace dpro::costmodel {

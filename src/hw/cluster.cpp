@@ -185,8 +185,7 @@ ClusterCatalog ClusterCatalog::load_directory(const std::string& dir) {
 }
 
 std::string ClusterCatalog::default_directory() {
-  const char* v = std::getenv("DPRO_CLUSTER_DIR");
-  return v && *v ? std::string(v) : std::string(DPRO_HW_SOURCE_DIR) + "/configs/clusters";
+  return std::string(DPRO_HW_SOURCE_DIR) + "/configs/clusters";
 }
 
 const ClusterSpec* ClusterCatalog::find(const std::string& name) const {
@@ -217,18 +216,16 @@ std::size_t gpu_name_length(const std::string& pattern) {
   return !pattern.empty() && pattern.back() == '$' ? pattern.size() - 1 : pattern.size();
 }
 
-const ClusterSpec* ClusterCatalog::guess(const trace::TraceSet& traces) const {
+const ClusterSpec* ClusterCatalog::guess(const std::vector<std::string>& device_names) const {
   const ClusterSpec* best = nullptr;
   std::size_t best_len = 0;
-  for (const trace::TraceRank& r : traces.ranks) {
-    for (const trace::DeviceProperties& d : r.devices) {
-      for (const auto& [name, c] : clusters_) {
-        for (const std::string& pattern : c.gpu_names) {
-          const std::size_t len = gpu_name_length(pattern);
-          if (gpu_name_matches(pattern, d.name) && len > best_len) {
-            best = &c;
-            best_len = len;
-          }
+  for (const std::string& device : device_names) {
+    for (const auto& [name, c] : clusters_) {
+      for (const std::string& pattern : c.gpu_names) {
+        const std::size_t len = gpu_name_length(pattern);
+        if (gpu_name_matches(pattern, device) && len > best_len) {
+          best = &c;
+          best_len = len;
         }
       }
     }

@@ -8,7 +8,6 @@
 #include <string>
 #include <vector>
 
-#include "trace/event.h"
 
 namespace dpro::comm {
 
@@ -61,13 +60,13 @@ std::size_t gpu_name_length(const std::string& pattern);
 class ClusterCatalog {
  public:
   static ClusterCatalog load_directory(const std::string& dir);
-  static std::string default_directory();  // $DPRO_CLUSTER_DIR or <source>/configs/clusters
+  static std::string default_directory();  // <source>/configs/clusters (a CLI may override it)
 
   const ClusterSpec* find(const std::string& name) const;
   // Throws OptionError naming `option` (the option that named the cluster) and the known names.
   const ClusterSpec& get(const std::string& name, const std::string& option = "cluster") const;
-  // The cluster a trace ran on, from its GPU names (longest matching substring wins).
-  const ClusterSpec* guess(const trace::TraceSet& traces) const;
+  // The cluster a job ran on, from the CUDA names of its GPUs (longest matching substring wins).
+  const ClusterSpec* guess(const std::vector<std::string>& device_names) const;
   const std::map<std::string, ClusterSpec>& all() const { return clusters_; }
   std::string known_names() const;  // "dgx-a100, dgx-h100, ..."
   const std::string& directory() const { return dir_; }

@@ -48,4 +48,11 @@ const TraceRank* TraceSet::find_rank(int rank) const {
   return nullptr;
 }
 
+std::vector<std::string> TraceSet::gpu_names() const {
+  std::vector<std::string> names;
+  for (const TraceRank& r : ranks)
+    for (const DeviceProperties& d : r.devices) names.push_back(d.name);
+  return names;
+}
+
 }  // namespace dpro::trace

@@ -156,6 +156,8 @@ struct TraceSet {
 
   std::string_view name(const Event& e) const { return strings.view(e.name); }
   const TraceRank* find_rank(int rank) const;
+  // The CUDA names of the GPUs the ranks recorded (device properties), in rank order.
+  std::vector<std::string> gpu_names() const;
 };
 
 }  // namespace dpro::trace

@@ -58,7 +58,7 @@ CommChange comm_retime(Workload& workload, const CommRetime& options, Logger& /*
   std::vector<comm::CommOp> ops = comm::find_comm_ops(dfg, traces);
   change.nccl_ops = ops.size();
   const auto catalog = comm::ClusterCatalog::load_directory(options.clusters_dir);
-  const comm::ClusterSpec* guessed = options.origin_cluster.empty() ? catalog.guess(traces) : nullptr;
+  const comm::ClusterSpec* guessed = options.origin_cluster.empty() ? catalog.guess(traces.gpu_names()) : nullptr;
   const comm::ClusterSpec* origin =
       options.origin_cluster.empty() ? guessed : &catalog.get(options.origin_cluster, "origin_cluster");
   std::optional<comm::ClusterSpec> target;

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "core/log.h"
-#include "costmodel/device_spec.h"
+#include "costmodel/hw.h"
 #include "costmodel/learned_model.h"
 #include "costmodel/pricer.h"
 #include "whatif/workload.h"

@@ -158,13 +158,13 @@ int main(int argc, char** argv) {
 
   // Accuracy: fit on half of the collectives, predict the other half.
   Job dlrm = load({root + "/traces/dlrm-8xV100"}, false);
-  const comm::ClusterSpec& v100 = *cat.guess(dlrm.traces);
+  const comm::ClusterSpec& v100 = *cat.guess(dlrm.traces.gpu_names());
   auto dlrm_ops = comm::find_comm_ops(dlrm.built.dfg, dlrm.traces);
   comm::attach_host_et_sizes(dlrm_ops, dlrm.traces,
                              trace::expand_host_et_paths({root + "/tests/comm/data/dlrm-host-et"}));
   split_fit("dlrm_8xV100", dlrm_ops, v100, samples);
   Job a100 = load({root + "/traces/hta/a100-ws2-rank0-nccl.json.gz"}, true);
-  const comm::ClusterSpec& a100_cluster = *cat.guess(a100.traces);
+  const comm::ClusterSpec& a100_cluster = *cat.guess(a100.traces.gpu_names());
   split_fit("a100_ws2_rank0", comm::find_comm_ops(a100.built.dfg, a100.traces), a100_cluster, samples);
   if (accuracy_only) return 0;
 
@@ -191,7 +191,7 @@ int main(int argc, char** argv) {
     Job job = load({root + "/traces/dlrm-8xV100"}, false);
     auto ops = comm::find_comm_ops(job.built.dfg, job.traces);
     comm::attach_host_et_sizes(ops, job.traces, trace::expand_host_et_paths({root + "/tests/comm/data/dlrm-host-et"}));
-    const comm::ClusterSpec& origin = *cat.guess(job.traces);
+    const comm::ClusterSpec& origin = *cat.guess(job.traces.gpu_names());
     const auto cal = comm::fit_calibration(origin, comm::make_samples(ops, origin));
     const comm::CollectiveModel m(origin, cal);
     comm::retime_collectives(job.built.dfg, ops, m, m, ranks);

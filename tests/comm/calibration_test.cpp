@@ -72,7 +72,7 @@ TEST_CASE("fitted on half of DLRM's collectives the model predicts the other hal
   // as 1.5 KB, 24 KB 35% slower). See docs/communication.md.
   const auto job = test::load_dlrm();
   const auto ops = test::dlrm_sized_ops(job);
-  const comm::ClusterSpec& origin = *catalog().guess(job.traces);
+  const comm::ClusterSpec& origin = *catalog().guess(job.traces.gpu_names());
   const auto samples = comm::make_samples(ops, origin);
   REQUIRE(samples.size() == 64);
   const auto ev = comm::evaluate_half_split(origin, samples);
@@ -101,7 +101,7 @@ TEST_CASE("the A100 trace's half split: per-operation fit, and what its all-redu
   // NCCL's ~20 us), not transfer: see docs/communication.md.
   const auto job = test::load_a100();
   const auto ops = comm::find_comm_ops(job.built.dfg, job.traces);
-  const comm::ClusterSpec& origin = *catalog().guess(job.traces);
+  const comm::ClusterSpec& origin = *catalog().guess(job.traces.gpu_names());
   const auto samples = comm::make_samples(ops, origin);
   const auto ev = comm::evaluate_half_split(origin, samples);
   CHECK(ev.train + ev.test == 21);

@@ -44,20 +44,20 @@ TEST_CASE("the bundled cluster files load and describe the systems") {
 TEST_CASE("the cluster of a trace is guessed from its GPU names") {
   const auto cat = comm::ClusterCatalog::load_directory(test::clusters_dir());
   const auto dlrm = test::load_dlrm();
-  REQUIRE(cat.guess(dlrm.traces) != nullptr);
-  CHECK(cat.guess(dlrm.traces)->name == "dgx1-v100");
+  REQUIRE(cat.guess(dlrm.traces.gpu_names()) != nullptr);
+  CHECK(cat.guess(dlrm.traces.gpu_names())->name == "dgx1-v100");
   const auto a100 = test::load_a100();
-  REQUIRE(cat.guess(a100.traces) != nullptr);
-  CHECK(cat.guess(a100.traces)->name == "dgx-a100");
+  REQUIRE(cat.guess(a100.traces.gpu_names()) != nullptr);
+  CHECK(cat.guess(a100.traces.gpu_names())->name == "dgx-a100");
   trace::TraceSet unknown;
   unknown.ranks.emplace_back();
   unknown.ranks[0].devices.push_back({0, "Mystery GPU 9000", {}, {}, {}, {}});
-  CHECK(cat.guess(unknown) == nullptr);
+  CHECK(cat.guess(unknown.gpu_names()) == nullptr);
   // The H200 SXM calls itself "NVIDIA H200" (traces/h200); the PCIe H200 NVL and a GH200 are
   // other systems, which an entry anchored at the end of the name ("NVIDIA H200$") leaves out.
   auto guess_of = [&](const std::string& name) {
     unknown.ranks[0].devices[0].name = name;
-    const comm::ClusterSpec* c = cat.guess(unknown);
+    const comm::ClusterSpec* c = cat.guess(unknown.gpu_names());
     return c ? c->name : std::string("none");
   };
   CHECK(guess_of("NVIDIA H200") == "dgx-h200");
@@ -68,8 +68,8 @@ TEST_CASE("the cluster of a trace is guessed from its GPU names") {
   CHECK_FALSE(comm::gpu_name_matches("H200$", "NVIDIA H200 NVL"));
   CHECK(comm::gpu_name_length("NVIDIA H200$") == 11);
   const auto h200 = test::load_job({test::source_path("traces/h200/bert-ddp-emit-nvtx-step")});
-  REQUIRE(cat.guess(h200.traces) != nullptr);
-  CHECK(cat.guess(h200.traces)->name == "dgx-h200");
+  REQUIRE(cat.guess(h200.traces.gpu_names()) != nullptr);
+  CHECK(cat.guess(h200.traces.gpu_names())->name == "dgx-h200");
 }
 
 TEST_CASE("a clusters directory without cluster files is an error saying so") {

@@ -26,7 +26,7 @@ Retimed retimed(const test::LoadedJob& job, const comm::ClusterSpec& target, int
   Retimed r{job.built.dfg, {}};
   auto ops = comm::find_comm_ops(r.dfg, job.traces);
   comm::attach_host_et_sizes(ops, job.traces, trace::expand_host_et_paths({test::dlrm_host_et_dir()}));
-  const comm::ClusterSpec& origin = *catalog().guess(job.traces);
+  const comm::ClusterSpec& origin = *catalog().guess(job.traces.gpu_names());
   const auto cal = comm::fit_calibration(origin, comm::make_samples(ops, origin));
   r.stats = comm::retime_collectives(r.dfg, ops, comm::CollectiveModel(origin, cal), comm::CollectiveModel(target, cal), ranks);
   return r;
@@ -42,7 +42,7 @@ Nanos plain_job(const test::LoadedJob& job) {
 TEST_CASE("ranks equal to the world size on the trace's own cluster reproduce the plain replay") {
   const auto job = test::load_dlrm();
   const Nanos plain = plain_job(job);
-  const auto r = retimed(job, *catalog().guess(job.traces), 8);
+  const auto r = retimed(job, *catalog().guess(job.traces.gpu_names()), 8);
   CHECK(r.stats.ops == 64);
   CHECK(r.stats.after == r.stats.before);
   for (bool expand : {false, true}) {
@@ -62,7 +62,7 @@ TEST_CASE("without ProfilerStep the scaled job is the whole trace and matches th
   REQUIRE(report.iterations.size() == 1);
   REQUIRE(report.iterations[0].whole_trace);
   const Nanos plain = report.iterations[0].job_predicted_ns;
-  const auto own = retimed(job, *catalog().guess(job.traces), 8);
+  const auto own = retimed(job, *catalog().guess(job.traces.gpu_names()), 8);
   for (bool expand : {false, true}) {
     const auto s = comm::simulate_scaled_job(job.traces, job.built.ranks, own.dfg, 8, expand);
     REQUIRE(s.iterations.size() == 1);
@@ -71,7 +71,7 @@ TEST_CASE("without ProfilerStep the scaled job is the whole trace and matches th
   }
   // Scale-in: the 4-rank job's window covers ranks 0-3 only, so it cannot outlast the 8-rank one
   // by more than the all-to-alls it no longer waits for could add; it is a time, not nothing.
-  const auto in = retimed(job, *catalog().guess(job.traces), 4);
+  const auto in = retimed(job, *catalog().guess(job.traces.gpu_names()), 4);
   const auto s4 = comm::simulate_scaled_job(job.traces, job.built.ranks, in.dfg, 4, false);
   REQUIRE(s4.iterations.size() == 1);
   CHECK(s4.iterations[0].whole_trace);
@@ -83,7 +83,7 @@ TEST_CASE("symmetric scale-out equals the fully expanded replay") {
   const auto job = test::load_dlrm();
   for (int ranks : {16, 64}) {
     INFO(ranks << " ranks");
-    const auto r = retimed(job, *catalog().guess(job.traces), ranks);
+    const auto r = retimed(job, *catalog().guess(job.traces.gpu_names()), ranks);
     CHECK(r.stats.resized_groups == 64);
     CHECK(r.stats.after > r.stats.before);  // a 64-rank ring has more hops than an 8-rank one
     const auto sym = comm::simulate_scaled_job(job.traces, job.built.ranks, r.dfg, ranks, false);
@@ -114,7 +114,7 @@ TEST_CASE("the expanded graph replicates every rank and shares one barrier per c
 
 TEST_CASE("scale-in to fewer ranks than the trace replays the expanded graph of those ranks") {
   const auto job = test::load_dlrm();
-  const auto r = retimed(job, *catalog().guess(job.traces), 4);
+  const auto r = retimed(job, *catalog().guess(job.traces.gpu_names()), 4);
   const auto s = comm::simulate_scaled_job(job.traces, job.built.ranks, r.dfg, 4, false);
   CHECK(s.expanded);
   REQUIRE(s.iterations.size() == 1);
@@ -126,7 +126,7 @@ TEST_CASE("scale_in gives the graph of the first N ranks: its report is the expa
   const auto job = test::load_dlrm();
   for (int n : {1, 4, 7}) {
     INFO(n);
-    const auto r = retimed(job, *catalog().guess(job.traces), n);
+    const auto r = retimed(job, *catalog().guess(job.traces.gpu_names()), n);
     const Nanos expanded = comm::simulate_scaled_job(job.traces, job.built.ranks, r.dfg, n, true).iterations.at(0).job_predicted_ns;
     graph::BuiltGraph full = job.built;
     full.dfg = r.dfg;
@@ -141,12 +141,12 @@ TEST_CASE("scale_in gives the graph of the first N ranks: its report is the expa
     for (const auto& node : in.dfg.nodes()) CHECK((node.kind == graph::NodeKind::kBarrier || node.rank < n));
   }
   // The 4-rank job is not the 8-rank one (the bug: the 8 trace ranks were reported).
-  const auto r4 = retimed(job, *catalog().guess(job.traces), 4);
+  const auto r4 = retimed(job, *catalog().guess(job.traces.gpu_names()), 4);
   CHECK(comm::simulate_scaled_job(job.traces, job.built.ranks, r4.dfg, 4, true).iterations.at(0).job_predicted_ns !=
         plain_job(job));
 }
 
 TEST_CASE("scale-out to ranks that do not fill whole nodes is rejected") {
   const auto job = test::load_dlrm();
-  REQUIRE_THROWS_WITH(retimed(job, *catalog().guess(job.traces), 12), Catch::Contains("whole nodes of 8"));
+  REQUIRE_THROWS_WITH(retimed(job, *catalog().guess(job.traces.gpu_names()), 12), Catch::Contains("whole nodes of 8"));
 }

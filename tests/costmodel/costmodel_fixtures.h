@@ -4,7 +4,7 @@
 #include <utility>
 #include <vector>
 
-#include "costmodel/device_spec.h"
+#include "costmodel/hw.h"
 #include "costmodel/op_desc.h"
 #include "test_paths.h"
 

@@ -21,7 +21,7 @@
 #include "core/error.h"
 #include "costmodel/csv.h"
 #include "costmodel/dataset.h"
-#include "costmodel/device_spec.h"
+#include "costmodel/hw.h"
 #include "costmodel/learned_model.h"
 #include "test_paths.h"
 

@@ -5,7 +5,7 @@
 
 #include "core/byte_source.h"
 #include "core/error.h"
-#include "costmodel/device_spec.h"
+#include "costmodel/hw.h"
 #include "costmodel/paths.h"
 #include "test_paths.h"
 

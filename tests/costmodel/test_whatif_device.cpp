@@ -4,7 +4,7 @@
 #include <fstream>
 
 #include "core/error.h"
-#include "costmodel/device_spec.h"
+#include "costmodel/hw.h"
 #include "costmodel/kernel_time.h"
 #include "costmodel/learned_model.h"
 #include "costmodel/op_desc.h"

@@ -21,9 +21,9 @@ LAYERS = {
     "core": 0,
     "trace/format": 0,  # the native trace format the profiler writes: no dependencies at all
     "trace": 1,
+    "hw": 1,
     "profiler": 2,
     "graph": 2,
-    "hw": 3,
     "replayer": 3,
     "costmodel": 4,
     "costmodel/comm": 5,

@@ -4,7 +4,7 @@
 #include <memory>
 
 #include "core/error.h"
-#include "costmodel/device_spec.h"
+#include "costmodel/hw.h"
 #include "costmodel/paths.h"
 #include "replayer/replay.h"
 #include "test_paths.h"

@@ -26,6 +26,7 @@
 #include "costmodel/residual_correction.h"
 #include "costmodel/roofline.h"
 #include "output_file.h"
+#include "resource_paths.h"
 
 namespace dpro::cli {
 
@@ -38,22 +39,22 @@ class CostModelCommand : public Command {
   CLI::App* add_to(CLI::App& parent) override {
     app_ = parent.add_subcommand("costmodel", "Cost models: train, evaluate, predict op latencies on a GPU");
     app_->require_subcommand(1);
-    app_->add_option("--devices", device_dir_, "Directory of device spec JSON files")->default_val(cm::default_device_dir());
-    app_->add_option("--model", model_path_, "Learned cost model file")->default_val(cm::default_model_path());
+    app_->add_option("--devices", device_dir_, "Directory of device spec JSON files")->default_val(resource_paths().device_dir);
+    app_->add_option("--model", model_path_, "Learned cost model file")->default_val(resource_paths().model_path);
     app_->add_flag("-v,--verbose", verbose_, "Log progress and details of every subcommand");
     app_->add_flag("-q,--quiet", quiet_,
                    "Print no progress (train, eval and adapt, which take minutes, log their stages and epochs "
                    "on stderr unless -q)");
 
     train_ = app_->add_subcommand("train", "Train the learned model on measured op latencies (shared-data CSV schema)");
-    train_->add_option("--data", data_, "CSV file or directory (searched recursively)")->default_val(cm::default_data_dir());
-    train_->add_option("-o,--output", model_output_, "Model file to write")->default_val(cm::default_model_path());
+    train_->add_option("--data", data_, "CSV file or directory (searched recursively)")->default_val(resource_paths().data_dir);
+    train_->add_option("-o,--output", model_output_, "Model file to write")->default_val(resource_paths().model_path);
     train_->add_flag("--all-rows", all_rows_, "Train on every row instead of the training side of the 80/20 split");
     train_->add_flag("--force", force_, "Overwrite an existing model file (the default -o is the shipped model)");
     add_training_flags(train_);
 
     eval_ = app_->add_subcommand("eval", "MAPE tables: roofline, scaling, learned; 80/20 split and leave-one-GPU-out");
-    eval_->add_option("--data", data_, "CSV file or directory")->default_val(cm::default_data_dir());
+    eval_->add_option("--data", data_, "CSV file or directory")->default_val(resource_paths().data_dir);
     eval_->add_flag("--retrain", retrain_, "Train the split model here instead of loading --model");
     eval_->add_flag("--no-leave-one-out", no_logo_, "Only the 80/20 split (fast)");
     eval_->add_flag("--no-split", no_split_, "Only leave-one-GPU-out (the shipped model is not loaded)");
@@ -277,7 +278,7 @@ class CostModelCommand : public Command {
     const auto samples = cm::load_samples_of(adapt_samples_, catalog, device);
     std::string data = adapt_data_;
     if (data.empty()) {
-      data = cm::default_data_dir();
+      data = resource_paths().data_dir;
       if (!std::filesystem::exists(data)) {
         data = cm::test_subset_dir();
         log.warn("shared training data not found; mixing in the bundled subset " + data);

@@ -12,7 +12,7 @@
 #include "core/error.h"
 #include "core/json_fields.h"
 #include "core/log.h"
-#include "costmodel/device_spec.h"
+#include "costmodel/hw.h"
 #include "output_file.h"
 #include "replayer/replay.h"
 #include "replayer/timeline.h"

@@ -1,7 +1,6 @@
 #include "whatif_flags.h"
 
-#include "costmodel/paths.h"
-#include "hw/cluster.h"
+#include "resource_paths.h"
 
 namespace dpro::cli {
 
@@ -11,9 +10,9 @@ void WhatIfFlags::add_to(CLI::App& replay) {
                     "GPU the trace was recorded on, when the trace does not say (over a GPU it records: with a "
                     "warning)");
   replay.add_option("--costmodel", device_.model_path, "Learned cost model file")
-      ->default_val(costmodel::default_model_path());
+      ->default_val(resource_paths().model_path);
   replay.add_option("--device-specs", device_.device_dir, "Directory of GPU spec JSON files")
-      ->default_val(costmodel::default_device_dir());
+      ->default_val(resource_paths().device_dir);
   replay.add_option("--device-samples", device_.samples_path,
                     "Ops measured on the --device GPU (CSV in the shared-data schema, or a directory of "
                     "them): the learned model is corrected by them (few-shot)");
@@ -21,7 +20,7 @@ void WhatIfFlags::add_to(CLI::App& replay) {
   replay.add_option("--origin-cluster", comm_.origin_cluster,
                     "Cluster the trace was recorded on (default: guessed from its GPUs)");
   replay.add_option("--clusters-dir", comm_.clusters_dir, "Directory of cluster JSON files")
-      ->default_val(comm::ClusterCatalog::default_directory());
+      ->default_val(resource_paths().cluster_dir);
   replay.add_option("--set", comm_.settings,
                     "Change the target cluster: network.inter_node_gbps, network.intra_node_gbps (GB/s per GPU "
                     "per direction), network.inter_node_latency_us, network.intra_node_latency_us, "

@@ -1,4 +1,4 @@
-#include "costmodel/device_spec.h"
+#include "hw/device_spec.h"
 
 #include <algorithm>
 #include <cctype>
@@ -11,7 +11,7 @@
 #include "core/error.h"
 #include "core/json_fields.h"
 
-namespace dpro::costmodel {
+namespace dpro::hw {
 
 const char* to_string(DType dtype) {
   switch (dtype) {
@@ -168,8 +168,7 @@ DeviceCatalog DeviceCatalog::load_directory(const std::string& directory) {
 }
 
 std::string DeviceCatalog::default_directory() {
-  if (const char* env = std::getenv("DPRO_DEVICE_DIR")) return env;
-  return std::string(DPRO_COSTMODEL_SOURCE_DIR) + "/configs/devices";
+  return std::string(DPRO_HW_SOURCE_DIR) + "/configs/devices";
 }
 
 void DeviceCatalog::add(DeviceSpec spec) { devices_.push_back(std::move(spec)); }
@@ -203,4 +202,4 @@ std::vector<std::string> DeviceCatalog::names() const {
   return out;
 }
 
-}  // namespace dpro::costmodel
+}  // namespace dpro::hw

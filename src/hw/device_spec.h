@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-namespace dpro::costmodel {
+namespace dpro::hw {
 
 enum class DType { kFloat32, kTensorFloat32, kFloat16, kBFloat16, kFloat64, kInt8, kFloat8 };
 const char* to_string(DType dtype);
@@ -47,7 +47,7 @@ class DeviceCatalog {
   // directory without one, and on a name or alias that a second file gives again (naming both
   // files: find() would silently take the first).
   static DeviceCatalog load_directory(const std::string& directory);
-  // configs/devices of this source tree (compiled-in path), or $DPRO_DEVICE_DIR when set.
+  // configs/devices of this source tree (a compiled-in path; a CLI may override it).
   static std::string default_directory();
 
   void add(DeviceSpec spec);
@@ -64,4 +64,4 @@ class DeviceCatalog {
   std::vector<DeviceSpec> devices_;
 };
 
-}  // namespace dpro::costmodel
+}  // namespace dpro::hw
