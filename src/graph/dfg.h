@@ -1,8 +1,10 @@
 #pragma once
 // The global dataflow graph (DFG): every op instance of every rank that the replay times,
 // and the dependencies between them. Nodes and edges live in plain vectors (the source of
-// truth, which what-if rewrites edit); finalize() builds a Boost.Graph compressed-sparse-row
-// view of them for traversal (topological order, cycle checks, the replayer's walk).
+// truth, which what-if rewrites edit, directly or through graph::Editor); finalize() builds a
+// Boost.Graph compressed-sparse-row view of them for traversal (topological order, cycle
+// checks, the replayer's walk). The op table (op_table.h) describes each node's op without
+// the trace, so a graph can be saved, loaded (graph_file.h) and rewritten on its own.
 //
 // Timing contract (what the replayer computes, in replay nanoseconds):
 //   start(n) = max(release(n), max over start-edges e (time(e.src, e.src_point) + e.gap)) + delay(n)

@@ -72,13 +72,25 @@ bool Editor::merge_parallel(EdgeId e) {
   return false;
 }
 
-EdgeId Editor::add_edge(const Edge& edge) {
+EdgeId Editor::add_edge(const Edge& edge, bool merge) {
   const auto id = static_cast<EdgeId>(dfg_.edges_.size());
   dfg_.edges_.push_back(edge);
   edge_alive_.push_back(1);
   link(id);
-  merge_parallel(id);
+  if (merge) merge_parallel(id);
   return id;
+}
+
+void Editor::move_edge(EdgeId e, NodeId src, NodeId dst) {
+  unlink(e);
+  dfg_.edges_[e].src = src;
+  dfg_.edges_[e].dst = dst;
+  link(e);
+}
+
+void Editor::touched() {
+  pending_ = true;
+  dfg_.finalized_ = false;
 }
 
 // The parts in track order, following the track-order edges between them; throws unless they
@@ -118,7 +130,7 @@ std::vector<NodeId> Editor::track_order(std::span<const NodeId> nodes) const {
 // its end to anything of it, or from its start to its start (start -> ... -> end is the
 // blocking-copy pattern, not a cycle). The search walks points (a node's start and end), as
 // check_acyclic does; it costs up to the part of the graph downstream of the parts.
-bool Editor::fusion_makes_cycle(const std::vector<NodeId>& parts) const {
+bool Editor::makes_cycle(const std::vector<NodeId>& parts) const {
   std::vector<char> part(dfg_.node_count(), 0);
   for (NodeId p : parts) part[p] = 1;
   for (const Point from : {Point::kEnd, Point::kStart}) {
@@ -151,7 +163,8 @@ bool Editor::fusion_makes_cycle(const std::vector<NodeId>& parts) const {
   return false;
 }
 
-NodeId Editor::fuse(std::span<const NodeId> nodes) {
+// The parts in track order; throws unless they can be fused.
+std::vector<NodeId> Editor::fusable_parts(std::span<const NodeId> nodes) const {
   const std::string what = "fuse of nodes " + node_list(nodes);
   if (nodes.size() < 2) throw InputError("", what, "fusing needs at least two nodes");
   for (NodeId n : nodes) check_node(n, "fuse");
@@ -160,12 +173,12 @@ NodeId Editor::fuse(std::span<const NodeId> nodes) {
       throw InputError("", what, "node " + std::to_string(nodes[i]) + " is given twice");
     }
   }
-  const Node& first_given = dfg_.nodes_[nodes[0]];
+  const Node& first = dfg_.nodes_[nodes[0]];
   for (NodeId n : nodes) {
     const Node& node = dfg_.nodes_[n];
     if (node.track == kNone) throw InputError("", what, "node " + std::to_string(n) + " is a " + to_string(node.kind) + " on no track");
-    if (node.track != first_given.track) {
-      const Track& a = dfg_.tracks_[first_given.track];
+    if (node.track != first.track) {
+      const Track& a = dfg_.tracks_[first.track];
       const Track& b = dfg_.tracks_[node.track];
       throw InputError("", what,
                        "nodes of different tracks cannot be fused: node " + std::to_string(nodes[0]) + " is on " + a.name +
@@ -173,18 +186,47 @@ NodeId Editor::fuse(std::span<const NodeId> nodes) {
                            " of rank " + std::to_string(b.rank));
     }
   }
-  const std::vector<NodeId> parts = track_order(nodes);
-  if (fusion_makes_cycle(parts)) {
+  std::vector<NodeId> parts = track_order(nodes);
+  if (makes_cycle(parts)) {
     throw InputError("", what, "the fused op would depend on itself: another op waits for one of them and is waited for by another");
   }
+  return parts;
+}
 
+// The fused op's description: named after its parts, listing their ops; bytes and flops add
+// up where every part has them.
+OpId Editor::fused_op(const std::vector<NodeId>& parts) {
+  OpDesc desc;
+  desc.kind = dfg_.nodes_[parts.front()].kind;
+  std::string name = "fused(";
+  bool all_bytes = true, all_flops = true;
+  std::int64_t bytes = 0, flops = 0;
+  for (NodeId p : parts) {
+    const OpDesc* part = dfg_.op(p);
+    name += std::string(p == parts.front() ? "" : " + ") + std::string(part ? dfg_.ops_.name(part->name) : "?");
+    desc.parts.push_back(dfg_.op_of(p));
+    all_bytes = all_bytes && part && part->bytes;
+    all_flops = all_flops && part && part->flops;
+    if (all_bytes) bytes += *part->bytes;
+    if (all_flops) flops += *part->flops;
+  }
+  desc.name = dfg_.ops_.intern(name + ")");
+  if (all_bytes) desc.bytes = bytes;
+  if (all_flops) desc.flops = flops;
+  return dfg_.ops_.add(std::move(desc));
+}
+
+NodeId Editor::fuse(std::span<const NodeId> nodes) {
+  const std::vector<NodeId> parts = fusable_parts(nodes);
   const NodeId fused = parts.front();
   // What the parts waited for between one another (their delays, the gaps of the track-order
   // edges between them) waits in front of the fused op: if it costs what its parts cost, it
   // ends when the last part did and nothing after it moves.
   Nanos delay = dfg_.nodes_[fused].delay;
+  Nanos duration = dfg_.nodes_[fused].duration;
   for (std::size_t i = 1; i < parts.size(); ++i) {
     delay += dfg_.nodes_[parts[i]].delay;
+    duration += dfg_.nodes_[parts[i]].duration;
     for (EdgeId e : in_[parts[i]]) {
       const Edge& edge = dfg_.edges_[e];
       if (edge.src == parts[i - 1] && is_track_order(edge.kind)) delay += edge.gap;
@@ -197,9 +239,7 @@ NodeId Editor::fuse(std::span<const NodeId> nodes) {
       if (is_part(dfg_.edges_[e].src)) {
         drop_edge(e);
       } else if (p != fused) {
-        unlink(e);
-        dfg_.edges_[e].dst = fused;
-        link(e);
+        move_edge(e, dfg_.edges_[e].src, fused);
         merge_parallel(e);
       }
     }
@@ -208,35 +248,12 @@ NodeId Editor::fuse(std::span<const NodeId> nodes) {
       if (is_part(dfg_.edges_[e].dst)) {
         drop_edge(e);
       } else if (p != fused) {
-        unlink(e);
-        dfg_.edges_[e].src = fused;
-        link(e);
+        move_edge(e, fused, dfg_.edges_[e].dst);
         merge_parallel(e);
       }
     }
   }
-
-  OpDesc desc;
-  desc.kind = dfg_.nodes_[fused].kind;
-  std::string name = "fused(";
-  bool all_bytes = true, all_flops = true;
-  std::int64_t bytes = 0, flops = 0;
-  Nanos duration = 0;
-  for (NodeId p : parts) {
-    const OpDesc* part = dfg_.op(p);
-    name += std::string(p == fused ? "" : " + ") + std::string(part ? dfg_.ops_.name(part->name) : "?");
-    desc.parts.push_back(dfg_.op_of(p));
-    all_bytes = all_bytes && part && part->bytes;
-    all_flops = all_flops && part && part->flops;
-    if (all_bytes) bytes += *part->bytes;
-    if (all_flops) flops += *part->flops;
-    duration += dfg_.nodes_[p].duration;
-  }
-  desc.name = dfg_.ops_.intern(name + ")");
-  if (all_bytes) desc.bytes = bytes;
-  if (all_flops) desc.flops = flops;
-  dfg_.set_op(fused, dfg_.ops_.add(std::move(desc)));
-
+  dfg_.set_op(fused, fused_op(parts));
   Node& f = dfg_.nodes_[fused];
   const Node& last = dfg_.nodes_[parts.back()];
   f.duration = duration;
@@ -249,8 +266,7 @@ NodeId Editor::fuse(std::span<const NodeId> nodes) {
     node_alive_[p] = 0;
     fused_into_[p] = fused;
   }
-  pending_ = true;
-  dfg_.finalized_ = false;
+  touched();
   return fused;
 }
 
@@ -277,21 +293,21 @@ NodeId Editor::insert(const Node& node, std::span<const Edge> edges, OpId op) {
   prev_on_track_.push_back(kNone);
   next_on_track_.push_back(kNone);
   if (op.valid()) dfg_.set_op(id, op);
-  const std::size_t first_edge = dfg_.edges_.size();
+  const auto first_edge = static_cast<EdgeId>(dfg_.edges_.size());
   for (Edge e : edges) {
     if (e.src == kNone) e.src = id;
     if (e.dst == kNone) e.dst = id;
-    add_edge(e);
+    add_edge(e, /*merge=*/false);
   }
-  pending_ = true;
-  dfg_.finalized_ = false;
-  if (fusion_makes_cycle({id})) {
-    // Undo: the graph must be unchanged after a refused edit.
-    for (std::size_t e = first_edge; e < dfg_.edges_.size(); ++e) {
-      if (edge_alive_[e]) drop_edge(static_cast<EdgeId>(e));
-    }
+  touched();
+  if (makes_cycle({id})) {
+    // Undo: the graph must be unchanged after a refused edit. Nothing merged yet.
+    for (EdgeId e = first_edge; e < dfg_.edges_.size(); ++e) drop_edge(e);
     node_alive_[id] = 0;
     throw InputError("", "insert", "the new node's edges make a dependency cycle");
+  }
+  for (EdgeId e = first_edge; e < dfg_.edges_.size(); ++e) {
+    if (edge_alive_[e]) merge_parallel(e);
   }
   return id;
 }
@@ -330,8 +346,7 @@ void Editor::remove(NodeId node) {
     });
     if (!has_start_dependency && !s.release) s.release = gone.release ? *gone.release : gone.measured_start - dfg_.origin();
   }
-  pending_ = true;
-  dfg_.finalized_ = false;
+  touched();
 }
 
 void Editor::redirect(EdgeId edge, std::optional<NodeId> src, std::optional<NodeId> dst) {
@@ -343,10 +358,7 @@ void Editor::redirect(EdgeId edge, std::optional<NodeId> src, std::optional<Node
   check_node(s, "redirect");
   check_node(d, "redirect");
   if (s == d) throw InputError("", what, "an edge from node " + std::to_string(s) + " to itself");
-  unlink(edge);
-  dfg_.edges_[edge].src = s;
-  dfg_.edges_[edge].dst = d;
-  link(edge);
+  move_edge(edge, s, d);
   // A cycle through the moved edge: its destination reaches its source.
   std::vector<char> seen(2 * dfg_.node_count(), 0);
   std::vector<std::size_t> stack{point_of(d, old.dst_point)};
@@ -366,14 +378,11 @@ void Editor::redirect(EdgeId edge, std::optional<NodeId> src, std::optional<Node
     }
   }
   if (cycle) {
-    unlink(edge);
-    dfg_.edges_[edge] = old;
-    link(edge);
+    move_edge(edge, old.src, old.dst);
     throw InputError("", what, "node " + std::to_string(d) + " already leads to node " + std::to_string(s) + ": a dependency cycle");
   }
   merge_parallel(edge);
-  pending_ = true;
-  dfg_.finalized_ = false;
+  touched();
 }
 
 void Editor::set_delay(NodeId node, Nanos delay) {

@@ -19,6 +19,8 @@
 // sum of its parts replays every other op as before; a what-if that saves the launch gaps
 // inside a fused kernel lowers that delay (set_delay).
 //
+// BuiltGraph::stats stay what the builder counted.
+//
 // Errors: a request that would break the graph (unknown or dropped id, fusing ops of
 // different tracks or ops that are not consecutive on their track, a fusion that would make a
 // cycle, a self-loop) throws InputError naming the edit and the nodes; the graph is then
@@ -87,14 +89,19 @@ class Editor {
 
  private:
   void check_node(NodeId node, const char* edit) const;
-  EdgeId add_edge(const Edge& edge);
+  void touched();
+  EdgeId add_edge(const Edge& edge, bool merge = true);
+  void move_edge(EdgeId edge, NodeId src, NodeId dst);
   void drop_edge(EdgeId edge);
   void unlink(EdgeId edge);
   void link(EdgeId edge);
   // Merges `edge` into an existing live parallel edge (same endpoints and points), if any.
   bool merge_parallel(EdgeId edge);
   std::vector<NodeId> track_order(std::span<const NodeId> nodes) const;
-  bool fusion_makes_cycle(const std::vector<NodeId>& parts) const;
+  std::vector<NodeId> fusable_parts(std::span<const NodeId> nodes) const;
+  OpId fused_op(const std::vector<NodeId>& parts);
+  // Whether `nodes`, taken as one node, would lie on a cycle.
+  bool makes_cycle(const std::vector<NodeId>& nodes) const;
 
   Dfg& dfg_;
   std::vector<RankNodes>* ranks_;
