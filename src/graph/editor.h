@@ -10,7 +10,9 @@
 // RankNodes, and returns the old -> new maps. Consumers (replayer, reports) never see a
 // tombstone: they read the graph after commit(). The destructor commits pending edits.
 // Batching the compaction keeps a sequence of edits linear in the graph's size, not
-// quadratic.
+// quadratic. Costs: opening an Editor and commit() are O(nodes + edges); remove and
+// set_duration are O(degree); fuse, insert and redirect also search for the cycle they could
+// make, up to O(nodes + edges) each (the part of the graph downstream of the edit).
 //
 // Timing. An edit keeps each node's delay (measured residual wait) and release; it does not
 // recompute them from measured times (compute_measured_delays would undo a what-if). A fused
@@ -67,10 +69,12 @@ class Editor {
 
   // Drops `node` and its edges. Its dependencies are kept across it: each predecessor gets an
   // edge to each successor (the gaps add up; the node counts as taking no time). A successor
-  // left with no start-side dependency starts at the removed node's release (or its own).
+  // left with no start-side dependency keeps its own release or else gets the removed node's
+  // (its measured start on the replay clock when it had none).
   void remove(NodeId node);
 
-  // Moves one end of `edge`: src, dst or both (nullopt keeps that end).
+  // Moves one end of `edge`: src, dst or both (nullopt keeps that end). If it then parallels
+  // another edge (same nodes and points), the two merge into that one, with the larger gap.
   void redirect(EdgeId edge, std::optional<NodeId> src, std::optional<NodeId> dst);
 
   // Sets a node's replay duration (ns, >= 0) / delay (ns; may be slightly negative, see

@@ -222,3 +222,37 @@ TEST_CASE("Inserted nodes and redirected edges replay; durations can be set") {
   CHECK(after.start[map.node[c]] >= after.end[map.node[x]]);
   CHECK(after.end[map.node[c]] >= before.end[c] + 1500);
 }
+
+TEST_CASE("Removing a CPU op moves the event ranges that began or ended with it to its thread neighbours") {
+  auto built = build("traces/hta/alexnet-a100-single.json.gz");
+  const graph::RankNodes& rank = built.ranks[0];
+  // An enclosing event with several nodes inside; its first node, and the node after it.
+  std::size_t outer = rank.first_inside.size();
+  for (std::size_t e = 0; e < rank.first_inside.size(); ++e) {
+    const NodeId first = rank.first_inside[e];
+    if (first == graph::kNone || rank.last_inside[e] == first || rank.node_of_event[e] != graph::kNone) continue;
+    if (built.dfg.node(first).kind != NodeKind::kCpuOp) continue;
+    outer = e;
+    break;
+  }
+  REQUIRE(outer < rank.first_inside.size());
+  const NodeId first = rank.first_inside[outer];
+  const NodeId last = rank.last_inside[outer];
+  NodeId second = graph::kNone;
+  built.dfg.for_each_out_edge(first, [&](graph::EdgeId e) {
+    if (built.dfg.edge(e).kind == EdgeKind::kThreadOrder) second = built.dfg.edge(e).dst;
+  });
+  REQUIRE(second != graph::kNone);
+  const std::uint32_t first_event = built.dfg.node(first).event;
+
+  graph::Editor editor(built);
+  editor.remove(first);
+  const auto map = editor.commit();
+  CHECK(rank.first_inside[outer] == map.node[second]);
+  CHECK(rank.last_inside[outer] == map.node[last]);
+  // The removed op's own event has no node left.
+  CHECK(rank.node_of_event[first_event] == graph::kNone);
+  CHECK(rank.first_inside[first_event] == graph::kNone);
+  CHECK(rank.last_inside[first_event] == graph::kNone);
+  replayer::simulate(built.dfg);
+}
