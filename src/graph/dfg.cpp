@@ -53,6 +53,12 @@ std::uint32_t Dfg::add_track(const Track& track) {
   return static_cast<std::uint32_t>(tracks_.size() - 1);
 }
 
+void Dfg::set_op(NodeId id, OpId op) {
+  DPRO_CHECK(id < nodes_.size() && (!op.valid() || op.value < ops_.size()));
+  if (node_ops_.size() <= id) node_ops_.resize(nodes_.size(), kNoOp);
+  node_ops_[id] = op;
+}
+
 void Dfg::finalize() {
   std::vector<std::pair<NodeId, NodeId>> pairs;
   std::vector<EdgeId> ids;

@@ -1,8 +1,10 @@
 #pragma once
 // The global dataflow graph (DFG): every op instance of every rank that the replay times,
 // and the dependencies between them. Nodes and edges live in plain vectors (the source of
-// truth, which what-if rewrites edit); finalize() builds a Boost.Graph compressed-sparse-row
-// view of them for traversal (topological order, cycle checks, the replayer's walk).
+// truth, which what-if rewrites edit, directly or through graph::Editor); finalize() builds a
+// Boost.Graph compressed-sparse-row view of them for traversal (topological order, cycle
+// checks, the replayer's walk). The op table (op_table.h) describes each node's op without
+// the trace, so a graph can be saved, loaded (graph_file.h) and rewritten on its own.
 //
 // Timing contract (what the replayer computes, in replay nanoseconds):
 //   start(n) = max(release(n), max over start-edges e (time(e.src, e.src_point) + e.gap)) + delay(n)
@@ -18,6 +20,7 @@
 
 #include "core/strings.h"
 #include "core/time.h"
+#include "graph/op_table.h"
 #include "trace/event.h"
 
 namespace dpro::graph {
@@ -60,11 +63,14 @@ struct Track {
   std::string name;
 };
 
+// `name`, `event` and `parent_op` refer to the TraceSet the graph was built from and mean
+// nothing without it (a loaded graph keeps them as they were saved; a fused node has no event).
+// What the op is, without the trace, is in the op table: Dfg::op_of / Dfg::op.
 struct Node {
   NodeKind kind = NodeKind::kCpuOp;
   int rank = 0;                  // -1 for cross-rank barriers
   std::uint32_t track = kNone;   // index into Dfg::tracks; kNone for barriers
-  StringId name;
+  StringId name;                 // in the trace's TraceSet::strings
   Nanos measured_start = 0;      // absolute trace time (0 for barriers)
   Nanos measured_duration = 0;
   Nanos duration = 0;            // replay duration; what-ifs and cost models rewrite it
@@ -92,6 +98,25 @@ class Dfg {
   NodeId add_node(const Node& node);
   EdgeId add_edge(const Edge& edge);
   std::uint32_t add_track(const Track& track);
+
+  // The op table, and each node's entry in it. The per-node index lives beside the nodes, not
+  // in Node, so that graphs made without descriptions (synthetic benchmarks, tests that push
+  // nodes directly) pay nothing; op_of() is kNoOp for any node without one.
+  OpTable& ops() { return ops_; }
+  const OpTable& ops() const { return ops_; }
+  OpId op_of(NodeId id) const { return id < node_ops_.size() ? node_ops_[id] : kNoOp; }
+  void set_op(NodeId id, OpId op);
+  // The node's description; nullptr when it has none.
+  const OpDesc* op(NodeId id) const {
+    const OpId o = op_of(id);
+    return o.valid() ? &ops_.op(o) : nullptr;
+  }
+  // The node's op name from the op table ("" when it has no description).
+  std::string_view op_name(NodeId id) const {
+    const OpDesc* d = op(id);
+    return d ? ops_.name(d->name) : std::string_view();
+  }
+  const std::vector<OpId>& node_ops() const { return node_ops_; }
 
   // Builds the CSR view; call after the last add_* and before traversals.
   void finalize();
@@ -122,9 +147,12 @@ class Dfg {
   }
 
  private:
+  friend class Editor;  // renumbers nodes and edges when it commits
   std::vector<Node> nodes_;
   std::vector<Edge> edges_;
   std::vector<Track> tracks_;
+  OpTable ops_;
+  std::vector<OpId> node_ops_;  // parallel to nodes_ where set; shorter means kNoOp for the rest
   CsrGraph csr_;
   Nanos origin_ = 0;
   bool finalized_ = false;

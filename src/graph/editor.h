@@ -1,0 +1,122 @@
+#pragma once
+// Edits a built graph in place: fuse ops of one track, insert, remove, redirect edges, set
+// durations, keeping the graph replayable (no self-loops, no duplicate edges, no cycles from a
+// fusion) and the builder's event -> node maps (RankNodes) honest.
+//
+// Ids. Edits tombstone what they drop: while an Editor is open, every node and edge id stays
+// what it was (a fused node keeps its first part's id; an inserted node or edge gets the next
+// id), and a dropped one must not be passed again (refused). commit() then compacts: it drops
+// the tombstones, renumbers the rest in their old order, rebuilds the CSR view, rewrites
+// RankNodes, and returns the old -> new maps. Consumers (replayer, reports) never see a
+// tombstone: they read the graph after commit(). The destructor commits pending edits.
+// Batching the compaction keeps a sequence of edits linear in the graph's size, not
+// quadratic. Costs: opening an Editor and commit() are O(nodes + edges); remove and
+// set_duration are O(degree); fuse, insert and redirect also search for the cycle they could
+// make, up to O(nodes + edges) each (the part of the graph downstream of the edit).
+//
+// Timing. An edit keeps each node's delay (measured residual wait) and release; it does not
+// recompute them from measured times (compute_measured_delays would undo a what-if). A fused
+// node waits, before it starts, for what its parts waited for between one another (their
+// delays and the gaps of the track-order edges between them), so a fused op that costs the
+// sum of its parts replays every other op as before; a what-if that saves the launch gaps
+// inside a fused kernel lowers that delay (set_delay).
+//
+// BuiltGraph::stats stay what the builder counted.
+//
+// Errors: a request that would break the graph (unknown or dropped id, fusing ops of
+// different tracks or ops that are not consecutive on their track, a fusion that would make a
+// cycle, a self-loop) throws InputError naming the edit and the nodes; the graph is then
+// unchanged.
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "graph/builder.h"
+#include "graph/dfg.h"
+
+namespace dpro::graph {
+
+// Old -> new ids from Editor::commit(); kNone for what was dropped (a fused-away part maps to
+// its fused node).
+struct Renumbering {
+  std::vector<NodeId> node;
+  std::vector<EdgeId> edge;
+};
+
+class Editor {
+ public:
+  // `dfg` (and `ranks`, the builder's event maps for it, when given) must outlive the Editor
+  // and must not be edited by anything else while it is open.
+  explicit Editor(Dfg& dfg, std::vector<RankNodes>* ranks = nullptr);
+  explicit Editor(BuiltGraph& built) : Editor(built.dfg, &built.ranks) {}
+  ~Editor();
+  Editor(const Editor&) = delete;
+  Editor& operator=(const Editor&) = delete;
+
+  // Fuses consecutive ops of one track (given in any order) into one node, which keeps the
+  // first part's id, start-side in-edges and release, and takes the last part's end-side
+  // out-edges; every other edge to or from a part is redirected to the fused node, edges
+  // between parts are dropped, and parallel edges merge (the larger gap wins). The fused node's
+  // duration is the sum of its parts' durations, its delay as said above; its measured span is
+  // from the first part's measured start to the last's measured end; it has no trace event. It gets a new op table entry that lists the
+  // parts' ops. Needs at least two nodes.
+  NodeId fuse(std::span<const NodeId> nodes);
+
+  // Adds `node` (its op description `op`, if any) and `edges`; in each edge, src or dst equal
+  // to kNone stands for the new node.
+  NodeId insert(const Node& node, std::span<const Edge> edges, OpId op = kNoOp);
+
+  // Drops `node` and its edges. Its dependencies are kept across it: each predecessor gets an
+  // edge to each successor (the gaps add up; the node counts as taking no time). A successor
+  // left with no start-side dependency keeps its own release or else gets the removed node's
+  // (its measured start on the replay clock when it had none).
+  void remove(NodeId node);
+
+  // Moves one end of `edge`: src, dst or both (nullopt keeps that end). If it then parallels
+  // another edge (same nodes and points), the two merge into that one, with the larger gap.
+  void redirect(EdgeId edge, std::optional<NodeId> src, std::optional<NodeId> dst);
+
+  // Sets a node's replay duration (ns, >= 0) / delay (ns; may be slightly negative, see
+  // compute_measured_delays).
+  void set_duration(NodeId node, Nanos duration);
+  void set_delay(NodeId node, Nanos delay);
+
+  // Applies the pending edits; see above. The graph is finalized afterwards.
+  Renumbering commit();
+
+  bool alive(NodeId node) const { return node < node_alive_.size() && node_alive_[node]; }
+  bool edge_alive(EdgeId edge) const { return edge < edge_alive_.size() && edge_alive_[edge]; }
+  // Live edge ids into / out of a node, as of the pending edits.
+  const std::vector<EdgeId>& in_edges(NodeId node) const { return in_[node]; }
+  const std::vector<EdgeId>& out_edges(NodeId node) const { return out_[node]; }
+
+ private:
+  void check_node(NodeId node, const char* edit) const;
+  void touched();
+  EdgeId add_edge(const Edge& edge, bool merge = true);
+  void move_edge(EdgeId edge, NodeId src, NodeId dst);
+  void drop_edge(EdgeId edge);
+  void unlink(EdgeId edge);
+  void link(EdgeId edge);
+  // Merges `edge` into an existing live parallel edge (same endpoints and points), if any.
+  bool merge_parallel(EdgeId edge);
+  std::vector<NodeId> track_order(std::span<const NodeId> nodes) const;
+  std::vector<NodeId> fusable_parts(std::span<const NodeId> nodes) const;
+  OpId fused_op(const std::vector<NodeId>& parts);
+  // Whether `nodes`, taken as one node, would lie on a cycle.
+  bool makes_cycle(const std::vector<NodeId>& nodes) const;
+
+  Dfg& dfg_;
+  std::vector<RankNodes>* ranks_;
+  std::vector<std::vector<EdgeId>> in_;   // live edges per node
+  std::vector<std::vector<EdgeId>> out_;
+  std::vector<char> node_alive_;
+  std::vector<char> edge_alive_;
+  std::vector<NodeId> fused_into_;  // a fused-away part -> its fused node (kNone otherwise)
+  std::vector<NodeId> prev_on_track_;  // a removed node -> its track predecessor (kNone if none)
+  std::vector<NodeId> next_on_track_;
+  bool pending_ = false;
+};
+
+}  // namespace dpro::graph

@@ -1,0 +1,97 @@
+#pragma once
+// The graph's op table: what a cost model or an executor needs to know about a node's op,
+// without the trace it came from. The table holds each distinct op description once (a
+// training step repeats the same few hundred ops thousands of times); the Dfg maps each node
+// to one entry (Dfg::op_of). Names live in the table's own string pool, so a graph names its
+// ops after the trace is gone (a saved graph, a fused op that no trace event describes).
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace dpro::graph {
+
+// Index into OpTable; its own type so that it cannot be passed where a node, edge or track
+// index is expected (those are still bare integers: see dfg.h).
+struct OpId {
+  std::uint32_t value = 0xffffffffu;  // the default is "no description"
+  bool valid() const { return value != 0xffffffffu; }
+  friend bool operator==(OpId a, OpId b) = default;
+};
+inline constexpr OpId kNoOp{};
+
+// A string of the op table's own pool; 0 is the empty string. Distinct from the trace's
+// StringId: a trace id is not a valid NameId.
+struct NameId {
+  std::uint32_t value = 0;
+  bool empty() const { return value == 0; }
+  friend bool operator==(NameId a, NameId b) = default;
+};
+
+// One input of an op as the framework recorded it ("Input Dims" / "Input type").
+struct TensorDesc {
+  std::vector<std::int64_t> shape;  // empty for scalars, non-tensors and tensor lists
+  NameId dtype;                     // as recorded: "float", "c10::Half", "Scalar", "" ...
+  friend bool operator==(const TensorDesc&, const TensorDesc&) = default;
+};
+
+// The part of trace::CollectiveInfo that describes the op, not one instance of it (the
+// per-group sequence number stays with the graph's barrier edges).
+struct CollectiveDesc {
+  NameId op;         // normalised: "allreduce", "sendrecv", ...
+  NameId group;      // process group name or communicator id
+  std::vector<int> group_ranks;
+  std::optional<int> group_size;
+  std::optional<std::int64_t> in_nelems;
+  std::optional<std::int64_t> out_nelems;
+  NameId dtype;
+  NameId algorithm;
+  NameId protocol;
+  std::optional<int> channels;
+  friend bool operator==(const CollectiveDesc&, const CollectiveDesc&) = default;
+};
+
+enum class NodeKind : std::uint8_t;  // dfg.h
+
+// What one op is.
+struct OpDesc {
+  NameId name;                      // the op's own name: kernel, runtime call, aten op
+  NodeKind kind{};
+  NameId launcher;                  // GPU ops: the framework op that launched them, if known
+  std::vector<TensorDesc> inputs;   // CPU ops: their own; GPU ops: their launcher's
+  std::optional<std::int64_t> bytes;  // copies and memsets: bytes moved or set
+  std::optional<std::int64_t> flops;  // where the trace gives them (no importer does yet)
+  std::optional<std::array<int, 3>> grid;
+  std::optional<std::array<int, 3>> block;
+  std::optional<CollectiveDesc> collective;
+  std::vector<OpId> parts;          // a fused op: the ops it replaced, in order; else empty
+  friend bool operator==(const OpDesc&, const OpDesc&) = default;
+};
+
+// Owns the op descriptions and their names. Copyable (what-ifs copy graphs). Ids stay valid
+// for the table's lifetime: entries are only ever appended.
+class OpTable {
+ public:
+  OpTable();
+
+  // Appends `desc` as a new entry (no deduplication: the builder deduplicates on the raw
+  // trace text before parsing, which is cheaper than comparing parsed descriptions).
+  OpId add(OpDesc desc);
+  const OpDesc& op(OpId id) const { return ops_[id.value]; }
+  std::size_t size() const { return ops_.size(); }
+  const std::vector<OpDesc>& ops() const { return ops_; }
+
+  NameId intern(std::string_view text);
+  std::string_view name(NameId id) const { return names_[id.value]; }
+  std::size_t name_count() const { return names_.size(); }
+
+ private:
+  std::vector<OpDesc> ops_;
+  std::vector<std::string> names_;  // [0] = ""
+  std::unordered_map<std::string, std::uint32_t> name_index_;
+};
+
+}  // namespace dpro::graph

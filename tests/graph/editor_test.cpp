@@ -1,0 +1,258 @@
+#include <catch2/catch.hpp>
+
+#include <array>
+#include <optional>
+#include <set>
+#include <tuple>
+
+#include "core/error.h"
+#include "graph/builder.h"
+#include "graph/editor.h"
+#include "replayer/engine.h"
+#include "fusable_kernels.h"
+#include "trace_fixtures.h"
+
+using namespace dpro;
+using graph::Edge;
+using graph::EdgeKind;
+using graph::NodeId;
+using graph::NodeKind;
+using graph::Point;
+
+namespace {
+
+graph::BuiltGraph build(const std::string& relative) {
+  test::CapturingLog log;
+  const auto set = test::load({test::source_path(relative)}, log.log);
+  return graph::build_graph(set, {}, log.log);
+}
+
+}  // namespace
+
+TEST_CASE("Fusing three kernels of one stream keeps every other node's replayed times when the fused node's duration is the sum of the three") {
+  auto built = build("traces/hta/alexnet-a100-single.json.gz");
+  const replayer::Simulation before = replayer::simulate(built.dfg);
+  const auto triple = test::fusable_kernels(built.dfg, before);
+  REQUIRE(triple);
+  const auto [a, b, c] = *triple;
+  const Nanos sum = built.dfg.node(a).duration + built.dfg.node(b).duration + built.dfg.node(c).duration;
+  const std::uint32_t event_b = built.dfg.node(b).event;
+  const std::size_t nodes_before = built.dfg.node_count();
+
+  graph::Editor editor(built);
+  const std::array<NodeId, 3> parts{c, a, b};  // any order: the editor follows the stream
+  const NodeId fused = editor.fuse(parts);
+  CHECK(fused == a);
+  const graph::Renumbering map = editor.commit();
+  const graph::Dfg& dfg = built.dfg;
+  REQUIRE(dfg.finalized());
+  CHECK(dfg.node_count() == nodes_before - 2);
+  const NodeId f = map.node[a];
+  CHECK(map.node[b] == f);
+  CHECK(map.node[c] == f);
+  CHECK(dfg.node(f).duration == sum);
+  CHECK(dfg.node(f).event == graph::kNone);
+
+  // The op table names the fused op and lists its parts.
+  const graph::OpDesc* op = dfg.op(f);
+  REQUIRE(op);
+  CHECK(op->parts.size() == 3);
+  CHECK(dfg.op_name(f).starts_with("fused("));
+  // The builder's event map follows the fusion.
+  const auto& rank = built.ranks[0];
+  CHECK(rank.node_of_event[event_b] == f);
+
+  // No self-loop, no duplicate edge at the fused node (the builder's own parallel edges elsewhere
+  // are left as they are).
+  std::set<std::tuple<NodeId, NodeId, Point, Point>> seen;
+  for (const Edge& e : dfg.edges()) {
+    CHECK(e.src != e.dst);
+    if (e.src == f || e.dst == f) CHECK(seen.emplace(e.src, e.dst, e.src_point, e.dst_point).second);
+  }
+
+  const replayer::Simulation after = replayer::simulate(dfg);
+  std::size_t compared = 0;
+  for (NodeId old = 0; old < nodes_before; ++old) {
+    if (old == a || old == b || old == c) continue;
+    const NodeId now = map.node[old];
+    REQUIRE(now != graph::kNone);
+    INFO("node " << old << " (" << dfg.op_name(now) << ")");
+    CHECK(after.start[now] == before.start[old]);
+    CHECK(after.end[now] == before.end[old]);
+    ++compared;
+  }
+  CHECK(compared == nodes_before - 3);
+  // It waits for what its parts waited for between one another, and ends when c did.
+  CHECK(after.start[f] == before.end[c] - sum);
+  CHECK(after.end[f] == before.end[c]);
+  CHECK(after.makespan == before.makespan);
+}
+
+TEST_CASE("Fusing ops of different streams, out of order or twice is refused with a clear error") {
+  auto built = build("traces/hta/alexnet-a100-single.json.gz");
+  const graph::Dfg& dfg = built.dfg;
+  // Three kernels of one stream that can be fused, and a kernel of another stream.
+  const auto triple = test::fusable_kernels(dfg, replayer::simulate(dfg));
+  REQUIRE(triple);
+  const auto [on_one, next, after_next] = *triple;
+  NodeId on_other = graph::kNone;
+  for (NodeId n = 0; n < dfg.node_count(); ++n) {
+    if (dfg.node(n).kind == NodeKind::kKernel && dfg.node(n).track != dfg.node(on_one).track) on_other = n;
+  }
+  REQUIRE(on_other != graph::kNone);
+  const auto edges_before = dfg.edges();
+
+  graph::Editor editor(built);
+  const std::array<NodeId, 2> mixed{on_one, on_other};
+  CHECK_THROWS_WITH(editor.fuse(mixed), Catch::Contains("nodes of different tracks cannot be fused") &&
+                                            Catch::Contains("node " + std::to_string(on_other) + " on "));
+  const std::array<NodeId, 2> gap{on_one, after_next};
+  CHECK_THROWS_WITH(editor.fuse(gap), Catch::Contains("not consecutive on their track"));
+  const std::array<NodeId, 1> single{on_one};
+  CHECK_THROWS_WITH(editor.fuse(single), Catch::Contains("at least two nodes"));
+  const std::array<NodeId, 2> twice{on_one, on_one};
+  CHECK_THROWS_WITH(editor.fuse(twice), Catch::Contains("given twice"));
+  CHECK_THROWS_AS(editor.set_duration(on_one, -1), InputError);
+  // Nothing changed.
+  CHECK(dfg.edges().size() == edges_before.size());
+  const std::array<NodeId, 2> pair{on_one, next};
+  editor.fuse(pair);
+  CHECK_THROWS_WITH(editor.fuse(std::array<NodeId, 2>{next, after_next}), Catch::Contains("node " + std::to_string(next) + " is not in the graph"));
+  editor.commit();
+  replayer::simulate(dfg);
+}
+
+TEST_CASE("A fusion that would make the fused op wait for itself is refused") {
+  // a -> b on a stream, a -> x -> b through another node: fusing a and b would make a cycle.
+  graph::Dfg dfg;
+  const auto stream = dfg.add_track({0, trace::ResourceKind::kGpuStream, 0, 7, "stream 7"});
+  const auto thread = dfg.add_track({0, trace::ResourceKind::kCpuThread, 1, 1, "main"});
+  graph::Node k;
+  k.kind = NodeKind::kKernel;
+  k.track = stream;
+  k.duration = 10;
+  k.release = 0;
+  const NodeId a = dfg.add_node(k);
+  k.release.reset();
+  const NodeId b = dfg.add_node(k);
+  graph::Node cpu;
+  cpu.track = thread;
+  cpu.duration = 5;
+  const NodeId x = dfg.add_node(cpu);
+  dfg.add_edge(Edge{a, b, EdgeKind::kStreamOrder});
+  dfg.add_edge(Edge{a, x, EdgeKind::kBlockingSync, Point::kEnd, Point::kEnd});
+  dfg.add_edge(Edge{x, b, EdgeKind::kLaunch, Point::kStart, Point::kStart});
+  dfg.finalize();
+  graph::Editor editor(dfg);
+  // a.end -> x.end, but x.start -> b.start: x starts before a ends, no cycle either way...
+  CHECK_NOTHROW(editor.fuse(std::array<NodeId, 2>{a, b}));
+  editor.commit();
+
+  graph::Dfg cyclic;
+  cyclic.add_track({0, trace::ResourceKind::kGpuStream, 0, 7, "stream 7"});
+  cyclic.add_track({0, trace::ResourceKind::kCpuThread, 1, 1, "main"});
+  k.release = 0;
+  const NodeId p = cyclic.add_node(k);
+  k.release.reset();
+  const NodeId q = cyclic.add_node(k);
+  const NodeId y = cyclic.add_node(cpu);
+  cyclic.add_edge(Edge{p, q, EdgeKind::kStreamOrder});
+  cyclic.add_edge(Edge{p, y, EdgeKind::kBlockingSync, Point::kEnd, Point::kEnd});
+  cyclic.add_edge(Edge{y, q, EdgeKind::kThreadOrder});  // y's end -> q's start: q waits for p's end via y
+  cyclic.finalize();
+  graph::Editor cyclic_editor(cyclic);
+  CHECK_THROWS_WITH(cyclic_editor.fuse(std::array<NodeId, 2>{p, q}), Catch::Contains("would depend on itself"));
+  CHECK_THROWS_WITH(cyclic_editor.redirect(1, q, std::nullopt), Catch::Contains("dependency cycle"));
+  CHECK_THROWS_WITH(cyclic_editor.redirect(0, q, std::nullopt), Catch::Contains("to itself"));
+}
+
+TEST_CASE("Removing a kernel keeps its stream's order and its neighbours' event ranges") {
+  auto built = build("traces/hta/alexnet-a100-single.json.gz");
+  const replayer::Simulation before = replayer::simulate(built.dfg);
+  const auto triple = test::fusable_kernels(built.dfg, before);
+  REQUIRE(triple);
+  const auto [a, b, c] = *triple;
+  graph::Editor editor(built);
+  editor.remove(b);
+  CHECK_FALSE(editor.alive(b));
+  CHECK_THROWS_WITH(editor.set_duration(b, 5), Catch::Contains("not in the graph"));
+  const graph::Renumbering map = editor.commit();
+  CHECK(map.node[b] == graph::kNone);
+  const graph::Dfg& dfg = built.dfg;
+  CHECK(test::stream_next(dfg, map.node[a]) == map.node[c]);
+  for (const auto& r : built.ranks) {
+    for (NodeId v : r.node_of_event) CHECK((v == graph::kNone || v < dfg.node_count()));
+    for (NodeId v : r.first_inside) CHECK((v == graph::kNone || v < dfg.node_count()));
+  }
+  const replayer::Simulation after = replayer::simulate(dfg);
+  // c now follows a directly: it starts no later than before, and never before a ends.
+  CHECK(after.start[map.node[c]] >= after.end[map.node[a]]);
+  CHECK(after.start[map.node[c]] <= before.start[c]);
+}
+
+TEST_CASE("Inserted nodes and redirected edges replay; durations can be set") {
+  auto built = build("traces/hta/alexnet-a100-single.json.gz");
+  const replayer::Simulation before = replayer::simulate(built.dfg);
+  const auto triple = test::fusable_kernels(built.dfg, before);
+  REQUIRE(triple);
+  const auto [a, b, c] = *triple;
+  graph::Editor editor(built);
+  graph::Node extra = built.dfg.node(b);
+  extra.duration = 1000;
+  extra.delay = 0;
+  extra.event = graph::kNone;
+  graph::OpDesc desc;
+  desc.kind = NodeKind::kKernel;
+  desc.name = built.dfg.ops().intern("inserted_kernel");
+  const graph::OpId op = built.dfg.ops().add(desc);
+  // Between b and c on the stream: b -> extra -> c, and the old b -> c edge moves to extra.
+  graph::EdgeId b_to_c = graph::kNone;
+  for (graph::EdgeId e : editor.out_edges(b)) {
+    if (built.dfg.edge(e).dst == c) b_to_c = e;
+  }
+  REQUIRE(b_to_c != graph::kNone);
+  const std::array<Edge, 1> edges{Edge{b, graph::kNone, EdgeKind::kStreamOrder}};
+  const NodeId x = editor.insert(extra, edges, op);
+  editor.redirect(b_to_c, x, std::nullopt);
+  editor.set_duration(a, built.dfg.node(a).duration + 500);
+  const auto map = editor.commit();
+  const replayer::Simulation after = replayer::simulate(built.dfg);
+  CHECK(built.dfg.op_name(map.node[x]) == "inserted_kernel");
+  CHECK(after.start[map.node[x]] == after.end[map.node[b]]);
+  CHECK(after.start[map.node[c]] >= after.end[map.node[x]]);
+  CHECK(after.end[map.node[c]] >= before.end[c] + 1500);
+}
+
+TEST_CASE("Removing a CPU op moves the event ranges that began or ended with it to its thread neighbours") {
+  auto built = build("traces/hta/alexnet-a100-single.json.gz");
+  const graph::RankNodes& rank = built.ranks[0];
+  // An enclosing event with several nodes inside; its first node, and the node after it.
+  std::size_t outer = rank.first_inside.size();
+  for (std::size_t e = 0; e < rank.first_inside.size(); ++e) {
+    const NodeId first = rank.first_inside[e];
+    if (first == graph::kNone || rank.last_inside[e] == first || rank.node_of_event[e] != graph::kNone) continue;
+    if (built.dfg.node(first).kind != NodeKind::kCpuOp) continue;
+    outer = e;
+    break;
+  }
+  REQUIRE(outer < rank.first_inside.size());
+  const NodeId first = rank.first_inside[outer];
+  const NodeId last = rank.last_inside[outer];
+  NodeId second = graph::kNone;
+  built.dfg.for_each_out_edge(first, [&](graph::EdgeId e) {
+    if (built.dfg.edge(e).kind == EdgeKind::kThreadOrder) second = built.dfg.edge(e).dst;
+  });
+  REQUIRE(second != graph::kNone);
+  const std::uint32_t first_event = built.dfg.node(first).event;
+
+  graph::Editor editor(built);
+  editor.remove(first);
+  const auto map = editor.commit();
+  CHECK(rank.first_inside[outer] == map.node[second]);
+  CHECK(rank.last_inside[outer] == map.node[last]);
+  // The removed op's own event has no node left.
+  CHECK(rank.node_of_event[first_event] == graph::kNone);
+  CHECK(rank.first_inside[first_event] == graph::kNone);
+  CHECK(rank.last_inside[first_event] == graph::kNone);
+  replayer::simulate(built.dfg);
+}
