@@ -133,7 +133,7 @@ DeviceChange device_retime(Workload& workload, const DeviceRetime& options, Logg
   }
   cm::ResidualCorrection correction;
   if (!options.samples_path.empty()) {
-    if (!model) throw InputError(options.samples_path, "", "--device-samples needs the learned cost model (LibTorch)");
+    if (!model) throw OptionError("device_samples", "", "needs the learned cost model (LibTorch)", options.samples_path);
     correction = cm::correction_from_samples(*model, cm::load_samples_of(options.samples_path, catalog, target), target);
   }
   cm::Pricer pricer(target, model ? &*model : nullptr, &correction);

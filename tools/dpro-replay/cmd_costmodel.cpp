@@ -19,7 +19,7 @@
 #include "costmodel/csv.h"
 #include "costmodel/dataset.h"
 #include "costmodel/eval/evaluate.h"
-#include "costmodel/eval/kmeans.h"
+#include "costmodel/eval/table_tools.h"
 #include "costmodel/learned_model.h"
 #include "costmodel/paths.h"
 #include "costmodel/eval/report.h"
@@ -225,38 +225,21 @@ class CostModelCommand : public Command {
 
   int pick() {
     const cm::CsvTable table = cm::read_csv_file(pick_input_);
-    const cm::OpRowReader reader(table, pick_input_);
-    if (!reader.has_names()) throw InputError(pick_input_, "header", "needs an OPName column");
     if (pick_output_.empty()) pick_output_ = "-";
     check_output_path(pick_output_, {pick_input_}, force_);
-    // One row per configuration (op_key, its first row): measuring the same op twice tells nothing new.
-    std::vector<std::size_t> describable;
-    std::vector<std::vector<float>> points;
-    std::set<std::string> configurations;
-    std::size_t not_describable = 0;
-    for (std::size_t r = 0; r < table.rows.size(); ++r) {
-      const cm::OpDesc op = reader.read(r);
-      if (!op.describable()) { ++not_describable; continue; }
-      if (!configurations.insert(cm::op_key(op)).second) continue;
-      describable.push_back(r);
-      points.push_back(cm::op_cluster_features(op));
-    }
-    if (describable.empty()) throw InputError(pick_input_, "", "no row describes an op the cost models know");
-    auto chosen = cm::kmeans_select(points, pick_count_, options_.split_seed);
-    std::sort(chosen.begin(), chosen.end());
+    const cm::PickedRows picked = cm::pick_rows(table, pick_input_, pick_count_, options_.split_seed);
     write_output(pick_output_, [&](std::ostream& out) {
       out << cm::format_csv_row(table.header) << "\n";
-      for (auto i : chosen) out << cm::format_csv_row(table.rows[describable[i]]) << "\n";
+      for (auto r : picked.rows) out << cm::format_csv_row(table.rows[r]) << "\n";
     });
-    const std::size_t repeats = table.rows.size() - not_describable - describable.size();
     std::cerr << fmt::format("chose {} of {} rows ({} not describable{}){}: measure these on the new GPU, then "
                              "pass them to `replay --device-samples` or `costmodel adapt`\n",
-                             chosen.size(), table.rows.size(), not_describable,
-                             repeats ? fmt::format(", {} repeating the configuration of an earlier row", repeats) : "",
-                             chosen.size() < static_cast<std::size_t>(pick_count_)
+                             picked.rows.size(), table.rows.size(), picked.not_describable,
+                             picked.repeats ? fmt::format(", {} repeating the configuration of an earlier row", picked.repeats) : "",
+                             picked.rows.size() < static_cast<std::size_t>(pick_count_)
                                  ? fmt::format("; fewer than the {} asked for: the file has only {} distinct "
-                                               "configuration{}", pick_count_, describable.size(),
-                                               describable.size() == 1 ? "" : "s")
+                                               "configuration{}", pick_count_, picked.configurations,
+                                               picked.configurations == 1 ? "" : "s")
                                  : "");
     return 0;
   }
@@ -309,101 +292,52 @@ class CostModelCommand : public Command {
     return 0;
   }
 
-  int predict(const cm::DeviceCatalog& catalog, Logger& log) {
+  int predict(const cm::DeviceCatalog& catalog, Logger& /*log*/) {
     const cm::DeviceSpec& device = catalog.get(device_);
     if (!output_.empty()) check_output_path(output_, {predict_input_, samples_path_, model_path_}, force_);
     const cm::CsvTable table = cm::read_csv_file(predict_input_);
-    const cm::OpRowReader reader(table, predict_input_);
-    if (!reader.has_names()) throw InputError(predict_input_, "header", "needs an OPName column");
     std::optional<cm::LearnedModel> model;
     if (cm::LearnedModel::available()) model = cm::LearnedModel::load(model_path_);
-    std::vector<cm::OpDesc> ops;
-    std::vector<cm::PredictQuery> queries;
-    for (std::size_t r = 0; r < table.rows.size(); ++r)
-      ops.push_back(reader.read(r));
-    // A row's kernel name and geometry describe the kernel that ran on its Device; the model
-    // uses them only when that is the GPU asked for and it prices that GPU with its identity
-    // (a GPU outside the data is priced without kernels, so its rows take the correction below).
-    const int device_col = table.column("Device");
-    const bool kernels_usable = model && model->pricing_of(device).kind != cm::DevicePricing::kUnseen;
-    std::vector<bool> on_device(ops.size(), false);  // the row's Device is the GPU asked
-    for (size_t i = 0; i < ops.size(); ++i) {
-      on_device[i] = device_col >= 0 && catalog.find(table.rows[i][device_col]) == &device;
-      queries.push_back({&ops[i], &device, true, on_device[i] && kernels_usable});
-    }
-    std::vector<double> ms(ops.size(), std::nan(""));
-    if (model) ms = model->predict_ms(queries);
-    std::size_t corrected_by = 0;
-    if (!samples_path_.empty()) {
-      if (!model) throw InputError(samples_path_, "", "--samples needs the learned cost model (LibTorch)");
-      const auto correction =
-          cm::correction_from_samples(*model, cm::load_samples_of(samples_path_, catalog, device), device);
-      corrected_by = correction.size();
-      for (size_t i = 0; i < ops.size(); ++i)
-        if (std::isfinite(ms[i]) && !queries[i].allow_kernel) ms[i] *= correction.factor(ops[i]);
-    }
-    std::size_t learned = 0, roofline = 0, none = 0;
+    const cm::TablePrices prices =
+        cm::price_table(table, predict_input_, catalog, device, model ? &*model : nullptr, samples_path_);
     // A file that has the column (an earlier predict's output) gets its values replaced, not a second one.
     const int predicted_col = table.column("predicted_ms");
     if (predicted_col >= 0)
       std::cerr << fmt::format("{}: replacing the values of its predicted_ms column\n", predict_input_);
     std::string out = cm::format_csv_row(with_column(table.header, predicted_col, "predicted_ms")) + "\n";
-    for (size_t i = 0; i < ops.size(); ++i) {
-      std::string value;
-      if (std::isfinite(ms[i])) ++learned;
-      else if (ops[i].describable()) { ms[i] = cm::roofline_ms(ops[i], device); ++roofline; }
-      else ++none;
-      if (std::isfinite(ms[i])) value = fmt::format("{:.6g}", ms[i]);
+    for (size_t i = 0; i < prices.ops.size(); ++i) {
+      const std::string value = std::isfinite(prices.ms[i]) ? fmt::format("{:.6g}", prices.ms[i]) : "";
       out += cm::format_csv_row(with_column(table.rows[i], predicted_col, value)) + "\n";
     }
     write_output(output_.empty() ? "-" : output_, [&](std::ostream& stream) { stream << out; });
-    const std::string pricing = model && learned ? cm::pricing_note(*model, device) : "";
+    const std::string pricing = model && prices.learned ? cm::pricing_note(*model, device) : "";
     std::cerr << fmt::format("{} on {}{}: {} learned{}, {} roofline{}, {} not describable (empty)\n",
-                             count_of(ops.size(), "row"), device.name, pricing, learned,
-                             corrected_by ? fmt::format(" (corrected by {} measured samples where the model "
-                                                        "did not use the row's own kernel)", corrected_by)
-                                          : "",
-                             roofline, model ? "" : " (" + cm::LearnedModel::unavailable_reason() + ")", none);
-    const std::string measured = measured_note(table, ops, ms, device_col >= 0 ? &on_device : nullptr, device);
-    if (!measured.empty()) std::cerr << measured << "\n";
+                             count_of(prices.ops.size(), "row"), device.name, pricing, prices.learned,
+                             prices.corrected_by ? fmt::format(" (corrected by {} measured samples where the model "
+                                                               "did not use the row's own kernel)", prices.corrected_by)
+                                                 : "",
+                             prices.roofline, model ? "" : " (" + cm::LearnedModel::unavailable_reason() + ")",
+                             prices.none);
+    if (const auto error = cm::error_against_latency(table, prices)) {
+      const std::string measured = latency_note(*error, prices.has_device_column, device);
+      if (!measured.empty()) std::cerr << measured << "\n";
+    }
     return 0;
   }
 
-  // The predictions' error against the rows' own Latency where the file measured them on the GPU
-  // asked for (`on_device`, from its Device column; nullptr when the file has none: every row is
-  // taken as measured there): MAPE over those rows and per op family. Rows whose Latency is not a
-  // time are left out, and counted.
-  static std::string measured_note(const cm::CsvTable& table, const std::vector<cm::OpDesc>& ops,
-                                   const std::vector<double>& ms, const std::vector<bool>* on_device,
-                                   const cm::DeviceSpec& device) {
-    const int lat = table.column("Latency");
-    if (lat < 0) return "";
-    std::map<std::string, cm::MapeCell> by_family;
-    cm::MapeCell all;
-    std::size_t not_a_time = 0;
-    for (size_t i = 0; i < ops.size(); ++i) {
-      if (on_device && !(*on_device)[i]) continue;
-      if (!std::isfinite(ms[i])) continue;
-      const std::string& text = table.rows[i][lat];
-      double measured = 0;
-      if (!parse_decimal(text, measured) || !cm::is_latency_ms(measured)) {
-        ++not_a_time;
-        continue;
-      }
-      all.add(ms[i], measured);
-      by_family[cm::to_string(ops[i].family)].add(ms[i], measured);
-    }
-    if (!all.count && !not_a_time) return "";
+  // "against the Latency column (N rows measured on GPU): MAPE x % (family y, ...)".
+  static std::string latency_note(const cm::LatencyError& e, bool has_device_column, const cm::DeviceSpec& device) {
+    if (!e.all.count && !e.not_a_time) return "";
     std::string families;
-    for (const auto& [family, cell] : by_family)
+    for (const auto& [family, cell] : e.by_family)
       families += fmt::format("{}{} {:.1f}", families.empty() ? "" : ", ", family, cell.mape_percent());
     return fmt::format("against the Latency column ({} measured on {}{}): MAPE {:.1f} %{}{}",
-                       count_of(all.count, "row"), device.name,
-                       on_device ? "" : ", taken as such: the file has no Device column", all.mape_percent(),
+                       count_of(e.all.count, "row"), device.name,
+                       has_device_column ? "" : ", taken as such: the file has no Device column", e.all.mape_percent(),
                        families.empty() ? "" : " (" + families + ")",
-                       not_a_time ? fmt::format("; {} left out (Latency not a time in milliseconds)",
-                                                count_of(not_a_time, "row"))
-                                  : "");
+                       e.not_a_time ? fmt::format("; {} left out (Latency not a time in milliseconds)",
+                                                  count_of(e.not_a_time, "row"))
+                                    : "");
   }
 
   // As every output: through a temporary file renamed into place (output_file.h).
