@@ -20,7 +20,9 @@ std::size_t point_of(NodeId v, Point p) { return 2 * static_cast<std::size_t>(v)
 
 }  // namespace
 
-Editor::Editor(Dfg& dfg, std::vector<RankNodes>* ranks) : dfg_(dfg), ranks_(ranks) {
+Editor::Editor(Dfg& dfg, std::vector<RankNodes>* ranks) : dfg_(dfg), ranks_(ranks) { index_graph(); }
+
+void Editor::index_graph() {
   const std::size_t n = dfg_.node_count();
   in_.assign(n, {});
   out_.assign(n, {});
@@ -462,16 +464,7 @@ Renumbering Editor::commit() {
   dfg_.edges_ = std::move(edges);
   dfg_.finalize();
 
-  // Start afresh on the compacted graph.
-  const std::size_t live_nodes = dfg_.node_count();
-  in_.assign(live_nodes, {});
-  out_.assign(live_nodes, {});
-  node_alive_.assign(live_nodes, 1);
-  edge_alive_.assign(dfg_.edge_count(), 1);
-  fused_into_.assign(live_nodes, kNone);
-  prev_on_track_.assign(live_nodes, kNone);
-  next_on_track_.assign(live_nodes, kNone);
-  for (EdgeId e = 0; e < dfg_.edge_count(); ++e) link(e);
+  index_graph();  // start afresh on the compacted graph
   pending_ = false;
   return map;
 }

@@ -98,6 +98,8 @@ class Editor {
   void move_edge(EdgeId edge, NodeId src, NodeId dst);
   void drop_edge(EdgeId edge);
   void unlink(EdgeId edge);
+  // The adjacency, liveness and track-neighbour indexes of the graph as it stands (all alive).
+  void index_graph();
   void link(EdgeId edge);
   // Merges `edge` into an existing live parallel edge (same endpoints and points), if any.
   bool merge_parallel(EdgeId edge);

@@ -4,41 +4,30 @@
 
 #include <fmt/format.h>
 
-#include <nlohmann/json.hpp>
-
-#include "core/json_fields.h"
 #include "replayer/report.h"
+#include "trace/chrome_json.h"
 
 namespace dpro::replayer {
 namespace {
 
-std::string micros(Nanos t) {
-  const bool negative = t < 0;
-  const Nanos a = negative ? -t : t;
-  return fmt::format("{}{}.{:03}", negative ? "-" : "", a / 1000, a % 1000);
-}
-
-std::string json_string(std::string_view s) { return dump_output_json(nlohmann::json(std::string(s)), -1); }
+using trace::chrome_micros;
+using trace::chrome_string;
 
 class TimelineWriter {
  public:
-  TimelineWriter(std::ostream& out) : out_(out) {}
+  TimelineWriter(std::ostream& out) : out_(out), events_(out, "", ",\n") {}
   void begin() { out_ << "{\"displayTimeUnit\": \"ns\", \"traceEvents\": [\n"; }
   void end() { out_ << "\n]}\n"; }
-  void raw(const std::string& event) {
-    if (!first_) out_ << ",\n";
-    first_ = false;
-    out_ << event;
-  }
+  void raw(const std::string& event) { events_.add(event); }
   void slice(int pid, std::uint32_t tid, std::string_view name, const char* cat, Nanos start, Nanos dur,
              const std::string& args) {
     raw(fmt::format(R"({{"ph":"X","pid":{},"tid":{},"ts":{},"dur":{},"name":{},"cat":"{}","args":{{{}}}}})", pid, tid,
-                    micros(start), micros(dur), json_string(name), cat, args));
+                    chrome_micros(start), chrome_micros(dur), chrome_string(name), cat, args));
   }
 
  private:
   std::ostream& out_;
-  bool first_ = true;
+  trace::ChromeEventList events_;
 };
 
 }  // namespace
@@ -56,7 +45,7 @@ void write_timeline(std::ostream& out, const trace::TraceSet& traces, const grap
   for (const trace::TraceRank& r : traces.ranks) {
     if (!ranks_in_graph.count(r.rank)) continue;
     w.raw(fmt::format(R"({{"ph":"M","name":"process_name","pid":{},"tid":0,"args":{{"name":{}}}}})", r.rank,
-                      json_string("rank " + std::to_string(r.rank) + " (predicted)")));
+                      chrome_string("rank " + std::to_string(r.rank) + " (predicted)")));
     w.raw(fmt::format(R"({{"ph":"M","name":"process_sort_index","pid":{},"tid":0,"args":{{"sort_index":{}}}}})", r.rank, r.rank));
   }
   for (std::uint32_t t = 0; t < dfg.tracks().size(); ++t) {
@@ -65,7 +54,7 @@ void write_timeline(std::ostream& out, const trace::TraceSet& traces, const grap
     const std::string name = track.kind == trace::ResourceKind::kGpuStream
                                  ? fmt::format("GPU {} stream {}", track.pid, track.tid)
                                  : (track.name.empty() ? fmt::format("thread {}", track.tid) : track.name);
-    w.raw(fmt::format(R"({{"ph":"M","name":"thread_name","pid":{},"tid":{},"args":{{"name":{}}}}})", track.rank, t + 1, json_string(name)));
+    w.raw(fmt::format(R"({{"ph":"M","name":"thread_name","pid":{},"tid":{},"args":{{"name":{}}}}})", track.rank, t + 1, chrome_string(name)));
     w.raw(fmt::format(R"({{"ph":"M","name":"thread_sort_index","pid":{},"tid":{},"args":{{"sort_index":{}}}}})", track.rank,
                       t + 1, (track.kind == trace::ResourceKind::kGpuStream ? 1000000 : 0) + t));
   }
@@ -80,14 +69,14 @@ void write_timeline(std::ostream& out, const trace::TraceSet& traces, const grap
       if (!span) continue;
       const graph::NodeId first = nodes.first_inside[i];
       w.slice(r.rank, dfg.node(first).track + 1, traces.name(e), trace::to_string(e.kind), span->first,
-              span->second - span->first, fmt::format(R"("measured_dur_us":{})", micros(e.dur)));
+              span->second - span->first, fmt::format(R"("measured_dur_us":{})", chrome_micros(e.dur)));
     }
   }
   for (graph::NodeId id = 0; id < dfg.node_count(); ++id) {
     const graph::Node& n = dfg.node(id);
     if (n.kind == graph::NodeKind::kBarrier || n.track == graph::kNone) continue;
     w.slice(n.rank, n.track + 1, traces.strings.view(n.name), graph::to_string(n.kind), sim.start[id],
-            sim.end[id] - sim.start[id], fmt::format(R"("measured_dur_us":{})", micros(n.measured_duration)));
+            sim.end[id] - sim.start[id], fmt::format(R"("measured_dur_us":{})", chrome_micros(n.measured_duration)));
   }
   // Flow arrows from each collective's last-arriving participant to the others.
   std::uint64_t flow = 1;
@@ -100,9 +89,9 @@ void write_timeline(std::ostream& out, const trace::TraceSet& traces, const grap
       const graph::Node& peer = dfg.node(dfg.edge(e).dst);
       if (dfg.edge(e).dst == dfg.edge(cause).src) return;
       w.raw(fmt::format(R"({{"ph":"s","id":{},"pid":{},"tid":{},"ts":{},"name":"collective","cat":"collective"}})", flow,
-                        last.rank, last.track + 1, micros(sim.start[id])));
+                        last.rank, last.track + 1, chrome_micros(sim.start[id])));
       w.raw(fmt::format(R"({{"ph":"f","bp":"e","id":{},"pid":{},"tid":{},"ts":{},"name":"collective","cat":"collective"}})",
-                        flow, peer.rank, peer.track + 1, micros(sim.start[id])));
+                        flow, peer.rank, peer.track + 1, chrome_micros(sim.start[id])));
       ++flow;
     });
   }

@@ -15,8 +15,7 @@ void detect_iterations(TraceRank& rank, const StringTable& strings, std::string_
 // `name` matches `pattern`, where '*' stands for any run of characters (none included).
 bool glob_match(std::string_view pattern, std::string_view name);
 
-// "ProfilerStep#12" -> 12; nullopt for other names. Inline: the native importer (dpro_trace_native,
-// a library below dpro_trace) uses it too.
+// "ProfilerStep#12" -> 12; nullopt for other names. Inline: the native importer uses it too.
 inline std::optional<std::int64_t> profiler_step_number(std::string_view name) {
   constexpr std::string_view kPrefix = "ProfilerStep#";
   if (!name.starts_with(kPrefix)) return std::nullopt;

@@ -1,5 +1,7 @@
 #include "trace/native/chrome_export.h"
 
+#include "trace/chrome_json.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -8,49 +10,8 @@
 namespace dpro::trace {
 namespace {
 
-const char* category(EventKind kind) {
-  switch (kind) {
-    case EventKind::kCpuOp: return "cpu_op";
-    case EventKind::kUserAnnotation: return "user_annotation";
-    case EventKind::kPythonFunction: return "python_function";
-    case EventKind::kRuntimeCall: return "cuda_runtime";
-    case EventKind::kDriverCall: return "cuda_driver";
-    case EventKind::kKernel: return "kernel";
-    case EventKind::kCollective: return "kernel";
-    case EventKind::kMemcpy: return "gpu_memcpy";
-    case EventKind::kMemset: return "gpu_memset";
-    case EventKind::kSync: return "cuda_sync";
-    case EventKind::kGpuAnnotation: return "gpu_user_annotation";
-    case EventKind::kMarker: return "marker";
-  }
-  return "other";
-}
-
-bool is_gpu_kind(EventKind k) {
-  return k == EventKind::kKernel || k == EventKind::kCollective || k == EventKind::kMemcpy ||
-         k == EventKind::kMemset;
-}
-
-std::string quoted(std::string_view s) {
-  std::string out = "\"";
-  for (char ch : s) {
-    auto c = static_cast<unsigned char>(ch);
-    if (c == '"' || c == '\\') {
-      out.push_back('\\');
-      out.push_back(ch);
-    } else if (c < 0x20) {
-      out += fmt::format("\\u{:04x}", c);
-    } else {
-      out.push_back(ch);
-    }
-  }
-  return out + "\"";
-}
-
 // Kineto floors its base time to a multiple of this (output_json.h ChromeTraceBaseTime).
 constexpr Nanos kBaseGranularity = 90LL * 24 * 3600 * kNanosPerSecond;
-
-std::string micros(Nanos t) { return fmt::format("{}.{:03}", t / 1000, t % 1000); }
 
 std::string event_args(const TraceRank& rank, const Event& e) {
   std::vector<std::string> args;
@@ -67,18 +28,18 @@ std::string event_args(const TraceRank& rank, const Event& e) {
     if (!a->input_dims.empty()) args.push_back("\"Input Dims\": " + a->input_dims);
     if (a->sequence_number) args.push_back(fmt::format("\"Sequence number\": {}", *a->sequence_number));
     if (const auto& c = a->collective) {
-      args.push_back("\"Collective name\": " + quoted(c->op));
-      if (c->group_name) args.push_back("\"Process Group Name\": " + quoted(*c->group_name));
+      args.push_back("\"Collective name\": " + chrome_string(c->op));
+      if (c->group_name) args.push_back("\"Process Group Name\": " + chrome_string(*c->group_name));
       if (c->group_size) args.push_back(fmt::format("\"Group size\": {}", *c->group_size));
       if (c->in_nelems) args.push_back(fmt::format("\"In msg nelems\": {}", *c->in_nelems));
-      if (c->dtype) args.push_back("\"dtype\": " + quoted(*c->dtype));
+      if (c->dtype) args.push_back("\"dtype\": " + chrome_string(*c->dtype));
       if (c->sequence) args.push_back(fmt::format("\"Seq\": {}", *c->sequence));
-      if (c->algorithm) args.push_back("\"algorithm\": " + quoted(*c->algorithm));
-      if (c->protocol) args.push_back("\"protocol\": " + quoted(*c->protocol));
+      if (c->algorithm) args.push_back("\"algorithm\": " + chrome_string(*c->algorithm));
+      if (c->protocol) args.push_back("\"protocol\": " + chrome_string(*c->protocol));
       if (c->channels) args.push_back(fmt::format("\"channels\": {}", *c->channels));
     }
     if (const auto& s = a->sync) {
-      args.push_back("\"cuda_sync_kind\": " + quoted(s->sync_kind));
+      args.push_back("\"cuda_sync_kind\": " + chrome_string(s->sync_kind));
       if (s->wait_on_stream) args.push_back(fmt::format("\"wait_on_stream\": {}", *s->wait_on_stream));
       if (s->event_record_correlation)
         args.push_back(fmt::format("\"wait_on_cuda_event_record_corr_id\": {}", *s->event_record_correlation));
@@ -87,21 +48,18 @@ std::string event_args(const TraceRank& rank, const Event& e) {
   return fmt::format("{{{}}}", fmt::join(args, ", "));
 }
 
-void write_metadata(const TraceRank& rank, std::ostream& out, bool& first) {
-  auto emit = [&](const std::string& json) {
-    out << (first ? "\n  " : ",\n  ") << json;
-    first = false;
-  };
+void write_metadata(const TraceRank& rank, ChromeEventList& events) {
+  auto emit = [&](const std::string& json) { events.add(json); };
   std::unordered_set<std::int64_t> pids;
   for (const auto& r : rank.resources) {
     bool gpu = r.kind == ResourceKind::kGpuStream;
     if (pids.insert(r.pid).second)
       emit(fmt::format("{{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": {}, \"tid\": 0, "
                        "\"args\": {{\"name\": {}}}}}",
-                       r.pid, quoted(gpu ? fmt::format("GPU {}", r.pid) : fmt::format("rank {} host {}", rank.rank, rank.host))));
+                       r.pid, chrome_string(gpu ? fmt::format("GPU {}", r.pid) : fmt::format("rank {} host {}", rank.rank, rank.host))));
     emit(fmt::format("{{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": {}, \"tid\": {}, "
                      "\"args\": {{\"name\": {}}}}}",
-                     r.pid, r.tid, quoted(r.name)));
+                     r.pid, r.tid, chrome_string(r.name)));
   }
 }
 
@@ -116,35 +74,33 @@ void write_chrome_json(const TraceRank& rank, const StringTable& strings, std::o
     const auto& d = rank.devices[i];
     out << (i ? ", " : "") << fmt::format("{{\"id\": {}, \"name\": {}, \"totalGlobalMem\": {}, "
                                           "\"computeMajor\": {}, \"computeMinor\": {}, \"numSms\": {}}}",
-                                          d.id, quoted(d.name), d.total_global_mem.value_or(0),
+                                          d.id, chrome_string(d.name), d.total_global_mem.value_or(0),
                                           d.compute_major.value_or(0), d.compute_minor.value_or(0),
                                           d.num_sms.value_or(0));
   }
   out << fmt::format("],\n\"distributedInfo\": {{\"backend\": {}, \"rank\": {}, \"world_size\": {}}},\n",
-                     quoted(rank.backend.empty() ? "nccl" : rank.backend), rank.rank,
+                     chrome_string(rank.backend.empty() ? "nccl" : rank.backend), rank.rank,
                      rank.world_size.value_or(1));
   out << "\"traceEvents\": [";
-  bool first = true;
-  write_metadata(rank, out, first);
+  ChromeEventList events(out, "\n  ", ",\n  ");
+  write_metadata(rank, events);
   std::unordered_set<std::int64_t> gpu_correlations;
   for (const auto& e : rank.events)
-    if (is_gpu_kind(e.kind) && e.correlation) gpu_correlations.insert(*e.correlation);
+    if (is_gpu_work(e.kind) && e.correlation) gpu_correlations.insert(*e.correlation);
   for (const auto& e : rank.events) {
     const auto& r = rank.resources[e.resource];
-    auto head = fmt::format("\"pid\": {}, \"tid\": {}, \"ts\": {}", r.pid, r.tid, micros(e.start - base));
-    out << (first ? "\n  " : ",\n  ")
-        << fmt::format("{{\"ph\": \"X\", \"cat\": \"{}\", \"name\": {}, {}, \"dur\": {}, \"args\": {}}}",
-                       category(e.kind), quoted(strings.view(e.name)), head, micros(e.dur),
-                       event_args(rank, e));
-    first = false;
+    auto head = fmt::format("\"pid\": {}, \"tid\": {}, \"ts\": {}", r.pid, r.tid, chrome_micros(e.start - base));
+    events.add(fmt::format("{{\"ph\": \"X\", \"cat\": \"{}\", \"name\": {}, {}, \"dur\": {}, \"args\": {}}}",
+                           to_string(e.kind), chrome_string(strings.view(e.name)), head, chrome_micros(e.dur),
+                           event_args(rank, e)));
     if (!e.correlation || !gpu_correlations.count(*e.correlation)) continue;
     bool launch = e.kind == EventKind::kRuntimeCall || e.kind == EventKind::kDriverCall;
-    if (launch || is_gpu_kind(e.kind))
-      out << fmt::format(",\n  {{\"ph\": \"{}\", \"id\": {}, {}, \"cat\": \"ac2g\", \"name\": \"ac2g\"{}}}",
-                         launch ? "s" : "f", *e.correlation, head, launch ? "" : ", \"bp\": \"e\"");
+    if (launch || is_gpu_work(e.kind))
+      events.add(fmt::format("{{\"ph\": \"{}\", \"id\": {}, {}, \"cat\": \"ac2g\", \"name\": \"ac2g\"{}}}",
+                             launch ? "s" : "f", *e.correlation, head, launch ? "" : ", \"bp\": \"e\""));
   }
   out << fmt::format("\n],\n\"traceName\": {},\n\"displayTimeUnit\": \"ms\",\n\"baseTimeNanoseconds\": {}\n}}\n",
-                     quoted(rank.file), base);
+                     chrome_string(rank.file), base);
 }
 
 }  // namespace dpro::trace
