@@ -110,6 +110,13 @@ TEST_CASE("the expanded graph replicates every rank and shares one barrier per c
   for (const auto& n : g.nodes()) max_rank = std::max(max_rank, n.rank);
   CHECK(max_rank == 23);
   CHECK(g.tracks().size() == 3 * job.built.dfg.tracks().size());
+  // Each replica keeps its op's description (the graph's op table), the barriers theirs.
+  for (graph::NodeId id = 0; id < job.built.dfg.node_count(); ++id)
+    for (const auto& block : maps) {
+      REQUIRE(block[id] != graph::kNone);
+      REQUIRE(g.op_of(block[id]) == job.built.dfg.op_of(id));
+    }
+  CHECK(job.built.dfg.op_of(0).valid());
 }
 
 TEST_CASE("scale-in to fewer ranks than the trace replays the expanded graph of those ranks") {

@@ -32,6 +32,7 @@ graph::Dfg replicate_ranks(const graph::Dfg& dfg, const trace::TraceSet& traces,
   auto new_rank = [&](int block, int index) { return blocks == 1 ? traces.ranks[index].rank : block * w + index; };
 
   graph::Dfg out;
+  out.ops() = dfg.ops();  // a replica is the same op: it keeps its description
   std::vector<std::vector<std::uint32_t>> track_maps(blocks, std::vector<std::uint32_t>(dfg.tracks().size(), graph::kNone));
   for (int j = 0; j < blocks; ++j) {
     for (std::uint32_t t = 0; t < dfg.tracks().size(); ++t) {
@@ -48,7 +49,12 @@ graph::Dfg replicate_ranks(const graph::Dfg& dfg, const trace::TraceSet& traces,
     for (graph::NodeId id = 0; id < dfg.node_count(); ++id) {
       const graph::Node& n = dfg.node(id);
       if (n.kind == graph::NodeKind::kBarrier) {
-        block_maps[j][id] = j == 0 ? out.add_node(n) : block_maps[0][id];
+        if (j == 0) {
+          block_maps[j][id] = out.add_node(n);
+          if (dfg.op_of(id).valid()) out.set_op(block_maps[j][id], dfg.op_of(id));
+        } else {
+          block_maps[j][id] = block_maps[0][id];
+        }
         continue;
       }
       const auto it = index_of_rank.find(n.rank);
@@ -57,6 +63,7 @@ graph::Dfg replicate_ranks(const graph::Dfg& dfg, const trace::TraceSet& traces,
       copy.rank = new_rank(j, it->second);
       if (n.track != graph::kNone) copy.track = track_maps[j][n.track];
       block_maps[j][id] = out.add_node(copy);
+      if (dfg.op_of(id).valid()) out.set_op(block_maps[j][id], dfg.op_of(id));
     }
   }
   for (int j = 0; j < blocks; ++j) {
