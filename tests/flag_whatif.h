@@ -32,8 +32,7 @@ class FlagWhatIf {
     changes_.clear();
     try {
       for (const whatif::Rewrite& r : flags_.rewrites()) {
-        if (const auto* d = std::get_if<whatif::DeviceRetime>(&r)) changes_.emplace_back(whatif::device_retime(w, *d, log));
-        else changes_.emplace_back(whatif::comm_retime(w, std::get<whatif::CommRetime>(r), log));
+        changes_.push_back(whatif::apply(w, r));
         cli::log_warnings(changes_.back(), log);
       }
     } catch (const OptionError& e) {

@@ -52,6 +52,10 @@ OpRowReader::OpRowReader(const CsvTable& table, std::string file)
   }
 }
 
+void OpRowReader::require_names() const {
+  if (!has_names()) throw InputError(file_, "header", "needs an OPName column");
+}
+
 OpDesc OpRowReader::read(std::size_t r) const {
   OpDesc op;
   if (name_col_ < 0) return op;

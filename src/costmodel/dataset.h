@@ -43,6 +43,9 @@ class OpRowReader {
   OpRowReader(const CsvTable& table, std::string file);
   // Whether the table has an OPName column (without one, every op is undescribable).
   bool has_names() const { return name_col_ >= 0; }
+  // Throws InputError naming the file's header when it has no OPName column (a command that
+  // prices or picks ops has nothing to read without it).
+  void require_names() const;
   // OpDesc of table row `r` (0-based; errors name it by row_label): family
   // from OPName, dims from the family's columns (a missing column or an empty value leaves it
   // undescribable). A value that is not a whole number from 0 to kMaxDimension, or an op whose

@@ -8,26 +8,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "graph/op_table.h"
+
 namespace dpro::costmodel {
 
 namespace {
 
 using Shape = std::vector<std::int64_t>;
-
-std::vector<Shape> parse_shapes(const std::string& text) {
-  std::vector<Shape> shapes;
-  if (text.empty()) return shapes;
-  const auto j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (!j.is_array()) return shapes;
-  for (const auto& entry : j) {
-    Shape s;
-    if (entry.is_array())
-      for (const auto& d : entry)
-        if (d.is_number_integer()) s.push_back(d.get<std::int64_t>());
-    shapes.push_back(std::move(s));
-  }
-  return shapes;
-}
 
 std::int64_t product(const Shape& s, size_t from, size_t to) {
   std::int64_t p = 1;
@@ -67,7 +54,7 @@ OpDesc op_desc_from_cpu_op(const std::string& name, const std::string& input_dim
   OpDesc op;
   op.name = name;
   op.family = resolve_family(name, &op.like_op);
-  const auto shapes = parse_shapes(input_dims);
+  const auto shapes = graph::parse_input_dims(input_dims);
   const auto types = nlohmann::json::parse(input_types.empty() ? "[]" : input_types, nullptr, false);
   if (types.is_array() && !types.empty() && types[0].is_string())
     if (auto d = parse_dtype(types[0].get<std::string>())) op.dtype = *d;

@@ -31,12 +31,6 @@ Nanos PricingCoverage::total_measured() const {
 Pricer::Pricer(const DeviceSpec& target, const LearnedModel* model, const ResidualCorrection* correction)
     : target_(target), model_(model), correction_(correction) {}
 
-PricedBy Pricer::rule_for(const PriceRequest& r) const {
-  if (r.kernel && same_chip_factor(r.op, *r.origin, target_, r.measured_ms)) return PricedBy::kSameChip;
-  if (model_ && r.op.describable()) return PricedBy::kLearned;
-  return PricedBy::kScaling;
-}
-
 std::vector<Price> Pricer::price(const std::vector<PriceRequest>& requests) {
   std::vector<Price> out(requests.size());
   std::vector<OpDesc> learned_ops;

@@ -56,12 +56,9 @@ class Pricer {
   // `target`, must outlive the pricer.
   Pricer(const DeviceSpec& target, const LearnedModel* model, const ResidualCorrection* correction);
 
-  // The rule for one request (no pricing done).
-  PricedBy rule_for(const PriceRequest& request) const;
   // Prices every request; the learned model sees the learned ones in one batch, in order.
   std::vector<Price> price(const std::vector<PriceRequest>& requests);
 
-  const DeviceSpec& target() const { return target_; }
   // The host overhead taken out of the learned model's latencies in the last price() call that
   // used it (kernel_time.h), in ms: the target's, and each origin GPU's.
   double target_overhead_ms() const { return target_overhead_ms_; }

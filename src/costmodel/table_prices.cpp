@@ -11,7 +11,7 @@ namespace dpro::costmodel {
 TablePrices price_table(const CsvTable& table, const std::string& file, const DeviceCatalog& catalog,
                         const DeviceSpec& device, const LearnedModel* model, const std::string& samples_path) {
   const OpRowReader reader(table, file);
-  if (!reader.has_names()) throw InputError(file, "header", "needs an OPName column");
+  reader.require_names();
   TablePrices p;
   for (std::size_t r = 0; r < table.rows.size(); ++r) p.ops.push_back(reader.read(r));
   // A row's kernel name and geometry describe the kernel that ran on its Device; the model

@@ -116,7 +116,6 @@ class Dfg {
     const OpDesc* d = op(id);
     return d ? ops_.name(d->name) : std::string_view();
   }
-  const std::vector<OpId>& node_ops() const { return node_ops_; }
 
   // Builds the CSR view; call after the last add_* and before traversals.
   void finalize();

@@ -128,6 +128,28 @@ std::vector<NodeId> Editor::track_order(std::span<const NodeId> nodes) const {
   return order;
 }
 
+template <typename Visit>
+bool Editor::walk_points(std::vector<std::size_t> stack, Visit visit) const {
+  std::vector<char> seen(2 * dfg_.node_count(), 0);
+  while (!stack.empty()) {
+    const std::size_t at = stack.back();
+    stack.pop_back();
+    if (seen[at]) continue;
+    seen[at] = 1;
+    const NodeId v = static_cast<NodeId>(at / 2);
+    const Point here = at % 2 ? Point::kEnd : Point::kStart;
+    const Walk next = visit(v, here);
+    if (next == Walk::kStop) return true;
+    if (next == Walk::kSkip) continue;
+    if (here == Point::kStart) stack.push_back(at + 1);
+    for (EdgeId e : out_[v]) {
+      const Edge& edge = dfg_.edges_[e];
+      if (edge.src_point == here) stack.push_back(point_of(edge.dst, edge.dst_point));
+    }
+  }
+  return false;
+}
+
 // True if, after fusing `parts` into one node, a path would lead from it back to itself: from
 // its end to anything of it, or from its start to its start (start -> ... -> end is the
 // blocking-copy pattern, not a cycle). The search walks points (a node's start and end), as
@@ -136,7 +158,6 @@ bool Editor::makes_cycle(const std::vector<NodeId>& parts) const {
   std::vector<char> part(dfg_.node_count(), 0);
   for (NodeId p : parts) part[p] = 1;
   for (const Point from : {Point::kEnd, Point::kStart}) {
-    std::vector<char> seen(2 * dfg_.node_count(), 0);
     std::vector<std::size_t> stack;
     for (NodeId p : parts) {
       for (EdgeId e : out_[p]) {
@@ -144,23 +165,11 @@ bool Editor::makes_cycle(const std::vector<NodeId>& parts) const {
         if (edge.src_point == from && !part[edge.dst]) stack.push_back(point_of(edge.dst, edge.dst_point));
       }
     }
-    while (!stack.empty()) {
-      const std::size_t at = stack.back();
-      stack.pop_back();
-      if (seen[at]) continue;
-      seen[at] = 1;
-      const NodeId v = static_cast<NodeId>(at / 2);
-      const Point here = at % 2 ? Point::kEnd : Point::kStart;
-      if (part[v]) {
-        if (from == Point::kEnd || here == Point::kStart) return true;
-        continue;
-      }
-      if (here == Point::kStart) stack.push_back(at + 1);
-      for (EdgeId e : out_[v]) {
-        const Edge& edge = dfg_.edges_[e];
-        if (edge.src_point == here) stack.push_back(point_of(edge.dst, edge.dst_point));
-      }
-    }
+    const bool back_to_parts = walk_points(std::move(stack), [&](NodeId v, Point here) {
+      if (!part[v]) return Walk::kGo;
+      return from == Point::kEnd || here == Point::kStart ? Walk::kStop : Walk::kSkip;
+    });
+    if (back_to_parts) return true;
   }
   return false;
 }
@@ -362,23 +371,9 @@ void Editor::redirect(EdgeId edge, std::optional<NodeId> src, std::optional<Node
   if (s == d) throw InputError("", what, "an edge from node " + std::to_string(s) + " to itself");
   move_edge(edge, s, d);
   // A cycle through the moved edge: its destination reaches its source.
-  std::vector<char> seen(2 * dfg_.node_count(), 0);
-  std::vector<std::size_t> stack{point_of(d, old.dst_point)};
-  bool cycle = false;
-  while (!stack.empty() && !cycle) {
-    const std::size_t at = stack.back();
-    stack.pop_back();
-    if (seen[at]) continue;
-    seen[at] = 1;
-    const NodeId v = static_cast<NodeId>(at / 2);
-    const Point here = at % 2 ? Point::kEnd : Point::kStart;
-    if (v == s && (here == Point::kStart || old.src_point == Point::kEnd)) cycle = true;
-    if (here == Point::kStart) stack.push_back(at + 1);
-    for (EdgeId e : out_[v]) {
-      const Edge& next = dfg_.edges_[e];
-      if (next.src_point == here) stack.push_back(point_of(next.dst, next.dst_point));
-    }
-  }
+  const bool cycle = walk_points({point_of(d, old.dst_point)}, [&](NodeId v, Point here) {
+    return v == s && (here == Point::kStart || old.src_point == Point::kEnd) ? Walk::kStop : Walk::kGo;
+  });
   if (cycle) {
     move_edge(edge, old.src, old.dst);
     throw InputError("", what, "node " + std::to_string(d) + " already leads to node " + std::to_string(s) + ": a dependency cycle");

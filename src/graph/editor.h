@@ -108,6 +108,11 @@ class Editor {
   OpId fused_op(const std::vector<NodeId>& parts);
   // Whether `nodes`, taken as one node, would lie on a cycle.
   bool makes_cycle(const std::vector<NodeId>& nodes) const;
+  // Walks the points (a node's start and its end, index 2 x node + end) reachable from `from`
+  // along live edges, and from each start to its own end, each point once. visit(node, point)
+  // says whether to go on from a point, not to, or to stop; true when a visit stopped the walk.
+  enum class Walk { kGo, kSkip, kStop };
+  template <typename Visit> bool walk_points(std::vector<std::size_t> from, Visit visit) const;
 
   Dfg& dfg_;
   std::vector<RankNodes>* ranks_;

@@ -69,16 +69,24 @@ class Reader {
     pos_ += n;
     return s;
   }
-  template <typename T> std::optional<T> get_optional() {
+  // A 0/1 byte: whether an optional field, or a section, follows.
+  bool get_flag(const char* what) {
     const auto flag = get<std::uint8_t>();
-    if (flag > 1) fail("bad optional flag " + std::to_string(flag));
-    if (!flag) return std::nullopt;
+    if (flag > 1) fail("bad " + std::string(what) + " flag " + std::to_string(flag));
+    return flag == 1;
+  }
+  // An enumerator stored as a byte, at most `last`.
+  template <typename E> E get_enum(E last, const char* what) {
+    const auto v = get<std::uint8_t>();
+    if (v > static_cast<std::uint8_t>(last)) fail("bad " + std::string(what) + " " + std::to_string(v));
+    return static_cast<E>(v);
+  }
+  template <typename T> std::optional<T> get_optional() {
+    if (!get_flag("optional")) return std::nullopt;
     return get<T>();
   }
   std::optional<std::array<int, 3>> get_dims() {
-    const auto flag = get<std::uint8_t>();
-    if (flag > 1) fail("bad optional flag " + std::to_string(flag));
-    if (!flag) return std::nullopt;
+    if (!get_flag("optional")) return std::nullopt;
     std::array<int, 3> d{};
     for (int& x : d) x = get<std::int32_t>();
     return d;
@@ -98,8 +106,8 @@ class Reader {
   std::string item_ = "header";
 };
 
-constexpr std::uint8_t kLastNodeKind = static_cast<std::uint8_t>(NodeKind::kBarrier);
-constexpr std::uint8_t kLastEdgeKind = static_cast<std::uint8_t>(EdgeKind::kCollective);
+constexpr NodeKind kLastNodeKind = NodeKind::kBarrier;
+constexpr EdgeKind kLastEdgeKind = EdgeKind::kCollective;
 
 void put_op(Writer& w, const OpDesc& op) {
   w.put(op.name.value);
@@ -180,9 +188,7 @@ class GraphReader {
       r_.at("track " + std::to_string(i));
       Track t;
       t.rank = r_.get<std::int32_t>();
-      const auto kind = r_.get<std::uint8_t>();
-      if (kind > static_cast<std::uint8_t>(trace::ResourceKind::kGpuStream)) r_.fail("bad kind " + std::to_string(kind));
-      t.kind = static_cast<trace::ResourceKind>(kind);
+      t.kind = r_.get_enum(trace::ResourceKind::kGpuStream, "kind");
       t.pid = r_.get<std::int64_t>();
       t.tid = r_.get<std::int64_t>();
       t.name = r_.get_string();
@@ -198,9 +204,7 @@ class GraphReader {
       r_.at("op " + std::to_string(i));
       OpDesc& op = ops[i];
       op.name = name("name");
-      const auto kind = r_.get<std::uint8_t>();
-      if (kind > kLastNodeKind) r_.fail("bad kind " + std::to_string(kind));
-      op.kind = static_cast<NodeKind>(kind);
+      op.kind = r_.get_enum(kLastNodeKind, "kind");
       op.launcher = name("launcher");
       op.inputs.resize(r_.get_count(8));
       for (TensorDesc& t : op.inputs) {
@@ -212,9 +216,7 @@ class GraphReader {
       op.flops = r_.get_optional<std::int64_t>();
       op.grid = r_.get_dims();
       op.block = r_.get_dims();
-      const auto has_collective = r_.get<std::uint8_t>();
-      if (has_collective > 1) r_.fail("bad collective flag " + std::to_string(has_collective));
-      if (has_collective) {
+      if (r_.get_flag("collective")) {
         CollectiveDesc c;
         c.op = name("collective op");
         c.group = name("collective group");
@@ -244,9 +246,7 @@ class GraphReader {
     for (std::size_t i = 0; i < n; ++i) {
       r_.at("node " + std::to_string(i));
       Node node;
-      const auto kind = r_.get<std::uint8_t>();
-      if (kind > kLastNodeKind) r_.fail("bad kind " + std::to_string(kind));
-      node.kind = static_cast<NodeKind>(kind);
+      node.kind = r_.get_enum(kLastNodeKind, "kind");
       node.rank = r_.get<std::int32_t>();
       node.track = r_.get<std::uint32_t>();
       if (node.track != kNone && node.track >= dfg_.tracks().size()) r_.fail("track " + std::to_string(node.track) + " does not exist");
@@ -276,14 +276,8 @@ class GraphReader {
       e.dst = r_.get<std::uint32_t>();
       if (e.src >= dfg_.node_count()) r_.fail("src " + std::to_string(e.src) + " is not a node");
       if (e.dst >= dfg_.node_count()) r_.fail("dst " + std::to_string(e.dst) + " is not a node");
-      const auto kind = r_.get<std::uint8_t>();
-      if (kind > kLastEdgeKind) r_.fail("bad kind " + std::to_string(kind));
-      e.kind = static_cast<EdgeKind>(kind);
-      for (Point* p : {&e.src_point, &e.dst_point}) {
-        const auto v = r_.get<std::uint8_t>();
-        if (v > 1) r_.fail("bad point " + std::to_string(v));
-        *p = static_cast<Point>(v);
-      }
+      e.kind = r_.get_enum(kLastEdgeKind, "kind");
+      for (Point* p : {&e.src_point, &e.dst_point}) *p = r_.get_enum(Point::kEnd, "point");
       e.gap = r_.get<std::int64_t>();
       dfg_.add_edge(e);
     }

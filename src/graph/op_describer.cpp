@@ -170,28 +170,16 @@ class OpDescriber {
     return index;
   }
 
-  // "Input Dims" is a JSON list with one entry per input: a list of extents for a tensor, []
-  // for a scalar or non-tensor, a list of lists for a tensor list (kept as an empty shape, as
-  // the cost models read it). "Input type" is a parallel list of type names. Unparsable text
-  // describes no inputs: the trace still replays, the cost model falls back to measurements.
+  // Shapes as parse_input_dims reads "Input Dims" (the cost models read them so too); "Input
+  // type" is a parallel list of type names. Unparsable text describes no inputs: the trace still
+  // replays, the cost model falls back to measurements.
   std::vector<TensorDesc> parse_inputs(const std::string& dims_text, const std::string& types_text) {
     std::vector<TensorDesc> inputs;
-    const auto dims = nlohmann::json::parse(dims_text.empty() ? "[]" : dims_text, nullptr, false);
+    std::vector<std::vector<std::int64_t>> shapes = parse_input_dims(dims_text);
     const auto types = nlohmann::json::parse(types_text.empty() ? "[]" : types_text, nullptr, false);
-    const std::size_t n_dims = dims.is_array() ? dims.size() : 0;
     const std::size_t n_types = types.is_array() ? types.size() : 0;
-    inputs.resize(std::max(n_dims, n_types));
-    for (std::size_t i = 0; i < n_dims; ++i) {
-      const auto& entry = dims[i];
-      if (!entry.is_array()) continue;
-      for (const auto& d : entry) {
-        if (!d.is_number_integer()) {
-          inputs[i].shape.clear();
-          break;
-        }
-        inputs[i].shape.push_back(d.get<std::int64_t>());
-      }
-    }
+    inputs.resize(std::max(shapes.size(), n_types));
+    for (std::size_t i = 0; i < shapes.size(); ++i) inputs[i].shape = std::move(shapes[i]);
     for (std::size_t i = 0; i < n_types; ++i) {
       if (types[i].is_string()) inputs[i].dtype = dfg_.ops().intern(types[i].get<std::string>());
     }

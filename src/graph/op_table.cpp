@@ -1,5 +1,7 @@
 #include "graph/op_table.h"
 
+#include <nlohmann/json.hpp>
+
 #include "core/error.h"
 
 namespace dpro::graph {
@@ -13,6 +15,21 @@ OpId OpTable::add(OpDesc desc) {
   DPRO_CHECK(ops_.size() < 0xffffffffu);
   ops_.push_back(std::move(desc));
   return OpId{static_cast<std::uint32_t>(ops_.size() - 1)};
+}
+
+std::vector<std::vector<std::int64_t>> parse_input_dims(std::string_view text) {
+  std::vector<std::vector<std::int64_t>> shapes;
+  if (text.empty()) return shapes;
+  const auto j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_array()) return shapes;
+  for (const auto& entry : j) {
+    std::vector<std::int64_t> s;
+    if (entry.is_array())
+      for (const auto& d : entry)
+        if (d.is_number_integer()) s.push_back(d.get<std::int64_t>());
+    shapes.push_back(std::move(s));
+  }
+  return shapes;
 }
 
 NameId OpTable::intern(std::string_view text) {

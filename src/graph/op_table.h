@@ -54,6 +54,12 @@ struct CollectiveDesc {
   friend bool operator==(const CollectiveDesc&, const CollectiveDesc&) = default;
 };
 
+// The extents of each input in a framework's "Input Dims" text (a JSON list, one entry per
+// input: a list of extents for a tensor, [] for a scalar or non-tensor, a list of lists for a
+// tensor list): each entry's integer items (none for a tensor list or a non-list entry); no
+// entries for text that is not a JSON list. The op table and the cost models read shapes by it.
+std::vector<std::vector<std::int64_t>> parse_input_dims(std::string_view text);
+
 enum class NodeKind : std::uint8_t;  // dfg.h
 
 // What one op is.

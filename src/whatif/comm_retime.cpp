@@ -43,7 +43,7 @@ void retime(graph::Dfg& dfg, std::vector<comm::CommOp>& ops, const trace::TraceS
 
 }  // namespace
 
-CommChange comm_retime(Workload& workload, const CommRetime& options, Logger& /*log*/) {
+CommChange comm_retime(Workload& workload, const CommRetime& options) {
   const trace::TraceSet& traces = *workload.traces;
   graph::Dfg& dfg = workload.graph.dfg;
   // The bound a trace's own ranks and groups have (comm_ops.h): a larger job is a typo.

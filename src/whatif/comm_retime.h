@@ -9,7 +9,6 @@
 #include <string>
 #include <vector>
 
-#include "core/log.h"
 #include "costmodel/comm/calibration.h"
 #include "hw/cluster.h"
 #include "whatif/comm/retime.h"
@@ -53,6 +52,6 @@ struct CommChange {
 // Re-times the workload's NCCL ops in place (and, for a scale-in, replaces its graph). Throws
 // OptionError ("ranks", "bucket_mb", "origin_cluster", "cluster", "set", "comm_sizes") for a
 // bad option, InputError for bad cluster or host execution trace files.
-CommChange comm_retime(Workload& workload, const CommRetime& options, Logger& log);
+CommChange comm_retime(Workload& workload, const CommRetime& options);
 
 }  // namespace dpro::whatif

@@ -66,7 +66,7 @@ std::vector<std::pair<std::string, std::pair<std::size_t, Nanos>>> DeviceChange:
   return v;
 }
 
-DeviceChange device_retime(Workload& workload, const DeviceRetime& options, Logger& /*log*/) {
+DeviceChange device_retime(Workload& workload, const DeviceRetime& options) {
   const trace::TraceSet& traces = *workload.traces;
   graph::Dfg& dfg = workload.graph.dfg;
   const auto catalog = cm::DeviceCatalog::load_directory(options.device_dir);

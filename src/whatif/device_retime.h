@@ -9,7 +9,6 @@
 #include <string>
 #include <vector>
 
-#include "core/log.h"
 #include "costmodel/hw.h"
 #include "costmodel/learned_model.h"
 #include "costmodel/pricer.h"
@@ -75,6 +74,6 @@ struct DeviceChange {
 
 // Re-times the workload's GPU ops in place. Throws OptionError for an unknown device name
 // ("device", "origin_device"), InputError for bad spec, model or sample files.
-DeviceChange device_retime(Workload& workload, const DeviceRetime& options, Logger& log);
+DeviceChange device_retime(Workload& workload, const DeviceRetime& options);
 
 }  // namespace dpro::whatif

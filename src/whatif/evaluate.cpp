@@ -2,18 +2,21 @@
 
 namespace dpro::whatif {
 
+Change apply(Workload& workload, const Rewrite& rewrite) {
+  return std::visit(
+      [&](const auto& r) -> Change {
+        using R = std::decay_t<decltype(r)>;
+        if constexpr (std::is_same_v<R, DeviceRetime>) return device_retime(workload, r);
+        else return comm_retime(workload, r);
+      },
+      rewrite);
+}
+
 Evaluation evaluate(const Workload& base, const std::vector<Rewrite>& rewrites, replayer::Simulator& simulator,
-                    const EvaluateOptions& options, Logger& log) {
+                    const EvaluateOptions& options) {
   Evaluation e{base, {}, {}, {}, {}};
   for (const Rewrite& rewrite : rewrites) {
-    Change change = std::visit(
-        [&](const auto& r) -> Change {
-          using R = std::decay_t<decltype(r)>;
-          if constexpr (std::is_same_v<R, DeviceRetime>) return device_retime(e.workload, r, log);
-          else return comm_retime(e.workload, r, log);
-        },
-        rewrite);
-    e.changes.push_back(std::move(change));
+    e.changes.push_back(apply(e.workload, rewrite));
     if (options.on_applied) options.on_applied(e.changes.back());
   }
   graph::Dfg& dfg = e.workload.graph.dfg;

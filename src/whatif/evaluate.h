@@ -7,7 +7,6 @@
 #include <variant>
 #include <vector>
 
-#include "core/log.h"
 #include "replayer/engine.h"
 #include "replayer/replay.h"
 #include "whatif/checks.h"
@@ -35,10 +34,13 @@ struct EvaluateOptions {
   std::function<void(const Change&)> on_applied;
 };
 
+// Applies one rewrite to `workload` in place and returns what it did.
+Change apply(Workload& workload, const Rewrite& rewrite);
+
 // Applies `rewrites` to a copy of `base` and replays it with `simulator` (its working memory is
 // reused across calls). Throws what the rewrites throw (OptionError, InputError) and InputError
 // for a rewrite that made a dependency cycle.
 Evaluation evaluate(const Workload& base, const std::vector<Rewrite>& rewrites, replayer::Simulator& simulator,
-                    const EvaluateOptions& options, Logger& log);
+                    const EvaluateOptions& options);
 
 }  // namespace dpro::whatif

@@ -52,7 +52,7 @@ TEST_CASE("whatif: an evaluation without rewrites replays the base exactly") {
   Logger quiet(LogLevel::kQuiet);
   const replayer::Replay measured = replayer::replay_traces(*base.traces, replayer::ReplayOptions{}, quiet);
   replayer::Simulator simulator;
-  const whatif::Evaluation e = whatif::evaluate(base, {}, simulator, whatif::EvaluateOptions{}, quiet);
+  const whatif::Evaluation e = whatif::evaluate(base, {}, simulator, whatif::EvaluateOptions{});
   CHECK(e.changes.empty());
   CHECK(job_ns(e.report) == job_ns(measured.report));
   CHECK(e.simulation.end == measured.simulation.end);
@@ -62,9 +62,8 @@ TEST_CASE("whatif: an evaluation without rewrites replays the base exactly") {
 
 TEST_CASE("whatif: device_retime re-times every GPU op and leaves the base workload alone") {
   const whatif::Workload base = load_workload("traces/hta/alexnet-a100-single.json.gz");
-  Logger quiet(LogLevel::kQuiet);
   whatif::Workload w = base;
-  const whatif::DeviceChange c = whatif::device_retime(w, device("T4"), quiet);
+  const whatif::DeviceChange c = whatif::device_retime(w, device("T4"));
   CHECK(c.target == "T4");
   // Every GPU op is counted once, by one rule.
   std::size_t gpu_ops = 0;
@@ -84,8 +83,7 @@ TEST_CASE("whatif: device_retime re-times every GPU op and leaves the base workl
 
 TEST_CASE("whatif: device_retime between GPUs of one chip uses the same-chip rule and never slows a kernel") {
   whatif::Workload w = load_workload("traces/h100/gpt2-emit-nvtx-step");
-  Logger quiet(LogLevel::kQuiet);
-  const whatif::DeviceChange c = whatif::device_retime(w, device("H200-SXM-141GB"), quiet);
+  const whatif::DeviceChange c = whatif::device_retime(w, device("H200-SXM-141GB"));
   const int same = static_cast<int>(costmodel::PricedBy::kSameChip);
   CHECK(c.coverage.ops[same] > 0);
   CHECK(c.coverage.predicted[same] < c.coverage.measured[same]);
@@ -95,9 +93,8 @@ TEST_CASE("whatif: device_retime between GPUs of one chip uses the same-chip rul
 
 TEST_CASE("whatif: option errors name the library's option, not a flag") {
   whatif::Workload w = load_workload("traces/dlrm-8xV100");
-  Logger quiet(LogLevel::kQuiet);
   try {
-    whatif::device_retime(w, device("Voodoo5"), quiet);
+    whatif::device_retime(w, device("Voodoo5"));
     FAIL("no error");
   } catch (const OptionError& e) {
     CHECK(e.option() == "device");
@@ -106,24 +103,23 @@ TEST_CASE("whatif: option errors name the library's option, not a flag") {
   }
   whatif::CommRetime bad = comm_options();
   bad.ranks = 0;
-  CHECK_THROWS_MATCHES(whatif::comm_retime(w, bad, quiet), OptionError,
+  CHECK_THROWS_MATCHES(whatif::comm_retime(w, bad), OptionError,
                        Catch::Predicate<OptionError>([](const OptionError& e) { return e.option() == "ranks"; }));
   bad = comm_options();
   bad.bucket_mb = -1;
-  CHECK_THROWS_MATCHES(whatif::comm_retime(w, bad, quiet), OptionError,
+  CHECK_THROWS_MATCHES(whatif::comm_retime(w, bad), OptionError,
                        Catch::Predicate<OptionError>([](const OptionError& e) { return e.option() == "bucket_mb"; }));
 }
 
 TEST_CASE("whatif: comm_retime with a slower network lengthens the DLRM step; buckets fuse its all-reduces") {
   const whatif::Workload base = load_workload("traces/dlrm-8xV100");
-  Logger quiet(LogLevel::kQuiet);
   replayer::Simulator simulator;
-  const Nanos before = job_ns(whatif::evaluate(base, {}, simulator, {}, quiet).report);
+  const Nanos before = job_ns(whatif::evaluate(base, {}, simulator, {}).report);
 
   whatif::CommRetime slow = comm_options();
   slow.cluster = "dgx1-v100";
   slow.settings = {"network.intra_node_gbps=5"};
-  const whatif::Evaluation e = whatif::evaluate(base, {slow}, simulator, {}, quiet);
+  const whatif::Evaluation e = whatif::evaluate(base, {slow}, simulator, {});
   REQUIRE(e.changes.size() == 1);
   const auto& c = std::get<whatif::CommChange>(e.changes[0]);
   CHECK(c.origin == std::optional<std::string>("dgx1-v100"));
@@ -134,7 +130,7 @@ TEST_CASE("whatif: comm_retime with a slower network lengthens the DLRM step; bu
 
   whatif::CommRetime buckets = comm_options();
   buckets.bucket_mb = 25;
-  const whatif::Evaluation b = whatif::evaluate(base, {buckets}, simulator, {}, quiet);
+  const whatif::Evaluation b = whatif::evaluate(base, {buckets}, simulator, {});
   const auto& bc = std::get<whatif::CommChange>(b.changes[0]);
   REQUIRE(bc.buckets);
   CHECK(bc.buckets->buckets <= bc.buckets->allreduces);
@@ -142,11 +138,10 @@ TEST_CASE("whatif: comm_retime with a slower network lengthens the DLRM step; bu
 
 TEST_CASE("whatif: scale_ranks below the trace's ranks replays the graph of the first N ranks") {
   const whatif::Workload base = load_workload("traces/dlrm-8xV100");
-  Logger quiet(LogLevel::kQuiet);
   whatif::CommRetime four = comm_options();
   four.ranks = 4;
   replayer::Simulator simulator;
-  const whatif::Evaluation e = whatif::evaluate(base, {four}, simulator, {}, quiet);
+  const whatif::Evaluation e = whatif::evaluate(base, {four}, simulator, {});
   const auto& c = std::get<whatif::CommChange>(e.changes[0]);
   CHECK(c.scaled_in);
   CHECK(c.world == 8);
@@ -156,19 +151,18 @@ TEST_CASE("whatif: scale_ranks below the trace's ranks replays the graph of the 
 
 TEST_CASE("whatif: evaluate applies rewrites in order and reports each change as it is applied") {
   const whatif::Workload base = load_workload("traces/dlrm-8xV100");
-  Logger quiet(LogLevel::kQuiet);
   whatif::EvaluateOptions options;
   std::vector<std::size_t> seen;
   options.on_applied = [&](const whatif::Change& c) { seen.push_back(c.index()); };
   whatif::CommRetime net = comm_options();
   net.settings = {"network.intra_node_gbps=50"};
   replayer::Simulator simulator;
-  const whatif::Evaluation e = whatif::evaluate(base, {device("H100-SXM5-80GB"), net}, simulator, options, quiet);
+  const whatif::Evaluation e = whatif::evaluate(base, {device("H100-SXM5-80GB"), net}, simulator, options);
   CHECK(seen == std::vector<std::size_t>{0, 1});
   REQUIRE(e.changes.size() == 2);
   CHECK(std::holds_alternative<whatif::DeviceChange>(e.changes[0]));
   CHECK(std::holds_alternative<whatif::CommChange>(e.changes[1]));
   // The H100 shortens the GPU work; the DLRM step is bound by its CPU and not lengthened.
   CHECK(gpu_ns(e.workload.graph.dfg) < gpu_ns(base.graph.dfg));
-  CHECK(job_ns(e.report) <= job_ns(whatif::evaluate(base, {}, simulator, {}, quiet).report));
+  CHECK(job_ns(e.report) <= job_ns(whatif::evaluate(base, {}, simulator, {}).report));
 }

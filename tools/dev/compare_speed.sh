@@ -10,8 +10,8 @@ before=$(realpath "$1"); after=$(realpath "$2"); runs=${3:-5}
 cd "$(dirname "$0")/../.."
 median() { sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
 declare -A samples
-measure() {  # label build command...
-  local label=$1 build=$2; shift 2
+measure() {  # label command...
+  local label=$1; shift
   local f
   f=$(mktemp)
   /usr/bin/time -o "$f" -f '%U %S %M' "$@" > /dev/null 2>&1 || true  # an exit status is not a timing
@@ -24,8 +24,8 @@ for ((i = 0; i < runs; i++)); do
   for side in before after; do
     build=$([[ $side == before ]] && echo "$before" || echo "$after")
     bin=$build/tools/dpro-replay/dpro-replay
-    measure "$side version" "$build" "$bin" --version
-    measure "$side replay_dlrm" "$build" "$bin" replay -q traces/dlrm-8xV100
+    measure "$side version" "$bin" --version
+    measure "$side replay_dlrm" "$bin" replay -q traces/dlrm-8xV100
     line=$("$build/tests/bench/bench_replay" 64 20000 3 | grep -m1 '"bench": "replay_speed"' || true)
     [[ -n "$line" ]] && echo "{\"side\": \"$side\", \"run\": $i, \"line\": $line}"
     v=$(echo "$line" | sed -E 's/.*"value": ([-0-9.e+]+).*/\1/')

@@ -126,7 +126,7 @@ class ReplayCommand final : public Command {
       log.info(summary(change));
     };
     replayer::Simulator simulator;
-    whatif::Evaluation e = whatif::evaluate({traces, baseline.graph}, rewrites, simulator, evaluate, log);
+    whatif::Evaluation e = whatif::evaluate({traces, baseline.graph}, rewrites, simulator, evaluate);
     for (const whatif::Change& change : e.changes) e.report.notes.push_back(summary(change));
     if (const std::string warning = gpu_work_warning(e.gpu_work_after_steps); !warning.empty()) {
       log.warn(warning);

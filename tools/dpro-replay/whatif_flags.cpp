@@ -42,20 +42,11 @@ std::vector<whatif::Rewrite> WhatIfFlags::rewrites() const {
   return out;
 }
 
-std::string flag_of(const std::string& option) {
-  if (option.rfind("--", 0) == 0) return option;
-  std::string flag = "--" + option;
+InputError with_flag(const OptionError& e) {
+  std::string flag = "--" + e.option();
   for (char& c : flag)
     if (c == '_') c = '-';
-  return flag;
-}
-
-}  // namespace dpro::cli
-
-namespace dpro::cli {
-
-InputError with_flag(const OptionError& e) {
-  return InputError(e.file(), flag_of(e.option()) + (e.value().empty() ? "" : " " + e.value()), e.message());
+  return InputError(e.file(), flag + (e.value().empty() ? "" : " " + e.value()), e.message());
 }
 
 }  // namespace dpro::cli

@@ -28,9 +28,8 @@ class WhatIfFlags {
   whatif::CommRetime comm_;
 };
 
-// The flag of a library option name (OptionError::option): "bucket_mb" -> "--bucket-mb".
-std::string flag_of(const std::string& option);
-// The error as the user sees it: the option named by its flag ("--ranks 20: ...").
+// The error as the user sees it: the library's option name as its flag ("bucket_mb" ->
+// "--bucket-mb"), then the value ("--ranks 20: ...").
 InputError with_flag(const OptionError& e);
 
 }  // namespace dpro::cli

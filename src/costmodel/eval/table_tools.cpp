@@ -13,7 +13,7 @@ namespace dpro::costmodel {
 
 PickedRows pick_rows(const CsvTable& table, const std::string& file, int count, std::uint64_t seed) {
   const OpRowReader reader(table, file);
-  if (!reader.has_names()) throw InputError(file, "header", "needs an OPName column");
+  reader.require_names();
   std::vector<std::size_t> describable;
   std::vector<std::vector<float>> points;
   std::set<std::string> configurations;
