@@ -27,14 +27,28 @@ graph::BuiltGraph build(const std::string& relative) {
   return graph::build_graph(set, {}, log.log);
 }
 
+// The alexnet trace's graph, its replay, and three back-to-back kernels of one stream
+// (test::fusable_kernels).
+struct ThreeKernels {
+  graph::BuiltGraph built;
+  replayer::Simulation before;
+  NodeId a, b, c;
+};
+ThreeKernels alexnet_with_three_kernels() {
+  ThreeKernels t{build("traces/hta/alexnet-a100-single.json.gz"), {}, 0, 0, 0};
+  t.before = replayer::simulate(t.built.dfg);
+  const auto triple = test::fusable_kernels(t.built.dfg, t.before);
+  REQUIRE(triple);
+  t.a = (*triple)[0];
+  t.b = (*triple)[1];
+  t.c = (*triple)[2];
+  return t;
+}
+
 }  // namespace
 
 TEST_CASE("Fusing three kernels of one stream keeps every other node's replayed times when the fused node's duration is the sum of the three") {
-  auto built = build("traces/hta/alexnet-a100-single.json.gz");
-  const replayer::Simulation before = replayer::simulate(built.dfg);
-  const auto triple = test::fusable_kernels(built.dfg, before);
-  REQUIRE(triple);
-  const auto [a, b, c] = *triple;
+  auto [built, before, a, b, c] = alexnet_with_three_kernels();
   const Nanos sum = built.dfg.node(a).duration + built.dfg.node(b).duration + built.dfg.node(c).duration;
   const std::uint32_t event_b = built.dfg.node(b).event;
   const std::size_t nodes_before = built.dfg.node_count();
@@ -167,11 +181,7 @@ TEST_CASE("A fusion that would make the fused op wait for itself is refused") {
 }
 
 TEST_CASE("Removing a kernel keeps its stream's order and its neighbours' event ranges") {
-  auto built = build("traces/hta/alexnet-a100-single.json.gz");
-  const replayer::Simulation before = replayer::simulate(built.dfg);
-  const auto triple = test::fusable_kernels(built.dfg, before);
-  REQUIRE(triple);
-  const auto [a, b, c] = *triple;
+  auto [built, before, a, b, c] = alexnet_with_three_kernels();
   graph::Editor editor(built);
   editor.remove(b);
   CHECK_FALSE(editor.alive(b));
@@ -191,11 +201,7 @@ TEST_CASE("Removing a kernel keeps its stream's order and its neighbours' event 
 }
 
 TEST_CASE("Inserted nodes and redirected edges replay; durations can be set") {
-  auto built = build("traces/hta/alexnet-a100-single.json.gz");
-  const replayer::Simulation before = replayer::simulate(built.dfg);
-  const auto triple = test::fusable_kernels(built.dfg, before);
-  REQUIRE(triple);
-  const auto [a, b, c] = *triple;
+  auto [built, before, a, b, c] = alexnet_with_three_kernels();
   graph::Editor editor(built);
   graph::Node extra = built.dfg.node(b);
   extra.duration = 1000;
