@@ -1,8 +1,8 @@
 #pragma once
 // What a cost model knows about one GPU op: its family (the framework operator it
 // implements), its dimensions, dtype, and, when it came from a trace, the kernel's name and
-// launch geometry. Built from a shared-data CSV row (dataset.h) or from a trace node
-// (op_desc_from_trace.h).
+// launch geometry. Built from a shared-data CSV row (dataset.h) or from a graph node
+// (op_desc_from_graph.h).
 #include <array>
 #include <cstdint>
 #include <optional>

@@ -143,7 +143,7 @@ BuiltGraph build_graph(const trace::TraceSet& traces, const BuildOptions& option
     collectives[r] = detail::build_rank(traces, r, options, built.dfg, built.ranks[r], built.stats, log);
   }
   detail::match_collectives(traces, collectives, built.dfg, built.stats, log);
-  detail::describe_ops(traces, built.dfg);
+  describe_ops(traces, built.dfg);
   built.dfg.finalize();
   check_acyclic(built.dfg, traces);
   compute_measured_delays(built.dfg, options, built.stats);

@@ -52,6 +52,11 @@ struct BuiltGraph {
 // cycles (naming the ops on the cycle).
 BuiltGraph build_graph(const trace::TraceSet& traces, const BuildOptions& options, Logger& log);
 
+// Fills dfg.ops() and each node's entry from the trace the nodes refer to (Node::name, event,
+// parent_op; barriers: their collective's op). build_graph does it; a graph whose nodes were
+// added by hand calls it to describe them.
+void describe_ops(const trace::TraceSet& traces, Dfg& dfg);
+
 // Recomputes every node's delay, release and end-edge gaps from its measured times and the
 // current edges (build_graph calls it; rewrites that add edges may call it again).
 void compute_measured_delays(Dfg& dfg, const BuildOptions& options, BuildStats& stats);

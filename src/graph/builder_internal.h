@@ -31,9 +31,6 @@ void match_collectives(const trace::TraceSet& traces,
                        std::vector<std::vector<CollectiveRef>>& per_rank, Dfg& dfg,
                        BuildStats& stats, Logger& log);
 
-// Fills dfg.ops() and each node's entry from the trace (barriers: their collective's op).
-void describe_ops(const trace::TraceSet& traces, Dfg& dfg);
-
 EdgeId add_counted_edge(Dfg& dfg, BuildStats& stats, const Edge& edge);
 
 }  // namespace dpro::graph::detail

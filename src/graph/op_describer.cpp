@@ -2,13 +2,11 @@
 // description parsed and stored once. The trace's raw "Input Dims" / "Input type" texts are
 // the deduplication key before parsing, so a job's thousands of identical op instances cost
 // one hash lookup each.
-#include <nlohmann/json.hpp>
-
 #include <unordered_map>
 
 #include "graph/builder_internal.h"
 
-namespace dpro::graph::detail {
+namespace dpro::graph {
 namespace {
 
 // Everything that distinguishes one description from another, in ids.
@@ -164,26 +162,10 @@ class OpDescriber {
     text_key_ += a.input_types;
     auto it = inputs_index_.find(text_key_);
     if (it != inputs_index_.end()) return it->second;
-    inputs_.push_back(parse_inputs(a.input_dims, a.input_types));
+    inputs_.push_back(parse_inputs(a.input_dims, a.input_types, dfg_.ops()));
     const auto index = static_cast<std::uint32_t>(inputs_.size() - 1);
     inputs_index_.emplace(text_key_, index);
     return index;
-  }
-
-  // Shapes as parse_input_dims reads "Input Dims" (the cost models read them so too); "Input
-  // type" is a parallel list of type names. Unparsable text describes no inputs: the trace still
-  // replays, the cost model falls back to measurements.
-  std::vector<TensorDesc> parse_inputs(const std::string& dims_text, const std::string& types_text) {
-    std::vector<TensorDesc> inputs;
-    std::vector<std::vector<std::int64_t>> shapes = parse_input_dims(dims_text);
-    const auto types = nlohmann::json::parse(types_text.empty() ? "[]" : types_text, nullptr, false);
-    const std::size_t n_types = types.is_array() ? types.size() : 0;
-    inputs.resize(std::max(shapes.size(), n_types));
-    for (std::size_t i = 0; i < shapes.size(); ++i) inputs[i].shape = std::move(shapes[i]);
-    for (std::size_t i = 0; i < n_types; ++i) {
-      if (types[i].is_string()) inputs[i].dtype = dfg_.ops().intern(types[i].get<std::string>());
-    }
-    return inputs;
   }
 
   const trace::TraceSet& traces_;
@@ -200,4 +182,4 @@ class OpDescriber {
 
 void describe_ops(const trace::TraceSet& traces, Dfg& dfg) { OpDescriber(traces, dfg).describe_all(); }
 
-}  // namespace dpro::graph::detail
+}  // namespace dpro::graph

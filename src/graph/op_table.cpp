@@ -1,5 +1,7 @@
 #include "graph/op_table.h"
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
@@ -30,6 +32,20 @@ std::vector<std::vector<std::int64_t>> parse_input_dims(std::string_view text) {
     shapes.push_back(std::move(s));
   }
   return shapes;
+}
+
+std::vector<TensorDesc> parse_inputs(std::string_view dims_text, std::string_view types_text, OpTable& table) {
+  std::vector<TensorDesc> inputs;
+  std::vector<std::vector<std::int64_t>> shapes = parse_input_dims(dims_text);
+  const auto types = nlohmann::json::parse(types_text.empty() ? std::string_view("[]") : types_text, nullptr,
+                                           /*allow_exceptions=*/false);
+  const std::size_t n_types = types.is_array() ? types.size() : 0;
+  inputs.resize(std::max(shapes.size(), n_types));
+  for (std::size_t i = 0; i < shapes.size(); ++i) inputs[i].shape = std::move(shapes[i]);
+  for (std::size_t i = 0; i < n_types; ++i) {
+    if (types[i].is_string()) inputs[i].dtype = table.intern(types[i].get<std::string>());
+  }
+  return inputs;
 }
 
 NameId OpTable::intern(std::string_view text) {

@@ -100,4 +100,10 @@ class OpTable {
   std::unordered_map<std::string, std::uint32_t> name_index_;
 };
 
+// An op's inputs from a framework's "Input Dims" text (shapes as parse_input_dims reads them)
+// and its "Input type" text (a parallel JSON list of type names, interned in `table`). As many
+// inputs as the longer list has; unparsable text describes no inputs (the trace still
+// replays; the cost models fall back to measurements).
+std::vector<TensorDesc> parse_inputs(std::string_view dims_text, std::string_view types_text, OpTable& table);
+
 }  // namespace dpro::graph

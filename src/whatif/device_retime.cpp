@@ -4,7 +4,7 @@
 
 #include "core/error.h"
 #include "costmodel/dataset.h"
-#include "costmodel/op_desc_from_trace.h"
+#include "costmodel/op_desc_from_graph.h"
 #include "costmodel/residual_correction.h"
 
 namespace dpro::whatif {
@@ -105,13 +105,17 @@ DeviceChange device_retime(Workload& workload, const DeviceRetime& options) {
       change.coverage.add(cm::PricedBy::kUnchanged, n.duration, n.duration);
       continue;
     }
-    const std::uint32_t launcher = n.parent_op != graph::kNone ? n.parent_op : lent.launcher[id];
-    cm::OpDesc op = n.kind == graph::NodeKind::kKernel ? cm::op_desc_from_trace(traces, n, launcher) : cm::OpDesc{};
+    // The op whose launching CPU op describes a kernel: its own, else a like step's.
+    const graph::OpDesc* own = dfg.op(id);
+    const bool lent_launch = own && own->launcher.empty() && lent.launch[id].valid();
+    const graph::OpDesc* launch = lent_launch ? &dfg.ops().op(lent.launch[id]) : own;
+    cm::OpDesc op = n.kind == graph::NodeKind::kKernel && own ? cm::op_desc_of_kernel(dfg.ops(), *own, *launch)
+                                                              : cm::OpDesc{};
     if (op.dtype_from_kernel) ++change.math[op.dtype].kernels;
     if (n.kind == graph::NodeKind::kKernel && !op.describable()) {
       ++change.undescribable_kernels;
       if (cm::resolve_family(op.name) != cm::OpFamily::kUnknown) ++change.without_shapes;
-      if (launcher == graph::kNone) {
+      if (!launch || launch->launcher.empty()) {
         ++change.without_cpu_op;
         if (!change.without_cpu_op_in_capture) {
           const trace::TraceRank* r = rank_of(traces, n.rank);
@@ -124,7 +128,7 @@ DeviceChange device_retime(Workload& workload, const DeviceRetime& options) {
     }
     requests.push_back({std::move(op), origin, to_millis(n.measured_duration), n.kind == graph::NodeKind::kKernel});
     priced_nodes.push_back(id);
-    lent_launcher.push_back(launcher != n.parent_op);
+    lent_launcher.push_back(lent_launch);
   }
   for (int r : unknown_ranks) {
     const trace::TraceRank* rank = rank_of(traces, r);

@@ -9,7 +9,7 @@
 #include "costmodel/dataset.h"
 #include "costmodel/features.h"
 #include "costmodel/op_desc.h"
-#include "costmodel/op_desc_from_trace.h"
+#include "costmodel/op_desc_from_graph.h"
 #include "costmodel/paths.h"
 #include "costmodel_fixtures.h"
 #include "test_paths.h"
@@ -115,40 +115,48 @@ TEST_CASE("the test subset loads: 16 op families on 5 GPUs") {
   CHECK(families.size() == 16);
 }
 
+namespace {
+// A CPU op as a trace records it ("Input Dims", "Input type"), read as the graph's op table does.
+OpDesc cpu_op(std::string_view name, std::string_view dims, std::string_view types) {
+  dpro::graph::OpTable table;
+  return op_desc_from_cpu_op(name, dpro::graph::parse_inputs(dims, types, table), table);
+}
+}  // namespace
+
 TEST_CASE("ops from a trace's CPU op name and Input Dims") {
-  auto bmm = op_desc_from_cpu_op("aten::bmm", "[[32, 128, 64], [32, 64, 256]]", "[\"c10::Half\", \"c10::Half\"]");
+  auto bmm = cpu_op("aten::bmm", "[[32, 128, 64], [32, 64, 256]]", "[\"c10::Half\", \"c10::Half\"]");
   CHECK(bmm.family == OpFamily::kBmm);
   CHECK(bmm.dims == std::vector<std::int64_t>{32, 128, 256, 64});
   CHECK(bmm.dtype == DType::kFloat16);
-  auto addmm = op_desc_from_cpu_op("aten::addmm", "[[1024], [64, 512], [512, 1024], [], []]", "");
+  auto addmm = cpu_op("aten::addmm", "[[1024], [64, 512], [512, 1024], [], []]", "");
   CHECK(addmm.dims == std::vector<std::int64_t>{1, 64, 1024, 512});
-  auto linear = op_desc_from_cpu_op("aten::linear", "[[8, 16, 512], [1024, 512], [1024]]", "");
+  auto linear = cpu_op("aten::linear", "[[8, 16, 512], [1024, 512], [1024]]", "");
   CHECK(linear.dims == std::vector<std::int64_t>{1, 128, 1024, 512});
-  auto scalar = op_desc_from_cpu_op("aten::mul", "[[8, 100], []]", "");
+  auto scalar = cpu_op("aten::mul", "[[8, 100], []]", "");
   CHECK(scalar.family == OpFamily::kMulScalar);
-  auto ln = op_desc_from_cpu_op("aten::layer_norm", "[[4, 8, 768], [], [768], [768], [], []]", "");
+  auto ln = cpu_op("aten::layer_norm", "[[4, 8, 768], [], [768], [768], [], []]", "");
   CHECK(ln.dims == std::vector<std::int64_t>{32, 768});
-  auto conv = op_desc_from_cpu_op("aten::cudnn_convolution", "[[16, 64, 56, 56], [128, 64, 3, 3]]", "");
+  auto conv = cpu_op("aten::cudnn_convolution", "[[16, 64, 56, 56], [128, 64, 3, 3]]", "");
   CHECK(conv.family == OpFamily::kConv2d);
   CHECK(conv.dims == std::vector<std::int64_t>{16, 64, 128, 3, 56, 1, 1});
   // Cannot be described: no shapes, or an op without a tree.
-  CHECK(op_desc_from_cpu_op("aten::bmm", "", "").family == OpFamily::kUnknown);
-  CHECK(op_desc_from_cpu_op("aten::index_select", "[[10, 4], [], [3]]", "").family == OpFamily::kUnknown);
+  CHECK(cpu_op("aten::bmm", "", "").family == OpFamily::kUnknown);
+  CHECK(cpu_op("aten::index_select", "[[10, 4], [], [3]]", "").family == OpFamily::kUnknown);
   // Elementwise ops without a family of their own are priced as a like family.
   CHECK_FALSE(bmm.like_op);
-  auto sigmoid = op_desc_from_cpu_op("aten::sigmoid", "[[64, 1024]]", "");
+  auto sigmoid = cpu_op("aten::sigmoid", "[[64, 1024]]", "");
   CHECK(sigmoid.family == OpFamily::kTanh);
   CHECK(sigmoid.like_op);
   CHECK(sigmoid.dims == std::vector<std::int64_t>{64, 1024});
-  auto clamp = op_desc_from_cpu_op("aten::clamp_min_", "[[8, 16, 32], []]", "");
+  auto clamp = cpu_op("aten::clamp_min_", "[[8, 16, 32], []]", "");
   CHECK(clamp.family == OpFamily::kRelu);
   CHECK(clamp.dims == std::vector<std::int64_t>{128, 32});
-  CHECK(op_desc_from_cpu_op("aten::copy_", "[[4096], [4096], []]", "").family == OpFamily::kRelu);
-  auto back = op_desc_from_cpu_op("aten::threshold_backward", "[[32, 512], [32, 512], []]", "");
+  CHECK(cpu_op("aten::copy_", "[[4096], [4096], []]", "").family == OpFamily::kRelu);
+  auto back = cpu_op("aten::threshold_backward", "[[32, 512], [32, 512], []]", "");
   CHECK(back.family == OpFamily::kMul);
   CHECK(back.like_op);
-  CHECK(op_desc_from_cpu_op("aten::addcmul_", "[[1000], [1000], [1000], []]", "").family == OpFamily::kMul);
-  const auto no_shapes = op_desc_from_cpu_op("aten::sigmoid", "", "");
+  CHECK(cpu_op("aten::addcmul_", "[[1000], [1000], [1000], []]", "").family == OpFamily::kMul);
+  const auto no_shapes = cpu_op("aten::sigmoid", "", "");
   CHECK(no_shapes.family == OpFamily::kUnknown);
   CHECK_FALSE(no_shapes.like_op);
   CHECK(like_family("aten::gelu") == OpFamily::kUnknown);  // has its own family

@@ -8,7 +8,7 @@
 #include "costmodel/kernel_time.h"
 #include "costmodel/learned_model.h"
 #include "costmodel/op_desc.h"
-#include "costmodel/op_desc_from_trace.h"
+#include "costmodel/op_desc_from_graph.h"
 #include "costmodel/paths.h"
 #include "graph/builder.h"
 #include "profiler/native_trace_builder.h"
@@ -67,7 +67,10 @@ struct Fixture {
     node(graph::NodeKind::kMemcpy, d2d, graph::kNone);
     node(graph::NodeKind::kMemcpy, h2d, graph::kNone);
     node(graph::NodeKind::kCollective, nccl, graph::kNone);
+    graph::describe_ops(traces, dfg);
   }
+  // After a test edits the trace: the graph's op table describes the ops as it now records them.
+  void redescribe() { graph::describe_ops(traces, dfg); }
 };
 
 std::unique_ptr<test::FlagWhatIf> parsed(std::vector<std::string> args) {
@@ -123,6 +126,13 @@ void add_like_step(test::NativeTraceBuilder& b, std::uint32_t step, std::uint64_
   add_launch(b, k.custom_call, k.custom_call_end, c + 2, k.custom_start, k.custom_end, "my_custom_kernel", {1, 1, 1},
              {32, 1, 1});
 }
+// A kernel node's cost-model description, from the graph's op table; `launch`: the op whose
+// launching CPU op describes it (kNoOp: the kernel's own).
+costmodel::OpDesc kernel_desc(const graph::Dfg& dfg, graph::NodeId id, graph::OpId launch = graph::kNoOp) {
+  const graph::OpDesc& own = *dfg.op(id);
+  return costmodel::op_desc_of_kernel(dfg.ops(), own, launch.valid() ? dfg.ops().op(launch) : own);
+}
+
 }  // namespace
 
 TEST_CASE("device what-if: re-times GPU ops on a faster GPU and reports coverage") {
@@ -222,6 +232,7 @@ TEST_CASE("device what-if: an elementwise op without a family of its own is pric
   Fixture f("Tesla V100-PCIE-32GB");
   f.traces.ranks[0].events[2].name = f.traces.strings.intern("aten::sigmoid");  // was index_select
   f.traces.ranks[0].attrs[2].input_dims = "[[4096, 1024]]";
+  f.redescribe();
   const std::string s = summary_on_h100(f);
   INFO(s);
   CHECK(s.find("0 kernels could not be described") != std::string::npos);
@@ -235,6 +246,7 @@ TEST_CASE("device what-if: an elementwise op without a family of its own is pric
 TEST_CASE("device what-if: names the ops it could not describe, and says when shapes were not recorded") {
   Fixture f("Tesla V100-PCIE-32GB");
   f.traces.ranks[0].attrs[0].input_dims.clear();  // aten::bmm without Input Dims
+  f.redescribe();
   const std::string s = summary_on_h100(f);
   INFO(s);
   CHECK(s.find("2 kernels could not be described") != std::string::npos);
@@ -388,6 +400,7 @@ TEST_CASE("device what-if: a TF32 tensor-core kernel is priced with TF32 peaks, 
   auto rename_bmm_kernel = [](Fixture& f, const char* name) {
     f.traces.ranks[0].events[1].name = f.traces.strings.intern(name);
     f.dfg.nodes()[0].name = f.traces.ranks[0].events[1].name;
+    f.redescribe();
   };
   const double o = 20000, measured = 2000000;  // the fixed part of the scaling rule, the bmm's 2 ms
   for (const char* target : {"T4", "H100-SXM5-80GB"}) {
@@ -469,8 +482,8 @@ TEST_CASE("device what-if: a dpro-profile capture under emit_nvtx gives the lear
   trace::TraceSet traces = trace::load_traces({dir.file("rank0.dpro")}, trace::LoadOptions{}, log);
   graph::BuiltGraph built = graph::build_graph(traces, graph::BuildOptions{}, log);
   std::vector<costmodel::OpDesc> ops;
-  for (const auto& n : built.dfg.nodes())
-    if (n.kind == graph::NodeKind::kKernel) ops.push_back(costmodel::op_desc_from_trace(traces, n));
+  for (graph::NodeId id = 0; id < built.dfg.node_count(); ++id)
+    if (built.dfg.node(id).kind == graph::NodeKind::kKernel) ops.push_back(kernel_desc(built.dfg, id));
   REQUIRE(ops.size() == 6);
   CHECK(ops[0].family == costmodel::OpFamily::kBmm);
   CHECK(ops[0].dims == std::vector<std::int64_t>{64, 512, 512, 512});
@@ -529,12 +542,11 @@ TEST_CASE("device what-if: steps without operator ranges are described by a like
   for (graph::NodeId id = 0; id < built.dfg.node_count(); ++id) {
     const graph::Node& n = built.dfg.node(id);
     if (n.kind != graph::NodeKind::kKernel || traces.name(traces.ranks[0].events[n.event]) != kSm90Gemm) continue;
-    const std::uint32_t launcher = n.parent_op != graph::kNone ? n.parent_op : lent.launcher[id];
-    const costmodel::OpDesc op = costmodel::op_desc_from_trace(traces, n, launcher);
+    const bool own = n.parent_op != graph::kNone;
+    const costmodel::OpDesc op = kernel_desc(built.dfg, id, own ? graph::kNoOp : lent.launch[id]);
     families.push_back(op.family);
     if (op.family == costmodel::OpFamily::kBmm) CHECK(op.dims == std::vector<std::int64_t>{64, 512, 512, 512});
-    CHECK(costmodel::op_desc_from_trace(traces, n).family ==
-          (n.parent_op != graph::kNone ? costmodel::OpFamily::kBmm : costmodel::OpFamily::kUnknown));
+    CHECK(kernel_desc(built.dfg, id).family == (own ? costmodel::OpFamily::kBmm : costmodel::OpFamily::kUnknown));
   }
   using costmodel::OpFamily;
   CHECK(families == std::vector<OpFamily>{OpFamily::kBmm, OpFamily::kBmm, OpFamily::kBmm, OpFamily::kUnknown});

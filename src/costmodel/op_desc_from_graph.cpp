@@ -1,4 +1,4 @@
-#include "costmodel/op_desc_from_trace.h"
+#include "costmodel/op_desc_from_graph.h"
 
 #include <algorithm>
 #include <cmath>
@@ -6,9 +6,6 @@
 #include <set>
 #include <tuple>
 
-#include <nlohmann/json.hpp>
-
-#include "graph/op_table.h"
 
 namespace dpro::costmodel {
 
@@ -42,23 +39,29 @@ OpFamily scalar_variant(OpFamily f) {
   }
 }
 
-std::string short_name(const std::string& name) {
+std::string_view short_name(std::string_view name) {
   auto p = name.rfind("::");
-  return p == std::string::npos ? name : name.substr(p + 2);
+  return p == std::string_view::npos ? name : name.substr(p + 2);
+}
+
+// Whether the trace recorded the inputs' types ("Input type"): torch.profiler's record_shapes
+// does; PyTorch's emit_nvtx ranges give shapes only.
+bool types_recorded(const std::vector<graph::TensorDesc>& inputs) {
+  return std::any_of(inputs.begin(), inputs.end(), [](const graph::TensorDesc& t) { return !t.dtype.empty(); });
 }
 
 }  // namespace
 
-OpDesc op_desc_from_cpu_op(const std::string& name, const std::string& input_dims,
-                           const std::string& input_types) {
+OpDesc op_desc_from_cpu_op(std::string_view name, const std::vector<graph::TensorDesc>& inputs,
+                           const graph::OpTable& table) {
   OpDesc op;
-  op.name = name;
-  op.family = resolve_family(name, &op.like_op);
-  const auto shapes = graph::parse_input_dims(input_dims);
-  const auto types = nlohmann::json::parse(input_types.empty() ? "[]" : input_types, nullptr, false);
-  if (types.is_array() && !types.empty() && types[0].is_string())
-    if (auto d = parse_dtype(types[0].get<std::string>())) op.dtype = *d;
-  const std::string base = short_name(name);
+  op.name = std::string(name);
+  op.family = resolve_family(op.name, &op.like_op);
+  std::vector<Shape> shapes;
+  for (const graph::TensorDesc& t : inputs) shapes.push_back(t.shape);
+  if (!inputs.empty() && !inputs[0].dtype.empty())
+    if (auto d = parse_dtype(std::string(table.name(inputs[0].dtype)))) op.dtype = *d;
+  const std::string_view base = short_name(name);
   switch (op.family) {
     case OpFamily::kBmm:
     case OpFamily::kLinear: {
@@ -101,54 +104,40 @@ OpDesc op_desc_from_cpu_op(const std::string& name, const std::string& input_dim
   return op;
 }
 
-OpDesc op_desc_from_trace(const trace::TraceSet& traces, const graph::Node& node) {
-  return op_desc_from_trace(traces, node, node.parent_op);
-}
-
-OpDesc op_desc_from_trace(const trace::TraceSet& traces, const graph::Node& node, std::uint32_t launcher) {
+OpDesc op_desc_of_kernel(const graph::OpTable& table, const graph::OpDesc& kernel, const graph::OpDesc& launch) {
   OpDesc op;
-  const trace::TraceRank* rank = traces.find_rank(node.rank);
-  if (!rank) return op;
-  bool types_recorded = false;
-  if (launcher != graph::kNone && launcher < rank->events.size()) {
-    const trace::Event& parent = rank->events[launcher];
-    const trace::EventAttrs* pa = rank->attrs_of(parent);
-    op = op_desc_from_cpu_op(std::string(traces.name(parent)), pa ? pa->input_dims : "",
-                             pa ? pa->input_types : "");
-    types_recorded = pa && !pa->input_types.empty();
-  }
-  if (node.event != graph::kNone && node.event < rank->events.size()) {
-    const trace::Event& e = rank->events[node.event];
-    op.kernel_name = std::string(traces.name(e));
-    if (op.name.empty()) op.name = op.kernel_name;
-    if (const trace::EventAttrs* a = rank->attrs_of(e)) {
-      op.grid = a->grid;
-      op.block = a->block;
-    }
-    // torch.profiler records types with shapes (record_shapes); emit_nvtx ranges give shapes
-    // only, and then the kernel's template arguments say the tensors' type.
-    if (!types_recorded && op.describable())
-      if (const auto d = kernel_tensor_dtype(op.kernel_name)) op.dtype = *d;
-    op.take_kernel_math(types_recorded);
-  }
+  const bool recorded = types_recorded(launch.inputs);
+  if (!launch.launcher.empty()) op = op_desc_from_cpu_op(table.name(launch.launcher), launch.inputs, table);
+  op.kernel_name = std::string(table.name(kernel.name));
+  if (op.name.empty()) op.name = op.kernel_name;
+  op.grid = kernel.grid;
+  op.block = kernel.block;
+  // Without recorded types the kernel's template arguments say the tensors' type.
+  if (!recorded && op.describable())
+    if (const auto d = kernel_tensor_dtype(op.kernel_name)) op.dtype = *d;
+  op.take_kernel_math(recorded);
   return op;
 }
 
 LikeStepLaunchers launchers_from_like_steps(const trace::TraceSet& traces, const graph::Dfg& dfg) {
   LikeStepLaunchers out;
-  out.launcher.assign(dfg.node_count(), graph::kNone);
-  auto kernel = [&](const graph::Node& n) { return n.kind == graph::NodeKind::kKernel && n.track != graph::kNone; };
-  // Nothing to lend when every kernel has its launching op (a torch.profiler trace).
-  if (std::none_of(dfg.nodes().begin(), dfg.nodes().end(),
-                   [&](const graph::Node& n) { return kernel(n) && n.parent_op == graph::kNone; }))
-    return out;
+  out.launch.assign(dfg.node_count(), graph::kNoOp);
+  // Kernels on a stream that the op table describes; launched: by a CPU op the trace recorded.
+  auto kernel = [&](graph::NodeId id) {
+    const graph::Node& n = dfg.node(id);
+    return n.kind == graph::NodeKind::kKernel && n.track != graph::kNone && dfg.op(id);
+  };
+  auto launched = [&](graph::NodeId id) { return !dfg.op(id)->launcher.empty(); };
+  bool unlaunched = false;
+  for (graph::NodeId id = 0; id < dfg.node_count() && !unlaunched; ++id) unlaunched = kernel(id) && !launched(id);
+  if (!unlaunched) return out;  // every kernel has its launching op (a torch.profiler trace)
   // The kernels of each (rank, stream, iteration index).
   using Group = std::tuple<int, std::uint32_t, std::size_t>;
   std::map<Group, std::vector<graph::NodeId>> groups;
   const trace::TraceRank* rank = nullptr;  // the last node's (nodes come rank by rank)
   for (graph::NodeId id = 0; id < dfg.node_count(); ++id) {
+    if (!kernel(id)) continue;
     const graph::Node& n = dfg.node(id);
-    if (!kernel(n)) continue;
     if (!rank || rank->rank != n.rank) rank = traces.find_rank(n.rank);
     if (!rank || rank->iterations.size() < 2) continue;
     // The step a kernel belongs to is the one that launched it: a job that does not wait for
@@ -166,13 +155,12 @@ LikeStepLaunchers launchers_from_like_steps(const trace::TraceSet& traces, const
   }
   using Entry = std::pair<const Group, std::vector<graph::NodeId>>;
   auto key_of = [&](const Entry& e) {  // (rank, stream, sequence of kernel names)
-    std::vector<StringId> names;
-    for (graph::NodeId id : e.second) names.push_back(dfg.node(id).name);
+    std::vector<std::uint32_t> names;  // the op table's NameId values
+    for (graph::NodeId id : e.second) names.push_back(dfg.op(id)->name.value);
     return std::tuple(std::get<0>(e.first), std::get<1>(e.first), std::move(names));
   };
-  auto launched = [&](graph::NodeId id) { return dfg.node(id).parent_op != graph::kNone; };
   // Per key, the first iteration that has launchers; the iterations that have none.
-  std::map<std::tuple<int, std::uint32_t, std::vector<StringId>>, const Entry*> lenders;
+  std::map<std::tuple<int, std::uint32_t, std::vector<std::uint32_t>>, const Entry*> lenders;
   std::vector<const Entry*> borrowers;
   for (auto& entry : groups) {
     auto& ids = entry.second;
@@ -188,9 +176,8 @@ LikeStepLaunchers launchers_from_like_steps(const trace::TraceSet& traces, const
     if (it == lenders.end()) continue;
     const Entry& lender = *it->second;
     for (std::size_t i = 0; i < borrower->second.size(); ++i) {
-      const std::uint32_t op = dfg.node(lender.second[i]).parent_op;
-      if (op == graph::kNone) continue;
-      out.launcher[borrower->second[i]] = op;
+      if (!launched(lender.second[i])) continue;
+      out.launch[borrower->second[i]] = dfg.op_of(lender.second[i]);
       ++out.kernels;
     }
     const auto [r, track, index] = lender.first;
