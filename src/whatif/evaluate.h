@@ -12,12 +12,13 @@
 #include "whatif/checks.h"
 #include "whatif/comm_retime.h"
 #include "whatif/device_retime.h"
+#include "whatif/host_retime.h"
 #include "whatif/workload.h"
 
 namespace dpro::whatif {
 
-using Rewrite = std::variant<DeviceRetime, CommRetime>;
-using Change = std::variant<DeviceChange, CommChange>;
+using Rewrite = std::variant<HostRetime, DeviceRetime, CommRetime>;
+using Change = std::variant<HostChange, DeviceChange, CommChange>;
 
 struct Evaluation {
   Workload workload;            // the rewritten workload (graph) that was replayed

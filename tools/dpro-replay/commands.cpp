@@ -1,6 +1,7 @@
 #include "cmd_compare.h"
 #include "cmd_convert.h"
 #include "cmd_costmodel.h"
+#include "cmd_host_speed.h"
 #include "cmd_replay.h"
 #include "command.h"
 
@@ -11,6 +12,7 @@ std::vector<std::unique_ptr<Command>> make_commands() {
   commands.push_back(make_replay_command());
   commands.push_back(make_compare_command());
   commands.push_back(make_convert_command());
+  commands.push_back(make_host_speed_command());
   commands.push_back(make_costmodel_command());
   return commands;
 }

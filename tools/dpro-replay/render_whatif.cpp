@@ -11,6 +11,27 @@ namespace cm = dpro::costmodel;
 
 namespace {
 
+// ---- host re-timing --------------------------------------------------------------------------
+
+std::string summary_of(const whatif::HostChange& c) {
+  return fmt::format(
+      "--set host.cpu_speed={:g}: the CPU side of {} ops re-timed: their own time {} -> {}, the untraced time "
+      "before them {} -> {} (what they wait for, GPU work and launch latency unchanged).",
+      c.options.cpu_speed, c.cpu_ops, format_duration(c.op_time_before), format_duration(c.op_time_after),
+      format_duration(c.untraced_before), format_duration(c.untraced_after));
+}
+
+nlohmann::json details_of(const whatif::HostChange& c) {
+  return {{"cpu_speed", c.options.cpu_speed},
+          {"cpu_ops", c.cpu_ops},
+          {"op_time_before_ns", c.op_time_before},
+          {"op_time_after_ns", c.op_time_after},
+          {"untraced_before_ns", c.untraced_before},
+          {"untraced_after_ns", c.untraced_after}};
+}
+
+void warn_of(const whatif::HostChange&, Logger&) {}
+
 // ---- device re-timing ------------------------------------------------------------------------
 
 std::string share(const whatif::DeviceChange& c, cm::PricedBy by) {
@@ -336,6 +357,7 @@ std::string summary(const whatif::Change& change) {
 }
 
 const char* key(const whatif::Change& change) {
+  if (std::holds_alternative<whatif::HostChange>(change)) return "host";
   return std::holds_alternative<whatif::DeviceChange>(change) ? "device" : "communication";
 }
 

@@ -14,7 +14,7 @@
 namespace dpro::cli {
 
 std::string summary(const whatif::Change& change);
-// "device" or "communication".
+// "host", "device" or "communication".
 const char* key(const whatif::Change& change);
 nlohmann::json details(const whatif::Change& change);
 // The warnings a change carries (an overridden origin GPU, no NCCL ops to re-time, ...), logged.

@@ -24,7 +24,8 @@ void WhatIfFlags::add_to(CLI::App& replay) {
   replay.add_option("--set", comm_.settings,
                     "Change the target cluster: network.inter_node_gbps, network.intra_node_gbps (GB/s per GPU "
                     "per direction), network.inter_node_latency_us, network.intra_node_latency_us, "
-                    "cluster.gpus_per_node (repeatable)")
+                    "cluster.gpus_per_node; or the host: host.cpu_speed (2: its CPU side twice as fast; "
+                    "'dpro-replay host-speed' measures it between two captures) (repeatable)")
       ->allow_extra_args(false);
   replay.add_option("--ranks", comm_.ranks,
                     "Data-parallel scale-out/in: replay the job on N ranks (1 to 2^20). Below the trace's ranks,\n"
@@ -37,9 +38,22 @@ void WhatIfFlags::add_to(CLI::App& replay) {
 
 std::vector<whatif::Rewrite> WhatIfFlags::rewrites() const {
   std::vector<whatif::Rewrite> out;
+  std::vector<std::string> cluster;
+  if (auto host = whatif::host_retime_from_settings(comm_.settings, &cluster)) out.emplace_back(*host);
   if (device_enabled()) out.emplace_back(device_);
-  if (comm_enabled()) out.emplace_back(comm_);
+  if (comm_enabled()) {
+    whatif::CommRetime comm = comm_;
+    comm.settings = std::move(cluster);
+    out.emplace_back(std::move(comm));
+  }
   return out;
+}
+
+std::vector<std::string> WhatIfFlags::cluster_settings() const {
+  std::vector<std::string> cluster;
+  for (const std::string& s : comm_.settings)
+    if (s.rfind("host.", 0) != 0) cluster.push_back(s);
+  return cluster;
 }
 
 InputError with_flag(const OptionError& e) {

@@ -15,17 +15,20 @@ namespace dpro::cli {
 class WhatIfFlags {
  public:
   void add_to(CLI::App& replay);
-  // The rewrites the flags ask for, in the order they apply (device, then communication); empty
-  // when none is asked for.
+  // The rewrites the flags ask for, in the order they apply (host, device, then communication);
+  // empty when none is asked for. `--set host.*` values go to the host rewrite, the others to
+  // the cluster's. Throws OptionError for a bad host setting.
   std::vector<whatif::Rewrite> rewrites() const;
   bool device_enabled() const { return !device_.device.empty(); }
   bool comm_enabled() const {
-    return !comm_.cluster.empty() || !comm_.settings.empty() || comm_.ranks.has_value() || comm_.bucket_mb.has_value();
+    return !comm_.cluster.empty() || !cluster_settings().empty() || comm_.ranks.has_value() ||
+           comm_.bucket_mb.has_value();
   }
 
  private:
   whatif::DeviceRetime device_;
-  whatif::CommRetime comm_;
+  whatif::CommRetime comm_;  // settings: every --set value, host ones included
+  std::vector<std::string> cluster_settings() const;
 };
 
 // The error as the user sees it: the library's option name as its flag ("bucket_mb" ->

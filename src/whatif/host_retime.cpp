@@ -1,0 +1,64 @@
+#include "whatif/host_retime.h"
+
+#include <cmath>
+
+#include "core/error.h"
+
+namespace dpro::whatif {
+
+namespace {
+
+constexpr std::string_view kHostPrefix = "host.";
+
+Nanos scaled(Nanos t, double speed) { return static_cast<Nanos>(std::llround(static_cast<double>(t) / speed)); }
+
+bool on_cpu_thread(graph::NodeKind k) { return k == graph::NodeKind::kCpuOp || k == graph::NodeKind::kRuntimeCall; }
+
+}  // namespace
+
+std::optional<HostRetime> host_retime_from_settings(const std::vector<std::string>& settings,
+                                                    std::vector<std::string>* rest) {
+  std::optional<HostRetime> host;
+  for (const std::string& s : settings) {
+    if (s.rfind(kHostPrefix, 0) != 0) {
+      if (rest) rest->push_back(s);
+      continue;
+    }
+    const auto eq = s.find('=');
+    const std::string key = s.substr(0, eq);
+    if (key != "host.cpu_speed") throw OptionError("set", s, "unknown host setting (known: host.cpu_speed)");
+    const std::string value = eq == std::string::npos ? "" : s.substr(eq + 1);
+    std::size_t used = 0;
+    double speed = 0;
+    try {
+      speed = std::stod(value, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != value.size() || !std::isfinite(speed) || speed <= 0 || speed > 1e6)
+      throw OptionError("set", s, "host.cpu_speed must be a positive number (2: a host twice as fast)");
+    if (!host) host.emplace();
+    host->cpu_speed = speed;
+  }
+  return host;
+}
+
+HostChange host_retime(Workload& workload, const HostRetime& options) {
+  if (!std::isfinite(options.cpu_speed) || options.cpu_speed <= 0)
+    throw OptionError("set", "host.cpu_speed=" + std::to_string(options.cpu_speed), "must be a positive number");
+  HostChange change;
+  change.options = options;
+  for (graph::Node& n : workload.graph.dfg.nodes()) {
+    if (!on_cpu_thread(n.kind)) continue;
+    ++change.cpu_ops;
+    change.op_time_before += n.duration;
+    change.untraced_before += std::max<Nanos>(n.delay, 0);
+    n.duration = scaled(n.duration, options.cpu_speed);
+    n.delay = scaled(n.delay, options.cpu_speed);
+    change.op_time_after += n.duration;
+    change.untraced_after += std::max<Nanos>(n.delay, 0);
+  }
+  return change;
+}
+
+}  // namespace dpro::whatif
