@@ -102,7 +102,7 @@ OpDesc op_desc_from_cpu_op(const std::string& name, const std::string& input_dim
 }
 
 OpDesc op_desc_from_trace(const trace::TraceSet& traces, const graph::Node& node) {
-  return op_desc_from_trace(traces, node, node.parent_op);
+  return op_desc_from_trace(traces, node, node.parent_op.value);
 }
 
 OpDesc op_desc_from_trace(const trace::TraceSet& traces, const graph::Node& node, std::uint32_t launcher) {
@@ -110,15 +110,15 @@ OpDesc op_desc_from_trace(const trace::TraceSet& traces, const graph::Node& node
   const trace::TraceRank* rank = traces.find_rank(node.rank);
   if (!rank) return op;
   bool types_recorded = false;
-  if (launcher != graph::kNone && launcher < rank->events.size()) {
+  if (launcher != graph::EventRef::kNoneValue && launcher < rank->events.size()) {
     const trace::Event& parent = rank->events[launcher];
     const trace::EventAttrs* pa = rank->attrs_of(parent);
     op = op_desc_from_cpu_op(std::string(traces.name(parent)), pa ? pa->input_dims : "",
                              pa ? pa->input_types : "");
     types_recorded = pa && !pa->input_types.empty();
   }
-  if (node.event != graph::kNone && node.event < rank->events.size()) {
-    const trace::Event& e = rank->events[node.event];
+  if (node.event.valid() && node.event.below(rank->events.size())) {
+    const trace::Event& e = rank->events[node.event.value];
     op.kernel_name = std::string(traces.name(e));
     if (op.name.empty()) op.name = op.kernel_name;
     if (const trace::EventAttrs* a = rank->attrs_of(e)) {
@@ -136,17 +136,17 @@ OpDesc op_desc_from_trace(const trace::TraceSet& traces, const graph::Node& node
 
 LikeStepLaunchers launchers_from_like_steps(const trace::TraceSet& traces, const graph::Dfg& dfg) {
   LikeStepLaunchers out;
-  out.launcher.assign(dfg.node_count(), graph::kNone);
-  auto kernel = [&](const graph::Node& n) { return n.kind == graph::NodeKind::kKernel && n.track != graph::kNone; };
+  out.launcher.assign(dfg.node_count(), graph::EventRef::kNoneValue);
+  auto kernel = [&](const graph::Node& n) { return n.kind == graph::NodeKind::kKernel && n.track.valid(); };
   // Nothing to lend when every kernel has its launching op (a torch.profiler trace).
   if (std::none_of(dfg.nodes().begin(), dfg.nodes().end(),
-                   [&](const graph::Node& n) { return kernel(n) && n.parent_op == graph::kNone; }))
+                   [&](const graph::Node& n) { return kernel(n) && !n.parent_op.valid(); }))
     return out;
   // The kernels of each (rank, stream, iteration index).
   using Group = std::tuple<int, std::uint32_t, std::size_t>;
   std::map<Group, std::vector<graph::NodeId>> groups;
   const trace::TraceRank* rank = nullptr;  // the last node's (nodes come rank by rank)
-  for (graph::NodeId id = 0; id < dfg.node_count(); ++id) {
+  for (const graph::NodeId id : dfg.node_ids()) {
     const graph::Node& n = dfg.node(id);
     if (!kernel(n)) continue;
     if (!rank || rank->rank != n.rank) rank = traces.find_rank(n.rank);
@@ -162,7 +162,7 @@ LikeStepLaunchers launchers_from_like_steps(const trace::TraceSet& traces, const
     auto next = std::upper_bound(its.begin(), its.end(), issued,
                                  [](Nanos t, const trace::Iteration& it) { return t < it.start; });
     if (next == its.begin()) continue;  // before the first iteration
-    groups[{n.rank, n.track, static_cast<std::size_t>(next - its.begin()) - 1}].push_back(id);
+    groups[{n.rank, n.track.value, static_cast<std::size_t>(next - its.begin()) - 1}].push_back(id);
   }
   using Entry = std::pair<const Group, std::vector<graph::NodeId>>;
   auto key_of = [&](const Entry& e) {  // (rank, stream, sequence of kernel names)
@@ -170,7 +170,7 @@ LikeStepLaunchers launchers_from_like_steps(const trace::TraceSet& traces, const
     for (graph::NodeId id : e.second) names.push_back(dfg.node(id).name);
     return std::tuple(std::get<0>(e.first), std::get<1>(e.first), std::move(names));
   };
-  auto launched = [&](graph::NodeId id) { return dfg.node(id).parent_op != graph::kNone; };
+  auto launched = [&](graph::NodeId id) { return dfg.node(id).parent_op.valid(); };
   // Per key, the first iteration that has launchers; the iterations that have none.
   std::map<std::tuple<int, std::uint32_t, std::vector<StringId>>, const Entry*> lenders;
   std::vector<const Entry*> borrowers;
@@ -188,9 +188,9 @@ LikeStepLaunchers launchers_from_like_steps(const trace::TraceSet& traces, const
     if (it == lenders.end()) continue;
     const Entry& lender = *it->second;
     for (std::size_t i = 0; i < borrower->second.size(); ++i) {
-      const std::uint32_t op = dfg.node(lender.second[i]).parent_op;
-      if (op == graph::kNone) continue;
-      out.launcher[borrower->second[i]] = op;
+      const std::uint32_t op = dfg.node(lender.second[i]).parent_op.value;
+      if (op == graph::EventRef::kNoneValue) continue;
+      out.launcher[borrower->second[i].value] = op;
       ++out.kernels;
     }
     const auto [r, track, index] = lender.first;

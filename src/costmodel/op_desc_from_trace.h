@@ -13,8 +13,8 @@
 namespace dpro::costmodel {
 
 OpDesc op_desc_from_trace(const trace::TraceSet& traces, const graph::Node& node);
-// The same, described by the CPU op `launcher` (an event index of the node's rank; kNone:
-// none) instead of the one that launched it (see launchers_from_like_steps).
+// The same, described by the CPU op `launcher` (an event index of the node's rank;
+// graph::EventRef::kNoneValue: none) instead of the one that launched it (see launchers_from_like_steps).
 OpDesc op_desc_from_trace(const trace::TraceSet& traces, const graph::Node& node, std::uint32_t launcher);
 
 // Launching CPU ops lent by a like step. A dpro-profile capture has CPU ops, and their shapes,
@@ -27,7 +27,7 @@ OpDesc op_desc_from_trace(const trace::TraceSet& traces, const graph::Node& node
 // that has them. A sequence differing in one name or in
 // length lends nothing, and kernels outside iterations are left alone.
 struct LikeStepLaunchers {
-  std::vector<std::uint32_t> launcher;  // per node: event index of the borrowed CPU op, or kNone
+  std::vector<std::uint32_t> launcher;  // per node: event index of the borrowed CPU op, or EventRef::kNoneValue
   std::size_t kernels = 0;              // kernels given a launcher
   std::vector<std::string> lenders;     // names of the iterations lent from, sorted, each once
 };

@@ -30,8 +30,8 @@ const cm::DeviceSpec* origin_of(const cm::DeviceCatalog& catalog, const trace::T
   const trace::TraceRank* rank = rank_of(traces, n.rank);
   if (!rank || rank->devices.empty()) return nullptr;
   std::optional<std::int64_t> device;
-  if (n.event < rank->events.size())
-    if (const auto* a = rank->attrs_of(rank->events[n.event])) device = a->device;
+  if (n.event.below(rank->events.size()))
+    if (const auto* a = rank->attrs_of(rank->events[n.event.value])) device = a->device;
   for (const auto& d : rank->devices)
     if (!device || d.id == *device) return catalog.find(d.name);
   return catalog.find(rank->devices.front().name);
@@ -91,7 +91,7 @@ DeviceChange device_retime(Workload& workload, const DeviceRetime& options) {
   const cm::LikeStepLaunchers lent = cm::launchers_from_like_steps(traces, dfg);
   change.like_step_kernels = lent.kernels;
   change.like_step_lenders = lent.lenders;
-  for (graph::NodeId id = 0; id < dfg.node_count(); ++id) {
+  for (const graph::NodeId id : dfg.node_ids()) {
     const graph::Node& n = dfg.node(id);
     if (!is_gpu_op(n.kind)) continue;
     const cm::DeviceSpec* origin = forced ? forced : origin_of(catalog, traces, n);
@@ -105,13 +105,13 @@ DeviceChange device_retime(Workload& workload, const DeviceRetime& options) {
       change.coverage.add(cm::PricedBy::kUnchanged, n.duration, n.duration);
       continue;
     }
-    const std::uint32_t launcher = n.parent_op != graph::kNone ? n.parent_op : lent.launcher[id];
+    const std::uint32_t launcher = n.parent_op.valid() ? n.parent_op.value : lent.launcher[id.value];
     cm::OpDesc op = n.kind == graph::NodeKind::kKernel ? cm::op_desc_from_trace(traces, n, launcher) : cm::OpDesc{};
     if (op.dtype_from_kernel) ++change.math[op.dtype].kernels;
     if (n.kind == graph::NodeKind::kKernel && !op.describable()) {
       ++change.undescribable_kernels;
       if (cm::resolve_family(op.name) != cm::OpFamily::kUnknown) ++change.without_shapes;
-      if (launcher == graph::kNone) {
+      if (launcher == graph::EventRef::kNoneValue) {
         ++change.without_cpu_op;
         if (!change.without_cpu_op_in_capture) {
           const trace::TraceRank* r = rank_of(traces, n.rank);
@@ -124,7 +124,7 @@ DeviceChange device_retime(Workload& workload, const DeviceRetime& options) {
     }
     requests.push_back({std::move(op), origin, to_millis(n.measured_duration), n.kind == graph::NodeKind::kKernel});
     priced_nodes.push_back(id);
-    lent_launcher.push_back(launcher != n.parent_op);
+    lent_launcher.push_back(launcher != n.parent_op.value);
   }
   for (int r : unknown_ranks) {
     const trace::TraceRank* rank = rank_of(traces, r);
