@@ -125,17 +125,22 @@ LikeStepLaunchers launchers_from_like_steps(const trace::TraceSet& traces, const
   // Kernels on a stream that the op table describes; launched: by a CPU op the trace recorded.
   auto kernel = [&](graph::NodeId id) {
     const graph::Node& n = dfg.node(id);
-    return n.kind == graph::NodeKind::kKernel && n.track != graph::kNone && dfg.op(id);
+    return n.kind == graph::NodeKind::kKernel && n.track.valid() && dfg.op(id);
   };
   auto launched = [&](graph::NodeId id) { return !dfg.op(id)->launcher.empty(); };
   bool unlaunched = false;
-  for (graph::NodeId id = 0; id < dfg.node_count() && !unlaunched; ++id) unlaunched = kernel(id) && !launched(id);
+  for (graph::NodeId id : dfg.node_ids()) {
+    if (kernel(id) && !launched(id)) {
+      unlaunched = true;
+      break;
+    }
+  }
   if (!unlaunched) return out;  // every kernel has its launching op (a torch.profiler trace)
   // The kernels of each (rank, stream, iteration index).
   using Group = std::tuple<int, std::uint32_t, std::size_t>;
   std::map<Group, std::vector<graph::NodeId>> groups;
   const trace::TraceRank* rank = nullptr;  // the last node's (nodes come rank by rank)
-  for (graph::NodeId id = 0; id < dfg.node_count(); ++id) {
+  for (graph::NodeId id : dfg.node_ids()) {
     if (!kernel(id)) continue;
     const graph::Node& n = dfg.node(id);
     if (!rank || rank->rank != n.rank) rank = traces.find_rank(n.rank);
@@ -151,7 +156,7 @@ LikeStepLaunchers launchers_from_like_steps(const trace::TraceSet& traces, const
     auto next = std::upper_bound(its.begin(), its.end(), issued,
                                  [](Nanos t, const trace::Iteration& it) { return t < it.start; });
     if (next == its.begin()) continue;  // before the first iteration
-    groups[{n.rank, n.track, static_cast<std::size_t>(next - its.begin()) - 1}].push_back(id);
+    groups[{n.rank, n.track.value, static_cast<std::size_t>(next - its.begin()) - 1}].push_back(id);
   }
   using Entry = std::pair<const Group, std::vector<graph::NodeId>>;
   auto key_of = [&](const Entry& e) {  // (rank, stream, sequence of kernel names)

@@ -30,7 +30,7 @@ OpDesc op_desc_of_kernel(const graph::OpTable& table, const graph::OpDesc& kerne
 struct LikeStepLaunchers {
   // Per node: the op of the like step's kernel whose launching CPU op describes it (pass it
   // as op_desc_of_kernel's `launch`); kNoOp: none lent.
-  std::vector<graph::OpId> launch;
+  IdVector<graph::NodeId, graph::OpId> launch;
   std::size_t kernels = 0;           // kernels given a launcher
   std::vector<std::string> lenders;  // names of the iterations lent from, sorted, each once
 };

@@ -24,7 +24,7 @@ void compute_measured_delays(Dfg& dfg, const BuildOptions& options, BuildStats& 
   dfg.set_origin(origin);
   stats.violations = 0;
   stats.violation_total = 0;
-  for (NodeId id = 0; id < dfg.node_count(); ++id) {
+  for (const NodeId id : dfg.node_ids()) {
     Node& n = dfg.node(id);
     std::optional<Nanos> ready;
     Nanos awaited_end = INT64_MIN;  // latest GPU completion a blocking call waited for
@@ -73,9 +73,9 @@ void check_acyclic(const Dfg& dfg, const trace::TraceSet& traces) {
   // launches its GPU op (call start -> copy start) and waits for it (copy end -> call end).
   const auto& g = dfg.csr();
   const std::size_t n = dfg.node_count();
-  auto point_of = [](NodeId v, Point p) { return 2 * static_cast<std::size_t>(v) + (p == Point::kEnd ? 1 : 0); };
+  auto point_of = [](NodeId v, Point p) { return 2 * static_cast<std::size_t>(v.value) + (p == Point::kEnd ? 1 : 0); };
   std::vector<std::uint32_t> indegree(2 * n, 0);
-  for (NodeId v = 0; v < n; ++v) indegree[point_of(v, Point::kEnd)] = 1;  // start -> end of the same node
+  for (const NodeId v : dfg.node_ids()) indegree[point_of(v, Point::kEnd)] = 1;  // start -> end of the same node
   for (const Edge& e : dfg.edges()) ++indegree[point_of(e.dst, e.dst_point)];
   std::vector<std::size_t> queue;
   for (std::size_t p = 0; p < 2 * n; ++p) {
@@ -83,37 +83,36 @@ void check_acyclic(const Dfg& dfg, const trace::TraceSet& traces) {
   }
   for (std::size_t done = 0; done < queue.size(); ++done) {
     const std::size_t p = queue[done];
-    const NodeId v = static_cast<NodeId>(p / 2);
     const Point here = (p % 2) ? Point::kEnd : Point::kStart;
     if (here == Point::kStart && --indegree[p + 1] == 0) queue.push_back(p + 1);
-    for (auto [it, end] = boost::out_edges(v, g); it != end; ++it) {
-      const Edge& e = dfg.edge(g[*it]);
-      if (e.src_point != here) continue;
+    dfg.for_each_out_edge(NodeId::at(p / 2), [&](EdgeId id) {
+      const Edge& e = dfg.edge(id);
+      if (e.src_point != here) return;
       const std::size_t q = point_of(e.dst, e.dst_point);
       if (--indegree[q] == 0) queue.push_back(q);
-    }
+    });
   }
   if (queue.size() == 2 * n) return;
   // Every point left over has a predecessor left over: walk back until a node repeats.
   std::size_t p = 0;
   while (indegree[p] == 0) ++p;
-  std::vector<std::uint32_t> seen_at(2 * n, kNone);
+  std::vector<char> seen(2 * n, 0);
   std::vector<NodeId> walk;
-  while (seen_at[p] == kNone) {
-    seen_at[p] = static_cast<std::uint32_t>(walk.size());
-    const NodeId v = static_cast<NodeId>(p / 2);
+  while (!seen[p]) {
+    seen[p] = 1;
+    const NodeId v = NodeId::at(p / 2);
     if (walk.empty() || walk.back() != v) walk.push_back(v);
     std::size_t next = p;
     if (p % 2 == 1 && indegree[p - 1] > 0) next = p - 1;
-    for (auto [it, end] = boost::in_edges(v, g); next == p && it != end; ++it) {
-      const Edge& e = dfg.edge(g[*it]);
+    for (auto [it, end] = boost::in_edges(v.value, g); next == p && it != end; ++it) {
+      const Edge& e = dfg.edge(EdgeId(g[*it]));
       const std::size_t q = point_of(e.src, e.src_point);
       if (point_of(e.dst, e.dst_point) == p && indegree[q] > 0) next = q;
     }
     if (next == p) break;  // cannot happen for a leftover point; guards the walk
     p = next;
   }
-  const NodeId repeated = static_cast<NodeId>(p / 2);
+  const NodeId repeated = NodeId::at(p / 2);
   auto from = std::find(walk.begin(), walk.end(), repeated);
   std::vector<NodeId> cycle(from, walk.end());
   std::reverse(cycle.begin(), cycle.end());

@@ -24,11 +24,11 @@ struct BuildOptions {
 
 // Where each trace event of one rank ended up in the graph.
 struct RankNodes {
-  std::vector<NodeId> node_of_event;  // kNone for events that are not nodes
+  IdVector<EventRef, NodeId> node_of_event;  // none for events that are not nodes
   // CPU events that enclose nodes (ProfilerStep, aten::linear, ...): the first and last node
-  // inside them on their thread, kNone when they contain none.
-  std::vector<NodeId> first_inside;
-  std::vector<NodeId> last_inside;
+  // inside them on their thread, none when they contain none.
+  IdVector<EventRef, NodeId> first_inside;
+  IdVector<EventRef, NodeId> last_inside;
 };
 
 struct BuildStats {

@@ -10,8 +10,8 @@ namespace dpro::graph::detail {
 
 // One NCCL kernel of one rank, waiting to be matched with its peers.
 struct CollectiveRef {
-  NodeId node = kNone;
-  std::uint32_t event = kNone;
+  NodeId node;
+  EventRef event;
   Nanos order_time = 0;              // launch time (or GPU start): per-group issue order
   std::string group;                 // process group key
   std::string op;                    // normalised operation

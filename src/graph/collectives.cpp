@@ -20,7 +20,7 @@ struct InstanceKey {
 
 std::string describe(const trace::TraceSet& traces, const trace::TraceRank& rank, const CollectiveRef& ref,
                      std::int64_t sequence) {
-  const trace::Event& e = rank.events[ref.event];
+  const trace::Event& e = rank.events[ref.event.value];
   return "collective " + ref.op + " #" + std::to_string(sequence) + " of process group " + ref.group +
          " (kernel '" + std::string(traces.name(e)).substr(0, 60) + "' at ts " + std::to_string(e.start) + " ns)";
 }
@@ -87,7 +87,7 @@ void match_collectives(const trace::TraceSet& traces, std::vector<std::vector<Co
     Node barrier;
     barrier.kind = NodeKind::kBarrier;
     barrier.rank = -1;
-    barrier.name = first.node != kNone ? dfg.node(first.node).name : StringId{};
+    barrier.name = first.node.valid() ? dfg.node(first.node).name : StringId{};
     const NodeId b = dfg.add_node(barrier);
     Nanos last_arrival = INT64_MIN;
     for (const auto& [ri, k] : members) last_arrival = std::max(last_arrival, dfg.node(per_rank[ri][k].node).measured_start);
@@ -113,9 +113,10 @@ void match_collectives(const trace::TraceSet& traces, std::vector<std::vector<Co
 namespace dpro::graph {
 
 const trace::CollectiveInfo* collective_info(const trace::TraceRank& rank, const Node& kernel) {
-  auto info_of = [&](std::uint32_t event) -> const trace::CollectiveInfo* {
-    if (event == kNone || event >= rank.events.size()) return nullptr;
-    const trace::EventAttrs* a = rank.attrs_of(rank.events[event]);
+  auto info_of = [&](EventRef event) -> const trace::CollectiveInfo* {
+    const trace::Event* e = event_of(rank, event);
+    if (!e) return nullptr;
+    const trace::EventAttrs* a = rank.attrs_of(*e);
     return a && a->collective ? &*a->collective : nullptr;
   };
   const trace::CollectiveInfo* own = info_of(kernel.event);

@@ -37,36 +37,39 @@ const char* to_string(EdgeKind kind) {
 
 NodeId Dfg::add_node(const Node& node) {
   finalized_ = false;
+  const NodeId id = nodes_.next_id();
   nodes_.push_back(node);
-  return static_cast<NodeId>(nodes_.size() - 1);
+  return id;
 }
 
 EdgeId Dfg::add_edge(const Edge& edge) {
-  DPRO_CHECK(edge.src < nodes_.size() && edge.dst < nodes_.size());
+  DPRO_CHECK(nodes_.contains(edge.src) && nodes_.contains(edge.dst));
   finalized_ = false;
+  const EdgeId id = edges_.next_id();
   edges_.push_back(edge);
-  return static_cast<EdgeId>(edges_.size() - 1);
+  return id;
 }
 
-std::uint32_t Dfg::add_track(const Track& track) {
+TrackId Dfg::add_track(const Track& track) {
+  const TrackId id = tracks_.next_id();
   tracks_.push_back(track);
-  return static_cast<std::uint32_t>(tracks_.size() - 1);
+  return id;
 }
 
 void Dfg::set_op(NodeId id, OpId op) {
-  DPRO_CHECK(id < nodes_.size() && (!op.valid() || op.value < ops_.size()));
-  if (node_ops_.size() <= id) node_ops_.resize(nodes_.size(), kNoOp);
+  DPRO_CHECK(nodes_.contains(id) && (!op.valid() || op.below(ops_.size())));
+  if (!node_ops_.contains(id)) node_ops_.resize(nodes_.size(), kNoOp);
   node_ops_[id] = op;
 }
 
 void Dfg::finalize() {
-  std::vector<std::pair<NodeId, NodeId>> pairs;
-  std::vector<EdgeId> ids;
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> pairs;
+  std::vector<std::uint32_t> ids;
   pairs.reserve(edges_.size());
   ids.reserve(edges_.size());
-  for (EdgeId i = 0; i < edges_.size(); ++i) {
-    pairs.emplace_back(edges_[i].src, edges_[i].dst);
-    ids.push_back(i);
+  for (const EdgeId e : edges_.ids()) {
+    pairs.emplace_back(edges_[e].src.value, edges_[e].dst.value);
+    ids.push_back(e.value);
   }
   csr_ = CsrGraph(boost::edges_are_unsorted_multi_pass, pairs.begin(), pairs.end(), ids.begin(),
                   nodes_.size());

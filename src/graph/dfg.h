@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "core/id.h"
 #include "core/strings.h"
 #include "core/time.h"
 #include "graph/op_table.h"
@@ -25,9 +26,19 @@
 
 namespace dpro::graph {
 
-using NodeId = std::uint32_t;
-using EdgeId = std::uint32_t;
-constexpr std::uint32_t kNone = 0xffffffffu;
+// Indexes of the graph's tables, each its own type (core/id.h): a node id is not an edge id,
+// a track id or an event reference, and none of them is an integer. Each has its own none().
+using NodeId = Id<struct NodeTag>;    // into Dfg::nodes
+using EdgeId = Id<struct EdgeTag>;    // into Dfg::edges
+using TrackId = Id<struct TrackTag>;  // into Dfg::tracks
+// One trace event of a node's rank: its index in that rank's TraceRank::events.
+using EventRef = Id<struct EventTag>;
+
+// The event `ref` of `rank`; nullptr for none and for an index past the rank's events (a
+// loaded graph read against another trace).
+inline const trace::Event* event_of(const trace::TraceRank& rank, EventRef ref) {
+  return ref.below(rank.events.size()) ? &rank.events[ref.value] : nullptr;
+}
 
 enum class NodeKind : std::uint8_t {
   kCpuOp,        // a leaf CPU operator (no children) on a thread
@@ -69,20 +80,20 @@ struct Track {
 struct Node {
   NodeKind kind = NodeKind::kCpuOp;
   int rank = 0;                  // -1 for cross-rank barriers
-  std::uint32_t track = kNone;   // index into Dfg::tracks; kNone for barriers
+  TrackId track;                 // none for barriers
   StringId name;                 // in the trace's TraceSet::strings
   Nanos measured_start = 0;      // absolute trace time (0 for barriers)
   Nanos measured_duration = 0;
   Nanos duration = 0;            // replay duration; what-ifs and cost models rewrite it
   Nanos delay = 0;               // time between becoming ready and starting (launch latency, CPU gaps)
   std::optional<Nanos> release;  // earliest start, replay clock (roots: the measured start)
-  std::uint32_t event = kNone;   // index into the rank's TraceRank::events
-  std::uint32_t parent_op = kNone;  // GPU ops: event index of the CPU op that launched them
+  EventRef event;                // the node's own event; none for barriers and fused ops
+  EventRef parent_op;            // GPU ops: the CPU op event that launched them, if known
 };
 
 struct Edge {
-  NodeId src = 0;
-  NodeId dst = 0;
+  NodeId src;
+  NodeId dst;
   EdgeKind kind = EdgeKind::kThreadOrder;
   Point src_point = Point::kEnd;
   Point dst_point = Point::kStart;
@@ -91,20 +102,22 @@ struct Edge {
 
 class Dfg {
  public:
-  // Vertex = NodeId; each edge's bundled property is its index into edges().
-  using CsrGraph = boost::compressed_sparse_row_graph<boost::bidirectionalS, boost::no_property, EdgeId,
-                                                      boost::no_property, NodeId, EdgeId>;
+  // Boost needs integral vertex and edge types: a vertex is NodeId::value, each edge's bundled
+  // property is its EdgeId::value. Traversals go through for_each_in_edge / for_each_out_edge,
+  // which hand out EdgeIds.
+  using CsrGraph = boost::compressed_sparse_row_graph<boost::bidirectionalS, boost::no_property, std::uint32_t,
+                                                      boost::no_property, std::uint32_t, std::uint32_t>;
 
   NodeId add_node(const Node& node);
   EdgeId add_edge(const Edge& edge);
-  std::uint32_t add_track(const Track& track);
+  TrackId add_track(const Track& track);
 
   // The op table, and each node's entry in it. The per-node index lives beside the nodes, not
   // in Node, so that graphs made without descriptions (synthetic benchmarks, tests that push
   // nodes directly) pay nothing; op_of() is kNoOp for any node without one.
   OpTable& ops() { return ops_; }
   const OpTable& ops() const { return ops_; }
-  OpId op_of(NodeId id) const { return id < node_ops_.size() ? node_ops_[id] : kNoOp; }
+  OpId op_of(NodeId id) const { return node_ops_.contains(id) ? node_ops_[id] : kNoOp; }
   void set_op(NodeId id, OpId op);
   // The node's description; nullptr when it has none.
   const OpDesc* op(NodeId id) const {
@@ -123,14 +136,19 @@ class Dfg {
 
   std::size_t node_count() const { return nodes_.size(); }
   std::size_t edge_count() const { return edges_.size(); }
+  // Every id of each table, in order.
+  IdRange<NodeId> node_ids() const { return nodes_.ids(); }
+  IdRange<EdgeId> edge_ids() const { return edges_.ids(); }
+  IdRange<TrackId> track_ids() const { return tracks_.ids(); }
   Node& node(NodeId id) { return nodes_[id]; }
   const Node& node(NodeId id) const { return nodes_[id]; }
   const Edge& edge(EdgeId id) const { return edges_[id]; }
   Edge& edge(EdgeId id) { return edges_[id]; }
-  std::vector<Node>& nodes() { return nodes_; }
-  const std::vector<Node>& nodes() const { return nodes_; }
-  const std::vector<Edge>& edges() const { return edges_; }
-  const std::vector<Track>& tracks() const { return tracks_; }
+  const Track& track(TrackId id) const { return tracks_[id]; }
+  IdVector<NodeId, Node>& nodes() { return nodes_; }
+  const IdVector<NodeId, Node>& nodes() const { return nodes_; }
+  const IdVector<EdgeId, Edge>& edges() const { return edges_; }
+  const IdVector<TrackId, Track>& tracks() const { return tracks_; }
   const CsrGraph& csr() const { return csr_; }
 
   // Origin of the replay clock: replay time = trace time - origin().
@@ -139,19 +157,19 @@ class Dfg {
 
   // Edge ids into / out of a node (valid after finalize()).
   template <typename F> void for_each_in_edge(NodeId n, F&& f) const {
-    for (auto [it, end] = boost::in_edges(n, csr_); it != end; ++it) f(csr_[*it]);
+    for (auto [it, end] = boost::in_edges(n.value, csr_); it != end; ++it) f(EdgeId(csr_[*it]));
   }
   template <typename F> void for_each_out_edge(NodeId n, F&& f) const {
-    for (auto [it, end] = boost::out_edges(n, csr_); it != end; ++it) f(csr_[*it]);
+    for (auto [it, end] = boost::out_edges(n.value, csr_); it != end; ++it) f(EdgeId(csr_[*it]));
   }
 
  private:
   friend class Editor;  // renumbers nodes and edges when it commits
-  std::vector<Node> nodes_;
-  std::vector<Edge> edges_;
-  std::vector<Track> tracks_;
+  IdVector<NodeId, Node> nodes_;
+  IdVector<EdgeId, Edge> edges_;
+  IdVector<TrackId, Track> tracks_;
   OpTable ops_;
-  std::vector<OpId> node_ops_;  // parallel to nodes_ where set; shorter means kNoOp for the rest
+  IdVector<NodeId, OpId> node_ops_;  // parallel to nodes_ where set; shorter means kNoOp for the rest
   CsrGraph csr_;
   Nanos origin_ = 0;
   bool finalized_ = false;

@@ -10,13 +10,13 @@ namespace {
 
 std::string node_list(std::span<const NodeId> nodes) {
   std::string text;
-  for (NodeId n : nodes) text += (text.empty() ? "" : ", ") + std::to_string(n);
+  for (NodeId n : nodes) text += (text.empty() ? "" : ", ") + to_string(n);
   return text;
 }
 
 bool is_track_order(EdgeKind kind) { return kind == EdgeKind::kStreamOrder || kind == EdgeKind::kThreadOrder; }
 
-std::size_t point_of(NodeId v, Point p) { return 2 * static_cast<std::size_t>(v) + (p == Point::kEnd ? 1 : 0); }
+std::size_t point_of(NodeId v, Point p) { return 2 * static_cast<std::size_t>(v.value) + (p == Point::kEnd ? 1 : 0); }
 
 }  // namespace
 
@@ -28,10 +28,10 @@ void Editor::index_graph() {
   out_.assign(n, {});
   node_alive_.assign(n, 1);
   edge_alive_.assign(dfg_.edge_count(), 1);
-  fused_into_.assign(n, kNone);
-  prev_on_track_.assign(n, kNone);
-  next_on_track_.assign(n, kNone);
-  for (EdgeId e = 0; e < dfg_.edge_count(); ++e) link(e);
+  fused_into_.assign(n, NodeId::none());
+  prev_on_track_.assign(n, NodeId::none());
+  next_on_track_.assign(n, NodeId::none());
+  for (const EdgeId e : dfg_.edge_ids()) link(e);
 }
 
 Editor::~Editor() {
@@ -40,7 +40,7 @@ Editor::~Editor() {
 
 void Editor::check_node(NodeId node, const char* edit) const {
   if (!alive(node)) {
-    throw InputError("", edit, "node " + std::to_string(node) + " is not in the graph (never added, removed or fused away)");
+    throw InputError("", edit, "node " + to_string(node) + " is not in the graph (never added, removed or fused away)");
   }
 }
 
@@ -75,7 +75,7 @@ bool Editor::merge_parallel(EdgeId e) {
 }
 
 EdgeId Editor::add_edge(const Edge& edge, bool merge) {
-  const auto id = static_cast<EdgeId>(dfg_.edges_.size());
+  const EdgeId id = dfg_.edges_.next_id();
   dfg_.edges_.push_back(edge);
   edge_alive_.push_back(1);
   link(id);
@@ -100,7 +100,7 @@ void Editor::touched() {
 std::vector<NodeId> Editor::track_order(std::span<const NodeId> nodes) const {
   auto is_part = [&](NodeId n) { return std::find(nodes.begin(), nodes.end(), n) != nodes.end(); };
   std::vector<NodeId> order;
-  NodeId head = kNone;
+  NodeId head;
   std::size_t heads = 0;
   for (NodeId n : nodes) {
     const bool has_part_before = std::any_of(in_[n].begin(), in_[n].end(), [&](EdgeId e) {
@@ -111,10 +111,10 @@ std::vector<NodeId> Editor::track_order(std::span<const NodeId> nodes) const {
       ++heads;
     }
   }
-  if (heads != 1) head = kNone;
-  for (NodeId at = head; at != kNone && order.size() < nodes.size();) {
+  if (heads != 1) head = NodeId::none();
+  for (NodeId at = head; at.valid() && order.size() < nodes.size();) {
     order.push_back(at);
-    NodeId next = kNone;
+    NodeId next;
     for (EdgeId e : out_[at]) {
       if (is_track_order(dfg_.edges_[e].kind) && is_part(dfg_.edges_[e].dst)) next = dfg_.edges_[e].dst;
     }
@@ -136,7 +136,7 @@ bool Editor::walk_points(std::vector<std::size_t> stack, Visit visit) const {
     stack.pop_back();
     if (seen[at]) continue;
     seen[at] = 1;
-    const NodeId v = static_cast<NodeId>(at / 2);
+    const NodeId v = NodeId::at(at / 2);
     const Point here = at % 2 ? Point::kEnd : Point::kStart;
     const Walk next = visit(v, here);
     if (next == Walk::kStop) return true;
@@ -155,7 +155,7 @@ bool Editor::walk_points(std::vector<std::size_t> stack, Visit visit) const {
 // blocking-copy pattern, not a cycle). The search walks points (a node's start and end), as
 // check_acyclic does; it costs up to the part of the graph downstream of the parts.
 bool Editor::makes_cycle(const std::vector<NodeId>& parts) const {
-  std::vector<char> part(dfg_.node_count(), 0);
+  IdVector<NodeId, char> part(dfg_.node_count(), 0);
   for (NodeId p : parts) part[p] = 1;
   for (const Point from : {Point::kEnd, Point::kStart}) {
     std::vector<std::size_t> stack;
@@ -181,19 +181,19 @@ std::vector<NodeId> Editor::fusable_parts(std::span<const NodeId> nodes) const {
   for (NodeId n : nodes) check_node(n, "fuse");
   for (std::size_t i = 0; i < nodes.size(); ++i) {
     if (std::find(nodes.begin() + static_cast<std::ptrdiff_t>(i) + 1, nodes.end(), nodes[i]) != nodes.end()) {
-      throw InputError("", what, "node " + std::to_string(nodes[i]) + " is given twice");
+      throw InputError("", what, "node " + to_string(nodes[i]) + " is given twice");
     }
   }
   const Node& first = dfg_.nodes_[nodes[0]];
   for (NodeId n : nodes) {
     const Node& node = dfg_.nodes_[n];
-    if (node.track == kNone) throw InputError("", what, "node " + std::to_string(n) + " is a " + to_string(node.kind) + " on no track");
+    if (!node.track.valid()) throw InputError("", what, "node " + to_string(n) + " is a " + to_string(node.kind) + " on no track");
     if (node.track != first.track) {
       const Track& a = dfg_.tracks_[first.track];
       const Track& b = dfg_.tracks_[node.track];
       throw InputError("", what,
-                       "nodes of different tracks cannot be fused: node " + std::to_string(nodes[0]) + " is on " + a.name +
-                           " of rank " + std::to_string(a.rank) + ", node " + std::to_string(n) + " on " + b.name +
+                       "nodes of different tracks cannot be fused: node " + to_string(nodes[0]) + " is on " + a.name +
+                           " of rank " + std::to_string(a.rank) + ", node " + to_string(n) + " on " + b.name +
                            " of rank " + std::to_string(b.rank));
     }
   }
@@ -270,8 +270,8 @@ NodeId Editor::fuse(std::span<const NodeId> nodes) {
   f.duration = duration;
   f.delay = delay;
   f.measured_duration = last.measured_start + last.measured_duration - f.measured_start;
-  f.event = kNone;  // no trace event is this op
-  f.parent_op = kNone;
+  f.event = EventRef::none();  // no trace event is this op
+  f.parent_op = EventRef::none();
   for (NodeId p : parts) {
     if (p == fused) continue;
     node_alive_[p] = 0;
@@ -282,16 +282,16 @@ NodeId Editor::fuse(std::span<const NodeId> nodes) {
 }
 
 NodeId Editor::insert(const Node& node, std::span<const Edge> edges, OpId op) {
-  if (op.valid() && op.value >= dfg_.ops_.size()) {
-    throw InputError("", "insert", "op " + std::to_string(op.value) + " is not in the op table");
+  if (op.valid() && !op.below(dfg_.ops_.size())) {
+    throw InputError("", "insert", "op " + to_string(op) + " is not in the op table");
   }
-  if (node.track != kNone && node.track >= dfg_.tracks_.size()) {
-    throw InputError("", "insert", "track " + std::to_string(node.track) + " does not exist");
+  if (node.track.valid() && !dfg_.tracks_.contains(node.track)) {
+    throw InputError("", "insert", "track " + to_string(node.track) + " does not exist");
   }
-  const auto id = static_cast<NodeId>(dfg_.nodes_.size());
+  const NodeId id = dfg_.nodes_.next_id();
   for (const Edge& e : edges) {
-    const NodeId src = e.src == kNone ? id : e.src;
-    const NodeId dst = e.dst == kNone ? id : e.dst;
+    const NodeId src = e.src.valid() ? e.src : id;
+    const NodeId dst = e.dst.valid() ? e.dst : id;
     if (src == dst) throw InputError("", "insert", "an edge from the new node to itself");
     if (src != id) check_node(src, "insert");
     if (dst != id) check_node(dst, "insert");
@@ -300,25 +300,25 @@ NodeId Editor::insert(const Node& node, std::span<const Edge> edges, OpId op) {
   in_.emplace_back();
   out_.emplace_back();
   node_alive_.push_back(1);
-  fused_into_.push_back(kNone);
-  prev_on_track_.push_back(kNone);
-  next_on_track_.push_back(kNone);
+  fused_into_.push_back(NodeId::none());
+  prev_on_track_.push_back(NodeId::none());
+  next_on_track_.push_back(NodeId::none());
   if (op.valid()) dfg_.set_op(id, op);
-  const auto first_edge = static_cast<EdgeId>(dfg_.edges_.size());
+  const std::uint32_t first_edge = dfg_.edges_.next_id().value;
   for (Edge e : edges) {
-    if (e.src == kNone) e.src = id;
-    if (e.dst == kNone) e.dst = id;
+    if (!e.src.valid()) e.src = id;
+    if (!e.dst.valid()) e.dst = id;
     add_edge(e, /*merge=*/false);
   }
   touched();
   if (makes_cycle({id})) {
     // Undo: the graph must be unchanged after a refused edit. Nothing merged yet.
-    for (EdgeId e = first_edge; e < dfg_.edges_.size(); ++e) drop_edge(e);
+    for (std::uint32_t e = first_edge; e < dfg_.edges_.size(); ++e) drop_edge(EdgeId(e));
     node_alive_[id] = 0;
     throw InputError("", "insert", "the new node's edges make a dependency cycle");
   }
-  for (EdgeId e = first_edge; e < dfg_.edges_.size(); ++e) {
-    if (edge_alive_[e]) merge_parallel(e);
+  for (std::uint32_t e = first_edge; e < dfg_.edges_.size(); ++e) {
+    if (edge_alive_[EdgeId(e)]) merge_parallel(EdgeId(e));
   }
   return id;
 }
@@ -361,14 +361,14 @@ void Editor::remove(NodeId node) {
 }
 
 void Editor::redirect(EdgeId edge, std::optional<NodeId> src, std::optional<NodeId> dst) {
-  const std::string what = "redirect of edge " + std::to_string(edge);
-  if (!edge_alive(edge)) throw InputError("", what, "edge " + std::to_string(edge) + " is not in the graph");
+  const std::string what = "redirect of edge " + to_string(edge);
+  if (!edge_alive(edge)) throw InputError("", what, "edge " + to_string(edge) + " is not in the graph");
   const Edge old = dfg_.edges_[edge];
   const NodeId s = src.value_or(old.src);
   const NodeId d = dst.value_or(old.dst);
   check_node(s, "redirect");
   check_node(d, "redirect");
-  if (s == d) throw InputError("", what, "an edge from node " + std::to_string(s) + " to itself");
+  if (s == d) throw InputError("", what, "an edge from node " + to_string(s) + " to itself");
   move_edge(edge, s, d);
   // A cycle through the moved edge: its destination reaches its source.
   const bool cycle = walk_points({point_of(d, old.dst_point)}, [&](NodeId v, Point here) {
@@ -376,7 +376,7 @@ void Editor::redirect(EdgeId edge, std::optional<NodeId> src, std::optional<Node
   });
   if (cycle) {
     move_edge(edge, old.src, old.dst);
-    throw InputError("", what, "node " + std::to_string(d) + " already leads to node " + std::to_string(s) + ": a dependency cycle");
+    throw InputError("", what, "node " + to_string(d) + " already leads to node " + to_string(s) + ": a dependency cycle");
   }
   merge_parallel(edge);
   touched();
@@ -389,65 +389,66 @@ void Editor::set_delay(NodeId node, Nanos delay) {
 
 void Editor::set_duration(NodeId node, Nanos duration) {
   check_node(node, "set_duration");
-  if (duration < 0) throw InputError("", "set_duration of node " + std::to_string(node), "negative duration " + std::to_string(duration));
+  if (duration < 0) throw InputError("", "set_duration of node " + to_string(node), "negative duration " + std::to_string(duration));
   dfg_.nodes_[node].duration = duration;
 }
 
 Renumbering Editor::commit() {
   Renumbering map;
   const std::size_t n = dfg_.nodes_.size();
-  map.node.assign(n, kNone);
-  NodeId next = 0;
-  for (NodeId v = 0; v < n; ++v) {
-    if (node_alive_[v]) map.node[v] = next++;
+  map.node.assign(n, NodeId::none());
+  std::uint32_t next = 0;
+  for (const NodeId v : dfg_.node_ids()) {
+    if (node_alive_[v]) map.node[v] = NodeId(next++);
   }
-  for (NodeId v = 0; v < n; ++v) {
+  for (const NodeId v : dfg_.node_ids()) {
     NodeId into = fused_into_[v];
-    while (into != kNone && !node_alive_[into]) into = fused_into_[into];
-    if (into != kNone) map.node[v] = map.node[into];
+    while (into.valid() && !node_alive_[into]) into = fused_into_[into];
+    if (into.valid()) map.node[v] = map.node[into];
   }
-  map.edge.assign(dfg_.edges_.size(), kNone);
-  EdgeId next_edge = 0;
-  for (EdgeId e = 0; e < dfg_.edges_.size(); ++e) {
-    if (edge_alive_[e]) map.edge[e] = next_edge++;
+  map.edge.assign(dfg_.edges_.size(), EdgeId::none());
+  std::uint32_t next_edge = 0;
+  for (const EdgeId e : dfg_.edge_ids()) {
+    if (edge_alive_[e]) map.edge[e] = EdgeId(next_edge++);
   }
 
   if (ranks_) {
     // A removed node's place in an enclosing event's [first, last] range passes to its live
     // neighbours on the track; `stop` is the other end of the range, past which it is empty.
-    auto live = [&](NodeId v, const std::vector<NodeId>& step, NodeId stop) {
-      while (v != kNone && map.node[v] == kNone) {
-        if (v == stop) return kNone;
+    auto live = [&](NodeId v, const IdVector<NodeId, NodeId>& step, NodeId stop) {
+      while (v.valid() && !map.node[v].valid()) {
+        if (v == stop) return NodeId::none();
         v = step[v];
       }
-      return v == kNone ? kNone : map.node[v];
+      return v.valid() ? map.node[v] : NodeId::none();
     };
     for (RankNodes& r : *ranks_) {
       for (NodeId& v : r.node_of_event) {
-        if (v != kNone) v = map.node[v];
+        if (v.valid()) v = map.node[v];
       }
-      for (std::size_t e = 0; e < r.first_inside.size(); ++e) {
+      for (const EventRef e : r.first_inside.ids()) {
         const NodeId first = r.first_inside[e], last = r.last_inside[e];
-        if (first == kNone) continue;
+        if (!first.valid()) continue;
         const NodeId f = live(first, next_on_track_, last);
         const NodeId l = live(last, prev_on_track_, first);
-        r.first_inside[e] = f == kNone || l == kNone ? kNone : f;
-        r.last_inside[e] = f == kNone || l == kNone ? kNone : l;
+        const bool empty = !f.valid() || !l.valid();
+        r.first_inside[e] = empty ? NodeId::none() : f;
+        r.last_inside[e] = empty ? NodeId::none() : l;
       }
     }
   }
 
-  std::vector<Node> nodes;
+  IdVector<NodeId, Node> nodes;
   nodes.reserve(next);
-  std::vector<OpId> ops;
-  for (NodeId v = 0; v < n; ++v) {
+  IdVector<NodeId, OpId> ops;
+  for (const NodeId v : dfg_.node_ids()) {
     if (!node_alive_[v]) continue;
     nodes.push_back(dfg_.nodes_[v]);
     if (!dfg_.node_ops_.empty()) ops.push_back(dfg_.op_of(v));
   }
-  std::vector<Edge> edges;
+  IdVector<EdgeId, Edge> edges;
   edges.reserve(next_edge);
-  for (EdgeId e = 0; e < dfg_.edges_.size(); ++e) {
+  for (const EdgeId e : dfg_.edge_ids()) {
     if (!edge_alive_[e]) continue;
     Edge edge = dfg_.edges_[e];
     edge.src = map.node[edge.src];

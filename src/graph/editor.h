@@ -37,11 +37,11 @@
 
 namespace dpro::graph {
 
-// Old -> new ids from Editor::commit(); kNone for what was dropped (a fused-away part maps to
+// Old -> new ids from Editor::commit(); none for what was dropped (a fused-away part maps to
 // its fused node).
 struct Renumbering {
-  std::vector<NodeId> node;
-  std::vector<EdgeId> edge;
+  IdVector<NodeId, NodeId> node;
+  IdVector<EdgeId, EdgeId> edge;
 };
 
 class Editor {
@@ -64,7 +64,7 @@ class Editor {
   NodeId fuse(std::span<const NodeId> nodes);
 
   // Adds `node` (its op description `op`, if any) and `edges`; in each edge, src or dst equal
-  // to kNone stands for the new node.
+  // to NodeId::none() stands for the new node.
   NodeId insert(const Node& node, std::span<const Edge> edges, OpId op = kNoOp);
 
   // Drops `node` and its edges. Its dependencies are kept across it: each predecessor gets an
@@ -85,8 +85,8 @@ class Editor {
   // Applies the pending edits; see above. The graph is finalized afterwards.
   Renumbering commit();
 
-  bool alive(NodeId node) const { return node < node_alive_.size() && node_alive_[node]; }
-  bool edge_alive(EdgeId edge) const { return edge < edge_alive_.size() && edge_alive_[edge]; }
+  bool alive(NodeId node) const { return node_alive_.contains(node) && node_alive_[node]; }
+  bool edge_alive(EdgeId edge) const { return edge_alive_.contains(edge) && edge_alive_[edge]; }
   // Live edge ids into / out of a node, as of the pending edits.
   const std::vector<EdgeId>& in_edges(NodeId node) const { return in_[node]; }
   const std::vector<EdgeId>& out_edges(NodeId node) const { return out_[node]; }
@@ -116,13 +116,13 @@ class Editor {
 
   Dfg& dfg_;
   std::vector<RankNodes>* ranks_;
-  std::vector<std::vector<EdgeId>> in_;   // live edges per node
-  std::vector<std::vector<EdgeId>> out_;
-  std::vector<char> node_alive_;
-  std::vector<char> edge_alive_;
-  std::vector<NodeId> fused_into_;  // a fused-away part -> its fused node (kNone otherwise)
-  std::vector<NodeId> prev_on_track_;  // a removed node -> its track predecessor (kNone if none)
-  std::vector<NodeId> next_on_track_;
+  IdVector<NodeId, std::vector<EdgeId>> in_;   // live edges per node
+  IdVector<NodeId, std::vector<EdgeId>> out_;
+  IdVector<NodeId, char> node_alive_;
+  IdVector<EdgeId, char> edge_alive_;
+  IdVector<NodeId, NodeId> fused_into_;  // a fused-away part -> its fused node (none otherwise)
+  IdVector<NodeId, NodeId> prev_on_track_;  // a removed node -> its track predecessor (none if none)
+  IdVector<NodeId, NodeId> next_on_track_;
   bool pending_ = false;
 };
 

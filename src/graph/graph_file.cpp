@@ -234,7 +234,7 @@ class GraphReader {
       op.parts.resize(r_.get_count(4));
       for (OpId& p : op.parts) {
         p = OpId{r_.get<std::uint32_t>()};
-        if (p.valid() && p.value >= n) r_.fail("part op " + std::to_string(p.value) + " is not in the op table");
+        if (p.valid() && !p.below(n)) r_.fail("part op " + std::to_string(p.value) + " is not in the op table");
       }
     }
     for (OpDesc& op : ops) dfg_.ops().add(std::move(op));
@@ -248,8 +248,8 @@ class GraphReader {
       Node node;
       node.kind = r_.get_enum(kLastNodeKind, "kind");
       node.rank = r_.get<std::int32_t>();
-      node.track = r_.get<std::uint32_t>();
-      if (node.track != kNone && node.track >= dfg_.tracks().size()) r_.fail("track " + std::to_string(node.track) + " does not exist");
+      node.track = TrackId{r_.get<std::uint32_t>()};
+      if (node.track.valid() && !dfg_.tracks().contains(node.track)) r_.fail("track " + to_string(node.track) + " does not exist");
       node.name = StringId{r_.get<std::uint32_t>()};
       node.measured_start = r_.get<std::int64_t>();
       node.measured_duration = r_.get<std::int64_t>();
@@ -257,10 +257,10 @@ class GraphReader {
       if (node.duration < 0) r_.fail("negative duration " + std::to_string(node.duration));
       node.delay = r_.get<std::int64_t>();
       node.release = r_.get_optional<std::int64_t>();
-      node.event = r_.get<std::uint32_t>();
-      node.parent_op = r_.get<std::uint32_t>();
+      node.event = EventRef{r_.get<std::uint32_t>()};
+      node.parent_op = EventRef{r_.get<std::uint32_t>()};
       const OpId op{r_.get<std::uint32_t>()};
-      if (op.valid() && op.value >= dfg_.ops().size()) r_.fail("op " + std::to_string(op.value) + " is not in the op table");
+      if (op.valid() && !op.below(dfg_.ops().size())) r_.fail("op " + std::to_string(op.value) + " is not in the op table");
       const NodeId id = dfg_.add_node(node);
       if (op.valid()) dfg_.set_op(id, op);
     }
@@ -272,10 +272,10 @@ class GraphReader {
     for (std::size_t i = 0; i < n; ++i) {
       r_.at("edge " + std::to_string(i));
       Edge e;
-      e.src = r_.get<std::uint32_t>();
-      e.dst = r_.get<std::uint32_t>();
-      if (e.src >= dfg_.node_count()) r_.fail("src " + std::to_string(e.src) + " is not a node");
-      if (e.dst >= dfg_.node_count()) r_.fail("dst " + std::to_string(e.dst) + " is not a node");
+      e.src = NodeId{r_.get<std::uint32_t>()};
+      e.dst = NodeId{r_.get<std::uint32_t>()};
+      if (!dfg_.nodes().contains(e.src)) r_.fail("src " + to_string(e.src) + " is not a node");
+      if (!dfg_.nodes().contains(e.dst)) r_.fail("dst " + to_string(e.dst) + " is not a node");
       e.kind = r_.get_enum(kLastEdgeKind, "kind");
       for (Point* p : {&e.src_point, &e.dst_point}) *p = r_.get_enum(Point::kEnd, "point");
       e.gap = r_.get<std::int64_t>();
@@ -309,25 +309,25 @@ std::string graph_to_bytes(const Dfg& dfg) {
   w.put_count(ops.size());
   for (const OpDesc& op : ops.ops()) put_op(w, op);
   w.put_count(dfg.node_count());
-  for (NodeId id = 0; id < dfg.node_count(); ++id) {
+  for (const NodeId id : dfg.node_ids()) {
     const Node& n = dfg.node(id);
     w.put(static_cast<std::uint8_t>(n.kind));
     w.put<std::int32_t>(n.rank);
-    w.put(n.track);
+    w.put(n.track.value);
     w.put(n.name.value);
     w.put<std::int64_t>(n.measured_start);
     w.put<std::int64_t>(n.measured_duration);
     w.put<std::int64_t>(n.duration);
     w.put<std::int64_t>(n.delay);
     w.put_optional<std::int64_t>(n.release);
-    w.put(n.event);
-    w.put(n.parent_op);
+    w.put(n.event.value);
+    w.put(n.parent_op.value);
     w.put(dfg.op_of(id).value);
   }
   w.put_count(dfg.edge_count());
   for (const Edge& e : dfg.edges()) {
-    w.put(e.src);
-    w.put(e.dst);
+    w.put(e.src.value);
+    w.put(e.dst.value);
     w.put(static_cast<std::uint8_t>(e.kind));
     w.put(static_cast<std::uint8_t>(e.src_point));
     w.put(static_cast<std::uint8_t>(e.dst_point));

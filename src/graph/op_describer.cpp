@@ -9,13 +9,16 @@
 namespace dpro::graph {
 namespace {
 
+// No entry: an index into one of OpDescriber's tables, or a name not yet interned.
+constexpr std::uint32_t kNoIndex = 0xffffffffu;
+
 // Everything that distinguishes one description from another, in ids.
 struct OpKey {
   NodeKind kind{};
   std::uint32_t name = 0;
   std::uint32_t launcher = 0;
-  std::uint32_t inputs = kNone;      // index into OpDescriber::inputs_
-  std::uint32_t collective = kNone;  // index into OpDescriber::collectives_
+  std::uint32_t inputs = kNoIndex;      // index into OpDescriber::inputs_
+  std::uint32_t collective = kNoIndex;  // index into OpDescriber::collectives_
   std::optional<std::int64_t> bytes;
   std::optional<std::array<int, 3>> grid;
   std::optional<std::array<int, 3>> block;
@@ -44,12 +47,12 @@ struct OpKeyHash {
 class OpDescriber {
  public:
   OpDescriber(const trace::TraceSet& traces, Dfg& dfg)
-      : traces_(traces), dfg_(dfg), names_(traces.strings.size(), kNone) {}
+      : traces_(traces), dfg_(dfg), names_(traces.strings.size(), kNoIndex) {}
 
   void describe_all() {
     const trace::TraceRank* rank = nullptr;  // the last node's (nodes come rank by rank)
     std::vector<NodeId> barriers;
-    for (NodeId id = 0; id < dfg_.node_count(); ++id) {
+    for (const NodeId id : dfg_.node_ids()) {
       const Node& n = dfg_.node(id);
       if (n.kind == NodeKind::kBarrier) {
         barriers.push_back(id);
@@ -66,14 +69,14 @@ class OpDescriber {
     OpKey key;
     key.kind = n.kind;
     key.name = name_of(n.name).value;
-    const trace::EventAttrs* own = n.event < rank.events.size() ? rank.attrs_of(rank.events[n.event]) : nullptr;
+    const trace::Event* event = event_of(rank, n.event);
+    const trace::EventAttrs* own = event ? rank.attrs_of(*event) : nullptr;
     const trace::EventAttrs* inputs_from = own;
     if (on_gpu(n.kind)) {
       inputs_from = nullptr;
-      if (n.parent_op < rank.events.size()) {
-        const trace::Event& launcher = rank.events[n.parent_op];
-        key.launcher = name_of(launcher.name).value;
-        inputs_from = rank.attrs_of(launcher);
+      if (const trace::Event* launcher = event_of(rank, n.parent_op)) {
+        key.launcher = name_of(launcher->name).value;
+        inputs_from = rank.attrs_of(*launcher);
       }
     }
     if (inputs_from && (!inputs_from->input_dims.empty() || !inputs_from->input_types.empty())) {
@@ -98,8 +101,8 @@ class OpDescriber {
     d.kind = key.kind;
     d.name = NameId{key.name};
     d.launcher = NameId{key.launcher};
-    if (key.inputs != kNone) d.inputs = inputs_[key.inputs];
-    if (key.collective != kNone) d.collective = collectives_[key.collective];
+    if (key.inputs != kNoIndex) d.inputs = inputs_[key.inputs];
+    if (key.collective != kNoIndex) d.collective = collectives_[key.collective];
     d.bytes = key.bytes;
     d.grid = key.grid;
     d.block = key.block;
@@ -108,12 +111,12 @@ class OpDescriber {
 
   // A barrier is described as the collective it joins: its first participant's op.
   void describe_barriers() {
-    std::unordered_map<std::uint32_t, OpId> barrier_op_of;  // participant op -> barrier op
+    std::unordered_map<OpId, OpId> barrier_op_of;  // participant op -> barrier op
     for (const Edge& e : dfg_.edges()) {
       if (e.kind != EdgeKind::kCollective || dfg_.node(e.dst).kind != NodeKind::kBarrier) continue;
       if (dfg_.op_of(e.dst).valid() || !dfg_.op_of(e.src).valid()) continue;
       const OpId participant = dfg_.op_of(e.src);
-      auto [it, inserted] = barrier_op_of.try_emplace(participant.value, kNoOp);
+      auto [it, inserted] = barrier_op_of.try_emplace(participant, kNoOp);
       if (inserted) {
         OpDesc d = dfg_.ops().op(participant);
         d.kind = NodeKind::kBarrier;
@@ -128,7 +131,7 @@ class OpDescriber {
 
   NameId name_of(StringId id) {
     std::uint32_t& cached = names_[id.value];
-    if (cached == kNone) cached = dfg_.ops().intern(traces_.strings.view(id)).value;
+    if (cached == kNoIndex) cached = dfg_.ops().intern(traces_.strings.view(id)).value;
     return NameId{cached};
   }
 
@@ -170,7 +173,7 @@ class OpDescriber {
 
   const trace::TraceSet& traces_;
   Dfg& dfg_;
-  std::vector<std::uint32_t> names_;  // trace StringId -> NameId, kNone until interned
+  std::vector<std::uint32_t> names_;  // trace StringId -> NameId value, kNoIndex until interned
   std::vector<std::vector<TensorDesc>> inputs_;
   std::unordered_map<std::string, std::uint32_t> inputs_index_;  // dims '\x1f' types -> inputs_
   std::string text_key_;

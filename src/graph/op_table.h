@@ -12,19 +12,18 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/id.h"
+
 namespace dpro::graph {
 
-// Index into OpTable; its own type so that it cannot be passed where a node, edge or track
-// index is expected (those are still bare integers: see dfg.h).
-struct OpId {
-  std::uint32_t value = 0xffffffffu;  // the default is "no description"
-  bool valid() const { return value != 0xffffffffu; }
-  friend bool operator==(OpId a, OpId b) = default;
-};
-inline constexpr OpId kNoOp{};
+// Index into OpTable; a strong id (core/id.h) like the graph's node, edge and track ids. Its
+// none (the default) means "no description".
+using OpId = Id<struct OpTag>;
+inline constexpr OpId kNoOp = OpId::none();
 
 // A string of the op table's own pool; 0 is the empty string. Distinct from the trace's
-// StringId: a trace id is not a valid NameId.
+// StringId: a trace id is not a valid NameId. Not an Id<>: it has no "none", and its default
+// is the empty string, a valid entry.
 struct NameId {
   std::uint32_t value = 0;
   bool empty() const { return value == 0; }

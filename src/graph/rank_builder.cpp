@@ -37,21 +37,24 @@ NodeKind node_kind(EventKind kind) {
   }
 }
 
+// No GPU op: an index into RankBuilder::gpu_ that is none.
+constexpr std::uint32_t kNoGpuOp = 0xffffffffu;
+
 // A GPU op as the rank builder sees it.
 struct GpuOp {
-  NodeId node = kNone;
-  std::uint32_t event = kNone;
-  std::uint32_t stream = kNone;  // dfg track
+  NodeId node;
+  EventRef event;
+  TrackId stream;
   Nanos launch_time = 0;         // start of the launching call, or the op's own start
 };
 
 // A runtime call node and what it launched.
 struct Call {
-  NodeId node = kNone;
-  std::uint32_t event = kNone;
-  std::uint32_t thread = kNone;  // dfg track
+  NodeId node;
+  EventRef event;
+  TrackId thread;
   CallRole role = CallRole::kOther;
-  std::uint32_t launcher_op = kNone;  // innermost enclosing cpu_op event
+  EventRef launcher_op;  // innermost enclosing cpu_op event
   std::vector<std::uint32_t> gpu_ops;  // indices into RankBuilder::gpu_
 };
 
@@ -63,12 +66,12 @@ class RankBuilder {
         stats_(stats), log_(log) {}
 
   std::vector<CollectiveRef> build() {
-    out_.node_of_event.assign(tr_.events.size(), kNone);
-    out_.first_inside.assign(tr_.events.size(), kNone);
-    out_.last_inside.assign(tr_.events.size(), kNone);
+    out_.node_of_event.assign(tr_.events.size(), NodeId::none());
+    out_.first_inside.assign(tr_.events.size(), NodeId::none());
+    out_.last_inside.assign(tr_.events.size(), NodeId::none());
     make_tracks();
-    std::vector<std::vector<std::uint32_t>> cpu_events(tr_.resources.size());
-    for (std::uint32_t i = 0; i < tr_.events.size(); ++i) {
+    std::vector<std::vector<EventRef>> cpu_events(tr_.resources.size());
+    for (const EventRef i : event_ids()) {
       if (trace::is_cpu_side(ev(i).kind)) cpu_events[ev(i).resource].push_back(i);
     }
     for (std::uint32_t r = 0; r < tr_.resources.size(); ++r) {
@@ -82,7 +85,8 @@ class RankBuilder {
   }
 
  private:
-  const Event& ev(std::uint32_t i) const { return tr_.events[i]; }
+  const Event& ev(EventRef i) const { return tr_.events[i.value]; }
+  IdRange<EventRef> event_ids() const { return IdRange<EventRef>(tr_.events.size()); }
   const Node& node(NodeId n) const { return dfg_.node(n); }
   Nanos mstart(NodeId n) const { return node(n).measured_start; }
   Nanos mend(NodeId n) const { return node(n).measured_start + node(n).measured_duration; }
@@ -92,7 +96,7 @@ class RankBuilder {
   }
 
   void make_tracks() {
-    track_of_resource_.assign(tr_.resources.size(), kNone);
+    track_of_resource_.assign(tr_.resources.size(), TrackId::none());
     std::vector<bool> used(tr_.resources.size(), false);
     for (const Event& e : tr_.events) {
       if (trace::is_cpu_side(e.kind) || trace::is_gpu_work(e.kind)) used[e.resource] = true;
@@ -104,7 +108,7 @@ class RankBuilder {
     }
   }
 
-  NodeId add_node(std::uint32_t event_index) {
+  NodeId add_node(EventRef event_index) {
     const Event& e = ev(event_index);
     Node n;
     n.kind = node_kind(e.kind);
@@ -122,13 +126,13 @@ class RankBuilder {
 
   // Leaf CPU events and runtime calls become a chain of nodes on their thread; enclosing
   // events remember the first and last node inside them.
-  void flatten_thread(std::uint32_t resource, const std::vector<std::uint32_t>& list) {
-    struct Open { std::uint32_t event; Nanos end; bool runtime; NodeId node; };
+  void flatten_thread(std::uint32_t resource, const std::vector<EventRef>& list) {
+    struct Open { EventRef event; Nanos end; bool runtime; NodeId node; };
     std::vector<Open> stack;
-    NodeId previous = kNone;
+    NodeId previous;
     std::vector<NodeId>& thread_nodes = thread_nodes_[track_of_resource_[resource]];
     for (std::size_t k = 0; k < list.size(); ++k) {
-      const std::uint32_t i = list[k];
+      const EventRef i = list[k];
       const Event& e = ev(i);
       while (!stack.empty() && stack.back().end <= e.start) stack.pop_back();
       const Open* runtime_parent = nullptr;
@@ -139,21 +143,21 @@ class RankBuilder {
       if (runtime_parent) {
         // Calls made inside a runtime call (driver calls of cudaLaunchKernel) belong to it.
         if (e.correlation) call_by_correlation_.emplace(*e.correlation, call_index_of_node_[runtime_parent->node]);
-        stack.push_back(Open{i, e.end(), false, kNone});
+        stack.push_back(Open{i, e.end(), false, NodeId::none()});
         continue;
       }
       const bool has_child = k + 1 < list.size() && ev(list[k + 1]).start < e.end() &&
                              !(ev(list[k + 1]).start == e.start && e.dur == 0);
-      NodeId id = kNone;
+      NodeId id;
       if (is_call || !has_child) {
         id = add_node(i);
         thread_nodes.push_back(id);
         for (const Open& o : stack) {
-          if (out_.first_inside[o.event] == kNone) out_.first_inside[o.event] = id;
+          if (!out_.first_inside[o.event].valid()) out_.first_inside[o.event] = id;
           out_.last_inside[o.event] = id;
         }
         out_.first_inside[i] = out_.last_inside[i] = id;
-        if (previous != kNone) edge(previous, id, EdgeKind::kThreadOrder);
+        if (previous.valid()) edge(previous, id, EdgeKind::kThreadOrder);
         previous = id;
         if (is_call) {
           Call call;
@@ -174,7 +178,7 @@ class RankBuilder {
   }
 
   void make_gpu_nodes() {
-    for (std::uint32_t i = 0; i < tr_.events.size(); ++i) {
+    for (const EventRef i : event_ids()) {
       const Event& e = ev(i);
       if (!trace::is_gpu_work(e.kind)) continue;
       GpuOp op;
@@ -218,49 +222,49 @@ class RankBuilder {
     });
   }
 
-  // The last op on `stream` launched before `t`, or kNone.
-  std::uint32_t last_launched_before(std::uint32_t stream, Nanos t) const {
+  // The last op on `stream` launched before `t`, or kNoGpuOp.
+  std::uint32_t last_launched_before(TrackId stream, Nanos t) const {
     auto it = stream_ops_.find(stream);
-    if (it == stream_ops_.end()) return kNone;
+    if (it == stream_ops_.end()) return kNoGpuOp;
     const auto& ops = it->second;
     auto pos = std::partition_point(ops.begin(), ops.end(), [&](std::uint32_t g) { return gpu_[g].launch_time < t; });
-    return pos == ops.begin() ? kNone : *(pos - 1);
+    return pos == ops.begin() ? kNoGpuOp : *(pos - 1);
   }
 
-  // The first op on `stream` launched after `t`, or kNone.
-  std::uint32_t first_launched_after(std::uint32_t stream, Nanos t) const {
+  // The first op on `stream` launched after `t`, or kNoGpuOp.
+  std::uint32_t first_launched_after(TrackId stream, Nanos t) const {
     auto it = stream_ops_.find(stream);
-    if (it == stream_ops_.end()) return kNone;
+    if (it == stream_ops_.end()) return kNoGpuOp;
     const auto& ops = it->second;
     auto pos = std::partition_point(ops.begin(), ops.end(), [&](std::uint32_t g) { return gpu_[g].launch_time <= t; });
-    return pos == ops.end() ? kNone : *pos;
+    return pos == ops.end() ? kNoGpuOp : *pos;
   }
 
-  // Stream of the GPU op most recently launched before `t` by `thread` (any thread if kNone),
-  // skipping `exclude`.
-  std::uint32_t recent_launch_stream(std::uint32_t thread, Nanos t, std::uint32_t exclude) const {
+  // Stream of the GPU op most recently launched before `t` by `thread` (any thread if none),
+  // skipping `exclude`; none if there is none.
+  TrackId recent_launch_stream(TrackId thread, Nanos t, TrackId exclude) const {
     auto pos = std::partition_point(launching_calls_.begin(), launching_calls_.end(), [&](std::uint32_t c) {
       return ev(calls_[c].event).start < t;
     });
     for (int steps = 0; pos != launching_calls_.begin() && steps < 256; ++steps) {
       --pos;
       const Call& call = calls_[*pos];
-      if (thread != kNone && call.thread != thread) continue;
-      const std::uint32_t stream = gpu_[call.gpu_ops.back()].stream;
+      if (thread.valid() && call.thread != thread) continue;
+      const TrackId stream = gpu_[call.gpu_ops.back()].stream;
       if (stream != exclude) return stream;
     }
-    return kNone;
+    return TrackId::none();
   }
 
-  // Stream of the next GPU op launched by `thread` after `t`.
-  std::uint32_t next_launch_stream(std::uint32_t thread, Nanos t) const {
+  // Stream of the next GPU op launched by `thread` after `t`; none if there is none.
+  TrackId next_launch_stream(TrackId thread, Nanos t) const {
     auto pos = std::partition_point(launching_calls_.begin(), launching_calls_.end(), [&](std::uint32_t c) {
       return ev(calls_[c].event).start <= t;
     });
     for (; pos != launching_calls_.end(); ++pos) {
       if (calls_[*pos].thread == thread) return gpu_[calls_[*pos].gpu_ops.front()].stream;
     }
-    return kNone;
+    return TrackId::none();
   }
 
   const trace::SyncInfo* sync_info(const Event& call) const {
@@ -269,13 +273,14 @@ class RankBuilder {
     return it == sync_by_correlation_.end() ? nullptr : it->second;
   }
 
-  // The track of stream `stream` (CUPTI stream ids are unique within a process).
-  std::uint32_t stream_track(std::int64_t stream) const {
+  // The track of stream `stream` (CUPTI stream ids are unique within a process); none if no
+  // track is.
+  TrackId stream_track(std::int64_t stream) const {
     for (std::uint32_t r = 0; r < tr_.resources.size(); ++r) {
       const trace::Resource& res = tr_.resources[r];
       if (res.kind == trace::ResourceKind::kGpuStream && res.tid == stream) return track_of_resource_[r];
     }
-    return kNone;
+    return TrackId::none();
   }
 
   // Adds call.End <- awaited.End if the measured times allow it; false if contradicted.
@@ -308,8 +313,7 @@ class RankBuilder {
     std::sort(records_.begin(), records_.end(), [&](std::uint32_t a, std::uint32_t b) {
       return ev(calls_[a].event).start < ev(calls_[b].event).start;
     });
-    for (std::uint32_t i = 0; i < tr_.events.size(); ++i) {
-      const Event& e = ev(i);
+    for (const Event& e : tr_.events) {
       if (e.kind == EventKind::kSync && e.correlation) {
         if (const trace::EventAttrs* a = tr_.attrs_of(e); a && a->sync) sync_by_correlation_[*e.correlation] = &*a->sync;
       }
@@ -327,7 +331,7 @@ class RankBuilder {
         case CallRole::kDeviceSync:
           for (const auto& [stream, ops] : stream_ops_) {
             const std::uint32_t g = last_launched_before(stream, c.start);
-            if (g != kNone) blocking |= add_blocking_edge(call, g);
+            if (g != kNoGpuOp) blocking |= add_blocking_edge(call, g);
           }
           break;
         case CallRole::kStreamSync:
@@ -335,21 +339,21 @@ class RankBuilder {
           // The stream waited on: from the CUPTI sync record when there is one; for an event,
           // the stream of the last event recorded before it; else the stream this thread last
           // launched to.
-          std::uint32_t stream = kNone;
+          TrackId stream;
           Nanos enqueued_before = c.start;
           if (const trace::SyncInfo* s = sync_info(c); s && s->stream) {
             stream = stream_track(*s->stream);
           }
-          if (stream == kNone && call.role == CallRole::kEventSync) {
+          if (!stream.valid() && call.role == CallRole::kEventSync) {
             if (const Call* record = last_record_before(c.start)) {
               enqueued_before = ev(record->event).start;
-              stream = recent_launch_stream(record->thread, enqueued_before, kNone);
+              stream = recent_launch_stream(record->thread, enqueued_before, TrackId::none());
             }
           }
-          if (stream == kNone) stream = recent_launch_stream(call.thread, c.start, kNone);
-          const std::uint32_t g = stream == kNone ? kNone : last_launched_before(stream, enqueued_before);
-          if (g != kNone) blocking = add_blocking_edge(call, g);
-          if (!blocking && g == kNone) ++stats_.syncs_unresolved;
+          if (!stream.valid()) stream = recent_launch_stream(call.thread, c.start, TrackId::none());
+          const std::uint32_t g = stream.valid() ? last_launched_before(stream, enqueued_before) : kNoGpuOp;
+          if (g != kNoGpuOp) blocking = add_blocking_edge(call, g);
+          if (!blocking && g == kNoGpuOp) ++stats_.syncs_unresolved;
           break;
         }
         default:
@@ -365,7 +369,7 @@ class RankBuilder {
     for (const Call& call : calls_) {
       if (call.role != CallRole::kStreamWait) continue;
       const Event& w = ev(call.event);
-      std::uint32_t waiting = kNone, recording = kNone;
+      TrackId waiting, recording;
       Nanos record_time = w.start;
       if (const trace::SyncInfo* s = sync_info(w); s && s->stream && s->wait_on_stream) {
         waiting = stream_track(*s->stream);
@@ -379,14 +383,14 @@ class RankBuilder {
         waiting = next_launch_stream(call.thread, w.start);
         if (const Call* record = last_record_before(w.start)) {
           record_time = ev(record->event).start;
-          recording = recent_launch_stream(record->thread, record_time, kNone);
+          recording = recent_launch_stream(record->thread, record_time, TrackId::none());
         }
-        if (recording == kNone || recording == waiting) recording = recent_launch_stream(kNone, w.start, waiting);
+        if (!recording.valid() || recording == waiting) recording = recent_launch_stream(TrackId::none(), w.start, waiting);
       }
-      if (waiting == kNone || recording == kNone || waiting == recording) continue;
+      if (!waiting.valid() || !recording.valid() || waiting == recording) continue;
       const std::uint32_t awaited = last_launched_before(recording, record_time);
       const std::uint32_t waiter = first_launched_after(waiting, w.start);
-      if (awaited == kNone || waiter == kNone) continue;
+      if (awaited == kNoGpuOp || waiter == kNoGpuOp) continue;
       if (mend(gpu_[awaited].node) > mstart(gpu_[waiter].node) + options_.tolerance) {
         ++stats_.dropped_edges;
         log_.debug("rank " + std::to_string(tr_.rank) + ": stream wait at " + std::to_string(w.start) + ": " +
@@ -403,13 +407,13 @@ class RankBuilder {
   void link_threads() {
     std::unordered_map<std::int64_t, std::vector<NodeId>> by_process;
     for (const auto& [track, nodes] : thread_nodes_) {
-      auto& all = by_process[dfg_.tracks()[track].pid];
+      auto& all = by_process[dfg_.track(track).pid];
       all.insert(all.end(), nodes.begin(), nodes.end());
     }
     for (auto& [pid, all] : by_process) {
       std::sort(all.begin(), all.end(), [&](NodeId a, NodeId b) { return mend(a) < mend(b); });
       for (const auto& [track, nodes] : thread_nodes_) {
-        if (dfg_.tracks()[track].pid != pid) continue;
+        if (dfg_.track(track).pid != pid) continue;
         for (std::size_t k = 0; k < nodes.size(); ++k) {
           const NodeId n = nodes[k];
           const Nanos lower = k == 0 ? INT64_MIN : mend(nodes[k - 1]);
@@ -466,13 +470,13 @@ class RankBuilder {
   BuildStats& stats_;
   Logger& log_;
 
-  std::vector<std::uint32_t> track_of_resource_;
-  std::unordered_map<std::uint32_t, std::vector<NodeId>> thread_nodes_;  // track -> nodes in order
+  std::vector<TrackId> track_of_resource_;  // by trace resource index
+  std::unordered_map<TrackId, std::vector<NodeId>> thread_nodes_;  // track -> nodes in order
   std::vector<Call> calls_;
   std::unordered_map<NodeId, std::uint32_t> call_index_of_node_;
   std::unordered_map<std::int64_t, std::uint32_t> call_by_correlation_;
   std::vector<GpuOp> gpu_;
-  std::unordered_map<std::uint32_t, std::vector<std::uint32_t>> stream_ops_;  // track -> gpu_ indices
+  std::unordered_map<TrackId, std::vector<std::uint32_t>> stream_ops_;  // track -> gpu_ indices
   std::vector<std::uint32_t> launching_calls_;  // calls that launched GPU work, in time order
   std::vector<std::uint32_t> records_;          // cudaEventRecord calls, in time order
   std::unordered_map<std::int64_t, const trace::SyncInfo*> sync_by_correlation_;

@@ -74,7 +74,7 @@ std::vector<PathSegment> critical_path(const graph::Dfg& dfg, const Simulation& 
     const graph::Node& n = dfg.node(node);
     if (point == Point::kEnd) {
       const graph::EdgeId cause = sim.end_cause[node];
-      if (cause == graph::kNone) {
+      if (!cause.valid()) {
         add(node, execution_category(n.kind), sim.start[node], t);
         t = sim.start[node];
         point = Point::kStart;
@@ -90,8 +90,8 @@ std::vector<PathSegment> critical_path(const graph::Dfg& dfg, const Simulation& 
       continue;
     }
     const graph::EdgeId cause = sim.start_cause[node];
-    if (cause == graph::kNone) {
-      add(graph::kNone, Category::kIdle, stop_at, t);
+    if (!cause.valid()) {
+      add(graph::NodeId::none(), Category::kIdle, stop_at, t);
       break;
     }
     const graph::Edge& e = dfg.edge(cause);

@@ -15,7 +15,7 @@ constexpr int kCategoryCount = 5;
 const char* to_string(Category c);
 
 struct PathSegment {
-  graph::NodeId node = graph::kNone;  // the op the time belongs to (kNone: before the first op)
+  graph::NodeId node;  // the op the time belongs to (none: before the first op)
   Category category = Category::kIdle;
   Nanos begin = 0;  // replay clock
   Nanos end = 0;

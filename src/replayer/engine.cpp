@@ -17,7 +17,7 @@ struct OutEdge {
   NodeId dst;
   std::uint32_t id_to_end;  // edge id << 1 | (dst_point == kEnd)
   Nanos gap;
-  EdgeId id() const { return id_to_end >> 1; }
+  EdgeId id() const { return EdgeId(id_to_end >> 1); }
   bool to_end() const { return id_to_end & 1; }
 };
 
@@ -49,7 +49,7 @@ struct Pending {
     const auto high = static_cast<std::uint64_t>(key) ^ (std::uint64_t{1} << 63);
     return Pending{(static_cast<unsigned __int128>(high) << 64) | seq_node};
   }
-  NodeId node() const { return static_cast<NodeId>((static_cast<std::uint64_t>(order) & 0xffffffffu) >> 1); }
+  NodeId node() const { return NodeId(static_cast<std::uint32_t>(static_cast<std::uint64_t>(order) & 0xffffffffu) >> 1); }
   bool is_end() const { return static_cast<std::uint64_t>(order) & 1; }
   Nanos key() const { return static_cast<Nanos>(static_cast<std::uint64_t>(order >> 64) ^ (std::uint64_t{1} << 63)); }
   bool operator>(const Pending& o) const { return order > o.order; }
@@ -104,7 +104,7 @@ class Simulator::Engine {
   const Simulation& run(const graph::Dfg& dfg) {
     dfg_ = &dfg;
     prepare();
-    for (NodeId v = 0; v < n_; ++v) {
+    for (const NodeId v : dfg.node_ids()) {
       if (state_[v].remaining_start == 0) schedule_start(v, dfg_->node(v).release.value_or(0) + state_[v].delay);
     }
     while (!queue_.empty()) {
@@ -123,7 +123,7 @@ class Simulator::Engine {
  private:
   // Three passes: count edges per node, lay out per-node state and offsets, place the edges.
   void prepare() {
-    n_ = static_cast<NodeId>(dfg_->node_count());
+    n_ = static_cast<std::uint32_t>(dfg_->node_count());
     DPRO_CHECK(n_ < (1u << 31) && dfg_->edge_count() < (1u << 31));
     const auto& edges = dfg_->edges();
     state_.assign(n_, NodeState{});
@@ -134,7 +134,7 @@ class Simulator::Engine {
       ++(e.dst_point == Point::kEnd ? d.remaining_end : d.remaining_start);
     }
     std::uint32_t offset = 0;
-    for (NodeId v = 0; v < n_; ++v) {
+    for (const NodeId v : dfg_->node_ids()) {
       NodeState& st = state_[v];
       const graph::Node& node = dfg_->node(v);
       st.start_is_event = st.remaining_end > 0 || st.out_mid > 0;
@@ -145,20 +145,20 @@ class Simulator::Engine {
       st.delay = node.delay;
       st.duration = node.duration;
       st.start = st.end = INT64_MIN;
-      st.start_cause = st.end_cause = graph::kNone;
+      st.start_cause = st.end_cause = EdgeId::none();
     }
     out_.resize(edges.size());
     // Place edges: out_begin/out_mid serve as fill cursors and are restored afterwards.
-    for (EdgeId id = 0; id < edges.size(); ++id) {
+    for (const EdgeId id : dfg_->edge_ids()) {
       const graph::Edge& e = edges[id];
       NodeState& s = state_[e.src];
       std::uint32_t& slot = e.src_point == Point::kStart ? s.out_begin : s.out_mid;
-      out_[slot++] = OutEdge{e.dst, (id << 1) | (e.dst_point == Point::kEnd ? 1u : 0u), e.gap};
+      out_[slot++] = OutEdge{e.dst, (id.value << 1) | (e.dst_point == Point::kEnd ? 1u : 0u), e.gap};
     }
-    for (NodeId v = n_; v-- > 0;) {
-      NodeState& st = state_[v];
+    for (std::uint32_t v = n_; v-- > 0;) {
+      NodeState& st = state_[NodeId(v)];
       st.out_mid = st.out_begin;  // the start-edge cursor stopped where end-edges begin
-      st.out_begin = v == 0 ? 0 : state_[v - 1].out_end;
+      st.out_begin = v == 0 ? 0 : state_[NodeId(v - 1)].out_end;
     }
     sim_.events_processed = 0;
     sim_.makespan = 0;
@@ -172,7 +172,7 @@ class Simulator::Engine {
     sim_.end.resize(n_);
     sim_.start_cause.resize(n_);
     sim_.end_cause.resize(n_);
-    for (NodeId v = 0; v < n_; ++v) {
+    for (const NodeId v : dfg_->node_ids()) {
       const NodeState& st = state_[v];
       sim_.start[v] = st.start;
       sim_.end[v] = st.end;
@@ -186,7 +186,7 @@ class Simulator::Engine {
     // now, so that they are in cache by then (pointer arithmetic: the index may be one past
     // the last edge, for a node with none).
     __builtin_prefetch(out_.data() + (is_end ? st.out_mid : st.out_begin));
-    queue_.push(Pending::make(std::max(t, now_), (seq_++ << 32) | (static_cast<std::uint64_t>(v) << 1) | (is_end ? 1 : 0)));
+    queue_.push(Pending::make(std::max(t, now_), (seq_++ << 32) | (static_cast<std::uint64_t>(v.value) << 1) | (is_end ? 1 : 0)));
   }
   void schedule_start(NodeId v, Nanos t) {
     NodeState& st = state_[v];
@@ -201,7 +201,7 @@ class Simulator::Engine {
   void schedule_end(NodeId v, NodeState& st) {
     const Nanos own = st.start + st.duration;
     if (own >= st.end) {
-      st.end_cause = graph::kNone;
+      st.end_cause = EdgeId::none();
       st.end = own;
     }
     push(v, st, true, st.end);
@@ -242,13 +242,13 @@ class Simulator::Engine {
   }
 
   const graph::Dfg* dfg_ = nullptr;
-  NodeId n_ = 0;
+  std::uint32_t n_ = 0;  // nodes of the graph being run
   std::vector<OutEdge> out_;
-  std::vector<NodeState> state_;
+  IdVector<NodeId, NodeState> state_;
   EventQueue queue_;
   std::uint64_t seq_ = 0;
   Nanos now_ = INT64_MIN;
-  NodeId ended_ = 0;
+  std::uint32_t ended_ = 0;  // nodes that have ended
   Simulation sim_;
 };
 

@@ -12,12 +12,12 @@
 namespace dpro::replayer {
 
 struct Simulation {
-  std::vector<Nanos> start;  // replay clock (ns since Dfg::origin())
-  std::vector<Nanos> end;
-  // The edge that decided a node's start (kNone: its release time) and end (kNone: its own
+  IdVector<graph::NodeId, Nanos> start;  // replay clock (ns since Dfg::origin())
+  IdVector<graph::NodeId, Nanos> end;
+  // The edge that decided a node's start (none: its release time) and end (none: its own
   // duration after its start).
-  std::vector<graph::EdgeId> start_cause;
-  std::vector<graph::EdgeId> end_cause;
+  IdVector<graph::NodeId, graph::EdgeId> start_cause;
+  IdVector<graph::NodeId, graph::EdgeId> end_cause;
   std::uint64_t events_processed = 0;
   Nanos makespan = 0;  // latest end
 

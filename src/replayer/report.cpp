@@ -23,13 +23,13 @@ double IterationReport::job_error() const {
 
 std::optional<std::pair<Nanos, Nanos>> predicted_span(const trace::TraceRank& rank, const graph::RankNodes& nodes,
                                                       const graph::Dfg& dfg, const Simulation& sim,
-                                                      std::uint32_t event) {
-  return predicted_span(rank.events[event], nodes.first_inside[event], nodes.last_inside[event], dfg, sim);
+                                                      graph::EventRef event) {
+  return predicted_span(rank.events[event.value], nodes.first_inside[event], nodes.last_inside[event], dfg, sim);
 }
 
 std::optional<std::pair<Nanos, Nanos>> predicted_span(const trace::Event& e, graph::NodeId first, graph::NodeId last,
                                                       const graph::Dfg& dfg, const Simulation& sim) {
-  if (first == graph::kNone || last == graph::kNone) return std::nullopt;
+  if (!first.valid() || !last.valid()) return std::nullopt;
   const graph::Node& f = dfg.node(first);
   const graph::Node& l = dfg.node(last);
   const Nanos lead = f.measured_start - e.start;
@@ -41,7 +41,7 @@ std::vector<std::vector<graph::NodeId>> rank_ops(const trace::TraceSet& traces, 
   std::map<int, std::size_t> index_of_rank;
   for (std::size_t i = 0; i < traces.ranks.size(); ++i) index_of_rank[traces.ranks[i].rank] = i;
   std::vector<std::vector<graph::NodeId>> ops(traces.ranks.size());
-  for (graph::NodeId id = 0; id < dfg.node_count(); ++id) {
+  for (const graph::NodeId id : dfg.node_ids()) {
     const graph::Node& n = dfg.node(id);
     if (n.kind == graph::NodeKind::kBarrier) continue;
     if (auto it = index_of_rank.find(n.rank); it != index_of_rank.end()) ops[it->second].push_back(id);
@@ -62,14 +62,14 @@ std::pair<Nanos, Nanos> recorded_span(const trace::TraceRank& rank) {
 std::optional<WindowSpan> whole_trace_span(std::pair<Nanos, Nanos> recorded, const std::vector<graph::NodeId>& nodes,
                                           const graph::Dfg& dfg, const Simulation& sim) {
   if (nodes.empty()) return std::nullopt;
-  WindowSpan s{INT64_MAX, INT64_MIN, INT64_MAX, INT64_MIN, graph::kNone};
+  WindowSpan s{INT64_MAX, INT64_MIN, INT64_MAX, INT64_MIN, graph::NodeId::none()};
   Nanos first_op = INT64_MAX, last_op = INT64_MIN;
   for (graph::NodeId id : nodes) {
     const graph::Node& n = dfg.node(id);
     first_op = std::min(first_op, n.measured_start);
     last_op = std::max(last_op, n.measured_start + n.measured_duration);
     s.predicted_start = std::min(s.predicted_start, sim.start[id]);
-    if (s.last == graph::kNone || sim.end[id] > s.predicted_end) {
+    if (!s.last.valid() || sim.end[id] > s.predicted_end) {
       s.predicted_end = sim.end[id];
       s.last = id;
     }
@@ -112,7 +112,7 @@ std::vector<PathOp> top_ops(const trace::TraceSet& traces, const graph::Dfg& dfg
                             std::size_t limit) {
   std::map<std::tuple<std::string, int, int>, PathOp> by_op;
   for (const PathSegment& s : path) {
-    if (s.node == graph::kNone) continue;
+    if (!s.node.valid()) continue;
     const graph::Node& n = dfg.node(s.node);
     if (n.kind == graph::NodeKind::kBarrier) continue;
     std::string name(traces.strings.view(n.name));
@@ -165,7 +165,7 @@ Report make_report(const trace::TraceSet& traces, const graph::BuiltGraph& built
   }
   auto add_window = [&](IterationReport it, auto span_of_rank) {
     Nanos meas_begin = INT64_MAX, meas_end = INT64_MIN, pred_begin = INT64_MAX, pred_end = INT64_MIN;
-    graph::NodeId job_last = graph::kNone;
+    graph::NodeId job_last;
     for (std::size_t ri = 0; ri < traces.ranks.size(); ++ri) {
       const std::optional<WindowSpan> span = span_of_rank(ri);
       if (!span) continue;
@@ -214,9 +214,10 @@ Report make_report(const trace::TraceSet& traces, const graph::BuiltGraph& built
     add_window(std::move(it), [&](std::size_t ri) -> std::optional<WindowSpan> {
       const trace::Iteration* step = steps[ri];
       if (!step) return std::nullopt;
-      const auto span = predicted_span(traces.ranks[ri], built.ranks[ri], dfg, sim, step->event);
+      const graph::EventRef marker{step->event};
+      const auto span = predicted_span(traces.ranks[ri], built.ranks[ri], dfg, sim, marker);
       if (!span) return std::nullopt;
-      return WindowSpan{step->start, step->end, span->first, span->second, built.ranks[ri].last_inside[step->event]};
+      return WindowSpan{step->start, step->end, span->first, span->second, built.ranks[ri].last_inside[marker]};
     });
   }
 

@@ -77,7 +77,7 @@ nlohmann::json to_json(const Report& report);
 // time: the measured lead and tail around its first and last node are kept.
 std::optional<std::pair<Nanos, Nanos>> predicted_span(const trace::TraceRank& rank, const graph::RankNodes& nodes,
                                                       const graph::Dfg& dfg, const Simulation& sim,
-                                                      std::uint32_t event);
+                                                      graph::EventRef event);
 // The same for CPU event `e` whose first and last enclosed nodes are `first` and `last` of
 // `dfg` (a graph whose nodes keep the measured times of the trace, e.g. a replicated one).
 std::optional<std::pair<Nanos, Nanos>> predicted_span(const trace::Event& e, graph::NodeId first, graph::NodeId last,

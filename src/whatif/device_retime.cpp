@@ -30,8 +30,8 @@ const cm::DeviceSpec* origin_of(const cm::DeviceCatalog& catalog, const trace::T
   const trace::TraceRank* rank = rank_of(traces, n.rank);
   if (!rank || rank->devices.empty()) return nullptr;
   std::optional<std::int64_t> device;
-  if (n.event < rank->events.size())
-    if (const auto* a = rank->attrs_of(rank->events[n.event])) device = a->device;
+  if (n.event.below(rank->events.size()))
+    if (const auto* a = rank->attrs_of(rank->events[n.event.value])) device = a->device;
   for (const auto& d : rank->devices)
     if (!device || d.id == *device) return catalog.find(d.name);
   return catalog.find(rank->devices.front().name);
@@ -91,7 +91,7 @@ DeviceChange device_retime(Workload& workload, const DeviceRetime& options) {
   const cm::LikeStepLaunchers lent = cm::launchers_from_like_steps(traces, dfg);
   change.like_step_kernels = lent.kernels;
   change.like_step_lenders = lent.lenders;
-  for (graph::NodeId id = 0; id < dfg.node_count(); ++id) {
+  for (const graph::NodeId id : dfg.node_ids()) {
     const graph::Node& n = dfg.node(id);
     if (!is_gpu_op(n.kind)) continue;
     const cm::DeviceSpec* origin = forced ? forced : origin_of(catalog, traces, n);

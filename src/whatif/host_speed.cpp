@@ -16,7 +16,7 @@ struct Durations {
 std::unordered_map<std::string, Durations> cpu_op_durations(const graph::Dfg& dfg, Nanos* all) {
   std::unordered_map<std::string, Durations> by_name;
   *all = 0;
-  for (graph::NodeId id = 0; id < dfg.node_count(); ++id) {
+  for (graph::NodeId id : dfg.node_ids()) {
     const graph::Node& n = dfg.node(id);
     if (n.kind != graph::NodeKind::kCpuOp && n.kind != graph::NodeKind::kRuntimeCall) continue;
     bool waits = false;

@@ -28,8 +28,8 @@ graph::Dfg make_job(int ranks, int ops_per_rank) {
     const auto thread = g.add_track({r, trace::ResourceKind::kCpuThread, 1, 1, "main"});
     const auto compute = g.add_track({r, trace::ResourceKind::kGpuStream, 0, 7, "stream 7"});
     const auto comm = g.add_track({r, trace::ResourceKind::kGpuStream, 0, 13, "stream 13"});
-    graph::NodeId prev_cpu = graph::kNone, prev_compute = graph::kNone, prev_comm = graph::kNone;
-    auto add = [&](NodeKind kind, std::uint32_t track, Nanos cost) {
+    graph::NodeId prev_cpu, prev_compute, prev_comm;  // none until the first
+    auto add = [&](NodeKind kind, graph::TrackId track, Nanos cost) {
       graph::Node n;
       n.kind = kind;
       n.rank = r;
@@ -39,7 +39,7 @@ graph::Dfg make_job(int ranks, int ops_per_rank) {
       return g.add_node(n);
     };
     auto chain_cpu = [&](graph::NodeId n) {
-      if (prev_cpu == graph::kNone) g.node(n).release = 0;
+      if (!prev_cpu.valid()) g.node(n).release = 0;
       else g.add_edge(Edge{prev_cpu, n, EdgeKind::kThreadOrder});
       prev_cpu = n;
     };
@@ -57,11 +57,11 @@ graph::Dfg make_job(int ranks, int ops_per_rank) {
                            is_collective ? 50000 : kernel_cost(rng));
       g.add_edge(Edge{call, gpu, EdgeKind::kLaunch, Point::kStart, Point::kStart});
       graph::NodeId& prev = is_collective ? prev_comm : prev_compute;
-      if (prev != graph::kNone) g.add_edge(Edge{prev, gpu, EdgeKind::kStreamOrder});
+      if (prev.valid()) g.add_edge(Edge{prev, gpu, EdgeKind::kStreamOrder});
       if (is_collective) {
-        if (prev_compute != graph::kNone) g.add_edge(Edge{prev_compute, gpu, EdgeKind::kStreamWait});
+        if (prev_compute.valid()) g.add_edge(Edge{prev_compute, gpu, EdgeKind::kStreamWait});
         collectives[static_cast<std::size_t>(r)].push_back(gpu);
-      } else if (prev_comm != graph::kNone && launched % 100 == 0) {
+      } else if (prev_comm.valid() && launched % 100 == 0) {
         g.add_edge(Edge{prev_comm, gpu, EdgeKind::kStreamWait});
       }
       prev = gpu;

@@ -544,3 +544,37 @@ TEST_CASE("a what-if whose GPU work outlives the step says the step time leaves 
   REQUIRE(same.code == 0);
   CHECK(nlohmann::json::parse(same.out).at("whatif").at("gpu_work_after_step").empty());
 }
+
+TEST_CASE("dpro-replay host-speed measures the --set host.cpu_speed that a what-if on the origin takes") {
+  const std::string h100 = test::source_path("traces/h100/gpt2-emit-nvtx-step");
+  const std::string h200 = test::source_path("traces/h200/gpt2-emit-nvtx-step");
+  const Run text = run("host-speed -q " + h100 + " " + h200);
+  REQUIRE(text.code == 0);
+  CHECK_THAT(text.out, Catch::StartsWith("host.cpu_speed=") && Catch::Contains("cudaLaunchKernel") &&
+                           Catch::Contains("--set host.cpu_speed="));
+  const Run json = run("host-speed -q --json - " + h100 + " " + h200);
+  REQUIRE(json.code == 0);
+  const auto j = nlohmann::json::parse(json.out);
+  const double speed = j.at("cpu_speed");
+  CHECK(speed > 1.0);
+  CHECK(j.at("ops").at(0).at("name") == "cudaLaunchKernel");
+  // The speed it printed, given to the what-if: the host's summary line and JSON say what changed.
+  const Run w = run("replay -q --json - " + h100 + " --set host.cpu_speed=" + std::to_string(speed));
+  REQUIRE(w.code == 0);
+  const auto r = nlohmann::json::parse(w.out);
+  const auto& host = r.at("whatif").at("changes").at("host");
+  CHECK(host.at("cpu_speed").get<double>() == Approx(speed).epsilon(1e-5));
+  CHECK(host.at("op_time_after_ns").get<std::int64_t>() < host.at("op_time_before_ns").get<std::int64_t>());
+  CHECK(r.at("whatif").at("iterations").at(0).at("job").at("predicted_ns").get<std::int64_t>() <
+        r.at("iterations").at(0).at("job").at("measured_ns").get<std::int64_t>());
+}
+
+TEST_CASE("A bad host setting exits 2 naming --set and the value") {
+  const Run r = run("replay " + test::dlrm_dir() + " --set host.cpu_speed=0");
+  CHECK(r.code == 2);
+  CHECK(lines(r.out) == 1);
+  CHECK_THAT(r.out, Catch::Contains("--set host.cpu_speed=0") && Catch::Contains("positive number"));
+  const Run missing = run("host-speed " + test::dlrm_dir() + " /nonexistent/trace.json");
+  CHECK(missing.code == 2);
+  CHECK_THAT(missing.out, Catch::Contains("/nonexistent/trace.json"));
+}

@@ -100,7 +100,7 @@ TEST_CASE("symmetric scale-out equals the fully expanded replay") {
 
 TEST_CASE("the expanded graph replicates every rank and shares one barrier per collective instance") {
   const auto job = test::load_dlrm();
-  std::vector<std::vector<graph::NodeId>> maps;
+  std::vector<IdVector<graph::NodeId, graph::NodeId>> maps;
   const graph::Dfg g = comm::replicate_ranks(job.built.dfg, job.traces, 24, maps);
   std::size_t barriers = 0, rank_nodes = 0;
   for (const auto& n : job.built.dfg.nodes()) (n.kind == graph::NodeKind::kBarrier ? barriers : rank_nodes) += 1;
@@ -111,12 +111,12 @@ TEST_CASE("the expanded graph replicates every rank and shares one barrier per c
   CHECK(max_rank == 23);
   CHECK(g.tracks().size() == 3 * job.built.dfg.tracks().size());
   // Each replica keeps its op's description (the graph's op table), the barriers theirs.
-  for (graph::NodeId id = 0; id < job.built.dfg.node_count(); ++id)
+  for (const graph::NodeId id : job.built.dfg.node_ids())
     for (const auto& block : maps) {
-      REQUIRE(block[id] != graph::kNone);
+      REQUIRE(block[id].valid());
       REQUIRE(g.op_of(block[id]) == job.built.dfg.op_of(id));
     }
-  CHECK(job.built.dfg.op_of(0).valid());
+  CHECK(job.built.dfg.op_of(graph::NodeId{0}).valid());
 }
 
 TEST_CASE("scale-in to fewer ranks than the trace replays the expanded graph of those ranks") {

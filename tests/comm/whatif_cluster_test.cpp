@@ -101,7 +101,7 @@ TEST_CASE("the what-if with --cluster re-times the A100 trace for an H100 system
   CHECK(o.summary.find("dgx-a100 (guessed from the trace's GPUs) -> dgx-h100") != std::string::npos);
   CHECK(o.summary.find("21 NCCL ops re-timed (21 sized by the trace") != std::string::npos);
   Nanos before = 0, after = 0;
-  for (graph::NodeId id = 0; id < job.built.dfg.node_count(); ++id) {
+  for (const graph::NodeId id : job.built.dfg.node_ids()) {
     if (job.built.dfg.node(id).kind != graph::NodeKind::kCollective) continue;
     before += job.built.dfg.node(id).duration;
     after += o.graph.dfg.node(id).duration;
@@ -343,7 +343,7 @@ TEST_CASE("a kernel without collective metadata takes its launching op's, as the
   for (auto& a : rank.attrs) a.collective.reset();
   for (auto& e : rank.events)
     if (e.kind == trace::EventKind::kCollective) e.name = job.traces.strings.intern("ncclDevKernel_Generic_1(ncclDevKernelArgsStorage<4096ul>)");
-  for (graph::NodeId id = 0; id < job.built.dfg.node_count(); ++id)
+  for (const graph::NodeId id : job.built.dfg.node_ids())
     if (job.built.dfg.node(id).kind == graph::NodeKind::kCollective)
       job.built.dfg.node(id).name = job.traces.strings.intern("ncclDevKernel_Generic_1(ncclDevKernelArgsStorage<4096ul>)");
   REQUIRE_THROWS_WITH(comm::find_comm_ops(job.built.dfg, job.traces),

@@ -56,17 +56,17 @@ struct Fixture {
     auto node = [&](graph::NodeKind kind, std::uint32_t event, std::uint32_t parent) {
       graph::Node n;
       n.kind = kind;
-      n.event = event;
-      n.parent_op = parent;
+      n.event = graph::EventRef{event};
+      n.parent_op = graph::EventRef{parent};
       n.name = traces.ranks[0].events[event].name;
       n.measured_duration = n.duration = traces.ranks[0].events[event].dur;
       dfg.nodes().push_back(n);
     };
     node(graph::NodeKind::kKernel, bmm_k, bmm_op);
     node(graph::NodeKind::kKernel, odd_k, odd_op);
-    node(graph::NodeKind::kMemcpy, d2d, graph::kNone);
-    node(graph::NodeKind::kMemcpy, h2d, graph::kNone);
-    node(graph::NodeKind::kCollective, nccl, graph::kNone);
+    node(graph::NodeKind::kMemcpy, d2d, graph::EventRef::kNoneValue);
+    node(graph::NodeKind::kMemcpy, h2d, graph::EventRef::kNoneValue);
+    node(graph::NodeKind::kCollective, nccl, graph::EventRef::kNoneValue);
     graph::describe_ops(traces, dfg);
   }
   // After a test edits the trace: the graph's op table describes the ops as it now records them.
@@ -141,7 +141,7 @@ TEST_CASE("device what-if: re-times GPU ops on a faster GPU and reports coverage
   REQUIRE(w->enabled());
   Logger log(LogLevel::kQuiet);
   w->apply(f.built, f.traces, log);
-  const auto& n = f.dfg.nodes();
+  const auto& n = f.dfg.nodes().raw();
   CHECK(n[0].duration < n[0].measured_duration);  // bmm: faster on H100
   CHECK(n[1].duration < n[1].measured_duration);  // undescribable kernel: scaled by bandwidth
   CHECK(n[1].duration == Approx(20000 + 80000 * 900.0 / 3350.0).margin(2));
@@ -185,7 +185,7 @@ TEST_CASE("device what-if: between GPUs of one chip kernels are priced by the sa
   auto w = parsed({"--device", "V100-SXM2-32GB"});
   Logger log(LogLevel::kQuiet);
   w->apply(f.built, f.traces, log);
-  const auto& n = f.dfg.nodes();
+  const auto& n = f.dfg.nodes().raw();
   // bmm 64x512^3 fp32: 17.2 GFLOP over 201 MB, compute-bound on the V100: by the peak ratio.
   CHECK(n[0].duration == Approx(2000000 * 14.0 / 15.7).margin(2));
   // index_select, undescribed and no GEMM: halfway between the bandwidth (1) and clock ratios.
@@ -215,13 +215,13 @@ TEST_CASE("device what-if: a GPU with a trained GPU's datasheet figures is price
   auto w = parsed({"--device", "A100-SXM4-40GB"});
   Logger log(LogLevel::kQuiet);
   w->apply(f.built, f.traces, log);
-  const auto on_sxm = f.dfg.nodes()[0].duration;
+  const auto on_sxm = f.dfg.nodes().raw()[0].duration;
   CHECK(w->summary().find("--device A100-SXM4-40GB (priced as A100-PCIE-40GB: the same datasheet figures)") !=
         std::string::npos);
   Fixture g("Tesla V100-PCIE-32GB");
   auto p = parsed({"--device", "A100-PCIE-40GB"});
   p->apply(g.built, g.traces, log);
-  CHECK(on_sxm == g.dfg.nodes()[0].duration);
+  CHECK(on_sxm == g.dfg.nodes().raw()[0].duration);
   CHECK(p->summary().find("priced as") == std::string::npos);
   CHECK(p->summary().find("unseen-GPU network") == std::string::npos);
   CHECK(w->details().at("learned_pricing") == nlohmann::json({{"kind", "twin"}, {"as", "A100-PCIE-40GB"}}));
@@ -239,7 +239,7 @@ TEST_CASE("device what-if: an elementwise op without a family of its own is pric
   if (costmodel::LearnedModel::available()) {
     CHECK(s.find("(2 ops") != std::string::npos);
     CHECK(s.find("of which 1 elementwise ops priced as a like op") != std::string::npos);
-    CHECK(f.dfg.nodes()[1].duration < f.dfg.nodes()[1].measured_duration);
+    CHECK(f.dfg.nodes().raw()[1].duration < f.dfg.nodes().raw()[1].measured_duration);
   }
 }
 
@@ -271,14 +271,14 @@ TEST_CASE("device what-if: on a trace from an unknown GPU leaves ops unchanged u
   });
   auto w = parsed({"--device", "T4"});
   w->apply(f.built, f.traces, log);
-  CHECK(f.dfg.nodes()[0].duration == f.dfg.nodes()[0].measured_duration);
+  CHECK(f.dfg.nodes().raw()[0].duration == f.dfg.nodes().raw()[0].measured_duration);
   CHECK(w->summary().find("not in the device catalog") != std::string::npos);
   // Said as a warning too, naming the GPU, not only in the what-if's summary at the end.
   REQUIRE(warnings.size() == 1);
   CHECK_THAT(warnings[0], Catch::Contains("'Mystery GPU 9000'") && Catch::Contains("--origin-device"));
   auto forced = parsed({"--device", "T4", "--origin-device", "V100-PCIE-32GB"});
   forced->apply(f.built, f.traces, log);
-  CHECK(f.dfg.nodes()[0].duration > f.dfg.nodes()[0].measured_duration);  // T4 is slower
+  CHECK(f.dfg.nodes().raw()[0].duration > f.dfg.nodes().raw()[0].measured_duration);  // T4 is slower
   CHECK(warnings.size() == 1);
   // Over a GPU the trace records and the catalog knows, --origin-device is taken with a warning.
   Fixture known("Tesla V100-PCIE-32GB");
@@ -320,9 +320,9 @@ TEST_CASE("device what-if: a trace kernel is re-timed by the ratio of kernel tim
   auto w = parsed({"--device", "A100-PCIE-40GB"});
   Logger log(LogLevel::kQuiet);
   w->apply(f.built, f.traces, log);
-  const double measured = static_cast<double>(f.dfg.nodes()[0].measured_duration);
-  CHECK(f.dfg.nodes()[0].duration == Approx(measured * (t - ct) / (o - co)).epsilon(1e-5));
-  CHECK(f.dfg.nodes()[0].duration < measured * t / o);  // the speed-up is not diluted by the overheads
+  const double measured = static_cast<double>(f.dfg.nodes().raw()[0].measured_duration);
+  CHECK(f.dfg.nodes().raw()[0].duration == Approx(measured * (t - ct) / (o - co)).epsilon(1e-5));
+  CHECK(f.dfg.nodes().raw()[0].duration < measured * t / o);  // the speed-up is not diluted by the overheads
   const nlohmann::json d = w->details();  // replay --json shows what was taken out
   CHECK(d.at("measurement_overhead_us").at("target").get<double>() == Approx(ct * 1e3));
   CHECK(d.at("measurement_overhead_us").at("origin V100-PCIE-32GB").get<double>() == Approx(co * 1e3));
@@ -380,11 +380,11 @@ TEST_CASE("device what-if: --device-samples corrects the learned model by ops me
                                         model.measurement_overhead_ms(v100, true),
                                         model.unseen_floor_ms(costmodel::OpFamily::kBmm));
   };
-  const double measured = static_cast<double>(plain.dfg.nodes()[0].measured_duration);
-  CHECK(plain.dfg.nodes()[0].duration == Approx(measured * ratio(predicted)).epsilon(1e-5));
-  CHECK(corrected.dfg.nodes()[0].duration == Approx(measured * ratio(2 * predicted)).epsilon(1e-5));
-  CHECK(corrected.dfg.nodes()[0].duration > 2.0 * plain.dfg.nodes()[0].duration);
-  CHECK(corrected.dfg.nodes()[1].duration == plain.dfg.nodes()[1].duration);  // scaled, not learned
+  const double measured = static_cast<double>(plain.dfg.nodes().raw()[0].measured_duration);
+  CHECK(plain.dfg.nodes().raw()[0].duration == Approx(measured * ratio(predicted)).epsilon(1e-5));
+  CHECK(corrected.dfg.nodes().raw()[0].duration == Approx(measured * ratio(2 * predicted)).epsilon(1e-5));
+  CHECK(corrected.dfg.nodes().raw()[0].duration > 2.0 * plain.dfg.nodes().raw()[0].duration);
+  CHECK(corrected.dfg.nodes().raw()[1].duration == plain.dfg.nodes().raw()[1].duration);  // scaled, not learned
   CHECK(w1->summary().find("corrected by 1 op measured on T4") != std::string::npos);
   // Samples of another GPU are refused.
   std::ofstream(samples) << "OPName,Latency,Device,B,M,N,K\nbmm,1.0,Tesla V100-PCIE-32GB,64,512,512,512\n";
@@ -399,7 +399,7 @@ TEST_CASE("device what-if: a TF32 tensor-core kernel is priced with TF32 peaks, 
   const char* tf32 = "void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_256x64_16x4_nn_align4>(Params)";
   auto rename_bmm_kernel = [](Fixture& f, const char* name) {
     f.traces.ranks[0].events[1].name = f.traces.strings.intern(name);
-    f.dfg.nodes()[0].name = f.traces.ranks[0].events[1].name;
+    f.dfg.nodes().raw()[0].name = f.traces.ranks[0].events[1].name;
     f.redescribe();
   };
   const double o = 20000, measured = 2000000;  // the fixed part of the scaling rule, the bmm's 2 ms
@@ -413,7 +413,7 @@ TEST_CASE("device what-if: a TF32 tensor-core kernel is priced with TF32 peaks, 
     const bool t4 = std::string(target) == "T4";
     // Half bandwidth, half FLOP/s (kGemmKernelGamma), the FLOP/s of the arithmetic that ran.
     const double bw = t4 ? 1555.0 / 320 : 1555.0 / 3350, peak = t4 ? 156.0 / 8.1 : 156.0 / 494.7;
-    CHECK(f.dfg.nodes()[0].duration == Approx(o + (measured - o) * std::sqrt(bw * peak)).margin(2));
+    CHECK(f.dfg.nodes().raw()[0].duration == Approx(o + (measured - o) * std::sqrt(bw * peak)).margin(2));
     const nlohmann::json d = w->details();
     CHECK(d.at("kernel_math").at("tf32").at("kernels") == 1);
     CHECK(d.at("kernel_math").at("tf32").at("native_on_target") == !t4);
@@ -430,7 +430,7 @@ TEST_CASE("device what-if: a TF32 tensor-core kernel is priced with TF32 peaks, 
     auto w = parsed({"--device", "T4"});
     Logger log(LogLevel::kQuiet);
     w->apply(f.built, f.traces, log);
-    CHECK(f.dfg.nodes()[0].duration == Approx(o + (measured - o) * std::sqrt(1555.0 / 320 * 312.0 / 65)).margin(2));
+    CHECK(f.dfg.nodes().raw()[0].duration == Approx(o + (measured - o) * std::sqrt(1555.0 / 320 * 312.0 / 65)).margin(2));
     CHECK(w->details().at("kernel_math").at("fp16").at("native_on_target") == true);
   }
   // With shapes the learned model prices it, with the TF32 peak in its features on A100 and fp32's on
@@ -445,7 +445,7 @@ TEST_CASE("device what-if: a TF32 tensor-core kernel is priced with TF32 peaks, 
     w->apply(f.built, f.traces, log);
     CHECK(w->details().at("models").at("learned").at("ops") == 1);
     CHECK(w->details().at("kernel_math").size() == static_cast<std::size_t>(i));
-    on_t4[i] = f.dfg.nodes()[0].duration;
+    on_t4[i] = f.dfg.nodes().raw()[0].duration;
   }
   INFO("bmm 2 ms on A100 -> T4: as fp32 " << on_t4[0] << " ns, as tf32 " << on_t4[1] << " ns");
   CHECK(on_t4[1] > 2 * on_t4[0]);
@@ -482,7 +482,7 @@ TEST_CASE("device what-if: a dpro-profile capture under emit_nvtx gives the lear
   trace::TraceSet traces = trace::load_traces({dir.file("rank0.dpro")}, trace::LoadOptions{}, log);
   graph::BuiltGraph built = graph::build_graph(traces, graph::BuildOptions{}, log);
   std::vector<costmodel::OpDesc> ops;
-  for (graph::NodeId id = 0; id < built.dfg.node_count(); ++id)
+  for (graph::NodeId id : built.dfg.node_ids())
     if (built.dfg.node(id).kind == graph::NodeKind::kKernel) ops.push_back(kernel_desc(built.dfg, id));
   REQUIRE(ops.size() == 6);
   CHECK(ops[0].family == costmodel::OpFamily::kBmm);
@@ -539,10 +539,10 @@ TEST_CASE("device what-if: steps without operator ranges are described by a like
   CHECK(lent.kernels == 2);  // the GEMMs of steps 1 and 2 (the lender's custom kernel has no op)
   CHECK(lent.lenders == std::vector<std::string>{"ProfilerStep#0"});
   std::vector<costmodel::OpFamily> families;  // GEMMs in step order, described by what each got
-  for (graph::NodeId id = 0; id < built.dfg.node_count(); ++id) {
+  for (const graph::NodeId id : built.dfg.node_ids()) {
     const graph::Node& n = built.dfg.node(id);
-    if (n.kind != graph::NodeKind::kKernel || traces.name(traces.ranks[0].events[n.event]) != kSm90Gemm) continue;
-    const bool own = n.parent_op != graph::kNone;
+    if (n.kind != graph::NodeKind::kKernel || traces.name(traces.ranks[0].events[n.event.value]) != kSm90Gemm) continue;
+    const bool own = n.parent_op.valid();
     const costmodel::OpDesc op = kernel_desc(built.dfg, id, own ? graph::kNoOp : lent.launch[id]);
     families.push_back(op.family);
     if (op.family == costmodel::OpFamily::kBmm) CHECK(op.dims == std::vector<std::int64_t>{64, 512, 512, 512});
@@ -614,7 +614,7 @@ TEST_CASE("device what-if: an H100 capture with one emit_nvtx step prices every 
   for (const auto& n : built.dfg.nodes())
     if (n.kind == graph::NodeKind::kKernel) {
       ++kernels;
-      launched += n.parent_op != graph::kNone;
+      launched += n.parent_op.valid();
     }
   CHECK(lent == 5 * launched);
   CHECK(d.at("undescribable_without_cpu_op") == kernels - 6 * launched);

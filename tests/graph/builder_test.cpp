@@ -28,7 +28,7 @@ TEST_CASE("DLRM 8 ranks: every collective is matched across all 8 ranks") {
   CHECK(built.stats.collectives_matched == 8);  // 5 SendRecv + 3 AllReduce instances
   CHECK(built.stats.collectives_unmatched == 0);
   CHECK(count_nodes(built.dfg, NodeKind::kBarrier) == 8);
-  for (graph::NodeId id = 0; id < built.dfg.node_count(); ++id) {
+  for (const graph::NodeId id : built.dfg.node_ids()) {
     if (built.dfg.node(id).kind != NodeKind::kBarrier) continue;
     std::set<int> ranks;
     built.dfg.for_each_in_edge(id, [&](graph::EdgeId e) { ranks.insert(built.dfg.node(built.dfg.edge(e).src).rank); });
@@ -108,10 +108,10 @@ TEST_CASE("A dependency cycle is reported with the names of the ops on it") {
   auto set = test::load({test::source_path("traces/hta/cuda-event-sync.json.gz")}, log.log);
   auto built = graph::build_graph(set, {}, log.log);
   // Close a loop: the last node of the thread feeds the first.
-  graph::NodeId first = graph::kNone, last = graph::kNone;
-  for (graph::NodeId id = 0; id < built.dfg.node_count(); ++id) {
+  graph::NodeId first, last;
+  for (const graph::NodeId id : built.dfg.node_ids()) {
     if (built.dfg.node(id).kind != NodeKind::kRuntimeCall && built.dfg.node(id).kind != NodeKind::kCpuOp) continue;
-    if (first == graph::kNone) first = id;
+    if (!first.valid()) first = id;
     last = id;
   }
   built.dfg.add_edge(graph::Edge{last, first, EdgeKind::kThreadOrder});
@@ -133,13 +133,14 @@ TEST_CASE("Enclosing CPU ops know the first and last replayed op inside them") {
   const auto built = graph::build_graph(set, {}, log.log);
   const trace::TraceRank& r = set.ranks[0];
   const auto& step = r.iterations.at(0);
-  const graph::NodeId first = built.ranks[0].first_inside[step.event];
-  const graph::NodeId last = built.ranks[0].last_inside[step.event];
-  REQUIRE(first != graph::kNone);
-  REQUIRE(last != graph::kNone);
+  const graph::EventRef marker{step.event};
+  const graph::NodeId first = built.ranks[0].first_inside[marker];
+  const graph::NodeId last = built.ranks[0].last_inside[marker];
+  REQUIRE(first.valid());
+  REQUIRE(last.valid());
   CHECK(built.dfg.node(first).measured_start >= step.start);
   CHECK(built.dfg.node(last).measured_start + built.dfg.node(last).measured_duration <= step.end);
-  CHECK(built.ranks[0].node_of_event[step.event] == graph::kNone);
+  CHECK(built.ranks[0].node_of_event[marker] == graph::NodeId::none());
 }
 
 TEST_CASE("Launches are joined through ac2g / async_cpu_to_gpu flows when args lack the correlation") {

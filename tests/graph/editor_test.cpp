@@ -10,6 +10,7 @@
 #include "graph/editor.h"
 #include "replayer/engine.h"
 #include "fusable_kernels.h"
+#include "id_printing.h"
 #include "trace_fixtures.h"
 
 using namespace dpro;
@@ -35,7 +36,7 @@ struct ThreeKernels {
   NodeId a, b, c;
 };
 ThreeKernels alexnet_with_three_kernels() {
-  ThreeKernels t{build("traces/hta/alexnet-a100-single.json.gz"), {}, 0, 0, 0};
+  ThreeKernels t{build("traces/hta/alexnet-a100-single.json.gz"), {}, {}, {}, {}};
   t.before = replayer::simulate(t.built.dfg);
   const auto triple = test::fusable_kernels(t.built.dfg, t.before);
   REQUIRE(triple);
@@ -50,7 +51,7 @@ ThreeKernels alexnet_with_three_kernels() {
 TEST_CASE("Fusing three kernels of one stream keeps every other node's replayed times when the fused node's duration is the sum of the three") {
   auto [built, before, a, b, c] = alexnet_with_three_kernels();
   const Nanos sum = built.dfg.node(a).duration + built.dfg.node(b).duration + built.dfg.node(c).duration;
-  const std::uint32_t event_b = built.dfg.node(b).event;
+  const graph::EventRef event_b = built.dfg.node(b).event;
   const std::size_t nodes_before = built.dfg.node_count();
 
   graph::Editor editor(built);
@@ -65,7 +66,7 @@ TEST_CASE("Fusing three kernels of one stream keeps every other node's replayed 
   CHECK(map.node[b] == f);
   CHECK(map.node[c] == f);
   CHECK(dfg.node(f).duration == sum);
-  CHECK(dfg.node(f).event == graph::kNone);
+  CHECK(dfg.node(f).event == graph::EventRef::none());
 
   // The op table names the fused op and lists its parts.
   const graph::OpDesc* op = dfg.op(f);
@@ -86,10 +87,10 @@ TEST_CASE("Fusing three kernels of one stream keeps every other node's replayed 
 
   const replayer::Simulation after = replayer::simulate(dfg);
   std::size_t compared = 0;
-  for (NodeId old = 0; old < nodes_before; ++old) {
+  for (const NodeId old : IdRange<NodeId>(nodes_before)) {
     if (old == a || old == b || old == c) continue;
     const NodeId now = map.node[old];
-    REQUIRE(now != graph::kNone);
+    REQUIRE(now.valid());
     INFO("node " << old << " (" << dfg.op_name(now) << ")");
     CHECK(after.start[now] == before.start[old]);
     CHECK(after.end[now] == before.end[old]);
@@ -109,17 +110,17 @@ TEST_CASE("Fusing ops of different streams, out of order or twice is refused wit
   const auto triple = test::fusable_kernels(dfg, replayer::simulate(dfg));
   REQUIRE(triple);
   const auto [on_one, next, after_next] = *triple;
-  NodeId on_other = graph::kNone;
-  for (NodeId n = 0; n < dfg.node_count(); ++n) {
+  NodeId on_other;
+  for (const NodeId n : dfg.node_ids()) {
     if (dfg.node(n).kind == NodeKind::kKernel && dfg.node(n).track != dfg.node(on_one).track) on_other = n;
   }
-  REQUIRE(on_other != graph::kNone);
+  REQUIRE(on_other.valid());
   const auto edges_before = dfg.edges();
 
   graph::Editor editor(built);
   const std::array<NodeId, 2> mixed{on_one, on_other};
   CHECK_THROWS_WITH(editor.fuse(mixed), Catch::Contains("nodes of different tracks cannot be fused") &&
-                                            Catch::Contains("node " + std::to_string(on_other) + " on "));
+                                            Catch::Contains("node " + to_string(on_other) + " on "));
   const std::array<NodeId, 2> gap{on_one, after_next};
   CHECK_THROWS_WITH(editor.fuse(gap), Catch::Contains("not consecutive on their track"));
   const std::array<NodeId, 1> single{on_one};
@@ -131,7 +132,7 @@ TEST_CASE("Fusing ops of different streams, out of order or twice is refused wit
   CHECK(dfg.edges().size() == edges_before.size());
   const std::array<NodeId, 2> pair{on_one, next};
   editor.fuse(pair);
-  CHECK_THROWS_WITH(editor.fuse(std::array<NodeId, 2>{next, after_next}), Catch::Contains("node " + std::to_string(next) + " is not in the graph"));
+  CHECK_THROWS_WITH(editor.fuse(std::array<NodeId, 2>{next, after_next}), Catch::Contains("node " + to_string(next) + " is not in the graph"));
   editor.commit();
   replayer::simulate(dfg);
 }
@@ -176,8 +177,8 @@ TEST_CASE("A fusion that would make the fused op wait for itself is refused") {
   cyclic.finalize();
   graph::Editor cyclic_editor(cyclic);
   CHECK_THROWS_WITH(cyclic_editor.fuse(std::array<NodeId, 2>{p, q}), Catch::Contains("would depend on itself"));
-  CHECK_THROWS_WITH(cyclic_editor.redirect(1, q, std::nullopt), Catch::Contains("dependency cycle"));
-  CHECK_THROWS_WITH(cyclic_editor.redirect(0, q, std::nullopt), Catch::Contains("to itself"));
+  CHECK_THROWS_WITH(cyclic_editor.redirect(graph::EdgeId{1}, q, std::nullopt), Catch::Contains("dependency cycle"));
+  CHECK_THROWS_WITH(cyclic_editor.redirect(graph::EdgeId{0}, q, std::nullopt), Catch::Contains("to itself"));
 }
 
 TEST_CASE("Removing a kernel keeps its stream's order and its neighbours' event ranges") {
@@ -187,12 +188,12 @@ TEST_CASE("Removing a kernel keeps its stream's order and its neighbours' event 
   CHECK_FALSE(editor.alive(b));
   CHECK_THROWS_WITH(editor.set_duration(b, 5), Catch::Contains("not in the graph"));
   const graph::Renumbering map = editor.commit();
-  CHECK(map.node[b] == graph::kNone);
+  CHECK(map.node[b] == NodeId::none());
   const graph::Dfg& dfg = built.dfg;
   CHECK(test::stream_next(dfg, map.node[a]) == map.node[c]);
   for (const auto& r : built.ranks) {
-    for (NodeId v : r.node_of_event) CHECK((v == graph::kNone || v < dfg.node_count()));
-    for (NodeId v : r.first_inside) CHECK((v == graph::kNone || v < dfg.node_count()));
+    for (NodeId v : r.node_of_event) CHECK((!v.valid() || v.below(dfg.node_count())));
+    for (NodeId v : r.first_inside) CHECK((!v.valid() || v.below(dfg.node_count())));
   }
   const replayer::Simulation after = replayer::simulate(dfg);
   // c now follows a directly: it starts no later than before, and never before a ends.
@@ -206,18 +207,18 @@ TEST_CASE("Inserted nodes and redirected edges replay; durations can be set") {
   graph::Node extra = built.dfg.node(b);
   extra.duration = 1000;
   extra.delay = 0;
-  extra.event = graph::kNone;
+  extra.event = graph::EventRef::none();
   graph::OpDesc desc;
   desc.kind = NodeKind::kKernel;
   desc.name = built.dfg.ops().intern("inserted_kernel");
   const graph::OpId op = built.dfg.ops().add(desc);
   // Between b and c on the stream: b -> extra -> c, and the old b -> c edge moves to extra.
-  graph::EdgeId b_to_c = graph::kNone;
+  graph::EdgeId b_to_c;
   for (graph::EdgeId e : editor.out_edges(b)) {
     if (built.dfg.edge(e).dst == c) b_to_c = e;
   }
-  REQUIRE(b_to_c != graph::kNone);
-  const std::array<Edge, 1> edges{Edge{b, graph::kNone, EdgeKind::kStreamOrder}};
+  REQUIRE(b_to_c.valid());
+  const std::array<Edge, 1> edges{Edge{b, NodeId::none(), EdgeKind::kStreamOrder}};
   const NodeId x = editor.insert(extra, edges, op);
   editor.redirect(b_to_c, x, std::nullopt);
   editor.set_duration(a, built.dfg.node(a).duration + 500);
@@ -233,23 +234,23 @@ TEST_CASE("Removing a CPU op moves the event ranges that began or ended with it 
   auto built = build("traces/hta/alexnet-a100-single.json.gz");
   const graph::RankNodes& rank = built.ranks[0];
   // An enclosing event with several nodes inside; its first node, and the node after it.
-  std::size_t outer = rank.first_inside.size();
-  for (std::size_t e = 0; e < rank.first_inside.size(); ++e) {
+  graph::EventRef outer;
+  for (const graph::EventRef e : rank.first_inside.ids()) {
     const NodeId first = rank.first_inside[e];
-    if (first == graph::kNone || rank.last_inside[e] == first || rank.node_of_event[e] != graph::kNone) continue;
+    if (!first.valid() || rank.last_inside[e] == first || rank.node_of_event[e].valid()) continue;
     if (built.dfg.node(first).kind != NodeKind::kCpuOp) continue;
     outer = e;
     break;
   }
-  REQUIRE(outer < rank.first_inside.size());
+  REQUIRE(rank.first_inside.contains(outer));
   const NodeId first = rank.first_inside[outer];
   const NodeId last = rank.last_inside[outer];
-  NodeId second = graph::kNone;
+  NodeId second;
   built.dfg.for_each_out_edge(first, [&](graph::EdgeId e) {
     if (built.dfg.edge(e).kind == EdgeKind::kThreadOrder) second = built.dfg.edge(e).dst;
   });
-  REQUIRE(second != graph::kNone);
-  const std::uint32_t first_event = built.dfg.node(first).event;
+  REQUIRE(second.valid());
+  const graph::EventRef first_event = built.dfg.node(first).event;
 
   graph::Editor editor(built);
   editor.remove(first);
@@ -257,8 +258,8 @@ TEST_CASE("Removing a CPU op moves the event ranges that began or ended with it 
   CHECK(rank.first_inside[outer] == map.node[second]);
   CHECK(rank.last_inside[outer] == map.node[last]);
   // The removed op's own event has no node left.
-  CHECK(rank.node_of_event[first_event] == graph::kNone);
-  CHECK(rank.first_inside[first_event] == graph::kNone);
-  CHECK(rank.last_inside[first_event] == graph::kNone);
+  CHECK(rank.node_of_event[first_event] == NodeId::none());
+  CHECK(rank.first_inside[first_event] == NodeId::none());
+  CHECK(rank.last_inside[first_event] == NodeId::none());
   replayer::simulate(built.dfg);
 }

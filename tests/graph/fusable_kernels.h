@@ -10,9 +10,9 @@
 
 namespace dpro::test {
 
-// The stream successor of `n` (by its stream-order out-edge), or kNone.
+// The stream successor of `n` (by its stream-order out-edge), or none.
 inline graph::NodeId stream_next(const graph::Dfg& dfg, graph::NodeId n) {
-  graph::NodeId next = graph::kNone;
+  graph::NodeId next;
   dfg.for_each_out_edge(n, [&](graph::EdgeId e) {
     if (dfg.edge(e).kind == graph::EdgeKind::kStreamOrder) next = dfg.edge(e).dst;
   });
@@ -31,8 +31,8 @@ inline std::optional<std::array<graph::NodeId, 3>> fusable_kernels(const graph::
     in ? dfg.for_each_in_edge(n, check) : dfg.for_each_out_edge(n, check);
     return ok;
   };
-  auto kernel = [&](graph::NodeId n) { return n != graph::kNone && dfg.node(n).kind == graph::NodeKind::kKernel; };
-  for (graph::NodeId a = 0; a < dfg.node_count(); ++a) {
+  auto kernel = [&](graph::NodeId n) { return n.valid() && dfg.node(n).kind == graph::NodeKind::kKernel; };
+  for (const graph::NodeId a : dfg.node_ids()) {
     if (!kernel(a)) continue;
     const graph::NodeId b = stream_next(dfg, a);
     if (!kernel(b)) continue;

@@ -19,15 +19,15 @@ void check_same(const graph::Dfg& a, const graph::Dfg& b) {
   REQUIRE(a.edge_count() == b.edge_count());
   CHECK(a.origin() == b.origin());
   REQUIRE(a.tracks().size() == b.tracks().size());
-  for (std::size_t t = 0; t < a.tracks().size(); ++t) {
-    CHECK(a.tracks()[t].name == b.tracks()[t].name);
-    CHECK(a.tracks()[t].rank == b.tracks()[t].rank);
-    CHECK(a.tracks()[t].tid == b.tracks()[t].tid);
+  for (const graph::TrackId t : a.track_ids()) {
+    CHECK(a.track(t).name == b.track(t).name);
+    CHECK(a.track(t).rank == b.track(t).rank);
+    CHECK(a.track(t).tid == b.track(t).tid);
   }
   CHECK(a.ops().ops() == b.ops().ops());
   REQUIRE(a.ops().name_count() == b.ops().name_count());
   for (std::uint32_t i = 0; i < a.ops().name_count(); ++i) CHECK(a.ops().name({i}) == b.ops().name({i}));
-  for (graph::NodeId id = 0; id < a.node_count(); ++id) {
+  for (const graph::NodeId id : a.node_ids()) {
     const graph::Node& x = a.node(id);
     const graph::Node& y = b.node(id);
     CHECK((x.kind == y.kind && x.rank == y.rank && x.track == y.track && x.name == y.name &&
@@ -35,7 +35,7 @@ void check_same(const graph::Dfg& a, const graph::Dfg& b) {
            x.duration == y.duration && x.delay == y.delay && x.release == y.release && x.event == y.event &&
            x.parent_op == y.parent_op && a.op_of(id) == b.op_of(id)));
   }
-  for (graph::EdgeId e = 0; e < a.edge_count(); ++e) {
+  for (const graph::EdgeId e : a.edge_ids()) {
     const graph::Edge& x = a.edge(e);
     const graph::Edge& y = b.edge(e);
     CHECK((x.src == y.src && x.dst == y.dst && x.kind == y.kind && x.src_point == y.src_point &&
@@ -66,7 +66,7 @@ TEST_CASE("A saved graph loads without its trace and replays identically") {
   check_same(saved, loaded);
   // The loaded graph names its ops itself.
   bool named_barrier = false;
-  for (graph::NodeId id = 0; id < loaded.node_count(); ++id) {
+  for (const graph::NodeId id : loaded.node_ids()) {
     if (loaded.node(id).kind == graph::NodeKind::kBarrier) named_barrier = named_barrier || !loaded.op_name(id).empty();
   }
   CHECK(named_barrier);

@@ -21,7 +21,7 @@ TEST_CASE("The op table holds each node's name, shapes and dtypes, parsed once f
   const auto built = graph::build_graph(set, {}, log.log);
   const graph::Dfg& dfg = built.dfg;
   // Every node is described, under its trace name; identical ops share one entry.
-  for (graph::NodeId id = 0; id < dfg.node_count(); ++id) {
+  for (const graph::NodeId id : dfg.node_ids()) {
     REQUIRE(dfg.op_of(id).valid());
     CHECK(dfg.op(id)->kind == dfg.node(id).kind);
     if (dfg.node(id).kind != NodeKind::kBarrier) CHECK(dfg.op_name(id) == set.strings.view(dfg.node(id).name));
@@ -30,7 +30,7 @@ TEST_CASE("The op table holds each node's name, shapes and dtypes, parsed once f
 
   // A leaf op with its inputs: aten::view of a [1, 1] float tensor to a size list.
   bool view = false;
-  for (graph::NodeId id = 0; id < dfg.node_count(); ++id) {
+  for (const graph::NodeId id : dfg.node_ids()) {
     const graph::OpDesc& op = *dfg.op(id);
     if (op.kind != NodeKind::kCpuOp || dfg.op_name(id) != "aten::view" || op.inputs.size() != 2) continue;
     view = view || (shape(op, 0) == std::vector<std::int64_t>{1, 1} && shape(op, 1).empty() && dtype(dfg, op, 0) == "float" &&
@@ -40,7 +40,7 @@ TEST_CASE("The op table holds each node's name, shapes and dtypes, parsed once f
   // A kernel is described with its launching op's inputs, and its own launch geometry: the
   // bottom MLP's aten::mm, [16, 1] x [1, 256], both float.
   const graph::OpDesc* mm_kernel = nullptr;
-  for (graph::NodeId id = 0; id < dfg.node_count(); ++id) {
+  for (const graph::NodeId id : dfg.node_ids()) {
     const graph::OpDesc* op = dfg.op(id);
     if (op->kind == NodeKind::kKernel && dfg.ops().name(op->launcher) == "aten::mm" && op->inputs.size() == 2 &&
         shape(*op, 0) == std::vector<std::int64_t>{16, 1}) {

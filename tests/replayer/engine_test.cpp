@@ -2,6 +2,7 @@
 
 #include "replayer/critical_path.h"
 #include "replayer/engine.h"
+#include "id_printing.h"
 
 using namespace dpro;
 using graph::Edge;
@@ -48,7 +49,7 @@ TEST_CASE("Engine: chains, releases, delays and gaps") {
   CHECK(sim.end[k] == 120);
   CHECK(sim.start[c] == 23);
   CHECK(sim.makespan == 120);
-  CHECK(sim.start_cause[k] != graph::kNone);
+  CHECK(sim.start_cause[k] != graph::EdgeId::none());
   CHECK(g.edge(sim.start_cause[k]).kind == EdgeKind::kLaunch);
 }
 
@@ -98,7 +99,7 @@ TEST_CASE("Engine: a collective transfers only after its last participant arrive
 TEST_CASE("Engine: identical inputs give identical runs, ties broken by insertion order") {
   graph::Dfg g;
   for (int i = 0; i < 200; ++i) add(g, NodeKind::kKernel, 0, (i * 37) % 11, 0, (i * 13) % 7);
-  for (int i = 1; i < 200; ++i) link(g, (i * 7) % i, i);
+  for (std::uint32_t i = 1; i < 200; ++i) link(g, graph::NodeId{(i * 7) % i}, graph::NodeId{i});
   g.finalize();
   const auto first = replayer::simulate(g);
   const auto second = replayer::simulate(g);

@@ -144,7 +144,7 @@ TEST_CASE("With measured costs, every op of every bundled trace replays at its m
     const auto r = replay({test::source_path(t)}, log);
     const auto& g = r.graph.dfg;
     std::size_t off = 0;
-    for (graph::NodeId id = 0; id < g.node_count(); ++id) {
+    for (const graph::NodeId id : g.node_ids()) {
       const auto& n = g.node(id);
       if (n.kind == graph::NodeKind::kBarrier) continue;
       const Nanos start = n.measured_start - g.origin();

@@ -51,12 +51,12 @@ TEST_CASE("Slower GPU kernels on one rank delay its peers through the collective
 TEST_CASE("A kernel awaited by a blocking sync lengthens the step by its extra time") {
   Fixture f({test::source_path("traces/hta/cuda-event-sync.json.gz")});
   // The longest kernel of the step, which the CPU later synchronises on.
-  graph::NodeId longest = graph::kNone;
-  for (graph::NodeId id = 0; id < f.base.graph.dfg.node_count(); ++id) {
+  graph::NodeId longest;
+  for (const graph::NodeId id : f.base.graph.dfg.node_ids()) {
     const auto& n = f.base.graph.dfg.node(id);
-    if (n.kind == graph::NodeKind::kKernel && (longest == graph::kNone || n.duration > f.base.graph.dfg.node(longest).duration)) longest = id;
+    if (n.kind == graph::NodeKind::kKernel && (!longest.valid() || n.duration > f.base.graph.dfg.node(longest).duration)) longest = id;
   }
-  REQUIRE(longest != graph::kNone);
+  REQUIRE(longest.valid());
   const Nanos extra = 1000000;  // 1 ms
   const auto slower = f.replay_changed([&](graph::Dfg& dfg) { dfg.node(longest).duration += extra; });
   const Nanos before = f.base.report.iterations[0].ranks[0].predicted_ns;

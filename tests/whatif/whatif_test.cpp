@@ -152,16 +152,20 @@ TEST_CASE("whatif: scale_ranks below the trace's ranks replays the graph of the 
 TEST_CASE("whatif: evaluate applies rewrites in order and reports each change as it is applied") {
   const whatif::Workload base = load_workload("traces/dlrm-8xV100");
   whatif::EvaluateOptions options;
-  std::vector<std::size_t> seen;
-  options.on_applied = [&](const whatif::Change& c) { seen.push_back(c.index()); };
+  std::string seen;  // h(ost), d(evice), c(ommunication), in the order reported
+  options.on_applied = [&](const whatif::Change& c) {
+    seen += std::holds_alternative<whatif::HostChange>(c) ? 'h' : std::holds_alternative<whatif::DeviceChange>(c) ? 'd' : 'c';
+  };
   whatif::CommRetime net = comm_options();
   net.settings = {"network.intra_node_gbps=50"};
   replayer::Simulator simulator;
-  const whatif::Evaluation e = whatif::evaluate(base, {device("H100-SXM5-80GB"), net}, simulator, options);
-  CHECK(seen == std::vector<std::size_t>{0, 1});
-  REQUIRE(e.changes.size() == 2);
+  const whatif::Evaluation e =
+      whatif::evaluate(base, {device("H100-SXM5-80GB"), net, whatif::HostRetime{1.0}}, simulator, options);
+  CHECK(seen == "dch");
+  REQUIRE(e.changes.size() == 3);
   CHECK(std::holds_alternative<whatif::DeviceChange>(e.changes[0]));
   CHECK(std::holds_alternative<whatif::CommChange>(e.changes[1]));
+  CHECK(std::get<whatif::HostChange>(e.changes[2]).op_time_after == std::get<whatif::HostChange>(e.changes[2]).op_time_before);
   // The H100 shortens the GPU work; the DLRM step is bound by its CPU and not lengthened.
   CHECK(gpu_ns(e.workload.graph.dfg) < gpu_ns(base.graph.dfg));
   CHECK(job_ns(e.report) <= job_ns(whatif::evaluate(base, {}, simulator, {}).report));

@@ -172,7 +172,7 @@ std::vector<CommSample> make_samples(const std::vector<CommOp>& ops, const Clust
     CommSample s;
     s.call = CollectiveCall{op.op, *op.bytes, place(origin, op.group_size)};
     s.time_us = static_cast<double>(op.transfer) / 1000.0;
-    s.instance = op.matched() ? op.barrier : (std::uint64_t{1} << 40) + op.node;
+    s.instance = op.matched() ? op.barrier.value : (std::uint64_t{1} << 40) + op.node.value;
     s.rank = op.rank;
     auto [it, fresh] = first_start.emplace(s.instance, op.measured_start);
     if (!fresh) it->second = std::min(it->second, op.measured_start);

@@ -50,7 +50,7 @@ std::vector<CommOp> find_comm_ops(const graph::Dfg& dfg, const trace::TraceSet& 
   for (std::size_t i = 0; i < traces.ranks.size(); ++i) index_of_rank[traces.ranks[i].rank] = i;
   const int world = world_size(traces);
   std::vector<CommOp> ops;
-  for (graph::NodeId id = 0; id < dfg.node_count(); ++id) {
+  for (const graph::NodeId id : dfg.node_ids()) {
     const graph::Node& n = dfg.node(id);
     if (n.kind != graph::NodeKind::kCollective) continue;
     auto it = index_of_rank.find(n.rank);
@@ -112,7 +112,7 @@ std::vector<CommOp> find_comm_ops(const graph::Dfg& dfg, const trace::TraceSet& 
 void set_transfer(graph::Dfg& dfg, CommOp& op, Nanos transfer) {
   op.transfer = transfer;
   dfg.node(op.node).duration = transfer;
-  if (op.end_edge != graph::kNone) dfg.edge(op.end_edge).gap = transfer;
+  if (op.end_edge.valid()) dfg.edge(op.end_edge).gap = transfer;
 }
 
 std::size_t attach_host_et_sizes(std::vector<CommOp>& ops, const trace::TraceSet& traces,

@@ -25,9 +25,9 @@ inline constexpr std::int64_t kMaxMessageBytes = trace::kMaxHostEtMessageBytes;
 inline constexpr std::int64_t kMaxGroupSize = std::int64_t{1} << 20;
 
 struct CommOp {
-  graph::NodeId node = graph::kNone;
-  graph::NodeId barrier = graph::kNone;  // kNone: unmatched
-  graph::EdgeId end_edge = graph::kNone; // barrier -> kernel end-edge carrying the transfer time
+  graph::NodeId node;
+  graph::NodeId barrier;                 // none: unmatched
+  graph::EdgeId end_edge;                // barrier -> kernel end-edge carrying the transfer time
   std::size_t rank_index = 0;            // into TraceSet::ranks
   int rank = 0;
   CollectiveOp op = CollectiveOp::kAllReduce;
@@ -39,7 +39,7 @@ struct CommOp {
   Nanos measured_start = 0;
   Nanos transfer = 0;                    // the node's replay duration when found
 
-  bool matched() const { return barrier != graph::kNone; }
+  bool matched() const { return barrier.valid(); }
 };
 
 // World size of the job: the largest declared world size, or the number of ranks.

@@ -20,7 +20,7 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 }  // namespace
 
 graph::Dfg replicate_ranks(const graph::Dfg& dfg, const trace::TraceSet& traces, int ranks,
-                           std::vector<std::vector<graph::NodeId>>& block_maps) {
+                           std::vector<IdVector<graph::NodeId, graph::NodeId>>& block_maps) {
   const int w = static_cast<int>(traces.ranks.size());
   DPRO_CHECK(w > 0 && ranks > 0);
   std::map<int, int> index_of_rank;  // trace rank number -> index
@@ -33,20 +33,21 @@ graph::Dfg replicate_ranks(const graph::Dfg& dfg, const trace::TraceSet& traces,
 
   graph::Dfg out;
   out.ops() = dfg.ops();  // a replica is the same op: it keeps its description
-  std::vector<std::vector<std::uint32_t>> track_maps(blocks, std::vector<std::uint32_t>(dfg.tracks().size(), graph::kNone));
+  using TrackMap = IdVector<graph::TrackId, graph::TrackId>;
+  std::vector<TrackMap> track_maps(blocks, TrackMap(dfg.tracks().size(), graph::TrackId::none()));
   for (int j = 0; j < blocks; ++j) {
-    for (std::uint32_t t = 0; t < dfg.tracks().size(); ++t) {
-      graph::Track track = dfg.tracks()[t];
+    for (const graph::TrackId t : dfg.track_ids()) {
+      graph::Track track = dfg.track(t);
       const auto it = index_of_rank.find(track.rank);
       if (it == index_of_rank.end() || new_rank(j, it->second) >= ranks) continue;
       track.rank = new_rank(j, it->second);
       track_maps[j][t] = out.add_track(track);
     }
   }
-  block_maps.assign(blocks, std::vector<graph::NodeId>(dfg.node_count(), graph::kNone));
+  block_maps.assign(blocks, IdVector<graph::NodeId, graph::NodeId>(dfg.node_count(), graph::NodeId::none()));
   out.nodes().reserve(dfg.node_count() * static_cast<std::size_t>(blocks));
   for (int j = 0; j < blocks; ++j) {
-    for (graph::NodeId id = 0; id < dfg.node_count(); ++id) {
+    for (const graph::NodeId id : dfg.node_ids()) {
       const graph::Node& n = dfg.node(id);
       if (n.kind == graph::NodeKind::kBarrier) {
         if (j == 0) {
@@ -61,7 +62,7 @@ graph::Dfg replicate_ranks(const graph::Dfg& dfg, const trace::TraceSet& traces,
       if (it == index_of_rank.end() || new_rank(j, it->second) >= ranks) continue;
       graph::Node copy = n;
       copy.rank = new_rank(j, it->second);
-      if (n.track != graph::kNone) copy.track = track_maps[j][n.track];
+      if (n.track.valid()) copy.track = track_maps[j][n.track];
       block_maps[j][id] = out.add_node(copy);
       if (dfg.op_of(id).valid()) out.set_op(block_maps[j][id], dfg.op_of(id));
     }
@@ -74,7 +75,7 @@ graph::Dfg replicate_ranks(const graph::Dfg& dfg, const trace::TraceSet& traces,
       graph::Edge copy = e;
       copy.src = block_maps[j][e.src];
       copy.dst = block_maps[j][e.dst];
-      if (copy.src == graph::kNone || copy.dst == graph::kNone) continue;
+      if (!copy.src.valid() || !copy.dst.valid()) continue;
       out.add_edge(copy);
     }
   }
@@ -86,15 +87,15 @@ graph::Dfg replicate_ranks(const graph::Dfg& dfg, const trace::TraceSet& traces,
 graph::BuiltGraph scale_in(const graph::BuiltGraph& built, const trace::TraceSet& traces, int ranks) {
   DPRO_CHECK(ranks >= 1 && ranks < static_cast<int>(traces.ranks.size()));
   DPRO_CHECK(built.ranks.size() == traces.ranks.size());
-  std::vector<std::vector<graph::NodeId>> block_maps;
+  std::vector<IdVector<graph::NodeId, graph::NodeId>> block_maps;
   graph::BuiltGraph out;
   out.dfg = replicate_ranks(built.dfg, traces, ranks, block_maps);
   out.stats = built.stats;
-  const std::vector<graph::NodeId>& map = block_maps.at(0);
-  auto remap = [&](const std::vector<graph::NodeId>& ids) {
-    std::vector<graph::NodeId> mapped(ids.size(), graph::kNone);
-    for (std::size_t i = 0; i < ids.size(); ++i)
-      if (ids[i] != graph::kNone) mapped[i] = map[ids[i]];
+  const IdVector<graph::NodeId, graph::NodeId>& map = block_maps.at(0);
+  auto remap = [&](const IdVector<graph::EventRef, graph::NodeId>& ids) {
+    IdVector<graph::EventRef, graph::NodeId> mapped(ids.size(), graph::NodeId::none());
+    for (const graph::EventRef i : ids.ids())
+      if (ids[i].valid()) mapped[i] = map[ids[i]];
     return mapped;
   };
   out.ranks.reserve(built.ranks.size());
@@ -111,7 +112,7 @@ ScaleOutResult simulate_scaled_job(const trace::TraceSet& traces, const std::vec
   ScaleOutResult result;
   result.ranks = ranks;
   result.expanded = expand || ranks < w;
-  std::vector<std::vector<graph::NodeId>> block_maps;
+  std::vector<IdVector<graph::NodeId, graph::NodeId>> block_maps;
   graph::Dfg expanded;
   if (result.expanded) expanded = replicate_ranks(dfg, traces, ranks, block_maps);
   const graph::Dfg& g = result.expanded ? expanded : dfg;
@@ -135,10 +136,11 @@ ScaleOutResult simulate_scaled_job(const trace::TraceSet& traces, const std::vec
         const auto step = std::find_if(tr.iterations.begin(), tr.iterations.end(),
                                        [&](const trace::Iteration& x) { return x.number == number; });
         if (step == tr.iterations.end()) continue;
-        graph::NodeId first = rank_nodes[i].first_inside[step->event];
-        graph::NodeId last = rank_nodes[i].last_inside[step->event];
+        const graph::EventRef marker{step->event};
+        graph::NodeId first = rank_nodes[i].first_inside[marker];
+        graph::NodeId last = rank_nodes[i].last_inside[marker];
         // Replicas keep the measured times of their originals.
-        if (result.expanded && first != graph::kNone && last != graph::kNone) {
+        if (result.expanded && first.valid() && last.valid()) {
           first = block_maps[j][first];
           last = block_maps[j][last];
         }

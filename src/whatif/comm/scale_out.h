@@ -32,9 +32,9 @@ struct ScaleOutResult {
 };
 
 // The N-rank graph. block_maps[j][old node] = node of replica block j (ranks j*W .. j*W+W-1),
-// kNone for nodes of ranks >= N; barriers are shared by all blocks.
+// none for nodes of ranks >= N; barriers are shared by all blocks.
 graph::Dfg replicate_ranks(const graph::Dfg& dfg, const trace::TraceSet& traces, int ranks,
-                           std::vector<std::vector<graph::NodeId>>& block_maps);
+                           std::vector<IdVector<graph::NodeId, graph::NodeId>>& block_maps);
 
 // Scale-in (N < W): the graph of the first N trace ranks, as replicate_ranks builds it (their
 // nodes and edges, every barrier; the other ranks and their edges dropped), with `built`'s
