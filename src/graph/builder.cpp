@@ -34,7 +34,7 @@ void compute_measured_delays(Dfg& dfg, const BuildOptions& options, BuildStats& 
       const Nanos t = point_time(dfg.node(edge.src), edge.src_point);
       if (edge.dst_point == Point::kStart) {
         ready = std::max(ready.value_or(INT64_MIN), t + edge.gap);
-      } else if (edge.kind == EdgeKind::kBlockingSync) {
+      } else if (is_blocking(edge.kind)) {
         has_blocking = true;
         awaited_end = std::max(awaited_end, t);
       }
@@ -53,15 +53,18 @@ void compute_measured_delays(Dfg& dfg, const BuildOptions& options, BuildStats& 
       n.delay = std::max(slack, -options.tolerance);
     }
     if (has_blocking) {
-      // The call returns `wake` after the GPU work it waited for; when the work finished before
-      // the call began, the call cost its own measured duration.
-      // The wake-up may be slightly negative: the builder accepts waits that the measured
-      // times break by up to the tolerance (rounding), and the gap keeps them exact.
+      // A call that waited returns `wake` after the GPU work it waited for, and costs that
+      // much; its waiting is the edge. The wake-up may be slightly negative: the builder accepts
+      // waits that the measured times break by up to the tolerance (rounding), and the gap keeps
+      // them exact. A call that did not wait (the work had finished before it began) cost its
+      // measured duration, and returns no sooner than the work ends (gap 0): were the work later
+      // in a what-if, it would wait for it then, and only then.
       const Nanos end = n.measured_start + n.measured_duration;
+      const bool waited = awaited_end > n.measured_start;
       const Nanos wake = std::max(end - awaited_end, -options.tolerance);
-      n.duration = awaited_end > n.measured_start ? std::clamp<Nanos>(wake, 0, n.measured_duration) : n.measured_duration;
+      n.duration = waited ? std::clamp<Nanos>(wake, 0, n.measured_duration) : n.measured_duration;
       dfg.for_each_in_edge(id, [&](EdgeId e) {
-        if (dfg.edge(e).kind == EdgeKind::kBlockingSync) dfg.edge(e).gap = wake;
+        if (is_blocking(dfg.edge(e).kind)) dfg.edge(e).gap = waited ? wake : 0;
       });
     }
   }
@@ -142,6 +145,7 @@ BuiltGraph build_graph(const trace::TraceSet& traces, const BuildOptions& option
     collectives[r] = detail::build_rank(traces, r, options, built.dfg, built.ranks[r], built.stats, log);
   }
   detail::match_collectives(traces, collectives, built.dfg, built.stats, log);
+  detail::add_launch_queue_edges(built.dfg, options, built.stats);
   describe_ops(traces, built.dfg);
   built.dfg.finalize();
   check_acyclic(built.dfg, traces);

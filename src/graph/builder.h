@@ -4,6 +4,7 @@
 // matched collective instance), the dependency edges between them, and each node's measured
 // residual delay, so that replaying with measured durations reproduces the trace.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,9 @@ struct BuildOptions {
   // Timestamps are rounded (often to 1 us): dependency violations up to this size are
   // measurement noise, not evidence against the dependency.
   Nanos tolerance = 2 * kNanosPerMicro;
+  // Depth of each GPU's launch queue (launch_queue.h); none: estimated from the trace where
+  // launches blocked on a full queue, kDefaultLaunchQueueDepth otherwise.
+  std::optional<std::uint32_t> launch_queue_depth;
 };
 
 // Where each trace event of one rank ended up in the graph.
@@ -32,7 +36,7 @@ struct RankNodes {
 };
 
 struct BuildStats {
-  std::size_t edges_by_kind[7] = {};
+  std::size_t edges_by_kind[kEdgeKindCount] = {};
   std::size_t collectives_matched = 0;    // instances with a barrier
   std::size_t collectives_unmatched = 0;  // kept with measured duration (absent ranks)
   std::size_t blocking_calls = 0;
@@ -40,6 +44,13 @@ struct BuildStats {
   std::size_t violations = 0;             // dependencies the measured times break by > tolerance
   Nanos violation_total = 0;
   std::size_t dropped_edges = 0;          // inferred edges contradicted by measured times
+  // The launch queue (launch_queue.h): the largest depth used (0: no launches), whether it
+  // was estimated from launches that blocked, how many did, and how many launches the
+  // measured times show returning before the op whose slot they would take finished.
+  std::uint32_t launch_queue_depth = 0;
+  bool launch_queue_estimated = false;
+  std::size_t launches_blocked = 0;
+  std::size_t launch_queue_contradicted = 0;
 };
 
 struct BuiltGraph {

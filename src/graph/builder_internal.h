@@ -33,4 +33,8 @@ void match_collectives(const trace::TraceSet& traces,
 
 EdgeId add_counted_edge(Dfg& dfg, BuildStats& stats, const Edge& edge);
 
+// Adds the launch queue's edges (launch_queue.h) between the launches and GPU ops already in
+// the graph.
+void add_launch_queue_edges(Dfg& dfg, const BuildOptions& options, BuildStats& stats);
+
 }  // namespace dpro::graph::detail

@@ -31,6 +31,7 @@ const char* to_string(EdgeKind kind) {
     case EdgeKind::kStreamWait: return "stream_wait";
     case EdgeKind::kBlockingSync: return "blocking_sync";
     case EdgeKind::kCollective: return "collective";
+    case EdgeKind::kLaunchQueue: return "launch_queue";
   }
   return "unknown";
 }

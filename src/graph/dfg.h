@@ -60,7 +60,11 @@ enum class EdgeKind : std::uint8_t {
   kStreamWait,    // cudaEventRecord on stream A -> cudaStreamWaitEvent on stream B
   kBlockingSync,  // GPU op -> CPU call that blocked until it finished
   kCollective,    // participant <-> collective barrier
+  kLaunchQueue,   // GPU op -> a later launch call that waited for its queue slot (launch_queue.h)
 };
+inline constexpr int kEdgeKindCount = 8;
+// Edges into a CPU call's end from the GPU work it waited for (a sync, a blocked launch).
+inline bool is_blocking(EdgeKind kind) { return kind == EdgeKind::kBlockingSync || kind == EdgeKind::kLaunchQueue; }
 const char* to_string(EdgeKind kind);
 
 enum class Point : std::uint8_t { kStart, kEnd };

@@ -107,7 +107,7 @@ class Reader {
 };
 
 constexpr NodeKind kLastNodeKind = NodeKind::kBarrier;
-constexpr EdgeKind kLastEdgeKind = EdgeKind::kCollective;
+constexpr EdgeKind kLastEdgeKind = EdgeKind::kLaunchQueue;
 
 void put_op(Writer& w, const OpDesc& op) {
   w.put(op.name.value);

@@ -320,7 +320,7 @@ nlohmann::json to_json(const Report& report) {
   }
   const graph::BuildStats& s = report.build;
   json edges = json::object();
-  for (int k = 0; k < 7; ++k) edges[graph::to_string(static_cast<graph::EdgeKind>(k))] = s.edges_by_kind[k];
+  for (int k = 0; k < graph::kEdgeKindCount; ++k) edges[graph::to_string(static_cast<graph::EdgeKind>(k))] = s.edges_by_kind[k];
   return {{"iterations", iterations},
           {"graph",
            {{"ranks", report.ranks},
@@ -334,7 +334,12 @@ nlohmann::json to_json(const Report& report) {
             {"syncs_unresolved", s.syncs_unresolved},
             {"dependency_violations", s.violations},
             {"dependency_violation_ns", s.violation_total},
-            {"inferred_edges_dropped", s.dropped_edges}}},
+            {"inferred_edges_dropped", s.dropped_edges},
+            {"launch_queue",
+             {{"depth", s.launch_queue_depth},
+              {"estimated", s.launch_queue_estimated},
+              {"launches_blocked", s.launches_blocked},
+              {"contradicted", s.launch_queue_contradicted}}}}},
           {"replay", {{"events_simulated", report.events_simulated}, {"seconds", report.replay_seconds}}},
           {"notes", report.notes}};
 }

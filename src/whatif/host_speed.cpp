@@ -20,7 +20,12 @@ std::unordered_map<std::string, Durations> cpu_op_durations(const graph::Dfg& df
     const graph::Node& n = dfg.node(id);
     if (n.kind != graph::NodeKind::kCpuOp && n.kind != graph::NodeKind::kRuntimeCall) continue;
     bool waits = false;
-    dfg.for_each_in_edge(id, [&](graph::EdgeId e) { waits |= dfg.edge(e).kind == graph::EdgeKind::kBlockingSync; });
+    // Waited: a blocking edge (a sync, a full launch queue) from GPU work that ended after the call began.
+    dfg.for_each_in_edge(id, [&](graph::EdgeId e) {
+      const graph::Edge& edge = dfg.edge(e);
+      const graph::Node& src = dfg.node(edge.src);
+      waits |= graph::is_blocking(edge.kind) && src.measured_start + src.measured_duration > n.measured_start;
+    });
     const std::string_view name = dfg.op_name(id);
     if (waits || name.empty()) continue;
     Durations& d = by_name[std::string(name)];

@@ -5,7 +5,8 @@
 // Python build; a prediction of another GPU's step needs the other host's speed too).
 //
 // Per op name (framework ops, CUDA runtime and driver calls) that each graph runs at least
-// `min_calls` times without waiting in them (no blocking-sync edge: their own time only): the
+// `min_calls` times without waiting in them (no blocking edge from GPU work that ended after
+// the call began: a sync that waited, a launch that found the queue full): the
 // ratio of the median durations, origin / target. The speed is the median of these ratios
 // weighted by the origin's time in each op (a few ops with odd ratios, e.g. ones that wait
 // for a lock, move it little).
