@@ -1,6 +1,7 @@
 #include "whatif/device_retime.h"
 
 #include <algorithm>
+#include <map>
 
 #include "core/error.h"
 #include "costmodel/dataset.h"
@@ -56,6 +57,29 @@ void find_origin_overrides(const cm::DeviceCatalog& catalog, const trace::TraceS
         change.origin_overrides.push_back({r.file, d.name, recorded->name});
 }
 
+// Ops whose GPU the catalog does not know cannot be re-timed; keeping their measured times would
+// predict "no change" for a reason that has nothing to do with the job.
+OptionError unknown_origin_error(const cm::DeviceCatalog& catalog, const trace::TraceSet& traces,
+                                 const std::map<int, std::size_t>& ops_of_rank) {
+  std::set<std::string> gpus;
+  std::size_t ops = 0;
+  for (const auto& [r, n] : ops_of_rank) {
+    const trace::TraceRank* rank = rank_of(traces, r);
+    gpus.insert(rank && !rank->devices.empty() ? "'" + rank->devices.front().name + "'" : "none recorded");
+    ops += n;
+  }
+  std::string gpu_list, known;
+  for (const std::string& g : gpus) gpu_list += (gpu_list.empty() ? "" : ", ") + g;
+  for (const std::string& k : catalog.names()) known += (known.empty() ? "" : ", ") + k;
+  const trace::TraceRank* first = rank_of(traces, ops_of_rank.begin()->first);
+  return OptionError("origin_device", "",
+                     "the device catalog does not know the GPU the trace ran on (GPU model: " + gpu_list + "; " +
+                         std::to_string(ops) + " GPU ops on " + std::to_string(ops_of_rank.size()) +
+                         " rank(s)), so nothing can be re-timed from it: name that GPU with this option (known: " +
+                         known + ")",
+                     first ? first->file : std::string());
+}
+
 }  // namespace
 
 std::vector<std::pair<std::string, std::pair<std::size_t, Nanos>>> DeviceChange::sorted_undescribed() const {
@@ -87,7 +111,7 @@ DeviceChange device_retime(Workload& workload, const DeviceRetime& options) {
   std::vector<cm::PriceRequest> requests;
   std::vector<graph::NodeId> priced_nodes;
   std::vector<bool> lent_launcher;  // per request: described by a like step's CPU op
-  std::set<int> unknown_ranks;      // ranks of ops whose origin GPU the catalog does not know
+  std::map<int, std::size_t> unknown_ranks;  // ops per rank whose origin GPU the catalog does not know
   const cm::LikeStepLaunchers lent = cm::launchers_from_like_steps(traces, dfg);
   change.like_step_kernels = lent.kernels;
   change.like_step_lenders = lent.lenders;
@@ -95,11 +119,11 @@ DeviceChange device_retime(Workload& workload, const DeviceRetime& options) {
     const graph::Node& n = dfg.node(id);
     if (!is_gpu_op(n.kind)) continue;
     const cm::DeviceSpec* origin = forced ? forced : origin_of(catalog, traces, n);
-    if (!origin || n.kind == graph::NodeKind::kCollective || is_host_copy(traces, n)) {
-      if (!origin) {
-        ++change.unknown_origin;
-        unknown_ranks.insert(n.rank);
-      }
+    if (!origin) {
+      ++unknown_ranks[n.rank];
+      continue;
+    }
+    if (n.kind == graph::NodeKind::kCollective || is_host_copy(traces, n)) {
       // Counted at the duration the replay gives them (a collective's transfer after its
       // last peer arrived, not its kernel time with the waiting), before and after alike.
       change.coverage.add(cm::PricedBy::kUnchanged, n.duration, n.duration);
@@ -130,11 +154,7 @@ DeviceChange device_retime(Workload& workload, const DeviceRetime& options) {
     priced_nodes.push_back(id);
     lent_launcher.push_back(lent_launch);
   }
-  for (int r : unknown_ranks) {
-    const trace::TraceRank* rank = rank_of(traces, r);
-    change.unknown_origin_gpus.insert(rank && !rank->devices.empty() ? "'" + rank->devices.front().name + "'"
-                                                                      : "none recorded");
-  }
+  if (!unknown_ranks.empty()) throw unknown_origin_error(catalog, traces, unknown_ranks);
   cm::ResidualCorrection correction;
   if (!options.samples_path.empty()) {
     if (!model) throw OptionError("device_samples", "", "needs the learned cost model (LibTorch)", options.samples_path);

@@ -43,8 +43,6 @@ struct DeviceChange {
   std::vector<std::string> like_step_lenders;
   std::size_t like_ops = 0;  // learned-model ops priced as a like family (sigmoid as tanh, ...)
   // Ops on a GPU the catalog does not know, and what their ranks recorded ("'NAME'", or "none recorded").
-  std::size_t unknown_origin = 0;
-  std::set<std::string> unknown_origin_gpus;
   // Kernels priced with the peak of the arithmetic their names say, by dtype: count, the
   // target's peak for it (TFLOP/s), whether that is above its fp32 peak (arithmetic of its own).
   struct MathMode {
@@ -73,7 +71,9 @@ struct DeviceChange {
 };
 
 // Re-times the workload's GPU ops in place. Throws OptionError for an unknown device name
-// ("device", "origin_device"), InputError for bad spec, model or sample files.
+// ("device", "origin_device") and for GPU ops whose GPU the catalog does not know and no
+// origin_device names ("origin_device": they could not be re-timed), InputError for bad spec,
+// model or sample files.
 DeviceChange device_retime(Workload& workload, const DeviceRetime& options);
 
 }  // namespace dpro::whatif

@@ -263,23 +263,17 @@ TEST_CASE("device what-if: with an unknown GPU name lists the known ones") {
                       Catch::Contains("Voodoo5") && Catch::Contains("known devices") && Catch::Contains("L4"));
 }
 
-TEST_CASE("device what-if: on a trace from an unknown GPU leaves ops unchanged unless --origin-device") {
+TEST_CASE("device what-if: on a trace from an unknown GPU is an error naming --origin-device, never a silent no-change") {
   Fixture f("Mystery GPU 9000");
-  std::vector<std::string> warnings;
-  Logger log(LogLevel::kWarning, [&](LogLevel, const std::string& m) {
-    if (m.find("keep their measured times") != std::string::npos) warnings.push_back(m);
-  });
+  Logger log(LogLevel::kQuiet);
   auto w = parsed({"--device", "T4"});
-  w->apply(f.built, f.traces, log);
-  CHECK(f.dfg.nodes().raw()[0].duration == f.dfg.nodes().raw()[0].measured_duration);
-  CHECK(w->summary().find("not in the device catalog") != std::string::npos);
-  // Said as a warning too, naming the GPU, not only in the what-if's summary at the end.
-  REQUIRE(warnings.size() == 1);
-  CHECK_THAT(warnings[0], Catch::Contains("'Mystery GPU 9000'") && Catch::Contains("--origin-device"));
+  REQUIRE_THROWS_WITH(w->apply(f.built, f.traces, log),
+                      Catch::Contains("--origin-device") && Catch::Contains("'Mystery GPU 9000'") &&
+                          Catch::Contains("known: ") && Catch::Contains("V100-PCIE-32GB"));
+  CHECK(f.dfg.nodes().raw()[0].duration == f.dfg.nodes().raw()[0].measured_duration);  // nothing half done
   auto forced = parsed({"--device", "T4", "--origin-device", "V100-PCIE-32GB"});
   forced->apply(f.built, f.traces, log);
   CHECK(f.dfg.nodes().raw()[0].duration > f.dfg.nodes().raw()[0].measured_duration);  // T4 is slower
-  CHECK(warnings.size() == 1);
   // Over a GPU the trace records and the catalog knows, --origin-device is taken with a warning.
   Fixture known("Tesla V100-PCIE-32GB");
   std::vector<std::string> overrides;

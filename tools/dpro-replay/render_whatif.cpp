@@ -110,7 +110,7 @@ std::string summary_of(const whatif::DeviceChange& c) {
   return fmt::format(
       "--device {}{}: re-timed {} GPU ops ({} measured). {}Learned compact-AST model: {}{}{}. "
       "Cross-device scaling: {}. Unchanged "
-      "(collectives at their transfer time, host<->device copies, unknown origin GPU): {}{}{}. {} could not be "
+      "(collectives at their transfer time, host<->device copies): {}{}. {} could not be "
       "described (priced by {}).{}{}",
       c.target, c.pricing ? cm::pricing_note(*c.pricing) : "", c.coverage.total_ops(),
       format_duration(c.coverage.total_measured()),
@@ -125,9 +125,6 @@ std::string summary_of(const whatif::DeviceChange& c) {
                                "clamp as relu, ...)", c.like_ops)
                  : "",
       like_step_note(c), share(c, PricedBy::kScaling), share(c, PricedBy::kUnchanged),
-      c.unknown_origin ? fmt::format("; {} on a GPU not in the device catalog (use --origin-device)",
-                                     count_of(c.unknown_origin, "op"))
-                       : "",
       c.samples_used ? fmt::format("; learned model corrected by {} measured on {}", count_of(c.samples_used, "op"),
                                    c.target)
                      : "",
@@ -156,7 +153,6 @@ nlohmann::json details_of(const whatif::DeviceChange& c) {
   j["undescribable_without_shapes"] = c.without_shapes;
   j["undescribable_without_cpu_op"] = c.without_cpu_op;
   j["like_step"] = {{"kernels", c.like_step_kernels}, {"learned", c.like_step_learned}, {"lenders", c.like_step_lenders}};
-  j["unknown_origin_ops"] = c.unknown_origin;
   j["samples_used"] = c.samples_used;
   // Kernels priced with the peak of their own arithmetic (TF32 tensor cores, fp16, ...) and that
   // peak on the target (its fp32 peak where it has no faster arithmetic for that dtype).
@@ -180,14 +176,6 @@ void warn_of(const whatif::DeviceChange& c, Logger& log) {
     log.warn(fmt::format("{}: --origin-device {} overrides the GPU the trace records, '{}' ({} in the "
                          "device catalog)", o.file, c.forced_origin, o.recorded, o.catalog_name));
   if (!c.learned_unavailable.empty()) log.warn(c.learned_unavailable + "; --device uses cross-device scaling only");
-  if (c.unknown_origin) {
-    std::string gpus;
-    for (const auto& g : c.unknown_origin_gpus) gpus += (gpus.empty() ? "" : ", ") + g;
-    log.warn(fmt::format("--device: {} GPU ops keep their measured times: the device catalog does not know the GPU "
-                         "they ran on (GPU model: {}); name it with --origin-device (`dpro-replay costmodel "
-                         "devices` lists the known ones)",
-                         c.unknown_origin, gpus));
-  }
 }
 
 // ---- communication re-timing -----------------------------------------------------------------

@@ -1,0 +1,103 @@
+// Properties every prediction must keep, checked over the bundled traces: a GPU faster in every
+// figure never slows a step, a GPU of the same chip with more bandwidth never slows a kernel,
+// and a faster network never slows a step.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <memory>
+
+#include "costmodel/paths.h"
+#include "replayer/replay.h"
+#include "test_paths.h"
+#include "trace_fixtures.h"
+#include "whatif/evaluate.h"
+
+using namespace dpro;
+
+namespace {
+
+whatif::Workload load_workload(const std::string& path) {
+  Logger quiet(LogLevel::kQuiet);
+  auto traces = std::make_shared<const trace::TraceSet>(test::load({test::source_path(path)}, quiet));
+  graph::BuiltGraph built = graph::build_graph(*traces, graph::BuildOptions{}, quiet);
+  return {traces, std::move(built)};
+}
+
+whatif::DeviceRetime device(const std::string& name) {
+  whatif::DeviceRetime d;
+  d.device = name;
+  d.model_path = costmodel::default_model_path();
+  d.device_dir = costmodel::default_device_dir();
+  return d;
+}
+
+// Per iteration, the predicted job time under `rewrites` minus the baseline's.
+std::vector<Nanos> step_changes(const whatif::Workload& base, const std::vector<whatif::Rewrite>& rewrites) {
+  replayer::Simulator simulator;
+  const replayer::Report before = whatif::evaluate(base, {}, simulator, {}).report;
+  const replayer::Report after = whatif::evaluate(base, rewrites, simulator, {}).report;
+  REQUIRE(after.iterations.size() == before.iterations.size());
+  std::vector<Nanos> changes;
+  for (std::size_t i = 0; i < before.iterations.size(); ++i)
+    changes.push_back(after.iterations[i].job_predicted_ns - before.iterations[i].job_predicted_ns);
+  return changes;
+}
+
+Nanos most(const std::vector<Nanos>& v) { return *std::max_element(v.begin(), v.end()); }
+Nanos least(const std::vector<Nanos>& v) { return *std::min_element(v.begin(), v.end()); }
+
+}  // namespace
+
+TEST_CASE("property: a GPU faster in every datasheet figure never slows a step of a bundled trace") {
+  // Origin -> targets with more memory bandwidth and higher fp32, TF32 and fp16 peaks.
+  const std::vector<std::pair<std::string, std::vector<std::string>>> cases = {
+      {"traces/dlrm-8xV100", {"A100-SXM4-80GB", "H100-SXM5-80GB", "H200-SXM-141GB"}},
+      {"traces/h100/gpt2-emit-nvtx-step", {"H200-SXM-141GB"}},
+      {"traces/h100/resnet50-bf16-emit-nvtx-step", {"H200-SXM-141GB"}},
+      {"traces/h100/bert-ddp-emit-nvtx-step", {"H200-SXM-141GB"}},
+      {"traces/h100/resnet50-emit-nvtx-step", {"H200-SXM-141GB"}},
+  };
+  // The other way, a GPU slower in every figure never speeds a step up, and the property is not
+  // vacuous: GPT-2's steps (bound by their host on the H100) do lengthen on an L4.
+  const std::vector<Nanos> on_l4 = step_changes(load_workload("traces/h100/gpt2-emit-nvtx-step"), {device("L4")});
+  CHECK(least(on_l4) >= 0);
+  CHECK(most(on_l4) > 0);
+  for (const auto& [trace, targets] : cases) {
+    const whatif::Workload base = load_workload(trace);
+    for (const std::string& target : targets) {
+      INFO(trace << " -> " << target);
+      CHECK(most(step_changes(base, {device(target)})) <= 0);
+    }
+  }
+}
+
+TEST_CASE("property: on a GPU of the same chip with more bandwidth no kernel of a bundled trace is slower") {
+  for (const char* trace : {"traces/h100/gpt2-emit-nvtx-step", "traces/h100/resnet50-bf16-emit-nvtx-step",
+                            "traces/h100/bert-ddp-emit-nvtx-step", "traces/h100/resnet50-emit-nvtx-step"}) {
+    INFO(trace);
+    whatif::Workload w = load_workload(trace);
+    whatif::device_retime(w, device("H200-SXM-141GB"));
+    std::size_t slower = 0;
+    for (const graph::Node& n : w.graph.dfg.nodes())
+      if (n.kind == graph::NodeKind::kKernel) slower += n.duration > n.measured_duration;
+    CHECK(slower == 0);
+  }
+}
+
+TEST_CASE("property: a faster network never slows a step of the bundled multi-rank trace") {
+  const whatif::Workload base = load_workload("traces/dlrm-8xV100");
+  whatif::CommRetime slower;
+  slower.clusters_dir = test::source_path("configs/clusters");
+  slower.settings = {"network.intra_node_gbps=5"};  // the 8 ranks share one DGX-1
+  const std::vector<Nanos> slow = step_changes(base, {slower});
+  CHECK(least(slow) >= 0);
+  CHECK(most(slow) > 0);  // not vacuous: the network is on DLRM's path when it is slow enough
+  for (const char* setting : {"network.intra_node_gbps=600", "network.inter_node_latency_us=0.5",
+                              "network.inter_node_gbps=400"}) {
+    INFO(setting);
+    whatif::CommRetime faster;
+    faster.clusters_dir = test::source_path("configs/clusters");
+    faster.settings = {setting};
+    CHECK(most(step_changes(base, {faster})) <= 0);
+  }
+}
