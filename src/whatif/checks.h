@@ -31,3 +31,22 @@ GpuWorkAfterSteps gpu_work_after_steps(const trace::TraceSet& traces, const grap
                                        const replayer::Simulation& sim, const replayer::Report& report);
 
 }  // namespace dpro::whatif
+
+namespace dpro::whatif {
+
+// Why a what-if left the step where it was: when the job's step time (median over the
+// iterations) moved by less than kUnmovedStep while the rewrites changed the graph's op time
+// by more than kChangedWork, what changed and how much of the baseline's critical path was
+// GPU work (compute, communication, copies) rather than host work and idle time.
+inline constexpr double kUnmovedStep = 0.01;
+inline constexpr double kChangedWork = 0.02;
+struct Unmoved {
+  double step_change = 0;               // median over iterations of what-if / baseline - 1
+  Nanos gpu_before = 0, gpu_after = 0;  // GPU ops' durations, summed over the graph
+  Nanos cpu_before = 0, cpu_after = 0;  // CPU ops' durations and the untraced time before them
+  Nanos path = 0, path_gpu = 0;         // the baseline's job critical paths, summed; their GPU part
+};
+std::optional<Unmoved> why_unmoved(const graph::Dfg& base, const replayer::Report& base_report,
+                                   const graph::Dfg& after, const replayer::Report& after_report);
+
+}  // namespace dpro::whatif

@@ -578,3 +578,22 @@ TEST_CASE("A bad host setting exits 2 naming --set and the value") {
   CHECK(missing.code == 2);
   CHECK_THAT(missing.out, Catch::Contains("/nonexistent/trace.json"));
 }
+
+TEST_CASE("A what-if that leaves the step where it was says why in one sentence, and in JSON") {
+  // DLRM's steps on the V100s are bound by their host: another GPU re-times its kernels and the
+  // step stays.
+  const Run text = run("replay " + test::dlrm_dir() + " --device A100-SXM4-80GB");
+  REQUIRE(text.code == 0);
+  CHECK_THAT(text.out, Catch::Contains("The step moved +0.00% although the what-if re-timed GPU work") &&
+                           Catch::Contains("the step is bound by its host"));
+  const Run json = run("replay -q --json - " + test::dlrm_dir() + " --device A100-SXM4-80GB");
+  REQUIRE(json.code == 0);
+  const auto j = nlohmann::json::parse(json.out);
+  const auto& u = j.at("whatif").at("unmoved");
+  CHECK(u.at("gpu_after_ns").get<std::int64_t>() < u.at("gpu_before_ns").get<std::int64_t>());
+  CHECK(u.at("critical_path_gpu_ns").get<std::int64_t>() * 2 < u.at("critical_path_ns").get<std::int64_t>());
+  // A what-if that moves the step (GPT-2 on a slower GPU) says nothing of the kind.
+  const Run moved = run("replay -q --json - " + test::source_path("traces/h100/gpt2-emit-nvtx-step") + " --device L4");
+  REQUIRE(moved.code == 0);
+  CHECK_FALSE(nlohmann::json::parse(moved.out).at("whatif").contains("unmoved"));
+}

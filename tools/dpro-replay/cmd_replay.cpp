@@ -85,6 +85,13 @@ class ReplayCommand final : public Command {
     warn_zero_length_steps(baseline.report, log);
 
     std::optional<whatif::Evaluation> whatif = run_whatifs(traces_ptr, baseline, options, log);
+    const std::optional<whatif::Unmoved> unmoved =
+        whatif ? whatif::why_unmoved(baseline.graph.dfg, baseline.report, whatif->workload.graph.dfg, whatif->report)
+               : std::nullopt;
+    if (unmoved) {
+      log.info(unmoved_note(*unmoved));
+      whatif->report.notes.push_back(unmoved_note(*unmoved));
+    }
 
     const bool stdout_is_json = json_path_ == "-" || timeline_path_ == "-";
     if (!stdout_is_json) {
@@ -98,6 +105,7 @@ class ReplayCommand final : public Command {
         j["whatif"] = replayer::to_json(whatif->report);
         for (const whatif::Change& change : whatif->changes) j["whatif"]["changes"][key(change)] = details(change);
         j["whatif"]["gpu_work_after_step"] = to_json(whatif->gpu_work_after_steps);
+        if (unmoved) j["whatif"]["unmoved"] = to_json(*unmoved);
       }
       write_output(json_path_, [&](std::ostream& out) { out << dump_output_json(j, 2) << "\n"; });
     }

@@ -20,6 +20,10 @@ nlohmann::json details(const whatif::Change& change);
 // The warnings a change carries (an overridden origin GPU, no NCCL ops to re-time, ...), logged.
 void log_warnings(const whatif::Change& change, Logger& log);
 
+// One sentence on why a what-if left the step where it was (whatif::why_unmoved), and its JSON.
+std::string unmoved_note(const whatif::Unmoved& u);
+nlohmann::json to_json(const whatif::Unmoved& u);
+
 // The warning of whatif::gpu_work_after_steps, or "" when there are no cases.
 std::string gpu_work_warning(const whatif::GpuWorkAfterSteps& checks);
 // Its JSON: an array of {iteration, rank, step_ns, gpu_end_after_step_ns}.
