@@ -597,3 +597,14 @@ TEST_CASE("A what-if that leaves the step where it was says why in one sentence,
   REQUIRE(moved.code == 0);
   CHECK_FALSE(nlohmann::json::parse(moved.out).at("whatif").contains("unmoved"));
 }
+
+TEST_CASE("A communication what-if warns when message sizes had to be inferred, and not when they are given") {
+  const Run inferred = run("replay " + test::dlrm_dir() + " --ranks 16");
+  REQUIRE(inferred.code == 0);
+  CHECK_THAT(inferred.out, Catch::Contains("warning: 64 of 64 NCCL ops have no recorded message size") &&
+                               Catch::Contains("--comm-sizes"));
+  const Run given = run("replay " + test::dlrm_dir() + " --ranks 16 --comm-sizes " +
+                        test::source_path("tests/comm/data/dlrm-host-et"));
+  REQUIRE(given.code == 0);
+  CHECK_THAT(given.out, !Catch::Contains("no recorded message size"));
+}

@@ -334,8 +334,21 @@ nlohmann::json details_of(const whatif::CommChange& c) {
   return j;
 }
 
+// Sizes inferred from transfer times make the model price what it was calibrated to see: a
+// latency-bound transfer comes out at a few bytes, and a what-if that changes bandwidth or ranks
+// barely moves it. Said as a warning, with the way to real sizes.
+std::string inferred_sizes_warning(const whatif::CommChange& c) {
+  if (!c.sizes_inferred) return "";
+  return fmt::format("{} of {} NCCL ops have no recorded message size: their sizes were inferred from their transfer "
+                     "time, which leaves latency-bound ones near zero bytes, so bandwidth and rank changes move them "
+                     "too little; record them with torch.profiler (record_param_comms) or give host execution "
+                     "traces with --comm-sizes",
+                     c.sizes_inferred, c.nccl_ops);
+}
+
 void warn_of(const whatif::CommChange& c, Logger& log) {
   if (const std::string w = no_collectives_warning(c); !w.empty()) log.warn(w);
+  if (const std::string w = inferred_sizes_warning(c); !w.empty()) log.warn(w);
 }
 
 }  // namespace
