@@ -81,17 +81,19 @@ QueueEvidence queue_evidence(const std::vector<Launch>& launches) {
 void add_launch_queue_edges(Dfg& dfg, const BuildOptions& options, BuildStats& stats) {
   for (const auto& [device, launches] : launches_by_device(dfg)) {
     std::uint32_t depth = options.launch_queue_depth.value_or(kDefaultLaunchQueueDepth);
+    std::size_t stride = options.launch_queue_depth ? 1 : kDefaultDepthStride;
     const QueueEvidence evidence = queue_evidence(launches);
     stats.launches_blocked += evidence.blocked.size();
     // The queue never held more than its depth: where launches blocked, the most ops ever in
     // flight is the depth.
     if (!options.launch_queue_depth && evidence.blocked.size() >= kMinBlockedLaunches) {
       depth = evidence.most_in_flight;
+      stride = 1;
       stats.launch_queue_estimated = true;
     }
     depth = std::max<std::uint32_t>(depth, 1);
     stats.launch_queue_depth = std::max(stats.launch_queue_depth, depth);
-    for (std::size_t i = depth; i < launches.size(); ++i) {
+    for (std::size_t i = depth; i < launches.size(); i += stride) {
       const Launch& freeing = launches[i - depth];
       const Launch& l = launches[i];
       // The measured times say the call returned before that op finished: the queue was deeper

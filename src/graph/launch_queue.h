@@ -13,7 +13,10 @@
 // ops ever in flight (launched, unfinished) is the depth. Where fewer than kMinBlockedLaunches
 // launches blocked, the depth is
 // kDefaultLaunchQueueDepth: the queue never filled, and the edges only matter to a what-if
-// that slows the GPU down enough to fill it.
+// that slows the GPU down enough to fill it. A default depth is a guess to within far more than
+// a few launches, so it is modelled at that granularity: an edge for every kDefaultDepthStride-th
+// launch (the CPU may get up to depth + stride - 1 ops ahead), which keeps the graph 1/16 as
+// large in edges as an edge per launch and the replay about as fast as without the queue.
 #include <cstdint>
 
 #include "core/time.h"
@@ -25,6 +28,7 @@ namespace dpro::graph {
 // argument sizes). The estimate from the trace takes precedence wherever launches blocked.
 inline constexpr std::uint32_t kDefaultLaunchQueueDepth = 1024;
 inline constexpr std::size_t kMinBlockedLaunches = 8;
+inline constexpr std::size_t kDefaultDepthStride = 16;
 // No driver queues fewer ops than this; a slow launch with fewer in flight did not find it full.
 inline constexpr std::uint32_t kMinPlausibleDepth = 64;
 // A blocked launch returns this soon after the op that freed its slot finished.
