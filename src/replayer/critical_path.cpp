@@ -115,13 +115,17 @@ std::vector<PathSegment> critical_path(const graph::Dfg& dfg, const Simulation& 
   // steps forward in time there. Each segment is cut at the earliest time already covered, so
   // that the segments never overlap and add up to the time from stop_at to the start point.
   Nanos covered_from = point == Point::kStart ? sim.start[from] : sim.end[from];
-  auto add = [&](graph::NodeId node, Category c, Part part, Nanos begin, Nanos end) {
+  // `rank_of` is the node whose rank the time is on (for the time before the first op, that op).
+  auto add_on = [&](graph::NodeId node, graph::NodeId rank_of, Category c, Part part, Nanos begin, Nanos end) {
     begin = std::max(begin, stop_at);
     end = std::min(end, covered_from);
     if (end > begin) {
-      path.push_back(PathSegment{node, c, part, begin, end});
+      path.push_back(PathSegment{node, c, part, dfg.node(rank_of).rank, begin, end});
       covered_from = begin;
     }
+  };
+  auto add = [&](graph::NodeId node, Category c, Part part, Nanos begin, Nanos end) {
+    add_on(node, node, c, part, begin, end);
   };
   graph::NodeId node = from;
   Nanos t = point == Point::kStart ? sim.start[node] : sim.end[node];
@@ -132,7 +136,7 @@ std::vector<PathSegment> critical_path(const graph::Dfg& dfg, const Simulation& 
     const graph::EdgeId cause = at_end ? sim.end_cause[node] : sim.start_cause[node];
     if (!cause.valid()) {
       if (!at_end) {
-        add(graph::NodeId::none(), Category::kIdle, Part::kBeforeStart, stop_at, t);
+        add_on(graph::NodeId::none(), node, Category::kIdle, Part::kBeforeStart, stop_at, t);
         break;
       }
       add(node, execution_category(dfg, node), Part::kOwn, sim.start[node], t);
@@ -164,7 +168,7 @@ Breakdown breakdown_of(const std::vector<PathSegment>& path) {
 Breakdown breakdown_of(const std::vector<PathSegment>& path, const graph::Dfg& dfg, int rank) {
   Breakdown b;
   for (const PathSegment& s : path) {
-    const int owner = s.node.valid() ? dfg.node(s.node).rank : rank;
+    const int owner = s.rank;
     if (owner >= 0 && owner != rank) {
       b[Category::kPeerWait] += s.end - s.begin;
       b.peer_wait_by_rank[owner] += s.end - s.begin;

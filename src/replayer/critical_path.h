@@ -49,6 +49,7 @@ struct PathSegment {
   graph::NodeId node;  // the op the time belongs to (none: before the first op)
   Category category = Category::kIdle;
   Part part = Part::kOwn;
+  int rank = -1;    // whose timeline the time is on (the node's rank; -1 for barriers)
   Nanos begin = 0;  // replay clock
   Nanos end = 0;
 };
