@@ -47,6 +47,20 @@ std::string signed_duration(double ns) {
   return out;
 }
 
+// Adds a report's critical-path breakdown to `ns`. Reports written before the categories of
+// issue 29 lack the new keys (read as 0) and have cpu_launch_ns, which covered CPU ops, runtime
+// calls, the gaps between them and launch latency: it is read as cpu_op, the closest category.
+void add_critical_path(const json& path, const std::string& file, const std::string& where,
+                       double (&ns)[kCategoryCount]) {
+  if (!path.is_object()) throw InputError(file, where, "not an object");
+  for (int c = 0; c < kCategoryCount; ++c) {
+    const std::string key = std::string(to_string(static_cast<Category>(c))) + "_ns";
+    if (path.contains(key)) ns[c] += static_cast<double>(nanos(path, key.c_str(), file, where));
+  }
+  if (path.contains("cpu_launch_ns"))
+    ns[static_cast<int>(Category::kCpuOp)] += static_cast<double>(nanos(path, "cpu_launch_ns", file, where));
+}
+
 }  // namespace
 
 ReportSummary summarize_report(const json& report, const std::string& file) {
@@ -70,10 +84,7 @@ ReportSummary summarize_report(const json& report, const std::string& file) {
     const json& job = member(iterations[i], "job", file, fmt::format("{}[{}]", where, i));
     s.job_ns.push_back(nanos(job, s.whatif ? "predicted_ns" : "measured_ns", file, at));
     const json& path = member(job, "critical_path", file, at);
-    for (int c = 0; c < kCategoryCount; ++c) {
-      const std::string key = std::string(to_string(static_cast<Category>(c))) + "_ns";
-      s.critical_path_ns[c] += static_cast<double>(nanos(path, key.c_str(), file, at + ".critical_path"));
-    }
+    add_critical_path(path, file, at + ".critical_path", s.critical_path_ns);
     const json& ops = member(job, "top_ops", file, at);
     if (!ops.is_array()) throw InputError(file, at + ".top_ops", "not an array");
     for (std::size_t k = 0; k < ops.size(); ++k) {

@@ -1,6 +1,9 @@
 #include "replayer/critical_path.h"
 
 #include <algorithm>
+#include <array>
+
+#include "core/strings.h"
 
 namespace dpro::replayer {
 
@@ -8,15 +11,38 @@ using graph::EdgeKind;
 using graph::NodeKind;
 using graph::Point;
 
-const char* to_string(Category c) {
-  switch (c) {
-    case Category::kCompute: return "compute";
-    case Category::kCommunication: return "communication";
-    case Category::kCopies: return "copies";
-    case Category::kCpu: return "cpu_launch";
-    case Category::kIdle: return "idle";
+namespace {
+constexpr std::array<const char*, kCategoryCount> kNames = {
+    "compute", "communication", "peer_wait",  "copies",          "cpu_op",
+    "cpu_untraced", "launch",   "blocked_on_gpu", "unresolved_wait", "idle"};
+}  // namespace
+
+const char* to_string(Category c) { return kNames[static_cast<int>(c)]; }
+
+bool category_from_string(std::string_view name, Category& out) {
+  for (int c = 0; c < kCategoryCount; ++c) {
+    if (name == kNames[c]) {
+      out = static_cast<Category>(c);
+      return true;
+    }
   }
-  return "unknown";
+  return false;
+}
+
+bool is_communication_kernel(std::string_view name) {
+  // Lower-cased substrings of public kernel names:
+  //   DeepEP (deepseek-ai/DeepEP): deep_ep::intranode::dispatch, deep_ep::internode_ll::combine ...
+  //   NVSHMEM: nvshmemi_*, nvshmem_* device kernels (and libraries built on it)
+  //   vLLM / SGLang custom all-reduce: vllm::cross_device_reduce_1stage, cross_device_reduce_2stage
+  //   TensorRT-LLM: tensorrt_llm::kernels::oneShotAllReduceKernel, twoShotAllReduceKernel,
+  //     allreduce_fusion_kernel, lamport all-reduce; MoE all-to-all / all-gather kernels
+  // NCCL and RCCL kernels never reach here: the importer makes them collectives.
+  static constexpr std::array<std::string_view, 12> kPatterns = {
+      "deep_ep", "deepep",        "nvshmem",        "cross_device_reduce", "allreduce",  "all_reduce",
+      "allgather", "all_gather", "reducescatter", "reduce_scatter",      "alltoall",   "all_to_all"};
+  const std::string lower = ascii_lower(name);
+  return std::any_of(kPatterns.begin(), kPatterns.end(),
+                     [&](std::string_view p) { return lower.find(p) != std::string::npos; });
 }
 
 Nanos Breakdown::total() const {
@@ -25,31 +51,61 @@ Nanos Breakdown::total() const {
   return t;
 }
 
+int Breakdown::main_peer() const {
+  int best = -1;
+  Nanos most = 0;
+  for (const auto& [rank, ns] : peer_wait_by_rank) {
+    if (ns > most) {
+      most = ns;
+      best = rank;
+    }
+  }
+  return best;
+}
+
 namespace {
 
-// Category of the time a node spends executing.
-Category execution_category(NodeKind kind) {
-  switch (kind) {
-    case NodeKind::kKernel: return Category::kCompute;
+bool launches_gpu_work(const graph::Dfg& dfg, graph::NodeId id) {
+  bool launches = false;
+  dfg.for_each_out_edge(id, [&](graph::EdgeId e) { launches = launches || dfg.edge(e).kind == EdgeKind::kLaunch; });
+  return launches;
+}
+
+// Category of the wait between a dependency being satisfied (the cause edge `e`) and node `n`
+// starting, `wait` ns long. A CPU op's wait is its untraced time (its delay, and any gap of the
+// edge). A GPU op started by its launch waited for the launch latency, or, far above it, for
+// something no edge explains. A GPU op held by another GPU op (its stream, an event) beyond
+// that dependency is GPU idle time.
+Category waiting_category(NodeKind node, EdgeKind edge, Nanos wait) {
+  if (node == NodeKind::kBarrier) return Category::kIdle;
+  if (!graph::on_gpu(node)) return Category::kCpuUntraced;
+  if (edge != EdgeKind::kLaunch) return Category::kIdle;
+  return wait > kUnresolvedWaitThreshold ? Category::kUnresolvedWait : Category::kLaunch;
+}
+
+// Category of a node's end decided by end-edge `edge`: a collective's transfer after its last
+// peer arrived, or a CPU call returning after the GPU work it blocked on.
+Category end_wait_category(EdgeKind edge) {
+  if (edge == EdgeKind::kCollective) return Category::kCommunication;
+  if (graph::is_blocking(edge)) return Category::kBlockedOnGpu;
+  return Category::kCpuOp;
+}
+
+}  // namespace
+
+Category execution_category(const graph::Dfg& dfg, graph::NodeId id) {
+  switch (dfg.node(id).kind) {
+    case NodeKind::kKernel:
+      return is_communication_kernel(dfg.op_name(id)) ? Category::kCommunication : Category::kCompute;
     case NodeKind::kCollective: return Category::kCommunication;
     case NodeKind::kMemcpy:
     case NodeKind::kMemset: return Category::kCopies;
-    case NodeKind::kCpuOp:
-    case NodeKind::kRuntimeCall: return Category::kCpu;
+    case NodeKind::kCpuOp: return Category::kCpuOp;
+    case NodeKind::kRuntimeCall: return launches_gpu_work(dfg, id) ? Category::kLaunch : Category::kCpuOp;
     case NodeKind::kBarrier: return Category::kIdle;
   }
   return Category::kIdle;
 }
-
-// Category of the wait between a dependency being satisfied and a node starting: CPU gaps
-// between ops and launch latency are CPU/launch time; a GPU op held back by its own stream
-// or another stream is GPU idle time.
-Category waiting_category(NodeKind node, EdgeKind edge) {
-  if (!graph::on_gpu(node)) return Category::kCpu;
-  return edge == EdgeKind::kLaunch ? Category::kCpu : Category::kIdle;
-}
-
-}  // namespace
 
 std::vector<PathSegment> critical_path(const graph::Dfg& dfg, const Simulation& sim, graph::NodeId from,
                                        Point point, Nanos stop_at) {
@@ -59,44 +115,42 @@ std::vector<PathSegment> critical_path(const graph::Dfg& dfg, const Simulation& 
   // steps forward in time there. Each segment is cut at the earliest time already covered, so
   // that the segments never overlap and add up to the time from stop_at to the start point.
   Nanos covered_from = point == Point::kStart ? sim.start[from] : sim.end[from];
-  auto add = [&](graph::NodeId node, Category c, Nanos begin, Nanos end) {
+  // `rank_of` is the node whose rank the time is on (for the time before the first op, that op).
+  auto add_on = [&](graph::NodeId node, graph::NodeId rank_of, Category c, Part part, Nanos begin, Nanos end) {
     begin = std::max(begin, stop_at);
     end = std::min(end, covered_from);
     if (end > begin) {
-      path.push_back(PathSegment{node, c, begin, end});
+      path.push_back(PathSegment{node, c, part, dfg.node(rank_of).rank, begin, end});
       covered_from = begin;
     }
+  };
+  auto add = [&](graph::NodeId node, Category c, Part part, Nanos begin, Nanos end) {
+    add_on(node, node, c, part, begin, end);
   };
   graph::NodeId node = from;
   Nanos t = point == Point::kStart ? sim.start[node] : sim.end[node];
   // Each step moves to an earlier point or from a node's end to its own start, so it ends.
   for (std::size_t guard = 0; guard < 4 * dfg.node_count() + 4 && t > stop_at; ++guard) {
     const graph::Node& n = dfg.node(node);
-    if (point == Point::kEnd) {
-      const graph::EdgeId cause = sim.end_cause[node];
-      if (!cause.valid()) {
-        add(node, execution_category(n.kind), sim.start[node], t);
-        t = sim.start[node];
-        point = Point::kStart;
-        continue;
-      }
-      const graph::Edge& e = dfg.edge(cause);
-      const Nanos src_time = e.src_point == Point::kStart ? sim.start[e.src] : sim.end[e.src];
-      // Collective transfer after the last peer arrived; a sync returning after the GPU work.
-      add(node, e.kind == EdgeKind::kCollective ? Category::kCommunication : Category::kCpu, src_time, t);
-      node = e.src;
-      point = e.src_point;
-      t = src_time;
-      continue;
-    }
-    const graph::EdgeId cause = sim.start_cause[node];
+    const bool at_end = point == Point::kEnd;
+    const graph::EdgeId cause = at_end ? sim.end_cause[node] : sim.start_cause[node];
     if (!cause.valid()) {
-      add(graph::NodeId::none(), Category::kIdle, stop_at, t);
-      break;
+      if (!at_end) {
+        add_on(graph::NodeId::none(), node, Category::kIdle, Part::kBeforeStart, stop_at, t);
+        break;
+      }
+      add(node, execution_category(dfg, node), Part::kOwn, sim.start[node], t);
+      t = sim.start[node];
+      point = Point::kStart;
+      continue;
     }
     const graph::Edge& e = dfg.edge(cause);
     const Nanos src_time = e.src_point == Point::kStart ? sim.start[e.src] : sim.end[e.src];
-    add(node, waiting_category(n.kind, e.kind), src_time, t);
+    if (at_end) {
+      add(node, end_wait_category(e.kind), Part::kOwn, src_time, t);
+    } else {
+      add(node, waiting_category(n.kind, e.kind, t - src_time), Part::kBeforeStart, src_time, t);
+    }
     node = e.src;
     point = e.src_point;
     t = src_time;
@@ -108,6 +162,20 @@ std::vector<PathSegment> critical_path(const graph::Dfg& dfg, const Simulation& 
 Breakdown breakdown_of(const std::vector<PathSegment>& path) {
   Breakdown b;
   for (const PathSegment& s : path) b[s.category] += s.end - s.begin;
+  return b;
+}
+
+Breakdown breakdown_of(const std::vector<PathSegment>& path, const graph::Dfg& dfg, int rank) {
+  Breakdown b;
+  for (const PathSegment& s : path) {
+    const int owner = s.rank;
+    if (owner >= 0 && owner != rank) {
+      b[Category::kPeerWait] += s.end - s.begin;
+      b.peer_wait_by_rank[owner] += s.end - s.begin;
+    } else {
+      b[s.category] += s.end - s.begin;
+    }
+  }
   return b;
 }
 

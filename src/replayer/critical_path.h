@@ -1,8 +1,10 @@
 #pragma once
 // The critical path: walking back from a point of the replayed timeline along the
 // dependencies that decided each start and end, down to a stop time. Each segment of the path
-// is attributed to one category of the breakdown.
+// is attributed to one category a person can act on (docs/replay.md, section 4).
+#include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "graph/dfg.h"
@@ -10,13 +12,44 @@
 
 namespace dpro::replayer {
 
-enum class Category : std::uint8_t { kCompute, kCommunication, kCopies, kCpu, kIdle };
-constexpr int kCategoryCount = 5;
+// Where time on the path goes. The order is the order of the report's columns and JSON keys;
+// to_string gives the stable snake_case name used in JSON (`<name>_ns`).
+enum class Category : std::uint8_t {
+  kCompute,         // a GPU kernel running
+  kCommunication,   // a collective (or communication kernel) transferring after its last peer arrived
+  kPeerWait,        // (per-rank breakdowns only) time on another rank's ops: waiting for that peer
+  kCopies,          // memcpy / memset running
+  kCpuOp,           // a CPU op or runtime call running (its own time), other than a launch
+  kCpuUntraced,     // the untraced time before a CPU op starts (Python, framework code)
+  kLaunch,          // a runtime call that launches GPU work, and a GPU op's launch latency
+  kBlockedOnGpu,    // a CPU call returning after the GPU work it waited for (sync, full launch queue)
+  kUnresolvedWait,  // a GPU op starting far after its launch with no edge to explain it
+  kIdle,            // a GPU op held by its stream beyond its dependency; time before the first op
+};
+constexpr int kCategoryCount = 10;
 const char* to_string(Category c);
+// The category named `name` (to_string's inverse); false if none.
+bool category_from_string(std::string_view name, Category& out);
+
+// A GPU op that starts more than this after its launch call, and whose start no other edge
+// decided, waited for something the trace does not show (a host-side lock, a full hardware
+// queue, an event the importer could not resolve): an unresolved wait. Launch latency is
+// 2-10 us on current GPUs; 50 us leaves room for a busy driver without hiding real waits.
+inline constexpr Nanos kUnresolvedWaitThreshold = 50'000;
+
+// True for GPU kernels that move data between GPUs although they are not NCCL/RCCL kernels
+// (the importer already makes those collectives): DeepEP, NVSHMEM, custom all-reduce.
+bool is_communication_kernel(std::string_view name);
+
+// Which part of its node a segment is: the node running (or its end held by an end-edge), or
+// the wait before it started.
+enum class Part : std::uint8_t { kOwn, kBeforeStart };
 
 struct PathSegment {
   graph::NodeId node;  // the op the time belongs to (none: before the first op)
   Category category = Category::kIdle;
+  Part part = Part::kOwn;
+  int rank = -1;    // whose timeline the time is on (the node's rank; -1 for barriers)
   Nanos begin = 0;  // replay clock
   Nanos end = 0;
 };
@@ -28,10 +61,19 @@ std::vector<PathSegment> critical_path(const graph::Dfg& dfg, const Simulation& 
 // Time per category, in ns, of the given segments.
 struct Breakdown {
   Nanos by_category[kCategoryCount] = {};
+  std::map<int, Nanos> peer_wait_by_rank;  // kPeerWait split by the rank whose ops took the time
   Nanos& operator[](Category c) { return by_category[static_cast<int>(c)]; }
   Nanos operator[](Category c) const { return by_category[static_cast<int>(c)]; }
   Nanos total() const;
+  // The rank with the most peer wait (-1 if none).
+  int main_peer() const;
 };
+// The job's view: every segment in its own category.
 Breakdown breakdown_of(const std::vector<PathSegment>& path);
+// Rank `rank`'s view: time on another rank's ops is peer_wait, counted per peer.
+Breakdown breakdown_of(const std::vector<PathSegment>& path, const graph::Dfg& dfg, int rank);
+
+// The category of the time node `id` spends running.
+Category execution_category(const graph::Dfg& dfg, graph::NodeId id);
 
 }  // namespace dpro::replayer

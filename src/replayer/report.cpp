@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <map>
 #include <set>
@@ -83,52 +84,106 @@ std::optional<WindowSpan> whole_trace_span(std::pair<Nanos, Nanos> recorded, con
 
 namespace {
 
-// GPU busy time per category and idle time of one rank inside [begin, end).
-void gpu_usage(const graph::Dfg& dfg, const Simulation& sim, int rank, Nanos begin, Nanos end,
-               RankIteration& out, const std::vector<graph::NodeId>& gpu_nodes) {
-  std::vector<std::pair<Nanos, Nanos>> intervals;
+// Order in which overlapping GPU work is attributed: time when a kernel computes is compute
+// even if a transfer runs beside it (that transfer is hidden); communication shows only what
+// no compute overlaps, and copies what neither overlaps.
+constexpr std::array<Category, 3> kGpuPriority = {Category::kCompute, Category::kCommunication, Category::kCopies};
+
+// GPU busy time per category (union over streams, kGpuPriority) and idle time of one rank
+// inside [begin, end).
+void gpu_usage(const graph::Dfg& dfg, const Simulation& sim, Nanos begin, Nanos end, RankIteration& out,
+               const std::vector<graph::NodeId>& gpu_nodes) {
+  struct Change {
+    Nanos at;
+    int priority;
+    int delta;  // +1 an op starts, -1 it ends
+  };
+  std::vector<Change> changes;
   for (graph::NodeId id : gpu_nodes) {
     const Nanos s = std::max(sim.start[id], begin);
     const Nanos e = std::min(sim.end[id], end);
     if (e <= s) continue;
-    const graph::NodeKind k = dfg.node(id).kind;
-    const Category c = k == graph::NodeKind::kKernel       ? Category::kCompute
-                       : k == graph::NodeKind::kCollective ? Category::kCommunication
-                                                           : Category::kCopies;
-    out.gpu_busy[c] += e - s;
-    intervals.emplace_back(s, e);
+    const Category c = execution_category(dfg, id);
+    const int priority = static_cast<int>(std::find(kGpuPriority.begin(), kGpuPriority.end(), c) - kGpuPriority.begin());
+    changes.push_back({s, priority, +1});
+    changes.push_back({e, priority, -1});
   }
-  std::sort(intervals.begin(), intervals.end());
-  Nanos covered = 0, reach = begin;
-  for (const auto& [s, e] : intervals) {
-    if (e <= reach) continue;
-    covered += e - std::max(s, reach);
-    reach = e;
+  std::sort(changes.begin(), changes.end(), [](const Change& x, const Change& y) { return x.at < y.at; });
+  std::array<int, kGpuPriority.size()> running{};
+  Nanos busy = 0, last = begin;
+  for (const Change& ch : changes) {
+    const auto top = std::find_if(running.begin(), running.end(), [](int n) { return n > 0; });
+    if (top != running.end()) {
+      out.gpu_busy[kGpuPriority[top - running.begin()]] += ch.at - last;
+      busy += ch.at - last;
+    }
+    last = ch.at;
+    running[ch.priority] += ch.delta;
   }
-  out.gpu_idle = (end - begin) - covered;
+  out.gpu_idle = (end - begin) - busy;
 }
 
 std::vector<PathOp> top_ops(const trace::TraceSet& traces, const graph::Dfg& dfg, const std::vector<PathSegment>& path,
                             std::size_t limit) {
-  std::map<std::tuple<std::string, int, int>, PathOp> by_op;
+  std::map<std::pair<std::string, int>, PathOp> by_op;
+  std::map<std::pair<std::string, int>, std::set<graph::NodeId>> instances;
   for (const PathSegment& s : path) {
     if (!s.node.valid()) continue;
     const graph::Node& n = dfg.node(s.node);
     if (n.kind == graph::NodeKind::kBarrier) continue;
-    std::string name(traces.strings.view(n.name));
-    auto key = std::make_tuple(name, n.rank, static_cast<int>(s.category));
+    auto key = std::make_pair(std::string(traces.strings.view(n.name)), n.rank);
     PathOp& op = by_op[key];
-    op.name = name;
-    op.rank = n.rank;
-    op.category = s.category;
-    op.time += s.end - s.begin;
-    ++op.count;
+    if (op.name.empty()) {
+      op.name = key.first;
+      op.rank = n.rank;
+      op.category = execution_category(dfg, s.node);
+    }
+    (s.part == Part::kOwn ? op.own : op.gap_before) += s.end - s.begin;
+    instances[key].insert(s.node);
   }
   std::vector<PathOp> ops;
-  for (auto& [key, op] : by_op) ops.push_back(std::move(op));
-  std::stable_sort(ops.begin(), ops.end(), [](const PathOp& a, const PathOp& b) { return a.time > b.time; });
+  for (auto& [key, op] : by_op) {
+    op.calls = instances[key].size();
+    ops.push_back(std::move(op));
+  }
+  std::stable_sort(ops.begin(), ops.end(), [](const PathOp& a, const PathOp& b) { return a.time() > b.time(); });
   if (ops.size() > limit) ops.resize(limit);
   return ops;
+}
+
+// Adds to `out` the GPU ops of one rank that started inside [begin, end) more than
+// kUnresolvedWaitThreshold after their launch call, the launch edge deciding their start.
+void find_unresolved_waits(const trace::TraceSet& traces, const graph::Dfg& dfg, const Simulation& sim,
+                           const std::vector<graph::NodeId>& gpu_nodes, Nanos begin, Nanos end,
+                           std::map<std::pair<std::string, int>, WaitingOp>& out) {
+  for (graph::NodeId id : gpu_nodes) {
+    if (sim.start[id] < begin || sim.start[id] >= end) continue;
+    const graph::EdgeId cause = sim.start_cause[id];
+    if (!cause.valid() || dfg.edge(cause).kind != graph::EdgeKind::kLaunch) continue;
+    const graph::Edge& e = dfg.edge(cause);
+    const Nanos wait = sim.start[id] - (e.src_point == graph::Point::kStart ? sim.start[e.src] : sim.end[e.src]);
+    if (wait <= kUnresolvedWaitThreshold) continue;
+    const graph::Node& n = dfg.node(id);
+    WaitingOp& op = out[{std::string(traces.strings.view(n.name)), n.rank}];
+    op.name = traces.strings.view(n.name);
+    op.rank = n.rank;
+    ++op.count;
+    op.total += wait;
+  }
+}
+
+constexpr std::size_t kWaitingOpsListed = 5;
+
+UnresolvedWaits summarize_waits(std::map<std::pair<std::string, int>, WaitingOp> by_op) {
+  UnresolvedWaits w;
+  for (auto& [key, op] : by_op) {
+    w.count += op.count;
+    w.total += op.total;
+    w.ops.push_back(std::move(op));
+  }
+  std::stable_sort(w.ops.begin(), w.ops.end(), [](const WaitingOp& a, const WaitingOp& b) { return a.total > b.total; });
+  if (w.ops.size() > kWaitingOpsListed) w.ops.resize(kWaitingOpsListed);
+  return w;
 }
 
 }  // namespace
@@ -166,6 +221,7 @@ Report make_report(const trace::TraceSet& traces, const graph::BuiltGraph& built
   auto add_window = [&](IterationReport it, auto span_of_rank) {
     Nanos meas_begin = INT64_MAX, meas_end = INT64_MIN, pred_begin = INT64_MAX, pred_end = INT64_MIN;
     graph::NodeId job_last;
+    std::map<std::pair<std::string, int>, WaitingOp> waits;
     for (std::size_t ri = 0; ri < traces.ranks.size(); ++ri) {
       const std::optional<WindowSpan> span = span_of_rank(ri);
       if (!span) continue;
@@ -176,9 +232,12 @@ Report make_report(const trace::TraceSet& traces, const graph::BuiltGraph& built
       r.predicted_ns = span->predicted_end - span->predicted_start;
       r.predicted_start = span->predicted_start;
       auto path = critical_path(dfg, sim, span->last, graph::Point::kEnd, span->predicted_start);
-      r.critical_path = breakdown_of(path);
-      r.critical_path[Category::kCpu] += span->predicted_end - sim.end[span->last];  // measured tail after the last op
-      gpu_usage(dfg, sim, r.rank, span->predicted_start, span->predicted_end, r, gpu_nodes[ri]);
+      r.critical_path = breakdown_of(path, dfg, r.rank);
+      // The measured tail after the last op: host time the trace does not break down.
+      r.critical_path[Category::kCpuUntraced] += span->predicted_end - sim.end[span->last];
+      gpu_usage(dfg, sim, span->predicted_start, span->predicted_end, r, gpu_nodes[ri]);
+      r.verdict = verdict_of(r.critical_path, r.predicted_ns - r.gpu_idle, r.predicted_ns);
+      find_unresolved_waits(traces, dfg, sim, gpu_nodes[ri], span->predicted_start, span->predicted_end, waits);
       meas_begin = std::min(meas_begin, span->measured_start);
       meas_end = std::max(meas_end, span->measured_end);
       pred_begin = std::min(pred_begin, span->predicted_start);
@@ -186,6 +245,7 @@ Report make_report(const trace::TraceSet& traces, const graph::BuiltGraph& built
         pred_end = span->predicted_end;
         job_last = span->last;
         it.critical_rank = r.rank;
+        it.verdict = r.verdict;
       }
       it.ranks.push_back(r);
     }
@@ -194,8 +254,9 @@ Report make_report(const trace::TraceSet& traces, const graph::BuiltGraph& built
     it.job_predicted_ns = pred_end - pred_begin;
     auto path = critical_path(dfg, sim, job_last, graph::Point::kEnd, pred_begin);
     it.job_critical_path = breakdown_of(path);
-    it.job_critical_path[Category::kCpu] += pred_end - sim.end[job_last];
+    it.job_critical_path[Category::kCpuUntraced] += pred_end - sim.end[job_last];
     it.top_path_ops = top_ops(traces, dfg, path, options.top_ops);
+    it.unresolved = summarize_waits(std::move(waits));
     report.iterations.push_back(std::move(it));
   };
 
@@ -235,6 +296,8 @@ Report make_report(const trace::TraceSet& traces, const graph::BuiltGraph& built
 
 namespace {
 
+using nlohmann::json;
+
 std::string percent(Nanos part, Nanos whole) {
   return whole > 0 ? fmt::format("{:.1f}%", 100.0 * static_cast<double>(part) / static_cast<double>(whole)) : "-";
 }
@@ -242,10 +305,26 @@ std::string percent(Nanos part, Nanos whole) {
 std::string breakdown_line(const Breakdown& b) {
   const Nanos total = b.total();
   std::string line;
-  for (int c = 0; c < kCategoryCount; ++c) {
-    line += fmt::format("{} {}  ", to_string(static_cast<Category>(c)), percent(b.by_category[c], total));
+  for (int c = 0; c < kCategoryCount; ++c) {  // categories with no time left out, to keep one line
+    if (b.by_category[c] != 0) line += fmt::format("{} {}  ", to_string(static_cast<Category>(c)), percent(b.by_category[c], total));
   }
   return line;
+}
+
+std::string unresolved_lines(const UnresolvedWaits& w) {
+  if (w.count == 0) return "  unresolved waits: none\n";
+  std::string out = fmt::format("  unresolved waits: {} GPU ops started more than {} after their launch, {} in all:",
+                                w.count, format_duration(kUnresolvedWaitThreshold), format_duration(w.total));
+  for (const WaitingOp& op : w.ops)
+    out += fmt::format(" {} (rank {}, x{}, {});", op.name.substr(0, 60), op.rank, op.count, format_duration(op.total));
+  return out + "\n";
+}
+
+json verdict_json(const Verdict& v) {
+  json j = {{"bound", headline(v)}, {"text", describe(v)}, {"path_share", v.path_share},
+            {"gpu_busy_share", v.gpu_busy_share}};
+  if (v.peer >= 0) j["peer"] = v.peer;
+  return j;
 }
 
 }  // namespace
@@ -266,16 +345,21 @@ std::string render_text(const Report& report) {
     out += fmt::format("  {:>6}  {:>12}  {:>12}  {:>+7.2f}%\n", "job", format_duration(it.job_measured_ns),
                        format_duration(it.job_predicted_ns), 100.0 * it.job_error());
     out += fmt::format("  critical path (ends on rank {}): {}\n", it.critical_rank, breakdown_line(it.job_critical_path));
-    if (!it.top_path_ops.empty()) out += "  top ops on the critical path:\n";
+    out += fmt::format("  verdict: {}\n", describe(it.verdict));
+    out += unresolved_lines(it.unresolved);
+    if (!it.top_path_ops.empty())
+      out += fmt::format("  top ops on the critical path:\n    {:>12}  {:>12}  {:<15}  {:<8} {:<6} {}\n", "own",
+                         "gap before", "category", "rank", "calls", "name");
     for (const PathOp& op : it.top_path_ops) {
-      out += fmt::format("    {:>12}  {:<13}  rank {:<3} x{:<4} {}\n", format_duration(op.time), to_string(op.category),
-                         op.rank, op.count, op.name.substr(0, 90));
+      out += fmt::format("    {:>12}  {:>12}  {:<15}  rank {:<3} x{:<5} {}\n", format_duration(op.own),
+                         format_duration(op.gap_before), to_string(op.category), op.rank, op.calls,
+                         op.name.substr(0, 90));
     }
     for (const RankIteration& r : it.ranks) {
       const Nanos step = r.predicted_ns;
-      out += fmt::format("  rank {:>3} GPU: compute {}  communication {}  copies {}  idle {}\n", r.rank,
+      out += fmt::format("  rank {:>3} GPU: compute {}  communication {}  copies {}  idle {}   verdict: {}\n", r.rank,
                          percent(r.gpu_busy[Category::kCompute], step), percent(r.gpu_busy[Category::kCommunication], step),
-                         percent(r.gpu_busy[Category::kCopies], step), percent(r.gpu_idle, step));
+                         percent(r.gpu_busy[Category::kCopies], step), percent(r.gpu_idle, step), headline(r.verdict));
     }
   }
   for (const std::string& note : report.notes) out += "\n" + note + "\n";
@@ -283,29 +367,42 @@ std::string render_text(const Report& report) {
 }
 
 nlohmann::json to_json(const Report& report) {
-  using nlohmann::json;
   auto breakdown_json = [](const Breakdown& b) {
     json j = json::object();
     for (int c = 0; c < kCategoryCount; ++c) j[std::string(to_string(static_cast<Category>(c))) + "_ns"] = b.by_category[c];
+    if (!b.peer_wait_by_rank.empty()) {
+      json peers = json::object();
+      for (const auto& [rank, ns] : b.peer_wait_by_rank) peers[std::to_string(rank)] = ns;
+      j["peer_wait_by_rank_ns"] = peers;
+    }
     return j;
   };
   json iterations = json::array();
   for (const IterationReport& it : report.iterations) {
     json ranks = json::array();
     for (const RankIteration& r : it.ranks) {
-      json gpu = breakdown_json(r.gpu_busy);
+      json gpu = json::object();
+      for (Category c : {Category::kCompute, Category::kCommunication, Category::kCopies})
+        gpu[std::string(to_string(c)) + "_ns"] = r.gpu_busy[c];
       gpu["idle_ns"] = r.gpu_idle;
       ranks.push_back({{"rank", r.rank},
                        {"measured_ns", r.measured_ns},
                        {"predicted_ns", r.predicted_ns},
                        {"error", r.error()},
                        {"critical_path", breakdown_json(r.critical_path)},
-                       {"gpu", gpu}});
+                       {"gpu", gpu},
+                       {"verdict", verdict_json(r.verdict)}});
     }
     json ops = json::array();
     for (const PathOp& op : it.top_path_ops) {
-      ops.push_back({{"name", op.name}, {"category", to_string(op.category)}, {"rank", op.rank}, {"time_ns", op.time}, {"count", op.count}});
+      // time_ns (own + gap) and count (= calls) keep the keys older readers use.
+      ops.push_back({{"name", op.name}, {"category", to_string(op.category)}, {"rank", op.rank},
+                     {"time_ns", op.time()}, {"own_ns", op.own}, {"gap_before_ns", op.gap_before},
+                     {"count", op.calls}, {"calls", op.calls}});
     }
+    json waiting = json::array();
+    for (const WaitingOp& op : it.unresolved.ops)
+      waiting.push_back({{"name", op.name}, {"rank", op.rank}, {"count", op.count}, {"total_ns", op.total}});
     iterations.push_back({{"name", it.name},
                           {"number", it.whole_trace ? json(nullptr) : json(it.number)},
                           {"whole_trace", it.whole_trace},
@@ -316,7 +413,13 @@ nlohmann::json to_json(const Report& report) {
                             {"error", it.job_error()},
                             {"critical_rank", it.critical_rank},
                             {"critical_path", breakdown_json(it.job_critical_path)},
-                            {"top_ops", ops}}}});
+                            {"top_ops", ops},
+                            {"verdict", verdict_json(it.verdict)},
+                            {"unresolved_waits",
+                             {{"threshold_ns", kUnresolvedWaitThreshold},
+                              {"count", it.unresolved.count},
+                              {"total_ns", it.unresolved.total},
+                              {"ops", waiting}}}}}});
   }
   const graph::BuildStats& s = report.build;
   json edges = json::object();

@@ -12,6 +12,7 @@
 #include "graph/builder.h"
 #include "replayer/critical_path.h"
 #include "replayer/engine.h"
+#include "replayer/verdict.h"
 #include "trace/event.h"
 
 namespace dpro::replayer {
@@ -22,18 +23,42 @@ struct RankIteration {
   Nanos predicted_ns = 0;
   Nanos measured_start = 0;   // trace clock
   Nanos predicted_start = 0;  // replay clock
-  Breakdown critical_path;    // over the rank's predicted step
-  Breakdown gpu_busy;         // GPU time per category inside the predicted step (streams may overlap)
+  Breakdown critical_path;    // over the rank's predicted step; other ranks' ops are peer_wait
+  // GPU time per category inside the predicted step, a union over streams: time when several
+  // streams run is counted once, for the first of compute, communication, copies running
+  // (gpu_usage in report.cpp), so gpu_busy's compute + communication + copies + gpu_idle is the
+  // predicted step time.
+  Breakdown gpu_busy;
   Nanos gpu_idle = 0;         // predicted step time with no GPU op running
+  Verdict verdict;            // from critical_path and the GPU's busy time
   double error() const;       // (predicted - measured) / measured
 };
 
+// An op (by name and rank) on the critical path: the time its calls ran on the path, and,
+// separately, the time the path waited before they started (untraced CPU time, launch latency,
+// unresolved waits, a stream held), so a cheap call after a long gap is not blamed for the gap.
 struct PathOp {
   std::string name;
-  Category category = Category::kIdle;
+  Category category = Category::kIdle;  // of the op's own time (execution_category)
   int rank = 0;
-  Nanos time = 0;
+  Nanos own = 0;
+  Nanos gap_before = 0;
+  std::size_t calls = 0;  // distinct op instances (nodes) on the path
+  Nanos time() const { return own + gap_before; }
+};
+
+// GPU ops of a step that started more than kUnresolvedWaitThreshold after their launch call,
+// with no other edge to explain it (critical_path.h), grouped by name and rank.
+struct WaitingOp {
+  std::string name;
+  int rank = 0;
   std::size_t count = 0;
+  Nanos total = 0;  // launch-to-start time over its waits
+};
+struct UnresolvedWaits {
+  std::size_t count = 0;  // over all ranks' GPU ops in the step, on the critical path or not
+  Nanos total = 0;
+  std::vector<WaitingOp> ops;  // most total time first, the top few
 };
 
 struct IterationReport {
@@ -44,8 +69,10 @@ struct IterationReport {
   Nanos job_measured_ns = 0;
   Nanos job_predicted_ns = 0;
   int critical_rank = 0;  // rank whose step ends last in the replay
-  Breakdown job_critical_path;
+  Breakdown job_critical_path;  // every rank's ops in their own category (no peer_wait)
   std::vector<PathOp> top_path_ops;
+  UnresolvedWaits unresolved;
+  Verdict verdict;  // the critical rank's: what held up the step that ended last
   double job_error() const;
 };
 

@@ -11,19 +11,27 @@ using nlohmann::json;
 
 namespace {
 
+// A critical path with every category: `compute_ns` of compute and 1000 ns of launch.
+json critical_path(Nanos compute_ns) {
+  json path = json::object();
+  for (int c = 0; c < replayer::kCategoryCount; ++c) path[std::string(replayer::to_string(static_cast<replayer::Category>(c))) + "_ns"] = 0;
+  path["compute_ns"] = compute_ns;
+  path["launch_ns"] = 1000;
+  return path;
+}
+
 // A report with one iteration per job time; each lists cudaLaunchKernel and, when `mm_ns` > 0,
 // aten::mm among its top ops.
 json report(const std::vector<Nanos>& jobs, Nanos compute_ns, Nanos mm_ns) {
   json iterations = json::array();
   for (std::size_t i = 0; i < jobs.size(); ++i) {
-    json ops = json::array({{{"name", "cudaLaunchKernel"}, {"category", "cpu_launch"}, {"rank", 0}, {"time_ns", 1000}, {"count", 3}}});
+    json ops = json::array({{{"name", "cudaLaunchKernel"}, {"category", "launch"}, {"rank", 0}, {"time_ns", 1000}, {"count", 3}}});
     if (mm_ns > 0) ops.push_back({{"name", "aten::mm"}, {"category", "compute"}, {"rank", 1}, {"time_ns", mm_ns}, {"count", 1}});
     iterations.push_back({{"name", "ProfilerStep#" + std::to_string(i)},
                           {"job",
                            {{"measured_ns", jobs[i]},
                             {"predicted_ns", jobs[i] + 5},
-                            {"critical_path",
-                             {{"compute_ns", compute_ns}, {"communication_ns", 0}, {"copies_ns", 0}, {"cpu_launch_ns", 1000}, {"idle_ns", 0}}},
+                            {"critical_path", critical_path(compute_ns)},
                             {"top_ops", ops}}}});
   }
   return {{"iterations", iterations}, {"graph", json::object()}};
@@ -51,6 +59,27 @@ TEST_CASE("A report summary takes the median job time, and a what-if's predictio
   const auto w = replayer::summarize_report(with_whatif, "r.json");
   CHECK(w.whatif);
   CHECK(w.median_job_ns == 805);  // predicted_ns = measured + 5 in this fixture
+}
+
+TEST_CASE("A report written before the issue-29 categories still compares: cpu_launch is cpu_op, new keys are 0") {
+  json old = report({100, 200}, 50, 0);
+  for (json& it : old["iterations"]) {
+    it["job"]["critical_path"] = {{"compute_ns", 50}, {"communication_ns", 7}, {"copies_ns", 0}, {"cpu_launch_ns", 900}, {"idle_ns", 3}};
+    it["job"]["top_ops"][0]["category"] = "cpu_launch";
+  }
+  const auto s = replayer::summarize_report(old, "old.json");
+  auto at = [&](replayer::Category c) { return s.critical_path_ns[static_cast<int>(c)]; };
+  CHECK(at(replayer::Category::kCpuOp) == 900);
+  CHECK(at(replayer::Category::kCompute) == 50);
+  CHECK(at(replayer::Category::kCommunication) == 7);
+  CHECK(at(replayer::Category::kIdle) == 3);
+  CHECK(at(replayer::Category::kPeerWait) == 0);
+  CHECK(at(replayer::Category::kUnresolvedWait) == 0);
+  const auto now = replayer::summarize_report(report({100, 200}, 50, 0), "new.json");
+  const auto c = replayer::compare_reports(s, now, 0.03, 10);
+  CHECK(c.change == 0);
+  CHECK(c.critical_path_change_ns[static_cast<int>(replayer::Category::kCpuOp)] == -900);
+  CHECK(c.critical_path_change_ns[static_cast<int>(replayer::Category::kLaunch)] == 1000);
 }
 
 TEST_CASE("compare flags a slowdown beyond the limit and names the ops that changed") {

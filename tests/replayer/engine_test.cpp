@@ -94,6 +94,11 @@ TEST_CASE("Engine: a collective transfers only after its last participant arrive
   const auto b = replayer::breakdown_of(path);
   CHECK(b[replayer::Category::kCommunication] == 50);
   CHECK(b.total() == 350);
+  // Rank 0's own view: the 300 ns on rank 3's op are waiting for that peer.
+  const auto own = replayer::breakdown_of(path, g, 0);
+  CHECK(own[replayer::Category::kPeerWait] == 300);
+  CHECK(own.main_peer() == 3);
+  CHECK(own[replayer::Category::kCommunication] == 50);
 }
 
 TEST_CASE("Engine: identical inputs give identical runs, ties broken by insertion order") {
