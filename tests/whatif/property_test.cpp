@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cstdio>
 #include <memory>
 
 #include "costmodel/paths.h"
@@ -100,4 +101,37 @@ TEST_CASE("property: a faster network never slows a step of the bundled multi-ra
     faster.settings = {setting};
     CHECK(most(step_changes(base, {faster})) <= 0);
   }
+}
+
+TEST_CASE("property: a step of a bundled trace whose GPU is busy 90% of it is GPU-bound, and twice-as-fast kernels shorten it") {
+  // The bundled steps with the GPU busy at least 90 % of the step (any stream) are ResNet-50's
+  // on the H100 and the H200 (fp32). No catalog GPU is 2x an H100's or H200's kernels, so the
+  // kernels are halved in the graph: what a GPU twice as fast at them would do.
+  std::size_t busy_steps = 0;
+  for (const char* trace : {"traces/h100/resnet50", "traces/h200/resnet50-emit-nvtx-step"}) {
+    INFO(trace);
+    const whatif::Workload base = load_workload(trace);
+    replayer::Simulator simulator;
+    const replayer::Report before = whatif::evaluate(base, {}, simulator, {}).report;
+    whatif::Workload faster = base;
+    for (graph::Node& n : faster.graph.dfg.nodes())
+      if (n.kind == graph::NodeKind::kKernel) n.duration /= 2;
+    const replayer::Report after = whatif::evaluate(faster, {}, simulator, {}).report;
+    REQUIRE(after.iterations.size() == before.iterations.size());
+    for (std::size_t i = 0; i < before.iterations.size(); ++i) {
+      const replayer::IterationReport& b = before.iterations[i];
+      if (b.verdict.gpu_busy_share < replayer::kGpuBoundBusyShare) continue;
+      INFO(b.name);
+      ++busy_steps;
+      CHECK(b.verdict.bound == replayer::Verdict::Bound::kGpu);
+      // Issue 29 asks for a third; these 12 steps gain 18-34 % (docs/replay.md, section 7), 3 of
+      // them a third: with the kernels halved, the host's own work (launches, untraced time)
+      // becomes the bound. The bound below guards that measurement, it is not the target.
+      const double gain = 1 - static_cast<double>(after.iterations[i].job_predicted_ns) / b.job_predicted_ns;
+      std::printf("gpu-bound step %s %s: busy %.3f, kernels x0.5 -> step %.1f%% shorter\n", trace, b.name.c_str(),
+                  b.verdict.gpu_busy_share, 100 * gain);
+      CHECK(gain >= 0.15);
+    }
+  }
+  CHECK(busy_steps > 0);
 }
