@@ -33,6 +33,7 @@ void retime(graph::Dfg& dfg, std::vector<comm::CommOp>& ops, const trace::TraceS
   change.fit = comm::fit_calibration_detailed(origin, samples);
   const comm::CollectiveModel origin_model(origin, change.fit.calibration), target_model(target, change.fit.calibration);
   for (const auto& op : ops) change.sized_by_trace += op.size_source == comm::SizeSource::kTrace;
+  change.peer_waiting_ops = comm::split_peer_waiting(ops, origin_model, &change.peer_waiting);
   change.sizes_inferred = comm::infer_sizes(ops, origin_model, origin);
   change.retimed = comm::retime_collectives(dfg, ops, origin_model, target_model, options.ranks);
   if (options.bucket_mb)

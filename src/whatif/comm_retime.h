@@ -39,6 +39,10 @@ struct CommChange {
   comm::RetimeStats retimed;
   std::optional<comm::BucketStats> buckets;
   std::size_t samples = 0, sized_by_trace = 0, sized_by_host_et = 0, sizes_inferred = 0;
+  // Unmatched ops (peers outside the trace) whose measured time was split into the transfer the
+  // model prices and the wait for those peers (kept as it was: comm::split_peer_waiting).
+  std::size_t peer_waiting_ops = 0;
+  Nanos peer_waiting = 0;
   std::size_t nccl_ops = 0;
   // With options.ranks: where the ranks sit, the job's size before, the ranks the trace holds, and
   // the nodes of the replayed graph (for a scale-in, that of the first N ranks).

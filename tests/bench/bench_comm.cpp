@@ -85,7 +85,7 @@ std::string pct(double fraction) { return std::to_string(100.0 * fraction); }
 // lower-envelope evaluation print their own lines; `samples` prints each sample.
 void split_fit(const std::string& name, std::vector<comm::CommOp> ops, const comm::ClusterSpec& origin,
                bool samples_too) {
-  const auto samples = comm::make_samples(ops, origin);
+  const auto samples = comm::make_samples(ops, origin, /*unmatched_too=*/true);
   auto report = [&](const std::string& prefix, const comm::SplitEvaluation& ev) {
     bench::emit(prefix + name, 100.0 * ev.median_abs_error, "%",
                 "\"train_samples\": " + std::to_string(ev.train) + ", \"test_samples\": " + std::to_string(ev.test) +

@@ -170,3 +170,29 @@ TEST_CASE("whatif: evaluate applies rewrites in order and reports each change as
   CHECK(gpu_ns(e.workload.graph.dfg) < gpu_ns(base.graph.dfg));
   CHECK(job_ns(e.report) <= job_ns(whatif::evaluate(base, {}, simulator, {}).report));
 }
+
+TEST_CASE("whatif: collectives whose peers are outside the trace keep their waiting, only their transfer is re-timed") {
+  // Rank 0 of a 2-rank A100 job: each NCCL kernel's time is mostly waiting for rank 1.
+  const whatif::Workload base = load_workload("traces/hta/a100-ws2-rank0-nccl.json.gz");
+  auto nccl_ns = [](const graph::Dfg& dfg) {
+    Nanos t = 0;
+    for (const graph::Node& n : dfg.nodes())
+      if (n.kind == graph::NodeKind::kCollective) t += n.duration;
+    return t;
+  };
+  replayer::Simulator simulator;
+  for (const char* setting : {"network.intra_node_gbps=10", "network.intra_node_gbps=1000"}) {
+    INFO(setting);
+    whatif::CommRetime net = comm_options();
+    net.settings = {setting};
+    const whatif::Evaluation e = whatif::evaluate(base, {net}, simulator, {});
+    const auto& c = std::get<whatif::CommChange>(e.changes[0]);
+    CHECK(c.samples == 0);  // their times are no transfer times to calibrate on
+    CHECK(c.peer_waiting_ops == 21);
+    CHECK(c.peer_waiting > 40 * kNanosPerMilli);
+    CHECK(c.retimed.before + c.peer_waiting == nccl_ns(base.graph.dfg));
+    // The kernels change by exactly their transfers' change; the waiting stays.
+    CHECK(nccl_ns(e.workload.graph.dfg) - nccl_ns(base.graph.dfg) == c.retimed.after - c.retimed.before);
+    CHECK(nccl_ns(e.workload.graph.dfg) >= c.peer_waiting);
+  }
+}

@@ -164,11 +164,13 @@ bool fit_rows(const std::vector<Row>& rows, FitMethod method, Scales& s) {
 
 }  // namespace
 
-std::vector<CommSample> make_samples(const std::vector<CommOp>& ops, const ClusterSpec& origin) {
+std::vector<CommSample> make_samples(const std::vector<CommOp>& ops, const ClusterSpec& origin, bool unmatched_too) {
   std::vector<CommSample> samples;
   std::map<std::uint64_t, Nanos> first_start;
   for (const CommOp& op : ops) {
-    if (!op.bytes || op.size_source == SizeSource::kInferred || op.group_size < 2 || op.transfer <= 0) continue;
+    if ((!op.matched() && !unmatched_too) || !op.bytes || op.size_source == SizeSource::kInferred || op.group_size < 2 ||
+        op.transfer <= 0)
+      continue;
     CommSample s;
     s.call = CollectiveCall{op.op, *op.bytes, place(origin, op.group_size)};
     s.time_us = static_cast<double>(op.transfer) / 1000.0;

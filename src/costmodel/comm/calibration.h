@@ -25,9 +25,12 @@ struct CommSample {
   int rank = 0;
 };
 
-// Samples of the ops whose size came from the trace or a host execution trace (not inferred)
-// and whose group has at least two ranks, placed on `origin`.
-std::vector<CommSample> make_samples(const std::vector<CommOp>& ops, const ClusterSpec& origin);
+// Samples of the ops matched across ranks whose size came from the trace or a host execution
+// trace (not inferred) and whose group has at least two ranks, placed on `origin`. An unmatched
+// op's time includes its wait for peers outside the trace, so it is no transfer time and no
+// sample, unless `unmatched_too` (to study what a fit on such times means: bench_comm).
+std::vector<CommSample> make_samples(const std::vector<CommOp>& ops, const ClusterSpec& origin,
+                                     bool unmatched_too = false);
 
 enum class FitMethod {
   kLeastSquares,   // minimises sum ((pred - meas) / meas)^2

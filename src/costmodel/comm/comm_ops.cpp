@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cctype>
 #include <filesystem>
 #include <functional>
@@ -111,7 +112,7 @@ std::vector<CommOp> find_comm_ops(const graph::Dfg& dfg, const trace::TraceSet& 
 
 void set_transfer(graph::Dfg& dfg, CommOp& op, Nanos transfer) {
   op.transfer = transfer;
-  dfg.node(op.node).duration = transfer;
+  dfg.node(op.node).duration = op.waiting + transfer;
   if (op.end_edge.valid()) dfg.edge(op.end_edge).gap = transfer;
 }
 
@@ -156,6 +157,22 @@ std::size_t attach_host_et_sizes(std::vector<CommOp>& ops, const trace::TraceSet
     }
   }
   return attached;
+}
+
+std::size_t split_peer_waiting(std::vector<CommOp>& ops, const CollectiveModel& origin, Nanos* waiting) {
+  std::size_t split = 0;
+  *waiting = 0;
+  for (CommOp& op : ops) {
+    if (op.matched() || !op.bytes || op.size_source == SizeSource::kInferred || op.group_size < 2) continue;
+    const CollectiveCall call{op.op, *op.bytes, place(origin.cluster(), op.group_size)};
+    const auto priced = static_cast<Nanos>(std::llround(origin.estimate(call).time_us * 1000.0));
+    const Nanos transfer = std::clamp<Nanos>(priced, 0, op.transfer);
+    op.waiting = op.transfer - transfer;
+    op.transfer = transfer;
+    *waiting += op.waiting;
+    ++split;
+  }
+  return split;
 }
 
 std::size_t infer_sizes(std::vector<CommOp>& ops, const CollectiveModel& model, const ClusterSpec& origin) {

@@ -37,7 +37,10 @@ struct CommOp {
   int group_size = 1;
   bool world_group = true;               // the group is every rank of the job
   Nanos measured_start = 0;
-  Nanos transfer = 0;                    // the node's replay duration when found
+  Nanos transfer = 0;                    // the node's replay duration when found, less `waiting`
+  // An unmatched op's wait for its peers outside the trace (split_peer_waiting): part of its
+  // node's duration that no network change moves. 0 for a matched op (its barrier waits).
+  Nanos waiting = 0;
 
   bool matched() const { return barrier.valid(); }
 };
@@ -50,7 +53,8 @@ int world_size(const trace::TraceSet& traces);
 // message size or group size is out of range (above).
 std::vector<CommOp> find_comm_ops(const graph::Dfg& dfg, const trace::TraceSet& traces);
 
-// Sets an op's transfer time in the graph (node duration and, when matched, its end-edge gap).
+// Sets an op's transfer time in the graph (node duration, its waiting kept, and, when matched,
+// its end-edge gap).
 void set_transfer(graph::Dfg& dfg, CommOp& op, Nanos transfer);
 
 // Gives sizes to the ops that lack them from per-rank host-ET comms (files[i] = trace rank i):
@@ -58,6 +62,12 @@ void set_transfer(graph::Dfg& dfg, CommOp& op, Nanos transfer);
 // the counts or the operations disagree. Returns how many ops got a size.
 std::size_t attach_host_et_sizes(std::vector<CommOp>& ops, const trace::TraceSet& traces,
                                  const std::vector<std::string>& files);
+
+// An unmatched op (peers outside the trace) measured its transfer and its wait for those
+// peers as one: with a size known (trace or host execution trace, not inferred), the transfer
+// is what `origin` prices it at (at most the measured time) and the rest is waiting. Returns
+// how many ops were split; their waiting summed into *waiting.
+std::size_t split_peer_waiting(std::vector<CommOp>& ops, const CollectiveModel& origin, Nanos* waiting);
 
 // Gives the remaining unsized ops the size at which the model's time equals their transfer
 // time (0 when it is below the model's latency). Returns how many were inferred.
