@@ -16,11 +16,13 @@ bool on_cpu_thread(graph::NodeKind k) { return k == graph::NodeKind::kCpuOp || k
 
 }  // namespace
 
+bool is_host_setting(const std::string& setting) { return setting.rfind(kHostPrefix, 0) == 0; }
+
 std::optional<HostRetime> host_retime_from_settings(const std::vector<std::string>& settings,
                                                     std::vector<std::string>* rest) {
   std::optional<HostRetime> host;
   for (const std::string& s : settings) {
-    if (s.rfind(kHostPrefix, 0) != 0) {
+    if (!is_host_setting(s)) {
       if (rest) rest->push_back(s);
       continue;
     }

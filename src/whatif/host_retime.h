@@ -33,6 +33,9 @@ struct HostChange {
 std::optional<HostRetime> host_retime_from_settings(const std::vector<std::string>& settings,
                                                     std::vector<std::string>* rest);
 
+// Whether a `--set`-style "key=value" string is a host setting ("host.*").
+bool is_host_setting(const std::string& setting);
+
 // Scales the CPU side of the workload's graph in place.
 HostChange host_retime(Workload& workload, const HostRetime& options);
 

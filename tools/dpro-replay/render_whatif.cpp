@@ -210,6 +210,10 @@ std::string describe_retiming(const whatif::CommChange& c) {
       c.retimed.ops, c.sized_by_trace, c.sized_by_host_et, c.sizes_inferred, c.samples,
       comm::to_string(comm::FitOptions{}.method), comm::to_string(comm::FitOptions{}.grouping), describe(c.fit),
       format_duration(c.retimed.before), format_duration(c.retimed.after));
+  if (c.peer_waiting_ops)
+    text += fmt::format(" Of them, {} waited for peers outside the trace: {} of their measured time is that "
+                        "waiting, kept as it was (their transfer is what the model prices, and only it is re-timed).",
+                        count_of(c.peer_waiting_ops, "op"), format_duration(c.peer_waiting));
   if (c.buckets)
     text += fmt::format(" Gradient buckets of {} MB: {} all-reduces per rank -> {}, all-reduce time {} -> {}.",
                         *c.options.bucket_mb, c.buckets->allreduces, count_of(c.buckets->buckets, "bucket"),
@@ -302,6 +306,8 @@ nlohmann::json details_of(const whatif::CommChange& c) {
             {"sized_by_trace", c.sized_by_trace},
             {"sized_by_host_et", c.sized_by_host_et},
             {"sizes_inferred", c.sizes_inferred},
+            {"peer_waiting_ops", c.peer_waiting_ops},
+            {"peer_waiting_ns", c.peer_waiting},
             {"transfer_before_ns", c.retimed.before},
             {"transfer_after_ns", c.retimed.after}};
   j["calibration"] = {{"samples", c.samples},

@@ -52,7 +52,7 @@ std::vector<whatif::Rewrite> WhatIfFlags::rewrites() const {
 std::vector<std::string> WhatIfFlags::cluster_settings() const {
   std::vector<std::string> cluster;
   for (const std::string& s : comm_.settings)
-    if (s.rfind("host.", 0) != 0) cluster.push_back(s);
+    if (!whatif::is_host_setting(s)) cluster.push_back(s);
   return cluster;
 }
 
