@@ -7,6 +7,7 @@
 #include "core/error.h"
 #include "costmodel/hw.h"
 #include "costmodel/paths.h"
+#include "costmodel/scaling.h"
 #include "test_paths.h"
 
 using namespace dpro::costmodel;
@@ -31,6 +32,26 @@ TEST_CASE("device catalog loads every shipped GPU and finds them by alias") {
     CHECK(ridge > 1.0);
     CHECK(ridge < 200.0);
     CHECK(d.peak_flops(DType::kFloat16) >= d.peak_flops(DType::kFloat32) * 0.01);
+  }
+}
+
+TEST_CASE("the export variants are their originals' chips, and AMD's GPUs are found by their ROCm names") {
+  const auto catalog = DeviceCatalog::load_directory(dpro::test::source_path("configs/devices"));
+  REQUIRE(catalog.find("NVIDIA H800") != nullptr);
+  REQUIRE(catalog.find("NVIDIA A800-SXM4-80GB") != nullptr);
+  // Same chip, memory and peaks: the same-chip rule prices them as their originals.
+  CHECK(same_chip(*catalog.find("NVIDIA H800"), catalog.get("H100-SXM5-80GB")));
+  CHECK(same_chip(*catalog.find("NVIDIA A800-SXM4-80GB"), catalog.get("A100-SXM4-80GB")));
+  CHECK_FALSE(same_chip(catalog.get("L40S"), catalog.get("L4")));
+  CHECK(catalog.find("NVIDIA A10")->name == "A10");
+  CHECK(catalog.find("AMD Instinct MI300X")->name == "MI300X");
+  CHECK(catalog.find("AMD Instinct MI250X")->name == "MI250X");
+  // Peaks consistent with the units: fp32 = SMs x cores x 2 x clock, within 1 %.
+  for (const char* name : {"A10", "L40S", "MI250X", "MI300X", "H800-SXM5-80GB", "A800-SXM4-80GB"}) {
+    INFO(name);
+    const DeviceSpec& d = catalog.get(name);
+    const double simt = 2.0 * d.sms * d.fp32_cores_per_sm * d.boost_clock_mhz * 1e6;
+    CHECK(d.peak_flops(DType::kFloat32) == Approx(simt).epsilon(0.01));
   }
 }
 
