@@ -62,7 +62,7 @@ enum class EdgeKind : std::uint8_t {
   kCollective,    // participant <-> collective barrier
   kLaunchQueue,   // GPU op -> a later launch call that waited for its queue slot (launch_queue.h)
 };
-inline constexpr int kEdgeKindCount = 8;
+inline constexpr int kEdgeKindCount = static_cast<int>(EdgeKind::kLaunchQueue) + 1;  // the last kind + 1
 // Edges into a CPU call's end from the GPU work it waited for (a sync, a blocked launch).
 inline bool is_blocking(EdgeKind kind) { return kind == EdgeKind::kBlockingSync || kind == EdgeKind::kLaunchQueue; }
 const char* to_string(EdgeKind kind);

@@ -93,22 +93,34 @@ Category end_wait_category(EdgeKind edge) {
 
 }  // namespace
 
-Category execution_category(const graph::Dfg& dfg, graph::NodeId id) {
-  switch (dfg.node(id).kind) {
-    case NodeKind::kKernel:
-      return is_communication_kernel(dfg.op_name(id)) ? Category::kCommunication : Category::kCompute;
-    case NodeKind::kCollective: return Category::kCommunication;
-    case NodeKind::kMemcpy:
-    case NodeKind::kMemset: return Category::kCopies;
-    case NodeKind::kCpuOp: return Category::kCpuOp;
-    case NodeKind::kRuntimeCall: return launches_gpu_work(dfg, id) ? Category::kLaunch : Category::kCpuOp;
-    case NodeKind::kBarrier: return Category::kIdle;
+ExecutionCategories execution_categories(const graph::Dfg& dfg) {
+  enum : std::uint8_t { kUnread, kCompute, kCommunication };
+  std::vector<std::uint8_t> kernel_of_op(dfg.ops().size(), kUnread);  // by OpId: what its name says
+  auto kernel_category = [&](graph::NodeId id) {
+    const graph::OpId op = dfg.op_of(id);
+    if (!op.valid()) return Category::kCompute;  // no description, no name to read
+    std::uint8_t& known = kernel_of_op[op.value];
+    if (known == kUnread) known = is_communication_kernel(dfg.op_name(id)) ? kCommunication : kCompute;
+    return known == kCommunication ? Category::kCommunication : Category::kCompute;
+  };
+  ExecutionCategories out(dfg.node_count(), Category::kIdle);
+  for (const graph::NodeId id : dfg.node_ids()) {
+    switch (dfg.node(id).kind) {
+      case NodeKind::kKernel: out[id] = kernel_category(id); break;
+      case NodeKind::kCollective: out[id] = Category::kCommunication; break;
+      case NodeKind::kMemcpy:
+      case NodeKind::kMemset: out[id] = Category::kCopies; break;
+      case NodeKind::kCpuOp: out[id] = Category::kCpuOp; break;
+      case NodeKind::kRuntimeCall: out[id] = launches_gpu_work(dfg, id) ? Category::kLaunch : Category::kCpuOp; break;
+      case NodeKind::kBarrier: out[id] = Category::kIdle; break;
+    }
   }
-  return Category::kIdle;
+  return out;
 }
 
-std::vector<PathSegment> critical_path(const graph::Dfg& dfg, const Simulation& sim, graph::NodeId from,
-                                       Point point, Nanos stop_at) {
+std::vector<PathSegment> critical_path(const graph::Dfg& dfg, const Simulation& sim,
+                                       const ExecutionCategories& categories, graph::NodeId from, Point point,
+                                       Nanos stop_at) {
   std::vector<PathSegment> path;
   // An edge with a negative gap (a kernel that started before its launch call returned, by the
   // measured times) makes a cause end after the node it caused started: walking back, the path
@@ -139,7 +151,7 @@ std::vector<PathSegment> critical_path(const graph::Dfg& dfg, const Simulation& 
         add_on(graph::NodeId::none(), node, Category::kIdle, Part::kBeforeStart, stop_at, t);
         break;
       }
-      add(node, execution_category(dfg, node), Part::kOwn, sim.start[node], t);
+      add(node, categories[node], Part::kOwn, sim.start[node], t);
       t = sim.start[node];
       point = Point::kStart;
       continue;
@@ -165,7 +177,7 @@ Breakdown breakdown_of(const std::vector<PathSegment>& path) {
   return b;
 }
 
-Breakdown breakdown_of(const std::vector<PathSegment>& path, const graph::Dfg& dfg, int rank) {
+Breakdown breakdown_of(const std::vector<PathSegment>& path, int rank) {
   Breakdown b;
   for (const PathSegment& s : path) {
     const int owner = s.rank;

@@ -54,8 +54,17 @@ struct PathSegment {
   Nanos end = 0;
 };
 
-// Segments in time order, covering [stop_at, time of (from, point)] without gaps.
-std::vector<PathSegment> critical_path(const graph::Dfg& dfg, const Simulation& sim, graph::NodeId from,
+// The category of the time each node spends running: GPU compute or communication (by the
+// kernel's name, is_communication_kernel), copies, a CPU op, a launch (a runtime call that
+// launches GPU work). A kernel's name is read once per distinct op of the op table, not once
+// per instance and report window.
+using ExecutionCategories = IdVector<graph::NodeId, Category>;
+ExecutionCategories execution_categories(const graph::Dfg& dfg);
+
+// Segments in time order, covering [stop_at, time of (from, point)] without gaps; `categories`:
+// execution_categories(dfg).
+std::vector<PathSegment> critical_path(const graph::Dfg& dfg, const Simulation& sim,
+                                       const ExecutionCategories& categories, graph::NodeId from,
                                        graph::Point point, Nanos stop_at);
 
 // Time per category, in ns, of the given segments.
@@ -71,9 +80,6 @@ struct Breakdown {
 // The job's view: every segment in its own category.
 Breakdown breakdown_of(const std::vector<PathSegment>& path);
 // Rank `rank`'s view: time on another rank's ops is peer_wait, counted per peer.
-Breakdown breakdown_of(const std::vector<PathSegment>& path, const graph::Dfg& dfg, int rank);
-
-// The category of the time node `id` spends running.
-Category execution_category(const graph::Dfg& dfg, graph::NodeId id);
+Breakdown breakdown_of(const std::vector<PathSegment>& path, int rank);
 
 }  // namespace dpro::replayer

@@ -91,8 +91,8 @@ constexpr std::array<Category, 3> kGpuPriority = {Category::kCompute, Category::
 
 // GPU busy time per category (union over streams, kGpuPriority) and idle time of one rank
 // inside [begin, end).
-void gpu_usage(const graph::Dfg& dfg, const Simulation& sim, Nanos begin, Nanos end, RankIteration& out,
-               const std::vector<graph::NodeId>& gpu_nodes) {
+void gpu_usage(const ExecutionCategories& categories, const Simulation& sim, Nanos begin, Nanos end,
+               RankIteration& out, const std::vector<graph::NodeId>& gpu_nodes) {
   struct Change {
     Nanos at;
     int priority;
@@ -103,7 +103,7 @@ void gpu_usage(const graph::Dfg& dfg, const Simulation& sim, Nanos begin, Nanos 
     const Nanos s = std::max(sim.start[id], begin);
     const Nanos e = std::min(sim.end[id], end);
     if (e <= s) continue;
-    const Category c = execution_category(dfg, id);
+    const Category c = categories[id];
     const int priority = static_cast<int>(std::find(kGpuPriority.begin(), kGpuPriority.end(), c) - kGpuPriority.begin());
     changes.push_back({s, priority, +1});
     changes.push_back({e, priority, -1});
@@ -123,7 +123,8 @@ void gpu_usage(const graph::Dfg& dfg, const Simulation& sim, Nanos begin, Nanos 
   out.gpu_idle = (end - begin) - busy;
 }
 
-std::vector<PathOp> top_ops(const trace::TraceSet& traces, const graph::Dfg& dfg, const std::vector<PathSegment>& path,
+std::vector<PathOp> top_ops(const trace::TraceSet& traces, const graph::Dfg& dfg,
+                            const ExecutionCategories& categories, const std::vector<PathSegment>& path,
                             std::size_t limit) {
   std::map<std::pair<std::string, int>, PathOp> by_op;
   std::map<std::pair<std::string, int>, std::set<graph::NodeId>> instances;
@@ -136,7 +137,7 @@ std::vector<PathOp> top_ops(const trace::TraceSet& traces, const graph::Dfg& dfg
     if (op.name.empty()) {
       op.name = key.first;
       op.rank = n.rank;
-      op.category = execution_category(dfg, s.node);
+      op.category = categories[s.node];
     }
     (s.part == Part::kOwn ? op.own : op.gap_before) += s.end - s.begin;
     instances[key].insert(s.node);
@@ -200,6 +201,7 @@ Report make_report(const trace::TraceSet& traces, const graph::BuiltGraph& built
   report.events_simulated = sim.events_processed;
 
   const std::vector<std::vector<graph::NodeId>> ops_of_rank = rank_ops(traces, dfg);
+  const ExecutionCategories categories = execution_categories(dfg);
   std::vector<std::vector<graph::NodeId>> gpu_nodes(traces.ranks.size());
   for (std::size_t ri = 0; ri < ops_of_rank.size(); ++ri) {
     for (graph::NodeId id : ops_of_rank[ri])
@@ -231,11 +233,11 @@ Report make_report(const trace::TraceSet& traces, const graph::BuiltGraph& built
       r.measured_start = span->measured_start;
       r.predicted_ns = span->predicted_end - span->predicted_start;
       r.predicted_start = span->predicted_start;
-      auto path = critical_path(dfg, sim, span->last, graph::Point::kEnd, span->predicted_start);
-      r.critical_path = breakdown_of(path, dfg, r.rank);
+      auto path = critical_path(dfg, sim, categories, span->last, graph::Point::kEnd, span->predicted_start);
+      r.critical_path = breakdown_of(path, r.rank);
       // The measured tail after the last op: host time the trace does not break down.
       r.critical_path[Category::kCpuUntraced] += span->predicted_end - sim.end[span->last];
-      gpu_usage(dfg, sim, span->predicted_start, span->predicted_end, r, gpu_nodes[ri]);
+      gpu_usage(categories, sim, span->predicted_start, span->predicted_end, r, gpu_nodes[ri]);
       r.verdict = verdict_of(r.critical_path, r.predicted_ns - r.gpu_idle, r.predicted_ns);
       find_unresolved_waits(traces, dfg, sim, gpu_nodes[ri], span->predicted_start, span->predicted_end, waits);
       meas_begin = std::min(meas_begin, span->measured_start);
@@ -252,10 +254,10 @@ Report make_report(const trace::TraceSet& traces, const graph::BuiltGraph& built
     if (it.ranks.empty()) return;
     it.job_measured_ns = meas_end - meas_begin;
     it.job_predicted_ns = pred_end - pred_begin;
-    auto path = critical_path(dfg, sim, job_last, graph::Point::kEnd, pred_begin);
+    auto path = critical_path(dfg, sim, categories, job_last, graph::Point::kEnd, pred_begin);
     it.job_critical_path = breakdown_of(path);
     it.job_critical_path[Category::kCpuUntraced] += pred_end - sim.end[job_last];
-    it.top_path_ops = top_ops(traces, dfg, path, options.top_ops);
+    it.top_path_ops = top_ops(traces, dfg, categories, path, options.top_ops);
     it.unresolved = summarize_waits(std::move(waits));
     report.iterations.push_back(std::move(it));
   };

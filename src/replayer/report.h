@@ -39,7 +39,7 @@ struct RankIteration {
 // unresolved waits, a stream held), so a cheap call after a long gap is not blamed for the gap.
 struct PathOp {
   std::string name;
-  Category category = Category::kIdle;  // of the op's own time (execution_category)
+  Category category = Category::kIdle;  // of the op's own time (execution_categories)
   int rank = 0;
   Nanos own = 0;
   Nanos gap_before = 0;

@@ -44,9 +44,6 @@ GpuWorkAfterSteps gpu_work_after_steps(const trace::TraceSet& traces, const grap
   return out;
 }
 
-}  // namespace dpro::whatif
-
-namespace dpro::whatif {
 
 namespace {
 

@@ -30,9 +30,6 @@ struct GpuWorkAfterSteps {
 GpuWorkAfterSteps gpu_work_after_steps(const trace::TraceSet& traces, const graph::Dfg& dfg,
                                        const replayer::Simulation& sim, const replayer::Report& report);
 
-}  // namespace dpro::whatif
-
-namespace dpro::whatif {
 
 // Why a what-if left the step where it was: when the job's step time (median over the
 // iterations) moved by less than kUnmovedStep while the rewrites changed the graph's op time

@@ -19,16 +19,10 @@ bool is_gpu_op(graph::NodeKind k) {
          k == graph::NodeKind::kMemset;
 }
 
-const trace::TraceRank* rank_of(const trace::TraceSet& traces, int rank) {
-  for (const auto& r : traces.ranks)
-    if (r.rank == rank) return &r;
-  return nullptr;
-}
-
 // The catalog entry of the GPU the node's rank recorded (its device properties).
 const cm::DeviceSpec* origin_of(const cm::DeviceCatalog& catalog, const trace::TraceSet& traces,
                                 const graph::Node& n) {
-  const trace::TraceRank* rank = rank_of(traces, n.rank);
+  const trace::TraceRank* rank = traces.find_rank(n.rank);
   if (!rank || rank->devices.empty()) return nullptr;
   std::optional<std::int64_t> device;
   if (n.event.below(rank->events.size()))
@@ -64,14 +58,14 @@ OptionError unknown_origin_error(const cm::DeviceCatalog& catalog, const trace::
   std::set<std::string> gpus;
   std::size_t ops = 0;
   for (const auto& [r, n] : ops_of_rank) {
-    const trace::TraceRank* rank = rank_of(traces, r);
+    const trace::TraceRank* rank = traces.find_rank(r);
     gpus.insert(rank && !rank->devices.empty() ? "'" + rank->devices.front().name + "'" : "none recorded");
     ops += n;
   }
   std::string gpu_list, known;
   for (const std::string& g : gpus) gpu_list += (gpu_list.empty() ? "" : ", ") + g;
   for (const std::string& k : catalog.names()) known += (known.empty() ? "" : ", ") + k;
-  const trace::TraceRank* first = rank_of(traces, ops_of_rank.begin()->first);
+  const trace::TraceRank* first = traces.find_rank(ops_of_rank.begin()->first);
   return OptionError("origin_device", "",
                      "the device catalog does not know the GPU the trace ran on (GPU model: " + gpu_list + "; " +
                          std::to_string(ops) + " GPU ops on " + std::to_string(ops_of_rank.size()) +
@@ -142,7 +136,7 @@ DeviceChange device_retime(Workload& workload, const DeviceRetime& options) {
       if (!launch || launch->launcher.empty()) {
         ++change.without_cpu_op;
         if (!change.without_cpu_op_in_capture) {
-          const trace::TraceRank* r = rank_of(traces, n.rank);
+          const trace::TraceRank* r = traces.find_rank(n.rank);
           change.without_cpu_op_in_capture = r && r->format == "native";
         }
       }

@@ -90,12 +90,12 @@ TEST_CASE("Engine: a collective transfers only after its last participant arrive
     CHECK(sim.end[kernels[r]] == 350);  // last arrival 300 + transfer 50
   }
   // Rank 0's kernel spent 300 ns waiting: the critical path jumps to rank 3, the last to arrive.
-  const auto path = replayer::critical_path(g, sim, kernels[0], Point::kEnd, 0);
+  const auto path = replayer::critical_path(g, sim, replayer::execution_categories(g), kernels[0], Point::kEnd, 0);
   const auto b = replayer::breakdown_of(path);
   CHECK(b[replayer::Category::kCommunication] == 50);
   CHECK(b.total() == 350);
   // Rank 0's own view: the 300 ns on rank 3's op are waiting for that peer.
-  const auto own = replayer::breakdown_of(path, g, 0);
+  const auto own = replayer::breakdown_of(path, 0);
   CHECK(own[replayer::Category::kPeerWait] == 300);
   CHECK(own.main_peer() == 3);
   CHECK(own[replayer::Category::kCommunication] == 50);

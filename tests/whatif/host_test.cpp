@@ -9,18 +9,13 @@
 #include "test_paths.h"
 #include "trace_fixtures.h"
 #include "whatif/evaluate.h"
+#include "workload_fixtures.h"
 #include "whatif/host_speed.h"
 
 using namespace dpro;
+using test::load_workload;
 
 namespace {
-
-whatif::Workload load_workload(const std::string& path) {
-  Logger quiet(LogLevel::kQuiet);
-  auto traces = std::make_shared<const trace::TraceSet>(test::load({test::source_path(path)}, quiet));
-  graph::BuiltGraph built = graph::build_graph(*traces, graph::BuildOptions{}, quiet);
-  return {traces, std::move(built)};
-}
 
 bool on_cpu_thread(graph::NodeKind k) { return k == graph::NodeKind::kCpuOp || k == graph::NodeKind::kRuntimeCall; }
 

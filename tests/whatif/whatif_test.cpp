@@ -10,26 +10,13 @@
 #include "test_paths.h"
 #include "trace_fixtures.h"
 #include "whatif/evaluate.h"
+#include "workload_fixtures.h"
 
 using namespace dpro;
+using test::device;
+using test::load_workload;
 
 namespace {
-
-whatif::Workload load_workload(const std::string& path) {
-  Logger quiet(LogLevel::kQuiet);
-  auto traces = std::make_shared<const trace::TraceSet>(test::load({test::source_path(path)}, quiet));
-  graph::BuiltGraph built = graph::build_graph(*traces, graph::BuildOptions{}, quiet);
-  built.dfg.finalize();
-  return {traces, std::move(built)};
-}
-
-whatif::DeviceRetime device(const std::string& name) {
-  whatif::DeviceRetime d;
-  d.device = name;
-  d.model_path = costmodel::default_model_path();
-  d.device_dir = costmodel::default_device_dir();
-  return d;
-}
 
 whatif::CommRetime comm_options() {
   whatif::CommRetime c;

@@ -33,7 +33,6 @@ class HostSpeedCommand final : public Command {
     sub->add_option("--json", json_path_, "also write the result as JSON to this file ('-' = stdout, no text)");
     sub->add_flag("--force", force_, "overwrite an existing --json file");
     sub->add_flag("-q,--quiet", quiet_, "print only errors on stderr");
-    command_ = sub;
     return sub;
   }
 
@@ -95,7 +94,6 @@ class HostSpeedCommand final : public Command {
             {"ops", ops}};
   }
 
-  CLI::App* command_ = nullptr;
   std::string origin_, target_, json_path_;
   std::size_t min_calls_ = whatif::kHostSpeedMinCalls, top_ = 10;
   bool force_ = false, quiet_ = false;

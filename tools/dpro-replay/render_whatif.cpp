@@ -360,20 +360,20 @@ void warn_of(const whatif::CommChange& c, Logger& log) {
 }  // namespace
 
 std::string unmoved_note(const whatif::Unmoved& u) {
-  const double gpu_share = u.path > 0 ? static_cast<double>(u.path_gpu) / static_cast<double>(u.path) : 0;
-  const bool gpu_changed = u.gpu_after != u.gpu_before;
-  const std::string work =
-      gpu_changed ? fmt::format("re-timed GPU work {} -> {}", format_duration(u.gpu_before), format_duration(u.gpu_after))
-                  : fmt::format("re-timed CPU work {} -> {}", format_duration(u.cpu_before), format_duration(u.cpu_after));
-  const std::string why =
-      gpu_changed ? (gpu_share < 0.5 ? fmt::format("only {:.0f}% of the baseline's critical path is GPU work: the step is "
-                                                   "bound by its host (CPU ops, launches, untraced time)",
-                                                   100 * gpu_share)
-                                     : fmt::format("{:.0f}% of the baseline's critical path is GPU work, but not the "
-                                                   "work that changed",
-                                                   100 * gpu_share))
-                  : fmt::format("{:.0f}% of the baseline's critical path is GPU work: the step is bound by its GPU",
-                                100 * gpu_share);
+  const double gpu_percent = u.path > 0 ? 100.0 * static_cast<double>(u.path_gpu) / static_cast<double>(u.path) : 0;
+  std::string work, why;
+  if (u.gpu_after != u.gpu_before) {
+    work = fmt::format("re-timed GPU work {} -> {}", format_duration(u.gpu_before), format_duration(u.gpu_after));
+    why = gpu_percent < 50 ? fmt::format("only {:.0f}% of the baseline's critical path is GPU work: the step is bound "
+                                         "by its host (CPU ops, launches, untraced time)",
+                                         gpu_percent)
+                           : fmt::format("{:.0f}% of the baseline's critical path is GPU work, but not the work that "
+                                         "changed",
+                                         gpu_percent);
+  } else {
+    work = fmt::format("re-timed CPU work {} -> {}", format_duration(u.cpu_before), format_duration(u.cpu_after));
+    why = fmt::format("{:.0f}% of the baseline's critical path is GPU work: the step is bound by its GPU", gpu_percent);
+  }
   return fmt::format("The step moved {:+.2f}% although the what-if {}; {}.", 100 * u.step_change, work, why);
 }
 

@@ -49,13 +49,6 @@ std::vector<whatif::Rewrite> WhatIfFlags::rewrites() const {
   return out;
 }
 
-std::vector<std::string> WhatIfFlags::cluster_settings() const {
-  std::vector<std::string> cluster;
-  for (const std::string& s : comm_.settings)
-    if (!whatif::is_host_setting(s)) cluster.push_back(s);
-  return cluster;
-}
-
 InputError with_flag(const OptionError& e) {
   std::string flag = "--" + e.option();
   for (char& c : flag)

@@ -3,6 +3,8 @@
 // (whatif/device_retime.h, whatif/comm_retime.h); nothing here computes.
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
+
 #include <optional>
 #include <string>
 #include <vector>
@@ -21,14 +23,15 @@ class WhatIfFlags {
   std::vector<whatif::Rewrite> rewrites() const;
   bool device_enabled() const { return !device_.device.empty(); }
   bool comm_enabled() const {
-    return !comm_.cluster.empty() || !cluster_settings().empty() || comm_.ranks.has_value() ||
-           comm_.bucket_mb.has_value();
+    return !comm_.cluster.empty() ||
+           std::any_of(comm_.settings.begin(), comm_.settings.end(),
+                       [](const std::string& s) { return !whatif::is_host_setting(s); }) ||
+           comm_.ranks.has_value() || comm_.bucket_mb.has_value();
   }
 
  private:
   whatif::DeviceRetime device_;
   whatif::CommRetime comm_;  // settings: every --set value, host ones included
-  std::vector<std::string> cluster_settings() const;
 };
 
 // The error as the user sees it: the library's option name as its flag ("bucket_mb" ->
