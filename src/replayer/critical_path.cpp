@@ -80,7 +80,7 @@ Category waiting_category(NodeKind node, EdgeKind edge, Nanos wait) {
   if (node == NodeKind::kBarrier) return Category::kIdle;
   if (!graph::on_gpu(node)) return Category::kCpuUntraced;
   if (edge != EdgeKind::kLaunch) return Category::kIdle;
-  return wait > kUnresolvedWaitThreshold ? Category::kUnresolvedWait : Category::kLaunch;
+  return is_unresolved_wait(node, edge, wait) ? Category::kUnresolvedWait : Category::kLaunch;
 }
 
 // Category of a node's end decided by end-edge `edge`: a collective's transfer after its last
@@ -92,6 +92,10 @@ Category end_wait_category(EdgeKind edge) {
 }
 
 }  // namespace
+
+bool is_unresolved_wait(NodeKind node, EdgeKind cause, Nanos wait) {
+  return graph::on_gpu(node) && cause == EdgeKind::kLaunch && wait > kUnresolvedWaitThreshold;
+}
 
 ExecutionCategories execution_categories(const graph::Dfg& dfg) {
   enum : std::uint8_t { kUnread, kCompute, kCommunication };

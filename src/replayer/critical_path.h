@@ -36,6 +36,10 @@ bool category_from_string(std::string_view name, Category& out);
 // queue, an event the importer could not resolve): an unresolved wait. Launch latency is
 // 2-10 us on current GPUs; 50 us leaves room for a busy driver without hiding real waits.
 inline constexpr Nanos kUnresolvedWaitThreshold = 50'000;
+// Whether a node whose start edge `cause` decided, `wait` ns after that edge was satisfied,
+// waited for something no edge explains: a GPU op started by its launch, far above the launch
+// latency. The critical path's category and the report's count both ask this.
+bool is_unresolved_wait(graph::NodeKind node, graph::EdgeKind cause, Nanos wait);
 
 // True for GPU kernels that move data between GPUs although they are not NCCL/RCCL kernels
 // (the importer already makes those collectives): DeepEP, NVSHMEM, custom all-reduce.

@@ -160,11 +160,11 @@ void find_unresolved_waits(const trace::TraceSet& traces, const graph::Dfg& dfg,
   for (graph::NodeId id : gpu_nodes) {
     if (sim.start[id] < begin || sim.start[id] >= end) continue;
     const graph::EdgeId cause = sim.start_cause[id];
-    if (!cause.valid() || dfg.edge(cause).kind != graph::EdgeKind::kLaunch) continue;
+    if (!cause.valid()) continue;
     const graph::Edge& e = dfg.edge(cause);
     const Nanos wait = sim.start[id] - (e.src_point == graph::Point::kStart ? sim.start[e.src] : sim.end[e.src]);
-    if (wait <= kUnresolvedWaitThreshold) continue;
     const graph::Node& n = dfg.node(id);
+    if (!is_unresolved_wait(n.kind, e.kind, wait)) continue;
     WaitingOp& op = out[{std::string(traces.strings.view(n.name)), n.rank}];
     op.name = traces.strings.view(n.name);
     op.rank = n.rank;
