@@ -46,8 +46,14 @@ TEST_CASE("the export variants are their originals' chips, and AMD's GPUs are fo
   CHECK(catalog.find("NVIDIA A10")->name == "A10");
   CHECK(catalog.find("AMD Instinct MI300X")->name == "MI300X");
   CHECK(catalog.find("AMD Instinct MI250X")->name == "MI250X");
+  CHECK(catalog.find("NVIDIA A10G")->name == "A10G");
+  CHECK(catalog.find("NVIDIA H20")->name == "H20");
+  CHECK(catalog.find("NVIDIA B200")->name == "B200");
+  // Cut-down or other chips are not their relatives' chips: the same-chip rule must not apply.
+  CHECK_FALSE(same_chip(catalog.get("A10G"), catalog.get("A10")));
+  CHECK_FALSE(same_chip(catalog.get("H20"), catalog.get("H100-SXM5-80GB")));
   // Peaks consistent with the units: fp32 = SMs x cores x 2 x clock, within 1 %.
-  for (const char* name : {"A10", "L40S", "MI250X", "MI300X", "H800-SXM5-80GB", "A800-SXM4-80GB"}) {
+  for (const char* name : {"A10", "A10G", "L40S", "MI250X", "MI300X", "H800-SXM5-80GB", "A800-SXM4-80GB", "H20", "B200"}) {
     INFO(name);
     const DeviceSpec& d = catalog.get(name);
     const double simt = 2.0 * d.sms * d.fp32_cores_per_sm * d.boost_clock_mhz * 1e6;
