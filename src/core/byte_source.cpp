@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/output_file.h"
 
 namespace dpro {
 
@@ -28,6 +29,7 @@ struct ByteSource::Impl {
 ByteSource::ByteSource(std::string path) : path_(std::move(path)), impl_(std::make_unique<Impl>()) {
   impl_->file = std::fopen(path_.c_str(), "rb");
   if (!impl_->file) throw InputError(path_, "", std::string("cannot open: ") + std::strerror(errno));
+  note_opened_input(fileno(impl_->file));  // no output of this process may replace it
   // The two bytes read to tell gzip from plain are kept, not re-read by seeking back: a pipe
   // (/dev/stdin, <(...)) cannot seek.
   unsigned char* magic = impl_->in_buf.data();

@@ -10,6 +10,7 @@
 #include <limits>
 
 #include "core/error.h"
+#include "core/output_file.h"
 #include "costmodel/learned_backend.h"
 #include "costmodel/learned_plugin.h"
 
@@ -69,13 +70,10 @@ std::string LearnedModel::serialise() const {
   return impl_->backend->serialise();
 }
 
-void LearnedModel::save(const std::string& path) const {
+void LearnedModel::save(const std::string& path, bool replace) const {
   plugin_for(path);
   const std::string bytes = serialise();
-  std::ofstream out(path, std::ios::binary);
-  if (!out) throw InputError(path, "", "cannot write the model file");
-  out << bytes;
-  if (!out) throw InputError(path, "", "write failed");
+  write_output(path, [&](std::ostream& out) { out << bytes; }, replace);
 }
 
 std::vector<double> LearnedModel::predict_ms(const std::vector<PredictQuery>& queries) const {

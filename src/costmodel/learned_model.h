@@ -110,9 +110,10 @@ class LearnedModel {
   void fine_tune(const std::vector<const Measurement*>& target,
                  const std::vector<const Measurement*>& replay, const FewShotOptions& options,
                  Logger& log);
-  // The model file's bytes (model_file.h); save() writes them to `path`.
+  // The model file's bytes (model_file.h); save() writes them to `path` as every output is
+  // written (core/output_file.h): over an existing file only when `replace`.
   std::string serialise() const;
-  void save(const std::string& path) const;
+  void save(const std::string& path, bool replace = false) const;
 
   // Milliseconds per query; NaN where the op cannot be described. Batched internally. GPUs
   // the model was trained on (and their twins and siblings) are priced with their identity features, the

@@ -17,6 +17,7 @@
 
 #include "core/byte_source.h"
 #include "core/error.h"
+#include "core/output_file.h"
 #include "costmodel/kernel_time.h"
 #include "costmodel/learned_backend.h"
 #include "costmodel/learned_model.h"
@@ -494,6 +495,7 @@ std::unique_ptr<TorchModel> load_model(const std::string& path) {
   reject_directory(path, "a cost model file (.dpcm)");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path, "", "cannot open the cost model file");
+  note_opened_input(path);  // no output of this process may replace it
   std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   if (in.bad()) throw InputError(path, "", "read error");
   ModelPayload section;

@@ -5,6 +5,7 @@
 
 #include "core/byte_source.h"
 #include "core/error.h"
+#include "core/output_file.h"
 
 namespace dpro::graph {
 namespace {
@@ -338,12 +339,10 @@ std::string graph_to_bytes(const Dfg& dfg) {
 
 Dfg graph_from_bytes(std::string_view bytes, const std::string& file) { return GraphReader(bytes, file).read(); }
 
-void save_graph(const Dfg& dfg, const std::string& path) {
+void save_graph(const Dfg& dfg, const std::string& path, bool replace) {
   const std::string bytes = graph_to_bytes(dfg);
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  out.close();
-  if (!out) throw InputError(path, "", "cannot write the graph file");
+  write_output(path, [&](std::ostream& out) { out.write(bytes.data(), static_cast<std::streamsize>(bytes.size())); },
+               replace);
 }
 
 Dfg load_graph(const std::string& path) {

@@ -22,8 +22,9 @@ std::string graph_to_bytes(const Dfg& dfg);
 // node") for anything that is not a well-formed graph. The result is finalized.
 Dfg graph_from_bytes(std::string_view bytes, const std::string& file);
 
-// Throws InputError naming the file when it cannot be written or read.
-void save_graph(const Dfg& dfg, const std::string& path);
+// Throws InputError naming the file when it cannot be written or read. save_graph writes as
+// every output does (core/output_file.h): over an existing file only when `replace`.
+void save_graph(const Dfg& dfg, const std::string& path, bool replace = false);
 Dfg load_graph(const std::string& path);
 
 }  // namespace dpro::graph

@@ -11,6 +11,7 @@
 
 #include "core/error.h"
 #include "core/json_fields.h"
+#include "core/output_file.h"
 #include "core/strings.h"
 
 namespace dpro::comm {
@@ -88,6 +89,7 @@ Link parse_link(const json& root, const char* key, const std::string& file) {
 std::string read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path, "", "cannot open cluster file");
+  note_opened_input(path);  // no output of this process may replace it
   std::ostringstream s;
   s << in.rdbuf();
   return s.str();

@@ -39,6 +39,7 @@ ProfilerSession::ProfilerSession(const SessionConfig& config)
       shared_encoder_(strings_, base_time_) {
   make_dirs(config_.out_dir);
   writer_ = std::make_unique<native::NativeFileWriter>(path_, make_header(config_, base_time_));
+  path_ = writer_->path();  // another name when the first was taken
   shared_encoder_.add_metadata("producer", "dpro-profile");
   if (!config_.steps.empty()) shared_encoder_.add_metadata("steps", config_.steps);
   if (!config_.step_name.empty()) shared_encoder_.add_metadata("step_name", config_.step_name);

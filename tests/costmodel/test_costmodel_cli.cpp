@@ -19,6 +19,7 @@
 #include "cmd_costmodel.h"
 #include "core/byte_source.h"
 #include "core/error.h"
+#include "core/output_file.h"
 #include "costmodel/csv.h"
 #include "costmodel/dataset.h"
 #include "costmodel/hw.h"
@@ -32,6 +33,7 @@ int run_cli(std::vector<std::string> args) {
   cmd->add_to(app);
   std::vector<std::string> reversed(args.rbegin(), args.rend());
   app.parse(reversed);
+  dpro::forget_opened_inputs();  // each run is its own command, as in its own process
   return cmd->run();
 }
 // Runs the CLI with stderr redirected to a file; returns what it wrote there.

@@ -8,6 +8,7 @@
 #include "cmd_convert.h"
 #include "core/byte_source.h"
 #include "core/error.h"
+#include "core/output_file.h"
 #include "native_trace_builder.h"
 #include "temp_dir.h"
 
@@ -38,6 +39,7 @@ int run_convert(const std::vector<std::string>& args) {
   for (auto& a : argv) c.push_back(a.c_str());
   app.parse(static_cast<int>(c.size()), c.data());
   REQUIRE(sub->parsed());
+  dpro::forget_opened_inputs();  // each run is its own command, as in its own process
   return command->run();
 }
 

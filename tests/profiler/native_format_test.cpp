@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "core/byte_source.h"
 #include "core/error.h"
 #include "temp_dir.h"
 #include "test_paths.h"
@@ -296,4 +297,20 @@ TEST_CASE("the committed format 1.0 fixture still loads", "[native]") {
   CHECK(c.nccl_colls[0].sequence == 17);
   CHECK(c.markers.size() == 2);
   CHECK(c.dropped_records == 3);
+}
+
+TEST_CASE("the trace writer creates its file exclusively: a planted link or an earlier trace is never written through",
+          "[native]") {
+  test::TempDir dir("exclusive");
+  const std::string path = dir.file("rank0.host.pid42.dpro");
+  { std::ofstream(dir.file("victim")) << "precious"; }
+  std::filesystem::create_symlink(dir.file("victim"), path);
+  NativeFileWriter first(path, Header{});
+  CHECK(first.path() == dir.file("rank0.host.pid42.2.dpro"));
+  NativeFileWriter second(path, Header{});  // the pid came round again
+  CHECK(second.path() == dir.file("rank0.host.pid42.3.dpro"));
+  first.close(0);
+  second.close(0);
+  CHECK(read_whole_file(dir.file("victim")) == "precious");
+  CHECK(std::filesystem::is_symlink(path));
 }

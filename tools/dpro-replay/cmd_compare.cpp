@@ -50,7 +50,7 @@ class CompareCommand final : public Command {
     if (json_path_ != "-") std::cout << replayer::render_text(c);
     flush_stdout();  // a text report that went nowhere is an error, not exit 0
     if (!json_path_.empty())
-      write_output(json_path_, [&](std::ostream& out) { out << dump_output_json(replayer::to_json(c), 2) << "\n"; });
+      write_output(json_path_, [&](std::ostream& out) { out << dump_output_json(replayer::to_json(c), 2) << "\n"; }, force_);
     return c.regression() ? 1 : 0;
   }
 

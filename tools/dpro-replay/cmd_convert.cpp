@@ -32,7 +32,7 @@ class ConvertCommand final : public Command {
     auto rank = trace::make_native_importer()->read(input_, strings, {}, log);
     std::ostringstream json;
     trace::write_chrome_json(rank, strings, json);
-    write_output(output_, [&](std::ostream& out) { out << json.str(); });
+    write_output(output_, [&](std::ostream& out) { out << json.str(); }, force_);
     if (!quiet_ && output_ != "-")
       std::fprintf(stderr, "dpro-replay: %zu events of rank %d written to %s\n", rank.events.size(),
                    rank.rank, output_.c_str());

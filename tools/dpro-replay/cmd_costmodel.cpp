@@ -201,11 +201,11 @@ class CostModelCommand : public Command {
     if (!no_logo_) cm::evaluate_leave_one_out(data, options_, report, log);
     const std::string md = cm::render_markdown(report);
     std::cout << md;
-    if (!markdown_out_.empty()) write_output(markdown_out_, [&](std::ostream& out) { out << md; });
+    if (!markdown_out_.empty()) write_output(markdown_out_, [&](std::ostream& out) { out << md; }, force_);
     if (!json_out_.empty())
       write_output(json_out_, [&](std::ostream& out) {
         out << dump_output_json(cm::to_json(report), 1) << "\n";
-      });
+      }, force_);
     return 0;
   }
 
@@ -219,7 +219,7 @@ class CostModelCommand : public Command {
         cm::kernel_retime_report(origin, target, model ? &*model : nullptr, retime_origin_, retime_target_);
     std::cout << cm::render_markdown(report);
     if (!retime_json_.empty())
-      write_output(retime_json_, [&](std::ostream& out) { out << dump_output_json(cm::to_json(report), 1) << "\n"; });
+      write_output(retime_json_, [&](std::ostream& out) { out << dump_output_json(cm::to_json(report), 1) << "\n"; }, force_);
     return 0;
   }
 
@@ -231,7 +231,7 @@ class CostModelCommand : public Command {
     write_output(pick_output_, [&](std::ostream& out) {
       out << cm::format_csv_row(table.header) << "\n";
       for (auto r : picked.rows) out << cm::format_csv_row(table.rows[r]) << "\n";
-    });
+    }, force_);
     std::cerr << fmt::format("chose {} of {} rows ({} not describable{}){}: measure these on the new GPU, then "
                              "pass them to `replay --device-samples` or `costmodel adapt`\n",
                              picked.rows.size(), table.rows.size(), picked.not_describable,
@@ -309,7 +309,7 @@ class CostModelCommand : public Command {
       const std::string value = std::isfinite(prices.ms[i]) ? fmt::format("{:.6g}", prices.ms[i]) : "";
       out += cm::format_csv_row(with_column(table.rows[i], predicted_col, value)) + "\n";
     }
-    write_output(output_.empty() ? "-" : output_, [&](std::ostream& stream) { stream << out; });
+    write_output(output_.empty() ? "-" : output_, [&](std::ostream& stream) { stream << out; }, force_);
     const std::string pricing = model && prices.learned ? cm::pricing_note(*model, device) : "";
     std::cerr << fmt::format("{} on {}{}: {} learned{}, {} roofline{}, {} not describable (empty)\n",
                              count_of(prices.ops.size(), "row"), device.name, pricing, prices.learned,
@@ -341,9 +341,9 @@ class CostModelCommand : public Command {
   }
 
   // As every output: through a temporary file renamed into place (output_file.h).
-  static void write_model(const cm::LearnedModel& model, const std::string& path) {
+  void write_model(const cm::LearnedModel& model, const std::string& path) const {
     const std::string bytes = model.serialise();
-    write_output(path, [&](std::ostream& out) { out << bytes; });
+    write_output(path, [&](std::ostream& out) { out << bytes; }, force_);
   }
 
   // `row` with `value` in column `at`, or appended when `at` is -1.

@@ -44,7 +44,7 @@ class HostSpeedCommand final : public Command {
     const whatif::HostSpeed speed = whatif::host_speed(origin.dfg, target.dfg, min_calls_);
     if (json_path_ != "-") print(speed);
     if (!json_path_.empty())
-      write_output(json_path_, [&](std::ostream& out) { out << to_json(speed).dump(2) << "\n"; });
+      write_output(json_path_, [&](std::ostream& out) { out << to_json(speed).dump(2) << "\n"; }, force_);
     return 0;
   }
 

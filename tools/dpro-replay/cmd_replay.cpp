@@ -107,13 +107,13 @@ class ReplayCommand final : public Command {
         j["whatif"]["gpu_work_after_step"] = to_json(whatif->gpu_work_after_steps);
         if (unmoved) j["whatif"]["unmoved"] = to_json(*unmoved);
       }
-      write_output(json_path_, [&](std::ostream& out) { out << dump_output_json(j, 2) << "\n"; });
+      write_output(json_path_, [&](std::ostream& out) { out << dump_output_json(j, 2) << "\n"; }, force_);
     }
     if (!timeline_path_.empty()) {
       write_output(timeline_path_, [&](std::ostream& out) {
         if (whatif) replayer::write_timeline(out, traces, whatif->workload.graph, whatif->simulation);
         else replayer::write_timeline(out, traces, baseline.graph, baseline.simulation);
-      });
+      }, force_);
       log.info("timeline written to " + timeline_path_ + " (open it in ui.perfetto.dev)");
     }
     return 0;

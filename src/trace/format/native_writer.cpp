@@ -406,10 +406,31 @@ std::string encode_footer(const FooterRecord& f) {
   return frame(RecordType::kFooter, p);
 }
 
+namespace {
+// `path` with ".<n>" before its extension (n >= 2): the name of the n-th trace that wanted it.
+std::string numbered_path(const std::string& path, int n) {
+  const std::size_t slash = path.rfind('/');
+  const std::size_t dot = path.rfind('.');
+  const bool has_extension = dot != std::string::npos && (slash == std::string::npos || dot > slash + 1);
+  std::string numbered = has_extension ? path.substr(0, dot) : path;
+  numbered.append(".").append(std::to_string(n));
+  if (has_extension) numbered.append(path, dot, std::string::npos);
+  return numbered;
+}
+}  // namespace
+
 NativeFileWriter::NativeFileWriter(const std::string& path, const Header& header)
     : path_(path), owner_pid_(static_cast<long>(::getpid())) {
-  fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd_ < 0) throw std::runtime_error(path + ": cannot create: " + std::strerror(errno));
+  // Created exclusively and without following links: a file or link already there (a planted
+  // link in a shared folder, an earlier run's trace under a reused pid) is never written
+  // through; the trace takes the next free numbered name instead.
+  constexpr int kMaxNames = 1000;
+  for (int n = 1; n <= kMaxNames; ++n) {
+    path_ = n == 1 ? path : numbered_path(path, n);
+    fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd_ >= 0 || errno != EEXIST) break;
+  }
+  if (fd_ < 0) throw std::runtime_error(path_ + ": cannot create: " + std::strerror(errno));
   write_all(encode_preamble(header));
 }
 

@@ -141,7 +141,9 @@ std::string encode_footer(const FooterRecord& footer);
 // opened the file writes to it: after fork() the child's copy discards everything.
 class NativeFileWriter {
  public:
-  // Opens (truncates) path and writes the preamble. Throws std::runtime_error on failure.
+  // Creates `path` (exclusively, not through a link; when something is there already,
+  // "<stem>.<n><ext>" for the first free n >= 2: path() says which) and writes the preamble.
+  // Throws std::runtime_error on failure.
   NativeFileWriter(const std::string& path, const Header& header);
   ~NativeFileWriter();
   NativeFileWriter(const NativeFileWriter&) = delete;
