@@ -169,6 +169,10 @@ TEST_CASE("dpro-profile runs a multi-process job: one trace per rank, the job's 
   CHECK(set.ranks[1].rank == 1);
   trace::align_clocks(set, log);  // one host: unchanged
   CHECK_FALSE(set.ranks[1].clock_offset);
+  // A second run into the same folder is told that the folder's traces would replay as one job.
+  auto again = test::run_process({DPRO_PROFILE_BIN, "--out", out, "--", FAKE_JOB, "--colls", "1"}, {}, dir.file("again"));
+  CHECK(again.code == 0);
+  CHECK(again.err.find("already holds 2 trace file(s) of earlier runs") != std::string::npos);
 }
 
 TEST_CASE("dpro-profile rejects bad options and reports a command that cannot start", "[process][launcher]") {

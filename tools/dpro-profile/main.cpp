@@ -77,6 +77,12 @@ int main(int argc, char** argv) {
   std::string out_dir = env.front().second;
   long started = static_cast<long>(std::chrono::duration_cast<std::chrono::seconds>(
                      std::chrono::system_clock::now().time_since_epoch()).count()) - 1;
+  // Earlier runs' traces in the folder would replay together with this run's as one job.
+  if (const auto earlier = traces_written(out_dir, 0); !earlier.empty())
+    std::fprintf(stderr,
+                 "dpro-profile: warning: %s already holds %zu trace file(s) of earlier runs (%s%s); replaying the "
+                 "folder would take them and this run's as one job: give each run its own --out\n",
+                 out_dir.c_str(), earlier.size(), earlier.front().c_str(), earlier.size() > 1 ? ", ..." : "");
   int code = run_command(options.command, env);
   auto traces = traces_written(out_dir, started);
   if (json) {
