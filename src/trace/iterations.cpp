@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <vector>
 
 namespace dpro::trace {
 
@@ -26,7 +27,8 @@ bool glob_match(std::string_view pattern, std::string_view name) {
   return p == pattern.size();
 }
 
-void detect_iterations(TraceRank& rank, const StringTable& strings, std::string_view marker) {
+IterationRepairs detect_iterations(TraceRank& rank, const StringTable& strings, std::string_view marker) {
+  IterationRepairs repairs;
   rank.iterations.clear();
   if (!marker.empty()) {
     // The k-th occurrence of the marker on the rank is iteration k; an occurrence that starts
@@ -43,7 +45,7 @@ void detect_iterations(TraceRank& rank, const StringTable& strings, std::string_
       rank.iterations.push_back(
           Iteration{std::string(strings.view(e.name)) + " #" + std::to_string(number), number, e.start, e.end(), i});
     }
-    return;
+    return repairs;
   }
   std::map<std::int64_t, Iteration> by_number;
   for (std::uint32_t i = 0; i < rank.events.size(); ++i) {
@@ -53,13 +55,34 @@ void detect_iterations(TraceRank& rank, const StringTable& strings, std::string_
     const auto number = profiler_step_number(name);
     if (!number) continue;
     auto [it, inserted] = by_number.try_emplace(*number);
+    if (!inserted) {
+      ++repairs.duplicates;
+      if (repairs.first_duplicate.empty()) repairs.first_duplicate = std::string(name);
+    }
     if (inserted || e.dur > it->second.end - it->second.start) {
       it->second = Iteration{std::string(name), *number, e.start, e.end(), i};
     }
   }
-  for (auto& [number, iteration] : by_number) rank.iterations.push_back(std::move(iteration));
-  std::sort(rank.iterations.begin(), rank.iterations.end(),
-            [](const Iteration& a, const Iteration& b) { return a.start < b.start; });
+  std::vector<Iteration> steps;
+  for (auto& [number, iteration] : by_number) steps.push_back(std::move(iteration));
+  std::stable_sort(steps.begin(), steps.end(),  // ties in step-number order
+                   [](const Iteration& a, const Iteration& b) { return a.start < b.start; });
+  // Steps are consecutive: one that starts before the previous ended cuts the previous one short
+  // there (a step counted in two windows would be timed twice); one left with no time is dropped.
+  for (std::size_t k = 0; k < steps.size(); ++k) {
+    if (!rank.iterations.empty() && steps[k].start < rank.iterations.back().end) {
+      Iteration& previous = rank.iterations.back();
+      ++repairs.overlaps;
+      if (repairs.first_overlap.empty()) repairs.first_overlap = previous.name + " and " + steps[k].name;
+      previous.end = steps[k].start;
+      if (previous.end <= previous.start) {
+        rank.iterations.pop_back();
+        ++repairs.dropped;
+      }
+    }
+    rank.iterations.push_back(std::move(steps[k]));
+  }
+  return repairs;
 }
 
 }  // namespace dpro::trace

@@ -1,5 +1,7 @@
 #include "trace/loader.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <map>
@@ -9,6 +11,7 @@
 #include "core/byte_source.h"
 #include "core/error.h"
 #include "core/strings.h"
+#include "core/time.h"
 #include "trace/iterations.h"
 #include "trace/native/clock_alignment.h"
 
@@ -71,6 +74,35 @@ void assign_ranks(std::vector<TraceRank>& ranks, Logger& log) {
   }
 }
 
+// The ranks of one job run at the same time. Captures of one host share its clock: two of them
+// whose spans leave a gap between them (no rank running across it) are two runs, not one job
+// (two unrelated dpro-profile runs left in one --out folder).
+void check_one_run(const std::vector<TraceRank>& ranks) {
+  struct Span {
+    Nanos start, end;
+    const TraceRank* rank;
+  };
+  std::map<std::string, std::vector<Span>> by_host;
+  for (const TraceRank& r : ranks) {
+    if (r.host.empty() || r.events.empty()) continue;
+    Nanos end = r.events.front().end();
+    for (const Event& e : r.events) end = std::max(end, e.end());
+    by_host[r.host].push_back({r.events.front().start, end, &r});  // events are sorted by start
+  }
+  for (auto& [host, spans] : by_host) {
+    std::sort(spans.begin(), spans.end(), [](const Span& a, const Span& b) { return a.start < b.start; });
+    const Span* reaching = &spans.front();  // the span that ends last among those started so far
+    for (const Span& s : spans) {
+      if (s.start > reaching->end)
+        throw InputError(s.rank->file, "",
+                         "was recorded after " + reaching->rank->file + " had ended (" +
+                             format_duration(s.start - reaching->end) + " later, host " + host +
+                             "): captures of two runs, not ranks of one job; replay each run's traces on their own");
+      if (s.end > reaching->end) reaching = &s;
+    }
+  }
+}
+
 void check_complete(const std::vector<TraceRank>& ranks, const LoadOptions& options, Logger& log) {
   int world = 0;
   for (const TraceRank& r : ranks) world = std::max(world, r.world_size.value_or(0));
@@ -121,6 +153,15 @@ std::vector<std::string> expand_trace_paths(const std::vector<std::string>& path
     }
   }
   if (files.empty()) throw InputError("", "", "no trace files given");
+  // One file given twice (by two paths, a link, or a folder and a file in it) would replay as
+  // two ranks of one job.
+  std::map<std::pair<dev_t, ino_t>, const std::string*> seen;
+  for (const std::string& file : files) {
+    struct stat st {};
+    if (::stat(file.c_str(), &st) != 0) continue;  // reading it will say what is wrong
+    const auto [it, added] = seen.try_emplace({st.st_dev, st.st_ino}, &file);
+    if (!added) throw InputError(file, "", "is given twice (also as " + *it->second + "); give each rank's trace once");
+  }
   return files;
 }
 
@@ -141,7 +182,16 @@ TraceSet load_traces(const std::vector<std::string>& paths, const LoadOptions& o
     if (!chosen) throw InputError(file, "", "not a trace format dpro knows (Kineto JSON or dpro native)");
     log.info("reading " + file + " (" + std::string(chosen->format()) + ")");
     TraceRank rank = chosen->read(file, set.strings, options.import, log);
-    detect_iterations(rank, set.strings, options.iteration_marker);
+    if (const IterationRepairs mended = detect_iterations(rank, set.strings, options.iteration_marker); mended.any())
+      log.warn(file + ": " +
+               (mended.duplicates ? std::to_string(mended.duplicates) + " ProfilerStep span(s) recorded again (" +
+                                        mended.first_duplicate + " first; the longest of each kept)"
+                                  : std::string()) +
+               (mended.duplicates && mended.overlaps ? "; " : "") +
+               (mended.overlaps ? std::to_string(mended.overlaps) + " step(s) overlapping the one before (" +
+                                      mended.first_overlap + " first; the earlier one cut where the next begins" +
+                                      (mended.dropped ? ", " + std::to_string(mended.dropped) + " left empty and dropped" : "") + ")"
+                                : std::string()));
     bool any_work = false;
     for (const Event& e : rank.events) {
       if (is_cpu_side(e.kind) || is_gpu_work(e.kind)) { any_work = true; break; }
@@ -166,6 +216,7 @@ TraceSet load_traces(const std::vector<std::string>& paths, const LoadOptions& o
                       "no CPU annotation or operator of that name in the traces ('*' matches any "
                       "characters; names are matched whole)",
                       set.ranks.front().file);
+  check_one_run(set.ranks);
   assign_ranks(set.ranks, log);
   check_complete(set.ranks, options, log);
   if (options.align_clocks) align_clocks(set, log);  // per-host offsets from matched collectives

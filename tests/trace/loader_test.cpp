@@ -56,8 +56,53 @@ TEST_CASE("A rank file missing from a multi-rank set is an error naming the rank
 
 TEST_CASE("Two files claiming the same rank are an error naming both") {
   const auto files = test::dlrm_files();
-  const std::string error = load_error({files[0], files[0]});
+  const std::string dir = test::fresh_dir("same_rank");
+  fs::copy_file(files[0], dir + "/copy.json.gz");
+  const std::string error = load_error({files[0], dir + "/copy.json.gz"});
   CHECK_THAT(error, Catch::Contains("rank 0 is also claimed by"));
+}
+
+TEST_CASE("One file given twice, by any path, is an error rather than a job of two ranks") {
+  const std::string file = test::source_path("traces/hta/no-rank.json.gz");  // no rank: would be ranks 0 and 1
+  CHECK_THAT(load_error({file, file}), Catch::Contains("is given twice"));
+  const std::string dir = test::fresh_dir("given_twice");
+  fs::create_symlink(file, dir + "/link.json.gz");
+  CHECK_THAT(load_error({file, dir}), Catch::Contains("is given twice") && Catch::Contains("link.json.gz"));
+}
+
+TEST_CASE("Captures of two runs of one host are refused as one job") {
+  // Two bundled dpro-profile captures recorded one after the other on one machine.
+  const std::string error =
+      load_error({test::source_path("traces/h100/gpt2"), test::source_path("traces/h100/resnet50")});
+  CHECK_THAT(error, Catch::Contains("captures of two runs") && Catch::Contains("host vm"));
+  // Two ranks of one job on one host (ResNet-18 under gloo, two processes on the GPU) load.
+  CHECK(load_error({test::source_path("traces/h100/resnet18-gloo2")}).empty());
+}
+
+TEST_CASE("Overlapping and repeated ProfilerStep spans are mended into consecutive steps, with a warning") {
+  const std::string dir = test::fresh_dir("overlap");
+  test::write_text(dir + "/t.json", R"({"distributedInfo": {"rank": 0, "world_size": 1},
+  "traceEvents": [
+    {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 1, "tid": 1, "ts": 0, "dur": 150},
+    {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#2", "pid": 1, "tid": 1, "ts": 100, "dur": 100},
+    {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#2", "pid": 1, "tid": 2, "ts": 100, "dur": 90},
+    {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#3", "pid": 1, "tid": 1, "ts": 200, "dur": 100},
+    {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#4", "pid": 1, "tid": 1, "ts": 200, "dur": 50},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 110, "dur": 10}
+  ]})");
+  test::CapturingLog log;
+  const auto steps = test::load({dir + "/t.json"}, log.log).ranks.at(0).iterations;
+  // #1 is cut where #2 begins; #3 and #4 begin together: #3 is left empty and dropped.
+  REQUIRE(steps.size() == 3);
+  CHECK(steps[0].name == "ProfilerStep#1");
+  CHECK(steps[0].end == 100000);
+  CHECK(steps[1].name == "ProfilerStep#2");
+  CHECK(steps[1].end == 200000);
+  CHECK(steps[2].name == "ProfilerStep#4");
+  for (std::size_t k = 1; k < steps.size(); ++k) CHECK(steps[k].start >= steps[k - 1].end);
+  CHECK(log.contains("1 ProfilerStep span(s) recorded again (ProfilerStep#2 first"));
+  CHECK(log.contains("2 step(s) overlapping the one before"));
+  CHECK(log.contains("1 left empty and dropped"));
 }
 
 TEST_CASE("Traces without distributedInfo or rank get rank 0 and a warning") {
