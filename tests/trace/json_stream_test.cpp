@@ -1,6 +1,12 @@
 #include <catch2/catch.hpp>
 
+#include <nlohmann/json.hpp>
+
+#include <climits>
+#include <cstdint>
+
 #include "core/error.h"
+#include "trace/chrome_json.h"
 #include "trace/json_stream.h"
 #include "trace_fixtures.h"
 
@@ -50,4 +56,17 @@ TEST_CASE("Structural errors carry the byte offset") {
   CHECK_THROWS_WITH(stream_text(R"({"traceEvents": [{"a": 1}, 5]})"), Catch::Contains("byte 27"));
   CHECK_THROWS_WITH(stream_text(R"({"traceEvents": [{"a": 1})"), Catch::Contains("truncated"));
   CHECK_THROWS_WITH(stream_text(R"({"traceEvents": []} trailing)"), Catch::Contains("after the end"));
+}
+
+TEST_CASE("Chrome JSON times and strings are valid JSON for any time and any bytes") {
+  using dpro::trace::chrome_micros;
+  CHECK(chrome_micros(1234) == "1.234");
+  CHECK(chrome_micros(-75) == "-0.075");
+  CHECK(chrome_micros(INT64_MIN) == "-9223372036854775.808");
+  CHECK(chrome_micros(INT64_MAX) == "9223372036854775.807");
+  for (const std::int64_t t : {INT64_MIN, INT64_MIN + 1, std::int64_t{-1}, std::int64_t{0}, INT64_MAX})
+    CHECK_NOTHROW(nlohmann::json::parse(chrome_micros(t)));
+  // A name that is not UTF-8 comes out as valid JSON (the bad bytes replaced), never copied.
+  const std::string name = dpro::trace::chrome_string(std::string("aten::mm\xff\xfe", 10));
+  CHECK_NOTHROW(nlohmann::json::parse(name));
 }
