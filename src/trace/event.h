@@ -87,6 +87,14 @@ struct EventAttrs {
 
 constexpr std::uint32_t kNoAttrs = 0xffffffffu;
 
+// The bounds on times every importer's events are held to (the loader checks them once for all
+// formats: trace/event_checks.h). Times beyond kMaxTraceNanos in magnitude (3e18 ns, the year
+// 2065 as a Unix time) are refused: sums and differences of a few of them stay within int64.
+// A rank's events lie within kMaxTraceSpanNanos of each other (2^52 ns, 52 days): a sum of
+// busy times over up to 2,048 concurrent tracks then stays within int64 too.
+inline constexpr Nanos kMaxTraceNanos = 3'000'000'000'000'000'000;
+inline constexpr Nanos kMaxTraceSpanNanos = Nanos{1} << 52;
+
 // Largest rank and world size a trace may give (2^20): beyond any job, so a larger value is a
 // corrupt trace (or one that wrapped through a 32-bit int), not a rank to replay.
 inline constexpr int kMaxRank = 1 << 20;

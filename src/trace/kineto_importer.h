@@ -8,10 +8,6 @@ namespace dpro::trace {
 
 std::unique_ptr<Importer> make_kineto_importer();
 
-// Times beyond this magnitude (3e18 ns, the year 2065 as a Unix time) are refused: sums and
-// differences of a few of them must stay within int64.
-inline constexpr Nanos kMaxTraceNanos = 3'000'000'000'000'000'000;
-
 // Exact conversion of a JSON number of microseconds ("1694128201426674", "4458676416788.066",
 // "1.5e3") to nanoseconds. Returns false if the text is not a number or is beyond
 // kMaxTraceNanos in magnitude.

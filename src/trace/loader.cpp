@@ -12,6 +12,7 @@
 #include "core/error.h"
 #include "core/strings.h"
 #include "core/time.h"
+#include "trace/event_checks.h"
 #include "trace/iterations.h"
 #include "trace/native/clock_alignment.h"
 
@@ -182,6 +183,7 @@ TraceSet load_traces(const std::vector<std::string>& paths, const LoadOptions& o
     if (!chosen) throw InputError(file, "", "not a trace format dpro knows (Kineto JSON or dpro native)");
     log.info("reading " + file + " (" + std::string(chosen->format()) + ")");
     TraceRank rank = chosen->read(file, set.strings, options.import, log);
+    check_events(rank, set.strings, log);  // bounds, repeats, overlaps: the same for every format
     if (const IterationRepairs mended = detect_iterations(rank, set.strings, options.iteration_marker); mended.any())
       log.warn(file + ": " +
                (mended.duplicates ? std::to_string(mended.duplicates) + " ProfilerStep span(s) recorded again (" +

@@ -1,8 +1,11 @@
 #include <catch2/catch.hpp>
 
+#include <nlohmann/json.hpp>
+
 #include <filesystem>
 #include <functional>
 
+#include "core/byte_source.h"
 #include "core/error.h"
 #include "trace/iterations.h"
 #include "trace/loader.h"
@@ -290,4 +293,43 @@ TEST_CASE("An iteration marker makes its occurrences the iterations instead of P
   } catch (const InputError& e) {
     CHECK_THAT(std::string(e.what()), Catch::Contains("t.json") && Catch::Contains("iteration_marker train_stp"));
   }
+}
+
+TEST_CASE("A trace holding every event twice loads as the trace, with a warning") {
+  test::CapturingLog once_log, twice_log;
+  const std::string file = test::source_path("traces/hta/alexnet-a100-single.json.gz");
+  const auto once = test::load({file}, once_log.log);
+  // The same trace with each complete event repeated after the last one.
+  auto doc = nlohmann::json::parse(read_whole_file(file));
+  const auto events = doc.at("traceEvents");
+  for (const auto& e : events)
+    if (e.value("ph", "") == "X") doc["traceEvents"].push_back(e);
+  const std::string dir = test::fresh_dir("repeated");
+  test::write_text(dir + "/twice.json", doc.dump());
+  const auto twice = test::load({dir + "/twice.json"}, twice_log.log);
+  CHECK(twice.ranks.at(0).events.size() == once.ranks.at(0).events.size());
+  CHECK(twice_log.contains("event(s) recorded twice"));
+  CHECK_FALSE(once_log.contains("recorded twice"));
+}
+
+TEST_CASE("GPU ops overlapping on one stream are named in a warning, and times beyond the bound are refused") {
+  const std::string dir = test::fresh_dir("stream_overlap");
+  test::write_text(dir + "/t.json", R"({"distributedInfo": {"rank": 0, "world_size": 1},
+  "traceEvents": [
+    {"ph": "X", "cat": "kernel", "name": "first", "pid": 0, "tid": 7, "ts": 100, "dur": 50, "args": {"stream": 7, "device": 0, "correlation": 1}},
+    {"ph": "X", "cat": "kernel", "name": "second", "pid": 0, "tid": 7, "ts": 120, "dur": 50, "args": {"stream": 7, "device": 0, "correlation": 2}},
+    {"ph": "X", "cat": "kernel", "name": "third", "pid": 0, "tid": 7, "ts": 170.5, "dur": 10, "args": {"stream": 7, "device": 0, "correlation": 3}}
+  ]})");
+  test::CapturingLog log;
+  test::load({dir + "/t.json"}, log.log);
+  // 'second' starts 30 us inside 'first'; 'third' touches 'second' within the rounding tolerance.
+  CHECK(log.contains("1 GPU op(s) start before the previous op of their stream ended"));
+  CHECK(log.contains("'second'"));
+  CHECK(log.contains("30.000 us inside 'first'"));
+
+  test::write_text(dir + "/long.json", R"({"traceEvents": [
+    {"ph": "X", "cat": "cpu_op", "name": "a", "pid": 1, "tid": 1, "ts": 0, "dur": 1},
+    {"ph": "X", "cat": "cpu_op", "name": "b", "pid": 1, "tid": 1, "ts": 5000000000000, "dur": 1}
+  ]})");
+  CHECK_THAT(load_error({dir + "/long.json"}), Catch::Contains("long.json") && Catch::Contains("52 days"));
 }
