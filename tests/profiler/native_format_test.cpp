@@ -242,6 +242,29 @@ TEST_CASE("a malformed record stops the load with a warning, keeping what preced
   CHECK_FALSE(c.has_footer);
 }
 
+TEST_CASE("a record whose time lies beyond the bound every trace is held to is malformed, never overflowed", "[native]") {
+  test::TempDir dir("far");
+  const Header h = test_header();
+  StringInterner strings;
+  RecordEncoder enc(strings, h.base_time);
+  const std::uint64_t t = static_cast<std::uint64_t>(h.base_time) + 1000;
+  enc.add(KernelRecord{t, t + 2000, 0, 1, 7, 7, "gemm_kernel", {4, 2, 1}, {128, 1, 1}, 64, 1024});
+  // 146 years after the base time: within int64, beyond the 3e18 ns bound.
+  const std::uint64_t far = static_cast<std::uint64_t>(h.base_time) + 4'600'000'000'000'000'000ull;
+  enc.add(KernelRecord{far, far + 10, 0, 1, 7, 8, "gemm_kernel", {4, 2, 1}, {128, 1, 1}, 64, 1024});
+  auto batch = enc.take();
+  {
+    NativeFileWriter writer(dir.file("t.dpro"), h);
+    writer.append(merge_in_time_order({&batch, 1}), batch.index.size());
+    writer.close(0);
+  }
+  Logger log(LogLevel::kQuiet);
+  auto c = read_native_capture(dir.file("t.dpro"), log);
+  CHECK(log.warning_count() == 1);
+  CHECK(c.kernels.size() == 1);
+  CHECK(c.kernels[0].start == h.base_time + 1000);
+}
+
 TEST_CASE("gzip-compressed native traces are read transparently", "[native]") {
   test::TempDir dir("gz");
   write_sample(dir.file("t.dpro"));

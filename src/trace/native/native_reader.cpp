@@ -33,6 +33,7 @@ class Cursor {
     return s;
   }
   bool ok() const { return ok_; }
+  void fail() { ok_ = false; }
 
  private:
   const char* pos_;
@@ -47,7 +48,27 @@ class Decoder {
   bool decode(RecordType type, Cursor& c);
 
  private:
-  std::int64_t time(Cursor& c) { return c.z() + out_.header.base_time; }
+  // An absolute time (an offset from the header's base time) and a duration, each within the
+  // bound every trace is held to (trace/event.h); beyond it the record is malformed. Both terms
+  // are bounded before the sum is formed, so it cannot overflow.
+  static std::int64_t time(Cursor& c, std::int64_t base) {
+    const std::int64_t offset = c.z();
+    const auto within = [](std::int64_t t) { return t >= -trace::kMaxTraceNanos && t <= trace::kMaxTraceNanos; };
+    if (!within(offset) || !within(base) || !within(offset + base)) {
+      c.fail();
+      return 0;
+    }
+    return offset + base;
+  }
+  std::int64_t time(Cursor& c) const { return time(c, out_.header.base_time); }
+  static std::int64_t duration(Cursor& c) {
+    const std::uint64_t d = c.u();
+    if (d > static_cast<std::uint64_t>(trace::kMaxTraceNanos)) {
+      c.fail();
+      return 0;
+    }
+    return static_cast<std::int64_t>(d);
+  }
   void header(Cursor& c);
   void api(Cursor& c);
   void kernel(Cursor& c);
@@ -87,7 +108,7 @@ void Decoder::api(Cursor& c) {
   a.kind = c.u() == 1 ? ApiKind::kDriver : ApiKind::kRuntime;
   a.cbid = c.u32();
   a.start = time(c);
-  a.dur = static_cast<std::int64_t>(c.u());
+  a.dur = duration(c);
   a.pid = c.u32();
   a.tid = c.u32();
   a.correlation = c.u32();
@@ -98,7 +119,7 @@ void Decoder::api(Cursor& c) {
 void Decoder::kernel(Cursor& c) {
   StoredKernel k{};
   k.start = time(c);
-  k.dur = static_cast<std::int64_t>(c.u());
+  k.dur = duration(c);
   k.device = c.u32();
   k.context = c.u32();
   k.stream = c.u32();
@@ -115,7 +136,7 @@ void Decoder::copy(Cursor& c, bool memset) {
   StoredCopy m{};
   m.memset = memset;
   m.start = time(c);
-  m.dur = static_cast<std::int64_t>(c.u());
+  m.dur = duration(c);
   m.device = c.u32();
   m.context = c.u32();
   m.stream = c.u32();
@@ -141,7 +162,7 @@ void Decoder::nccl_coll(Cursor& c) {
   n.channels = c.u32();
   n.root_or_peer = c.z32();
   n.start = time(c);
-  n.dur = static_cast<std::int64_t>(c.u());
+  n.dur = duration(c);
   n.pid = c.u32();
   n.tid = c.u32();
   if (c.ok()) out_.nccl_colls.push_back(n);
@@ -178,7 +199,7 @@ void Decoder::device(Cursor& c) {
 void Decoder::sync(Cursor& c) {
   StoredSync s{};
   s.start = time(c);
-  s.dur = static_cast<std::int64_t>(c.u());
+  s.dur = duration(c);
   s.type = c.u32();
   s.context = c.u32();
   s.stream = c.u();
@@ -235,7 +256,7 @@ void Decoder::nccl_comm(Cursor& c) {
 void Decoder::nccl_api(Cursor& c) {
   StoredNcclApi n{};
   n.start = time(c);
-  n.dur = static_cast<std::int64_t>(c.u());
+  n.dur = duration(c);
   n.pid = c.u32();
   n.tid = c.u32();
   n.comm_hash = c.u();
@@ -251,7 +272,7 @@ void Decoder::nccl_launch(Cursor& c) {
   n.comm_hash = c.u();
   n.group_id = c.u();
   n.start = time(c);
-  n.dur = static_cast<std::int64_t>(c.u());
+  n.dur = duration(c);
   n.pid = c.u32();
   n.tid = c.u32();
   if (c.ok()) out_.nccl_launches.push_back(n);
