@@ -142,7 +142,10 @@ std::vector<std::string> expand_trace_paths(const std::vector<std::string>& path
     if (fs::is_directory(p, ec)) {
       std::vector<std::string> inside;
       for (const auto& entry : fs::directory_iterator(p)) {
-        if (entry.is_regular_file() && looks_like_trace_file(entry.path())) inside.push_back(entry.path().string());
+        if (!looks_like_trace_file(entry.path())) continue;
+        const bool regular = entry.is_regular_file(ec);
+        if (ec) throw InputError(entry.path().string(), "", "cannot read: " + ec.message());  // a link loop, ...
+        if (regular) inside.push_back(entry.path().string());
       }
       if (inside.empty()) throw InputError(p, "", "directory holds no trace files (*.json, *.json.gz, *.dpro)");
       std::sort(inside.begin(), inside.end());

@@ -333,3 +333,11 @@ TEST_CASE("GPU ops overlapping on one stream are named in a warning, and times b
   ]})");
   CHECK_THAT(load_error({dir + "/long.json"}), Catch::Contains("long.json") && Catch::Contains("52 days"));
 }
+
+TEST_CASE("A link loop in an input folder is an error naming the entry") {
+  const std::string dir = test::fresh_dir("link_loop");
+  fs::copy_file(test::source_path("traces/hta/no-rank.json.gz"), dir + "/t.json.gz");
+  fs::create_symlink("a.json", dir + "/b.json");
+  fs::create_symlink("b.json", dir + "/a.json");
+  CHECK_THAT(load_error({dir}), Catch::Contains("a.json") && Catch::Contains("cannot read"));
+}

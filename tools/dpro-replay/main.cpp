@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <filesystem>
 
 #include "command.h"
 #include "whatif_flags.h"
@@ -14,7 +15,7 @@
 
 int main(int argc, char** argv) {
   // A file size limit (ulimit -f) reached while writing an output is then a failed write, which
-  // the output code reports and cleans up after (exit 2), not a kill that leaves X.partial.
+  // the output code reports and cleans up after (exit 2), not a kill that leaves a temporary.
   std::signal(SIGXFSZ, SIG_IGN);
   // Commands that run the learned cost model (mostly sgemm) get OpenBLAS's fast kernels.
   for (int i = 1; i < argc; ++i)
@@ -53,6 +54,10 @@ int main(int argc, char** argv) {
     return 2;
   } catch (const dpro::InputError& e) {
     std::fprintf(stderr, "dpro-replay: error: %s\n", e.what());
+    return 2;
+  } catch (const std::filesystem::filesystem_error& e) {
+    // A file or folder the command was given could not be read (a link loop, no permission).
+    std::fprintf(stderr, "dpro-replay: error: %s: %s\n", e.path1().c_str(), e.code().message().c_str());
     return 2;
   } catch (const std::bad_alloc&) {
     std::fprintf(stderr, "dpro-replay: error: out of memory\n");
