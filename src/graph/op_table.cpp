@@ -24,11 +24,23 @@ std::vector<std::vector<std::int64_t>> parse_input_dims(std::string_view text) {
   if (text.empty()) return shapes;
   const auto j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (!j.is_array()) return shapes;
+  // No real tensor has a negative dimension or more than 2^48 elements: such a shape (a corrupt
+  // trace) is taken as unknown, so that products of its dimensions (element counts, FLOPs) never
+  // overflow.
+  constexpr std::int64_t kMaxElements = std::int64_t{1} << 48;
   for (const auto& entry : j) {
     std::vector<std::int64_t> s;
+    std::int64_t elements = 1;
+    bool plausible = true;
     if (entry.is_array())
-      for (const auto& d : entry)
-        if (d.is_number_integer()) s.push_back(d.get<std::int64_t>());
+      for (const auto& d : entry) {
+        if (!d.is_number_integer()) continue;
+        const std::int64_t dim = d.get<std::int64_t>();
+        plausible = plausible && dim >= 0 && dim <= kMaxElements && (dim == 0 || elements <= kMaxElements / dim);
+        if (plausible) elements *= dim;
+        s.push_back(dim);
+      }
+    if (!plausible) s.clear();
     shapes.push_back(std::move(s));
   }
   return shapes;

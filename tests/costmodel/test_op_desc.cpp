@@ -123,6 +123,19 @@ OpDesc cpu_op(std::string_view name, std::string_view dims, std::string_view typ
 }
 }  // namespace
 
+TEST_CASE("an Input Dims shape no tensor can have is taken as unknown, its products never overflow") {
+  dpro::graph::OpTable table;
+  const auto inputs = dpro::graph::parse_inputs(
+      "[[9223372036854775807, 9223372036854775807], [-4, 8], [65536, 65536, 65537], [1024, 1024]]", "", table);
+  REQUIRE(inputs.size() == 4);
+  CHECK(inputs[0].shape.empty());
+  CHECK(inputs[1].shape.empty());
+  CHECK(inputs[2].shape.empty());  // just over 2^48 elements
+  CHECK(inputs[3].shape == std::vector<std::int64_t>{1024, 1024});
+  // Priced without overflow (UBSan would say): the op is described from what is plausible.
+  CHECK_NOTHROW(cpu_op("aten::mm", "[[9223372036854775807, 9223372036854775807], [9223372036854775807, 2]]", ""));
+}
+
 TEST_CASE("ops from a trace's CPU op name and Input Dims") {
   auto bmm = cpu_op("aten::bmm", "[[32, 128, 64], [32, 64, 256]]", "[\"c10::Half\", \"c10::Half\"]");
   CHECK(bmm.family == OpFamily::kBmm);
