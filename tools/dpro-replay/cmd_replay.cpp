@@ -17,6 +17,7 @@
 #include "replayer/replay.h"
 #include "replayer/timeline.h"
 #include "trace/loader.h"
+#include "trace/record_cost.h"
 #include "render_whatif.h"
 #include "whatif/evaluate.h"
 #include "whatif_flags.h"
