@@ -73,6 +73,14 @@ void encode_device(const CUpti_ActivityDevice5& d, native::RecordEncoder& out) {
                                d.numMultiprocessors});
 }
 
+// Whether `rec` is an API record of the calibration's own calls.
+bool is_probe_record(const CUpti_Activity* rec, const ProbeRecordFilter* skip) {
+  if (!skip || (rec->kind != CUPTI_ACTIVITY_KIND_RUNTIME && rec->kind != CUPTI_ACTIVITY_KIND_DRIVER)) return false;
+  const auto& a = *reinterpret_cast<const CUpti_ActivityAPI*>(rec);
+  return skip->drops(rec->kind == CUPTI_ACTIVITY_KIND_DRIVER ? native::ApiKind::kDriver : native::ApiKind::kRuntime,
+                     a.cbid, static_cast<std::int64_t>(a.start));
+}
+
 // One record; false when its kind is not kept.
 bool encode_record(const CUpti_Activity* rec, native::RecordEncoder& out, CallbackNames& names) {
   switch (rec->kind) {
@@ -148,12 +156,13 @@ std::string_view CallbackNames::lookup(std::vector<std::string>& table, int doma
 }
 
 BufferParseResult encode_activity_buffer(const std::uint8_t* buffer, std::size_t valid_size,
-                                         native::RecordEncoder& out, CallbackNames& names) {
+                                         native::RecordEncoder& out, CallbackNames& names,
+                                         const ProbeRecordFilter* skip) {
   BufferParseResult result;
   CUpti_Activity* rec = nullptr;
   auto* bytes = const_cast<std::uint8_t*>(buffer);  // CUPTI's signature is not const-correct
   while (cuptiActivityGetNextRecord(bytes, valid_size, &rec) == CUPTI_SUCCESS) {
-    if (encode_record(rec, out, names)) ++result.records;
+    if (!is_probe_record(rec, skip) && encode_record(rec, out, names)) ++result.records;
     else ++result.ignored;
   }
   return result;

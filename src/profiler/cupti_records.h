@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "profiler/record_cost.h"
 #include "trace/format/native_writer.h"
 
 namespace dpro::profiler {
@@ -32,9 +33,11 @@ struct BufferParseResult {
   std::uint64_t ignored = 0;  // kinds we do not keep (overhead, name, ...)
 };
 
-// Encodes every record of buffer[0, valid_size). Strings are interned (copied) by the
-// encoder, so the buffer may be reused as soon as this returns.
+// Encodes every record of buffer[0, valid_size) but the API records `skip` drops (the
+// calibration's own calls; counted as ignored). Strings are interned (copied) by the encoder, so
+// the buffer may be reused as soon as this returns.
 BufferParseResult encode_activity_buffer(const std::uint8_t* buffer, std::size_t valid_size,
-                                         native::RecordEncoder& out, CallbackNames& names);
+                                         native::RecordEncoder& out, CallbackNames& names,
+                                         const ProbeRecordFilter* skip = nullptr);
 
 }  // namespace dpro::profiler

@@ -182,7 +182,7 @@ void CuptiTracer::buffer_completed(void* context, std::uint32_t stream, std::uin
                                    std::size_t size, std::size_t valid_size) {
   if (buffer && valid_size > 0) {
     std::lock_guard lock(parse_mutex_);
-    records_ += encode_activity_buffer(buffer, valid_size, encoder_, names_).records;
+    records_ += encode_activity_buffer(buffer, valid_size, encoder_, names_, &probe_filter_).records;
     sink_.submit(encoder_.take());
   }
   if (std::uint64_t dropped = api_.dropped_records(context, stream); dropped > 0) {

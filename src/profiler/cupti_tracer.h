@@ -20,6 +20,7 @@
 
 #include "profiler/cupti_api.h"
 #include "profiler/cupti_records.h"
+#include "profiler/record_cost.h"
 #include "profiler/record_sink.h"
 #include "profiler/step_window.h"
 
@@ -74,6 +75,9 @@ class CuptiTracer final : public CorrelationHook {
 
   std::uint64_t records() const { return records_; }
 
+  // The calibration's own API records are dropped through this (record_cost.h).
+  ProbeRecordFilter& probe_filter() { return probe_filter_; }
+
  private:
   bool is_off(const char* what) const;
   std::vector<std::uint32_t> gpu_kinds() const;
@@ -100,6 +104,7 @@ class CuptiTracer final : public CorrelationHook {
   std::mutex parse_mutex_;  // buffer completions may come from several CUPTI threads
   native::RecordEncoder encoder_;
   CallbackNames names_;
+  ProbeRecordFilter probe_filter_;
   std::uint64_t records_ = 0;
 };
 

@@ -2,10 +2,13 @@
 // CUDA_INJECTION64_PATH names this library. Only CUPTI setup happens here, never CUDA calls.
 // It never fails the job: when CUPTI cannot trace, one warning is printed and the process
 // runs on untraced (the NCCL plugin keeps working).
+#include <atomic>
 #include <cstdio>
 #include <mutex>
 #include <string>
+#include <thread>
 
+#include "profiler/cost_probe_real.h"
 #include "profiler/cupti_api_real.h"
 #include "profiler/cupti_tracer.h"
 #include "profiler/session.h"
@@ -13,6 +16,28 @@
 
 namespace dpro::profiler {
 namespace {
+
+// The calibration of the records' host cost (record_cost.h) runs on a thread of its own: no CUDA
+// call may be made from here, inside cuInit, so it waits until cuInit has completed. The thread
+// is stopped and joined at exit (a flush hook of the final flush).
+void start_calibration(ProfilerSession* session, CuptiApi* api, CuptiTracer* tracer, CostProbe* probe) {
+  static std::atomic<bool> stop{false};
+  CalibrationRun run;
+  run.recorded = recorded_classes(session->config());
+  run.options.all_runtime_calls = session->config().all_cuda_calls;
+  static std::thread* thread = new std::thread([=] {
+    try {
+      run_calibration(*api, *probe, tracer->probe_filter(), *session, run, stop);
+    } catch (const std::exception& e) {
+      session->warn_once(std::string("the calibration of the records' cost failed: ") + e.what());
+    }
+  });
+  session->add_flush_hook([](bool final) {
+    if (!final || !thread->joinable()) return;
+    stop.store(true);
+    thread->join();
+  });
+}
 
 void start_cuda_tracing() {
   ProfilerSession* session = ProfilerSession::process();
@@ -43,6 +68,10 @@ void start_cuda_tracing() {
     enc.add_metadata("cuda_api", options.all_runtime_calls ? "all" : "replay");
   });
   static CuptiTracer* tracer = new CuptiTracer(*api, *session, options);
+  // Found now (the CUDA libraries the job has loaded; no CUDA call), so that the calibration's
+  // records are known to the tracer before it records anything.
+  static CostProbe* probe = session->config().calibrate ? make_real_cost_probe().release() : nullptr;
+  if (probe) tracer->probe_filter().set_probes(probe->calls());
   std::string reason;
   if (!tracer->start(reason)) {
     session->warn_once(reason);
@@ -57,6 +86,15 @@ void start_cuda_tracing() {
                          "cudaProfilerStart/Stop: run without --steps)");
   });
   session->set_correlation_hook(tracer);
+  if (!probe) {
+    session->encode([](native::RecordEncoder& enc) { write_no_calibration(enc, "off"); });
+  } else if (probe->calls().empty()) {
+    session->encode([](native::RecordEncoder& enc) {
+      write_no_calibration(enc, "not run: neither the CUDA runtime nor the driver was found loaded");
+    });
+  } else {
+    start_calibration(session, api, tracer, probe);
+  }
 }
 
 }  // namespace

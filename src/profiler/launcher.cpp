@@ -42,6 +42,7 @@ EnvVars profiling_environment(const LaunchOptions& o, const ProfilerLibraries& l
     if (!libs.cupti.empty()) env.emplace_back("NVTX_INJECTION64_PATH", libs.cupti);
   }
   if (o.all_cuda_calls) env.emplace_back("DPRO_PROFILE_CUDA_API", "all");
+  if (!o.calibrate) env.emplace_back("DPRO_PROFILE_CALIBRATE", "0");
   if (!o.steps.empty()) env.emplace_back("DPRO_PROFILE_STEPS", o.steps);
   if (!o.step_name.empty()) env.emplace_back("DPRO_PROFILE_STEP_NAME", o.step_name);
   return env;

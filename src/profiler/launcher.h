@@ -15,6 +15,7 @@ struct LaunchOptions {
   bool nvtx = false;
   bool nccl = true;
   bool all_cuda_calls = false;  // record every CUDA runtime call, not only those the replay uses
+  bool calibrate = true;        // measure what the records cost the host, at start (record_cost.h)
   std::vector<std::string> command;
 };
 

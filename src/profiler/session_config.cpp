@@ -43,6 +43,15 @@ std::string known_off_classes() {
   return list;
 }
 
+std::vector<std::string> recorded_classes(const SessionConfig& config) {
+  std::vector<std::string> out;
+  for (auto c : kOffClasses) {
+    if (c == "subscribe" || (c == "nvtx" && !config.nvtx)) continue;
+    if (std::find(config.off.begin(), config.off.end(), c) == config.off.end()) out.emplace_back(c);
+  }
+  return out;
+}
+
 SessionConfig config_from_env(const EnvLookup& lookup) {
   EnvLookup env = lookup ? lookup : [](const char* name) { return static_cast<const char*>(std::getenv(name)); };
   SessionConfig c;
@@ -54,6 +63,7 @@ SessionConfig config_from_env(const EnvLookup& lookup) {
   c.nccl = text("DPRO_PROFILE_NCCL") != "0";
   c.disabled = text("DPRO_PROFILE_DISABLE") == "1";
   c.all_cuda_calls = text("DPRO_PROFILE_CUDA_API") == "all";
+  c.calibrate = text("DPRO_PROFILE_CALIBRATE") != "0";
   const std::string off = text("DPRO_PROFILE_OFF");
   for (std::size_t from = 0; from <= off.size();) {
     const std::size_t comma = std::min(off.find(',', from), off.size());

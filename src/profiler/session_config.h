@@ -8,6 +8,7 @@
 //   DPRO_PROFILE_FLUSH_MS   period of the background flush (default 1000 ms)
 //   DPRO_PROFILE_DISABLE    "1": profile nothing in this process
 //   DPRO_PROFILE_CUDA_API   "all": record every CUDA runtime call (default: those the replay uses)
+//   DPRO_PROFILE_CALIBRATE  "0": no calibration of the records' host cost at start
 //   DPRO_PROFILE_OFF        diagnostics: comma-separated record classes to leave out
 //                           (kernel, runtime, driver, memcpy, memset, sync, event, correlation, nvtx;
 //                           subscribe: no CUPTI callback subscriber, so neither another CUPTI
@@ -30,6 +31,7 @@ struct SessionConfig {
   bool nccl = true;
   bool disabled = false;
   bool all_cuda_calls = false;
+  bool calibrate = true;  // measure what each record class costs the host, at start (record_cost.h)
   std::vector<std::string> off;  // known class names only (others are ignored, with a warning)
   std::vector<std::string> unknown_off;
   std::uint32_t flush_ms = 1000;  // 0: no background flush
@@ -42,6 +44,10 @@ struct SessionConfig {
 // The record classes DPRO_PROFILE_OFF accepts, and their list for messages.
 bool known_off_class(std::string_view name);
 std::string known_off_classes();
+
+// The record classes the session records (DPRO_PROFILE_OFF's names but `subscribe`): all of them
+// but those left out, and nvtx only when NVTX ranges are recorded.
+std::vector<std::string> recorded_classes(const SessionConfig& config);
 
 using EnvLookup = std::function<const char*(const char*)>;
 

@@ -3,6 +3,7 @@
 // it with measured op costs, and reports predicted vs measured iteration times.
 #include "core/log.h"
 #include "graph/builder.h"
+#include "graph/profiler_cost.h"
 #include "replayer/engine.h"
 #include "replayer/report.h"
 #include "trace/event.h"
@@ -11,6 +12,9 @@ namespace dpro::replayer {
 
 struct ReplayOptions {
   graph::BuildOptions build;
+  // The profiler's own cost: taken out of the CPU side where the traces carry it (or it is
+  // given), before the replay; see graph/profiler_cost.h.
+  graph::ProfilerCostOptions profiler_cost;
   ReportOptions report;
 };
 

@@ -329,6 +329,61 @@ json verdict_json(const Verdict& v) {
   return j;
 }
 
+std::string per_record(const graph::ClassRemoval& c) {
+  return c.ns_min == c.ns_max ? format_duration(c.ns_min)
+                              : format_duration(c.ns_min) + " to " + format_duration(c.ns_max);
+}
+
+const char* source_text(graph::ProfilerCostRemoval::Source s) {
+  switch (s) {
+    case graph::ProfilerCostRemoval::Source::kCalibration: return "the traces' calibration";
+    case graph::ProfilerCostRemoval::Source::kGiven: return "given";
+    case graph::ProfilerCostRemoval::Source::kCalibrationAndGiven: return "the traces' calibration, classes given replacing it";
+  }
+  return "";
+}
+
+// One line: what the profiler's records cost per class, and what of it left the replay.
+std::string profiler_cost_line(const graph::ProfilerCostRemoval& p) {
+  std::string classes;
+  for (const graph::ClassRemoval& c : p.classes)
+    classes += fmt::format("{}{} {} records x {} = {} per step", classes.empty() ? "" : "; ", trace::to_string(c.record_class),
+                           c.records, per_record(c), format_duration(p.cost_per_step(c)));
+  if (p.kept)
+    return fmt::format("profiler's own cost kept as recorded ({}: {}): durations are the profiled job's\n",
+                       source_text(p.source), classes);
+  std::string out = fmt::format(
+      "profiler's own cost taken out of the CPU side ({}, {} of {} ranks): {}; removed {} per step from {} ops",
+      source_text(p.source), p.ranks_with_costs, p.ranks, classes, format_duration(p.removed_per_step()), p.nodes_changed);
+  if (p.clamped > 0)
+    out += fmt::format(" ({} in all not removed: ops that lasted less than their records' cost)", format_duration(p.clamped));
+  return out + "; predicted times are of the job without the profiler, measured ones of the profiled job\n";
+}
+
+nlohmann::json profiler_cost_json(const graph::ProfilerCostRemoval& p) {
+  json classes = json::array();
+  for (const graph::ClassRemoval& c : p.classes)
+    classes.push_back({{"class", trace::to_string(c.record_class)},
+                       {"records", c.records},
+                       {"ns_each_min", c.ns_min},
+                       {"ns_each_max", c.ns_max},
+                       {"total_ns", c.cost},
+                       {"per_step_ns", p.cost_per_step(c)}});
+  const char* source = p.source == graph::ProfilerCostRemoval::Source::kCalibration ? "calibration"
+                       : p.source == graph::ProfilerCostRemoval::Source::kGiven     ? "given"
+                                                                                   : "calibration+given";
+  return {{"kept", p.kept},
+          {"source", source},
+          {"ranks", p.ranks},
+          {"ranks_with_costs", p.ranks_with_costs},
+          {"steps", p.rank_steps},
+          {"classes", classes},
+          {"removed_ns", p.kept ? 0 : p.removed},
+          {"removed_per_step_ns", p.kept ? 0 : p.removed_per_step()},
+          {"not_removed_ns", p.kept ? 0 : p.clamped},
+          {"ops_changed", p.kept ? 0 : p.nodes_changed}};
+}
+
 }  // namespace
 
 std::string render_text(const Report& report) {
@@ -337,6 +392,7 @@ std::string render_text(const Report& report) {
       "{} collective kernels replayed as measured; {} blocking syncs\n",
       report.ranks, report.events, report.nodes, report.edges, report.build.collectives_matched,
       report.build.collectives_unmatched, report.build.blocking_calls);
+  if (report.profiler_cost) out += profiler_cost_line(*report.profiler_cost);
   if (report.iterations.empty()) out += "nothing to compare: no replayed op lies in a ProfilerStep#N (or, without any, in the traces)\n";
   for (const IterationReport& it : report.iterations) {
     out += fmt::format("\n{}\n  {:>6}  {:>12}  {:>12}  {:>8}\n", it.name, "rank", "measured", "predicted", "error");
@@ -426,7 +482,7 @@ nlohmann::json to_json(const Report& report) {
   const graph::BuildStats& s = report.build;
   json edges = json::object();
   for (int k = 0; k < graph::kEdgeKindCount; ++k) edges[graph::to_string(static_cast<graph::EdgeKind>(k))] = s.edges_by_kind[k];
-  return {{"iterations", iterations},
+  json j = {{"iterations", iterations},
           {"graph",
            {{"ranks", report.ranks},
             {"events", report.events},
@@ -447,6 +503,8 @@ nlohmann::json to_json(const Report& report) {
               {"contradicted", s.launch_queue_contradicted}}}}},
           {"replay", {{"events_simulated", report.events_simulated}, {"seconds", report.replay_seconds}}},
           {"notes", report.notes}};
+  if (report.profiler_cost) j["profiler_cost"] = profiler_cost_json(*report.profiler_cost);
+  return j;
 }
 
 }  // namespace dpro::replayer

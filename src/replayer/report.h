@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "graph/builder.h"
+#include "graph/profiler_cost.h"
 #include "replayer/critical_path.h"
 #include "replayer/engine.h"
 #include "replayer/verdict.h"
@@ -86,6 +87,9 @@ struct Report {
   double replay_seconds = 0;
   std::vector<IterationReport> iterations;
   std::vector<std::string> notes;  // what-if summaries and other remarks
+  // The profiler's own cost taken out of the CPU side before the replay (graph/profiler_cost.h),
+  // or kept; none when the traces carry no cost and none was given.
+  std::optional<graph::ProfilerCostRemoval> profiler_cost;
 };
 
 struct ReportOptions {

@@ -11,6 +11,7 @@
 
 #include "core/strings.h"
 #include "core/time.h"
+#include "trace/record_cost.h"
 
 namespace dpro::trace {
 
@@ -150,6 +151,9 @@ struct TraceRank {
   std::vector<EventAttrs> attrs;
   std::vector<Iteration> iterations;  // in time order
   std::optional<Nanos> clock_offset;  // applied shift into the set's common clock, if any
+  // What each of the profiler's records cost this rank's host, where the trace says (dpro-profile's
+  // calibration at start: native metadata `record_cost`); none for traces without one.
+  std::optional<RecordCosts> record_costs;
 
   const EventAttrs* attrs_of(const Event& e) const {
     return e.attrs == kNoAttrs ? nullptr : &attrs[e.attrs];

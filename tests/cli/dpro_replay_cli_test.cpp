@@ -608,3 +608,40 @@ TEST_CASE("A communication what-if warns when message sizes had to be inferred, 
   REQUIRE(given.code == 0);
   CHECK_THAT(given.out, !Catch::Contains("no recorded message size"));
 }
+
+TEST_CASE("A bad --profiler-cost exits 2 naming the option and the value, before any trace loads") {
+  const std::string trace = test::source_path("traces/hta/cuda-event-sync.json.gz");
+  for (const char* bad : {"runtime=2", "runtime=2us,bogus=1us", "runtime=-1us", "runtime=1us,runtime=2us", "runtime=2s"}) {
+    INFO(bad);
+    const Run r = run("replay -q " + trace + " --profiler-cost '" + bad + "'");
+    CHECK(r.code == 2);
+    CHECK(lines(r.out) == 1);
+    CHECK_THAT(r.out, Catch::StartsWith(std::string("dpro-replay: error: --profiler-cost ") + bad + ": "));
+  }
+  // A value for a trace that does not exist: the option is checked first.
+  CHECK_THAT(run("replay -q /nonexistent --profiler-cost runtime=x").out, Catch::Contains("--profiler-cost runtime=x"));
+  const Run both = run("replay -q " + trace + " --profiler-cost runtime=1us --keep-profiler-cost");
+  CHECK(both.code == 2);
+  CHECK_THAT(both.out, Catch::Contains("excludes"));
+}
+
+TEST_CASE("replay --profiler-cost takes the given cost out of a torch.profiler trace and says so; without it the trace replays exactly") {
+  const std::string trace = test::source_path("traces/hta/cuda-event-sync.json.gz");
+  const Run plain = run("replay -q --json - " + trace);
+  REQUIRE(plain.code == 0);
+  const auto p = nlohmann::json::parse(plain.out);
+  CHECK_FALSE(p.contains("profiler_cost"));
+  const auto& step = p.at("iterations").at(0).at("job");
+  CHECK(step.at("predicted_ns") == step.at("measured_ns"));
+  const Run taken = run("replay -q --json - " + trace + " --profiler-cost runtime=1us,cpu_op=500ns");
+  REQUIRE(taken.code == 0);
+  const auto t = nlohmann::json::parse(taken.out);
+  const auto& cost = t.at("profiler_cost");
+  CHECK(cost.at("source") == "given");
+  CHECK(cost.at("removed_per_step_ns").get<Nanos>() > 0);
+  CHECK(cost.at("classes").at(0).at("class") == "runtime");
+  CHECK(cost.at("classes").at(0).at("ns_each_min") == 1000);
+  CHECK(t.at("iterations").at(0).at("job").at("predicted_ns").get<Nanos>() < step.at("measured_ns").get<Nanos>());
+  const Run text = run("replay " + trace + " --profiler-cost runtime=1us");
+  CHECK_THAT(text.out, Catch::Contains("profiler's own cost taken out of the CPU side (given, 1 of 1 ranks): runtime "));
+}

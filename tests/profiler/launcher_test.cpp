@@ -49,6 +49,10 @@ TEST_CASE("the job environment loads the injection library and the NCCL plugin",
   o.all_cuda_calls = true;
   env = as_map(profiling_environment(o, libs));
   CHECK(env.at("DPRO_PROFILE_CUDA_API") == "all");
+  CHECK(env.count("DPRO_PROFILE_CALIBRATE") == 0);  // the calibration runs unless switched off
+  o.calibrate = false;
+  env = as_map(profiling_environment(o, libs));
+  CHECK(env.at("DPRO_PROFILE_CALIBRATE") == "0");
 }
 
 TEST_CASE("launcher options are validated", "[launcher]") {
@@ -76,10 +80,15 @@ TEST_CASE("what is recorded is read from the environment", "[launcher]") {
   CHECK(c.off == std::vector<std::string>{"kernel", "sync"});
   CHECK(c.unknown_off == std::vector<std::string>{"bogus"});
   CHECK(known_off_classes() == "kernel, runtime, driver, memcpy, memset, sync, event, correlation, nvtx, subscribe");
-  vars = {{"DPRO_PROFILE_CUDA_API", "replay"}};
+  CHECK(c.calibrate);
+  // The classes the calibration looks at: those recorded (nvtx only with NVTX ranges).
+  CHECK(recorded_classes(c) == std::vector<std::string>{"runtime", "driver", "memcpy", "memset", "event", "correlation"});
+  vars = {{"DPRO_PROFILE_CUDA_API", "replay"}, {"DPRO_PROFILE_CALIBRATE", "0"}, {"DPRO_PROFILE_NVTX", "1"}};
   c = config_from_env(lookup);
   CHECK_FALSE(c.all_cuda_calls);
   CHECK(c.off.empty());
+  CHECK_FALSE(c.calibrate);
+  CHECK(recorded_classes(c).back() == "nvtx");
 }
 
 TEST_CASE("trace files are named from RANK, LOCAL_RANK, host, pid and restart count", "[launcher]") {

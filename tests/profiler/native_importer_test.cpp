@@ -353,3 +353,61 @@ TEST_CASE("kernel names map to normalised NCCL operations", "[native]") {
   CHECK_FALSE(nccl_op_from_kernel_name("volta_sgemm_128x64_nn"));
   CHECK(normalise_nccl_op("AllToAll") == "alltoall");
 }
+
+TEST_CASE("a capture's calibration of its records' cost is read from its metadata", "[native][profiler-cost]") {
+  auto capture = [](const std::string& dir, const char* record_cost) {
+    test::NativeTraceBuilder b(test::header_for(0, "h"));
+    if (record_cost) b.add().add_metadata("record_cost", record_cost);
+    b.add().add_metadata("record_cost.calibration", "runtime: cudaGetDevice, 9 x 200 calls, ...");
+    b.add(ApiRecord{ApiKind::kRuntime, 211, kT0, kT0 + 100, 1, 2, 1, "cudaLaunchKernel"});
+    b.write(dir + "/c.dpro");
+  };
+  SECTION("with one") {
+    test::TempDir dir("cost");
+    capture(dir.path(), "runtime=2104ns,driver=1876ns");
+    Loaded t;
+    load(dir.file("c.dpro"), t);
+    REQUIRE(t.rank.record_costs);
+    CHECK(t.rank.record_costs->of(trace::RecordClass::kRuntime) == 2104);
+    CHECK(t.rank.record_costs->of(trace::RecordClass::kDriver) == 1876);
+    CHECK_FALSE(t.rank.record_costs->of(trace::RecordClass::kKernel));
+    CHECK(t.warnings == 0);
+  }
+  SECTION("a class a later profiler calibrates is skipped with a warning") {
+    test::TempDir dir("cost-later");
+    capture(dir.path(), "runtime=2us,nvtx=900ns");
+    Loaded t;
+    load(dir.file("c.dpro"), t);
+    REQUIRE(t.rank.record_costs);
+    CHECK(t.rank.record_costs->of(trace::RecordClass::kRuntime) == 2000);
+    CHECK(t.warnings == 1);
+  }
+  SECTION("a damaged one leaves the rank without costs, with a warning") {
+    test::TempDir dir("cost-bad");
+    capture(dir.path(), "runtime=fast");
+    Loaded t;
+    load(dir.file("c.dpro"), t);
+    CHECK_FALSE(t.rank.record_costs);
+    CHECK(t.warnings == 1);
+    CHECK(t.of_kind(EventKind::kRuntimeCall).size() == 1);
+  }
+  SECTION("a capture from before the calibration has none, and no warning") {
+    test::TempDir dir("cost-none");
+    capture(dir.path(), nullptr);
+    Loaded t;
+    load(dir.file("c.dpro"), t);
+    CHECK_FALSE(t.rank.record_costs);
+    CHECK(t.warnings == 0);
+  }
+}
+
+TEST_CASE("the bundled H100 captures, recorded before the calibration, load without costs", "[native][profiler-cost]") {
+  for (const char* job : {"traces/h100/gpt2/norank.vm.pid1078.dpro.gz",
+                          "traces/h100/bert-ddp/rank0.local0.vm.pid1574.dpro.gz"}) {
+    INFO(job);
+    Loaded t;
+    load(std::string(DPRO_SOURCE_DIR) + "/" + job, t);
+    CHECK_FALSE(t.rank.record_costs);
+    CHECK(t.of_kind(EventKind::kKernel).size() > 40'000);
+  }
+}

@@ -18,8 +18,11 @@ constexpr std::uint64_t kStep = 2'000'000;  // 2 ms per iteration
 
 // Rank r of 2: per step a gemm (launch + kernel) then an allreduce whose kernel ends at the
 // same true instant on both ranks. The rank's clock reads true time + skew.
-void write_rank(const std::string& path, int r, const std::string& host, std::int64_t skew) {
+// `record_cost`: the calibration dpro-profile would have written (none: a capture from before it).
+void write_rank(const std::string& path, int r, const std::string& host, std::int64_t skew,
+                const char* record_cost = nullptr) {
   test::NativeTraceBuilder b(test::header_for(r, host, 2));
+  if (record_cost) b.add().add_metadata("record_cost", record_cost);
   b.add(DeviceRecord{0, "NVIDIA H100", 80ull << 30, 9, 0, 132});
   b.add(NcclCommRecord{kComm, "world", 2, r, 2});
   auto at = [&](std::uint64_t t) { return static_cast<std::uint64_t>(static_cast<std::int64_t>(t) + skew); };
@@ -86,5 +89,33 @@ TEST_CASE("native traces load as the trace model, align and replay", "[native][r
     CHECK(it.job_predicted_ns > 0);
     // Nothing changed, so the replay should reproduce the measured step closely.
     CHECK(std::abs(it.job_error()) < 0.01);
+  }
+}
+
+TEST_CASE("native traces with a calibration replay without the profiler's cost, per rank, unless kept", "[native][roundtrip][profiler-cost]") {
+  test::TempDir dir("roundtrip-cost");
+  write_rank(dir.file("rank0.dpro"), 0, "host-a", 0, "runtime=1000ns");
+  write_rank(dir.file("rank1.dpro"), 1, "host-b", 0, "runtime=2000ns,driver=1000ns");
+  Logger log(LogLevel::kQuiet);
+  const trace::TraceSet set = trace::load_traces({dir.path()}, trace::LoadOptions{}, log);
+  replayer::ReplayOptions options;
+  const replayer::Report taken = replayer::replay_trace_set(set, options, log);
+  REQUIRE(taken.profiler_cost);
+  CHECK(taken.profiler_cost->ranks_with_costs == 2);
+  CHECK(taken.profiler_cost->rank_steps == 6);
+  REQUIRE(taken.profiler_cost->classes.size() == 2);
+  const graph::ClassRemoval& runtime = taken.profiler_cost->classes[0];
+  CHECK(runtime.record_class == trace::RecordClass::kRuntime);
+  CHECK(runtime.records == 12);  // a launch and a sync per step, 3 steps, 2 ranks
+  CHECK(runtime.ns_min == 1000);
+  CHECK(runtime.ns_max == 2000);
+  CHECK(taken.profiler_cost->classes[1].records == 3);  // rank 1's cuLaunchKernelEx
+  options.profiler_cost.keep = true;
+  const replayer::Report kept = replayer::replay_trace_set(set, options, log);
+  REQUIRE(kept.profiler_cost);
+  CHECK(kept.profiler_cost->kept);
+  for (std::size_t i = 0; i < kept.iterations.size(); ++i) {
+    CHECK(kept.iterations[i].job_predicted_ns == kept.iterations[i].job_measured_ns);
+    CHECK(taken.iterations[i].job_predicted_ns <= kept.iterations[i].job_predicted_ns);
   }
 }

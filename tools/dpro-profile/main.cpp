@@ -1,4 +1,5 @@
-// dpro-profile [--out DIR] [--steps A:B] [--nvtx] [--step-name NAME] [--no-nccl] [--all-cuda-calls] [--json]
+// dpro-profile [--out DIR] [--steps A:B] [--nvtx] [--step-name NAME] [--no-nccl] [--all-cuda-calls]
+//              [--no-calibration] [--json]
 //              -- CMD ARGS...
 // Runs CMD with the dpro injection library and NCCL profiler plugin enabled, so that every
 // CUDA process of the job (torchrun workers, multiprocessing children) writes one native
@@ -35,7 +36,7 @@ int main(int argc, char** argv) {
 
   CLI::App app{"Profile a CUDA/NCCL job into per-rank dpro native traces.\n"
                "usage: dpro-profile [options] -- CMD ARGS..."};
-  bool no_nccl = false, json = false;
+  bool no_nccl = false, no_calibration = false, json = false;
   app.add_option("--out", options.out_dir, "Directory for the trace files")->capture_default_str();
   app.add_option("--steps", options.steps,
                  "Record only iterations A..B (inclusive), e.g. 10:20: CUDA activity is recorded from the NVTX range of "
@@ -50,6 +51,9 @@ int main(int argc, char** argv) {
   app.add_flag("--all-cuda-calls", options.all_cuda_calls,
                "Record every CUDA runtime call (cudaGetDevice, cudaPeekAtLastError, ...), not only the "
                "launches, copies, syncs, events and allocations the replay uses; traces are about 4x larger");
+  app.add_flag("--no-calibration", no_calibration,
+               "Do not measure, at start, what each record class costs the job's host (a few milliseconds; "
+               "the replay takes that cost out of the CPU side: dpro-replay replay --keep-profiler-cost)");
   app.add_flag("--json", json, "Print the result as one JSON object");
   std::vector<const char*> cargv;
   for (auto& a : own_args) cargv.push_back(a.c_str());
@@ -59,6 +63,7 @@ int main(int argc, char** argv) {
     return app.exit(e) == 0 ? 0 : 2;
   }
   options.nccl = !no_nccl;
+  options.calibrate = !no_calibration;
   if (auto error = validate(options); !error.empty()) {
     std::fprintf(stderr, "dpro-profile: %s\n", error.c_str());
     return 2;

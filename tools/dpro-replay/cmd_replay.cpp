@@ -17,6 +17,7 @@
 #include "replayer/replay.h"
 #include "replayer/timeline.h"
 #include "trace/loader.h"
+#include "trace/record_cost.h"
 #include "render_whatif.h"
 #include "whatif/evaluate.h"
 #include "whatif_flags.h"
@@ -52,6 +53,16 @@ class ReplayCommand final : public Command {
     sub->add_flag("-q,--quiet", quiet_, "print only errors on stderr");
     sub->add_flag("-v,--verbose", verbose_, "print progress and graph details on stderr");
     sub->add_flag("--debug", debug_, "also print every inferred dependency that the measured times contradict");
+    CLI::Option* keep = sub->add_flag(
+        "--keep-profiler-cost", keep_profiler_cost_,
+        "keep CPU-side durations as recorded; by default the cost of the profiler's records that a trace's\n"
+        "calibration gives (dpro-profile measures it at start) is taken out of them before the replay");
+    sub->add_option("--profiler-cost", profiler_cost_,
+                    "what each profiler record cost the traced job's host, for traces without a calibration (or\n"
+                    "replacing its classes): CLASS=TIME,... with classes runtime, driver (API call records),\n"
+                    "kernel, memcpy, memset, sync (activity records, paid by the call that caused them), cpu_op;\n"
+                    "e.g. runtime=2.2us,kernel=2us")
+        ->excludes(keep);
     whatifs_.add_to(*sub);
     command_ = sub;
     return sub;
@@ -60,6 +71,10 @@ class ReplayCommand final : public Command {
   int run() override {
     Logger log(quiet_ ? LogLevel::kError : debug_ ? LogLevel::kDebug : verbose_ ? LogLevel::kInfo : LogLevel::kWarning);
     check_option_combinations();
+    graph::ProfilerCostOptions profiler_cost;  // checked before the traces load
+    profiler_cost.keep = keep_profiler_cost_;
+    if (command_->get_option("--profiler-cost")->count() > 0)
+      profiler_cost.given = trace::parse_record_costs(profiler_cost_, "profiler_cost");
     check_output_paths({{"--json", json_path_}, {"--timeline", timeline_path_}},
                        command_line_values(*command_, {"--json", "--timeline"}), force_);
     trace::LoadOptions load;
@@ -78,6 +93,7 @@ class ReplayCommand final : public Command {
     log.info(fmt::format("loaded {} rank(s) in {:.3f} s", traces.ranks.size(), std::chrono::duration<double>(t1 - t0).count()));
 
     replayer::ReplayOptions options;
+    options.profiler_cost = profiler_cost;
     options.report.iteration = iteration_;
     options.report.top_ops = top_ops_;
     replayer::Replay baseline = replayer::replay_traces(traces, options, log);
@@ -239,6 +255,8 @@ class ReplayCommand final : public Command {
   bool quiet_ = false;
   bool verbose_ = false;
   bool debug_ = false;
+  bool keep_profiler_cost_ = false;
+  std::string profiler_cost_;
   WhatIfFlags whatifs_;
   CLI::App* command_ = nullptr;  // this subcommand: its option values name the inputs to protect
 };

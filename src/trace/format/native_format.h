@@ -62,6 +62,13 @@ inline constexpr std::uint32_t kCbidCudaProfilerStop = 172;
 inline constexpr std::uint32_t kCbidCuProfilerStart = 308;    // driver
 inline constexpr std::uint32_t kCbidCuProfilerStop = 309;
 
+// Metadata keys of dpro-profile's calibration of what its records cost the job's host
+// (docs/native-format.md, "Metadata keys"): the costs ("runtime=2104ns,driver=1876ns"), how they
+// were measured (or why not), and the record classes the session recorded without a figure.
+inline constexpr char kMetaRecordCost[] = "record_cost";
+inline constexpr char kMetaRecordCostCalibration[] = "record_cost.calibration";
+inline constexpr char kMetaRecordCostUncalibrated[] = "record_cost.uncalibrated";
+
 // Sync stream field when the sync is not on a stream.
 inline constexpr std::uint64_t kNoStream = 0xffffffffu;
 

@@ -8,6 +8,7 @@
 #include <map>
 #include <unordered_map>
 
+#include "core/error.h"
 #include "core/strings.h"
 #include "trace/iterations.h"
 #include "trace/native/native_reader.h"
@@ -81,6 +82,7 @@ class RankBuilder {
   void profiler_ranges();
   void nccl_api_calls();
   void apply_step_selection();
+  void record_costs();
 
   const NativeCapture& c_;
   StringTable& strings_;
@@ -337,8 +339,27 @@ void RankBuilder::apply_step_selection() {
   std::erase_if(r_.events, [&](const Event& e) { return e.start < lo || e.end() > hi; });
 }
 
+// Metadata "record_cost": the calibration dpro-profile made at start. A class this dpro does not
+// know (a later profiler's) is skipped with a warning; a damaged value leaves the rank without
+// costs, with a warning: its durations are then kept as recorded.
+void RankBuilder::record_costs() {
+  const auto it = c_.metadata.find(native::kMetaRecordCost);
+  if (it == c_.metadata.end()) return;
+  std::vector<std::string> unknown;
+  try {
+    RecordCosts costs = parse_record_costs(it->second, native::kMetaRecordCost, &unknown);
+    if (!costs.empty()) r_.record_costs = costs;
+  } catch (const OptionError& e) {
+    log_.warn(c_.path + ": " + e.what() + "; the profiler's cost is not taken out of this rank");
+    return;
+  }
+  for (const auto& name : unknown)
+    log_.warn(c_.path + ": record_cost: record class '" + name + "' unknown to this dpro, ignored");
+}
+
 TraceRank RankBuilder::build() {
   header();
+  record_costs();
   apis();
   gpu_work();
   syncs();
