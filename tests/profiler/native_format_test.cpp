@@ -265,6 +265,29 @@ TEST_CASE("a record whose time lies beyond the bound every trace is held to is m
   CHECK(c.kernels[0].start == h.base_time + 1000);
 }
 
+TEST_CASE("a record claiming a huge length or a huge string id costs no memory beyond the file", "[native]") {
+  test::TempDir dir("huge");
+  write_sample(dir.file("t.dpro"), /*close=*/false);
+  const std::string sample = read_bytes(dir.file("t.dpro"));
+  auto varint = [](std::uint64_t v) {
+    char buf[10];
+    return std::string(buf, put_varint(buf, v));
+  };
+  // A string record for id 2^30: kept on its own, not a table of 2^30 strings.
+  const std::string payload = varint(1u << 30) + varint(5) + "hello";
+  std::string bytes = sample + std::string(1, static_cast<char>(RecordType::kString)) + varint(payload.size()) + payload;
+  // Then a record that claims 2^40 bytes: malformed at once, not buffered up to the end of the stream.
+  bytes += std::string(1, static_cast<char>(RecordType::kKernel)) + varint(1ull << 40) + std::string(4096, '\0');
+  write_bytes(dir.file("huge.dpro"), bytes);
+  Logger log(LogLevel::kQuiet);
+  auto c = read_native_capture(dir.file("huge.dpro"), log);
+  CHECK(c.str(1u << 30) == "hello");
+  CHECK(c.strings.size() < 1000);
+  CHECK(c.truncated);
+  CHECK(log.warning_count() == 1);
+  CHECK(c.kernels.size() == 1);
+}
+
 TEST_CASE("gzip-compressed native traces are read transparently", "[native]") {
   test::TempDir dir("gz");
   write_sample(dir.file("t.dpro"));

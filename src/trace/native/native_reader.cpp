@@ -175,6 +175,12 @@ void Decoder::string_definition(Cursor& c) {
     ok_ = false;
     return;
   }
+  // Definitions may arrive out of id order (threads' batches), never far out of it.
+  const std::uint64_t dense_limit = 2 * out_.record_count + (1u << 16);
+  if (id >= dense_limit) {
+    out_.sparse_strings[static_cast<std::uint32_t>(id)] = std::move(text);
+    return;
+  }
   if (out_.strings.size() <= id) out_.strings.resize(id + 1);
   out_.strings[id] = std::move(text);
 }
@@ -332,6 +338,10 @@ void check_preamble(const std::string& path, const std::string& data, NativeCapt
   if (out.version_major == 0) throw InputError(path, "version", "invalid format version 0");
 }
 
+// The longest record the reader buffers (a string or metadata record: kernel names run to a few
+// KB): a length beyond it is a corrupt record, not a reason to hold gigabytes of the stream.
+constexpr std::uint64_t kMaxRecordBytes = 64ull << 20;
+
 // Parses the complete records at the front of data; returns the bytes consumed, or npos when
 // a record is malformed.
 std::size_t parse_records(const std::string& data, std::size_t pos, Decoder& decoder,
@@ -343,6 +353,10 @@ std::size_t parse_records(const std::string& data, std::size_t pos, Decoder& dec
     if (p >= end) return pos;
     auto type = static_cast<RecordType>(static_cast<std::uint8_t>(*p++));
     auto len = get_varint(p, end);
+    if (len && *len > kMaxRecordBytes) {  // no record is that long: a corrupt length, not one to buffer
+      malformed = true;
+      return pos;
+    }
     if (!len || *len > static_cast<std::uint64_t>(end - p)) {
       if (!len && end - p >= 10) malformed = true;
       return pos;  // incomplete: wait for more bytes
@@ -370,6 +384,7 @@ bool has_native_magic(std::string_view head) {
 std::string_view NativeCapture::str(std::uint32_t id) const {
   if (id == 0) return {};
   if (id < strings.size() && !strings[id].empty()) return strings[id];
+  if (const auto it = sparse_strings.find(id); it != sparse_strings.end()) return it->second;
   static const std::string kLost = "<lost string>";
   return kLost;
 }

@@ -5,6 +5,7 @@
 // kVersionMajor is an InputError.
 #include <array>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -107,6 +108,9 @@ struct NativeCapture {
   // Text of a string id; "" for 0, "<string N>" when its definition was lost.
   std::string_view str(std::uint32_t id) const;
   std::vector<std::string> strings;  // index = id; defined ones non-empty
+  // Ids far beyond the definitions read so far (ids are given out densely, so only a corrupt
+  // trace has them) are kept here: a huge id costs one entry, not a table up to it.
+  std::map<std::uint32_t, std::string> sparse_strings;
 };
 
 // True when head starts with the native magic.
