@@ -1,5 +1,7 @@
 #include "trace/event.h"
 
+#include "core/strings.h"
+
 namespace dpro::trace {
 
 const char* to_string(EventKind kind) {
@@ -29,6 +31,26 @@ bool is_cpu_side(EventKind kind) {
   return kind == EventKind::kCpuOp || kind == EventKind::kUserAnnotation ||
          kind == EventKind::kPythonFunction || kind == EventKind::kRuntimeCall ||
          kind == EventKind::kDriverCall;
+}
+
+std::int64_t element_bytes(std::string_view dtype) {
+  std::string d = ascii_lower(dtype);
+  for (const std::string_view prefix : {"nccl", "c10::", "at::", "torch."}) {
+    if (d.starts_with(prefix)) d.erase(0, prefix.size());
+  }
+  if (d == "float" || d == "float32" || d == "int" || d == "int32" || d == "uint32" || d == "unsigned int")
+    return 4;
+  if (d == "half" || d == "float16" || d == "bfloat16" || d == "short" || d == "short int" || d == "int16" ||
+      d == "uint16")
+    return 2;
+  if (d == "double" || d == "float64" || d == "long" || d == "long int" || d == "long long" || d == "int64" ||
+      d == "uint64" || d == "unsigned long" || d == "complex<float>")
+    return 8;
+  if (d == "byte" || d == "char" || d == "signed char" || d == "unsigned char" || d == "bool" || d == "int8" ||
+      d == "uint8" || d.starts_with("float8"))
+    return 1;
+  if (d == "complex<double>") return 16;
+  return 0;
 }
 
 ResourceId TraceRank::intern_resource(ResourceKind kind, std::int64_t pid, std::int64_t tid) {

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/strings.h"
@@ -61,6 +62,11 @@ struct CollectiveInfo {
   std::optional<std::string> protocol;     // LL, LL128, SIMPLE
   std::optional<int> channels;
 };
+
+// Bytes of one element of a collective's data type as traces record it: NCCL's names
+// ("ncclFloat32", "Float"), PyTorch's "Input type" names ("float", "long int", "c10::Half",
+// "unsigned char", ...); 0 when the name is no data type ("Scalar", "TensorList", "").
+std::int64_t element_bytes(std::string_view dtype);
 
 // CUPTI synchronization details (Kineto cat "cuda_sync").
 struct SyncInfo {

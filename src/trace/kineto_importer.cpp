@@ -15,6 +15,7 @@
 #include "core/error.h"
 #include "core/strings.h"
 #include "trace/json_stream.h"
+#include "trace/nccl_ranges.h"
 
 namespace dpro::trace {
 namespace od = simdjson::ondemand;
@@ -79,7 +80,8 @@ std::string collective_op_from_name(std::string_view name) {
                                  "alltoall",  "alltoallv", "sendrecv",      "send",      "recv",
                                  "gather",    "scatter",   "allgather_into_tensor_coalesced",
                                  "reduce_scatter_tensor_coalesced", "all_gather", "reduce_scatter",
-                                 "all_reduce", "all_to_all", "_allgather_base", "_reduce_scatter_base"};
+                                 "all_reduce", "all_to_all", "_allgather_base", "_reduce_scatter_base",
+                                 "_all_gather_base"};
   for (const char* known : kKnown) {
     if (lower == known) {
       std::string op = lower;
@@ -617,6 +619,9 @@ void KinetoReader::finish() {
   std::stable_sort(rank.events.begin(), rank.events.end(), [](const Event& a, const Event& b) {
     return a.start != b.start ? a.start < b.start : a.dur > b.dur;
   });
+  if (const NcclRangeStats n = apply_nccl_ranges(rank, strings); n.alltoalls + n.sized > 0)
+    log.info(path + ": " + std::to_string(n.alltoalls) + " SendRecv kernel(s) launched by nccl:all_to_all taken for " +
+             "all-to-alls, " + std::to_string(n.sized) + " NCCL kernel(s) sized by their nccl:* range's inputs");
   for (Resource& r : rank.resources) {
     if (r.kind == ResourceKind::kGpuStream) {
       r.name = "stream " + std::to_string(r.tid);

@@ -35,6 +35,8 @@ void retime(graph::Dfg& dfg, std::vector<comm::CommOp>& ops, const trace::TraceS
   for (const auto& op : ops) change.sized_by_trace += op.size_source == comm::SizeSource::kTrace;
   change.peer_waiting_ops = comm::split_peer_waiting(ops, origin_model, &change.peer_waiting);
   change.sizes_inferred = comm::infer_sizes(ops, origin_model, origin);
+  for (const auto& op : ops)
+    change.alltoalls_inferred += op.size_source == comm::SizeSource::kInferred && op.op == comm::CollectiveOp::kAllToAll;
   change.retimed = comm::retime_collectives(dfg, ops, origin_model, target_model, options.ranks);
   if (options.bucket_mb)
     change.buckets = comm::fuse_allreduce_buckets(dfg, ops, traces, target_model,

@@ -39,6 +39,7 @@ struct CommChange {
   comm::RetimeStats retimed;
   std::optional<comm::BucketStats> buckets;
   std::size_t samples = 0, sized_by_trace = 0, sized_by_host_et = 0, sizes_inferred = 0;
+  std::size_t alltoalls_inferred = 0;  // of sizes_inferred: all-to-alls (their group, not their size, sets their time at scale)
   // Unmatched ops (peers outside the trace) whose measured time was split into the transfer the
   // model prices and the wait for those peers (kept as it was: comm::split_peer_waiting).
   std::size_t peer_waiting_ops = 0;

@@ -1,5 +1,8 @@
 #include <catch2/catch.hpp>
 
+#include <cmath>
+#include <vector>
+
 #include "comm_fixtures.h"
 #include "core/error.h"
 #include "costmodel/comm/collective_model.h"
@@ -138,4 +141,56 @@ TEST_CASE("a gather or scatter is priced as the all-to-all that loads every rank
   // They take the point-to-point family's scales when the trace fits none of their own.
   CHECK(comm::is_point_to_point(CollectiveOp::kGather));
   CHECK(comm::is_point_to_point(CollectiveOp::kScatter));
+}
+
+TEST_CASE("an all-to-all's time grows with its group as --ranks scales it out") {
+  // Beyond one node every rank reaches more peers, more of them over the network, in more rounds.
+  // Sizes whose messages to each peer stay on one side of NCCL's LL threshold (16 KB) from 8 to
+  // 1024 ranks: DLRM's (192 B to 24 KB) and a large one. Across the threshold the model is not
+  // monotone (docs/communication.md, limits): a 1 MB all-to-all on dgx-h100 is priced at 85 us
+  // over 32 ranks (32 KB per peer, Simple) and 74 us over 64 (16 KB per peer, LL).
+  for (const char* name : {"dgx1-v100", "dgx-a100", "dgx-h100"}) {
+    const comm::CollectiveModel m(catalog().get(name));
+    for (const std::int64_t bytes : {std::int64_t{0}, std::int64_t{192}, std::int64_t{13568}, std::int64_t{24576},
+                                     std::int64_t{64} << 20}) {
+      double previous = 0;
+      for (int ranks = 8; ranks <= 1024; ranks *= 2) {
+        INFO(name << ", " << bytes << " bytes, " << ranks << " ranks");
+        const double t = m.estimate(call(m, CollectiveOp::kAllToAll, bytes, ranks)).time_us;
+        CHECK(t > previous);
+        previous = t;
+      }
+    }
+  }
+}
+
+TEST_CASE("a size inferred from an all-to-all's time is the size that gave that time (the model inverted)") {
+  // infer_sizes searches the bytes at which the (calibrated) model gives an op's transfer time;
+  // round trip: size -> model time (to the nanosecond, as a trace has it) -> inferred size.
+  const comm::ClusterSpec& v100 = catalog().get("dgx1-v100");
+  comm::Calibration dlrm;  // the scales DLRM's all-to-alls fit (docs/communication.md)
+  dlrm.of(CollectiveOp::kAllToAll) = {0.95, 5.95};
+  for (const comm::Calibration& calibration : {comm::Calibration{}, dlrm}) {
+    const comm::CollectiveModel m(v100, calibration);
+    for (const int ranks : {8, 64, 1024}) {
+      for (const std::int64_t bytes : {std::int64_t{0}, std::int64_t{192}, std::int64_t{1536}, std::int64_t{13568},
+                                       std::int64_t{24576}, std::int64_t{4} << 20, std::int64_t{256} << 20}) {
+        INFO(ranks << " ranks, " << bytes << " bytes, byte time x" << calibration.of(CollectiveOp::kAllToAll).byte_time);
+        const auto e = m.estimate(call(m, CollectiveOp::kAllToAll, bytes, ranks));
+        std::vector<comm::CommOp> ops(1);
+        ops[0].op = CollectiveOp::kAllToAll;
+        ops[0].group_size = ranks;
+        ops[0].transfer = e.time_ns();
+        REQUIRE(comm::infer_sizes(ops, m, v100) == 1);
+        CHECK(ops[0].size_source == comm::SizeSource::kInferred);
+        const std::int64_t inferred = ops[0].bytes.value();
+        // One nanosecond of the measured time is worth this many bytes (and one byte this many
+        // nanoseconds): the search finds the size, and the time it gives, to within them.
+        const double bytes_per_ns = e.algorithm_gbps / calibration.of(CollectiveOp::kAllToAll).byte_time;
+        CHECK(std::abs(static_cast<double>(inferred - bytes)) <= bytes_per_ns + 1);
+        const Nanos again = m.estimate(call(m, CollectiveOp::kAllToAll, inferred, ranks)).time_ns();
+        CHECK(static_cast<double>(std::abs(again - e.time_ns())) <= 1 / bytes_per_ns + 1);
+      }
+    }
+  }
 }

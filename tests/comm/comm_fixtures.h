@@ -32,7 +32,8 @@ inline LoadedJob load_job(const std::vector<std::string>& files, bool allow_part
 inline LoadedJob load_dlrm() { return load_job({dlrm_dir()}); }
 inline LoadedJob load_a100() { return load_job({a100_trace()}, true); }
 
-// DLRM's comm ops with message sizes from its host execution traces.
+// DLRM's comm ops with their message sizes: the trace's (its nccl:* ranges), which its host
+// execution traces, attached here, would give where the trace did not.
 inline std::vector<comm::CommOp> dlrm_sized_ops(const LoadedJob& job) {
   auto ops = comm::find_comm_ops(job.built.dfg, job.traces);
   comm::attach_host_et_sizes(ops, job.traces, trace::expand_host_et_paths({dlrm_host_et_dir()}));

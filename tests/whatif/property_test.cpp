@@ -1,6 +1,6 @@
 // Properties every prediction must keep, checked over the bundled traces: a GPU faster in every
 // figure never slows a step, a GPU of the same chip with more bandwidth never slows a kernel,
-// and a faster network never slows a step.
+// and a faster network never slows a step (also scaled out to more ranks).
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -88,6 +88,35 @@ TEST_CASE("property: a faster network never slows a step of the bundled multi-ra
     faster.clusters_dir = test::source_path("configs/clusters");
     faster.settings = {setting};
     CHECK(most(step_changes(base, {faster})) <= 0);
+  }
+}
+
+TEST_CASE("property: scaled out, a faster network never slows a step of the bundled multi-rank trace") {
+  // DLRM's all-to-alls and all-reduces priced over 64 and 1024 ranks (8 and 128 nodes), against
+  // the same job on a faster network; and a slower one never speeds it up.
+  const whatif::Workload base = load_workload("traces/dlrm-8xV100");
+  replayer::Simulator simulator;
+  auto job_times = [&](int ranks, const std::vector<std::string>& settings) {
+    whatif::CommRetime c;
+    c.clusters_dir = test::source_path("configs/clusters");
+    c.ranks = ranks;
+    c.settings = settings;
+    std::vector<Nanos> times;
+    for (const auto& it : whatif::evaluate(base, {c}, simulator, {}).report.iterations) times.push_back(it.job_predicted_ns);
+    return times;
+  };
+  for (const int ranks : {64, 1024}) {
+    const std::vector<Nanos> as_is = job_times(ranks, {});
+    for (const char* setting : {"network.inter_node_gbps=50", "network.inter_node_latency_us=0.5",
+                                "network.intra_node_gbps=600"}) {
+      INFO(ranks << " ranks, " << setting);
+      const std::vector<Nanos> faster = job_times(ranks, {setting});
+      REQUIRE(faster.size() == as_is.size());
+      for (std::size_t i = 0; i < faster.size(); ++i) CHECK(faster[i] <= as_is[i]);
+    }
+    INFO(ranks << " ranks, network.inter_node_gbps=1");
+    const std::vector<Nanos> slower = job_times(ranks, {"network.inter_node_gbps=1"});
+    for (std::size_t i = 0; i < slower.size(); ++i) CHECK(slower[i] >= as_is[i]);
   }
 }
 

@@ -210,6 +210,12 @@ std::string describe_retiming(const whatif::CommChange& c) {
       c.retimed.ops, c.sized_by_trace, c.sized_by_host_et, c.sizes_inferred, c.samples,
       comm::to_string(comm::FitOptions{}.method), comm::to_string(comm::FitOptions{}.grouping), describe(c.fit),
       format_duration(c.retimed.before), format_duration(c.retimed.after));
+  constexpr int kAllToAll = static_cast<int>(comm::CollectiveOp::kAllToAll);
+  if (c.retimed.before_by_op[kAllToAll] > 0 || c.retimed.after_by_op[kAllToAll] > 0) {
+    text.pop_back();  // the all-to-alls' share belongs to the same sentence
+    text += fmt::format(", of which all-to-alls {} -> {}.", format_duration(c.retimed.before_by_op[kAllToAll]),
+                        format_duration(c.retimed.after_by_op[kAllToAll]));
+  }
   if (c.peer_waiting_ops)
     text += fmt::format(" Of them, {} waited for peers outside the trace: {} of their measured time is that "
                         "waiting, kept as it was (their transfer is what the model prices, and only it is re-timed).",
@@ -306,10 +312,18 @@ nlohmann::json details_of(const whatif::CommChange& c) {
             {"sized_by_trace", c.sized_by_trace},
             {"sized_by_host_et", c.sized_by_host_et},
             {"sizes_inferred", c.sizes_inferred},
+            {"alltoalls_inferred", c.alltoalls_inferred},
             {"peer_waiting_ops", c.peer_waiting_ops},
             {"peer_waiting_ns", c.peer_waiting},
             {"transfer_before_ns", c.retimed.before},
             {"transfer_after_ns", c.retimed.after}};
+  json by_op = json::object();
+  for (int i = 0; i < comm::kCollectiveOpCount; ++i) {
+    if (c.retimed.before_by_op[i] == 0 && c.retimed.after_by_op[i] == 0) continue;
+    by_op[comm::to_string(static_cast<comm::CollectiveOp>(i))] = {{"before_ns", c.retimed.before_by_op[i]},
+                                                                  {"after_ns", c.retimed.after_by_op[i]}};
+  }
+  j["transfer_by_operation"] = std::move(by_op);
   j["calibration"] = {{"samples", c.samples},
                       {"method", comm::to_string(comm::FitOptions{}.method)},
                       {"grouping", comm::to_string(comm::FitOptions{}.grouping)}};
@@ -345,11 +359,15 @@ nlohmann::json details_of(const whatif::CommChange& c) {
 // barely moves it. Said as a warning, with the way to real sizes.
 std::string inferred_sizes_warning(const whatif::CommChange& c) {
   if (!c.sizes_inferred) return "";
-  return fmt::format("{} of {} NCCL ops have no recorded message size: their sizes were inferred from their transfer "
+  const std::string alltoalls =
+      c.alltoalls_inferred ? fmt::format(" ({} of them all-to-alls: their group still sets their latency, not their bytes)",
+                                         c.alltoalls_inferred)
+                           : "";
+  return fmt::format("{} of {} NCCL ops have no recorded message size{}: their sizes were inferred from their transfer "
                      "time, which leaves latency-bound ones near zero bytes, so bandwidth and rank changes move them "
-                     "too little; record them with torch.profiler (record_param_comms) or give host execution "
-                     "traces with --comm-sizes",
-                     c.sizes_inferred, c.nccl_ops);
+                     "too little; record them with torch.profiler (record_shapes=True: record_param_comms and the "
+                     "nccl:* ranges give sizes) or give host execution traces with --comm-sizes",
+                     c.sizes_inferred, c.nccl_ops, alltoalls);
 }
 
 void warn_of(const whatif::CommChange& c, Logger& log) {

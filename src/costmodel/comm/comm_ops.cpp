@@ -11,7 +11,6 @@
 
 #include "core/byte_source.h"
 #include "core/error.h"
-#include "core/strings.h"
 #include "graph/builder.h"
 #include "trace/host_et/host_et_reader.h"
 #include "trace/kineto_importer.h"
@@ -25,16 +24,6 @@ namespace {
 // buffer; every other operation records the model's message itself (scatter: the whole buffer).
 std::int64_t recorded_pieces(CollectiveOp op, int group_size) {
   return op == CollectiveOp::kAllGather || op == CollectiveOp::kGather ? group_size : 1;
-}
-
-std::int64_t dtype_bytes(const std::string& dtype) {
-  std::string d = ascii_lower(dtype);
-  if (d.rfind("nccl", 0) == 0) d = d.substr(4);
-  if (d == "float" || d == "float32" || d == "int" || d == "int32" || d == "uint32") return 4;
-  if (d == "half" || d == "float16" || d == "bfloat16" || d == "short" || d == "int16") return 2;
-  if (d == "double" || d == "float64" || d == "long" || d == "int64" || d == "uint64") return 8;
-  if (d == "byte" || d == "char" || d == "bool" || d == "int8" || d == "uint8" || d.find("float8") == 0) return 1;
-  return 0;
 }
 
 }  // namespace
@@ -83,9 +72,9 @@ std::vector<CommOp> find_comm_ops(const graph::Dfg& dfg, const trace::TraceSet& 
                                              "'Process Group Ranks'): not from 1 to 2^20");
       op.group_size = static_cast<int>(group);
       op.world_group = op.group_size >= world;
-      if (info->in_nelems && info->dtype && dtype_bytes(*info->dtype) > 0) {
+      if (info->in_nelems && info->dtype && trace::element_bytes(*info->dtype) > 0) {
         // The message (for all-gather and gather the gathered output) must fit below kMaxMessageBytes.
-        const std::int64_t element = dtype_bytes(*info->dtype);
+        const std::int64_t element = trace::element_bytes(*info->dtype);
         const std::int64_t copies = recorded_pieces(op.op, op.group_size);
         const std::int64_t nelems = *info->in_nelems;
         if (nelems < 0 || nelems > kMaxMessageBytes / element / copies)

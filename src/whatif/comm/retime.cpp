@@ -40,8 +40,10 @@ RetimeStats retime_collectives(graph::Dfg& dfg, std::vector<CommOp>& ops, const 
     stats.before += op.transfer;
     const Nanos t = op.group_size < 2 ? op.transfer
                                       : scaled(op.transfer, target.estimate(after).time_us, origin.estimate(before).time_us);
+    stats.before_by_op[static_cast<int>(op.op)] += op.transfer;
     set_transfer(dfg, op, t);
     stats.after += t;
+    stats.after_by_op[static_cast<int>(op.op)] += t;
     ++stats.ops;
     if (n_new != op.group_size) ++stats.resized_groups;
   }

@@ -21,6 +21,10 @@ struct RetimeStats {
   std::size_t resized_groups = 0;  // kernels whose group size changed (--ranks)
   Nanos before = 0;                // summed transfer time, all ranks
   Nanos after = 0;
+  // The same sums per operation (indexed by CollectiveOp), after any change of operation the
+  // sizes made (a SendRecv kernel that host execution traces call an all-to-all is one).
+  Nanos before_by_op[kCollectiveOpCount] = {};
+  Nanos after_by_op[kCollectiveOpCount] = {};
 };
 
 // Re-times every op with a size. `ranks`: new size of world-spanning groups (data-parallel
