@@ -40,33 +40,55 @@ const char* find_any(const char* q, const char* end, const char (&set)[N]) {
 constexpr char kStructural[] = {'"', '{', '}', '[', ']'};
 constexpr char kStringEnd[] = {'"', '\\'};
 
+// Where a scan of one value stopped, so that it resumes there when more input arrives: every
+// byte of a value is examined once, however many chunks it spans (a rescan from the value's
+// start at each chunk made one huge value quadratic).
+struct ValueScan {
+  std::size_t scanned = 0;  // bytes of the value examined (may pass the data by one: an escape)
+  int depth = 0;
+  bool in_string = false;
+};
+
 // Returns the offset just past the JSON value starting at text[0], or npos if the value is
-// not complete within `text`. Validation is left to the parser that consumes the value.
-std::size_t scan_value_end(std::string_view text) {
+// not complete within `text` (`state` then says where to resume). Validation is left to the
+// parser that consumes the value.
+std::size_t scan_value_end(std::string_view text, ValueScan& state) {
   const char* p = text.data();
   const char* end = p + text.size();
   if (p == end) return std::string_view::npos;
+  const char* q = p + state.scanned;
   if (*p != '{' && *p != '[' && *p != '"') {  // number, true, false, null
-    const char* q = p;
     while (q < end && *q != ',' && *q != '}' && *q != ']' && !is_space(*q)) ++q;
-    return q < end ? static_cast<std::size_t>(q - p) : std::string_view::npos;
+    state.scanned = static_cast<std::size_t>(q - p);
+    return q < end ? state.scanned : std::string_view::npos;
   }
-  int depth = 0;
-  const char* q = p;
   for (;;) {
-    q = find_any(q, end, kStructural);
-    if (q == end) return std::string_view::npos;
-    if (*q == '"') {
-      for (++q;;) {
+    if (state.in_string) {
+      for (;;) {
+        if (q >= end) {
+          state.scanned = static_cast<std::size_t>(q - p);
+          return std::string_view::npos;
+        }
         q = find_any(q, end, kStringEnd);
-        if (q >= end) return std::string_view::npos;
+        if (q >= end) continue;
         if (*q == '"') break;
         q += 2;  // an escaped character
       }
-      if (depth == 0) return static_cast<std::size_t>(q + 1 - p);  // a bare string value
+      state.in_string = false;
+      if (state.depth == 0) return static_cast<std::size_t>(q + 1 - p);  // a bare string value
+      ++q;
+      continue;
+    }
+    q = find_any(q, end, kStructural);
+    if (q == end) {
+      state.scanned = static_cast<std::size_t>(q - p);
+      return std::string_view::npos;
+    }
+    if (*q == '"') {
+      state.in_string = true;
     } else if (*q == '{' || *q == '[') {
-      ++depth;
-    } else if (--depth == 0) {
+      ++state.depth;
+    } else if (--state.depth == 0) {
       return static_cast<std::size_t>(q + 1 - p);
     }
     ++q;
@@ -113,8 +135,9 @@ void JsonEventStream::fail(const std::string& what) const {
 
 std::string_view JsonEventStream::take_value(std::size_t* padded_capacity) {
   skip_ws();
+  ValueScan scan;  // offsets are from pos_, which fill() keeps at the value's first byte
   for (;;) {
-    const std::size_t n = scan_value_end(std::string_view(buf_.data() + pos_, len_ - pos_));
+    const std::size_t n = scan_value_end(std::string_view(buf_.data() + pos_, len_ - pos_), scan);
     if (n != std::string_view::npos) {
       const std::size_t start = pos_;
       pos_ += n;

@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include <zlib.h>
+
 #include <nlohmann/json.hpp>
 
 #include <climits>
@@ -69,4 +71,31 @@ TEST_CASE("Chrome JSON times and strings are valid JSON for any time and any byt
   // A name that is not UTF-8 comes out as valid JSON (the bad bytes replaced), never copied.
   const std::string name = dpro::trace::chrome_string(std::string("aten::mm\xff\xfe", 10));
   CHECK_NOTHROW(nlohmann::json::parse(name));
+}
+
+TEST_CASE("A value spanning many read chunks is scanned once: escapes and strings cut at chunk edges included") {
+  // Strings with escapes placed across the 1 MiB chunk edges, nested arrays around them.
+  std::string inner;
+  while (inner.size() < (5u << 20)) inner += R"(["a\"b\\", {"k": "]}[{"}], )";
+  inner += "0";
+  const auto c = stream_text(R"({"traceEvents": [{"args": [)" + inner + R"(]}, {"n": 1}]})");
+  REQUIRE(c.events.size() == 2);
+  CHECK(c.events[1] == R"({"n": 1})");
+}
+
+TEST_CASE("One value of hundreds of megabytes is refused in linear time, not scanned again per chunk") {
+  // 300 MiB of '[' in one event (the quadratic rescan took minutes on it): compressed, the file is small.
+  const std::string dir = test::fresh_dir("json_huge");
+  const std::string path = dir + "/t.json.gz";
+  gzFile gz = gzopen(path.c_str(), "wb1");
+  REQUIRE(gz);
+  const std::string head = R"({"traceEvents": [{"args": )";
+  gzwrite(gz, head.data(), static_cast<unsigned>(head.size()));
+  const std::string block(1 << 20, '[');
+  for (int i = 0; i < 300; ++i) gzwrite(gz, block.data(), static_cast<unsigned>(block.size()));
+  gzclose(gz);
+  ByteSource source(path);
+  trace::JsonEventStream stream(source);
+  CHECK_THROWS_WITH(stream.run([](std::string_view, std::string_view) {}, [](std::string_view, std::uint64_t) {}),
+                    Catch::Contains("malformed JSON"));
 }
