@@ -150,6 +150,7 @@ BuiltGraph build_graph(const trace::TraceSet& traces, const BuildOptions& option
   built.dfg.finalize();
   check_acyclic(built.dfg, traces);
   compute_measured_delays(built.dfg, options, built.stats);
+  detail::add_untraced_nodes(built, options);
   if (built.stats.violations > 0) {
     log.info(std::to_string(built.stats.violations) + " dependencies are broken by the measured times by more than " +
              format_duration(options.tolerance) + " (" + format_duration(built.stats.violation_total) + " in all)");

@@ -14,6 +14,22 @@
 
 namespace dpro::graph {
 
+// A GPU op that started more than this after its launch call, with no other dependency to
+// explain it, waited for something: the builder looks for what (late starts, below), and what
+// it does not find the report calls an unresolved wait (replayer::is_unresolved_wait). Launch
+// latency is 2-10 us on current GPUs; 50 us leaves room for a busy driver without hiding real
+// waits.
+inline constexpr Nanos kUnresolvedWaitThreshold = 50'000;
+
+// Untraced work at least this long between two recorded ops of a CPU thread is a node of its
+// own (NodeKind::kUntraced); shorter gaps stay the next op's delay. Both replay the same, and
+// the critical path and the host what-if treat both as untraced work; the node makes it the
+// thread's, not the next op's, for rewrites, at the cost of a node and an edge each. Its
+// replay speed decides the threshold (docs/replay.md): at 100 us, GPT-2's replay on the H100
+// capture has 2,055 such nodes and runs at 0.98x the speed without them; at 50 us, 8,791 and
+// 0.89x; at 20 us, 25,567 and 0.78x.
+inline constexpr Nanos kDefaultUntracedMin = 100'000;
+
 struct BuildOptions {
   // A thread that was idle at least this long and then resumes right after another thread
   // of the same process finished something is taken to have waited for it (fork/join).
@@ -24,6 +40,8 @@ struct BuildOptions {
   // Depth of each GPU's launch queue (launch_queue.h); none: estimated from the trace where
   // launches blocked on a full queue, kDefaultLaunchQueueDepth otherwise.
   std::optional<std::uint32_t> launch_queue_depth;
+  // See kDefaultUntracedMin; INT64_MAX: no untraced nodes (every gap stays a delay).
+  Nanos untraced_min = kDefaultUntracedMin;
 };
 
 // Where each trace event of one rank ended up in the graph.
@@ -51,6 +69,15 @@ struct BuildStats {
   bool launch_queue_estimated = false;
   std::size_t launches_blocked = 0;
   std::size_t launch_queue_contradicted = 0;
+  // Untraced work (kUntraced nodes) and its time.
+  std::size_t untraced_nodes = 0;
+  Nanos untraced_total = 0;
+  // GPU ops that started more than kUnresolvedWaitThreshold after their launch call and what
+  // explained it: the call itself was still enqueueing them (a slow launch: CUDA loading the
+  // kernel's module, a pageable copy staged by its call), or another stream's op, ended just
+  // before, that a cudaStreamWaitEvent issued between the two launches waited for.
+  std::size_t slow_launches = 0;
+  std::size_t stream_waits_by_timing = 0;
 };
 
 struct BuiltGraph {

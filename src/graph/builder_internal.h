@@ -37,4 +37,9 @@ EdgeId add_counted_edge(Dfg& dfg, BuildStats& stats, const Edge& edge);
 // the graph.
 void add_launch_queue_edges(Dfg& dfg, const BuildOptions& options, BuildStats& stats);
 
+// Makes the untraced work before CPU ops (their measured delays, at least
+// options.untraced_min) nodes of their own, kUntraced, renumbers the nodes (the ranks' event
+// maps with them) and finalizes the graph (untraced_work.cpp).
+void add_untraced_nodes(BuiltGraph& built, const BuildOptions& options);
+
 }  // namespace dpro::graph::detail

@@ -1,5 +1,7 @@
 #include "graph/dfg.h"
 
+#include <algorithm>
+
 #include "core/error.h"
 
 namespace dpro::graph {
@@ -13,6 +15,7 @@ const char* to_string(NodeKind kind) {
     case NodeKind::kMemcpy: return "memcpy";
     case NodeKind::kMemset: return "memset";
     case NodeKind::kBarrier: return "barrier";
+    case NodeKind::kUntraced: return "untraced";
   }
   return "unknown";
 }
@@ -51,6 +54,10 @@ EdgeId Dfg::add_edge(const Edge& edge) {
   return id;
 }
 
+std::size_t Dfg::op_count() const {
+  return static_cast<std::size_t>(std::count_if(nodes_.begin(), nodes_.end(), [](const Node& n) { return n.kind != NodeKind::kUntraced; }));
+}
+
 TrackId Dfg::add_track(const Track& track) {
   const TrackId id = tracks_.next_id();
   tracks_.push_back(track);
@@ -61,6 +68,23 @@ void Dfg::set_op(NodeId id, OpId op) {
   DPRO_CHECK(nodes_.contains(id) && (!op.valid() || op.below(ops_.size())));
   if (!node_ops_.contains(id)) node_ops_.resize(nodes_.size(), kNoOp);
   node_ops_[id] = op;
+}
+
+void Dfg::renumber_nodes(const IdVector<NodeId, NodeId>& new_id) {
+  DPRO_CHECK(new_id.size() == nodes_.size());
+  IdVector<NodeId, Node> nodes(nodes_.size(), Node{});
+  IdVector<NodeId, OpId> ops(node_ops_.empty() ? 0 : nodes_.size(), kNoOp);
+  for (const NodeId v : nodes_.ids()) {
+    nodes[new_id[v]] = nodes_[v];
+    if (!ops.empty()) ops[new_id[v]] = op_of(v);
+  }
+  nodes_ = std::move(nodes);
+  node_ops_ = std::move(ops);
+  for (Edge& e : edges_) {
+    e.src = new_id[e.src];
+    e.dst = new_id[e.dst];
+  }
+  finalize();
 }
 
 void Dfg::finalize() {

@@ -48,16 +48,23 @@ enum class NodeKind : std::uint8_t {
   kMemcpy,       // GPU copy on a stream
   kMemset,       // GPU memset on a stream
   kBarrier,      // zero-time join: one collective instance across all its ranks
+  kUntraced,     // a thread's untraced work (Python, framework code) before its next op: no op, no event
 };
 const char* to_string(NodeKind kind);
 bool on_gpu(NodeKind kind);
+// Ops the trace recorded on a CPU thread (not the untraced work between them).
+inline bool is_cpu_op(NodeKind kind) { return kind == NodeKind::kCpuOp || kind == NodeKind::kRuntimeCall; }
+// Nodes that are ops of the job: not barriers, not untraced work.
+inline bool is_op(NodeKind kind) { return kind != NodeKind::kBarrier && kind != NodeKind::kUntraced; }
 
 enum class EdgeKind : std::uint8_t {
   kThreadOrder,   // previous node on the same CPU thread
   kCrossThread,   // fork/join between threads of one process (e.g. autograd engine)
-  kLaunch,        // runtime call -> the GPU op it enqueued (by correlation id)
+  kLaunch,        // runtime call -> the GPU op it enqueued (by correlation id); gap: how far into a slow
+                  // call the op was enqueued (slow launches, builder.h)
   kStreamOrder,   // previous GPU op on the same stream
-  kStreamWait,    // cudaEventRecord on stream A -> cudaStreamWaitEvent on stream B
+  kStreamWait,    // cudaEventRecord on stream A -> cudaStreamWaitEvent on stream B (recorded, inferred
+                  // from the calls, or from the measured times: builder.h)
   kBlockingSync,  // GPU op -> CPU call that blocked until it finished
   kCollective,    // participant <-> collective barrier
   kLaunchQueue,   // GPU op -> a later launch call that waited for its queue slot (launch_queue.h)
@@ -89,7 +96,8 @@ struct Node {
   Nanos measured_start = 0;      // absolute trace time (0 for barriers)
   Nanos measured_duration = 0;
   Nanos duration = 0;            // replay duration; what-ifs and cost models rewrite it
-  Nanos delay = 0;               // time between becoming ready and starting (launch latency, CPU gaps)
+  Nanos delay = 0;               // time between becoming ready and starting (launch latency, short CPU gaps;
+                                 // a longer CPU gap is a kUntraced node before the op instead)
   std::optional<Nanos> release;  // earliest start, replay clock (roots: the measured start)
   EventRef event;                // the node's own event; none for barriers and fused ops
   EventRef parent_op;            // GPU ops: the CPU op event that launched them, if known
@@ -136,9 +144,16 @@ class Dfg {
 
   // Builds the CSR view; call after the last add_* and before traversals.
   void finalize();
+
+  // Gives node v the id new_id[v] (a permutation of the node ids): nodes, their ops and the
+  // edges' ends follow; the graph is finalized afterwards. What else holds node ids (RankNodes)
+  // is the caller's to rewrite.
+  void renumber_nodes(const IdVector<NodeId, NodeId>& new_id);
   bool finalized() const { return finalized_; }
 
   std::size_t node_count() const { return nodes_.size(); }
+  // The nodes that are not untraced work (ops and barriers): what reports call the graph's ops.
+  std::size_t op_count() const;
   std::size_t edge_count() const { return edges_.size(); }
   // Every id of each table, in order.
   IdRange<NodeId> node_ids() const { return nodes_.ids(); }

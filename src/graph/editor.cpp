@@ -174,6 +174,24 @@ bool Editor::makes_cycle(const std::vector<NodeId>& parts) const {
   return false;
 }
 
+// `nodes` and the untraced work between two of them on their thread (a kUntraced node whose
+// track-order neighbours are both among them): fusing ops keeps the thread's work between them.
+std::vector<NodeId> Editor::with_untraced_between(std::span<const NodeId> nodes) const {
+  std::vector<NodeId> out(nodes.begin(), nodes.end());
+  auto is_given = [&](NodeId n) { return std::find(nodes.begin(), nodes.end(), n) != nodes.end(); };
+  for (NodeId n : nodes) {
+    for (EdgeId e : in_[n]) {
+      const Edge& edge = dfg_.edges_[e];
+      if (!is_track_order(edge.kind) || dfg_.nodes_[edge.src].kind != NodeKind::kUntraced) continue;
+      const bool after_part = std::any_of(in_[edge.src].begin(), in_[edge.src].end(), [&](EdgeId b) {
+        return is_track_order(dfg_.edges_[b].kind) && is_given(dfg_.edges_[b].src);
+      });
+      if (after_part) out.push_back(edge.src);
+    }
+  }
+  return out;
+}
+
 // The parts in track order; throws unless they can be fused.
 std::vector<NodeId> Editor::fusable_parts(std::span<const NodeId> nodes) const {
   const std::string what = "fuse of nodes " + node_list(nodes);
@@ -197,7 +215,7 @@ std::vector<NodeId> Editor::fusable_parts(std::span<const NodeId> nodes) const {
                            " of rank " + std::to_string(b.rank));
     }
   }
-  std::vector<NodeId> parts = track_order(nodes);
+  std::vector<NodeId> parts = track_order(with_untraced_between(nodes));
   if (makes_cycle(parts)) {
     throw InputError("", what, "the fused op would depend on itself: another op waits for one of them and is waited for by another");
   }
@@ -213,6 +231,7 @@ OpId Editor::fused_op(const std::vector<NodeId>& parts) {
   bool all_bytes = true, all_flops = true;
   std::int64_t bytes = 0, flops = 0;
   for (NodeId p : parts) {
+    if (dfg_.nodes_[p].kind == NodeKind::kUntraced) continue;  // no op
     const OpDesc* part = dfg_.op(p);
     name += std::string(p == parts.front() ? "" : " + ") + std::string(part ? dfg_.ops_.name(part->name) : "?");
     desc.parts.push_back(dfg_.op_of(p));
@@ -233,11 +252,14 @@ NodeId Editor::fuse(std::span<const NodeId> nodes) {
   // What the parts waited for between one another (their delays, the gaps of the track-order
   // edges between them) waits in front of the fused op: if it costs what its parts cost, it
   // ends when the last part did and nothing after it moves.
+  // Untraced work between the parts is such a wait too (the parts' own time is what a what-if
+  // re-prices).
   Nanos delay = dfg_.nodes_[fused].delay;
   Nanos duration = dfg_.nodes_[fused].duration;
   for (std::size_t i = 1; i < parts.size(); ++i) {
-    delay += dfg_.nodes_[parts[i]].delay;
-    duration += dfg_.nodes_[parts[i]].duration;
+    const Node& part = dfg_.nodes_[parts[i]];
+    delay += part.delay;
+    (part.kind == NodeKind::kUntraced ? delay : duration) += part.duration;
     for (EdgeId e : in_[parts[i]]) {
       const Edge& edge = dfg_.edges_[e];
       if (edge.src == parts[i - 1] && is_track_order(edge.kind)) delay += edge.gap;

@@ -54,7 +54,9 @@ class Editor {
   Editor(const Editor&) = delete;
   Editor& operator=(const Editor&) = delete;
 
-  // Fuses consecutive ops of one track (given in any order) into one node, which keeps the
+  // Fuses consecutive ops of one track (given in any order; the untraced work between two of
+  // them on a CPU thread, kUntraced nodes, goes with them and is waited for, not summed, as
+  // their delays are) into one node, which keeps the
   // first part's id, start-side in-edges and release, and takes the last part's end-side
   // out-edges; every other edge to or from a part is redirected to the fused node, edges
   // between parts are dropped, and parallel edges merge (the larger gap wins). The fused node's
@@ -104,6 +106,7 @@ class Editor {
   // Merges `edge` into an existing live parallel edge (same endpoints and points), if any.
   bool merge_parallel(EdgeId edge);
   std::vector<NodeId> track_order(std::span<const NodeId> nodes) const;
+  std::vector<NodeId> with_untraced_between(std::span<const NodeId> nodes) const;
   std::vector<NodeId> fusable_parts(std::span<const NodeId> nodes) const;
   OpId fused_op(const std::vector<NodeId>& parts);
   // Whether `nodes`, taken as one node, would lie on a cycle.

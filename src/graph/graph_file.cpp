@@ -107,7 +107,11 @@ class Reader {
   std::string item_ = "header";
 };
 
-constexpr NodeKind kLastNodeKind = NodeKind::kBarrier;
+constexpr NodeKind kLastNodeKind = NodeKind::kUntraced;
+// Version 1 files were written before NodeKind::kUntraced: their kinds end at kBarrier (their
+// untraced time is the delay of the op after it, which replays the same).
+constexpr NodeKind kLastNodeKindV1 = NodeKind::kBarrier;
+constexpr std::uint32_t kOldestGraphFileVersion = 1;
 constexpr EdgeKind kLastEdgeKind = EdgeKind::kLaunchQueue;
 
 void put_op(Writer& w, const OpDesc& op) {
@@ -149,10 +153,11 @@ class GraphReader {
   Dfg read() {
     if (r_.take(sizeof(kMagic)) != std::string_view(kMagic, sizeof(kMagic))) r_.fail("not a dpro graph file (bad magic)");
     const auto version = r_.get<std::uint32_t>();
-    if (version != kGraphFileVersion) {
-      r_.fail("version " + std::to_string(version) + " is not supported (this build reads version " +
-              std::to_string(kGraphFileVersion) + ")");
+    if (version < kOldestGraphFileVersion || version > kGraphFileVersion) {
+      r_.fail("version " + std::to_string(version) + " is not supported (this build reads versions " +
+              std::to_string(kOldestGraphFileVersion) + " to " + std::to_string(kGraphFileVersion) + ")");
     }
+    last_kind_ = version == 1 ? kLastNodeKindV1 : kLastNodeKind;
     dfg_.set_origin(r_.get<std::int64_t>());
     read_names();
     read_tracks();
@@ -205,7 +210,7 @@ class GraphReader {
       r_.at("op " + std::to_string(i));
       OpDesc& op = ops[i];
       op.name = name("name");
-      op.kind = r_.get_enum(kLastNodeKind, "kind");
+      op.kind = r_.get_enum(last_kind_, "kind");
       op.launcher = name("launcher");
       op.inputs.resize(r_.get_count(8));
       for (TensorDesc& t : op.inputs) {
@@ -247,7 +252,7 @@ class GraphReader {
     for (std::size_t i = 0; i < n; ++i) {
       r_.at("node " + std::to_string(i));
       Node node;
-      node.kind = r_.get_enum(kLastNodeKind, "kind");
+      node.kind = r_.get_enum(last_kind_, "kind");
       node.rank = r_.get<std::int32_t>();
       node.track = TrackId{r_.get<std::uint32_t>()};
       if (node.track.valid() && !dfg_.tracks().contains(node.track)) r_.fail("track " + to_string(node.track) + " does not exist");
@@ -287,6 +292,7 @@ class GraphReader {
   Reader r_;
   Dfg dfg_;
   std::vector<NameId> name_ids_;  // file's name index -> this table's (equal unless the file repeats a name)
+  NodeKind last_kind_ = kLastNodeKind;  // the last node kind the file's version knows
 };
 
 }  // namespace

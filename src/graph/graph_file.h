@@ -4,10 +4,13 @@
 // refers to in its trace (Node::name, event, parent_op) is saved as it is: meaningful only
 // next to that trace.
 //
-// Format (version 1): little-endian binary, "DPROGRPH" then a u32 version, then sections
+// Format (version 2): little-endian binary, "DPROGRPH" then a u32 version, then sections
 // (names, tracks, ops, nodes, node ops, edges), each a u32 count and fixed-layout records;
-// strings are a u32 length and bytes; optional fields a u8 flag and the value. A reader of
-// version N refuses other versions. Files may be gzipped (detected by their magic bytes).
+// strings are a u32 length and bytes; optional fields a u8 flag and the value. Files may be
+// gzipped (detected by their magic bytes).
+// Versions: 1, the first; 2 adds NodeKind::kUntraced (a byte value 1 does not have; the layout
+// is the same). This build writes 2 and reads 1 and 2 (a version-1 graph keeps its untraced time
+// as its ops' delays, which replays the same); a version it does not know is refused.
 #include <string>
 #include <string_view>
 
@@ -15,7 +18,7 @@
 
 namespace dpro::graph {
 
-inline constexpr std::uint32_t kGraphFileVersion = 1;
+inline constexpr std::uint32_t kGraphFileVersion = 2;
 
 std::string graph_to_bytes(const Dfg& dfg);
 // Throws InputError naming `file` and the offending item ("node 12", "edge 7: dst 99 is not a

@@ -58,6 +58,7 @@ class OpDescriber {
         barriers.push_back(id);
         continue;
       }
+      if (n.kind == NodeKind::kUntraced) continue;  // no op
       if (!rank || rank->rank != n.rank) rank = traces_.find_rank(n.rank);
       if (rank) dfg_.set_op(id, describe(*rank, n));
     }

@@ -1,8 +1,10 @@
 // Nodes and intra-rank dependencies of one rank: CPU thread order, launches, stream order,
-// blocking syncs, cross-stream event waits, and fork/join between threads.
+// blocking syncs, cross-stream event waits, fork/join between threads, and what explains the GPU
+// ops that started late.
 #include <algorithm>
 #include <unordered_map>
 
+#include "core/error.h"
 #include "graph/builder_internal.h"
 
 namespace dpro::graph::detail {
@@ -40,12 +42,22 @@ NodeKind node_kind(EventKind kind) {
 // No GPU op: an index into RankBuilder::gpu_ that is none.
 constexpr std::uint32_t kNoGpuOp = 0xffffffffu;
 
+// A GPU op that started this long after its launch call returned, or earlier, was still being
+// enqueued by the call when it became late (explain_late_starts).
+constexpr Nanos kSlowLaunchSlack = 20 * kNanosPerMicro;
+// A GPU op that started this long after another stream's op ended, or earlier, may have waited
+// for it (explain_late_starts): cross-stream event waits resolve in 1-3 us on the bundled
+// traces' GPUs.
+constexpr Nanos kStreamWaitSlack = 10 * kNanosPerMicro;
+
 // A GPU op as the rank builder sees it.
 struct GpuOp {
   NodeId node;
   EventRef event;
   TrackId stream;
   Nanos launch_time = 0;         // start of the launching call, or the op's own start
+  EdgeId launch;                 // the launch edge; none without a launching call
+  NodeId call;                   // the launching call's node; none without one
 };
 
 // A runtime call node and what it launched.
@@ -66,6 +78,7 @@ class RankBuilder {
         stats_(stats), log_(log) {}
 
   std::vector<CollectiveRef> build() {
+    first_edge_ = EdgeId::at(dfg_.edge_count());
     out_.node_of_event.assign(tr_.events.size(), NodeId::none());
     out_.first_inside.assign(tr_.events.size(), NodeId::none());
     out_.last_inside.assign(tr_.events.size(), NodeId::none());
@@ -80,6 +93,7 @@ class RankBuilder {
     make_gpu_nodes();
     link_blocking_calls();
     link_stream_waits();
+    explain_late_starts();
     link_threads();
     return collectives();
   }
@@ -91,8 +105,8 @@ class RankBuilder {
   Nanos mstart(NodeId n) const { return node(n).measured_start; }
   Nanos mend(NodeId n) const { return node(n).measured_start + node(n).measured_duration; }
 
-  void edge(NodeId src, NodeId dst, EdgeKind kind, Point sp = Point::kEnd, Point dp = Point::kStart, Nanos gap = 0) {
-    add_counted_edge(dfg_, stats_, Edge{src, dst, kind, sp, dp, gap});
+  EdgeId edge(NodeId src, NodeId dst, EdgeKind kind, Point sp = Point::kEnd, Point dp = Point::kStart, Nanos gap = 0) {
+    return add_counted_edge(dfg_, stats_, Edge{src, dst, kind, sp, dp, gap});
   }
 
   void make_tracks() {
@@ -189,7 +203,8 @@ class RankBuilder {
       if (e.correlation) {
         if (auto it = call_by_correlation_.find(*e.correlation); it != call_by_correlation_.end()) {
           Call& call = calls_[it->second];
-          edge(call.node, op.node, EdgeKind::kLaunch, Point::kStart, Point::kStart);
+          op.launch = edge(call.node, op.node, EdgeKind::kLaunch, Point::kStart, Point::kStart);
+          op.call = call.node;
           op.launch_time = ev(call.event).start;
           dfg_.node(op.node).parent_op = call.launcher_op;
           call.gpu_ops.push_back(static_cast<std::uint32_t>(gpu_.size()));
@@ -363,24 +378,39 @@ class RankBuilder {
     }
   }
 
+  // The call a CUPTI sync record names as the event's record; nullptr if none.
+  const Call* named_record(const trace::SyncInfo& s) const {
+    if (!s.event_record_correlation) return nullptr;
+    auto it = call_by_correlation_.find(*s.event_record_correlation);
+    return it == call_by_correlation_.end() ? nullptr : &calls_[it->second];
+  }
+
   // cudaEventRecord(stream A) ... cudaStreamWaitEvent(stream B): B's next op waits for A's
   // last op before the record.
   void link_stream_waits() {
+    for (std::uint32_t c = 0; c < calls_.size(); ++c) {
+      if (calls_[c].role == CallRole::kStreamWait) stream_waits_.push_back(c);
+    }
+    std::sort(stream_waits_.begin(), stream_waits_.end(), [&](std::uint32_t a, std::uint32_t b) {
+      return ev(calls_[a].event).start < ev(calls_[b].event).start;
+    });
     for (const Call& call : calls_) {
       if (call.role != CallRole::kStreamWait) continue;
       const Event& w = ev(call.event);
       TrackId waiting, recording;
       Nanos record_time = w.start;
-      if (const trace::SyncInfo* s = sync_info(w); s && s->stream && s->wait_on_stream) {
+      const trace::SyncInfo* s = sync_info(w);
+      // CUPTI names the event's latest record as of when it writes the wait's record, which may
+      // be a record made after the wait (cuDNN's multi-stream convolutions in the H100 traces):
+      // that record, and the stream it names, say nothing of what the wait waited for.
+      const Call* named = s ? named_record(*s) : nullptr;
+      const bool named_later = named && ev(named->event).start > w.start;
+      if (s && s->stream && s->wait_on_stream && !named_later) {
         waiting = stream_track(*s->stream);
         recording = stream_track(*s->wait_on_stream);
-        if (s->event_record_correlation) {
-          if (auto it = call_by_correlation_.find(*s->event_record_correlation); it != call_by_correlation_.end()) {
-            record_time = ev(calls_[it->second].event).start;
-          }
-        }
+        if (named) record_time = ev(named->event).start;
       } else {
-        waiting = next_launch_stream(call.thread, w.start);
+        waiting = s && s->stream ? stream_track(*s->stream) : next_launch_stream(call.thread, w.start);
         if (const Call* record = last_record_before(w.start)) {
           record_time = ev(record->event).start;
           recording = recent_launch_stream(record->thread, record_time, TrackId::none());
@@ -400,6 +430,79 @@ class RankBuilder {
       }
       edge(gpu_[awaited].node, gpu_[waiter].node, EdgeKind::kStreamWait);
     }
+  }
+
+  // GPU ops that started more than kUnresolvedWaitThreshold after every dependency found so far
+  // (their launch call's start, their stream's previous op, stream waits) waited for something.
+  // Two things the trace shows explain it:
+  //  - a slow launch: the op started before its launch call returned, or within
+  //    kSlowLaunchSlack after: the call was still enqueueing it (CUDA loading the kernel's module
+  //    at its first launch, a pageable copy staged by its call). The launch edge's gap becomes
+  //    the time from the call's start to the op's start.
+  //  - a stream wait the calls do not name (no CUPTI record, no cudaEventRecord in the trace,
+  //    or a record named wrongly): another stream's op of the rank ended at most
+  //    kStreamWaitSlack before the op started, and a cudaStreamWaitEvent of the rank (any
+  //    thread: DDP's communication hooks make the compute stream wait from the autograd thread)
+  //    came after that op's launch and before this op's: a kStreamWait edge from it.
+  // Neither contradicts the measured times; what remains is the report's unresolved waits.
+  void explain_late_starts() {
+    if (gpu_.empty()) return;
+    // Every start-edge into this rank's GPU ops is this rank's, and its GPU nodes are numbered
+    // consecutively from gpu_[0].
+    const std::uint32_t first_gpu = gpu_.front().node.value;
+    DPRO_CHECK(gpu_.back().node.value - first_gpu + 1 == gpu_.size());
+    std::vector<Nanos> ready(gpu_.size(), INT64_MIN);
+    for (EdgeId e = first_edge_; e.below(dfg_.edge_count()); e = EdgeId(e.value + 1)) {
+      const Edge& edge = dfg_.edge(e);
+      const std::uint32_t k = edge.dst.value - first_gpu;
+      if (edge.dst_point != Point::kStart || edge.dst.value < first_gpu || k >= gpu_.size()) continue;
+      const Nanos at = edge.src_point == Point::kStart ? mstart(edge.src) : mend(edge.src);
+      ready[k] = std::max(ready[k], at + edge.gap);
+    }
+    std::vector<std::uint32_t> by_end(gpu_.size());
+    for (std::uint32_t k = 0; k < gpu_.size(); ++k) by_end[k] = k;
+    std::sort(by_end.begin(), by_end.end(), [&](std::uint32_t a, std::uint32_t b) { return mend(gpu_[a].node) < mend(gpu_[b].node); });
+    for (std::uint32_t k = 0; k < gpu_.size(); ++k) {
+      const GpuOp& op = gpu_[k];
+      if (!op.call.valid() || mstart(op.node) - ready[k] <= kUnresolvedWaitThreshold) continue;
+      if (mstart(op.node) <= mend(op.call) + kSlowLaunchSlack) {
+        dfg_.edge(op.launch).gap = mstart(op.node) - mstart(op.call);
+        ++stats_.slow_launches;
+      } else if (const std::uint32_t awaited = awaited_by_timing(k, by_end); awaited != kNoGpuOp) {
+        edge(gpu_[awaited].node, op.node, EdgeKind::kStreamWait);
+        ++stats_.stream_waits_by_timing;
+      }
+    }
+  }
+
+  // The op of another stream that gpu_[k] waited for by the measured times and the calls
+  // (explain_late_starts), or kNoGpuOp. `by_end`: gpu_ indices by measured end.
+  std::uint32_t awaited_by_timing(std::uint32_t k, const std::vector<std::uint32_t>& by_end) const {
+    const GpuOp& op = gpu_[k];
+    const Nanos start = mstart(op.node);
+    auto pos = std::partition_point(by_end.begin(), by_end.end(), [&](std::uint32_t g) {
+      return mend(gpu_[g].node) <= start + options_.tolerance;
+    });
+    while (pos != by_end.begin()) {
+      const GpuOp& other = gpu_[*--pos];
+      if (mend(other.node) < start - kStreamWaitSlack) break;
+      if (other.stream == op.stream || other.launch_time >= op.launch_time) continue;
+      if (stream_wait_between(other.launch_time, op.launch_time, op.stream)) return *pos;
+    }
+    return kNoGpuOp;
+  }
+
+  // Whether the rank called cudaStreamWaitEvent in (after, before), for `stream` or a stream
+  // the trace does not name.
+  bool stream_wait_between(Nanos after, Nanos before, TrackId stream) const {
+    auto w = std::partition_point(stream_waits_.begin(), stream_waits_.end(), [&](std::uint32_t c) {
+      return ev(calls_[c].event).start <= after;
+    });
+    for (; w != stream_waits_.end() && ev(calls_[*w].event).start < before; ++w) {
+      const trace::SyncInfo* s = sync_info(ev(calls_[*w].event));
+      if (!s || !s->stream || stream_track(*s->stream) == stream) return true;
+    }
+    return false;
   }
 
   // Fork/join between threads of one process: a thread that resumes after being idle waited
@@ -479,6 +582,8 @@ class RankBuilder {
   std::unordered_map<TrackId, std::vector<std::uint32_t>> stream_ops_;  // track -> gpu_ indices
   std::vector<std::uint32_t> launching_calls_;  // calls that launched GPU work, in time order
   std::vector<std::uint32_t> records_;          // cudaEventRecord calls, in time order
+  std::vector<std::uint32_t> stream_waits_;     // cudaStreamWaitEvent calls, in time order
+  EdgeId first_edge_;  // the first edge of this rank
   std::unordered_map<std::int64_t, const trace::SyncInfo*> sync_by_correlation_;
 };
 

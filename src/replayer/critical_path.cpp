@@ -71,11 +71,12 @@ bool launches_gpu_work(const graph::Dfg& dfg, graph::NodeId id) {
   return launches;
 }
 
-// Category of the wait between a dependency being satisfied (the cause edge `e`) and node `n`
-// starting, `wait` ns long. A CPU op's wait is its untraced time (its delay, and any gap of the
-// edge). A GPU op started by its launch waited for the launch latency, or, far above it, for
-// something no edge explains. A GPU op held by another GPU op (its stream, an event) beyond
-// that dependency is GPU idle time.
+// Category of the wait between a dependency being satisfied (the cause edge `e`, its gap
+// included) and node `n` starting, `wait` ns long. A CPU op's wait is its untraced time (its
+// delay below BuildOptions::untraced_min; longer untraced work is a node of its own). A GPU op
+// started by its launch waited for the launch latency (and a slow launch call, the edge's gap),
+// or, far above it, for something no edge explains. A GPU op held by another GPU op (its
+// stream, an event) beyond that dependency is GPU idle time.
 Category waiting_category(NodeKind node, EdgeKind edge, Nanos wait) {
   if (node == NodeKind::kBarrier) return Category::kIdle;
   if (!graph::on_gpu(node)) return Category::kCpuUntraced;
@@ -117,6 +118,7 @@ ExecutionCategories execution_categories(const graph::Dfg& dfg) {
       case NodeKind::kCpuOp: out[id] = Category::kCpuOp; break;
       case NodeKind::kRuntimeCall: out[id] = launches_gpu_work(dfg, id) ? Category::kLaunch : Category::kCpuOp; break;
       case NodeKind::kBarrier: out[id] = Category::kIdle; break;
+      case NodeKind::kUntraced: out[id] = Category::kCpuUntraced; break;
     }
   }
   return out;
@@ -165,7 +167,7 @@ std::vector<PathSegment> critical_path(const graph::Dfg& dfg, const Simulation& 
     if (at_end) {
       add(node, end_wait_category(e.kind), Part::kOwn, src_time, t);
     } else {
-      add(node, waiting_category(n.kind, e.kind, t - src_time), Part::kBeforeStart, src_time, t);
+      add(node, waiting_category(n.kind, e.kind, t - src_time - std::max<Nanos>(e.gap, 0)), Part::kBeforeStart, src_time, t);
     }
     node = e.src;
     point = e.src_point;

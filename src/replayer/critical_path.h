@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "graph/builder.h"
 #include "graph/dfg.h"
 #include "replayer/engine.h"
 
@@ -31,11 +32,11 @@ const char* to_string(Category c);
 // The category named `name` (to_string's inverse); false if none.
 bool category_from_string(std::string_view name, Category& out);
 
-// A GPU op that starts more than this after its launch call, and whose start no other edge
-// decided, waited for something the trace does not show (a host-side lock, a full hardware
-// queue, an event the importer could not resolve): an unresolved wait. Launch latency is
-// 2-10 us on current GPUs; 50 us leaves room for a busy driver without hiding real waits.
-inline constexpr Nanos kUnresolvedWaitThreshold = 50'000;
+// A GPU op that starts more than this after its launch call (beyond the launch edge's gap), and
+// whose start no other edge decided, waited for something the trace does not show (a host-side
+// lock, a full hardware queue, another process on the GPU, an event the builder could not
+// resolve): an unresolved wait (graph/builder.h).
+inline constexpr Nanos kUnresolvedWaitThreshold = graph::kUnresolvedWaitThreshold;
 // Whether a node whose start edge `cause` decided, `wait` ns after that edge was satisfied,
 // waited for something no edge explains: a GPU op started by its launch, far above the launch
 // latency. The critical path's category and the report's count both ask this.

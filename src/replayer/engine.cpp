@@ -35,6 +35,12 @@ struct alignas(64) NodeState {
   EdgeId end_cause;
   std::uint8_t started;
   std::uint8_t start_is_event;  // something observes the start: it is queued as an event
+  // The end is queued as an event; else it is sent when the start is known. That is so for a
+  // thread's untraced work (graph::NodeKind::kUntraced) whose start nothing observes, whose end
+  // nothing but its duration decides and whose successors wait for nothing else: they are then
+  // scheduled exactly as when the work was their delay (the same events, in the same order), and
+  // the work costs the replay no queue operation.
+  std::uint8_t end_is_event;
 };
 static_assert(sizeof(NodeState) == 64);
 
@@ -104,9 +110,13 @@ class Simulator::Engine {
   const Simulation& run(const graph::Dfg& dfg) {
     dfg_ = &dfg;
     prepare();
+    // The roots are found before any is scheduled: scheduling one may send an end at once (see
+    // end_is_event) and so complete another node's dependencies.
+    roots_.clear();
     for (const NodeId v : dfg.node_ids()) {
-      if (state_[v].remaining_start == 0) schedule_start(v, dfg_->node(v).release.value_or(0) + state_[v].delay);
+      if (state_[v].remaining_start == 0) roots_.push_back(v);
     }
+    for (const NodeId v : roots_) schedule_start(v, dfg_->node(v).release.value_or(0) + state_[v].delay);
     while (!queue_.empty()) {
       const Pending p = queue_.pop();
       ++sim_.events_processed;
@@ -138,6 +148,9 @@ class Simulator::Engine {
       NodeState& st = state_[v];
       const graph::Node& node = dfg_->node(v);
       st.start_is_event = st.remaining_end > 0 || st.out_mid > 0;
+      // Untraced work whose start nothing observes and whose end nothing but its duration decides
+      // may send its end with its start; its out-edges below may still say it cannot.
+      st.end_is_event = !(node.kind == graph::NodeKind::kUntraced && !st.start_is_event && st.remaining_end == 0);
       st.out_begin = offset;
       st.out_mid += offset;
       st.out_end += st.out_mid;
@@ -154,6 +167,7 @@ class Simulator::Engine {
       NodeState& s = state_[e.src];
       std::uint32_t& slot = e.src_point == Point::kStart ? s.out_begin : s.out_mid;
       out_[slot++] = OutEdge{e.dst, (id.value << 1) | (e.dst_point == Point::kEnd ? 1u : 0u), e.gap};
+      if (!s.end_is_event && (e.dst_point == Point::kEnd || state_[e.dst].remaining_start != 1)) s.end_is_event = 1;
     }
     for (std::uint32_t v = n_; v-- > 0;) {
       NodeState& st = state_[NodeId(v)];
@@ -204,8 +218,14 @@ class Simulator::Engine {
       st.end_cause = EdgeId::none();
       st.end = own;
     }
-    push(v, st, true, st.end);
+    if (st.end_is_event) [[likely]] {
+      push(v, st, true, st.end);
+    } else {
+      send_end_now(v);
+    }
   }
+  // Out of line: it recurses (into the successors' scheduling) and is rarely taken.
+  [[gnu::noinline]] void send_end_now(NodeId v) { on_end(v); }
 
   void notify(const OutEdge& e, Nanos t) {
     const Nanos value = t + e.gap;
@@ -244,6 +264,7 @@ class Simulator::Engine {
   const graph::Dfg* dfg_ = nullptr;
   std::uint32_t n_ = 0;  // nodes of the graph being run
   std::vector<OutEdge> out_;
+  std::vector<NodeId> roots_;
   IdVector<NodeId, NodeState> state_;
   EventQueue queue_;
   std::uint64_t seq_ = 0;

@@ -44,7 +44,7 @@ std::vector<std::vector<graph::NodeId>> rank_ops(const trace::TraceSet& traces, 
   std::vector<std::vector<graph::NodeId>> ops(traces.ranks.size());
   for (const graph::NodeId id : dfg.node_ids()) {
     const graph::Node& n = dfg.node(id);
-    if (n.kind == graph::NodeKind::kBarrier) continue;
+    if (!graph::is_op(n.kind)) continue;
     if (auto it = index_of_rank.find(n.rank); it != index_of_rank.end()) ops[it->second].push_back(id);
   }
   return ops;
@@ -123,6 +123,17 @@ void gpu_usage(const ExecutionCategories& categories, const Simulation& sim, Nan
   out.gpu_idle = (end - begin) - busy;
 }
 
+// The op that untraced work `work` comes before on its thread; none if there is none (an
+// edited graph).
+graph::NodeId op_after_untraced(const graph::Dfg& dfg, graph::NodeId work) {
+  graph::NodeId next;
+  dfg.for_each_out_edge(work, [&](graph::EdgeId e) {
+    const graph::Edge& edge = dfg.edge(e);
+    if (!next.valid() && edge.kind == graph::EdgeKind::kThreadOrder && graph::is_cpu_op(dfg.node(edge.dst).kind)) next = edge.dst;
+  });
+  return next;
+}
+
 std::vector<PathOp> top_ops(const trace::TraceSet& traces, const graph::Dfg& dfg,
                             const ExecutionCategories& categories, const std::vector<PathSegment>& path,
                             std::size_t limit) {
@@ -130,17 +141,21 @@ std::vector<PathOp> top_ops(const trace::TraceSet& traces, const graph::Dfg& dfg
   std::map<std::pair<std::string, int>, std::set<graph::NodeId>> instances;
   for (const PathSegment& s : path) {
     if (!s.node.valid()) continue;
-    const graph::Node& n = dfg.node(s.node);
+    // Untraced work is no op: its time is the gap before the op that follows it on its thread.
+    const bool untraced = dfg.node(s.node).kind == graph::NodeKind::kUntraced;
+    const graph::NodeId id = untraced ? op_after_untraced(dfg, s.node) : s.node;
+    if (!id.valid()) continue;
+    const graph::Node& n = dfg.node(id);
     if (n.kind == graph::NodeKind::kBarrier) continue;
     auto key = std::make_pair(std::string(traces.strings.view(n.name)), n.rank);
     PathOp& op = by_op[key];
     if (op.name.empty()) {
       op.name = key.first;
       op.rank = n.rank;
-      op.category = categories[s.node];
+      op.category = categories[id];
     }
-    (s.part == Part::kOwn ? op.own : op.gap_before) += s.end - s.begin;
-    instances[key].insert(s.node);
+    (s.part == Part::kOwn && !untraced ? op.own : op.gap_before) += s.end - s.begin;
+    instances[key].insert(id);
   }
   std::vector<PathOp> ops;
   for (auto& [key, op] : by_op) {
@@ -162,7 +177,9 @@ void find_unresolved_waits(const trace::TraceSet& traces, const graph::Dfg& dfg,
     const graph::EdgeId cause = sim.start_cause[id];
     if (!cause.valid()) continue;
     const graph::Edge& e = dfg.edge(cause);
-    const Nanos wait = sim.start[id] - (e.src_point == graph::Point::kStart ? sim.start[e.src] : sim.end[e.src]);
+    // The wait after the edge was satisfied: a slow launch call's gap is the call's time.
+    const Nanos since = sim.start[id] - (e.src_point == graph::Point::kStart ? sim.start[e.src] : sim.end[e.src]);
+    const Nanos wait = since - std::max<Nanos>(e.gap, 0);
     const graph::Node& n = dfg.node(id);
     if (!is_unresolved_wait(n.kind, e.kind, wait)) continue;
     WaitingOp& op = out[{std::string(traces.strings.view(n.name)), n.rank}];
@@ -195,7 +212,12 @@ Report make_report(const trace::TraceSet& traces, const graph::BuiltGraph& built
   Report report;
   report.ranks = traces.ranks.size();
   for (const trace::TraceRank& r : traces.ranks) report.events += r.events.size();
-  report.nodes = dfg.node_count();
+  for (const graph::Node& n : dfg.nodes()) {
+    if (n.kind != graph::NodeKind::kUntraced) continue;
+    ++report.untraced_nodes;
+    report.untraced_ns += n.duration;
+  }
+  report.nodes = dfg.node_count() - report.untraced_nodes;
   report.edges = dfg.edge_count();
   report.build = built.stats;
   report.events_simulated = sim.events_processed;
@@ -387,10 +409,12 @@ nlohmann::json profiler_cost_json(const graph::ProfilerCostRemoval& p) {
 }  // namespace
 
 std::string render_text(const Report& report) {
+  const std::string untraced =
+      report.untraced_nodes == 0 ? "" : fmt::format(" and {} stretches of untraced CPU work", report.untraced_nodes);
   std::string out = fmt::format(
-      "graph: {} ranks, {} events -> {} ops, {} dependencies; {} collective instances matched across ranks, "
+      "graph: {} ranks, {} events -> {} ops{}, {} dependencies; {} collective instances matched across ranks, "
       "{} collective kernels replayed as measured; {} blocking syncs\n",
-      report.ranks, report.events, report.nodes, report.edges, report.build.collectives_matched,
+      report.ranks, report.events, report.nodes, untraced, report.edges, report.build.collectives_matched,
       report.build.collectives_unmatched, report.build.blocking_calls);
   if (report.profiler_cost) out += profiler_cost_line(*report.profiler_cost);
   if (report.iterations.empty()) out += "nothing to compare: no replayed op lies in a ProfilerStep#N (or, without any, in the traces)\n";
@@ -487,6 +511,8 @@ nlohmann::json to_json(const Report& report) {
            {{"ranks", report.ranks},
             {"events", report.events},
             {"nodes", report.nodes},
+            {"untraced_nodes", report.untraced_nodes},
+            {"untraced_ns", report.untraced_ns},
             {"edges", report.edges},
             {"edges_by_kind", edges},
             {"collectives_matched", s.collectives_matched},
@@ -496,6 +522,8 @@ nlohmann::json to_json(const Report& report) {
             {"dependency_violations", s.violations},
             {"dependency_violation_ns", s.violation_total},
             {"inferred_edges_dropped", s.dropped_edges},
+            {"slow_launches", s.slow_launches},
+            {"stream_waits_by_timing", s.stream_waits_by_timing},
             {"launch_queue",
              {{"depth", s.launch_queue_depth},
               {"estimated", s.launch_queue_estimated},

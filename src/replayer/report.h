@@ -80,7 +80,9 @@ struct IterationReport {
 struct Report {
   std::size_t ranks = 0;
   std::size_t events = 0;
-  std::size_t nodes = 0;
+  std::size_t nodes = 0;           // ops and barriers, not untraced work
+  std::size_t untraced_nodes = 0;  // kUntraced nodes, and their time
+  Nanos untraced_ns = 0;
   std::size_t edges = 0;
   graph::BuildStats build;
   std::uint64_t events_simulated = 0;
@@ -115,7 +117,7 @@ std::optional<std::pair<Nanos, Nanos>> predicted_span(const trace::Event& e, gra
                                                       const graph::Dfg& dfg, const Simulation& sim);
 
 // The ops of each trace rank in `dfg` (indexed like traces.ranks; barriers, which belong to no
-// rank, excluded).
+// rank, and untraced work excluded).
 std::vector<std::vector<graph::NodeId>> rank_ops(const trace::TraceSet& traces, const graph::Dfg& dfg);
 
 // One rank's part of a reported window, measured (trace clock) and replayed (replay clock), and

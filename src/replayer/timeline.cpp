@@ -78,7 +78,8 @@ void write_timeline(std::ostream& out, const trace::TraceSet& traces, const grap
   }
   for (const graph::NodeId id : dfg.node_ids()) {
     const graph::Node& n = dfg.node(id);
-    if (n.kind == graph::NodeKind::kBarrier || !n.track.valid()) continue;
+    // Untraced work is shown as what it is in the trace: the time between two ops of a thread.
+    if (!graph::is_op(n.kind) || !n.track.valid()) continue;
     w.slice(n.rank, chrome_tid(n.track), traces.strings.view(n.name), graph::to_string(n.kind), sim.start[id],
             sim.end[id] - sim.start[id], fmt::format(R"("measured_dur_us":{})", chrome_micros(n.measured_duration)));
   }

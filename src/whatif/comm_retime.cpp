@@ -85,7 +85,7 @@ CommChange comm_retime(Workload& workload, const CommRetime& options) {
   if (change.scaled_in) workload.graph = comm::scale_in(workload.graph, traces, *options.ranks);
   change.world = comm::world_size(traces);
   for (const auto& r : traces.ranks) change.trace_ranks.push_back(r.rank);
-  change.nodes = workload.graph.dfg.node_count();
+  change.nodes = workload.graph.dfg.op_count();
   return change;
 }
 

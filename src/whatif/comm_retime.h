@@ -46,7 +46,7 @@ struct CommChange {
   Nanos peer_waiting = 0;
   std::size_t nccl_ops = 0;
   // With options.ranks: where the ranks sit, the job's size before, the ranks the trace holds, and
-  // the nodes of the replayed graph (for a scale-in, that of the first N ranks).
+  // the ops of the replayed graph (Dfg::op_count; for a scale-in, that of the first N ranks).
   std::optional<comm::Placement> placement;
   int world = 0;
   std::vector<int> trace_ranks;

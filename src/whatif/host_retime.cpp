@@ -12,8 +12,6 @@ constexpr std::string_view kHostPrefix = "host.";
 
 Nanos scaled(Nanos t, double speed) { return static_cast<Nanos>(std::llround(static_cast<double>(t) / speed)); }
 
-bool on_cpu_thread(graph::NodeKind k) { return k == graph::NodeKind::kCpuOp || k == graph::NodeKind::kRuntimeCall; }
-
 }  // namespace
 
 bool is_host_setting(const std::string& setting) { return setting.rfind(kHostPrefix, 0) == 0; }
@@ -51,7 +49,13 @@ HostChange host_retime(Workload& workload, const HostRetime& options) {
   HostChange change;
   change.options = options;
   for (graph::Node& n : workload.graph.dfg.nodes()) {
-    if (!on_cpu_thread(n.kind)) continue;
+    if (n.kind == graph::NodeKind::kUntraced) {  // the thread's untraced work: its duration
+      change.untraced_before += n.duration;
+      n.duration = scaled(n.duration, options.cpu_speed);
+      change.untraced_after += n.duration;
+      continue;
+    }
+    if (!graph::is_cpu_op(n.kind)) continue;
     ++change.cpu_ops;
     change.op_time_before += n.duration;
     change.untraced_before += std::max<Nanos>(n.delay, 0);

@@ -2,7 +2,8 @@
 // Host re-timing: the job on a host whose CPU runs its host-side work `cpu_speed` times as
 // fast (2: twice as fast). Every op on a CPU thread (framework ops, CUDA runtime and driver
 // calls) costs 1/cpu_speed of what it cost, and so does the untraced time before it (Python and
-// framework code no one recorded, booked as the op's delay). What CPU ops wait for is not
+// framework code no one recorded: the thread's kUntraced nodes, and the delay of ops after a
+// shorter gap). What CPU ops wait for is not
 // scaled: a blocking call still returns when the GPU work it waits for ends, a launch still
 // needs its stream, GPU ops and their launch latency keep their times.
 //
@@ -22,7 +23,7 @@ struct HostRetime {
 
 struct HostChange {
   HostRetime options;
-  std::size_t cpu_ops = 0;       // ops on CPU threads re-timed
+  std::size_t cpu_ops = 0;       // ops on CPU threads re-timed (untraced work is no op)
   Nanos op_time_before = 0, op_time_after = 0;          // their own durations, summed
   Nanos untraced_before = 0, untraced_after = 0;        // the untraced time before them, summed
 };

@@ -18,7 +18,7 @@ std::unordered_map<std::string, Durations> cpu_op_durations(const graph::Dfg& df
   *all = 0;
   for (graph::NodeId id : dfg.node_ids()) {
     const graph::Node& n = dfg.node(id);
-    if (n.kind != graph::NodeKind::kCpuOp && n.kind != graph::NodeKind::kRuntimeCall) continue;
+    if (!graph::is_cpu_op(n.kind)) continue;
     bool waits = false;
     // Waited: a blocking edge (a sync, a full launch queue) from GPU work that ended after the call began.
     dfg.for_each_in_edge(id, [&](graph::EdgeId e) {

@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include "comm_fixtures.h"
 #include "core/error.h"
 #include "costmodel/comm/calibration.h"
@@ -116,7 +118,10 @@ TEST_CASE("the expanded graph replicates every rank and shares one barrier per c
       REQUIRE(block[id].valid());
       REQUIRE(g.op_of(block[id]) == job.built.dfg.op_of(id));
     }
-  CHECK(job.built.dfg.op_of(graph::NodeId{0}).valid());
+  const auto& nodes = job.built.dfg.nodes();
+  const auto first_op = std::find_if(nodes.begin(), nodes.end(), [](const graph::Node& n) { return graph::is_op(n.kind); });
+  REQUIRE(first_op != nodes.end());
+  CHECK(job.built.dfg.op_of(graph::NodeId::at(static_cast<std::size_t>(first_op - nodes.begin()))).valid());
 }
 
 TEST_CASE("scale-in to fewer ranks than the trace replays the expanded graph of those ranks") {

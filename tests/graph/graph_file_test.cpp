@@ -115,3 +115,32 @@ TEST_CASE("Bad graph files are refused naming the file and the offending item") 
   CHECK_THROWS_AS(graph::load_graph(dir + "/missing"), InputError);
   CHECK_NOTHROW(load_text("good", good));
 }
+
+TEST_CASE("Graph files keep untraced work, and version-1 files (before it) are still read") {
+  test::CapturingLog log;
+  const auto set = test::load({test::source_path("traces/hta/alexnet-a100-single.json.gz")}, log.log);
+  const auto built = graph::build_graph(set, {}, log.log);
+  REQUIRE(built.stats.untraced_nodes > 0);
+  const graph::Dfg loaded = graph::graph_from_bytes(graph::graph_to_bytes(built.dfg), "memory");
+  check_same(built.dfg, loaded);
+  std::size_t untraced = 0;
+  for (const graph::Node& n : loaded.nodes()) untraced += n.kind == graph::NodeKind::kUntraced;
+  CHECK(untraced == built.stats.untraced_nodes);
+
+  // A version-1 file: the same layout, kinds up to kBarrier (untraced time in the ops' delays).
+  graph::BuildOptions as_delays;
+  as_delays.untraced_min = INT64_MAX;
+  const auto old_built = graph::build_graph(set, as_delays, log.log);
+  std::string v1 = graph::graph_to_bytes(old_built.dfg);
+  REQUIRE(v1[8] == 2);
+  v1[8] = 1;
+  const graph::Dfg old = graph::graph_from_bytes(v1, "v1");
+  check_same(old_built.dfg, old);
+  // ... in which an untraced node cannot appear.
+  const std::string v1_untraced = [&] {
+    std::string b = graph::graph_to_bytes(built.dfg);
+    b[8] = 1;
+    return b;
+  }();
+  CHECK_THROWS_WITH(graph::graph_from_bytes(v1_untraced, "v1u"), Catch::Contains("bad kind 7"));
+}

@@ -8,47 +8,17 @@
 #include <vector>
 
 #include "replayer/replay.h"
+#include "step_fixtures.h"
 #include "trace_fixtures.h"
 
 using namespace dpro;
 using replayer::Category;
 
-namespace {
-
-// Builders of Kineto events; times in us.
-std::string cpu(const std::string& cat, const std::string& name, int ts, int dur, int correlation = 0) {
-  std::string e = R"({"ph": "X", "cat": ")" + cat + R"(", "name": ")" + name + R"(", "pid": 10, "tid": 11, "ts": )" +
-                   std::to_string(ts) + R"(, "dur": )" + std::to_string(dur);
-  if (correlation) e += R"(, "args": {"correlation": )" + std::to_string(correlation) + "}";
-  return e + "}";
-}
-std::string gpu(const std::string& cat, const std::string& name, int stream, int ts, int dur, int correlation) {
-  return R"({"ph": "X", "cat": ")" + cat + R"(", "name": ")" + name + R"(", "pid": 0, "tid": )" +
-         std::to_string(stream) + R"(, "ts": )" + std::to_string(ts) + R"(, "dur": )" + std::to_string(dur) +
-         R"(, "args": {"correlation": )" + std::to_string(correlation) + R"(, "stream": )" + std::to_string(stream) +
-         R"(, "device": 0}})";
-}
-
-// Replays one step [begin, end) us holding `events`.
-replayer::Replay replay_step(const std::string& name, int begin, int end, const std::vector<std::string>& events) {
-  std::string text = R"({"traceEvents": [)" + cpu("user_annotation", "ProfilerStep#1", begin, end - begin);
-  for (const std::string& e : events) text += ", " + e;
-  const std::string path = test::fresh_dir(name) + "/step.json";
-  test::write_text(path, text + "]}");
-  Logger quiet(LogLevel::kQuiet);
-  const trace::TraceSet traces = test::load({path}, quiet);
-  return replayer::replay_traces(traces, {}, quiet);
-}
-
-const replayer::PathOp* find_op(const replayer::IterationReport& it, const std::string& name) {
-  for (const replayer::PathOp& op : it.top_path_ops)
-    if (op.name == name) return &op;
-  return nullptr;
-}
-
-constexpr Nanos kUs = 1000;
-
-}  // namespace
+using test::cpu;
+using test::find_op;
+using test::gpu;
+using test::kUs;
+using test::replay_step;
 
 TEST_CASE("Categories: the untraced gap before a cheap CPU call is cpu_untraced, not the call's time") {
   // 570 us of untraced host time (Python) before a 5 us cudaStreamWaitEvent.

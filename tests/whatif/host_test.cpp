@@ -17,7 +17,6 @@ using test::load_workload;
 
 namespace {
 
-bool on_cpu_thread(graph::NodeKind k) { return k == graph::NodeKind::kCpuOp || k == graph::NodeKind::kRuntimeCall; }
 
 // Median over the iterations of the job's predicted time.
 Nanos median_step(const replayer::Report& r) {
@@ -37,12 +36,12 @@ TEST_CASE("host what-if: a host twice as fast halves every CPU op and the untrac
   const whatif::Workload base = load_workload(kGpt2H100);
   whatif::Workload w = base;
   const whatif::HostChange c = whatif::host_retime(w, whatif::HostRetime{2.0});
-  std::size_t cpu = 0;
+  std::size_t cpu = 0, untraced = 0;
   for (graph::NodeId id : base.graph.dfg.node_ids()) {
     const graph::Node& before = base.graph.dfg.node(id);
     const graph::Node& after = w.graph.dfg.node(id);
-    if (on_cpu_thread(before.kind)) {
-      ++cpu;
+    if (graph::is_cpu_op(before.kind) || before.kind == graph::NodeKind::kUntraced) {
+      (before.kind == graph::NodeKind::kUntraced ? untraced : cpu) += 1;
       CHECK(std::llabs(after.duration * 2 - before.duration) <= 1);
       CHECK(std::llabs(after.delay * 2 - before.delay) <= 1);
     } else {
@@ -50,8 +49,9 @@ TEST_CASE("host what-if: a host twice as fast halves every CPU op and the untrac
       CHECK(after.delay == before.delay);
     }
   }
-  CHECK(c.cpu_ops == cpu);
+  CHECK(c.cpu_ops == cpu);  // untraced work is no op
   CHECK(cpu > 5000);
+  CHECK(untraced > 200);
   CHECK(std::llabs(c.op_time_after * 2 - c.op_time_before) <= static_cast<Nanos>(cpu));
   CHECK(c.untraced_after < c.untraced_before);
 }
@@ -104,7 +104,7 @@ TEST_CASE("host speed: a capture against itself is 1, against its host made twic
   CHECK(same.ops[0].name == "cudaLaunchKernel");  // the most origin time
   graph::Dfg faster = a.graph.dfg;
   for (graph::Node& n : faster.nodes())
-    if (on_cpu_thread(n.kind)) n.measured_duration /= 2;
+    if (graph::is_cpu_op(n.kind)) n.measured_duration /= 2;
   CHECK(whatif::host_speed(a.graph.dfg, faster).cpu_speed == Approx(2.0).epsilon(0.02));
   CHECK(whatif::host_speed(faster, a.graph.dfg).cpu_speed == Approx(0.5).epsilon(0.02));
   // No op run often enough in both: nothing to compare, speed 1.

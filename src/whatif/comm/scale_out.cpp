@@ -116,7 +116,7 @@ ScaleOutResult simulate_scaled_job(const trace::TraceSet& traces, const std::vec
   graph::Dfg expanded;
   if (result.expanded) expanded = replicate_ranks(dfg, traces, ranks, block_maps);
   const graph::Dfg& g = result.expanded ? expanded : dfg;
-  result.nodes = g.node_count();
+  result.nodes = g.op_count();
   result.edges = g.edge_count();
   const auto t1 = std::chrono::steady_clock::now();
   const replayer::Simulation sim = replayer::simulate(g);

@@ -26,7 +26,7 @@ struct ScaledIteration {
 struct ScaleOutResult {
   int ranks = 0;
   bool expanded = false;
-  std::size_t nodes = 0, edges = 0;  // of the simulated graph
+  std::size_t nodes = 0, edges = 0;  // of the simulated graph (nodes: Dfg::op_count)
   std::vector<ScaledIteration> iterations;
   double simulate_seconds = 0;
 };
