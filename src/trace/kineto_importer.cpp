@@ -318,6 +318,18 @@ struct KinetoReader {
   void apply_flows();
   bool execution_trace_nodes = false;  // a top-level "nodes": PyTorch's execution trace format
   std::uint64_t events_seen = 0;
+  // Duration events written as begin/end pairs (ph "B" then "E" on one thread, nested as a
+  // stack): a "B" waits here for its "E"; pairs become events like complete ("X") ones.
+  struct OpenSpan {
+    std::string cat, name;
+    Nanos ts = 0;
+    RawArgs args;
+  };
+  std::map<std::pair<std::int64_t, std::int64_t>, std::vector<OpenSpan>> open_spans{};
+  std::uint64_t unmatched_ends = 0;
+  void on_begin_end(bool begin, std::string_view cat, std::string_view name, std::optional<Nanos> ts,
+                    std::optional<std::int64_t> pid, std::optional<std::int64_t> tid, RawArgs args,
+                    std::uint64_t index);
 
   std::string describe(std::uint64_t index, std::string_view name) const {
     return "event #" + std::to_string(index) + (name.empty() ? "" : " '" + std::string(name) + "'");
@@ -497,6 +509,10 @@ void KinetoReader::on_event(std::string_view raw, std::uint64_t index, std::size
     flows.push_back(Flow{*flow_id, *pid, *tid, *ts});
     return;
   }
+  if (ph == "B" || ph == "E") {
+    on_begin_end(ph == "B", cat, name, ts, pid, tid, std::move(args), index);
+    return;
+  }
   if (ph != "X") return;
   if (!pid) return;  // a text pid: profiler-internal spans ("Spans", "Traces")
   if (args.pg_ranks) {
@@ -518,6 +534,29 @@ void KinetoReader::on_event(std::string_view raw, std::uint64_t index, std::size
                      "negative duration (dur=" + std::to_string(*dur / 1000.0) + " us)");
   }
   store_event(*kind, name, *ts, *dur, *pid, tid.value_or(0), args);
+}
+
+void KinetoReader::on_begin_end(bool begin, std::string_view cat, std::string_view name, std::optional<Nanos> ts,
+                                std::optional<std::int64_t> pid, std::optional<std::int64_t> tid, RawArgs args,
+                                std::uint64_t index) {
+  if (!pid) return;  // a text pid: profiler-internal spans, as for complete events
+  if (!ts) throw InputError(path, describe(index, name), std::string("\"") + (begin ? "B" : "E") + "\" event without \"ts\"");
+  std::vector<OpenSpan>& stack = open_spans[{*pid, tid.value_or(0)}];
+  if (begin) {
+    stack.push_back(OpenSpan{std::string(cat), std::string(name), *ts, std::move(args)});
+    return;
+  }
+  if (stack.empty()) {
+    ++unmatched_ends;
+    return;
+  }
+  OpenSpan open = std::move(stack.back());
+  stack.pop_back();
+  if (*ts < open.ts)
+    throw InputError(path, describe(index, open.name), "\"E\" event before its \"B\" (negative duration)");
+  const auto kind = kind_from_category(open.cat, open.name);
+  if (!kind || (*kind == EventKind::kPythonFunction && !options.keep_python_functions)) return;
+  store_event(*kind, open.name, open.ts, *ts - open.ts, *pid, tid.value_or(0), open.args);
 }
 
 void KinetoReader::store_event(EventKind kind, std::string_view name, Nanos ts, Nanos dur,
@@ -605,6 +644,11 @@ void KinetoReader::apply_flows() {
 }
 
 void KinetoReader::finish() {
+  std::size_t unmatched_begins = 0;
+  for (const auto& [thread, stack] : open_spans) unmatched_begins += stack.size();
+  if (unmatched_begins + unmatched_ends > 0)
+    log.warn(path + ": " + std::to_string(unmatched_begins) + " \"B\" event(s) without their \"E\" and " +
+             std::to_string(unmatched_ends) + " \"E\" event(s) without a \"B\" were dropped (a trace cut short?)");
   apply_flows();
   const Nanos base = base_time.value_or(0);
   for (Event& e : rank.events) {

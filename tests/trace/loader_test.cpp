@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <functional>
+#include <map>
 
 #include "core/byte_source.h"
 #include "core/error.h"
@@ -340,4 +341,27 @@ TEST_CASE("A link loop in an input folder is an error naming the entry") {
   fs::create_symlink("a.json", dir + "/b.json");
   fs::create_symlink("b.json", dir + "/a.json");
   CHECK_THAT(load_error({dir}), Catch::Contains("a.json") && Catch::Contains("cannot read"));
+}
+
+TEST_CASE("Begin/end (B/E) duration events are paired per thread, the unmatched ones counted in a warning") {
+  const std::string dir = test::fresh_dir("begin_end");
+  test::write_text(dir + "/t.json", R"({"traceEvents": [
+    {"ph": "E", "name": "stray", "pid": 1, "tid": 1, "ts": 5},
+    {"ph": "B", "cat": "cpu_op", "name": "outer", "pid": 1, "tid": 1, "ts": 10},
+    {"ph": "B", "cat": "cpu_op", "name": "inner", "pid": 1, "tid": 1, "ts": 12},
+    {"ph": "B", "cat": "cpu_op", "name": "other thread", "pid": 1, "tid": 2, "ts": 13},
+    {"ph": "E", "pid": 1, "tid": 1, "ts": 15},
+    {"ph": "E", "pid": 1, "tid": 1, "ts": 30},
+    {"ph": "X", "cat": "cpu_op", "name": "complete", "pid": 1, "tid": 1, "ts": 40, "dur": 5}
+  ]})");
+  test::CapturingLog log;
+  const auto set = test::load({dir + "/t.json"}, log.log);
+  std::map<std::string, std::pair<Nanos, Nanos>> spans;
+  for (const auto& e : set.ranks.at(0).events) spans[std::string(set.name(e))] = {e.start, e.dur};
+  REQUIRE(spans.count("outer") == 1);
+  CHECK(spans["outer"].second == 20000);
+  CHECK(spans["inner"].second == 3000);
+  CHECK(spans.count("complete") == 1);
+  CHECK(spans.count("other thread") == 0);
+  CHECK(log.contains("1 \"B\" event(s) without their \"E\" and 1 \"E\" event(s) without a \"B\" were dropped"));
 }
