@@ -139,25 +139,44 @@ class RankBuilder {
   }
 
   // Leaf CPU events and runtime calls become a chain of nodes on their thread; enclosing
-  // events remember the first and last node inside them.
+  // events remember the first and last node inside them. Linear in the thread's events, however
+  // deep they nest: an open event notes how many leaf nodes its thread had when it opened, and
+  // its first and last node inside are read off the thread's nodes when it closes; the
+  // outermost open runtime call and the innermost open CPU op are carried on the stack.
   void flatten_thread(std::uint32_t resource, const std::vector<EventRef>& list) {
-    struct Open { EventRef event; Nanos end; bool runtime; NodeId node; };
+    struct Open {
+      EventRef event;
+      Nanos end;
+      bool runtime;
+      NodeId node;
+      std::size_t leaves_before;  // thread_nodes.size() when it opened (after its own node)
+      std::size_t runtime_at;     // stack index of the outermost open runtime call, or npos
+      EventRef cpu_op;            // the innermost open CPU op, this one included; none if none
+    };
+    constexpr std::size_t kNone = static_cast<std::size_t>(-1);
     std::vector<Open> stack;
     NodeId previous;
     std::vector<NodeId>& thread_nodes = thread_nodes_[track_of_resource_[resource]];
+    const auto close = [&](const Open& o) {
+      if (thread_nodes.size() <= o.leaves_before) return;  // no leaf opened inside it
+      if (!out_.first_inside[o.event].valid()) out_.first_inside[o.event] = thread_nodes[o.leaves_before];
+      out_.last_inside[o.event] = thread_nodes.back();
+    };
     for (std::size_t k = 0; k < list.size(); ++k) {
       const EventRef i = list[k];
       const Event& e = ev(i);
-      while (!stack.empty() && stack.back().end <= e.start) stack.pop_back();
-      const Open* runtime_parent = nullptr;
-      for (const Open& o : stack) {
-        if (o.runtime) { runtime_parent = &o; break; }
+      while (!stack.empty() && stack.back().end <= e.start) {
+        close(stack.back());
+        stack.pop_back();
       }
+      const std::size_t runtime_at = stack.empty() ? kNone : stack.back().runtime_at;
+      const EventRef enclosing_op = stack.empty() ? EventRef::none() : stack.back().cpu_op;
+      const EventRef own_op = e.kind == EventKind::kCpuOp ? i : enclosing_op;
       const bool is_call = e.kind == EventKind::kRuntimeCall || e.kind == EventKind::kDriverCall;
-      if (runtime_parent) {
+      if (runtime_at != kNone) {
         // Calls made inside a runtime call (driver calls of cudaLaunchKernel) belong to it.
-        if (e.correlation) call_by_correlation_.emplace(*e.correlation, call_index_of_node_[runtime_parent->node]);
-        stack.push_back(Open{i, e.end(), false, NodeId::none()});
+        if (e.correlation) call_by_correlation_.emplace(*e.correlation, call_index_of_node_[stack[runtime_at].node]);
+        stack.push_back(Open{i, e.end(), false, NodeId::none(), thread_nodes.size(), runtime_at, own_op});
         continue;
       }
       const bool has_child = k + 1 < list.size() && ev(list[k + 1]).start < e.end() &&
@@ -165,11 +184,9 @@ class RankBuilder {
       NodeId id;
       if (is_call || !has_child) {
         id = add_node(i);
+        // Every open event's first node inside, if it has none yet, is this one: the
+        // leaves_before mark of each open event points at it (or at an earlier leaf).
         thread_nodes.push_back(id);
-        for (const Open& o : stack) {
-          if (!out_.first_inside[o.event].valid()) out_.first_inside[o.event] = id;
-          out_.last_inside[o.event] = id;
-        }
         out_.first_inside[i] = out_.last_inside[i] = id;
         if (previous.valid()) edge(previous, id, EdgeKind::kThreadOrder);
         previous = id;
@@ -179,16 +196,15 @@ class RankBuilder {
           call.event = i;
           call.thread = track_of_resource_[resource];
           call.role = call_role(traces_.name(e));
-          for (auto it = stack.rbegin(); it != stack.rend(); ++it) {
-            if (ev(it->event).kind == EventKind::kCpuOp) { call.launcher_op = it->event; break; }
-          }
+          call.launcher_op = enclosing_op;
           call_index_of_node_[id] = static_cast<std::uint32_t>(calls_.size());
           if (e.correlation) call_by_correlation_.emplace(*e.correlation, static_cast<std::uint32_t>(calls_.size()));
           calls_.push_back(std::move(call));
         }
       }
-      stack.push_back(Open{i, e.end(), is_call, id});
+      stack.push_back(Open{i, e.end(), is_call, id, thread_nodes.size(), is_call ? stack.size() : kNone, own_op});
     }
+    for (auto it = stack.rbegin(); it != stack.rend(); ++it) close(*it);
   }
 
   void make_gpu_nodes() {

@@ -213,3 +213,41 @@ TEST_CASE("Kernels that start before their stream predecessor ends keep the over
   }
   CHECK(overlapping >= 249);
 }
+
+TEST_CASE("CPU ops nested 100,000 deep flatten in one pass: each knows its first and last op inside") {
+  // 100,000 ops each inside the one before, then 100,000 leaves inside the innermost: the old
+  // walk touched every open op for every leaf (10^10 steps); this one is linear.
+  constexpr int kDepth = 100000;
+  std::string text = R"({"distributedInfo": {"rank": 0, "world_size": 1}, "traceEvents": [)";
+  text += R"({"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 1, "tid": 1, "ts": 0, "dur": 4000000})";
+  for (int i = 0; i < kDepth; ++i)
+    text += R"(, {"ph": "X", "cat": "cpu_op", "name": "aten::outer", "pid": 1, "tid": 1, "ts": )" + std::to_string(1 + i) +
+            R"(, "dur": )" + std::to_string(3000000 - 2 * i) + "}";
+  for (int j = 0; j < kDepth; ++j)
+    text += R"(, {"ph": "X", "cat": "cpu_op", "name": "aten::leaf", "pid": 1, "tid": 1, "ts": )" +
+            std::to_string(kDepth + 10 + 2 * j) + R"(, "dur": 1})";
+  text += "]}";
+  const std::string dir = test::fresh_dir("deep_nesting");
+  test::write_text(dir + "/t.json", text);
+  test::CapturingLog log;
+  const auto set = test::load({dir + "/t.json"}, log.log);
+  const auto built = graph::build_graph(set, {}, log.log);
+  REQUIRE(built.dfg.node_count() >= static_cast<std::size_t>(kDepth));
+  const trace::TraceRank& r = set.ranks[0];
+  // Every enclosing op's first op inside is the first leaf, its last the last leaf.
+  graph::NodeId first_leaf, last_leaf;
+  for (const graph::NodeId id : built.dfg.node_ids()) {
+    if (set.strings.view(built.dfg.node(id).name) != "aten::leaf") continue;
+    if (!first_leaf.valid()) first_leaf = id;
+    last_leaf = id;
+  }
+  REQUIRE(first_leaf.valid());
+  std::size_t enclosing = 0;
+  for (std::uint32_t i = 0; i < r.events.size(); ++i) {
+    if (set.strings.view(r.events[i].name) != "aten::outer") continue;
+    ++enclosing;
+    CHECK(built.ranks[0].first_inside[graph::EventRef(i)] == first_leaf);
+    CHECK(built.ranks[0].last_inside[graph::EventRef(i)] == last_leaf);
+  }
+  CHECK(enclosing == static_cast<std::size_t>(kDepth));
+}
