@@ -315,7 +315,26 @@ Report make_report(const trace::TraceSet& traces, const graph::BuiltGraph& built
       return whole_trace_span(recorded_span(traces.ranks[ri]), ops_of_rank[ri], dfg, sim);
     });
   }
+  check_invariants(report);
   return report;
+}
+
+void check_invariants(const Report& report) {
+  // A report that breaks these is a bug in dpro: it is never written (an internal error), never
+  // shown as negative shares or categories that do not add up to the step.
+  const auto non_negative = [](const Breakdown& b) {
+    return std::all_of(std::begin(b.by_category), std::end(b.by_category), [](Nanos t) { return t >= 0; });
+  };
+  for (const IterationReport& it : report.iterations) {
+    DPRO_CHECK(it.job_measured_ns >= 0 && it.job_predicted_ns >= 0);
+    DPRO_CHECK(non_negative(it.job_critical_path));
+    for (const RankIteration& r : it.ranks) {
+      DPRO_CHECK(r.measured_ns >= 0 && r.predicted_ns >= 0);
+      DPRO_CHECK(non_negative(r.critical_path) && non_negative(r.gpu_busy) && r.gpu_idle >= 0);
+      DPRO_CHECK(r.critical_path.total() == r.predicted_ns);
+      DPRO_CHECK(r.gpu_busy.total() + r.gpu_idle == r.predicted_ns);
+    }
+  }
 }
 
 namespace {

@@ -103,6 +103,11 @@ struct ReportOptions {
 Report make_report(const trace::TraceSet& traces, const graph::BuiltGraph& built, const Simulation& sim,
                    const ReportOptions& options);
 
+// The report's invariants (no negative time; each rank's critical-path categories, and its GPU's
+// busy categories with its idle time, add up to its predicted step): a DPRO_CHECK failure, an
+// internal error, when broken. make_report checks them before it returns.
+void check_invariants(const Report& report);
+
 std::string render_text(const Report& report);
 nlohmann::json to_json(const Report& report);
 
