@@ -39,7 +39,10 @@ export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$supp/
 
 cd "$dir"
 if [ "$kind" = asan ]; then
-  ctest --output-on-failure -j "$jobs"
+  # Every test but two that score the learned cost model, which needs LibTorch (left out above):
+  # without it they check figures that are not there. The Release build's tests run them.
+  needs_torch='^(A what-if that leaves the step where it was says why in one sentence|cost model on the operators measured on an H100 and an H200$)'
+  ctest --output-on-failure -j "$jobs" -E "$needs_torch"
 else
   # Each test is labelled with its executable's name (tests/CMakeLists.txt).
   labels=$(IFS='|'; echo "${threaded_tests[*]}")
