@@ -24,15 +24,22 @@ struct DimsEntry {
   bool plain = true;  // a flat list of extents
 };
 
-std::optional<std::vector<DimsEntry>> parse_dims(std::string_view text) {
+// Calls on_entry(value) for each entry of the JSON array `text`; false when it is not one.
+template <typename OnEntry>
+bool for_each_entry(std::string_view text, OnEntry&& on_entry) {
   simdjson::padded_string padded(text);
   od::parser parser;
   od::document doc;
   od::array entries;
   if (parser.iterate(padded).get(doc) != simdjson::SUCCESS || doc.get_array().get(entries) != simdjson::SUCCESS)
-    return std::nullopt;
+    return false;
+  for (auto entry : entries) on_entry(entry);
+  return true;
+}
+
+std::optional<std::vector<DimsEntry>> parse_dims(std::string_view text) {
   std::vector<DimsEntry> out;
-  for (auto entry : entries) {
+  const bool array = for_each_entry(text, [&](auto entry) {
     DimsEntry d;
     od::array items;
     if (entry.get_array().get(items) != simdjson::SUCCESS) {
@@ -48,23 +55,17 @@ std::optional<std::vector<DimsEntry>> parse_dims(std::string_view text) {
       }
     }
     out.push_back(std::move(d));
-  }
-  return out;
+  });
+  return array ? std::optional(std::move(out)) : std::nullopt;
 }
 
 std::optional<std::vector<std::string>> parse_types(std::string_view text) {
-  simdjson::padded_string padded(text);
-  od::parser parser;
-  od::document doc;
-  od::array entries;
-  if (parser.iterate(padded).get(doc) != simdjson::SUCCESS || doc.get_array().get(entries) != simdjson::SUCCESS)
-    return std::nullopt;
   std::vector<std::string> out;
-  for (auto entry : entries) {
+  const bool array = for_each_entry(text, [&](auto entry) {
     std::string_view s;
     out.emplace_back(entry.get_string().get(s) == simdjson::SUCCESS ? std::string(s) : std::string());
-  }
-  return out;
+  });
+  return array ? std::optional(std::move(out)) : std::nullopt;
 }
 
 // The launch calls (runtime or driver) of a rank by correlation id.
