@@ -40,27 +40,27 @@ void check_time_bounds(const TraceRank& rank) {
 }
 
 std::size_t drop_repeated_events(TraceRank& rank) {
-  // Events are sorted by (start, longer first): repeats are neighbours or among the events of
-  // one start time.
+  // Events are sorted by (start, longer first): repeats are among the events of one start time.
+  // Compacted in place (kept events move down over dropped ones): no copy of the trace.
   std::vector<Event>& events = rank.events;
-  std::vector<Event> kept;
-  kept.reserve(events.size());
-  std::size_t dropped = 0;
+  std::size_t kept = 0;
   for (std::size_t begin = 0; begin < events.size();) {
     std::size_t end = begin + 1;
     while (end < events.size() && events[end].start == events[begin].start) ++end;
-    const std::size_t group_start = kept.size();
+    const std::size_t group_start = kept;
     for (std::size_t i = begin; i < end; ++i) {
       const Event& e = events[i];
       const bool has_id = e.correlation.has_value() || e.external_id.has_value();
-      const bool repeat = has_id && std::any_of(kept.begin() + static_cast<std::ptrdiff_t>(group_start), kept.end(),
-                                                [&](const Event& k) { return identity(k) == identity(e); });
-      if (repeat) ++dropped;
-      else kept.push_back(e);
+      const auto first = events.begin() + static_cast<std::ptrdiff_t>(group_start);
+      const auto last = events.begin() + static_cast<std::ptrdiff_t>(kept);
+      if (has_id && std::any_of(first, last, [&](const Event& k) { return identity(k) == identity(e); })) continue;
+      if (kept != i) events[kept] = e;
+      ++kept;
     }
     begin = end;
   }
-  if (dropped > 0) events = std::move(kept);
+  const std::size_t dropped = events.size() - kept;
+  events.resize(kept);
   return dropped;
 }
 
