@@ -1,8 +1,11 @@
 #include "replayer/engine.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <string>
 
 #include "core/error.h"
+#include "core/time.h"
 
 namespace dpro::replayer {
 namespace {
@@ -160,6 +163,7 @@ class Simulator::Engine {
       st.start = st.end = INT64_MIN;
       st.start_cause = st.end_cause = EdgeId::none();
     }
+    check_clock_reach();
     out_.resize(edges.size());
     // Place edges: out_begin/out_mid serve as fill cursors and are restored afterwards.
     for (const EdgeId id : dfg_->edge_ids()) {
@@ -179,6 +183,38 @@ class Simulator::Engine {
     seq_ = 0;
     now_ = INT64_MIN;
     ended_ = 0;
+  }
+
+  // Every time the replay computes is a release time plus durations, delays and edge gaps along
+  // a path, so their magnitudes summed over the graph bound the clock. Above kMaxReplayNanos
+  // the graph is refused, before any addition could overflow (a what-if that made ops absurdly
+  // slow, or traces whose times add up to centuries).
+  void check_clock_reach() const {
+    std::uint64_t reach = 0, release = 0;
+    bool over = false;
+    const auto add = [&](Nanos t) {
+      const std::uint64_t m = t < 0 ? 0 - static_cast<std::uint64_t>(t) : static_cast<std::uint64_t>(t);
+      over |= __builtin_add_overflow(reach, m, &reach);
+    };
+    for (const NodeId v : dfg_->node_ids()) {
+      const graph::Node& node = dfg_->node(v);
+      add(node.duration);
+      add(node.delay);
+      if (node.release) {
+        const Nanos r = *node.release;
+        release = std::max(release, r < 0 ? 0 - static_cast<std::uint64_t>(r) : static_cast<std::uint64_t>(r));
+      }
+    }
+    for (const graph::Edge& e : dfg_->edges()) add(e.gap);
+    over |= __builtin_add_overflow(reach, release, &reach);
+    if (over || reach > static_cast<std::uint64_t>(kMaxReplayNanos))
+      throw InputError("", "replay",
+                       "the graph's op times, delays and release times add up to " +
+                           (over || reach > static_cast<std::uint64_t>(INT64_MAX) ? std::string("more than 292 years")
+                                                                       : format_duration(static_cast<Nanos>(reach))) +
+                           ", beyond the replay clock's bound of " + format_duration(kMaxReplayNanos) +
+                           " (about 95 years): a what-if made ops that slow (e.g. --set host.cpu_speed far below 1), "
+                           "or the traces hold times no job took");
   }
 
   void finish() {

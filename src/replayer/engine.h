@@ -25,7 +25,9 @@ struct Simulation {
 
 // Replays graphs, keeping its working memory between runs (the optimizer and what-if sweeps
 // replay many variants of one graph). The returned reference is valid until the next run().
-// Throws InputError if some node never runs (a dependency cycle the builder did not catch).
+// Throws InputError if some node never runs (a dependency cycle the builder did not catch), or
+// if the graph's durations, delays, edge gaps and release times could add up to more than
+// kMaxReplayNanos (core/time.h): every time it computes then fits the clock.
 class Simulator {
  public:
   Simulator();

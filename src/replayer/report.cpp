@@ -186,7 +186,7 @@ void find_unresolved_waits(const trace::TraceSet& traces, const graph::Dfg& dfg,
     op.name = traces.strings.view(n.name);
     op.rank = n.rank;
     ++op.count;
-    op.total += wait;
+    op.total = saturating_add(op.total, wait);
   }
 }
 
@@ -196,7 +196,7 @@ UnresolvedWaits summarize_waits(std::map<std::pair<std::string, int>, WaitingOp>
   UnresolvedWaits w;
   for (auto& [key, op] : by_op) {
     w.count += op.count;
-    w.total += op.total;
+    w.total = saturating_add(w.total, op.total);
     w.ops.push_back(std::move(op));
   }
   std::stable_sort(w.ops.begin(), w.ops.end(), [](const WaitingOp& a, const WaitingOp& b) { return a.total > b.total; });

@@ -10,7 +10,7 @@ namespace {
 
 constexpr std::string_view kHostPrefix = "host.";
 
-Nanos scaled(Nanos t, double speed) { return static_cast<Nanos>(std::llround(static_cast<double>(t) / speed)); }
+Nanos scaled(Nanos t, double speed) { return nanos_from_double(static_cast<double>(t) / speed); }
 
 }  // namespace
 
@@ -36,7 +36,7 @@ std::optional<HostRetime> host_retime_from_settings(const std::vector<std::strin
       used = 0;
     }
     if (used == 0 || used != value.size() || !std::isfinite(speed) || speed <= 0 || speed > 1e6)
-      throw OptionError("set", s, "host.cpu_speed must be a positive number (2: a host twice as fast)");
+      throw OptionError("set", s, "host.cpu_speed must be a positive number up to 1000000 (2: a host twice as fast)");
     if (!host) host.emplace();
     host->cpu_speed = speed;
   }

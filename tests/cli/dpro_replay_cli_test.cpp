@@ -579,6 +579,15 @@ TEST_CASE("A bad host setting exits 2 naming --set and the value") {
   const Run missing = run("host-speed " + test::dlrm_dir() + " /nonexistent/trace.json");
   CHECK(missing.code == 2);
   CHECK_THAT(missing.out, Catch::Contains("/nonexistent/trace.json"));
+  // Issue 37: a host so slow that the job would last beyond the replay clock was an internal
+  // error (a failed report check, exit 1) after its times overflowed; now one line, exit 2.
+  const Run slow = run("replay " + test::dlrm_dir() + " --set host.cpu_speed=1e-300");
+  CHECK(slow.code == 2);
+  CHECK(lines(slow.out) == 1);
+  CHECK_THAT(slow.out, Catch::Contains("beyond the replay clock's bound") && Catch::Contains("host.cpu_speed"));
+  const Run fast = run("replay " + test::dlrm_dir() + " --set host.cpu_speed=1e300");
+  CHECK(fast.code == 2);
+  CHECK_THAT(fast.out, Catch::Contains("up to 1000000"));
 }
 
 TEST_CASE("A what-if that leaves the step where it was says why in one sentence, and in JSON") {

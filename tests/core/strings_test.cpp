@@ -24,6 +24,21 @@ TEST_CASE("format_duration picks a readable unit") {
   CHECK(dpro::format_duration(13336315805) == "13.336 s");
 }
 
+TEST_CASE("time arithmetic at the int64 limits: no overflow, no out-of-range conversion") {
+  // Issue 37: format_duration(INT64_MIN) negated an int64 that has no positive counterpart.
+  CHECK(dpro::format_duration(INT64_MIN) == "-9223372036.855 s");
+  CHECK(dpro::format_duration(INT64_MAX) == "9223372036.855 s");
+  CHECK(dpro::saturating_add(INT64_MAX - 5, 10) == INT64_MAX);
+  CHECK(dpro::saturating_add(INT64_MIN + 5, -10) == INT64_MIN);
+  CHECK(dpro::saturating_add(-7, 10) == 3);
+  // A what-if's scaled time: rounded as llround rounds, held at twice the replay bound.
+  CHECK(dpro::nanos_from_double(2.5) == 3);
+  CHECK(dpro::nanos_from_double(-2.5) == -3);
+  CHECK(dpro::nanos_from_double(1e300) == 2 * dpro::kMaxReplayNanos);
+  CHECK(dpro::nanos_from_double(-1.0 / 0.0) == -2 * dpro::kMaxReplayNanos);
+  CHECK(dpro::nanos_from_double(0.0 / 0.0) == 0);
+}
+
 TEST_CASE("parse_decimal reads a decimal number and nothing else") {
   double v = 0;
   CHECK(dpro::parse_decimal("0.25", v));

@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include "core/error.h"
 #include "replayer/critical_path.h"
 #include "replayer/engine.h"
 #include "id_printing.h"
@@ -111,4 +112,39 @@ TEST_CASE("Engine: identical inputs give identical runs, ties broken by insertio
   CHECK(first.start == second.start);
   CHECK(first.end == second.end);
   CHECK(first.start_cause == second.start_cause);
+}
+
+TEST_CASE("Engine: a graph whose times could add up beyond the replay clock is refused, before any sum overflows") {
+  // Issue 37: three ops of 1.5e18 ns on one thread end at 4.5e18 (fits int64), a fourth at 6e18
+  // and a sixth past INT64_MAX; the engine's start + delay and end + gap sums would overflow.
+  // Every such graph is refused with one message, whatever its shape.
+  for (const int ops : {3, 7}) {
+    INFO(ops);
+    graph::Dfg g;
+    graph::NodeId prev = add(g, NodeKind::kCpuOp, 0, 1'500'000'000'000'000'000, 0, 0);
+    for (int i = 1; i < ops; ++i) {
+      const graph::NodeId n = add(g, NodeKind::kCpuOp, 0, 1'500'000'000'000'000'000);
+      link(g, prev, n);
+      prev = n;
+    }
+    g.finalize();
+    replayer::Simulator simulator;
+    CHECK_THROWS_AS(simulator.run(g), InputError);
+    CHECK_THROWS_WITH(simulator.run(g), Catch::Contains("replay: ") && Catch::Contains("beyond the replay clock's bound"));
+  }
+  // Negative gaps and delays count by their magnitude, and so does a release time.
+  graph::Dfg g;
+  const auto a = add(g, NodeKind::kCpuOp, 0, 10, 0, -2'000'000'000'000'000'000);
+  const auto b = add(g, NodeKind::kCpuOp, 0, 10, -1'500'000'000'000'000'000);
+  link(g, a, b);
+  g.finalize();
+  CHECK_THROWS_AS(replayer::simulate(g), InputError);
+  // At the bound itself the graph replays, and its times are exact.
+  graph::Dfg ok;
+  const auto c = add(ok, NodeKind::kCpuOp, 0, kMaxReplayNanos - 1'000, 0, 0);
+  const auto d = add(ok, NodeKind::kCpuOp, 0, 1'000);
+  link(ok, c, d);
+  ok.finalize();
+  const auto sim = replayer::simulate(ok);
+  CHECK(sim.end[d] == kMaxReplayNanos);
 }

@@ -16,7 +16,7 @@ int new_group_size(const CommOp& op, std::optional<int> ranks) {
 
 Nanos scaled(Nanos measured, double numerator_us, double denominator_us) {
   if (!(denominator_us > 0)) return measured;
-  return static_cast<Nanos>(std::llround(static_cast<double>(measured) * numerator_us / denominator_us));
+  return nanos_from_double(static_cast<double>(measured) * numerator_us / denominator_us);
 }
 
 // Index of the iteration (ProfilerStep) a GPU op belongs to: the last one starting before it.
