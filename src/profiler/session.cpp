@@ -90,6 +90,16 @@ void ProfilerSession::flush() {
   }
   if (count > 0) writer_->write_now(merger_.merge(batches), count);
   else writer_->flush();
+  report_writer_state();
+}
+
+void ProfilerSession::report_writer_state() {
+  const std::string stopped = writer_->stopped_because();
+  if (!stopped.empty()) {
+    warn_once(path_ + ": the trace stops here (" + stopped + "); the job goes on untraced");
+  } else if (writer_->stalled()) {
+    warn_once(path_ + ": the disk is full; the trace waits in memory (up to 256 MiB) until there is room");
+  }
 }
 
 void ProfilerSession::flush_loop() {
@@ -118,6 +128,7 @@ void ProfilerSession::shutdown() {
   flush();
   active_ = false;
   writer_->close(dropped_.load());
+  report_writer_state();
   // A process that ran nothing on the GPU and no NCCL (torchrun's agent, a data-loader
   // worker that touched CUDA) leaves no trace file behind, only a header and metadata would.
   if (activity_ == 0 && dropped_.load() == 0) std::remove(path_.c_str());

@@ -67,6 +67,8 @@ class ProfilerSession final : public RecordSink {
  private:
   static long current_pid();
   void flush_loop();
+  // A warning, once, when the trace file's disk is full or the writer stopped.
+  void report_writer_state();
   void take_pending(std::vector<native::EncodedBatch>& out);
 
   SessionConfig config_;

@@ -3,8 +3,12 @@
 // future versions and foreign files are clear errors.
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
 #include <zlib.h>
 
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
@@ -359,4 +363,95 @@ TEST_CASE("the trace writer creates its file exclusively: a planted link or an e
   second.close(0);
   CHECK(read_whole_file(dir.file("victim")) == "precious");
   CHECK(std::filesystem::is_symlink(path));
+}
+
+namespace {
+// A disk that is full for a while: writes fail with ENOSPC while `full_writes` lasts, after
+// taking at most `partial` bytes of the first failing call.
+struct FlakyDisk {
+  static inline int full_writes = 0;
+  static inline std::size_t partial = 0;
+  static inline int other_error = 0;
+  static long write(int fd, const void* data, std::size_t size) {
+    if (other_error != 0) {
+      errno = other_error;
+      return -1;
+    }
+    if (full_writes > 0) {
+      --full_writes;
+      if (partial > 0) {
+        const std::size_t n = std::min(partial, size);
+        partial = 0;
+        return static_cast<long>(::write(fd, data, n));
+      }
+      errno = ENOSPC;
+      return -1;
+    }
+    return static_cast<long>(::write(fd, data, size));
+  }
+};
+}  // namespace
+
+// Encoded records of `count` kernels, correlations first..first+count-1.
+std::string kernel_batch(RecordEncoder& enc, std::uint32_t first, std::uint32_t count) {
+  const std::uint64_t t = static_cast<std::uint64_t>(test_header().base_time) + 1000;
+  for (std::uint32_t i = first; i < first + count; ++i)
+    enc.add(KernelRecord{t + i * 100, t + i * 100 + 50, 0, 1, 7, i, "gemm_kernel", {4, 2, 1}, {128, 1, 1}, 64, 1024});
+  auto batch = enc.take();
+  return merge_in_time_order({&batch, 1});
+}
+
+TEST_CASE("a disk full for a while loses no record of the trace, and never one in its middle", "[native]") {
+  // Issue 37: a write that failed dropped its bytes and the next flush wrote on, so a transiently
+  // full disk left a hole (and a cut record) in the middle of the trace.
+  test::TempDir dir("full-disk");
+  const std::string path = dir.file("rank0.host.pid7.dpro");
+  StringInterner strings;
+  RecordEncoder enc(strings, test_header().base_time);
+  FlakyDisk::full_writes = 0;
+  FlakyDisk::other_error = 0;
+  {
+    NativeFileWriter writer(path, test_header(), &FlakyDisk::write);
+    for (std::uint32_t batch = 0; batch < 3; ++batch) {
+      if (batch == 1) {  // the disk fills in the middle of this batch's write, and stays full a while
+        FlakyDisk::full_writes = 3;
+        FlakyDisk::partial = 37;
+      }
+      writer.write_now(kernel_batch(enc, batch * 100, 100), 100);
+      if (batch == 1) CHECK(writer.stalled());
+    }
+    writer.flush();
+    CHECK_FALSE(writer.stalled());
+    CHECK(writer.stopped_because().empty());
+    writer.close(0);
+  }
+  Logger log(LogLevel::kQuiet);
+  const auto c = read_native_capture(path, log);
+  CHECK(log.warning_count() == 0);
+  CHECK(c.has_footer);
+  REQUIRE(c.kernels.size() == 300);
+  for (std::uint32_t i = 0; i < 300; ++i) CHECK(c.kernels[i].correlation == i);
+}
+
+TEST_CASE("a write error stops the trace at its last whole record: the file ends there, nothing after", "[native]") {
+  test::TempDir dir("write-error");
+  const std::string path = dir.file("rank0.host.pid8.dpro");
+  StringInterner strings;
+  RecordEncoder enc(strings, test_header().base_time);
+  FlakyDisk::full_writes = 0;
+  FlakyDisk::other_error = 0;
+  {
+    NativeFileWriter writer(path, test_header(), &FlakyDisk::write);
+    writer.write_now(kernel_batch(enc, 0, 50), 50);
+    FlakyDisk::other_error = EIO;
+    writer.write_now(kernel_batch(enc, 50, 10), 10);
+    CHECK(writer.stopped_because() == std::strerror(EIO));
+    FlakyDisk::other_error = 0;  // the device came back: nothing more is written all the same
+    writer.write_now(kernel_batch(enc, 60, 10), 10);
+    writer.close(0);
+  }
+  Logger log(LogLevel::kQuiet);
+  const auto c = read_native_capture(path, log);
+  CHECK(c.kernels.size() == 50);
+  CHECK_FALSE(c.has_footer);
 }

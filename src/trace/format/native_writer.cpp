@@ -419,8 +419,12 @@ std::string numbered_path(const std::string& path, int n) {
 }
 }  // namespace
 
-NativeFileWriter::NativeFileWriter(const std::string& path, const Header& header)
-    : path_(path), owner_pid_(static_cast<long>(::getpid())) {
+namespace {
+long system_write(int fd, const void* data, std::size_t size) { return static_cast<long>(::write(fd, data, size)); }
+}  // namespace
+
+NativeFileWriter::NativeFileWriter(const std::string& path, const Header& header, WriteCall write_call)
+    : path_(path), owner_pid_(static_cast<long>(::getpid())), write_call_(write_call ? write_call : &system_write) {
   // Created exclusively and without following links: a file or link already there (a planted
   // link in a shared folder, an earlier run's trace under a reused pid) is never written
   // through; the trace takes the next free numbered name instead.
@@ -431,7 +435,7 @@ NativeFileWriter::NativeFileWriter(const std::string& path, const Header& header
     if (fd_ >= 0 || errno != EEXIST) break;
   }
   if (fd_ < 0) throw std::runtime_error(path_ + ": cannot create: " + std::strerror(errno));
-  write_all(encode_preamble(header));
+  write_locked(encode_preamble(header));
 }
 
 NativeFileWriter::~NativeFileWriter() {
@@ -442,47 +446,86 @@ bool NativeFileWriter::owned_by_this_process() const {
   return static_cast<long>(::getpid()) == owner_pid_;
 }
 
-void NativeFileWriter::write_all(std::string_view bytes) {
-  while (!bytes.empty()) {
-    ssize_t n = ::write(fd_, bytes.data(), bytes.size());
+std::size_t NativeFileWriter::write_some(std::string_view bytes) {
+  std::size_t done = 0;
+  while (done < bytes.size()) {
+    const long n = write_call_(fd_, bytes.data() + done, bytes.size() - done);
+    if (n > 0) {
+      done += static_cast<std::size_t>(n);
+      continue;
+    }
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;  // disk full or closed: the trace ends here, the job goes on
-    bytes_written_ += static_cast<std::uint64_t>(n);
-    bytes.remove_prefix(static_cast<std::size_t>(n));
+    if (n < 0 && (errno == ENOSPC || errno == EDQUOT)) {
+      stalled_ = true;  // the rest waits for the next flush
+    } else {
+      stop(n < 0 ? std::strerror(errno) : "the file took no bytes");
+    }
+    break;
   }
+  bytes_written_ += done;
+  return done;
+}
+
+void NativeFileWriter::write_locked(std::string_view bytes) {
+  if (!stopped_because_.empty()) return;
+  stalled_ = false;
+  if (!buffer_.empty()) {
+    const std::size_t done = write_some(buffer_);
+    buffer_.erase(0, done);
+    if (!buffer_.empty() || !stopped_because_.empty()) {  // still full: the new bytes queue behind
+      if (stopped_because_.empty()) buffer_.append(bytes);
+      if (buffer_.size() > kMaxStalledBytes) stop("the disk stayed full (over 256 MiB of trace waited)");
+      return;
+    }
+  }
+  const std::size_t done = write_some(bytes);
+  if (done < bytes.size() && stopped_because_.empty()) buffer_.assign(bytes.substr(done));
+}
+
+void NativeFileWriter::stop(const std::string& why) {
+  stopped_because_ = why;
+  stalled_ = false;
+  buffer_.clear();
+  buffer_.shrink_to_fit();
+}
+
+bool NativeFileWriter::stalled() const {
+  std::lock_guard lock(mutex_);
+  return stalled_;
+}
+
+std::string NativeFileWriter::stopped_because() const {
+  std::lock_guard lock(mutex_);
+  return stopped_because_;
 }
 
 void NativeFileWriter::append(std::string_view records, std::uint64_t record_count) {
   std::lock_guard lock(mutex_);
-  if (fd_ < 0 || !owned_by_this_process()) return;
+  if (fd_ < 0 || !owned_by_this_process() || !stopped_because_.empty()) return;
   buffer_.append(records);
   records_ += record_count;
+  if (buffer_.size() > kMaxStalledBytes && stalled_) stop("the disk stayed full (over 256 MiB of trace waited)");
 }
 
 void NativeFileWriter::write_now(std::string_view records, std::uint64_t record_count) {
   std::lock_guard lock(mutex_);
   if (fd_ < 0 || !owned_by_this_process()) return;
-  write_buffer_locked();
-  write_all(records);
-  records_ += record_count;
-}
-
-void NativeFileWriter::write_buffer_locked() {
-  write_all(buffer_);
-  buffer_.clear();
+  write_locked(records);
+  if (stopped_because_.empty()) records_ += record_count;
 }
 
 void NativeFileWriter::flush() {
   std::lock_guard lock(mutex_);
   if (fd_ < 0 || !owned_by_this_process()) return;
-  write_buffer_locked();
+  write_locked({});
 }
 
 void NativeFileWriter::close(std::uint64_t dropped_records) {
   std::lock_guard lock(mutex_);
   if (fd_ < 0 || !owned_by_this_process()) return;
-  buffer_ += encode_footer({records_, dropped_records});
-  write_buffer_locked();
+  // The footer only when everything before it is in the file: a trace the writer stopped ends
+  // at its last record, and a reader says it was cut.
+  if (stopped_because_.empty()) write_locked(encode_footer({records_, dropped_records}));
   ::close(fd_);
   fd_ = -1;
 }

@@ -139,12 +139,22 @@ std::string encode_footer(const FooterRecord& footer);
 // Appends bytes to one trace file. Thread-safe. Writes go to the kernel (write(2)) at every
 // flush, so a killed process loses only what was not yet flushed. Only the process that
 // opened the file writes to it: after fork() the child's copy discards everything.
+//
+// A full disk (ENOSPC, EDQUOT) is waited out: what could not be written stays buffered, in
+// order, and the next flush writes it first, so a disk that was full for a while loses
+// nothing. Past kMaxStalledBytes buffered, or on any other write error, the writer stops for
+// good: the file then ends at its last written byte (a reader keeps every complete record
+// before it), never with records missing from its middle.
 class NativeFileWriter {
  public:
+  // write(2) or a stand-in with its contract (tests: a disk that fills and empties).
+  using WriteCall = long (*)(int fd, const void* data, std::size_t size);
+  static constexpr std::size_t kMaxStalledBytes = std::size_t{256} << 20;
+
   // Creates `path` (exclusively, not through a link; when something is there already,
   // "<stem>.<n><ext>" for the first free n >= 2: path() says which) and writes the preamble.
   // Throws std::runtime_error on failure.
-  NativeFileWriter(const std::string& path, const Header& header);
+  NativeFileWriter(const std::string& path, const Header& header, WriteCall write_call = nullptr);
   ~NativeFileWriter();
   NativeFileWriter(const NativeFileWriter&) = delete;
   NativeFileWriter& operator=(const NativeFileWriter&) = delete;
@@ -162,18 +172,28 @@ class NativeFileWriter {
   const std::string& path() const { return path_; }
   std::uint64_t bytes_written() const { return bytes_written_; }
   std::uint64_t records() const { return records_; }
+  // The disk was full at the last write: bytes wait in the buffer for the next flush.
+  bool stalled() const;
+  // Nothing more will be written (a write error, or the disk full for too long): why, or "".
+  std::string stopped_because() const;
 
  private:
   bool owned_by_this_process() const;
-  void write_all(std::string_view bytes);
-  // Writes and empties buffer_; the caller holds mutex_.
-  void write_buffer_locked();
+  // Writes `bytes` after anything still waiting in buffer_; what the disk does not take now
+  // waits in buffer_. The caller holds mutex_.
+  void write_locked(std::string_view bytes);
+  // Writes what it can of `bytes`; returns how much was written.
+  std::size_t write_some(std::string_view bytes);
+  void stop(const std::string& why);
 
-  std::mutex mutex_;
+  mutable std::mutex mutex_;
   std::string path_;
   int fd_ = -1;
   long owner_pid_ = 0;
-  std::string buffer_;
+  WriteCall write_call_;
+  std::string buffer_;      // appended records, then (after a full disk) bytes not yet written
+  bool stalled_ = false;
+  std::string stopped_because_;
   std::uint64_t bytes_written_ = 0;
   std::uint64_t records_ = 0;
 };
