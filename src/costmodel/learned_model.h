@@ -25,6 +25,7 @@
 #include "costmodel/config_memory.h"
 #include "costmodel/cost_model.h"
 #include "costmodel/dataset.h"
+#include "costmodel/device_pricing.h"
 #include "costmodel/features.h"
 
 namespace dpro::costmodel {
@@ -51,24 +52,6 @@ struct FewShotOptions {
   int replay_rows = 20000;     // rows of the original training data mixed in (forgetting)
   std::uint64_t seed = 1;
   int threads = 1;
-};
-
-// How the learned model prices a GPU: with the identity of `as`, a GPU it was trained on: the
-// GPU itself, its twin (the same datasheet inputs) or its sibling (the same chip: SM count and
-// fp32 cores per SM; its own clock, bandwidth, ... in the op-relative features); `as` empty:
-// a GPU outside the data, priced by the unseen-GPU network.
-struct DevicePricing {
-  std::string as;
-  enum Kind { kUnseen, kTrained, kTwin, kSibling } kind = kUnseen;
-  const char* kind_name() const {  // "unseen", "trained", "twin", "sibling"
-    switch (kind) {
-      case kUnseen: return "unseen";
-      case kTrained: return "trained";
-      case kTwin: return "twin";
-      case kSibling: return "sibling";
-    }
-    return "?";
-  }
 };
 
 struct PredictQuery {

@@ -172,26 +172,8 @@ class TorchModel final : public learned::ModelBackend {
     if (!device_known && has_unseen()) return memory_unseen;
     return kernel_used ? memory_kernel : memory_plain;
   }
-  // The GPU of the training data whose identity prices `d`: d itself, one with equal
-  // datasheet inputs (a twin), or the closest one of the same chip (a sibling: the same SM
-  // count and fp32 cores per SM; closest by the summed log2 differences of the inputs).
   DevicePricing pricing_of(const DeviceSpec& d) const override {
-    if (known_devices.count(d.name)) return {d.name, DevicePricing::kTrained};
-    std::vector<float> f(kDeviceIdentityFeatures);
-    device_features(d, f.data());
-    DevicePricing best;
-    double best_distance = 0;
-    for (const auto& [name, features] : known_features) {
-      if (features == f) return {name, DevicePricing::kTwin};
-      if (features[kSmsFeature] != f[kSmsFeature] || features[kCoresFeature] != f[kCoresFeature]) continue;
-      double distance = 0;
-      for (int i = 0; i < kDeviceIdentityFeatures; ++i) distance += std::abs(features[i] - f[i]);
-      if (best.as.empty() || distance < best_distance) {
-        best = {name, DevicePricing::kSibling};
-        best_distance = distance;
-      }
-    }
-    return best;
+    return device_pricing(known_devices, known_features, d);
   }
   double floor_ms(OpFamily family) const {
     const auto it = floors_ms.find(family);

@@ -280,11 +280,36 @@ TEST_CASE("costmodel devices lists each GPU with the peaks the models price with
   REQUIRE(rc == 0);
   const std::string out = captured.str();
   INFO(out);
-  CHECK(out.find("fp32   tf32   fp16  CUDA device name (peaks in TFLOP/s)") != std::string::npos);
+  CHECK(out.find("fp32   tf32   fp16  CUDA device name        learned model") != std::string::npos);
+  CHECK(out.find("peaks in TFLOP/s") != std::string::npos);
   // T4 has no TF32 (its fp32 peak); P4's 1/64-rate fp16 is priced at its fp32 peak.
   CHECK(out.find("T4                320 GB/s   40 SMs    8.1    8.1   65.0  Tesla T4") != std::string::npos);
   CHECK(out.find("P4                192 GB/s   20 SMs    5.5    5.5    5.5  Tesla P4") != std::string::npos);
   CHECK(out.find("H100-SXM5-80GB   3350 GB/s  132 SMs   67.0  494.7  989.4") != std::string::npos);
+  // Issue 36: the catalog says which GPUs the learned model was trained on and how it prices the
+  // others, read from the model file's header (the shipped model: five GPUs of the shared data).
+  const auto row = [&](const std::string& gpu) {
+    const std::size_t at = out.find("\n" + gpu + " ");
+    return at == std::string::npos ? std::string() : out.substr(at + 1, out.find('\n', at + 1) - at - 1);
+  };
+  CHECK_THAT(row("T4"), Catch::EndsWith("in the data"));
+  CHECK_THAT(row("V100-PCIE-32GB"), Catch::EndsWith("in the data"));
+  CHECK_THAT(row("A100-SXM4-40GB"), Catch::EndsWith("twin of A100-PCIE-40GB"));
+  CHECK_THAT(row("V100-SXM2-32GB"), Catch::EndsWith("sibling of V100-PCIE-32GB"));
+  CHECK_THAT(row("H100-SXM5-80GB"), Catch::EndsWith("outside the data"));
+  CHECK_THAT(row("L4"), Catch::EndsWith("outside the data"));
+}
+
+TEST_CASE("costmodel devices without a readable model file lists the GPUs and says why the model column is missing") {
+  const std::string bad = dpro::test::binary_path("not_a_model.dpcm");
+  std::ofstream(bad) << "not a model";
+  std::ostringstream captured;
+  auto* old = std::cout.rdbuf(captured.rdbuf());
+  const std::string err = stderr_of({"costmodel", "--model", bad, "devices"});
+  std::cout.rdbuf(old);
+  CHECK_THAT(err, Catch::Contains("not_a_model.dpcm") && Catch::Contains("the learned-model column is left out"));
+  CHECK(captured.str().find("T4                320 GB/s") != std::string::npos);
+  CHECK(captured.str().find("learned model") == std::string::npos);
 }
 
 TEST_CASE("costmodel predict to stdout leaves the model file alone") {

@@ -7,11 +7,13 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <set>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "core/byte_source.h"
 #include "core/error.h"
 #include "core/json_fields.h"
 #include "core/log.h"
@@ -21,6 +23,7 @@
 #include "costmodel/eval/evaluate.h"
 #include "costmodel/eval/table_tools.h"
 #include "costmodel/learned_model.h"
+#include "costmodel/model_file.h"
 #include "costmodel/paths.h"
 #include "costmodel/eval/report.h"
 #include "costmodel/residual_correction.h"
@@ -144,17 +147,40 @@ class CostModelCommand : public Command {
   }
 
   int list_devices(const cm::DeviceCatalog& catalog) {
+    // How the learned model prices each GPU, from its file's header (no LibTorch): a GPU of its
+    // training data, a twin or sibling of one, or outside the data (its unseen-GPU network).
+    std::optional<cm::ModelFileHeader> header;
+    try {
+      cm::ModelPayload payload;
+      header = cm::parse_model_file(read_whole_file(model_path_), model_path_, payload);
+    } catch (const InputError& e) {
+      std::fprintf(stderr, "dpro-replay: warning: %s; the learned-model column is left out\n", e.what());
+    }
     // The peaks the cost models price with: a narrower float without faster arithmetic of its own
     // on that GPU is at its fp32 peak (DeviceSpec::peak_flops).
-    std::cout << fmt::format("{:<16} {:>9} {:>8} {:>6} {:>6} {:>6}  {}\n", "GPU", "memory", "SMs", "fp32", "tf32",
-                             "fp16", "CUDA device name (peaks in TFLOP/s)");
+    std::cout << fmt::format("{:<16} {:>9} {:>8} {:>6} {:>6} {:>6}  {:<24}{}\n", "GPU", "memory", "SMs", "fp32", "tf32",
+                             "fp16", "CUDA device name", header ? "learned model" : "");
     for (const auto& d : catalog.devices()) {
       auto peak = [&](cm::DType t) { return d.peak_flops(t) / 1e12; };
-      std::cout << fmt::format("{:<16} {:>4.0f} GB/s {:>4} SMs {:>6.1f} {:>6.1f} {:>6.1f}  {}\n", d.name,
+      std::string learned;
+      if (header) {
+        const cm::DevicePricing p = cm::device_pricing(header->known_devices, header->known_features, d);
+        learned = p.kind == cm::DevicePricing::kTrained ? "in the data"
+                  : p.kind == cm::DevicePricing::kTwin  ? "twin of " + p.as
+                  : p.kind == cm::DevicePricing::kSibling ? "sibling of " + p.as
+                                                          : "outside the data";
+      }
+      std::cout << fmt::format("{:<16} {:>4.0f} GB/s {:>4} SMs {:>6.1f} {:>6.1f} {:>6.1f}  {:<24}{}\n", d.name,
                                d.memory_bandwidth_gbs, d.sms, peak(cm::DType::kFloat32),
                                peak(cm::DType::kTensorFloat32), peak(cm::DType::kFloat16),
-                               d.aliases.empty() ? "" : d.aliases[0]);
+                               d.aliases.empty() ? "" : d.aliases[0], learned);
     }
+    std::cout << "peaks in TFLOP/s (dense)";
+    if (header)
+      std::cout << "; learned model: how " << model_path_
+                << " prices the GPU (in the data: trained on it; a twin: the same datasheet figures; a sibling: the same "
+                   "chip, its own figures; outside the data: its unseen-GPU network, docs/costmodel.md \"Unseen GPUs\")";
+    std::cout << "\n";
     return 0;
   }
 
