@@ -28,17 +28,29 @@ namespace dpro::costmodel {
 // the op is not describable.
 double share_roofline_ms(const OpDesc& op, const DeviceSpec& device);
 
-// One family's share curve: log10(share) at bucket centres log10(roofline us) = (first + i) x
-// width, linear in between, flat beyond the ends.
+// A share curve: log10(share) at bucket centres log10(roofline us) = (first + i) x width, linear
+// in between, flat beyond the ends.
 struct ShareCurve {
   int first = 0;
   std::vector<double> log10_share;
+};
+
+// One family's curves, one per bucket of its arithmetic intensity against the GPU's ridge point
+// (log10(intensity / ridge) = key x intensity width; a GEMM of a few rows is memory-bound on
+// every GPU, a square one compute-bound): the nearest bucket's curve prices an op.
+struct FamilyShares {
+  std::map<int, ShareCurve> by_intensity;
   double kernel_floor_ms = 0;
 };
 
+// log10(arithmetic intensity / ridge point), within +-kIntensityLimit: the second feature.
+inline constexpr double kIntensityLimit = 2.0;
+double relative_intensity(const OpDesc& op, const DeviceSpec& device);
+
 struct ShareTable {
-  double bucket_width = 0.5;  // decades of roofline time
-  std::map<OpFamily, ShareCurve> families;
+  double bucket_width = 0.5;     // decades of roofline time
+  double intensity_width = 0;    // decades of relative intensity per bucket; 0: one curve per family
+  std::map<OpFamily, FamilyShares> families;
   double host_overhead_ms = 0;  // prior: median of the training machines'
   double host_floor_ms = 0;     // prior: median of the training machines'
   // Per training GPU, for the record (not used to predict: a trace's machine is not theirs).
@@ -46,7 +58,7 @@ struct ShareTable {
   std::string provenance;  // the command and data that made it
 
   // The share of its roofline bound an op's kernel reaches: in (0, kMaxShare].
-  double share(OpFamily family, double roofline_ms) const;
+  double share(OpFamily family, double roofline_ms, double relative_intensity = 0) const;
   // nullopt where the op is not describable or its family has no curve.
   std::optional<double> kernel_ms(const OpDesc& op, const DeviceSpec& device) const;
   std::optional<double> latency_ms(const OpDesc& op, const DeviceSpec& device) const;
@@ -57,12 +69,15 @@ inline constexpr double kMaxShare = 1.0;
 // that a kernel's time rises with its roofline time: log t = log R - log share).
 inline constexpr double kMaxShareSlope = 0.9;
 
+// The defaults are the form leave-one-GPU-out over the training GPUs chose (docs/costmodel.md,
+// "Roofline share").
 struct ShareFitOptions {
-  double bucket_width = 0.5;
+  double bucket_width = 0.25;
+  double intensity_width = 1.0;
   std::size_t min_rows = 5;  // per GPU, family and bucket
   // Rows within this factor of their machine's host floor are host-bound: their latency says
   // nothing of the kernel's share and they are left out of the curves (0: all rows).
-  double floor_margin = 1.2;
+  double floor_margin = 0;
   double floor_quantile = 0.05;  // of a machine's elementwise latencies: its host floor
   bool host_floor = true;        // false: latency = host overhead + kernel (no max)
 };

@@ -95,6 +95,10 @@ class CostModelCommand : public Command {
     fit_shares_->add_option("--bucket-width", share_options_.bucket_width, "Decades of roofline time per bucket")
         ->default_val(share_options_.bucket_width)
         ->check(CLI::Range(0.05, 5.0));
+    fit_shares_->add_option("--intensity-width", share_options_.intensity_width,
+                            "Decades of arithmetic intensity against the ridge point per curve (0: one curve per family)")
+        ->default_val(share_options_.intensity_width)
+        ->check(CLI::Range(0.0, 4.0));
     fit_shares_->add_option("--floor-margin", share_options_.floor_margin,
                             "Rows under this factor of their machine's host floor do not shape the curves (0: all do)")
         ->default_val(share_options_.floor_margin)
@@ -445,9 +449,9 @@ class CostModelCommand : public Command {
     }
     cm::ShareTable table = cm::fit_share_table(data, share_options_);
     table.provenance = fmt::format(
-        "dpro-replay costmodel fit-shares --data {} --bucket-width {} --floor-margin {} --floor-quantile {} "
+        "dpro-replay costmodel fit-shares --data {} --bucket-width {} --intensity-width {} --floor-margin {} --floor-quantile {} "
         "--min-rows {}{}: {} rows of {}",
-        data_, share_options_.bucket_width, share_options_.floor_margin, share_options_.floor_quantile,
+        data_, share_options_.bucket_width, share_options_.intensity_width, share_options_.floor_margin, share_options_.floor_quantile,
         share_options_.min_rows, no_host_floor_ ? " --no-host-floor" : "", rows.size(), fmt::join(gpus, ", "));
     const std::string json = cm::share_table_to_json(table);
     write_output(shares_output_, [&](std::ostream& out) { out << json; }, force_);
