@@ -257,7 +257,7 @@ ShareTable share_table_from_json(const std::string& text, const std::string& fil
     c.first = static_cast<int>(std::lround(first / t.bucket_width));
     if (std::abs(c.first * t.bucket_width - first) > 1e-9)
       throw InputError(file, citem + ".first_bucket_log10_us", "not a multiple of bucket_width_decades");
-    if (!f.contains("share") || !cj["share"].is_array() || cj["share"].empty())
+    if (!cj.contains("share") || !cj["share"].is_array() || cj["share"].empty())
       throw InputError(file, citem + ".share", "missing (a list of shares in (0, 1])");
     for (std::size_t i = 0; i < cj["share"].size(); ++i) {
       const auto& s = cj["share"][i];
