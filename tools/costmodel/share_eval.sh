@@ -36,6 +36,16 @@ for form in "--intensity-width 0 --bucket-width 0.5 --floor-margin 1.2" "--inten
 done
 
 echo
+echo "## The shipped table's host figures and kernel floors (us)"
+python3 - "$root/data/costmodel/shares.json" <<'PYEOF'
+import json, sys
+t = json.load(open(sys.argv[1]))
+floors = sorted(f["kernel_floor_ms"] * 1e3 for f in t["families"].values())
+print(f"host overhead {t['host_overhead_ms'] * 1e3:.1f}, host floor {t['host_floor_ms'] * 1e3:.1f}, "
+      f"kernel floors {floors[0]:.1f}-{floors[-1]:.1f}")
+PYEOF
+
+echo
 echo "## 2. Zero-shot on GPUs outside the training data (nothing measured on them)"
 data="$root/data/costmodel/measured-2026-11-23"
 for spec in h100:H100-SXM5-80GB h100-rerun:H100-SXM5-80GB h200:H200-SXM-141GB h200-rerun:H200-SXM-141GB; do
@@ -44,6 +54,20 @@ for spec in h100:H100-SXM5-80GB h100-rerun:H100-SXM5-80GB h200:H200-SXM-141GB h2
   lines "$run, learned" predict --device "$gpu" "$work/$run.csv"
   lines "$run, roofline-share" predict --pricer roofline-share --device "$gpu" "$work/$run.csv"
 done
+python3 - "$data" <<'PYEOF'
+import csv, glob, gzip, statistics as st, sys
+# GPU time of the small elementwise ops (Latency under 30 us) of the runs with a Kernel Time.
+for run in ("h100-rerun", "h200-rerun"):
+    k = []
+    for f in glob.glob(f"{sys.argv[1]}/{run}/*/*.csv.gz"):
+        if f.split("/")[-2] in ("bmm", "linear", "conv", "ln", "softmax"):
+            continue
+        with gzip.open(f, "rt", newline="") as g:
+            k += [float(r["Kernel Time"]) * 1e3 for r in csv.DictReader(g)
+                  if r["Kernel Time"] and float(r["Latency"]) < 0.03]
+    q = st.quantiles(k, n=10)
+    print(f"{run}: small elementwise ops' Kernel Time (us): median {st.median(k):.1f}, p10-p90 {q[0]:.1f}-{q[-1]:.1f}, {len(k)} rows")
+PYEOF
 data="$root/data/costmodel/neusight-test"
 for spec in NVIDIA_L4:L4 NVIDIA_H100_80GB_HBM3:H100-SXM5-80GB NVIDIA_A100_80GB_PCIe:A100-PCIE-80GB; do
   file="$data/${spec%%:*}.csv.gz" gpu="${spec#*:}"
