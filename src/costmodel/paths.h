@@ -8,6 +8,7 @@ namespace dpro::costmodel {
 
 std::string default_device_dir();   // <source>/configs/devices
 std::string default_model_path();   // <source>/data/costmodel/model.dpcm
+std::string default_shares_path();  // <source>/data/costmodel/shares.json (roofline_share.h)
 std::string default_data_dir();     // <source>/../shared/data/neusight/train
 std::string test_subset_dir();      // <source>/data/costmodel/subset
 

@@ -1,5 +1,6 @@
 #include "costmodel/table_prices.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/error.h"
@@ -41,6 +42,30 @@ TablePrices price_table(const CsvTable& table, const std::string& file, const De
     else ++p.none;
   }
   return p;
+}
+
+TablePrices price_table_by_shares(const CsvTable& table, const std::string& file, const DeviceCatalog& catalog,
+                                  const DeviceSpec& device, const ShareTable& shares, bool host_timed) {
+  const OpRowReader reader(table, file);
+  reader.require_names();
+  TablePrices p;
+  const int device_col = table.column("Device");
+  p.has_device_column = device_col >= 0;
+  for (std::size_t r = 0; r < table.rows.size(); ++r) {
+    p.ops.push_back(reader.read(r));
+    p.on_device.push_back(device_col >= 0 && catalog.find(table.rows[r][device_col]) == &device);
+    const auto ms = host_timed ? shares.latency_ms(p.ops.back(), device) : shares.kernel_ms(p.ops.back(), device);
+    p.ms.push_back(ms ? *ms : std::nan(""));
+    ++(ms ? p.by_shares : p.none);
+  }
+  return p;
+}
+
+std::vector<double> learned_kernel_ms(const TablePrices& prices, const LearnedModel& model, const DeviceSpec& device) {
+  const double overhead = model.measurement_overhead_ms(device, true);
+  std::vector<double> out;
+  for (double ms : prices.ms) out.push_back(std::max(ms - overhead, 0.25 * ms));
+  return out;
 }
 
 }  // namespace dpro::costmodel

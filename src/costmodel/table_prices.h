@@ -13,6 +13,7 @@
 #include "costmodel/dataset.h"
 #include "costmodel/hw.h"
 #include "costmodel/learned_model.h"
+#include "costmodel/roofline_share.h"
 
 namespace dpro::costmodel {
 
@@ -22,6 +23,7 @@ struct TablePrices {
   std::vector<bool> on_device;     // per row: its Device is the GPU asked
   bool has_device_column = false;
   std::size_t learned = 0, roofline = 0, none = 0;
+  std::size_t by_shares = 0;       // priced by the roofline-share model (price_table_by_shares)
   std::size_t corrected_by = 0;    // samples of the correction (0: none)
 };
 
@@ -29,5 +31,14 @@ struct TablePrices {
 // InputError naming `file` (a table without an OPName column, a bad row) or the samples file.
 TablePrices price_table(const CsvTable& table, const std::string& file, const DeviceCatalog& catalog,
                         const DeviceSpec& device, const LearnedModel* model, const std::string& samples_path);
+
+// The same rows priced by the roofline-share model: its host-timed latency, or with `host_timed`
+// false its kernel time; NaN (counted in `none`) where it has no price.
+TablePrices price_table_by_shares(const CsvTable& table, const std::string& file, const DeviceCatalog& catalog,
+                                  const DeviceSpec& device, const ShareTable& shares, bool host_timed);
+
+// Kernel times of the learned model's latencies `prices.ms`: less the measurement overhead its
+// predictions for `device` carry (kernel_time.h), kept at a quarter of the latency or more.
+std::vector<double> learned_kernel_ms(const TablePrices& prices, const LearnedModel& model, const DeviceSpec& device);
 
 }  // namespace dpro::costmodel

@@ -85,6 +85,10 @@ double DeviceSpec::peak_flops(DType dtype) const {
   }
 }
 
+double DeviceSpec::sustained_fp32_flops() const {
+  return sustained_fp32_tflops ? *sustained_fp32_tflops * 1e12 : peak_flops(DType::kFloat32);
+}
+
 std::string DeviceSpec::model_family() const {
   auto dash = name.find('-');
   return dash == std::string::npos ? name : name.substr(0, dash);
@@ -134,6 +138,11 @@ DeviceSpec parse_device_spec(const std::string& json_text, const std::string& fi
     throw InputError(file, "peak_tflops", "missing (needs at least fp32)");
   for (const auto& [k, v] : j["peak_tflops"].items())
     d.peak_tflops[k] = figure(j["peak_tflops"], "peak_tflops.", k, 1e6, false);
+  if (j.contains("sustained_fp32_tflops")) {
+    d.sustained_fp32_tflops = positive("sustained_fp32_tflops", 1e6, false);
+    if (*d.sustained_fp32_tflops > d.peak_tflops["fp32"])
+      throw InputError(file, "sustained_fp32_tflops", "above peak_tflops.fp32");
+  }
   return d;
 }
 

@@ -28,11 +28,18 @@ struct DeviceSpec {
   double boost_clock_mhz = 0;
   double l2_cache_mb = 0;
   std::map<std::string, double> peak_tflops;  // key: to_string(DType), dense peak
+  // fp32 FMA rate (TFLOP/s) a GEMM can sustain where the datasheet's fp32 peak counts a second
+  // datapath that FP32 shares with INT32 (Ampere GA10x, Ada: half of the 128 "FP32 cores" of an
+  // SM), which address and loop arithmetic occupy in a GEMM. Absent: peak_tflops["fp32"] means
+  // it. Read by the roofline-share model only; peak_flops() ignores it.
+  std::optional<double> sustained_fp32_tflops;
 
   // Peak FLOP/s for a dtype; falls back to fp32 when the spec lists none for that dtype. The
   // narrower floats (tf32, fp16, bf16, fp8) get at least the fp32 peak: a GPU without fast
   // arithmetic for them runs them in fp32; fp8 where a GPU has none runs in fp16.
   double peak_flops(DType dtype) const;
+  // sustained_fp32_tflops where given, else the fp32 peak, in FLOP/s.
+  double sustained_fp32_flops() const;
   double bandwidth_bytes_per_s() const { return memory_bandwidth_gbs * 1e9; }
   // "A100" for "A100-SXM4-80GB": the GPU model regardless of memory size and form factor.
   std::string model_family() const;

@@ -24,6 +24,7 @@
 #include "costmodel/dataset.h"
 #include "costmodel/hw.h"
 #include "costmodel/learned_model.h"
+#include "costmodel/roofline_share.h"
 #include "test_paths.h"
 
 namespace {
@@ -656,4 +657,43 @@ TEST_CASE("costmodel eval: columns without data print '-', not a bold 0.0; nothi
       if (!t.contains("rows")) CHECK(t.at("average").at(c).is_null());
   if (dpro::costmodel::LearnedModel::available())
     CHECK(text.find("overhead (none could be fitted on these rows; kernel_time.h)") != std::string::npos);
+}
+
+TEST_CASE("costmodel predict --pricer roofline-share scores the Latency and Kernel Time columns") {
+  const std::string in = dpro::test::binary_path("predict_share_in.csv");
+  const std::string out = dpro::test::binary_path("predict_share_out.csv");
+  std::ofstream(in) << "OPName,Latency,Kernel Time,Device,B,H,M,N,K\n"
+                       "add,0.02,0.003,H100-SXM5-80GB,1024,1024,,,\n"
+                       "linear,0.5,0.45,H100-SXM5-80GB,8,,2048,2048,2048\n"
+                       "foo,1,1,H100-SXM5-80GB,1,1,,,\n";
+  const std::string log = stderr_of({"costmodel", "predict", "--pricer", "roofline-share", "--device",
+                                     "H100-SXM5-80GB", in, "-o", out, "--force"});
+  CHECK_THAT(log, Catch::Contains("3 rows on H100-SXM5-80GB: 2 roofline-share") &&
+                      Catch::Contains("1 not priced") &&
+                      Catch::Contains("against the Latency column (2 rows measured on H100-SXM5-80GB)") &&
+                      Catch::Contains("against the Kernel Time column (2 rows"));
+  const auto t = dpro::costmodel::read_csv_file(out);
+  REQUIRE(t.rows.size() == 3);
+  CHECK(std::stod(t.rows[0].back()) > 0);
+  CHECK(std::stod(t.rows[1].back()) > std::stod(t.rows[0].back()));
+  CHECK(t.rows[2].back().empty());
+  // A bad table is one error naming the file.
+  const std::string bad = dpro::test::binary_path("bad_shares.json");
+  std::ofstream(bad) << "{\"bucket_width_decades\": 0.25}";
+  REQUIRE_THROWS_WITH(run_cli({"costmodel", "predict", "--pricer", "roofline-share", "--shares", bad, "--device",
+                               "L4", in, "-o", out, "--force"}),
+                      Catch::Contains("bad_shares.json") && Catch::Contains("intensity_width_decades"));
+}
+
+TEST_CASE("costmodel fit-shares writes a table with its provenance and does not overwrite one unasked") {
+  const std::string data = dpro::test::source_path("data/costmodel/subset");
+  const std::string table = dpro::test::binary_path("fit_shares.json");
+  std::remove(table.c_str());
+  stderr_of({"costmodel", "fit-shares", "--data", data, "-o", table});
+  const auto t = dpro::costmodel::load_share_table(table);
+  CHECK(t.families.size() == 16);
+  CHECK_THAT(t.provenance, Catch::Contains("fit-shares --data " + data) && Catch::Contains("3200 rows"));
+  REQUIRE_THROWS_WITH(run_cli({"costmodel", "fit-shares", "--data", data, "-o", table}),
+                      Catch::Contains("exists"));
+  std::remove(table.c_str());
 }

@@ -26,6 +26,8 @@
 #include "costmodel/model_file.h"
 #include "costmodel/paths.h"
 #include "costmodel/eval/report.h"
+#include "costmodel/eval/share_eval.h"
+#include "costmodel/roofline_share.h"
 #include "costmodel/residual_correction.h"
 #include "costmodel/roofline.h"
 #include "output_file.h"
@@ -75,6 +77,40 @@ class CostModelCommand : public Command {
     predict_->add_flag("--force", force_, "Overwrite an existing output file");
     predict_->add_option("--samples", samples_path_,
                          "Ops measured on the --device GPU (same schema): correct the learned model by them (few-shot)");
+    predict_->add_option("--pricer", pricer_, "learned (the learned model, the roofline where it has no price) or "
+                                              "roofline-share (the analytic model of --shares)")
+        ->default_val("learned")
+        ->check(CLI::IsMember({"learned", "roofline-share"}));
+    predict_->add_option("--shares", shares_path_, "Share table of the roofline-share model")
+        ->default_val(resource_paths().shares_path);
+
+    fit_shares_ = app_->add_subcommand(
+        "fit-shares", "Fit the roofline-share model's table on measured op latencies (each GPU weighs the same)");
+    fit_shares_->add_option("--data", data_, "CSV file or directory")->default_val(resource_paths().data_dir);
+    fit_shares_->add_option("-o,--output", shares_output_, "Share table to write (JSON)")
+        ->default_val(resource_paths().shares_path);
+    fit_shares_->add_flag("--force", force_, "Overwrite an existing output file");
+    fit_shares_->add_flag("--logo", shares_logo_,
+                          "Write nothing: print the leave-one-GPU-out MAPE of the form the options give instead");
+    fit_shares_->add_option("--bucket-width", share_options_.bucket_width, "Decades of roofline time per bucket")
+        ->default_val(share_options_.bucket_width)
+        ->check(CLI::Range(0.05, 5.0));
+    fit_shares_->add_option("--intensity-width", share_options_.intensity_width,
+                            "Decades of arithmetic intensity against the ridge point per curve (0: one curve per family)")
+        ->default_val(share_options_.intensity_width)
+        ->check(CLI::Range(0.0, 4.0));
+    fit_shares_->add_option("--floor-margin", share_options_.floor_margin,
+                            "Rows under this factor of their machine's host floor do not shape the curves (0: all do)")
+        ->default_val(share_options_.floor_margin)
+        ->check(CLI::Range(0.0, 100.0));
+    fit_shares_->add_option("--floor-quantile", share_options_.floor_quantile,
+                            "Quantile of a machine's elementwise latencies taken as its host floor")
+        ->default_val(share_options_.floor_quantile)
+        ->check(CLI::Range(0.0, 1.0));
+    fit_shares_->add_option("--min-rows", share_options_.min_rows, "Rows a GPU needs in a bucket to count there")
+        ->default_val(share_options_.min_rows)
+        ->check(CLI::Range(1, 1000000));
+    fit_shares_->add_flag("--no-host-floor", no_host_floor_, "Latency = host overhead + kernel (no host floor)");
 
     pick_ = app_->add_subcommand("pick", "Choose which ops of a CSV to measure on a new GPU (k-means over op features)");
     pick_->add_option("file", pick_input_, "CSV with OPName and the op's dimension columns (e.g. your workload's ops)")
@@ -119,7 +155,8 @@ class CostModelCommand : public Command {
     const auto catalog = cm::DeviceCatalog::load_directory(device_dir_);
     if (devices_->parsed()) return list_devices(catalog);
     if (upgrade_->parsed()) return upgrade();
-    if (predict_->parsed()) return predict(catalog, log);
+    if (predict_->parsed()) return pricer_ == "learned" ? predict(catalog, log) : predict_by_shares(catalog);
+    if (fit_shares_->parsed()) return fit_shares(catalog);
     if (pick_->parsed()) return pick();
     if (retime_->parsed()) return retime(catalog);
     if (adapt_->parsed()) return adapt(catalog, log);
@@ -348,21 +385,113 @@ class CostModelCommand : public Command {
       const std::string measured = latency_note(*error, prices.has_device_column, device);
       if (!measured.empty()) std::cerr << measured << "\n";
     }
+    if (model && table.column("Kernel Time") >= 0) {
+      cm::TablePrices kernel = prices;
+      kernel.ms = cm::learned_kernel_ms(prices, *model, device);
+      if (const auto error = cm::error_against_column(table, kernel, "Kernel Time")) {
+        const std::string measured = latency_note(*error, prices.has_device_column, device, "Kernel Time",
+                                                  fmt::format(", the learned latency less its overhead of {:.4g} ms",
+                                                              model->measurement_overhead_ms(device, true)));
+        if (!measured.empty()) std::cerr << measured << "\n";
+      }
+    }
     return 0;
   }
 
+  // predict --pricer roofline-share: the latency in predicted_ms; MAPE against the Latency and
+  // the Kernel Time columns (the kernel time predicted for the latter).
+  int predict_by_shares(const cm::DeviceCatalog& catalog) {
+    const cm::DeviceSpec& device = catalog.get(device_);
+    if (!output_.empty()) check_output_path(output_, {predict_input_, shares_path_}, force_);
+    if (!samples_path_.empty())
+      throw OptionError("samples", "", "is for the learned model (--pricer learned)", samples_path_);
+    const cm::CsvTable table = cm::read_csv_file(predict_input_);
+    const cm::ShareTable shares = cm::load_share_table(shares_path_);
+    const cm::TablePrices prices = cm::price_table_by_shares(table, predict_input_, catalog, device, shares, true);
+    const int predicted_col = table.column("predicted_ms");
+    std::string out = cm::format_csv_row(with_column(table.header, predicted_col, "predicted_ms")) + "\n";
+    for (size_t i = 0; i < prices.ops.size(); ++i) {
+      const std::string value = std::isfinite(prices.ms[i]) ? fmt::format("{:.6g}", prices.ms[i]) : "";
+      out += cm::format_csv_row(with_column(table.rows[i], predicted_col, value)) + "\n";
+    }
+    write_output(output_.empty() ? "-" : output_, [&](std::ostream& stream) { stream << out; }, force_);
+    std::cerr << fmt::format("{} on {}: {} roofline-share ({}), {} not priced (empty)\n",
+                             count_of(prices.ops.size(), "row"), device.name, prices.by_shares, shares_path_,
+                             prices.none);
+    if (const auto error = cm::error_against_latency(table, prices)) {
+      const std::string measured = latency_note(*error, prices.has_device_column, device);
+      if (!measured.empty()) std::cerr << measured << "\n";
+    }
+    if (table.column("Kernel Time") >= 0) {
+      const cm::TablePrices kernel = cm::price_table_by_shares(table, predict_input_, catalog, device, shares, false);
+      if (const auto error = cm::error_against_column(table, kernel, "Kernel Time")) {
+        const std::string measured =
+            latency_note(*error, prices.has_device_column, device, "Kernel Time", ", the predicted kernel time");
+        if (!measured.empty()) std::cerr << measured << "\n";
+      }
+    }
+    return 0;
+  }
+
+  int fit_shares(const cm::DeviceCatalog& catalog) {
+    share_options_.host_floor = !no_host_floor_;
+    if (!shares_logo_) check_output_path(shares_output_, {data_}, force_);
+    const auto rows = cm::load_measurements(data_, catalog);
+    std::vector<const cm::Measurement*> data;
+    std::set<std::string> gpus;
+    for (const auto& m : rows) {
+      data.push_back(&m);
+      gpus.insert(m.device->name);
+    }
+    if (shares_logo_) {
+      print_share_logo(cm::share_leave_one_gpu_out(data, share_options_));
+      return 0;
+    }
+    cm::ShareTable table = cm::fit_share_table(data, share_options_);
+    table.provenance = fmt::format(
+        "dpro-replay costmodel fit-shares --data {} --bucket-width {} --intensity-width {} --floor-margin {} --floor-quantile {} "
+        "--min-rows {}{}: {} rows of {}",
+        data_, share_options_.bucket_width, share_options_.intensity_width, share_options_.floor_margin, share_options_.floor_quantile,
+        share_options_.min_rows, no_host_floor_ ? " --no-host-floor" : "", rows.size(), fmt::join(gpus, ", "));
+    const std::string json = cm::share_table_to_json(table);
+    write_output(shares_output_, [&](std::ostream& out) { out << json; }, force_);
+    std::cerr << fmt::format("{}: {} op families fitted on {} rows of {} GPUs\n", shares_output_,
+                             table.families.size(), rows.size(), gpus.size());
+    return 0;
+  }
+
+  // Markdown: MAPE % per held-out GPU (latency), then per op family (held-out GPUs pooled).
+  static void print_share_logo(const std::map<std::string, cm::ShareScore>& logo) {
+    std::cout << "| held-out GPU | rows | roofline-share latency MAPE % |\n|---|---:|---:|\n";
+    double sum = 0;
+    std::map<std::string, cm::MapeCell> families;
+    for (const auto& [gpu, s] : logo) {
+      std::cout << fmt::format("| {} | {} | {:.1f} |\n", gpu, s.latency.count, s.latency.mape_percent());
+      sum += s.latency.mape_percent();
+      for (const auto& [family, cell] : s.latency_by_family) {
+        families[family].sum_ape += cell.sum_ape;
+        families[family].count += cell.count;
+      }
+    }
+    std::cout << fmt::format("| **mean of the GPUs** | | **{:.1f}** |\n\n", logo.empty() ? 0.0 : sum / logo.size());
+    std::cout << "| op family | rows | roofline-share latency MAPE % |\n|---|---:|---:|\n";
+    for (const auto& [family, cell] : families)
+      std::cout << fmt::format("| {} | {} | {:.1f} |\n", family, cell.count, cell.mape_percent());
+  }
+
   // "against the Latency column (N rows measured on GPU): MAPE x % (family y, ...)".
-  static std::string latency_note(const cm::LatencyError& e, bool has_device_column, const cm::DeviceSpec& device) {
+  static std::string latency_note(const cm::LatencyError& e, bool has_device_column, const cm::DeviceSpec& device,
+                                  const std::string& column = "Latency", const std::string& what = "") {
     if (!e.all.count && !e.not_a_time) return "";
     std::string families;
     for (const auto& [family, cell] : e.by_family)
       families += fmt::format("{}{} {:.1f}", families.empty() ? "" : ", ", family, cell.mape_percent());
-    return fmt::format("against the Latency column ({} measured on {}{}): MAPE {:.1f} %{}{}",
-                       count_of(e.all.count, "row"), device.name,
+    return fmt::format("against the {} column ({} measured on {}{}{}): MAPE {:.1f} %{}{}", column,
+                       count_of(e.all.count, "row"), device.name, what,
                        has_device_column ? "" : ", taken as such: the file has no Device column", e.all.mape_percent(),
                        families.empty() ? "" : " (" + families + ")",
-                       e.not_a_time ? fmt::format("; {} left out (Latency not a time in milliseconds)",
-                                                  count_of(e.not_a_time, "row"))
+                       e.not_a_time ? fmt::format("; {} left out ({} not a time in milliseconds)",
+                                                  count_of(e.not_a_time, "row"), column)
                                     : "");
   }
 
@@ -391,6 +520,10 @@ class CostModelCommand : public Command {
   CLI::App* adapt_ = nullptr;
   CLI::App* retime_ = nullptr;
   CLI::App* upgrade_ = nullptr;
+  CLI::App* fit_shares_ = nullptr;
+  std::string pricer_ = "learned", shares_path_, shares_output_;
+  bool shares_logo_ = false, no_host_floor_ = false;
+  cm::ShareFitOptions share_options_;
   // Each subcommand has its own variables: CLI11 writes default values at declaration.
   std::string device_dir_, model_path_, data_, model_output_, predict_input_, output_, device_,
       markdown_out_, json_out_;

@@ -21,6 +21,7 @@ const ResourcePaths& resource_paths() {
       env_or("DPRO_CLUSTER_DIR", comm::ClusterCatalog::default_directory()),
       env_or("DPRO_COSTMODEL_MODEL", costmodel::default_model_path()),
       env_or("DPRO_COSTMODEL_DATA", costmodel::default_data_dir()),
+      env_or("DPRO_COSTMODEL_SHARES", costmodel::default_shares_path()),
   };
   return paths;
 }

@@ -34,7 +34,12 @@ PickedRows pick_rows(const CsvTable& table, const std::string& file, int count, 
 }
 
 std::optional<LatencyError> error_against_latency(const CsvTable& table, const TablePrices& prices) {
-  const int lat = table.column("Latency");
+  return error_against_column(table, prices, "Latency");
+}
+
+std::optional<LatencyError> error_against_column(const CsvTable& table, const TablePrices& prices,
+                                                 const std::string& column) {
+  const int lat = table.column(column);
   if (lat < 0) return std::nullopt;
   LatencyError e;
   for (std::size_t i = 0; i < prices.ops.size(); ++i) {

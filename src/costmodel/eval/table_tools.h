@@ -35,5 +35,8 @@ struct LatencyError {
   std::size_t not_a_time = 0;
 };
 std::optional<LatencyError> error_against_latency(const CsvTable& table, const TablePrices& prices);
+// The same against another column of times in ms (e.g. "Kernel Time"); empty cells are not a time.
+std::optional<LatencyError> error_against_column(const CsvTable& table, const TablePrices& prices,
+                                                 const std::string& column);
 
 }  // namespace dpro::costmodel

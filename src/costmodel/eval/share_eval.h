@@ -1,0 +1,27 @@
+#pragma once
+// Scores of the roofline-share model (roofline_share.h): MAPE of its latencies and kernel
+// times on measured rows, and leave-one-GPU-out over the training GPUs (how its form was chosen).
+#include <map>
+#include <string>
+#include <vector>
+
+#include "costmodel/dataset.h"
+#include "costmodel/eval/evaluate.h"
+#include "costmodel/roofline_share.h"
+
+namespace dpro::costmodel {
+
+struct ShareScore {
+  MapeCell latency, kernel;  // kernel: rows with a Kernel Time only
+  std::map<std::string, MapeCell> latency_by_family, kernel_by_family;
+  std::size_t not_priced = 0;  // rows of a family without a curve
+};
+
+ShareScore score_share_table(const ShareTable& table, const std::vector<const Measurement*>& rows);
+
+// Per GPU model (DeviceSpec::model_family: both A100s of the data are one "A100", as in the learned
+// model's leave-one-GPU-out): the table fitted on the other GPUs' rows, scored on its rows.
+std::map<std::string, ShareScore> share_leave_one_gpu_out(const std::vector<const Measurement*>& data,
+                                                          const ShareFitOptions& options);
+
+}  // namespace dpro::costmodel

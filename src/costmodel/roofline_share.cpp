@@ -1,0 +1,289 @@
+#include "costmodel/roofline_share.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "core/byte_source.h"
+#include "core/stats.h"
+#include "costmodel/kernel_time.h"
+#include "costmodel/roofline.h"
+
+namespace dpro::costmodel {
+
+namespace {
+
+bool elementwise(OpFamily f) { return f >= OpFamily::kAdd && f <= OpFamily::kTanh; }
+
+// The q-quantile (0..1) of `v`, lower neighbour; 0 for an empty vector.
+double quantile(std::vector<double> v, double q) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[static_cast<std::size_t>(q * static_cast<double>(v.size() - 1))];
+}
+
+double median_of(const std::map<std::string, double>& m) {
+  std::vector<double> v;
+  for (const auto& [k, x] : m) v.push_back(x);
+  return median(v);
+}
+
+// Every bucket of `curve` gets a value (nearest filled neighbour), at most share 1, rising by at
+// most kMaxShareSlope per decade: held from the large buckets down (their rows are many and
+// kernel-bound), so that a small bucket's share is raised rather than a large one's lowered.
+void regularise(std::vector<std::optional<double>>& raw, double width, ShareCurve& curve) {
+  std::vector<double>& v = curve.log10_share;
+  v.assign(raw.size(), 0);
+  for (std::size_t i = 0; i < raw.size(); ++i) {
+    std::size_t best = raw.size();
+    for (std::size_t j = 0; j < raw.size(); ++j)
+      if (raw[j] && (best == raw.size() || (j > i ? j - i : i - j) < (best > i ? best - i : i - best))) best = j;
+    v[i] = std::min(0.0, *raw[best]);
+  }
+  for (std::size_t i = v.size() - 1; i > 0; --i) v[i - 1] = std::max(v[i - 1], v[i] - kMaxShareSlope * width);
+}
+
+}  // namespace
+
+double share_roofline_ms(const OpDesc& op, const DeviceSpec& device) {
+  if (!op.describable()) return 0;
+  const double rate = op.dtype == DType::kFloat32 ? device.sustained_fp32_flops() : device.peak_flops(op.dtype);
+  return std::max(op.flops() / rate, op.bytes() / device.bandwidth_bytes_per_s()) * 1e3;
+}
+
+int intensity_bucket(double relative_intensity, double width) {
+  return width > 0 ? static_cast<int>(std::lround(relative_intensity / width)) : 0;
+}
+
+double relative_intensity(const OpDesc& op, const DeviceSpec& device) {
+  const double rate = op.dtype == DType::kFloat32 ? device.sustained_fp32_flops() : device.peak_flops(op.dtype);
+  const double ai = arithmetic_intensity(op);
+  const double x = ai > 0 ? std::log10(ai / (rate / device.bandwidth_bytes_per_s())) : -kIntensityLimit;
+  return std::clamp(x, -kIntensityLimit, kIntensityLimit);  // NaN: stays NaN, lround of it is not used
+}
+
+double ShareTable::share(OpFamily family, double roofline_ms, double intensity) const {
+  const auto it = families.find(family);
+  if (it == families.end() || it->second.by_intensity.empty()) return kMaxShare;
+  const auto& curves = it->second.by_intensity;
+  const int key = std::isfinite(intensity) ? intensity_bucket(intensity, intensity_width) : 0;
+  auto at = curves.lower_bound(key);  // the nearest bucket, the lower one on a tie
+  if (at == curves.end() || (at != curves.begin() && at->first - key >= key - std::prev(at)->first)) --at;
+  const ShareCurve& c = at->second;
+  if (c.log10_share.empty()) return kMaxShare;
+  const double x = std::log10(std::max(roofline_ms, 1e-12) * 1e3) / bucket_width - c.first;
+  const double last = static_cast<double>(c.log10_share.size() - 1);
+  double y;
+  if (!(x > 0)) y = c.log10_share.front();  // NaN included
+  else if (x >= last) y = c.log10_share.back();
+  else {
+    const auto i = static_cast<std::size_t>(x);
+    const double t = x - static_cast<double>(i);
+    y = c.log10_share[i] * (1 - t) + c.log10_share[i + 1] * t;
+  }
+  return std::min(kMaxShare, std::pow(10.0, y));
+}
+
+std::optional<double> ShareTable::kernel_ms(const OpDesc& op, const DeviceSpec& device) const {
+  if (!op.describable()) return std::nullopt;
+  const auto it = families.find(op.family);
+  if (it == families.end()) return std::nullopt;
+  const double r = share_roofline_ms(op, device);
+  return std::max(it->second.kernel_floor_ms, r / share(op.family, r, relative_intensity(op, device)));
+}
+
+std::optional<double> ShareTable::latency_ms(const OpDesc& op, const DeviceSpec& device) const {
+  const auto k = kernel_ms(op, device);
+  if (!k) return std::nullopt;
+  return std::max(host_floor_ms, host_overhead_ms + *k);
+}
+
+ShareTable fit_share_table(const std::vector<const Measurement*>& data, const ShareFitOptions& options) {
+  ShareTable t;
+  t.bucket_width = options.bucket_width;
+  t.gpu_host_overhead_ms = measurement_overheads_ms(data);
+  if (t.gpu_host_overhead_ms.empty())
+    throw InputError("", "data", "no GPU with enough large elementwise rows to fit a host overhead on");
+  t.host_overhead_ms = median_of(t.gpu_host_overhead_ms);
+  std::map<std::string, std::vector<double>> elementwise_ms;
+  for (const Measurement* m : data)
+    if (elementwise(m->op.family)) elementwise_ms[m->device->name].push_back(m->latency_ms);
+  for (const auto& [gpu, v] : elementwise_ms) t.gpu_host_floor_ms[gpu] = quantile(v, options.floor_quantile);
+  t.host_floor_ms = options.host_floor ? median_of(t.gpu_host_floor_ms) : 0;
+
+  // family -> GPU -> bucket -> log10(share) of its rows; family -> GPU -> kernel parts.
+  // family -> intensity bucket -> GPU -> time bucket -> log10(share) of its rows.
+  std::map<OpFamily, std::map<int, std::map<std::string, std::map<int, std::vector<double>>>>> shares;
+  std::map<OpFamily, std::map<std::string, std::vector<double>>> kernel_parts;
+  for (const Measurement* m : data) {
+    const double r = share_roofline_ms(m->op, *m->device);
+    if (!(r > 0)) continue;
+    const std::string& gpu = m->device->name;
+    const auto c = t.gpu_host_overhead_ms.find(gpu);
+    const double overhead = c == t.gpu_host_overhead_ms.end() ? t.host_overhead_ms : c->second;
+    const double kernel = m->latency_ms - overhead;
+    kernel_parts[m->op.family][gpu].push_back(std::max(0.0, kernel));
+    const auto f = t.gpu_host_floor_ms.find(gpu);
+    if (f != t.gpu_host_floor_ms.end() && m->latency_ms < f->second * options.floor_margin) continue;
+    if (!(kernel > 0)) continue;
+    const int b = static_cast<int>(std::lround(std::log10(r * 1e3) / options.bucket_width));
+    const int k = intensity_bucket(relative_intensity(m->op, *m->device), options.intensity_width);
+    shares[m->op.family][k][gpu][b].push_back(std::log10(r / kernel));
+  }
+  t.intensity_width = options.intensity_width;
+  for (const auto& [family, by_intensity] : shares)
+    for (const auto& [key, gpus] : by_intensity) {
+    int lo = 1 << 20, hi = -(1 << 20);
+    for (const auto& [gpu, buckets] : gpus)
+      for (const auto& [b, v] : buckets)
+        if (v.size() >= options.min_rows) lo = std::min(lo, b), hi = std::max(hi, b);
+    if (lo > hi) continue;
+    std::vector<std::optional<double>> raw(static_cast<std::size_t>(hi - lo + 1));
+    for (int b = lo; b <= hi; ++b) {
+      std::vector<double> per_gpu;
+      for (const auto& [gpu, buckets] : gpus) {
+        const auto it = buckets.find(b);
+        if (it != buckets.end() && it->second.size() >= options.min_rows) per_gpu.push_back(median(it->second));
+      }
+      if (!per_gpu.empty()) raw[static_cast<std::size_t>(b - lo)] = median(per_gpu);
+    }
+    ShareCurve& curve = t.families[family].by_intensity[key];
+    curve.first = lo;
+    regularise(raw, options.bucket_width, curve);
+  }
+  // A kernel's floor: what the fastest elementwise ops leave above their machine's overhead
+  // (median over the machines), lower for a family whose fastest rows are faster still; a family
+  // measured only on large ops (linear, conv) does not make its smallest op its floor.
+  std::vector<double> machine_floors;
+  for (const auto& [gpu, floor] : t.gpu_host_floor_ms) {
+    const auto c = t.gpu_host_overhead_ms.find(gpu);
+    machine_floors.push_back(std::max(0.0, floor - (c == t.gpu_host_overhead_ms.end() ? t.host_overhead_ms : c->second)));
+  }
+  const double kernel_floor = median(machine_floors);
+  for (auto& [family, f] : t.families) {
+    std::vector<double> floors;
+    for (const auto& [gpu, v] : kernel_parts[family]) floors.push_back(quantile(v, options.floor_quantile));
+    f.kernel_floor_ms = std::min(kernel_floor, median(floors));
+  }
+  return t;
+}
+
+std::string share_table_to_json(const ShareTable& t) {
+  nlohmann::ordered_json j;
+  j["format"] = "dpro roofline-share table 1";
+  j["provenance"] = t.provenance;
+  j["bucket_width_decades"] = t.bucket_width;
+  j["intensity_width_decades"] = t.intensity_width;
+  j["host_overhead_ms"] = t.host_overhead_ms;
+  j["host_floor_ms"] = t.host_floor_ms;
+  j["training_gpus"] = nlohmann::ordered_json::object();
+  for (const auto& [gpu, ms] : t.gpu_host_overhead_ms) {
+    j["training_gpus"][gpu]["host_overhead_ms"] = ms;
+    const auto f = t.gpu_host_floor_ms.find(gpu);
+    if (f != t.gpu_host_floor_ms.end()) j["training_gpus"][gpu]["host_floor_ms"] = f->second;
+  }
+  j["families"] = nlohmann::ordered_json::object();
+  for (const auto& [family, fs] : t.families) {
+    auto& f = j["families"][to_string(family)];
+    f["kernel_floor_ms"] = fs.kernel_floor_ms;
+    f["curves"] = nlohmann::ordered_json::array();
+    for (const auto& [key, c] : fs.by_intensity) {
+      nlohmann::ordered_json curve;
+      curve["intensity_log10"] = key * t.intensity_width;
+      curve["first_bucket_log10_us"] = c.first * t.bucket_width;
+      std::vector<double> share;
+      for (double y : c.log10_share) share.push_back(std::stod(fmt::format("{:.5g}", std::pow(10.0, y))));
+      curve["share"] = share;
+      f["curves"].push_back(curve);
+    }
+  }
+  return j.dump(2) + "\n";
+}
+
+ShareTable share_table_from_json(const std::string& text, const std::string& file) {
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw InputError(file, "", std::string("not JSON: ") + e.what());
+  }
+  if (!j.is_object()) throw InputError(file, "", "a share table is a JSON object");
+  auto number = [&](const nlohmann::json& obj, const std::string& key, const std::string& item, double lo,
+                    double hi) {
+    if (!obj.contains(key)) throw InputError(file, item, "missing");
+    const auto& v = obj[key];
+    if (!v.is_number() || !(v.get<double>() >= lo && v.get<double>() <= hi))
+      throw InputError(file, item, "must be a number from " + std::to_string(lo) + " to " + std::to_string(hi) +
+                                       ", got " + v.dump());
+    return v.get<double>();
+  };
+  ShareTable t;
+  if (j.contains("provenance") && j["provenance"].is_string()) t.provenance = j["provenance"].get<std::string>();
+  t.bucket_width = number(j, "bucket_width_decades", "bucket_width_decades", 0.01, 10);
+  t.intensity_width = number(j, "intensity_width_decades", "intensity_width_decades", 0, 10);
+  t.host_overhead_ms = number(j, "host_overhead_ms", "host_overhead_ms", 0, 1e3);
+  t.host_floor_ms = number(j, "host_floor_ms", "host_floor_ms", 0, 1e3);
+  if (j.contains("training_gpus") && j["training_gpus"].is_object())
+    for (const auto& [gpu, g] : j["training_gpus"].items()) {
+      if (!g.is_object()) throw InputError(file, "training_gpus." + gpu, "must be an object");
+      t.gpu_host_overhead_ms[gpu] = number(g, "host_overhead_ms", "training_gpus." + gpu + ".host_overhead_ms", 0, 1e3);
+      if (g.contains("host_floor_ms"))
+        t.gpu_host_floor_ms[gpu] = number(g, "host_floor_ms", "training_gpus." + gpu + ".host_floor_ms", 0, 1e3);
+    }
+  if (!j.contains("families") || !j["families"].is_object() || j["families"].empty())
+    throw InputError(file, "families", "missing (an object of op families, each with its share curve)");
+  for (const auto& [name, f] : j["families"].items()) {
+    const std::string item = "families." + name;
+    const OpFamily family = family_from_name(name);
+    if (family == OpFamily::kUnknown || to_string(family) != name) throw InputError(file, item, "unknown op family");
+    if (!f.is_object()) throw InputError(file, item, "must be an object");
+    FamilyShares fs;
+    fs.kernel_floor_ms = number(f, "kernel_floor_ms", item + ".kernel_floor_ms", 0, 1e3);
+    if (!f.contains("curves") || !f["curves"].is_array() || f["curves"].empty())
+      throw InputError(file, item + ".curves", "missing (a list of share curves)");
+    for (std::size_t n = 0; n < f["curves"].size(); ++n) {
+    const std::string citem = item + ".curves[" + std::to_string(n) + "]";
+    const auto& cj = f["curves"][n];
+    if (!cj.is_object()) throw InputError(file, citem, "must be an object");
+    ShareCurve c;
+    const double intensity = number(cj, "intensity_log10", citem + ".intensity_log10", -kIntensityLimit, kIntensityLimit);
+    const int key = t.intensity_width > 0 ? static_cast<int>(std::lround(intensity / t.intensity_width)) : 0;
+    if (t.intensity_width > 0 ? std::abs(key * t.intensity_width - intensity) > 1e-9 : intensity != 0)
+      throw InputError(file, citem + ".intensity_log10", "not a multiple of intensity_width_decades");
+    const double first = number(cj, "first_bucket_log10_us", citem + ".first_bucket_log10_us", -12, 12);
+    c.first = static_cast<int>(std::lround(first / t.bucket_width));
+    if (std::abs(c.first * t.bucket_width - first) > 1e-9)
+      throw InputError(file, citem + ".first_bucket_log10_us", "not a multiple of bucket_width_decades");
+    if (!cj.contains("share") || !cj["share"].is_array() || cj["share"].empty())
+      throw InputError(file, citem + ".share", "missing (a list of shares in (0, 1])");
+    for (std::size_t i = 0; i < cj["share"].size(); ++i) {
+      const auto& s = cj["share"][i];
+      if (!s.is_number() || !(s.get<double>() > 0 && s.get<double>() <= kMaxShare))
+        throw InputError(file, citem + ".share[" + std::to_string(i) + "]", "must be a number in (0, 1], got " + s.dump());
+      c.log10_share.push_back(std::log10(s.get<double>()));
+      // A steeper rise would make a larger op of the family faster (1e-3: the file's 5 digits).
+      if (i > 0 && c.log10_share[i] - c.log10_share[i - 1] > kMaxShareSlope * t.bucket_width + 1e-3)
+        throw InputError(file, citem + ".share[" + std::to_string(i) + "]",
+                         "rises faster than its roofline time (more than " + std::to_string(kMaxShareSlope) +
+                             " decades of share per decade)");
+    }
+    if (!fs.by_intensity.emplace(key, std::move(c)).second)
+      throw InputError(file, citem + ".intensity_log10", "a second curve for the same intensity");
+    }
+    t.families[family] = std::move(fs);
+  }
+  return t;
+}
+
+ShareTable load_share_table(const std::string& path) { return share_table_from_json(read_whole_file(path), path); }
+
+std::optional<Nanos> RooflineShareModel::predict(const OpDesc& op, const DeviceSpec& device) const {
+  const auto ms = host_timed_ ? table_.latency_ms(op, device) : table_.kernel_ms(op, device);
+  if (!ms) return std::nullopt;
+  return millis_to_nanos(*ms);
+}
+
+}  // namespace dpro::costmodel

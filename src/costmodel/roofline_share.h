@@ -1,0 +1,109 @@
+#pragma once
+// Roofline share: a cross-GPU analytic model (issue 36). A kernel runs at a share of its
+// roofline bound that depends on what it is (its op family) and how large it is against the GPU
+// (its roofline time: a tiny kernel cannot fill the GPU, a large one reaches the family's
+// sustained fraction of bandwidth or peak). The share curves are fitted on the training GPUs'
+// measurements, each GPU weighing the same (the prior is the median of their per-GPU curves), so
+// that a GPU outside the data enters through its datasheet roofline alone.
+//
+//   kernel ms  = max(kernel floor(family), roofline ms / share(family, log10 roofline us))
+//   latency ms = max(host floor, host overhead + kernel ms)   (host-timed, as the shared data)
+//
+// The host figures belong to the machine that timed the ops (launch and the CUDA events around
+// one op), not to the GPU: a prediction for a machine outside the data takes the training
+// machines' median. Everything is in milliseconds; the table is a small JSON file
+// (data/costmodel/shares.json) written by `costmodel fit-shares`.
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "costmodel/cost_model.h"
+#include "costmodel/dataset.h"
+
+namespace dpro::costmodel {
+
+// The roofline bound of an op's kernel in ms, with no overhead: max(flops / rate, bytes /
+// bandwidth), the fp32 rate being DeviceSpec::sustained_fp32_flops (one FP32 datapath); 0 when
+// the op is not describable.
+double share_roofline_ms(const OpDesc& op, const DeviceSpec& device);
+
+// A share curve: log10(share) at bucket centres log10(roofline us) = (first + i) x width, linear
+// in between, flat beyond the ends.
+struct ShareCurve {
+  int first = 0;
+  std::vector<double> log10_share;
+};
+
+// One family's curves, one per bucket of its arithmetic intensity against the GPU's ridge point
+// (log10(intensity / ridge) = key x intensity width; a GEMM of a few rows is memory-bound on
+// every GPU, a square one compute-bound): the nearest bucket's curve prices an op.
+struct FamilyShares {
+  std::map<int, ShareCurve> by_intensity;
+  double kernel_floor_ms = 0;
+};
+
+// log10(arithmetic intensity / ridge point), within +-kIntensityLimit: the second feature.
+inline constexpr double kIntensityLimit = 2.0;
+double relative_intensity(const OpDesc& op, const DeviceSpec& device);
+
+struct ShareTable {
+  double bucket_width = 0.5;     // decades of roofline time
+  double intensity_width = 0;    // decades of relative intensity per bucket; 0: one curve per family
+  std::map<OpFamily, FamilyShares> families;
+  double host_overhead_ms = 0;  // prior: median of the training machines'
+  double host_floor_ms = 0;     // prior: median of the training machines'
+  // Per training GPU, for the record (not used to predict: a trace's machine is not theirs).
+  std::map<std::string, double> gpu_host_overhead_ms, gpu_host_floor_ms;
+  std::string provenance;  // the command and data that made it
+
+  // The share of its roofline bound an op's kernel reaches: in (0, kMaxShare].
+  double share(OpFamily family, double roofline_ms, double relative_intensity = 0) const;
+  // nullopt where the op is not describable or its family has no curve.
+  std::optional<double> kernel_ms(const OpDesc& op, const DeviceSpec& device) const;
+  std::optional<double> latency_ms(const OpDesc& op, const DeviceSpec& device) const;
+};
+
+inline constexpr double kMaxShare = 1.0;
+// Highest rise of log10(share) per decade of roofline time a fitted curve keeps (below 1, so
+// that a kernel's time rises with its roofline time: log t = log R - log share).
+inline constexpr double kMaxShareSlope = 0.9;
+
+// The defaults are the form leave-one-GPU-out over the training GPUs chose (docs/costmodel.md,
+// "Roofline share").
+struct ShareFitOptions {
+  double bucket_width = 0.25;
+  double intensity_width = 1.0;
+  std::size_t min_rows = 5;  // per GPU, family and bucket
+  // Rows within this factor of their machine's host floor are host-bound: their latency says
+  // nothing of the kernel's share and they are left out of the curves (0: all rows).
+  double floor_margin = 0;
+  double floor_quantile = 0.05;  // of a machine's elementwise latencies: its host floor
+  bool host_floor = true;        // false: latency = host overhead + kernel (no max)
+};
+
+// Fits the table on host-timed latencies (Measurement::latency_ms) of one or more GPUs. Throws
+// InputError when `data` holds no GPU with a host overhead (kernel_time.h: large elementwise rows).
+ShareTable fit_share_table(const std::vector<const Measurement*>& data, const ShareFitOptions& options = {});
+
+std::string share_table_to_json(const ShareTable& table);
+// Throws InputError naming `file` and the offending item (a missing field, a share that is not a
+// number in (0, 1], an unknown family, a floor below 0).
+ShareTable share_table_from_json(const std::string& text, const std::string& file);
+ShareTable load_share_table(const std::string& path);
+
+// As a CostModel: the kernel time (GPU time, what a trace's kernel records), or with
+// `host_timed` the latency.
+class RooflineShareModel : public CostModel {
+ public:
+  RooflineShareModel(ShareTable table, bool host_timed) : table_(std::move(table)), host_timed_(host_timed) {}
+  std::string name() const override { return "roofline-share"; }
+  std::optional<Nanos> predict(const OpDesc& op, const DeviceSpec& device) const override;
+  const ShareTable& table() const { return table_; }
+
+ private:
+  ShareTable table_;
+  bool host_timed_;
+};
+
+}  // namespace dpro::costmodel

@@ -1,0 +1,152 @@
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "costmodel/dataset.h"
+#include "costmodel/eval/share_eval.h"
+#include "costmodel/paths.h"
+#include "costmodel/roofline_share.h"
+#include "costmodel_fixtures.h"
+
+using namespace dpro::costmodel;
+using dpro::test::catalog;
+using dpro::test::make_op;
+
+namespace {
+
+const std::vector<Measurement>& subset() {
+  static const auto rows = load_measurements(test_subset_dir(), catalog());
+  return rows;
+}
+
+std::vector<const Measurement*> pointers(const std::vector<Measurement>& rows) {
+  std::vector<const Measurement*> out;
+  for (const auto& m : rows) out.push_back(&m);
+  return out;
+}
+
+const ShareTable& subset_table() {
+  static const ShareTable t = fit_share_table(pointers(subset()));
+  return t;
+}
+
+// A valid table's JSON with `from` replaced by `to` (once).
+std::string edited(const std::string& from, const std::string& to) {
+  std::string json = share_table_to_json(subset_table());
+  const auto at = json.find(from);
+  REQUIRE(at != std::string::npos);
+  return json.replace(at, from.size(), to);
+}
+
+}  // namespace
+
+TEST_CASE("roofline share: the fit on the bundled subset gives every family a curve and the machines' host figures") {
+  const ShareTable& t = subset_table();
+  CHECK(t.families.size() == 16);
+  CHECK(t.gpu_host_overhead_ms.size() >= 4);
+  CHECK(t.host_overhead_ms > 0.005);
+  CHECK(t.host_overhead_ms < 0.05);
+  CHECK(t.host_floor_ms >= t.host_overhead_ms * 0.5);
+  for (const auto& [family, f] : t.families) {
+    CHECK(f.kernel_floor_ms >= 0);
+    for (const auto& [key, c] : f.by_intensity)
+      for (double y : c.log10_share) CHECK(y <= 0);  // share at most 1
+  }
+  // Large elementwise ops reach a share of the bandwidth a GPU can sustain, not the datasheet's
+  // full figure and not a tenth of it.
+  const double share = t.share(OpFamily::kAdd, 1.0, relative_intensity(make_op(OpFamily::kAdd, {8192, 8192}),
+                                                                       catalog().get("V100-PCIE-32GB")));
+  CHECK(share > 0.4);
+  CHECK(share < 1.0);
+  // Leave-one-GPU-out on the subset: a fold per GPU model, each scored on its own rows.
+  const auto logo = share_leave_one_gpu_out(pointers(subset()), ShareFitOptions{});
+  CHECK(logo.size() == 5);
+  for (const auto& [gpu, score] : logo) {
+    CHECK(score.latency.count > 0);
+    CHECK(score.latency.mape_percent() < 60);
+  }
+}
+
+TEST_CASE("roofline share: predictions are never negative or NaN, and rise with an op's size within a family") {
+  const ShareTable& t = subset_table();
+  for (const char* gpu : {"T4", "H100-SXM5-80GB", "L4", "H200-SXM-141GB"}) {
+    const DeviceSpec& d = catalog().get(gpu);
+    for (OpFamily family : {OpFamily::kAdd, OpFamily::kRelu, OpFamily::kGelu, OpFamily::kLayerNorm,
+                            OpFamily::kSoftmax, OpFamily::kPowScalar}) {
+      double last = 0;
+      for (std::int64_t rows = 1; rows <= (std::int64_t{1} << 24); rows *= 2) {
+        const OpDesc op = make_op(family, {rows, 1024});
+        const auto k = t.kernel_ms(op, d);
+        const auto l = t.latency_ms(op, d);
+        REQUIRE(k);
+        REQUIRE(l);
+        CHECK(std::isfinite(*k));
+        CHECK(*k > 0);
+        CHECK(*l >= *k);
+        CHECK(*k >= last * (1 - 1e-9));
+        last = *k;
+      }
+    }
+    // A batched GEMM of more batches (the same intensity) never takes less.
+    double last = 0;
+    for (std::int64_t b = 1; b <= 4096; b *= 2) {
+      const auto k = t.kernel_ms(make_op(OpFamily::kBmm, {b, 512, 512, 512}), d);
+      REQUIRE(k);
+      CHECK(*k >= last * (1 - 1e-9));
+      last = *k;
+    }
+  }
+  CHECK_FALSE(t.kernel_ms(OpDesc{}, catalog().get("T4")));
+  CHECK(t.share(OpFamily::kAdd, std::nan(""), std::nan("")) > 0);
+  CHECK(t.share(OpFamily::kAdd, 0.0) > 0);
+  const RooflineShareModel kernel(t, false), latency(t, true);
+  const OpDesc add = make_op(OpFamily::kAdd, {1024, 1024});
+  CHECK(*latency.predict(add, catalog().get("T4")) > *kernel.predict(add, catalog().get("T4")));
+}
+
+TEST_CASE("roofline share: a table survives its JSON file, and the shipped one loads") {
+  const ShareTable& t = subset_table();
+  const ShareTable back = share_table_from_json(share_table_to_json(t), "t.json");
+  const DeviceSpec& l4 = catalog().get("L4");
+  for (const OpDesc& op : {make_op(OpFamily::kAdd, {4096, 4096}), make_op(OpFamily::kLinear, {8, 1024, 1024, 1024}),
+                           make_op(OpFamily::kSoftmax, {64, 333})})
+    CHECK(*back.latency_ms(op, l4) == Approx(*t.latency_ms(op, l4)).epsilon(1e-4));
+  const ShareTable shipped = load_share_table(default_shares_path());
+  CHECK(shipped.families.size() == 16);
+  CHECK(shipped.provenance.find("fit-shares") != std::string::npos);
+}
+
+TEST_CASE("roofline share: a bad table file is one error naming the file and the item") {
+  using Catch::Contains;
+  CHECK_THROWS_WITH(share_table_from_json("{", "s.json"), Contains("s.json") && Contains("not JSON"));
+  CHECK_THROWS_WITH(share_table_from_json("[]", "s.json"), Contains("s.json") && Contains("JSON object"));
+  CHECK_THROWS_WITH(share_table_from_json(edited("\"host_floor_ms\"", "\"host_flor_ms\""), "s.json"),
+                    Contains("s.json: host_floor_ms: missing"));
+  CHECK_THROWS_WITH(share_table_from_json(edited("\"gelu\"", "\"geluu\""), "s.json"),
+                    Contains("s.json: families.geluu: unknown op family"));
+  CHECK_THROWS_WITH(share_table_from_json(edited("\"share\": [", "\"share\": [1.5, "), "s.json"),
+                    Contains("s.json") && Contains(".share[0]") && Contains("(0, 1]"));
+  CHECK_THROWS_WITH(share_table_from_json(edited("\"share\": [", "\"share\": [0.0001, 1, "), "s.json"),
+                    Contains("s.json") && Contains(".share[1]") && Contains("rises faster"));
+  CHECK_THROWS_WITH(share_table_from_json(edited("\"kernel_floor_ms\": ", "\"kernel_floor_ms\": -1, \"x\": "), "s.json"),
+                    Contains("s.json") && Contains("kernel_floor_ms") && Contains("must be a number"));
+  CHECK_THROWS_WITH(share_table_from_json(edited("\"curves\": [", "\"curves\": \"no\", \"c\": ["), "s.json"),
+                    Contains("s.json") && Contains(".curves: missing"));
+  CHECK_THROWS_WITH(load_share_table("/nonexistent/shares.json"), Contains("/nonexistent/shares.json"));
+}
+
+TEST_CASE("device spec: sustained fp32 is the datapath a GEMM uses where the datasheet counts two") {
+  const DeviceSpec& l4 = catalog().get("L4");
+  REQUIRE(l4.sustained_fp32_tflops);
+  CHECK(l4.sustained_fp32_flops() == Approx(l4.peak_flops(DType::kFloat32) / 2));
+  const DeviceSpec& a100 = catalog().get("A100-PCIE-40GB");
+  CHECK_FALSE(a100.sustained_fp32_tflops);
+  CHECK(a100.sustained_fp32_flops() == a100.peak_flops(DType::kFloat32));
+  const std::string spec = R"({"name": "X", "memory_gb": 1, "memory_bandwidth_gbs": 100, "sms": 1,
+    "fp32_cores_per_sm": 64, "boost_clock_mhz": 1000, "l2_cache_mb": 1, "peak_tflops": {"fp32": 10},
+    "sustained_fp32_tflops": 20})";
+  CHECK_THROWS_WITH(parse_device_spec(spec, "x.json"), Catch::Contains("x.json: sustained_fp32_tflops: above"));
+}
