@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs the in-process fuzzers (tests/fuzz, docs/fuzzing.md) with libFuzzer, ASan and UBSan:
-#   tools/fuzz.sh [SECONDS] [TARGET...]     each TARGET (default: all) for SECONDS (default 60)
+#   tools/fuzz.sh [SECONDS] [TARGET[=SECONDS]...]
+# runs each TARGET (default: all) for SECONDS (default 60; TARGET=SECONDS for that one).
 # Builds them with clang in ./build-fuzz (-DDPRO_FUZZ=ON -DDPRO_SANITIZE=address,undefined,
 # no LibTorch, no CUDA). Each fuzzer starts from the committed seeds and regressions and from
 # what earlier runs here kept (build-fuzz/corpus/TARGET, not committed); what it finds goes to
@@ -14,10 +15,17 @@ all_targets=(kineto native model_file csv cluster device_spec compare)
 seconds=${1:-60}
 [[ "$seconds" =~ ^[0-9]+$ ]] || { echo "usage: tools/fuzz.sh [SECONDS] [TARGET...] (targets: ${all_targets[*]})" >&2; exit 2; }
 shift || true
-targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=("${all_targets[@]}")
-for t in "${targets[@]}"; do
+args=("$@")
+[ ${#args[@]} -eq 0 ] && args=("${all_targets[@]}")
+targets=()
+declare -A secs
+for a in "${args[@]}"; do
+  t=${a%%=*}
   [[ " ${all_targets[*]} " == *" $t "* ]] || { echo "fuzz.sh: unknown target '$t' (targets: ${all_targets[*]})" >&2; exit 2; }
+  secs[$t]=$seconds
+  [[ "$a" == *=* ]] && secs[$t]=${a#*=}
+  [[ "${secs[$t]}" =~ ^[0-9]+$ ]] || { echo "fuzz.sh: '$a': seconds must be a whole number" >&2; exit 2; }
+  targets+=("$t")
 done
 command -v clang++ >/dev/null || { echo "fuzz.sh: clang++ not found; run tools/install.sh (it installs clang)" >&2; exit 2; }
 
@@ -44,7 +52,7 @@ for t in "${targets[@]}"; do
   start=$(date +%s.%N)
   rc=0
   # -timeout: an input taking 10 s is a hang; -rss_limit_mb: one using 2 GiB is unbounded memory.
-  "$dir/tests/fuzz/fuzz_$t" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+  "$dir/tests/fuzz/fuzz_$t" -max_total_time="${secs[$t]}" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
     -artifact_prefix="$findings/" "$work" "tests/fuzz/corpus/$t/seeds" "tests/fuzz/corpus/$t/regressions" \
     > "$log" 2>&1 || rc=$?
   elapsed=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
