@@ -24,9 +24,13 @@
 #include <vector>
 
 #include <fcntl.h>
+#include <signal.h>
 #include <unistd.h>
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size);
+// Present when a sanitizer is linked in: called when it ends the process on a finding (ASan
+// exits with _exit(1), raising no signal).
+extern "C" void __sanitizer_set_death_callback(void (*callback)()) __attribute__((weak));
 
 namespace {
 
@@ -53,10 +57,15 @@ void save_current() {
   r = ::write(2, "\n", 1);
 }
 
+// The handlers before ours (a sanitizer's, or the default), run after the input is saved: a
+// fault returns to the faulting instruction, which faults again into the old handler; abort()'s
+// signal is raised again, delivered to it when this handler returns.
+struct sigaction g_previous[NSIG];
+
 extern "C" void on_fatal_signal(int sig) {
   save_current();
-  std::signal(sig, SIG_DFL);
-  std::raise(sig);
+  ::sigaction(sig, &g_previous[sig], nullptr);
+  if (sig == SIGABRT) std::raise(sig);
 }
 
 void on_terminate() {
@@ -132,8 +141,14 @@ int main(int argc, char** argv) {
   }
   const std::string target = fs::path(argv[0]).filename().string();
   std::snprintf(g_finding_path, sizeof g_finding_path, "fuzz-finding-%s", target.c_str());
-  for (int sig : {SIGABRT, SIGSEGV, SIGBUS, SIGFPE, SIGILL}) std::signal(sig, on_fatal_signal);
+  for (int sig : {SIGABRT, SIGSEGV, SIGBUS, SIGFPE, SIGILL}) {
+    struct sigaction action {};
+    action.sa_handler = on_fatal_signal;
+    ::sigemptyset(&action.sa_mask);
+    ::sigaction(sig, &action, &g_previous[sig]);
+  }
   std::set_terminate(on_terminate);
+  if (__sanitizer_set_death_callback) __sanitizer_set_death_callback(save_current);
 
   const auto files = corpus_files(paths);
   std::vector<std::string> corpus;
