@@ -6,7 +6,8 @@ set -euo pipefail
 packages=(build-essential cmake pkg-config libboost-graph-dev libeigen3-dev nlohmann-json3-dev libcli11-dev
           libfmt-dev catch2 libsimdjson-dev zlib1g-dev
           libtorch-dev libopenblas0-openmp  # LibTorch: the learned cost model; OpenBLAS: its speed
-          python3)  # tools/fuzz_cli.py, run by ctest
+          python3  # tools/fuzz_cli.py, run by ctest
+          clang libclang-rt-dev)  # tools/fuzz.sh: the libFuzzer fuzzers (CI runs them briefly)
 
 missing=()
 for p in "${packages[@]}"; do

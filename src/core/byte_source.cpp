@@ -18,8 +18,11 @@ struct ByteSource::Impl {
   z_stream zs{};
   bool inflating = false;
   bool stream_end = false;
-  std::size_t pending = 0, pending_at = 0;  // plain input: bytes of in_buf read before the first read()
-  std::vector<unsigned char> in_buf = std::vector<unsigned char>(1 << 20);
+  unsigned char head[2] = {};                 // the bytes read to tell gzip from plain
+  std::size_t pending = 0, pending_at = 0;  // plain input: bytes of head read before the first read()
+  // Compressed input waiting for the inflater; allocated for gzip only (a 1 MiB buffer per plain
+  // file opened costs more than reading a small file: the loader opens each file twice).
+  std::vector<unsigned char> in_buf;
   ~Impl() {
     if (inflating) inflateEnd(&zs);
     if (file) std::fclose(file);
@@ -32,14 +35,16 @@ ByteSource::ByteSource(std::string path) : path_(std::move(path)), impl_(std::ma
   note_opened_input(fileno(impl_->file));  // no output of this process may replace it
   // The two bytes read to tell gzip from plain are kept, not re-read by seeking back: a pipe
   // (/dev/stdin, <(...)) cannot seek.
-  unsigned char* magic = impl_->in_buf.data();
+  unsigned char* magic = impl_->head;
   const std::size_t got = std::fread(magic, 1, 2, impl_->file);
   raw_bytes_ += got;
   gzipped_ = got == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
   if (gzipped_) {
     if (inflateInit2(&impl_->zs, 15 + 32) != Z_OK) throw InputError(path_, "", "cannot start gzip decoder");
     impl_->inflating = true;
-    impl_->zs.next_in = magic;
+    impl_->in_buf.resize(1 << 20);
+    std::memcpy(impl_->in_buf.data(), magic, got);
+    impl_->zs.next_in = impl_->in_buf.data();
     impl_->zs.avail_in = static_cast<uInt>(got);
   } else {
     impl_->pending = got;
@@ -52,7 +57,7 @@ std::size_t ByteSource::read(char* out, std::size_t capacity) {
   if (!gzipped_) {
     std::size_t given = 0;
     while (impl_->pending_at < impl_->pending && given < capacity)
-      out[given++] = static_cast<char>(impl_->in_buf[impl_->pending_at++]);
+      out[given++] = static_cast<char>(impl_->head[impl_->pending_at++]);
     const std::size_t n = std::fread(out + given, 1, capacity - given, impl_->file);
     if (n == 0 && std::ferror(impl_->file)) throw InputError(path_, "", "read error");
     raw_bytes_ += n;

@@ -14,6 +14,8 @@ int CsvTable::column(const std::string& name) const {
 }
 
 namespace {
+constexpr std::string_view kByteOrderMark = "\xEF\xBB\xBF";
+
 void check_header(const std::vector<std::string>& header, const std::string& file) {
   for (size_t i = 0; i < header.size(); ++i)
     for (size_t j = 0; j < i; ++j)
@@ -45,7 +47,6 @@ CsvTable parse_csv(const std::string& text, const std::string& file) {
     row.clear();
     any = false;
   };
-  const std::string_view kByteOrderMark = "\xEF\xBB\xBF";
   for (size_t i = text.starts_with(kByteOrderMark) ? kByteOrderMark.size() : 0; i < text.size(); ++i) {
     const char c = text[i];
     if (in_quotes) {
@@ -81,7 +82,9 @@ std::string format_csv_row(const std::vector<std::string>& fields) {
   for (size_t i = 0; i < fields.size(); ++i) {
     if (i) out += ',';
     const auto& f = fields[i];
-    if (f.find_first_of(",\"\n\r") == std::string::npos) { out += f; continue; }
+    // A field starting with a byte order mark is quoted: unquoted at the start of a file, the
+    // reader would take it for the file's mark and drop it.
+    if (f.find_first_of(",\"\n\r") == std::string::npos && !f.starts_with(kByteOrderMark)) { out += f; continue; }
     out += '"';
     for (char c : f) { if (c == '"') out += '"'; out += c; }
     out += '"';

@@ -60,7 +60,8 @@ const json_field::Range kEfficiency{0, 1, false, ""};
 // silently replaced by a default: an error naming it and the keys there are.
 void reject_unknown_keys(const json& object, std::initializer_list<const char*> known, const std::string& file,
                          const std::string& where) {
-  for (const auto& [key, value] : object.items()) {
+  for (const auto& item : object.items()) {
+    const std::string& key = item.key();  // not a structured binding: clang 14 cannot capture one
     if (std::find_if(known.begin(), known.end(), [&](const char* k) { return key == k; }) != known.end()) continue;
     std::string names;
     for (const char* k : known) names += (names.empty() ? "" : ", ") + std::string(k);

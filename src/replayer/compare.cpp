@@ -103,13 +103,16 @@ ReportSummary summarize_report(const json& report, const std::string& file) {
   return s;
 }
 
-ReportSummary read_report_summary(const std::string& file) {
-  const std::string bytes = read_whole_file(file);
+ReportSummary read_report_summary(const std::string& file) { return parse_report_summary(read_whole_file(file), file); }
+
+ReportSummary parse_report_summary(const std::string& bytes, const std::string& file) {
   json report;
   try {
     report = json::parse(bytes);
   } catch (const json::parse_error& e) {
     throw InputError(file, fmt::format("byte {}", e.byte), "not valid JSON (not a dpro-replay replay --json report?)");
+  } catch (const json::exception& e) {  // a number beyond a double's range (out_of_range.406), ...
+    throw InputError(file, "", std::string("not valid JSON: ") + e.what());
   }
   return summarize_report(report, file);
 }

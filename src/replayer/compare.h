@@ -32,6 +32,8 @@ struct ReportSummary {
 // Reads a report; throws InputError naming `file` and the offending key if it is not one.
 ReportSummary summarize_report(const nlohmann::json& report, const std::string& file);
 ReportSummary read_report_summary(const std::string& file);
+// The same from the report's bytes (`file` names it in errors): invalid JSON is an InputError too.
+ReportSummary parse_report_summary(const std::string& bytes, const std::string& file);
 
 // An op's mean time per iteration on the critical path in each report; nullopt where the
 // report does not list it among its top ops (its time there is below the listed ones).

@@ -87,6 +87,16 @@ TEST_CASE("CSV: a UTF-8 byte order mark is skipped, a column named twice is refu
                     Catch::Contains("dup.csv: header, column 6: 'B' names column 2 too"));
 }
 
+TEST_CASE("CSV: a field starting with a byte order mark is written quoted and reads back the same") {
+  // Found by tests/fuzz (fuzz_csv): a file starting with two marks has a first column named
+  // "\xEF\xBB\xBF"; written back unquoted, the reader took it for the file's mark and dropped it.
+  const auto t = parse_csv("\xEF\xBB\xBF\xEF\xBB\xBFOPName,B\nrelu,2\n", "two-marks.csv");
+  REQUIRE(t.header[0] == "\xEF\xBB\xBFOPName");
+  const std::string written = format_csv_row(t.header) + "\n" + format_csv_row(t.rows[0]) + "\n";
+  CHECK(written.starts_with("\""));
+  CHECK(parse_csv(written, "written.csv").header == t.header);
+}
+
 TEST_CASE("CSV: a directory given as a CSV file is refused by name") {
   // Was "read error" with no word of what was wrong.
   CHECK_THROWS_WITH(read_csv_file(test_subset_dir()),

@@ -143,3 +143,15 @@ TEST_CASE("compare reads the reports replay writes: a slower network on DLRM is 
   for (int k = 0; k < replayer::kCategoryCount; ++k) CHECK(c.critical_path_change_ns[comm] >= c.critical_path_change_ns[k]);
   CHECK(c.critical_path_change_ns[comm] > 0);
 }
+
+TEST_CASE("A report holding a number beyond a double's range is an InputError naming the file, not an internal error") {
+  // Found by tests/fuzz (fuzz_compare): nlohmann's parser throws out_of_range, not parse_error.
+  const std::string text = R"({"iterations": [{"job": {"measured_ns": 1.6141488214841e982}}]})";
+  try {
+    replayer::parse_report_summary(text, "huge.json");
+    FAIL("accepted");
+  } catch (const InputError& e) {
+    CHECK(e.file() == "huge.json");
+    CHECK(std::string(e.what()).find("not valid JSON") != std::string::npos);
+  }
+}

@@ -386,12 +386,15 @@ class NativeImporter final : public Importer {
   bool sniff(std::string_view head) const override { return native::has_native_magic(head); }
   TraceRank read(const std::string& path, StringTable& strings, const ImportOptions&,
                  Logger& log) const override {
-    auto capture = native::read_native_capture(path, log);
-    return RankBuilder(capture, strings, log).build();
+    return build_native_rank(native::read_native_capture(path, log), strings, log);
   }
 };
 
 }  // namespace
+
+TraceRank build_native_rank(const native::NativeCapture& capture, StringTable& strings, Logger& log) {
+  return RankBuilder(capture, strings, log).build();
+}
 
 std::unique_ptr<Importer> make_native_importer() {
   return std::make_unique<NativeImporter>();

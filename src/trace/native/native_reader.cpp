@@ -389,55 +389,89 @@ std::string_view NativeCapture::str(std::uint32_t id) const {
   return kLost;
 }
 
-NativeCapture read_native_capture(const std::string& path, Logger& log) {
-  NativeCapture out;
-  out.path = path;
-  ByteSource source(path);
-  Decoder decoder(out);
-  std::string data;
-  std::size_t pos = 0;
-  bool preamble_checked = false;
-  bool malformed = false;
-  std::string chunk(1 << 20, '\0');
-  while (!malformed) {
-    std::size_t n = source.read(chunk.data(), chunk.size());
-    if (n == 0) break;
-    data.erase(0, pos);
-    pos = 0;
-    data.append(chunk.data(), n);
-    if (!preamble_checked) {
-      if (data.size() < kPreambleSize) continue;
-      check_preamble(path, data, out);
-      pos = kPreambleSize;
-      preamble_checked = true;
+namespace {
+
+// Decodes a native trace from chunks of its bytes as they arrive: the records complete so far
+// are decoded at once, so memory is the unfinished record plus one chunk.
+class NativeStream {
+ public:
+  NativeStream(const std::string& path, Logger& log) : log_(log), decoder_(out_) { out_.path = path; }
+  // False once a malformed record ends the decoding (the rest of the input is not needed).
+  bool feed(std::string_view chunk) {
+    if (malformed_) return false;
+    data_.erase(0, pos_);
+    pos_ = 0;
+    data_.append(chunk);
+    if (!preamble_checked_) {
+      if (data_.size() < kPreambleSize) return true;
+      check_preamble(out_.path, data_, out_);
+      pos_ = kPreambleSize;
+      preamble_checked_ = true;
     }
-    pos = parse_records(data, pos, decoder, out, malformed);
+    pos_ = parse_records(data_, pos_, decoder_, out_, malformed_);
+    return !malformed_;
   }
-  if (!preamble_checked) check_preamble(path, data, out);
-  if (out.record_count == 0) throw InputError(path, "header", "no complete header record");
+  NativeCapture finish();
+
+ private:
+  Logger& log_;
+  NativeCapture out_;
+  Decoder decoder_;
+  std::string data_;  // bytes from the first unfinished record on (from pos_)
+  std::size_t pos_ = 0;
+  bool preamble_checked_ = false;
+  bool malformed_ = false;
+};
+
+NativeCapture NativeStream::finish() {
+  const std::string& path = out_.path;
+  if (!preamble_checked_) check_preamble(path, data_, out_);
+  if (out_.record_count == 0) throw InputError(path, "header", "no complete header record");
   // Versions learnt after the header was written arrive as metadata.
   auto version_from = [&](const char* key, std::uint64_t& field) {
-    auto it = out.metadata.find(key);
-    if (field == 0 && it != out.metadata.end()) field = std::strtoull(it->second.c_str(), nullptr, 10);
+    auto it = out_.metadata.find(key);
+    if (field == 0 && it != out_.metadata.end()) field = std::strtoull(it->second.c_str(), nullptr, 10);
   };
-  version_from("cupti_version", out.header.cupti_version);
-  version_from("nccl_version", out.header.nccl_version);
+  version_from("cupti_version", out_.header.cupti_version);
+  version_from("nccl_version", out_.header.nccl_version);
   // Rank -1 and a world size of -1 (or 0) are "not known"; otherwise a rank of the job.
-  const auto& h = out.header;
+  const auto& h = out_.header;
   if (h.rank < -1 || h.rank > trace::kMaxRank || h.world_size < -1 || h.world_size > trace::kMaxRank ||
       (h.rank >= 0 && h.world_size > 0 && h.rank >= h.world_size))
     throw InputError(path, "header", "rank " + std::to_string(h.rank) + " of a " + std::to_string(h.world_size) +
                                          "-rank job is not a rank (from 0 to 2^20, below the world size)");
-  if (malformed || pos < data.size()) {
-    out.truncated = true;
-    log.warn(path + ": " + (malformed ? "malformed" : "truncated") + " record after " +
-             std::to_string(out.record_count) +
-             " complete records (job killed mid-write?); loading what precedes it");
-  } else if (!out.has_footer) {
-    log.warn(path + ": trace has no end record (the job did not exit cleanly); " +
-             std::to_string(out.record_count) + " records loaded");
+  if (malformed_ || pos_ < data_.size()) {
+    out_.truncated = true;
+    log_.warn(path + ": " + (malformed_ ? "malformed" : "truncated") + " record after " +
+              std::to_string(out_.record_count) +
+              " complete records (job killed mid-write?); loading what precedes it");
+  } else if (!out_.has_footer) {
+    log_.warn(path + ": trace has no end record (the job did not exit cleanly); " +
+              std::to_string(out_.record_count) + " records loaded");
   }
-  return out;
+  return std::move(out_);
+}
+
+}  // namespace
+
+NativeCapture read_native_capture(const std::string& path, Logger& log) {
+  ByteSource source(path);
+  NativeStream stream(path, log);
+  std::string chunk(1 << 20, '\0');
+  while (true) {
+    const std::size_t n = source.read(chunk.data(), chunk.size());
+    if (n == 0 || !stream.feed(std::string_view(chunk.data(), n))) break;
+  }
+  return stream.finish();
+}
+
+NativeCapture parse_native_capture(std::string_view bytes, const std::string& path, Logger& log,
+                                   std::size_t chunk_bytes) {
+  NativeStream stream(path, log);
+  if (chunk_bytes == 0) chunk_bytes = 1;
+  for (std::size_t at = 0; at < bytes.size(); at += chunk_bytes)
+    if (!stream.feed(bytes.substr(at, chunk_bytes))) break;
+  return stream.finish();
 }
 
 }  // namespace dpro::native

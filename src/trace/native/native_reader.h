@@ -117,5 +117,9 @@ struct NativeCapture {
 bool has_native_magic(std::string_view head);
 
 NativeCapture read_native_capture(const std::string& path, Logger& log);
+// The same decoding of a trace held in memory (`path` names it in errors), fed to the decoder
+// `chunk_bytes` at a time as a file's chunks are: the result does not depend on the chunking.
+NativeCapture parse_native_capture(std::string_view bytes, const std::string& path, Logger& log,
+                                   std::size_t chunk_bytes = std::size_t{1} << 20);
 
 }  // namespace dpro::native
