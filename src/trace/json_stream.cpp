@@ -107,7 +107,8 @@ bool JsonEventStream::fill() {
     pos_ = 0;
   }
   if (buf_.size() < len_ + kChunk + kPadding) buf_.resize(len_ + kChunk + kPadding);
-  const std::size_t n = source_.read(buf_.data() + len_, kChunk);
+  if (!ahead_ && source_.gzipped()) ahead_ = std::make_unique<ReadAhead>(source_);
+  const std::size_t n = ahead_ ? ahead_->read(buf_.data() + len_, kChunk) : source_.read(buf_.data() + len_, kChunk);
   if (n == 0) {
     eof_ = true;
     return false;

@@ -9,6 +9,7 @@
 // can be handed to simdjson without copying. It is valid only during the callback.
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -44,6 +45,7 @@ class JsonEventStream {
   [[noreturn]] void fail(const std::string& what) const;
 
   ByteSource& source_;
+  std::unique_ptr<ReadAhead> ahead_;  // gzip input: inflated in a second thread
   std::string buf_;          // [0, len_) valid data, then >= kPadding spare bytes
   std::size_t len_ = 0;
   std::size_t pos_ = 0;
