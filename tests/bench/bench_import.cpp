@@ -6,6 +6,10 @@
 //                                            import and reference MB/s (alternating runs), their
 //                                            ratio, peak memory per byte of JSON (in a child
 //                                            process), and gzip vs plain import time
+//   bench_import ranks DIR [THREADS] [REPEATS]
+//                                            a set of rank files read on one thread and on THREADS
+//                                            (default 2), alternately: MB/s of each and the speedup
+//   bench_import make-ranks SRC DIR N        N rank files, copies of SRC, each saying its rank of N
 //   bench_import make-skipped OUT MB         a synthetic trace of MB megabytes that is mostly
 //                                            python_function events (dropped at import)
 //   bench_import make-replicated SRC OUT MB  a synthetic trace of about MB megabytes: SRC's events
@@ -17,6 +21,8 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <regex>
+#include <thread>
 
 #include "bench_util.h"
 #include "core/byte_source.h"
@@ -49,7 +55,7 @@ std::size_t import_once(const std::vector<std::string>& paths, int threads = 1) 
   Logger log(LogLevel::kError);
   trace::LoadOptions options;
   options.allow_partial = true;
-  (void)threads;
+  options.threads = static_cast<unsigned>(threads);
   const auto set = trace::load_traces(paths, options, log);
   std::size_t events = 0;
   for (const auto& r : set.ranks) events += r.events.size();
@@ -316,6 +322,40 @@ int make_replicated(const std::string& src, const std::string& out_path, double 
   return 0;
 }
 
+// N ranks of one job made of copies of one rank's trace: rank k says it is rank k of N.
+int make_ranks(const std::string& src, const std::string& dir, int n) {
+  const std::string text = inflate_all(src);
+  const std::regex rank_field(R"("rank"\s*:\s*\d+)"), world_field(R"("world_size"\s*:\s*\d+)");
+  fs::create_directories(dir);
+  for (int k = 0; k < n; ++k) {
+    std::string copy = std::regex_replace(text, world_field, "\"world_size\": " + std::to_string(n),
+                                          std::regex_constants::format_first_only);
+    copy = std::regex_replace(copy, rank_field, "\"rank\": " + std::to_string(k), std::regex_constants::format_first_only);
+    std::ofstream((fs::path(dir) / ("rank" + std::to_string(k) + ".json")).string(), std::ios::binary) << copy;
+  }
+  return 0;
+}
+
+// A set of rank files read on 1 thread and on `threads`, alternately: wall-time medians.
+int ranks(const std::string& path, int threads, int repeats) {
+  const std::vector<std::string> files = trace::expand_trace_paths({path});
+  double mb = 0;
+  for (const std::string& f : files) mb += static_cast<double>(uncompressed_size(f)) / 1e6;
+  std::vector<double> one, many;
+  for (int i = 0; i < repeats; ++i) {
+    one.push_back(timed([&] { import_once({path}, 1); }).wall);
+    many.push_back(timed([&] { import_once({path}, threads); }).wall);
+  }
+  const std::string common = "\"set\": \"" + path + "\", \"files\": " + std::to_string(files.size()) +
+                             ", \"uncompressed_mb\": " + std::to_string(mb) + ", \"repeats\": " + std::to_string(repeats);
+  bench::emit("import_ranks_1_thread", mb / bench::median(one), "MB/s", common);
+  bench::emit("import_ranks_threads", mb / bench::median(many), "MB/s", common + ", \"threads\": " + std::to_string(threads));
+  bench::emit("import_ranks_speedup", bench::median(one) / bench::median(many), "x",
+              common + ", \"threads\": " + std::to_string(threads) + ", \"cores\": " +
+                  std::to_string(std::thread::hardware_concurrency()));
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -326,6 +366,9 @@ int main(int argc, char** argv) {
     if (mode == "compare" && argc >= 3)
       return compare(argv[2], argc > 3 ? std::atoi(argv[3]) : 5, !(argc > 4 && std::string(argv[4]) == "--no-gzip"));
     if (mode == "make-skipped" && argc >= 4) return make_skipped(argv[2], std::atof(argv[3]));
+    if (mode == "make-ranks" && argc >= 5) return make_ranks(argv[2], argv[3], std::atoi(argv[4]));
+    if (mode == "ranks" && argc >= 3)
+      return ranks(argv[2], argc > 3 ? std::atoi(argv[3]) : 2, argc > 4 ? std::atoi(argv[4]) : 7);
     if (mode == "make-replicated" && argc >= 5) return make_replicated(argv[2], argv[3], std::atof(argv[4]));
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_import: %s\n", e.what());
@@ -333,6 +376,7 @@ int main(int argc, char** argv) {
   }
   std::fprintf(stderr,
                "usage: bench_import speed FILE [REPEATS] | memory FILE | compare FILE [REPEATS] [--no-gzip] |\n"
+               "       ranks DIR [THREADS] [REPEATS] | make-ranks SRC DIR N |\n"
                "       make-skipped OUT MB | make-replicated SRC OUT MB\n");
   return 2;
 }
