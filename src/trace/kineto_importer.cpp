@@ -332,7 +332,9 @@ void KinetoReader::reserve(const ByteSource& source) {
   std::error_code ec;
   const std::uintmax_t size = std::filesystem::file_size(path, ec);
   if (ec) return;  // a pipe: grow as needed
-  constexpr std::uintmax_t kMaxReserved = std::uintmax_t{1} << 26;  // 64 Mi events
+  // At most 8 Mi events (2.3 GB of address space with their attributes): beyond, the arrays grow
+  // as needed, so that a huge file never asks for more address space than a small machine grants.
+  constexpr std::uintmax_t kMaxReserved = std::uintmax_t{1} << 23;
   const std::uintmax_t events = std::min<std::uintmax_t>((source.gzipped() ? size * 10 : size) / 150, kMaxReserved);
   rank.events.reserve(events);
   rank.attrs.reserve(events);
