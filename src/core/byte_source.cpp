@@ -3,6 +3,11 @@
 #include <zlib.h>
 
 #include <cerrno>
+#include <condition_variable>
+#include <deque>
+#include <exception>
+#include <mutex>
+#include <thread>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -99,6 +104,97 @@ std::size_t ByteSource::read(char* out, std::size_t capacity) {
     }
   }
   return capacity - zs.avail_out;
+}
+
+struct ReadAhead::Shared {
+  static constexpr std::size_t kBlock = 1 << 20;
+  static constexpr std::size_t kDepth = 4;  // blocks read ahead at most
+  struct Block {
+    std::vector<char> data;
+    std::size_t size = 0;
+  };
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::deque<Block> ready;         // read, in order, not yet handed over
+  std::vector<std::vector<char>> spare;  // handed over, for reuse
+  bool done = false;               // the reader has stopped: end of data, or `error`
+  bool stop = false;               // the consumer is gone
+  std::exception_ptr error;
+  Block current;                   // the block read() hands over now
+  std::size_t current_at = 0;
+  std::thread reader;
+
+  void run(ByteSource& source) {
+    for (;;) {
+      std::vector<char> data;
+      {
+        std::unique_lock lock(mutex);
+        changed.wait(lock, [&] { return stop || ready.size() < kDepth; });
+        if (stop) return;
+        if (!spare.empty()) {
+          data = std::move(spare.back());
+          spare.pop_back();
+        }
+      }
+      data.resize(kBlock);
+      std::size_t n = 0;
+      std::exception_ptr failed;
+      try {
+        n = source.read(data.data(), data.size());
+      } catch (...) {
+        failed = std::current_exception();
+      }
+      std::lock_guard lock(mutex);
+      if (n > 0) ready.push_back(Block{std::move(data), n});
+      if (failed || n == 0) {
+        error = failed;
+        done = true;
+      }
+      changed.notify_all();
+      if (done) return;
+    }
+  }
+};
+
+ReadAhead::ReadAhead(ByteSource& source) : shared_(std::make_unique<Shared>()) {
+  shared_->reader = std::thread([this, &source] { shared_->run(source); });
+}
+
+ReadAhead::~ReadAhead() {
+  {
+    std::lock_guard lock(shared_->mutex);
+    shared_->stop = true;
+  }
+  shared_->changed.notify_all();
+  shared_->reader.join();
+}
+
+std::size_t ReadAhead::read(char* out, std::size_t capacity) {
+  Shared& s = *shared_;
+  std::size_t given = 0;
+  while (given < capacity) {
+    if (s.current_at == s.current.size) {
+      std::unique_lock lock(s.mutex);
+      if (!s.current.data.empty()) s.spare.push_back(std::move(s.current.data));
+      s.current = {};
+      s.current_at = 0;
+      s.changed.notify_all();
+      if (given > 0 && s.ready.empty()) break;  // hand over what there is rather than wait
+      s.changed.wait(lock, [&] { return !s.ready.empty() || s.done; });
+      if (s.ready.empty()) {
+        if (given > 0) break;
+        if (s.error) std::rethrow_exception(s.error);
+        return 0;
+      }
+      s.current = std::move(s.ready.front());
+      s.ready.pop_front();
+    }
+    const std::size_t n = std::min(capacity - given, s.current.size - s.current_at);
+    std::memcpy(out + given, s.current.data.data() + s.current_at, n);
+    s.current_at += n;
+    given += n;
+  }
+  return given;
 }
 
 std::string read_whole_file(const std::string& path) {

@@ -31,6 +31,25 @@ class ByteSource {
   std::unique_ptr<Impl> impl_;
 };
 
+// Reads a ByteSource ahead of its caller in a second thread (for gzip: inflating while the caller
+// parses what was inflated before), a few blocks of 1 MiB at most. An error reading is rethrown
+// by read() once the data before it has been handed over, as reading it directly would have.
+// The source must outlive this object; the destructor stops and joins the thread.
+class ReadAhead {
+ public:
+  explicit ReadAhead(ByteSource& source);
+  ~ReadAhead();
+  ReadAhead(const ReadAhead&) = delete;
+  ReadAhead& operator=(const ReadAhead&) = delete;
+
+  // As ByteSource::read.
+  std::size_t read(char* out, std::size_t capacity);
+
+ private:
+  struct Shared;
+  std::unique_ptr<Shared> shared_;
+};
+
 // Whole (inflated) contents of a small file; for configs and tests, not for traces.
 std::string read_whole_file(const std::string& path);
 

@@ -107,7 +107,8 @@ bool JsonEventStream::fill() {
     pos_ = 0;
   }
   if (buf_.size() < len_ + kChunk + kPadding) buf_.resize(len_ + kChunk + kPadding);
-  const std::size_t n = source_.read(buf_.data() + len_, kChunk);
+  if (!ahead_ && source_.gzipped()) ahead_ = std::make_unique<ReadAhead>(source_);
+  const std::size_t n = ahead_ ? ahead_->read(buf_.data() + len_, kChunk) : source_.read(buf_.data() + len_, kChunk);
   if (n == 0) {
     eof_ = true;
     return false;
@@ -169,7 +170,8 @@ std::string JsonEventStream::take_key() {
   return key;
 }
 
-void JsonEventStream::run(const MemberCallback& on_member, const EventCallback& on_event) {
+void JsonEventStream::run(const MemberCallback& on_member, const EventCallback& on_event,
+                          const DirectEventCallback& try_event) {
   const auto read_event_array = [&] {
     ++pos_;  // '['
     if (peek() == ']') { ++pos_; return; }
@@ -177,9 +179,16 @@ void JsonEventStream::run(const MemberCallback& on_member, const EventCallback& 
       const char c = peek();
       if (c == '\0') fail("unexpected end of input inside \"traceEvents\" (truncated file?)");
       if (c != '{') fail(std::string("expected an event object, found '") + c + "'");
-      std::size_t capacity = 0;
-      std::string_view raw = take_value(&capacity);
-      on_event(raw, events_++);
+      std::size_t direct = 0;
+      if (try_event) direct = try_event(std::string_view(buf_.data() + pos_, len_ - pos_), events_);
+      if (direct > 0) {
+        pos_ += direct;
+        ++events_;
+      } else {
+        std::size_t capacity = 0;
+        std::string_view raw = take_value(&capacity);
+        on_event(raw, events_++);
+      }
       const char sep = peek();
       if (sep == ',') { ++pos_; continue; }
       if (sep == ']') { ++pos_; return; }

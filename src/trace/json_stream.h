@@ -9,6 +9,7 @@
 // can be handed to simdjson without copying. It is valid only during the callback.
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -21,11 +22,16 @@ class JsonEventStream {
   static constexpr std::size_t kPadding = 64;
   using EventCallback = std::function<void(std::string_view raw_event, std::uint64_t index)>;
   using MemberCallback = std::function<void(std::string_view key, std::string_view raw_value)>;
+  // Offered each event where it starts, with the input buffered from there (the event may not be
+  // complete in it): returns the bytes the event spans when it read it, or 0 to have it passed to
+  // the EventCallback whole instead.
+  using DirectEventCallback = std::function<std::size_t(std::string_view available, std::uint64_t index)>;
 
   explicit JsonEventStream(ByteSource& source) : source_(source) {}
 
   // Reads the whole stream. Throws InputError (file, "byte N") on malformed or truncated JSON.
-  void run(const MemberCallback& on_member, const EventCallback& on_event);
+  void run(const MemberCallback& on_member, const EventCallback& on_event,
+           const DirectEventCallback& try_event = nullptr);
 
   std::uint64_t bytes_consumed() const { return consumed_before_buffer_ + pos_; }
   std::uint64_t events_seen() const { return events_; }
@@ -39,6 +45,7 @@ class JsonEventStream {
   [[noreturn]] void fail(const std::string& what) const;
 
   ByteSource& source_;
+  std::unique_ptr<ReadAhead> ahead_;  // gzip input: inflated in a second thread
   std::string buf_;          // [0, len_) valid data, then >= kPadding spare bytes
   std::size_t len_ = 0;
   std::size_t pos_ = 0;

@@ -7,6 +7,7 @@
 #include <charconv>
 #include <cmath>
 #include <limits>
+#include <filesystem>
 #include <map>
 #include <tuple>
 #include <unordered_map>
@@ -15,6 +16,7 @@
 #include "core/error.h"
 #include "core/strings.h"
 #include "trace/json_stream.h"
+#include "trace/kineto_event_scan.h"
 #include "trace/nccl_ranges.h"
 
 namespace dpro::trace {
@@ -226,41 +228,20 @@ std::optional<std::array<int, 3>> as_dim3(od::value v) {
   return out;
 }
 
-// Everything the importer keeps from one event's "args".
-struct RawArgs {
-  std::optional<std::int64_t> correlation, external_id, device, stream, bytes, cbid;
-  std::optional<std::int64_t> sequence_number, fwd_thread_id, group_size, in_nelems, out_nelems;
-  std::optional<std::int64_t> wait_on_stream, wait_on_event_record_corr, rank_start, rank_stride;
-  std::optional<std::array<int, 3>> grid, block;
-  std::optional<std::string> collective_name, dtype, pg_name, pg_desc, pg_ranks, sync_kind;
-  std::string input_dims, input_types;
-  std::vector<int> group_ranks;  // from pg_ranks, completed when truncated (on_event)
-};
-
 void read_args(od::object args, RawArgs& a) {
   for (auto field : args) {
     std::string_view key;
     if (field.unescaped_key().get(key) != simdjson::SUCCESS) continue;
     od::value v;
     if (field.value().get(v) != simdjson::SUCCESS) continue;
-    if (key == "correlation") a.correlation = as_int(v);
-    else if (key == "External id") a.external_id = as_int(v);
-    else if (key == "device") a.device = as_int(v);
-    else if (key == "stream") a.stream = as_int(v);
-    else if (key == "bytes") a.bytes = as_int(v);
-    else if (key == "cbid") a.cbid = as_int(v);
-    else if (key == "grid") a.grid = as_dim3(v);
-    else if (key == "block") a.block = as_dim3(v);
-    else if (key == "Sequence number") a.sequence_number = as_int(v);
-    else if (key == "Fwd thread id") a.fwd_thread_id = as_int(v);
-    else if (key == "Collective name") a.collective_name = as_text(v);
-    else if (key == "dtype") a.dtype = as_text(v);
-    else if (key == "In msg nelems" || key == "In msg size") a.in_nelems = as_int(v);
-    else if (key == "Out msg nelems" || key == "Out msg size") a.out_nelems = as_int(v);
-    else if (key == "Group size") a.group_size = as_int(v);
-    else if (key == "Process Group Name") a.pg_name = as_text(v);
-    else if (key == "Process Group Description") a.pg_desc = as_text(v);
-    else if (key == "Process Group Ranks") {
+    const ArgKey k = arg_key(key);
+    if (auto* number = int_arg(a, k)) {
+      *number = as_int(v);
+    } else if (auto* text = text_arg(a, k)) {
+      *text = as_text(v);
+    } else if (k == ArgKey::kGrid || k == ArgKey::kBlock) {
+      (k == ArgKey::kGrid ? a.grid : a.block) = as_dim3(v);
+    } else if (k == ArgKey::kPgRanks) {
       // PyTorch writes a string ("[0, 1]"); a JSON array of ranks is read as the same text.
       od::array arr;
       std::string_view raw;
@@ -268,17 +249,11 @@ void read_args(od::object args, RawArgs& a) {
         a.pg_ranks = std::string(raw);
       else
         a.pg_ranks = as_text(v);
-    }
-    else if (key == "Global rank start") a.rank_start = as_int(v);
-    else if (key == "Global rank stride") a.rank_stride = as_int(v);
-    else if (key == "cuda_sync_kind") a.sync_kind = as_text(v);
-    else if (key == "wait_on_stream") a.wait_on_stream = as_int(v);
-    else if (key == "wait_on_cuda_event_record_corr_id") a.wait_on_event_record_corr = as_int(v);
-    else if (key == "Input Dims" || key == "Input type") {
+    } else if (k == ArgKey::kInputDims || k == ArgKey::kInputTypes) {
       od::array arr;
       std::string_view raw;
       if (v.get_array().get(arr) == simdjson::SUCCESS && arr.raw_json().get(raw) == simdjson::SUCCESS) {
-        (key == "Input Dims" ? a.input_dims : a.input_types) = std::string(raw);
+        (k == ArgKey::kInputDims ? a.input_dims : a.input_types) = std::string(raw);
       }
     }
   }
@@ -336,12 +311,35 @@ struct KinetoReader {
   }
 
   void on_member(std::string_view key, std::string_view raw);
+  // An event straight from the stream's buffer: the bytes it spans, or 0 when the one-pass reader
+  // declines it (on_event then gets it whole).
+  std::size_t try_event(std::string_view available, std::uint64_t index);
   void on_event(std::string_view raw, std::uint64_t index, std::size_t capacity);
+  void on_parsed(ParsedEvent& event, std::uint64_t index);
   void on_metadata(std::string_view name, std::int64_t pid, std::int64_t tid, od::object args);
   void store_event(EventKind kind, std::string_view name, Nanos ts, Nanos dur, std::int64_t pid,
                    std::int64_t tid, const RawArgs& a);
   void finish();
+  void reserve(const ByteSource& source);
 };
+
+// Room for the events a file of this size may hold, taken at once: the arrays then never grow
+// by copying into one twice their size, which held both copies at once (the peak of an import
+// was 1.5 bytes per byte of JSON). The room is address space only: pages no event reaches are
+// never touched, so never resident. Kineto events take 150 bytes of JSON or more; a gzip trace
+// inflates about tenfold.
+void KinetoReader::reserve(const ByteSource& source) {
+  std::error_code ec;
+  const std::uintmax_t size = std::filesystem::file_size(path, ec);
+  if (ec) return;  // a pipe: grow as needed
+  // At most 8 Mi events (2.3 GB of address space with their attributes): beyond, the arrays grow
+  // as needed, so that a huge file never asks for more address space than a small machine grants.
+  constexpr std::uintmax_t kMaxReserved = std::uintmax_t{1} << 23;
+  const std::uintmax_t events = std::min<std::uintmax_t>((source.gzipped() ? size * 10 : size) / 150, kMaxReserved);
+  rank.events.reserve(events);
+  rank.attrs.reserve(events);
+  raw_pid_tid.reserve(events);
+}
 
 void KinetoReader::on_member(std::string_view key, std::string_view raw) {
   if (key == "nodes") execution_trace_nodes = true;
@@ -453,58 +451,94 @@ void KinetoReader::on_metadata(std::string_view name, std::int64_t pid, std::int
   }
 }
 
+std::size_t KinetoReader::try_event(std::string_view available, std::uint64_t index) {
+  ParsedEvent event;
+  const std::size_t n = scan_event(available, event);
+  if (n > 0) on_parsed(event, index);
+  return n;
+}
+
 void KinetoReader::on_event(std::string_view raw, std::uint64_t index, std::size_t capacity) {
+  ParsedEvent event;
+  if (scan_event(raw, event) == raw.size()) {
+    on_parsed(event, index);
+    return;
+  }
+  event = ParsedEvent{};
   od::document doc;
   if (parser.iterate(raw.data(), raw.size(), capacity).get(doc) != simdjson::SUCCESS) {
     throw InputError(path, describe(index, ""), "cannot parse event");
   }
   od::object obj;
   if (doc.get_object().get(obj) != simdjson::SUCCESS) throw InputError(path, describe(index, ""), "event is not an object");
-  std::string_view ph, cat, name;
   std::string name_storage;
-  std::optional<Nanos> ts, dur;
-  std::optional<std::int64_t> pid, tid, flow_id;
-  RawArgs args;
   std::string_view key;  // the field being read, for the error message
   try {
     for (auto field : obj) {
       key = "";
       key = field.unescaped_key();
       od::value v = field.value();
-      if (key == "ph") ph = v.get_string();
-      else if (key == "cat") cat = v.get_string();
-      else if (key == "name") { std::string_view n = v.get_string(); name_storage.assign(n); name = name_storage; }
-      else if (key == "ts" || key == "dur") {
-        std::string_view token = v.raw_json_token();
-        Nanos t = 0;
-        if (!parse_micros_as_nanos(token, &t)) {
-          throw InputError(path, describe(index, name),
-                           std::string("\"") + std::string(key) +
-                               "\" is not a time in microseconds (a number of magnitude at most 3e15)");
+      switch (event_key(key)) {
+        case EventKey::kPh: event.ph = v.get_string(); break;
+        case EventKey::kCat: event.cat = v.get_string(); break;
+        case EventKey::kName: {
+          std::string_view n = v.get_string();
+          name_storage.assign(n);
+          event.name = name_storage;
+          break;
         }
-        (key == "ts" ? ts : dur) = t;
-      } else if (key == "id") {
-        std::int64_t x = 0;
-        if (v.get_int64().get(x) == simdjson::SUCCESS) flow_id = x;
-      } else if (key == "pid" || key == "tid") {
-        std::int64_t x = 0;
-        if (v.get_int64().get(x) == simdjson::SUCCESS) (key == "pid" ? pid : tid) = x;
-      } else if (key == "args") {
-        od::object a;
-        if (v.get_object().get(a) == simdjson::SUCCESS) {
-          if (ph == "M") {
-            if (pid && tid) on_metadata(name, *pid, *tid, a);
-          } else {
-            read_args(a, args);
+        case EventKey::kTs:
+        case EventKey::kDur: {
+          std::string_view token = v.raw_json_token();
+          Nanos t = 0;
+          if (!parse_micros_as_nanos(token, &t)) {
+            throw InputError(path, describe(index, event.name),
+                             std::string("\"") + std::string(key) +
+                                 "\" is not a time in microseconds (a number of magnitude at most 3e15)");
           }
+          (key == "ts" ? event.ts : event.dur) = t;
+          break;
         }
+        case EventKey::kId: {
+          std::int64_t x = 0;
+          if (v.get_int64().get(x) == simdjson::SUCCESS) event.flow_id = x;
+          break;
+        }
+        case EventKey::kPid:
+        case EventKey::kTid: {
+          std::int64_t x = 0;
+          if (v.get_int64().get(x) == simdjson::SUCCESS) (key == "pid" ? event.pid : event.tid) = x;
+          break;
+        }
+        case EventKey::kArgs: {
+          od::object a;
+          if (v.get_object().get(a) == simdjson::SUCCESS) {
+            if (event.ph == "M") {
+              if (event.pid && event.tid) on_metadata(event.name, *event.pid, *event.tid, a);
+            } else {
+              read_args(a, event.args);
+            }
+          }
+          break;
+        }
+        case EventKey::kOther: break;
       }
     }
   } catch (const simdjson::simdjson_error& e) {
-    throw InputError(path, describe(index, name),
+    throw InputError(path, describe(index, event.name),
                      std::string("malformed event") + (key.empty() ? "" : ", field \"" + std::string(key) + "\"") +
                          ": " + e.what());
   }
+  on_parsed(event, index);
+}
+
+void KinetoReader::on_parsed(ParsedEvent& event, std::uint64_t index) {
+  ++events_seen;
+  for (const ParsedEvent::ThreadName& t : event.thread_names) thread_names[t.pid][t.tid] = std::string(t.name);
+  const std::string_view ph = event.ph, cat = event.cat, name = event.name;
+  const std::optional<Nanos> ts = event.ts, dur = event.dur;
+  const std::optional<std::int64_t> pid = event.pid, tid = event.tid, flow_id = event.flow_id;
+  RawArgs& args = event.args;
   if ((ph == "s" || ph == "f") && flow_id && ts && pid && tid && (cat == "ac2g" || cat == "async_cpu_to_gpu")) {
     flows.push_back(Flow{*flow_id, *pid, *tid, *ts});
     return;
@@ -643,6 +677,35 @@ void KinetoReader::apply_flows() {
   if (joined > 0) log.info(path + ": " + std::to_string(joined) + " events joined through flow events (no correlation in args)");
 }
 
+// Sorts by (start, longer first), ties kept in file order, as a stable sort would; but through an
+// index of 4 bytes per event, permuted in place, instead of a stable sort's buffer of half the
+// events (36 bytes per event, at the peak of the import's memory).
+void sort_events(std::vector<Event>& events) {
+  std::vector<std::uint32_t> order(events.size());
+  for (std::uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
+    const Event& x = events[a];
+    const Event& y = events[b];
+    if (x.start != y.start) return x.start < y.start;
+    if (x.dur != y.dur) return x.dur > y.dur;
+    return a < b;
+  });
+  // events[i] takes events[order[i]]: follow each cycle of the permutation once.
+  for (std::uint32_t i = 0; i < order.size(); ++i) {
+    if (order[i] == i) continue;
+    Event held = events[i];
+    std::uint32_t at = i;
+    while (order[at] != i) {
+      const std::uint32_t from = order[at];
+      events[at] = events[from];
+      order[at] = at;
+      at = from;
+    }
+    events[at] = held;
+    order[at] = at;
+  }
+}
+
 void KinetoReader::finish() {
   std::size_t unmatched_begins = 0;
   for (const auto& [thread, stack] : open_spans) unmatched_begins += stack.size();
@@ -650,6 +713,7 @@ void KinetoReader::finish() {
     log.warn(path + ": " + std::to_string(unmatched_begins) + " \"B\" event(s) without their \"E\" and " +
              std::to_string(unmatched_ends) + " \"E\" event(s) without a \"B\" were dropped (a trace cut short?)");
   apply_flows();
+  raw_pid_tid = {};  // read by apply_flows only; freed before the sort's peak
   const Nanos base = base_time.value_or(0);
   for (Event& e : rank.events) {
     e.start += base;  // both at most kMaxTraceNanos in magnitude: no overflow
@@ -660,9 +724,7 @@ void KinetoReader::finish() {
   if (rank.rank_known && rank.world_size && rank.rank >= *rank.world_size)
     throw InputError(path, "distributedInfo", "rank " + std::to_string(rank.rank) + " of a " +
                                                   std::to_string(*rank.world_size) + "-rank job");
-  std::stable_sort(rank.events.begin(), rank.events.end(), [](const Event& a, const Event& b) {
-    return a.start != b.start ? a.start < b.start : a.dur > b.dur;
-  });
+  sort_events(rank.events);
   if (const NcclRangeStats n = apply_nccl_ranges(rank, strings); n.alltoalls + n.sized > 0)
     log.info(path + ": " + std::to_string(n.alltoalls) + " SendRecv kernel(s) launched by nccl:all_to_all taken for " +
              "all-to-alls, " + std::to_string(n.sized) + " NCCL kernel(s) sized by their nccl:* range's inputs");
@@ -686,13 +748,14 @@ TraceRank KinetoImporter::read(const std::string& path, StringTable& strings,
   KinetoReader reader{path, strings, options, log};
   reader.rank.file = path;
   reader.rank.format = "kineto";
+  reader.reserve(source);
   JsonEventStream stream(source);
   static_assert(JsonEventStream::kPadding >= simdjson::SIMDJSON_PADDING);
   stream.run([&](std::string_view key, std::string_view raw) { reader.on_member(key, raw); },
              [&](std::string_view raw, std::uint64_t index) {
-               ++reader.events_seen;
                reader.on_event(raw, index, raw.size() + JsonEventStream::kPadding);
-             });
+             },
+             [&](std::string_view available, std::uint64_t index) { return reader.try_event(available, index); });
   if (reader.events_seen == 0 && reader.execution_trace_nodes)
     throw InputError(path, "nodes",
                      "a PyTorch execution trace (host ET), not a profiler trace: give it to --comm-sizes, and the "

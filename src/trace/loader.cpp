@@ -3,10 +3,14 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <atomic>
+#include <exception>
 #include <filesystem>
 #include <map>
 #include <regex>
+#include <mutex>
 #include <set>
+#include <thread>
 
 #include "core/byte_source.h"
 #include "core/error.h"
@@ -169,14 +173,21 @@ std::vector<std::string> expand_trace_paths(const std::vector<std::string>& path
   return files;
 }
 
-TraceSet load_traces(const std::vector<std::string>& paths, const LoadOptions& options, Logger& log) {
-  const std::vector<std::string> files = expand_trace_paths(paths);
-  const auto importers = make_importers();
-  TraceSet set;
-  std::size_t skipped = 0;
-  for (std::size_t index = 0; index < files.size(); ++index) {
-    const std::string& file = files[index];
-    if (options.progress) options.progress(index, files.size(), file);
+namespace {
+
+// What reading one file gave: its rank (with the strings it interned in a table of its own), or
+// the error it raised, and what it logged, kept to be replayed in file order.
+struct FileRead {
+  std::optional<TraceRank> rank;  // none when skipped or failed
+  StringTable strings;
+  std::vector<std::pair<LogLevel, std::string>> messages;
+  std::exception_ptr error;
+};
+
+void read_file(const std::string& file, std::size_t file_count, const LoadOptions& options, FileRead& out) {
+  Logger log(LogLevel::kDebug, [&out](LogLevel level, const std::string& message) { out.messages.emplace_back(level, message); });
+  try {
+    const auto importers = make_importers();
     const std::string head = read_head(file);
     if (head.find_first_not_of(" \t\r\n") == std::string::npos) throw InputError(file, "", "empty file");
     const Importer* chosen = nullptr;
@@ -185,9 +196,9 @@ TraceSet load_traces(const std::vector<std::string>& paths, const LoadOptions& o
     }
     if (!chosen) throw InputError(file, "", "not a trace format dpro knows (Kineto JSON or dpro native)");
     log.info("reading " + file + " (" + std::string(chosen->format()) + ")");
-    TraceRank rank = chosen->read(file, set.strings, options.import, log);
-    check_events(rank, set.strings, log);  // bounds, repeats, overlaps: the same for every format
-    if (const IterationRepairs mended = detect_iterations(rank, set.strings, options.iteration_marker); mended.any())
+    TraceRank rank = chosen->read(file, out.strings, options.import, log);
+    check_events(rank, out.strings, log);  // bounds, repeats, overlaps: the same for every format
+    if (const IterationRepairs mended = detect_iterations(rank, out.strings, options.iteration_marker); mended.any())
       log.warn(file + ": " +
                (mended.duplicates ? std::to_string(mended.duplicates) + " ProfilerStep span(s) recorded again (" +
                                         mended.first_duplicate + " first; the longest of each kept)"
@@ -204,12 +215,77 @@ TraceSet load_traces(const std::vector<std::string>& paths, const LoadOptions& o
     if (!any_work) {
       // dpro-profile under torchrun also traces the agent process, which starts CUDA but runs
       // nothing on it: among other ranks' files such a file is skipped, alone it is an error.
-      if (files.size() == 1) throw InputError(file, "traceEvents", "empty trace: no CPU or GPU events");
+      if (file_count == 1) throw InputError(file, "traceEvents", "empty trace: no CPU or GPU events");
       log.warn(file + ": no CPU or GPU events (a process that ran nothing on the GPU, such as torchrun's agent); skipped");
+      return;
+    }
+    out.rank = std::move(rank);
+  } catch (...) {
+    out.error = std::current_exception();
+  }
+}
+
+// Reads every file, `threads` at a time (one task per file). Files are taken in order; after a
+// failure no later file is started (an earlier one's error is the one reported).
+std::vector<FileRead> read_files(const std::vector<std::string>& files, const LoadOptions& options) {
+  std::vector<FileRead> reads(files.size());
+  std::size_t threads = options.threads > 0 ? options.threads : std::max(1u, std::thread::hardware_concurrency());
+  threads = std::min(threads, files.size());
+  std::atomic<std::size_t> next{0};
+  std::atomic<std::size_t> first_failed{files.size()};
+  std::mutex progress_mutex;
+  std::size_t started = 0;
+  const auto work = [&] {
+    for (std::size_t i = next++; i < files.size() && i < first_failed.load(); i = next++) {
+      if (options.progress) {
+        std::lock_guard lock(progress_mutex);
+        options.progress(started++, files.size(), files[i]);
+      }
+      read_file(files[i], files.size(), options, reads[i]);
+      if (reads[i].error) {
+        std::size_t seen = first_failed.load();
+        while (i < seen && !first_failed.compare_exchange_weak(seen, i)) {
+        }
+      }
+    }
+  };
+  if (threads <= 1) {
+    work();
+  } else {
+    std::vector<std::thread> pool;
+    for (std::size_t t = 0; t < threads; ++t) pool.emplace_back(work);
+    for (std::thread& t : pool) t.join();
+  }
+  return reads;
+}
+
+// Moves a rank read with its own string table into the set: its strings are interned into the
+// set's table in the order the file interned them, so ids are those a sequential read gives.
+void adopt(TraceSet& set, FileRead& read) {
+  std::vector<StringId> global(read.strings.size());
+  for (std::uint32_t id = 0; id < read.strings.size(); ++id) global[id] = set.strings.intern(read.strings.view(StringId{id}));
+  for (Event& e : read.rank->events) e.name = global[e.name.value];
+  set.ranks.push_back(std::move(*read.rank));
+}
+
+}  // namespace
+
+TraceSet load_traces(const std::vector<std::string>& paths, const LoadOptions& options, Logger& log) {
+  const std::vector<std::string> files = expand_trace_paths(paths);
+  std::vector<FileRead> reads = read_files(files, options);
+  // Merged in file order: messages, errors, ranks and string ids are those of a sequential read.
+  TraceSet set;
+  std::size_t skipped = 0;
+  for (std::size_t index = 0; index < files.size(); ++index) {
+    FileRead& read = reads[index];
+    for (const auto& [level, message] : read.messages) log.log(level, message);
+    if (read.error) std::rethrow_exception(read.error);
+    if (!read.rank) {
       ++skipped;
       continue;
     }
-    set.ranks.push_back(std::move(rank));
+    adopt(set, read);
+    read = FileRead{};
   }
   if (set.ranks.empty())
     throw InputError(files.front(), "traceEvents", "empty traces: none of the " + std::to_string(skipped) +

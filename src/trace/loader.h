@@ -21,7 +21,11 @@ struct LoadOptions {
   // Iterations are the occurrences of this CPU annotation/operator name ('*' = any characters)
   // instead of ProfilerStep#N; empty: ProfilerStep#N. A marker found on no rank is an error.
   std::string iteration_marker;
-  // Called before each file is read (index from 0) and once more when all are read.
+  // Rank files read at once (one task per file); 0: one per core. The result is the same whatever
+  // the count and the threads' timing.
+  unsigned threads = 0;
+  // Called as each file's read starts (index counts the reads started, from 0; calls come one at a
+  // time, from the reading threads) and once more, from the caller's thread, when all are read.
   std::function<void(std::size_t index, std::size_t total, const std::string& file)> progress;
 };
 

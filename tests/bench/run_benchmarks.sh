@@ -19,6 +19,16 @@ gzip -dc "$largest" > "$tmp/largest.json"
 "$bench/bench_import" make-skipped "$tmp/skipped.json" 300
 "$bench/bench_import" speed "$tmp/skipped.json" 3
 "$bench/bench_import" memory "$tmp/skipped.json"
+# Beside the reference (bare simdjson field extraction of the same JSON): the largest real
+# trace (plain and gzip), and a ~1 GB trace made of copies of it, times shifted per copy.
+"$bench/bench_import" compare "$largest" 7
+"$bench/bench_import" make-replicated "$largest" "$tmp/replicated.json" 1000
+"$bench/bench_import" compare "$tmp/replicated.json" 3 --no-gzip
+rm -f "$tmp/replicated.json"
+# Rank files read in parallel: 2 threads vs 1 on the 8-rank DLRM set and on 8 copies of the largest.
+"$bench/bench_import" ranks traces/dlrm-8xV100 2 9
+"$bench/bench_import" make-ranks "$largest" "$tmp/ranks8" 8
+"$bench/bench_import" ranks "$tmp/ranks8" 2 5
 
 # Replay: synthetic 64-rank, 1.28-million-op data-parallel job.
 "$bench/bench_replay" 64 20000 7

@@ -50,6 +50,57 @@ TEST_CASE("A directory with one file per rank loads as one job, ranks in order")
   CHECK_FALSE(log.contains("warning"));
 }
 
+TEST_CASE("Ranks read in parallel give the set a sequential read gives, whatever the thread count") {
+  const auto read = [](unsigned threads, std::vector<std::string>& messages) {
+    Logger log(LogLevel::kDebug, [&](LogLevel, const std::string& m) { messages.push_back(m); });
+    trace::LoadOptions options;
+    options.threads = threads;
+    return trace::load_traces({test::dlrm_dir()}, options, log);
+  };
+  std::vector<std::string> one_log;
+  const auto one = read(1, one_log);
+  for (unsigned threads : {2u, 3u, 8u}) {
+    std::vector<std::string> many_log;
+    const auto many = read(threads, many_log);
+    CHECK(many_log == one_log);
+    REQUIRE(many.strings.size() == one.strings.size());
+    for (std::uint32_t id = 0; id < one.strings.size(); ++id) REQUIRE(many.strings.view(StringId{id}) == one.strings.view(StringId{id}));
+    REQUIRE(many.ranks.size() == one.ranks.size());
+    for (std::size_t r = 0; r < one.ranks.size(); ++r) {
+      const auto& a = one.ranks[r].events;
+      const auto& b = many.ranks[r].events;
+      REQUIRE(a.size() == b.size());
+      for (std::size_t i = 0; i < a.size(); ++i) {
+        REQUIRE(a[i].name == b[i].name);
+        REQUIRE(a[i].start == b[i].start);
+        REQUIRE(a[i].dur == b[i].dur);
+        REQUIRE(a[i].resource == b[i].resource);
+      }
+    }
+  }
+}
+
+TEST_CASE("In a parallel read the first file's error in file order is the one reported") {
+  const fs::path dir = test::fresh_dir("parallel_error");
+  std::vector<std::string> files = test::dlrm_files();
+  const std::string bad1 = (dir / "bad1.json").string(), bad2 = (dir / "bad2.json").string();
+  test::write_text(bad1, minimal_trace("-5"));
+  test::write_text(bad2, "{\"traceEvents\": [");
+  files.insert(files.begin() + 5, bad2);
+  files.insert(files.begin() + 2, bad1);
+  for (unsigned threads : {1u, 2u, 4u}) {
+    test::CapturingLog log;
+    trace::LoadOptions options;
+    options.threads = threads;
+    try {
+      trace::load_traces(files, options, log.log);
+      FAIL("no error");
+    } catch (const InputError& e) {
+      CHECK_THAT(e.what(), Catch::Contains("bad1.json") && Catch::Contains("negative duration"));
+    }
+  }
+}
+
 TEST_CASE("A rank file missing from a multi-rank set is an error naming the rank") {
   auto files = test::dlrm_files();
   files.erase(files.begin() + 3);
