@@ -20,12 +20,12 @@ const char* to_string(PricedBy by) {
 void PricingCoverage::add(PricedBy by, Nanos measured_ns, Nanos predicted_ns) {
   const int i = static_cast<int>(by);
   ++ops[i];
-  measured[i] += measured_ns;
-  predicted[i] += predicted_ns;
+  measured[i] = saturating_add(measured[i], measured_ns);
+  predicted[i] = saturating_add(predicted[i], predicted_ns);
 }
 std::size_t PricingCoverage::total_ops() const { return std::accumulate(std::begin(ops), std::end(ops), std::size_t{0}); }
 Nanos PricingCoverage::total_measured() const {
-  return std::accumulate(std::begin(measured), std::end(measured), Nanos{0});
+  return std::accumulate(std::begin(measured), std::end(measured), Nanos{0}, saturating_add);
 }
 
 Pricer::Pricer(const DeviceSpec& target, const LearnedModel* model, const ResidualCorrection* correction)

@@ -50,19 +50,19 @@ HostChange host_retime(Workload& workload, const HostRetime& options) {
   change.options = options;
   for (graph::Node& n : workload.graph.dfg.nodes()) {
     if (n.kind == graph::NodeKind::kUntraced) {  // the thread's untraced work: its duration
-      change.untraced_before += n.duration;
+      change.untraced_before = saturating_add(change.untraced_before, n.duration);
       n.duration = scaled(n.duration, options.cpu_speed);
-      change.untraced_after += n.duration;
+      change.untraced_after = saturating_add(change.untraced_after, n.duration);
       continue;
     }
     if (!graph::is_cpu_op(n.kind)) continue;
     ++change.cpu_ops;
-    change.op_time_before += n.duration;
-    change.untraced_before += std::max<Nanos>(n.delay, 0);
+    change.op_time_before = saturating_add(change.op_time_before, n.duration);
+    change.untraced_before = saturating_add(change.untraced_before, std::max<Nanos>(n.delay, 0));
     n.duration = scaled(n.duration, options.cpu_speed);
     n.delay = scaled(n.delay, options.cpu_speed);
-    change.op_time_after += n.duration;
-    change.untraced_after += std::max<Nanos>(n.delay, 0);
+    change.op_time_after = saturating_add(change.op_time_after, n.duration);
+    change.untraced_after = saturating_add(change.untraced_after, std::max<Nanos>(n.delay, 0));
   }
   return change;
 }

@@ -37,13 +37,19 @@ RetimeStats retime_collectives(graph::Dfg& dfg, std::vector<CommOp>& ops, const 
     const int n_new = new_group_size(op, ranks);
     const CollectiveCall before{op.op, *op.bytes, place(origin.cluster(), op.group_size)};
     const CollectiveCall after{op.op, *op.bytes, place(target.cluster(), n_new)};
-    stats.before += op.transfer;
+    stats.before = saturating_add(stats.before, op.transfer);
     const Nanos t = op.group_size < 2 ? op.transfer
                                       : scaled(op.transfer, target.estimate(after).time_us, origin.estimate(before).time_us);
-    stats.before_by_op[static_cast<int>(op.op)] += op.transfer;
+    {
+      Nanos& by_op = stats.before_by_op[static_cast<int>(op.op)];
+      by_op = saturating_add(by_op, op.transfer);
+    }
     set_transfer(dfg, op, t);
-    stats.after += t;
-    stats.after_by_op[static_cast<int>(op.op)] += t;
+    stats.after = saturating_add(stats.after, t);
+    {
+      Nanos& by_op = stats.after_by_op[static_cast<int>(op.op)];
+      by_op = saturating_add(by_op, t);
+    }
     ++stats.ops;
     if (n_new != op.group_size) ++stats.resized_groups;
   }
@@ -94,15 +100,15 @@ BucketStats fuse_allreduce_buckets(graph::Dfg& dfg, std::vector<CommOp>& ops, co
       const Placement p = place(target.cluster(), n);
       for (std::size_t k = begin; k < end; ++k) {
         bytes += *list[k]->bytes;
-        measured += list[k]->transfer;
+        measured = saturating_add(measured, list[k]->transfer);
         modelled += target.estimate({CollectiveOp::kAllReduce, *list[k]->bytes, p}).time_us;
       }
-      stats.before += measured;
+      stats.before = saturating_add(stats.before, measured);
       const double fused = target.estimate({CollectiveOp::kAllReduce, bytes, p}).time_us;
       const Nanos t = end - begin == 1 ? measured : scaled(measured, fused, modelled);
       for (std::size_t k = begin; k + 1 < end; ++k) set_transfer(dfg, *list[k], 0);
       set_transfer(dfg, *list[end - 1], t);
-      stats.after += t;
+      stats.after = saturating_add(stats.after, t);
       begin = end;
     }
   }
