@@ -20,6 +20,11 @@ constexpr Nanos kNanosPerSecond = 1000 * 1000 * 1000;
 // times could add up to more (replayer/engine.h), so sums of two such times never overflow.
 inline constexpr Nanos kMaxReplayNanos = 3'000'000'000'000'000'000;
 
+// |t| as an unsigned number: defined for every t, INT64_MIN included (whose negation is no int64).
+inline std::uint64_t magnitude(Nanos t) {
+  return t < 0 ? 0 - static_cast<std::uint64_t>(t) : static_cast<std::uint64_t>(t);
+}
+
 // a + b, held at the int64 limits instead of overflowing (totals over many ops: waits, counts
 // of time that may overlap).
 inline Nanos saturating_add(Nanos a, Nanos b) {

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/json_fields.h"
 #include "core/byte_source.h"
 #include "core/stats.h"
 #include "costmodel/kernel_time.h"
@@ -212,14 +213,7 @@ ShareTable share_table_from_json(const std::string& text, const std::string& fil
   }
   if (!j.is_object()) throw InputError(file, "", "a share table is a JSON object");
   auto number = [&](const nlohmann::json& obj, const std::string& key, const std::string& item, double lo,
-                    double hi) {
-    if (!obj.contains(key)) throw InputError(file, item, "missing");
-    const auto& v = obj[key];
-    if (!v.is_number() || !(v.get<double>() >= lo && v.get<double>() <= hi))
-      throw InputError(file, item, "must be a number from " + std::to_string(lo) + " to " + std::to_string(hi) +
-                                       ", got " + v.dump());
-    return v.get<double>();
-  };
+                    double hi) { return json_field::required_number(obj, key, {lo, hi}, file, item); };
   ShareTable t;
   if (j.contains("provenance") && j["provenance"].is_string()) t.provenance = j["provenance"].get<std::string>();
   t.bucket_width = number(j, "bucket_width_decades", "bucket_width_decades", 0.01, 10);

@@ -98,7 +98,8 @@ void ProfilerSession::report_writer_state() {
   if (!stopped.empty()) {
     warn_once(path_ + ": the trace stops here (" + stopped + "); the job goes on untraced");
   } else if (writer_->stalled()) {
-    warn_once(path_ + ": the disk is full; the trace waits in memory (up to 256 MiB) until there is room");
+    warn_once(path_ + ": the disk is full; the trace waits in memory (up to " +
+              std::to_string(native::NativeFileWriter::kMaxStalledBytes >> 20) + " MiB) until there is room");
   }
 }
 

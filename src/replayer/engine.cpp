@@ -192,18 +192,12 @@ class Simulator::Engine {
   void check_clock_reach() const {
     std::uint64_t reach = 0, release = 0;
     bool over = false;
-    const auto add = [&](Nanos t) {
-      const std::uint64_t m = t < 0 ? 0 - static_cast<std::uint64_t>(t) : static_cast<std::uint64_t>(t);
-      over |= __builtin_add_overflow(reach, m, &reach);
-    };
+    const auto add = [&](Nanos t) { over |= __builtin_add_overflow(reach, magnitude(t), &reach); };
     for (const NodeId v : dfg_->node_ids()) {
       const graph::Node& node = dfg_->node(v);
       add(node.duration);
       add(node.delay);
-      if (node.release) {
-        const Nanos r = *node.release;
-        release = std::max(release, r < 0 ? 0 - static_cast<std::uint64_t>(r) : static_cast<std::uint64_t>(r));
-      }
+      if (node.release) release = std::max(release, magnitude(*node.release));
     }
     for (const graph::Edge& e : dfg_->edges()) add(e.gap);
     over |= __builtin_add_overflow(reach, release, &reach);

@@ -474,7 +474,7 @@ void NativeFileWriter::write_locked(std::string_view bytes) {
     buffer_.erase(0, done);
     if (!buffer_.empty() || !stopped_because_.empty()) {  // still full: the new bytes queue behind
       if (stopped_because_.empty()) buffer_.append(bytes);
-      if (buffer_.size() > kMaxStalledBytes) stop("the disk stayed full (over 256 MiB of trace waited)");
+      stop_if_stalled_too_long();
       return;
     }
   }
@@ -487,6 +487,11 @@ void NativeFileWriter::stop(const std::string& why) {
   stalled_ = false;
   buffer_.clear();
   buffer_.shrink_to_fit();
+}
+
+void NativeFileWriter::stop_if_stalled_too_long() {
+  if (stalled_ && buffer_.size() > kMaxStalledBytes)
+    stop("the disk stayed full (over " + std::to_string(kMaxStalledBytes >> 20) + " MiB of trace waited)");
 }
 
 bool NativeFileWriter::stalled() const {
@@ -504,7 +509,7 @@ void NativeFileWriter::append(std::string_view records, std::uint64_t record_cou
   if (fd_ < 0 || !owned_by_this_process() || !stopped_because_.empty()) return;
   buffer_.append(records);
   records_ += record_count;
-  if (buffer_.size() > kMaxStalledBytes && stalled_) stop("the disk stayed full (over 256 MiB of trace waited)");
+  stop_if_stalled_too_long();
 }
 
 void NativeFileWriter::write_now(std::string_view records, std::uint64_t record_count) {

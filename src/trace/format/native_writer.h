@@ -185,6 +185,8 @@ class NativeFileWriter {
   // Writes what it can of `bytes`; returns how much was written.
   std::size_t write_some(std::string_view bytes);
   void stop(const std::string& why);
+  // Stops when the disk has been full for more than kMaxStalledBytes of trace.
+  void stop_if_stalled_too_long();
 
   mutable std::mutex mutex_;
   std::string path_;

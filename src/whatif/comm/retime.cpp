@@ -40,16 +40,11 @@ RetimeStats retime_collectives(graph::Dfg& dfg, std::vector<CommOp>& ops, const 
     stats.before = saturating_add(stats.before, op.transfer);
     const Nanos t = op.group_size < 2 ? op.transfer
                                       : scaled(op.transfer, target.estimate(after).time_us, origin.estimate(before).time_us);
-    {
-      Nanos& by_op = stats.before_by_op[static_cast<int>(op.op)];
-      by_op = saturating_add(by_op, op.transfer);
-    }
+    const int k = static_cast<int>(op.op);
+    stats.before_by_op[k] = saturating_add(stats.before_by_op[k], op.transfer);
     set_transfer(dfg, op, t);
     stats.after = saturating_add(stats.after, t);
-    {
-      Nanos& by_op = stats.after_by_op[static_cast<int>(op.op)];
-      by_op = saturating_add(by_op, t);
-    }
+    stats.after_by_op[static_cast<int>(op.op)] = saturating_add(stats.after_by_op[static_cast<int>(op.op)], t);
     ++stats.ops;
     if (n_new != op.group_size) ++stats.resized_groups;
   }
