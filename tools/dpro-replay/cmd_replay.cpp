@@ -13,6 +13,9 @@
 #include "core/json_fields.h"
 #include "core/log.h"
 #include "costmodel/hw.h"
+#include "optimizer/plan.h"
+#include "optimizer/search.h"
+#include "optimizer/space.h"
 #include "output_file.h"
 #include "replayer/replay.h"
 #include "replayer/timeline.h"
@@ -63,6 +66,9 @@ class ReplayCommand final : public Command {
                     "kernel, memcpy, memset, sync (activity records, paid by the call that caused them), cpu_op;\n"
                     "e.g. runtime=2.2us,kernel=2us")
         ->excludes(keep);
+    sub->add_option("--plan", plan_path_,
+                    "apply a plan written by `dpro-replay optimize --plan-out` as the what-if (its decisions under\n"
+                    "the conditions it was searched for; no other what-if flag)");
     whatifs_.add_to(*sub);
     command_ = sub;
     return sub;
@@ -141,8 +147,18 @@ class ReplayCommand final : public Command {
   std::optional<whatif::Evaluation> run_whatifs(const std::shared_ptr<const trace::TraceSet>& traces,
                                                 const replayer::Replay& baseline,
                                                 const replayer::ReplayOptions& options, Logger& log) const {
-    const std::vector<whatif::Rewrite> rewrites = whatifs_.rewrites();
-    if (rewrites.empty()) return std::nullopt;
+    std::optional<optimizer::Plan> plan;
+    std::vector<whatif::Rewrite> rewrites;
+    if (!plan_path_.empty()) {
+      plan = optimizer::read_plan(plan_path_);
+      optimizer::check_plan_matches(*plan, baseline.graph, plan_path_);
+      rewrites = optimizer::condition_rewrites(plan->conditions, whatifs_.paths());
+      for (whatif::Rewrite& r : optimizer::decision_rewrites(plan->conditions, plan->decisions, whatifs_.paths()))
+        rewrites.push_back(std::move(r));
+    } else {
+      rewrites = whatifs_.rewrites();
+    }
+    if (rewrites.empty() && !plan) return std::nullopt;
     whatif::EvaluateOptions evaluate;
     evaluate.report = options.report;
     evaluate.on_applied = [&](const whatif::Change& change) {
@@ -152,6 +168,13 @@ class ReplayCommand final : public Command {
     replayer::Simulator simulator;
     whatif::Evaluation e = whatif::evaluate({traces, baseline.graph}, rewrites, simulator, evaluate);
     for (const whatif::Change& change : e.changes) e.report.notes.push_back(summary(change));
+    if (plan) {
+      e.report.notes.push_back(fmt::format(
+          "plan {}: {} decision(s); predicted mean step {} (the plan file says {}; baseline under its conditions {})",
+          plan_path_, plan->decisions.size(), format_duration(optimizer::mean_step(e.report)),
+          format_duration(plan->step_ns), format_duration(plan->baseline_ns)));
+      for (const optimizer::Decision& d : plan->decisions) e.report.notes.push_back("  " + optimizer::describe(d));
+    }
     if (const std::string warning = gpu_work_warning(e.gpu_work_after_steps); !warning.empty()) {
       log.warn(warning);
       e.report.notes.push_back("Warning: " + warning + ".");
@@ -186,6 +209,8 @@ class ReplayCommand final : public Command {
     if (given("--iteration-marker") && iteration_marker_.empty())
       throw InputError("", "--iteration-marker", "empty: name the annotation or operator that marks the iterations");
     check_device_names();
+    if (given("--plan") && whatifs_.any())
+      throw InputError("", "--plan", "a plan carries its own what-if conditions: give no other what-if flag with it");
   }
 
   // The device names, checked before the traces load (the what-if checks them again when it runs).
@@ -257,6 +282,7 @@ class ReplayCommand final : public Command {
   bool debug_ = false;
   bool keep_profiler_cost_ = false;
   std::string profiler_cost_;
+  std::string plan_path_;
   WhatIfFlags whatifs_;
   CLI::App* command_ = nullptr;  // this subcommand: its option values name the inputs to protect
 };

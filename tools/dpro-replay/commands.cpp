@@ -2,6 +2,7 @@
 #include "cmd_convert.h"
 #include "cmd_costmodel.h"
 #include "cmd_host_speed.h"
+#include "cmd_optimize.h"
 #include "cmd_replay.h"
 #include "command.h"
 
@@ -10,6 +11,7 @@ namespace dpro::cli {
 std::vector<std::unique_ptr<Command>> make_commands() {
   std::vector<std::unique_ptr<Command>> commands;
   commands.push_back(make_replay_command());
+  commands.push_back(make_optimize_command());
   commands.push_back(make_compare_command());
   commands.push_back(make_convert_command());
   commands.push_back(make_host_speed_command());

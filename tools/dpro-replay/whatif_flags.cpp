@@ -49,6 +49,26 @@ std::vector<whatif::Rewrite> WhatIfFlags::rewrites() const {
   return out;
 }
 
+optimizer::Conditions WhatIfFlags::conditions() const {
+  if (comm_.bucket_mb)
+    throw InputError("", "--bucket-mb", "is what the buckets strategy decides; a plan or a search takes no bucket size");
+  if (!device_.samples_path.empty())
+    throw InputError("", "--device-samples", "cannot be part of a plan or a search (not supported yet)");
+  optimizer::Conditions c;
+  c.device = device_.device;
+  c.origin_device = device_.origin_device;
+  c.cluster = comm_.cluster;
+  c.origin_cluster = comm_.origin_cluster;
+  c.settings = comm_.settings;
+  c.comm_sizes = comm_.comm_sizes;
+  c.ranks = comm_.ranks;
+  return c;
+}
+
+optimizer::ResourcePaths WhatIfFlags::paths() const {
+  return {device_.model_path, device_.device_dir, comm_.clusters_dir};
+}
+
 InputError with_flag(const OptionError& e) {
   std::string flag = "--" + e.option();
   for (char& c : flag)

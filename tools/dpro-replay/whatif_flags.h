@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "core/error.h"
+#include "optimizer/plan.h"
+#include "optimizer/space.h"
 #include "whatif/evaluate.h"
 
 namespace dpro::cli {
@@ -21,6 +23,13 @@ class WhatIfFlags {
   // empty when none is asked for. `--set host.*` values go to the host rewrite, the others to
   // the cluster's. Throws OptionError for a bad host setting.
   std::vector<whatif::Rewrite> rewrites() const;
+  // The flags as the conditions of an optimizer search or a plan (names; the resource paths
+  // apart). Throws InputError for --bucket-mb (what the buckets strategy decides) and
+  // --device-samples (a plan does not carry them).
+  optimizer::Conditions conditions() const;
+  optimizer::ResourcePaths paths() const;
+  // Whether any what-if flag was given (host settings included).
+  bool any() const { return device_enabled() || comm_enabled() || !comm_.settings.empty() || !device_.origin_device.empty(); }
   bool device_enabled() const { return !device_.device.empty(); }
   bool comm_enabled() const {
     return !comm_.cluster.empty() ||

@@ -1,0 +1,244 @@
+#include "optimizer/plan.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <limits>
+
+#include "core/byte_source.h"
+#include "core/error.h"
+#include "core/output_file.h"
+
+namespace dpro::optimizer {
+namespace {
+
+constexpr const char* kStrategyNames[kStrategyCount] = {"buckets", "compression", "precision", "op_fusion"};
+constexpr const char* kFormat = "dpro-plan";
+constexpr int kVersion = 1;
+
+// FNV-1a over 64-bit words.
+struct Hash {
+  std::uint64_t h = 1469598103934665603ull;
+  void add(std::uint64_t x) {
+    for (int i = 0; i < 8; ++i) {
+      h ^= (x >> (8 * i)) & 0xff;
+      h *= 1099511628211ull;
+    }
+  }
+};
+
+const nlohmann::json& field(const nlohmann::json& obj, const char* key, const std::string& file,
+                            const std::string& where) {
+  const auto it = obj.find(key);
+  if (it == obj.end()) throw InputError(file, where.empty() ? key : where + "." + key, "missing");
+  return *it;
+}
+
+std::string string_field(const nlohmann::json& obj, const char* key, const std::string& file, const std::string& where,
+                         bool required) {
+  const std::string item = where.empty() ? key : where + "." + key;
+  const auto it = obj.find(key);
+  if (it == obj.end()) {
+    if (required) throw InputError(file, item, "missing");
+    return {};
+  }
+  if (!it->is_string()) throw InputError(file, item, "must be a string, got " + it->dump());
+  return it->get<std::string>();
+}
+
+Nanos nanos_field(const nlohmann::json& obj, const char* key, const std::string& file, const std::string& where) {
+  const nlohmann::json& v = field(obj, key, file, where);
+  if (!v.is_number_integer() || v.get<std::int64_t>() < 0)
+    throw InputError(file, where + "." + key, "must be a whole number of nanoseconds >= 0, got " + v.dump());
+  return v.get<std::int64_t>();
+}
+
+std::string hex(std::uint64_t x) { return fmt::format("{:016x}", x); }
+
+}  // namespace
+
+const char* to_string(Strategy s) { return kStrategyNames[static_cast<int>(s)]; }
+
+Strategy parse_strategy(const std::string& name, const std::string& option) {
+  for (int i = 0; i < kStrategyCount; ++i)
+    if (name == kStrategyNames[i]) return static_cast<Strategy>(i);
+  throw OptionError(option, name, "unknown strategy (one of buckets, compression, precision, op_fusion)");
+}
+
+std::string describe(const Decision& d) {
+  switch (d.strategy) {
+    case Strategy::kBuckets:
+      return d.value == "off" ? "buckets off (each all-reduce alone)" : "buckets of " + d.value + " MiB";
+    case Strategy::kCompression: return "compression " + d.value;
+    case Strategy::kPrecision: return "precision " + d.subject + " " + d.value;
+    case Strategy::kOpFusion: {
+      std::string names;
+      for (std::size_t i = 0; i < d.chain.size(); ++i) {
+        std::string n = d.chain[i].size() > 40 ? d.chain[i].substr(0, 37) + "..." : d.chain[i];
+        names += (i ? " -> " : "") + n;
+      }
+      return fmt::format("op_fusion of {} kernels ({})", d.chain.size(), names);
+    }
+  }
+  return {};
+}
+
+TraceIdentity identify(const graph::BuiltGraph& graph) {
+  const graph::Dfg& dfg = graph.dfg;
+  Hash hash;
+  TraceIdentity id;
+  id.ranks = graph.ranks.size();
+  for (graph::NodeId n : dfg.node_ids()) {
+    const graph::Node& node = dfg.node(n);
+    if (!graph::is_op(node.kind)) continue;
+    ++id.ops;
+    hash.add(static_cast<std::uint64_t>(node.kind));
+    hash.add(static_cast<std::uint64_t>(node.rank));
+    hash.add(static_cast<std::uint64_t>(node.measured_start));
+    hash.add(static_cast<std::uint64_t>(node.measured_duration));
+  }
+  hash.add(id.ranks);
+  id.fingerprint = hash.h;
+  return id;
+}
+
+nlohmann::json to_json(const std::vector<Decision>& decisions) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const Decision& d : decisions) {
+    nlohmann::json o = {{"strategy", to_string(d.strategy)}};
+    if (d.strategy == Strategy::kOpFusion) o["chain"] = d.chain;
+    else o["value"] = d.value;
+    if (!d.subject.empty()) o["subject"] = d.subject;
+    out.push_back(std::move(o));
+  }
+  return out;
+}
+
+nlohmann::json to_json(const Plan& plan) {
+  nlohmann::json j;
+  j["format"] = kFormat;
+  j["version"] = kVersion;
+  j["trace"] = {{"fingerprint", hex(plan.trace.fingerprint)}, {"ranks", plan.trace.ranks}, {"ops", plan.trace.ops}};
+  const Conditions& c = plan.conditions;
+  j["conditions"] = {{"device", c.device},   {"origin_device", c.origin_device}, {"cluster", c.cluster},
+                     {"origin_cluster", c.origin_cluster}, {"set", c.settings},  {"comm_sizes", c.comm_sizes}};
+  j["conditions"]["ranks"] = c.ranks ? nlohmann::json(*c.ranks) : nlohmann::json(nullptr);
+  j["decisions"] = to_json(plan.decisions);
+  j["predicted"] = {{"baseline_ns", plan.baseline_ns}, {"step_ns", plan.step_ns}, {"risk", plan.risk},
+                    {"gains_ns", plan.gains_ns}};
+  nlohmann::json strategies = nlohmann::json::array();
+  for (Strategy s : plan.strategies) strategies.push_back(to_string(s));
+  j["search"] = {{"seed", plan.seed}, {"evaluations", plan.evaluations}, {"strategies", strategies}};
+  return j;
+}
+
+Plan plan_from_json(const nlohmann::json& j, const std::string& file) {
+  if (!j.is_object()) throw InputError(file, "", "not a dpro plan (expected a JSON object)");
+  if (string_field(j, "format", file, "", false) != kFormat)
+    throw InputError(file, "format", "not a dpro plan (expected \"format\": \"dpro-plan\")");
+  const nlohmann::json& version = field(j, "version", file, "");
+  if (!version.is_number_integer() || version.get<std::int64_t>() != kVersion)
+    throw InputError(file, "version", "plan version " + version.dump() + " is not supported (this dpro reads version 1)");
+  Plan plan;
+  const nlohmann::json& t = field(j, "trace", file, "");
+  const std::string fp = string_field(t, "fingerprint", file, "trace", true);
+  try {
+    std::size_t used = 0;
+    plan.trace.fingerprint = std::stoull(fp, &used, 16);
+    if (used != fp.size() || fp.size() != 16) throw std::invalid_argument(fp);
+  } catch (const std::exception&) {
+    throw InputError(file, "trace.fingerprint", "must be 16 hex digits, got \"" + fp + "\"");
+  }
+  for (const char* key : {"ranks", "ops"}) {
+    const nlohmann::json& v = field(t, key, file, "trace");
+    if (!v.is_number_unsigned()) throw InputError(file, std::string("trace.") + key, "must be a whole number >= 0, got " + v.dump());
+    (std::string(key) == "ranks" ? plan.trace.ranks : plan.trace.ops) = v.get<std::size_t>();
+  }
+  const nlohmann::json& c = field(j, "conditions", file, "");
+  if (!c.is_object()) throw InputError(file, "conditions", "must be an object");
+  plan.conditions.device = string_field(c, "device", file, "conditions", false);
+  plan.conditions.origin_device = string_field(c, "origin_device", file, "conditions", false);
+  plan.conditions.cluster = string_field(c, "cluster", file, "conditions", false);
+  plan.conditions.origin_cluster = string_field(c, "origin_cluster", file, "conditions", false);
+  for (const char* key : {"set", "comm_sizes"}) {
+    const auto it = c.find(key);
+    if (it == c.end()) continue;
+    if (!it->is_array()) throw InputError(file, std::string("conditions.") + key, "must be a list of strings");
+    std::vector<std::string>& out = std::string(key) == "set" ? plan.conditions.settings : plan.conditions.comm_sizes;
+    for (const auto& s : *it) {
+      if (!s.is_string()) throw InputError(file, std::string("conditions.") + key, "must be a list of strings, got " + s.dump());
+      out.push_back(s.get<std::string>());
+    }
+  }
+  if (const auto it = c.find("ranks"); it != c.end() && !it->is_null()) {
+    if (!it->is_number_integer() || it->get<std::int64_t>() < 1 || it->get<std::int64_t>() > std::numeric_limits<int>::max())
+      throw InputError(file, "conditions.ranks", "must be a whole number >= 1 or null, got " + it->dump());
+    plan.conditions.ranks = it->get<int>();
+  }
+  const nlohmann::json& decisions = field(j, "decisions", file, "");
+  if (!decisions.is_array()) throw InputError(file, "decisions", "must be a list");
+  for (std::size_t i = 0; i < decisions.size(); ++i) {
+    const std::string where = fmt::format("decisions[{}]", i);
+    const nlohmann::json& o = decisions[i];
+    if (!o.is_object()) throw InputError(file, where, "must be an object");
+    Decision d;
+    try {
+      d.strategy = parse_strategy(string_field(o, "strategy", file, where, true), "strategy");
+    } catch (const OptionError& e) {
+      throw InputError(file, where + ".strategy", e.message() + ", got \"" + e.value() + "\"");
+    }
+    d.subject = string_field(o, "subject", file, where, false);
+    if (d.strategy == Strategy::kOpFusion) {
+      const nlohmann::json& chain = field(o, "chain", file, where);
+      if (!chain.is_array() || chain.size() < 2)
+        throw InputError(file, where + ".chain", "must be a list of at least 2 kernel names");
+      for (const auto& s : chain) {
+        if (!s.is_string()) throw InputError(file, where + ".chain", "must be a list of kernel names, got " + s.dump());
+        d.chain.push_back(s.get<std::string>());
+      }
+    } else {
+      d.value = string_field(o, "value", file, where, true);
+    }
+    if (d.strategy == Strategy::kPrecision && d.subject.empty())
+      throw InputError(file, where + ".subject", "missing: the op class the precision applies to");
+    plan.decisions.push_back(std::move(d));
+  }
+  if (const auto it = j.find("predicted"); it != j.end()) {
+    plan.baseline_ns = nanos_field(*it, "baseline_ns", file, "predicted");
+    plan.step_ns = nanos_field(*it, "step_ns", file, "predicted");
+    if (const auto r = it->find("risk"); r != it->end() && r->is_number()) plan.risk = r->get<double>();
+  }
+  return plan;
+}
+
+Plan read_plan(const std::string& path) {
+  reject_directory(path, "a plan file (JSON)");
+  std::string text;
+  try {
+    text = read_whole_file(path);
+  } catch (const InputError&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw InputError(path, "", std::string("cannot read plan file: ") + e.what());
+  }
+  note_opened_input(path);
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw InputError(path, "", std::string("not valid JSON: ") + e.what());
+  }
+  return plan_from_json(j, path);
+}
+
+void check_plan_matches(const Plan& plan, const graph::BuiltGraph& graph, const std::string& file) {
+  const TraceIdentity here = identify(graph);
+  if (here == plan.trace) return;
+  throw InputError(file, "trace",
+                   fmt::format("the plan was made for another job ({} rank(s), {} ops, fingerprint {}); these "
+                               "traces have {} rank(s), {} ops, fingerprint {}",
+                               plan.trace.ranks, plan.trace.ops, hex(plan.trace.fingerprint), here.ranks, here.ops,
+                               hex(here.fingerprint)));
+}
+
+}  // namespace dpro::optimizer

@@ -1,0 +1,96 @@
+#pragma once
+// A plan: the changes the optimizer chose for one job (its decisions), the conditions it was
+// searched under (another GPU, cluster, host, job size: the what-if flags), and what the
+// replayer predicted for it. Saved as JSON; `dpro-replay replay --plan FILE` applies it as a
+// what-if, and the reference executor reads the same file to run it.
+//
+// A decision names a strategy, what it applies to and its value, in words a person and the
+// executor can act on without dpro's graph ids, and every decision applies to an equivalence
+// class (every rank, every repeated layer):
+//   buckets      value "25"          gradient buckets of at most 25 MiB ("off": as recorded)
+//   compression  value "topk:0.01"   every gradient all-reduce compressed by this method
+//   precision    subject "gemm"      that op class run at the value's dtype ("bf16")
+//   op_fusion    chain [k1, k2, ..]  every occurrence of that kernel sequence on a stream fused
+//
+// File format (version 1):
+//   {"format": "dpro-plan", "version": 1,
+//    "trace": {"fingerprint": "16 hex digits", "ranks": 1, "ops": 78357},
+//    "conditions": {"device": "", "origin_device": "", "cluster": "", "origin_cluster": "",
+//                   "set": [], "comm_sizes": [], "ranks": null},
+//    "decisions": [{"strategy": "buckets", "value": "25"}, ...],
+//    "predicted": {"baseline_ns": 1, "step_ns": 1, "risk": 0.1, "gains_ns": [..per decision..]},
+//    "search": {"seed": 1, "evaluations": 200, "strategies": ["buckets", ...]}}
+#include <nlohmann/json_fwd.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/time.h"
+#include "graph/builder.h"
+
+namespace dpro::optimizer {
+
+enum class Strategy : std::uint8_t { kBuckets, kCompression, kPrecision, kOpFusion };
+inline constexpr int kStrategyCount = 4;
+const char* to_string(Strategy s);  // "buckets", "compression", "precision", "op_fusion"
+// Throws OptionError(option, name) for a name that is no strategy.
+Strategy parse_strategy(const std::string& name, const std::string& option);
+
+struct Decision {
+  Strategy strategy = Strategy::kBuckets;
+  std::string subject;             // precision: the op class; "" otherwise
+  std::string value;               // buckets: MiB or "off"; compression: method; precision: dtype
+  std::vector<std::string> chain;  // op_fusion: the kernel names, in stream order
+  bool operator==(const Decision&) const = default;
+};
+// "compression topk:0.01", "precision gemm bf16", "op_fusion 3 kernels (a -> b -> c)"
+std::string describe(const Decision& d);
+
+// The what-if conditions a plan was searched under, as the replay flags give them (names, not
+// paths: the files they name are found where the replaying command looks for them).
+struct Conditions {
+  std::string device, origin_device;
+  std::string cluster, origin_cluster;
+  std::vector<std::string> settings;    // --set key=value, host.* included
+  std::vector<std::string> comm_sizes;  // host execution traces giving message sizes (paths as given)
+  std::optional<int> ranks;
+  bool operator==(const Conditions&) const = default;
+};
+
+// What identifies the job a plan was made for: a hash over every op of its graph (kind, rank,
+// measured start and duration), with its rank and op counts for messages.
+struct TraceIdentity {
+  std::uint64_t fingerprint = 0;
+  std::size_t ranks = 0;
+  std::size_t ops = 0;
+  bool operator==(const TraceIdentity&) const = default;
+};
+TraceIdentity identify(const graph::BuiltGraph& graph);
+
+struct Plan {
+  TraceIdentity trace;
+  Conditions conditions;
+  std::vector<Decision> decisions;
+  Nanos baseline_ns = 0;  // predicted mean step under the conditions, no decision applied
+  Nanos step_ns = 0;      // predicted mean step with the decisions
+  double risk = 0;        // accuracy-risk proxy (risk.h)
+  std::vector<Nanos> gains_ns;  // per decision: step without it minus step with the plan (leave-one-out)
+  std::uint64_t seed = 0;
+  std::size_t evaluations = 0;
+  std::vector<Strategy> strategies;
+};
+
+nlohmann::json to_json(const Plan& plan);
+// The "decisions" list of a plan file.
+nlohmann::json to_json(const std::vector<Decision>& decisions);
+// Throws InputError naming `file` and the offending item for anything that is not a version-1
+// plan (wrong format or version, a missing or mistyped field, an unknown strategy).
+Plan plan_from_json(const nlohmann::json& j, const std::string& file);
+Plan read_plan(const std::string& path);
+
+// Throws InputError (naming `file`) when `plan` was made for another job than `graph`.
+void check_plan_matches(const Plan& plan, const graph::BuiltGraph& graph, const std::string& file);
+
+}  // namespace dpro::optimizer

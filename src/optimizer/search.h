@@ -1,0 +1,103 @@
+#pragma once
+// The search: plans (assignments of the search space) scored by replaying them, a greedy pass
+// per strategy, then simulated annealing over all moves warm-started from it; the result is the
+// Pareto set over (predicted step, accuracy risk) of every plan evaluated, the fastest plan within
+// the risk limit, and what each of its decisions gains.
+//
+// Determinism: the same space, options and seed give the same plans, whatever the number of
+// threads (proposals are drawn before they are scored, in a fixed order, and every score is a
+// pure function of the plan). A time limit (max_seconds) stops the search wherever it is and so
+// breaks that promise; an evaluation budget keeps it.
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "optimizer/space.h"
+#include "replayer/engine.h"
+#include "replayer/report.h"
+#include "whatif/evaluate.h"
+
+namespace dpro::optimizer {
+
+// The objective: the mean predicted job step over the report's ProfilerSteps (of the whole trace
+// when it has none), in ns, rounded down.
+Nanos mean_step(const replayer::Report& report);
+
+// Orders assignments (a map key); a plain loop, which GCC 12's memcmp overread check leaves alone.
+struct AssignmentLess {
+  bool operator()(const Assignment& x, const Assignment& y) const;
+};
+
+struct Score {
+  Nanos step_ns = 0;
+  double risk = 0;
+};
+
+// Scores plans of one space: each assignment's decisions are applied (decision_rewrites) to the
+// job under its conditions and replayed, on up to `threads` threads; every score is remembered,
+// so a plan is replayed once.
+class Evaluator {
+ public:
+  // `conditioned`: the job with condition_rewrites applied (whatif::evaluate's workload); it and
+  // `space` must outlive the evaluator.
+  Evaluator(const whatif::Workload& conditioned, const SearchSpace& space, Conditions conditions, ResourcePaths paths,
+            int threads);
+  ~Evaluator();
+
+  // The scores of `batch`, in its order. Throws what the rewrites throw (InputError, OptionError).
+  std::vector<Score> score(const std::vector<Assignment>& batch);
+  // Plans replayed so far (distinct assignments).
+  std::size_t replays() const { return memo_.size(); }
+  const std::map<Assignment, Score, AssignmentLess>& scored() const { return memo_; }
+
+  // One plan's full evaluation (its report, changes and simulation), for showing the chosen plan.
+  whatif::Evaluation evaluate(const Assignment& a) const;
+
+ private:
+  Score replay(const Assignment& a, replayer::Simulator& simulator) const;
+
+  const whatif::Workload& conditioned_;
+  const SearchSpace& space_;
+  Conditions conditions_;
+  ResourcePaths paths_;
+  std::vector<std::unique_ptr<replayer::Simulator>> simulators_;
+  std::map<Assignment, Score, AssignmentLess> memo_;
+};
+
+struct SearchOptions {
+  std::uint64_t seed = 1;
+  std::size_t max_evaluations = 300;  // distinct plans replayed, the baseline included (>= 1)
+  double max_seconds = 0;             // 0: no time limit
+  double max_risk = std::numeric_limits<double>::infinity();
+  // Called after each batch: plans replayed, the budget, the best step so far.
+  std::function<void(std::size_t, std::size_t, Nanos)> progress;
+};
+
+struct Scored {
+  Assignment assignment;
+  Score score;
+};
+
+struct SearchResult {
+  Scored baseline;             // no decision
+  Scored best;                 // the fastest plan within max_risk (the baseline if none is faster)
+  std::vector<Scored> pareto;  // non-dominated over (step, risk), fastest first
+  // Per decision of `best` (decisions_of order): the step without that decision minus the step
+  // with the plan (leave-one-out; these replays are beyond the budget).
+  std::vector<Nanos> gains_ns;
+  std::size_t evaluations = 0;         // distinct plans replayed by the search (budget)
+  std::size_t greedy_evaluations = 0;  // of them, by the greedy passes
+  double seconds = 0;
+  bool stopped_by_time = false;
+};
+
+SearchResult search(Evaluator& evaluator, const SearchSpace& space, const SearchOptions& options);
+
+// Every assignment of the space within max_risk, for spaces of at most `max_plans` plans (a check
+// of the search's quality). Throws OptionError("strategies") for a larger space.
+SearchResult exhaustive(Evaluator& evaluator, const SearchSpace& space, double max_risk, std::size_t max_plans = 4096);
+
+}  // namespace dpro::optimizer

@@ -1,0 +1,194 @@
+#include "optimizer/space.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "core/error.h"
+#include "costmodel/comm/comm_ops.h"
+#include "whatif/host_retime.h"
+
+namespace dpro::optimizer {
+namespace {
+
+// Gradient bucket sizes searched (MiB): PyTorch DDP's default is 25, Horovod's fusion buffer 64;
+// the ends bracket "one bucket per all-reduce" and "all gradients in one".
+const std::vector<std::string> kBucketMb = {"off", "1", "5", "10", "25", "50", "100", "200"};
+
+struct ValueRisk {
+  const char* value;
+  double risk;
+};
+
+// Accuracy-risk proxy per compression method (notes/optimizer.md): casts to 16 bits lose little;
+// low-rank and sparsifying methods need error feedback (assumed) and still change convergence;
+// sign compression most of all.
+const std::vector<ValueRisk> kCompressionRisk = {
+    {"none", 0.0},       {"fp16", 0.02},         {"bf16", 0.03},     {"powersgd:4", 0.2},
+    {"topk:0.01", 0.3},  {"randomk:0.01", 0.35}, {"dgc:0.001", 0.3}, {"efsignsgd", 0.4},
+};
+
+// Per precision: tf32 keeps fp32's range with a 10-bit mantissa; bf16 autocast keeps fp32 master
+// weights; fp16 needs loss scaling.
+const std::vector<ValueRisk> kPrecisionRisk = {
+    {"as_recorded", 0.0}, {"tf32", 0.01}, {"bf16", 0.05}, {"fp16", 0.08},
+};
+
+double risk_in(const std::vector<ValueRisk>& table, const std::string& value) {
+  for (const ValueRisk& v : table)
+    if (value == v.value) return v.risk;
+  return 1.0;
+}
+
+bool wanted(const SpaceOptions& options, Strategy s) {
+  return options.strategies.empty() ||
+         std::find(options.strategies.begin(), options.strategies.end(), s) != options.strategies.end();
+}
+
+std::size_t gradient_allreduces(const whatif::Workload& base) {
+  const std::vector<comm::CommOp> ops = comm::find_comm_ops(base.graph.dfg, *base.traces);
+  return static_cast<std::size_t>(std::count_if(ops.begin(), ops.end(), [](const comm::CommOp& op) {
+    return op.op == comm::CollectiveOp::kAllReduce;
+  }));
+}
+
+}  // namespace
+
+SearchSpace make_space(const whatif::Workload& base, const SpaceOptions& options) {
+  SearchSpace space;
+  auto add_strategy = [&](Strategy s) {
+    if (std::find(space.strategies.begin(), space.strategies.end(), s) == space.strategies.end())
+      space.strategies.push_back(s);
+  };
+  const bool comm_asked = wanted(options, Strategy::kBuckets) || wanted(options, Strategy::kCompression);
+  const std::size_t allreduces = comm_asked ? gradient_allreduces(base) : 0;
+  for (Strategy s : {Strategy::kBuckets, Strategy::kCompression}) {
+    if (!wanted(options, s)) continue;
+    if (allreduces == 0) {
+      space.not_applicable.emplace_back(s, "the traces hold no all-reduce");
+      continue;
+    }
+    Variable v;
+    v.strategy = s;
+    if (s == Strategy::kBuckets) {
+      v.values = kBucketMb;
+      v.risk.assign(v.values.size(), 0.0);
+    } else {
+      for (const ValueRisk& r : kCompressionRisk) {
+        v.values.push_back(r.value);
+        v.risk.push_back(r.risk);
+      }
+    }
+    space.variables.push_back(std::move(v));
+    add_strategy(s);
+  }
+  if (wanted(options, Strategy::kPrecision)) space.not_applicable.emplace_back(Strategy::kPrecision, "not in this build yet");
+  if (wanted(options, Strategy::kOpFusion)) space.not_applicable.emplace_back(Strategy::kOpFusion, "not in this build yet");
+  if (space.variables.empty()) {
+    std::string why;
+    for (const auto& [s, reason] : space.not_applicable) why += fmt::format("{}{}: {}", why.empty() ? "" : "; ", to_string(s), reason);
+    throw OptionError("strategies", "", "nothing to search on these traces (" + why + ")");
+  }
+  return space;
+}
+
+std::vector<Decision> decisions_of(const SearchSpace& space, const Assignment& a) {
+  DPRO_CHECK(a.size() == space.variables.size());
+  std::vector<Decision> out;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (a[i] == 0) continue;
+    const Variable& v = space.variables[i];
+    Decision d;
+    d.strategy = v.strategy;
+    d.subject = v.subject;
+    if (v.strategy == Strategy::kOpFusion) d.chain = v.chain;
+    else d.value = v.values[a[i]];
+    out.push_back(std::move(d));
+  }
+  return out;
+}
+
+double risk_of(const SearchSpace& space, const Assignment& a) {
+  double risk = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) risk += space.variables[i].risk[a[i]];
+  return risk;
+}
+
+double risk_of(const std::vector<Decision>& decisions) {
+  double risk = 0;
+  for (const Decision& d : decisions) {
+    if (d.strategy == Strategy::kCompression) risk += risk_in(kCompressionRisk, d.value);
+    else if (d.strategy == Strategy::kPrecision) risk += risk_in(kPrecisionRisk, d.value);
+  }
+  return risk;
+}
+
+bool comm_conditions(const Conditions& c) {
+  return !c.cluster.empty() || c.ranks.has_value() || !c.comm_sizes.empty() ||
+         std::any_of(c.settings.begin(), c.settings.end(), [](const std::string& s) { return !whatif::is_host_setting(s); });
+}
+
+std::vector<whatif::Rewrite> condition_rewrites(const Conditions& c, const ResourcePaths& paths) {
+  std::vector<whatif::Rewrite> out;
+  if (auto host = whatif::host_retime_from_settings(c.settings, nullptr)) out.emplace_back(*host);
+  if (!c.device.empty()) {
+    whatif::DeviceRetime d;
+    d.device = c.device;
+    d.origin_device = c.origin_device;
+    d.model_path = paths.model_path;
+    d.device_dir = paths.device_dir;
+    out.emplace_back(std::move(d));
+  } else if (!c.origin_device.empty()) {
+    throw OptionError("origin_device", c.origin_device, "does nothing without a device");
+  }
+  return out;
+}
+
+std::vector<whatif::Rewrite> decision_rewrites(const Conditions& c, const std::vector<Decision>& decisions,
+                                               const ResourcePaths& paths) {
+  std::vector<whatif::Rewrite> out;
+  std::optional<double> bucket_mb;
+  for (const Decision& d : decisions) {
+    switch (d.strategy) {
+      case Strategy::kBuckets: {
+        if (d.value == "off") break;
+        double mb = 0;
+        try {
+          std::size_t used = 0;
+          mb = std::stod(d.value, &used);
+          if (used != d.value.size()) throw std::invalid_argument(d.value);
+        } catch (const std::exception&) {
+          throw OptionError("buckets", d.value, "not a bucket size in MiB (or \"off\")");
+        }
+        if (!(mb > 0) || mb > whatif::kMaxBucketMb)
+          throw OptionError("buckets", d.value, fmt::format("a bucket size is above 0 and at most {} MiB", whatif::kMaxBucketMb));
+        bucket_mb = mb;
+        break;
+      }
+      case Strategy::kCompression:
+        if (d.value == "none") break;
+        throw OptionError("compression", d.value, "gradient compression is not in this build yet");
+      case Strategy::kPrecision:
+        throw OptionError("precision", d.subject + " " + d.value, "precision changes are not in this build yet");
+      case Strategy::kOpFusion:
+        throw OptionError("op_fusion", describe(d), "op fusion is not in this build yet");
+    }
+  }
+  if (comm_conditions(c) || bucket_mb) {
+    whatif::CommRetime comm;
+    comm.cluster = c.cluster;
+    comm.origin_cluster = c.origin_cluster;
+    comm.clusters_dir = paths.clusters_dir;
+    for (const std::string& s : c.settings)
+      if (!whatif::is_host_setting(s)) comm.settings.push_back(s);
+    comm.comm_sizes = c.comm_sizes;
+    comm.ranks = c.ranks;
+    comm.bucket_mb = bucket_mb;
+    out.emplace_back(std::move(comm));
+  }
+  return out;
+}
+
+}  // namespace dpro::optimizer

@@ -1,0 +1,75 @@
+#pragma once
+// The search space of one job: per strategy, the decisions the optimizer may take (variables,
+// each with its values; value 0 is always "as recorded", so the empty plan is reachable and
+// "none" can win), their accuracy-risk proxy, and the translation of a set of decisions into
+// the what-if rewrites that the replayer scores (whatif::evaluate).
+//
+// Accuracy risk is an ordinal proxy, not a prediction of accuracy: each value carries a risk
+// from what the literature reports for it (notes/optimizer.md; docs/optimizer.md has the table),
+// and a plan's risk is the sum over its decisions. 0 means the arithmetic is unchanged
+// (buckets, op fusion); the lossy compressors assume error feedback.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "optimizer/plan.h"
+#include "whatif/evaluate.h"
+
+namespace dpro::optimizer {
+
+struct Variable {
+  Strategy strategy = Strategy::kBuckets;
+  std::string subject;             // precision: the op class
+  std::vector<std::string> chain;  // op_fusion: the kernel sequence this variable fuses
+  std::vector<std::string> values; // values[0]: as recorded (no decision)
+  std::vector<double> risk;        // per value; risk[0] == 0
+  // op_fusion: what the candidate finder predicted for fusing it (ns of GPU time, all instances).
+  Nanos predicted_saving_ns = 0;
+  std::size_t instances = 0;
+};
+
+struct SpaceOptions {
+  std::vector<Strategy> strategies;  // the strategies to search; empty: every strategy that applies
+  std::size_t max_fusion_chains = 16;  // op fusion: the most promising kernel sequences, one variable each
+};
+
+struct SearchSpace {
+  std::vector<Variable> variables;
+  std::vector<Strategy> strategies;  // those with at least one variable
+  // Strategies asked for that have nothing to decide on this job, and why ("no gradient all-reduce").
+  std::vector<std::pair<Strategy, std::string>> not_applicable;
+};
+
+// A value index per variable, parallel to SearchSpace::variables.
+using Assignment = std::vector<std::uint8_t>;
+
+// The variables of `base` (the job under its conditions). Throws OptionError("strategies", ...)
+// when none of the strategies asked for applies to the job.
+SearchSpace make_space(const whatif::Workload& base, const SpaceOptions& options);
+
+// The decisions an assignment takes (variables at a value other than 0), in variable order.
+std::vector<Decision> decisions_of(const SearchSpace& space, const Assignment& a);
+double risk_of(const SearchSpace& space, const Assignment& a);
+// The risk of decisions as a plan file gives them (unknown values count as the highest risk).
+double risk_of(const std::vector<Decision>& decisions);
+
+// Where the what-ifs find their files (the CLI's defaults, or its flags).
+struct ResourcePaths {
+  std::string model_path, device_dir, clusters_dir;
+};
+
+// The conditions' rewrites that do not depend on the decisions and must come before them (host,
+// device), in the order they apply.
+std::vector<whatif::Rewrite> condition_rewrites(const Conditions& conditions, const ResourcePaths& paths);
+// The rewrites of `decisions` under `conditions`, to apply after condition_rewrites: precision
+// and op fusion (on the GPU the graph is timed for), then communication (the conditions'
+// cluster, job size and settings, with the buckets and compression decided). Throws OptionError
+// for a decision value no rewrite knows.
+std::vector<whatif::Rewrite> decision_rewrites(const Conditions& conditions, const std::vector<Decision>& decisions,
+                                               const ResourcePaths& paths);
+
+// Whether the conditions ask for a communication re-timing of their own (cluster, settings other
+// than host.*, ranks, sizes).
+bool comm_conditions(const Conditions& conditions);
+
+}  // namespace dpro::optimizer

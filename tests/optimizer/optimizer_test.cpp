@@ -1,0 +1,198 @@
+// The optimizer as a library: plans and their file format, the search space, the search
+// (determinism, budget, quality against exhaustive enumeration), and that a plan's score is what
+// replaying its rewrites in one what-if gives.
+#include <catch2/catch.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <set>
+
+#include "core/error.h"
+#include "optimizer/plan.h"
+#include "optimizer/search.h"
+#include "optimizer/space.h"
+#include "costmodel/paths.h"
+#include "whatif/workload_fixtures.h"
+
+using namespace dpro;
+using namespace dpro::optimizer;
+
+namespace {
+
+// Rank 0 of a 2-rank A100 job with DDP all-reduces (torch.profiler, HTA's test data).
+const char* kAllReduceTrace = "traces/hta/a100-ws2-rank0-nccl.json.gz";
+
+ResourcePaths paths() {
+  return {costmodel::default_model_path(), costmodel::default_device_dir(), test::source_path("configs/clusters")};
+}
+
+// The job under `conditions` (condition_rewrites applied), as the optimize command builds it.
+whatif::Workload conditioned(const whatif::Workload& base, const Conditions& conditions) {
+  replayer::Simulator simulator;
+  return whatif::evaluate(base, condition_rewrites(conditions, paths()), simulator, {}).workload;
+}
+
+Plan sample_plan() {
+  Plan p;
+  p.trace = {0x0123456789abcdefull, 2, 1000};
+  p.conditions.cluster = "dgx-a100";
+  p.conditions.settings = {"network.inter_node_gbps=1.25", "host.cpu_speed=2"};
+  p.conditions.ranks = 64;
+  p.decisions = {{Strategy::kBuckets, "", "25", {}},
+                 {Strategy::kCompression, "", "fp16", {}},
+                 {Strategy::kPrecision, "gemm", "bf16", {}},
+                 {Strategy::kOpFusion, "", "", {"vectorized_elementwise_kernel", "reduce_kernel"}}};
+  p.baseline_ns = 2000;
+  p.step_ns = 1500;
+  p.risk = 0.07;
+  p.gains_ns = {10, 20, 30, 40};
+  p.seed = 7;
+  p.evaluations = 99;
+  p.strategies = {Strategy::kBuckets, Strategy::kOpFusion};
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("a plan survives its JSON file format") {
+  const Plan p = sample_plan();
+  const Plan q = plan_from_json(nlohmann::json::parse(to_json(p).dump()), "plan.json");
+  CHECK(q.trace == p.trace);
+  CHECK(q.conditions == p.conditions);
+  CHECK(q.decisions == p.decisions);
+  CHECK(q.baseline_ns == p.baseline_ns);
+  CHECK(q.step_ns == p.step_ns);
+}
+
+TEST_CASE("a bad plan file is one InputError naming the file and the item") {
+  const nlohmann::json good = to_json(sample_plan());
+  auto fails_with = [](const nlohmann::json& j, const std::string& text) {
+    try {
+      plan_from_json(j, "p.json");
+      FAIL("accepted: " << j.dump());
+    } catch (const InputError& e) {
+      CHECK(e.file() == "p.json");
+      CHECK_THAT(e.what(), Catch::Contains(text));
+    }
+  };
+  fails_with(nlohmann::json::array(), "not a dpro plan");
+  nlohmann::json j = good;
+  j["format"] = "dpro-report";
+  fails_with(j, "format");
+  j = good;
+  j["version"] = 2;
+  fails_with(j, "version 2 is not supported");
+  j = good;
+  j["decisions"][0]["strategy"] = "pruning";
+  fails_with(j, "decisions[0].strategy: unknown strategy");
+  j = good;
+  j["decisions"][3]["chain"] = {"one_kernel"};
+  fails_with(j, "decisions[3].chain");
+  j = good;
+  j["decisions"][2].erase("subject");
+  fails_with(j, "decisions[2].subject");
+  j = good;
+  j["trace"]["fingerprint"] = "xyz";
+  fails_with(j, "trace.fingerprint");
+  j = good;
+  j["conditions"]["ranks"] = -3;
+  fails_with(j, "conditions.ranks");
+  j = good;
+  j["predicted"]["step_ns"] = "fast";
+  fails_with(j, "predicted.step_ns");
+}
+
+TEST_CASE("a plan made for one job is refused for another") {
+  const whatif::Workload dlrm = test::load_workload("traces/dlrm-8xV100");
+  const whatif::Workload a100 = test::load_workload(kAllReduceTrace);
+  Plan p;
+  p.trace = identify(dlrm.graph);
+  CHECK(p.trace.ranks == 8);
+  CHECK(p.trace.ops > 1000);
+  CHECK_NOTHROW(check_plan_matches(p, dlrm.graph, "p.json"));
+  CHECK_THROWS_WITH(check_plan_matches(p, a100.graph, "p.json"), Catch::Contains("p.json: trace: the plan was made for another job"));
+}
+
+TEST_CASE("an unknown strategy is an OptionError, and a job with nothing to decide says why") {
+  CHECK_THROWS_MATCHES(parse_strategy("pruning", "strategies"), OptionError,
+                       Catch::Predicate<OptionError>([](const OptionError& e) { return e.option() == "strategies"; }));
+  // A single-GPU trace has no all-reduce: nothing for buckets or compression.
+  const whatif::Workload w = test::load_workload("traces/hta/simple-add-kineto.json.gz");
+  SpaceOptions o;
+  o.strategies = {Strategy::kBuckets, Strategy::kCompression};
+  CHECK_THROWS_WITH(make_space(w, o), Catch::Contains("nothing to search") && Catch::Contains("no all-reduce"));
+}
+
+TEST_CASE("the search is deterministic for a seed, whatever the number of threads, and keeps its budget") {
+  const whatif::Workload base = test::load_workload(kAllReduceTrace);
+  Conditions c;
+  c.settings = {"network.inter_node_gbps=0.5", "network.intra_node_gbps=0.5"};
+  const whatif::Workload job = conditioned(base, c);
+  SpaceOptions o;
+  o.strategies = {Strategy::kBuckets};
+  const SearchSpace space = make_space(job, o);
+  REQUIRE(space.variables.size() == 1);
+  SearchOptions s;
+  s.seed = 3;
+  s.max_evaluations = 5;
+  Evaluator one(job, space, c, paths(), 1);
+  Evaluator two(job, space, c, paths(), 2);
+  const SearchResult a = search(one, space, s);
+  const SearchResult b = search(two, space, s);
+  CHECK(a.evaluations == 5);
+  CHECK(a.evaluations <= s.max_evaluations);
+  CHECK(a.best.assignment == b.best.assignment);
+  CHECK(a.best.score.step_ns == b.best.score.step_ns);
+  CHECK(a.pareto.size() == b.pareto.size());
+  CHECK(a.best.score.step_ns <= a.baseline.score.step_ns);
+}
+
+TEST_CASE("the search finds what exhaustive enumeration finds on a small space") {
+  const whatif::Workload base = test::load_workload(kAllReduceTrace);
+  Conditions c;
+  c.settings = {"network.inter_node_gbps=0.5", "network.intra_node_gbps=0.5"};
+  const whatif::Workload job = conditioned(base, c);
+  SpaceOptions o;
+  o.strategies = {Strategy::kBuckets};
+  const SearchSpace space = make_space(job, o);
+  Evaluator ev(job, space, c, paths(), 2);
+  const SearchResult all = exhaustive(ev, space, 1e9);
+  Evaluator ev2(job, space, c, paths(), 2);
+  SearchOptions s;
+  s.max_evaluations = 100;
+  const SearchResult found = search(ev2, space, s);
+  CHECK(found.best.score.step_ns == all.best.score.step_ns);
+  // Buckets change the step of this job at all: the space is not flat.
+  std::set<Nanos> steps;
+  for (const auto& [a, score] : ev.scored()) steps.insert(score.step_ns);
+  CHECK(steps.size() > 1);
+}
+
+TEST_CASE("a plan's score is the replay of its rewrites in one what-if, as replay --plan applies them") {
+  const whatif::Workload base = test::load_workload(kAllReduceTrace);
+  Conditions c;
+  c.settings = {"network.inter_node_gbps=0.5"};
+  c.ranks = 16;
+  const whatif::Workload job = conditioned(base, c);
+  SpaceOptions o;
+  o.strategies = {Strategy::kBuckets};
+  const SearchSpace space = make_space(job, o);
+  Evaluator ev(job, space, c, paths(), 1);
+  for (std::uint8_t v = 0; v < space.variables[0].values.size(); v += 3) {
+    const Assignment a = {v};
+    std::vector<whatif::Rewrite> rewrites = condition_rewrites(c, paths());
+    for (whatif::Rewrite& r : decision_rewrites(c, decisions_of(space, a), paths())) rewrites.push_back(std::move(r));
+    replayer::Simulator simulator;
+    const whatif::Evaluation one_go = whatif::evaluate(base, rewrites, simulator, {});
+    CHECK(ev.score({a})[0].step_ns == mean_step(one_go.report));
+  }
+}
+
+TEST_CASE("the risk proxy is 0 for the empty plan and adds up over decisions") {
+  CHECK(risk_of(std::vector<Decision>{}) == 0);
+  const double fp16 = risk_of({{Strategy::kCompression, "", "fp16", {}}});
+  const double both = risk_of({{Strategy::kCompression, "", "fp16", {}}, {Strategy::kPrecision, "gemm", "bf16", {}}});
+  CHECK(fp16 > 0);
+  CHECK(both > fp16);
+  CHECK(risk_of({{Strategy::kBuckets, "", "25", {}}}) == 0);
+}

@@ -1,0 +1,221 @@
+#include "cmd_optimize.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <iostream>
+#include <limits>
+#include <thread>
+
+#include "core/error.h"
+#include "core/json_fields.h"
+#include "core/log.h"
+#include "optimizer/plan.h"
+#include "optimizer/search.h"
+#include "optimizer/space.h"
+#include "output_file.h"
+#include "replayer/replay.h"
+#include "trace/loader.h"
+#include "whatif/evaluate.h"
+#include "whatif_flags.h"
+
+namespace dpro::cli {
+namespace {
+
+std::string percent(Nanos after, Nanos before) {
+  return fmt::format("{:+.2f}%", 100.0 * static_cast<double>(after - before) / static_cast<double>(std::max<Nanos>(1, before)));
+}
+
+std::string decisions_text(const std::vector<optimizer::Decision>& decisions) {
+  if (decisions.empty()) return "none (as recorded)";
+  std::string out;
+  for (const optimizer::Decision& d : decisions) out += (out.empty() ? "" : "; ") + optimizer::describe(d);
+  return out;
+}
+
+class OptimizeCommand final : public Command {
+ public:
+  CLI::App* add_to(CLI::App& parent) override {
+    CLI::App* sub = parent.add_subcommand(
+        "optimize",
+        "Search for changes that make the job faster, scored by the replayer: gradient buckets and\n"
+        "compression (jobs with all-reduces), precision and op fusion, jointly. A greedy pass per strategy,\n"
+        "then simulated annealing over all decisions; prints the plans that are best for their accuracy risk\n"
+        "(the Pareto set) and what each decision of the fastest one gains. Any what-if flag sets the\n"
+        "conditions of the search (\"the best plan for this job on 64 ranks over 25 Gb/s Ethernet\").\n"
+        "`dpro-replay replay TRACES --plan FILE` replays a plan written by --plan-out.");
+    sub->add_option("traces", traces_, "trace files (.json, .json.gz, .dpro) or directories of them")->required();
+    sub->add_option("--strategies", strategies_,
+                    "strategies to search, comma-separated: buckets, compression, precision, op_fusion\n"
+                    "(default: every one that applies to the traces)")
+        ->delimiter(',');
+    sub->add_option("--budget", budget_, "plans to replay at most, the baseline included (1 to 1000000)")
+        ->default_val(300)
+        ->check(CLI::Range(1, 1000000));
+    sub->add_option("--time-limit", time_limit_,
+                    "stop the search after this many seconds (0: none; a time limit makes the result depend on\n"
+                    "the machine's speed, a --budget does not)")
+        ->default_val(0)
+        ->check(CLI::Range(0.0, 1e7));
+    sub->add_option("--seed", seed_, "seed of the annealing's random moves (same traces, flags and seed: same plan)")
+        ->default_val(1);
+    sub->add_option("--max-risk", max_risk_,
+                    "accuracy-risk limit of the chosen plan (the sum of its decisions' risks; docs/optimizer.md)")
+        ->check(CLI::Range(0.0, 1e9));
+    sub->add_option("--threads", threads_, "plans replayed at once (default: the machine's cores)")
+        ->check(CLI::Range(1, 256));
+    sub->add_option("--json", json_path_, "also write the result as JSON to this file ('-' = stdout, no text)");
+    sub->add_option("--plan-out", plan_path_,
+                    "write the chosen plan to this file (for `replay --plan` and the reference executor)");
+    sub->add_flag("--allow-partial", allow_partial_,
+                  "accept a multi-rank set that lacks some ranks (their collectives keep measured durations)");
+    sub->add_flag("--force", force_, "overwrite existing output files");
+    sub->add_flag("-q,--quiet", quiet_, "print only errors on stderr");
+    sub->add_flag("-v,--verbose", verbose_, "print progress details on stderr");
+    whatifs_.add_to(*sub);
+    command_ = sub;
+    return sub;
+  }
+
+  int run() override {
+    Logger log(quiet_ ? LogLevel::kError : verbose_ ? LogLevel::kInfo : LogLevel::kWarning);
+    optimizer::SpaceOptions space_options;
+    for (const std::string& s : strategies_) space_options.strategies.push_back(optimizer::parse_strategy(s, "strategies"));
+    const optimizer::Conditions conditions = whatifs_.conditions();
+    const optimizer::ResourcePaths paths = whatifs_.paths();
+    check_output_paths({{"--json", json_path_}, {"--plan-out", plan_path_}},
+                       command_line_values(*command_, {"--json", "--plan-out"}), force_);
+    const bool tty = !quiet_ && isatty(STDERR_FILENO);
+    trace::LoadOptions load;
+    load.allow_partial = allow_partial_;
+    const auto traces = std::make_shared<const trace::TraceSet>(trace::load_traces(traces_, load, log));
+    replayer::ReplayOptions options;
+    options.report.top_ops = 0;
+    replayer::Replay recorded = replayer::replay_traces(*traces, options, log);
+
+    // The job under the search's conditions, once; each plan's decisions then apply to a copy.
+    replayer::Simulator simulator;
+    whatif::Evaluation conditioned = whatif::evaluate({traces, recorded.graph}, optimizer::condition_rewrites(conditions, paths),
+                                                      simulator, whatif::EvaluateOptions{});
+    const optimizer::SearchSpace space = optimizer::make_space(conditioned.workload, space_options);
+    for (const auto& [s, why] : space.not_applicable)
+      if (!strategies_.empty()) log.warn(fmt::format("strategy {} left out: {}", optimizer::to_string(s), why));
+    const int threads = threads_ ? *threads_ : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    optimizer::Evaluator evaluator(conditioned.workload, space, conditions, paths, threads);
+    optimizer::SearchOptions search;
+    search.seed = seed_;
+    search.max_evaluations = budget_;
+    search.max_seconds = time_limit_;
+    if (max_risk_) search.max_risk = *max_risk_;
+    if (tty) {
+      search.progress = [](std::size_t done, std::size_t budget, Nanos best) {
+        std::fprintf(stderr, "\rsearching: %zu/%zu plans replayed, best mean step %s\033[K", done, budget,
+                     format_duration(best).c_str());
+      };
+    }
+    const optimizer::SearchResult result = optimizer::search(evaluator, space, search);
+    if (tty) std::fprintf(stderr, "\r\033[K");
+
+    optimizer::Plan plan;
+    plan.trace = optimizer::identify(recorded.graph);
+    plan.conditions = conditions;
+    plan.decisions = optimizer::decisions_of(space, result.best.assignment);
+    plan.baseline_ns = result.baseline.score.step_ns;
+    plan.step_ns = result.best.score.step_ns;
+    plan.risk = result.best.score.risk;
+    plan.gains_ns = result.gains_ns;
+    plan.seed = seed_;
+    plan.evaluations = result.evaluations;
+    plan.strategies = space.strategies;
+
+    const bool stdout_json = json_path_ == "-";
+    if (!stdout_json) std::cout << render_text(space, result, plan, threads);
+    flush_stdout();
+    if (!json_path_.empty())
+      write_output(json_path_, [&](std::ostream& out) { out << dump_output_json(to_json(space, result, plan), 2) << "\n"; },
+                   force_);
+    if (!plan_path_.empty()) {
+      write_output(plan_path_, [&](std::ostream& out) { out << dump_output_json(optimizer::to_json(plan), 2) << "\n"; },
+                   force_);
+      log.info("plan written to " + plan_path_);
+    }
+    return 0;
+  }
+
+ private:
+  std::string render_text(const optimizer::SearchSpace& space, const optimizer::SearchResult& r,
+                          const optimizer::Plan& plan, int threads) const {
+    std::string strategies;
+    for (optimizer::Strategy s : space.strategies) strategies += (strategies.empty() ? "" : ", ") + std::string(optimizer::to_string(s));
+    std::string out = fmt::format("optimize: strategies {} ({} decisions to make), seed {}\n", strategies,
+                                  space.variables.size(), seed_);
+    for (const auto& [s, why] : space.not_applicable) out += fmt::format("  {} left out: {}\n", optimizer::to_string(s), why);
+    out += fmt::format("searched {} plans in {:.2f} s on {} thread(s): greedy {}, annealing {}{}\n", r.evaluations,
+                       r.seconds, threads, r.greedy_evaluations, r.evaluations - r.greedy_evaluations,
+                       r.stopped_by_time ? " (stopped by --time-limit)" : "");
+    out += fmt::format("baseline (no change, under the conditions): mean step {}\n",
+                       format_duration(r.baseline.score.step_ns));
+    out += "plans best for their accuracy risk (Pareto set), fastest first:\n";
+    out += fmt::format("  {:>3}  {:>12}  {:>8}  {:>5}  {}\n", "#", "mean step", "change", "risk", "decisions");
+    for (std::size_t i = 0; i < r.pareto.size(); ++i) {
+      const optimizer::Scored& p = r.pareto[i];
+      out += fmt::format("  {:>3}  {:>12}  {:>8}  {:>5.2f}  {}\n", i + 1, format_duration(p.score.step_ns),
+                         percent(p.score.step_ns, r.baseline.score.step_ns), p.score.risk,
+                         decisions_text(optimizer::decisions_of(space, p.assignment)));
+    }
+    out += fmt::format("chosen plan{}: mean step {} ({} of the baseline), risk {:.2f}\n",
+                       max_risk_ ? fmt::format(" (risk at most {})", *max_risk_) : std::string(),
+                       format_duration(plan.step_ns), percent(plan.step_ns, plan.baseline_ns), plan.risk);
+    if (plan.decisions.empty()) out += "  no change is predicted to help: keep the job as it is\n";
+    for (std::size_t i = 0; i < plan.decisions.size(); ++i)
+      out += fmt::format("  {:<60}  without it: {} slower\n", optimizer::describe(plan.decisions[i]),
+                         format_duration(plan.gains_ns[i]));
+    if (!plan_path_.empty()) out += fmt::format("plan written to {} (replay it: dpro-replay replay TRACES --plan {})\n", plan_path_, plan_path_);
+    return out;
+  }
+
+  nlohmann::json to_json(const optimizer::SearchSpace& space, const optimizer::SearchResult& r,
+                         const optimizer::Plan& plan) const {
+    nlohmann::json j;
+    j["baseline_ns"] = r.baseline.score.step_ns;
+    j["plan"] = optimizer::to_json(plan);
+    nlohmann::json pareto = nlohmann::json::array();
+    for (const optimizer::Scored& p : r.pareto) {
+      pareto.push_back({{"step_ns", p.score.step_ns},
+                        {"risk", p.score.risk},
+                        {"decisions", optimizer::to_json(optimizer::decisions_of(space, p.assignment))}});
+    }
+    j["pareto"] = std::move(pareto);
+    nlohmann::json left_out = nlohmann::json::array();
+    for (const auto& [s, why] : space.not_applicable) left_out.push_back({{"strategy", optimizer::to_string(s)}, {"why", why}});
+    j["not_applicable"] = std::move(left_out);
+    j["search"] = {{"evaluations", r.evaluations}, {"greedy_evaluations", r.greedy_evaluations},
+                   {"seconds", r.seconds}, {"stopped_by_time", r.stopped_by_time}};
+    return j;
+  }
+
+  std::vector<std::string> traces_;
+  std::vector<std::string> strategies_;
+  std::size_t budget_ = 300;
+  double time_limit_ = 0;
+  std::uint64_t seed_ = 1;
+  std::optional<double> max_risk_;
+  std::optional<int> threads_;
+  std::string json_path_;
+  std::string plan_path_;
+  bool allow_partial_ = false;
+  bool force_ = false;
+  bool quiet_ = false;
+  bool verbose_ = false;
+  WhatIfFlags whatifs_;
+  CLI::App* command_ = nullptr;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> make_optimize_command() { return std::make_unique<OptimizeCommand>(); }
+
+}  // namespace dpro::cli
