@@ -11,30 +11,15 @@
 
 #include "core/byte_source.h"
 #include "core/time.h"
+#include "cli/cli_run.h"
 #include "trace_fixtures.h"
 
 using namespace dpro;
+using dpro::test::Run;
+using dpro::test::run;
+using dpro::test::run_command;
 
 namespace {
-
-struct Run {
-  int code = -1;
-  std::string out;  // stdout and stderr
-};
-
-// Runs a shell command line and collects its output.
-Run run_command(const std::string& command) {
-  Run r;
-  FILE* pipe = popen(command.c_str(), "r");
-  REQUIRE(pipe);
-  std::array<char, 4096> buf{};
-  while (std::size_t n = std::fread(buf.data(), 1, buf.size(), pipe)) r.out.append(buf.data(), n);
-  const int status = pclose(pipe);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
-
-Run run(const std::string& args) { return run_command(std::string(DPRO_REPLAY_BIN) + " " + args + " 2>&1"); }
 
 std::size_t lines(const std::string& s) { return std::count(s.begin(), s.end(), '\n'); }
 

@@ -153,8 +153,12 @@ class ReplayCommand final : public Command {
       plan = optimizer::read_plan(plan_path_);
       optimizer::check_plan_matches(*plan, baseline.graph, plan_path_);
       rewrites = optimizer::condition_rewrites(plan->conditions, whatifs_.paths());
-      for (whatif::Rewrite& r : optimizer::decision_rewrites(plan->conditions, plan->decisions, whatifs_.paths()))
-        rewrites.push_back(std::move(r));
+      try {
+        for (whatif::Rewrite& r : optimizer::decision_rewrites(plan->conditions, plan->decisions, whatifs_.paths()))
+          rewrites.push_back(std::move(r));
+      } catch (const OptionError& e) {
+        throw InputError(plan_path_, "decisions: " + e.option() + (e.value().empty() ? "" : " " + e.value()), e.message());
+      }
     } else {
       rewrites = whatifs_.rewrites();
     }

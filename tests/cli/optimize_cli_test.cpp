@@ -1,0 +1,90 @@
+// `dpro-replay optimize` and `replay --plan` as a user runs them: the plan file, its replay,
+// determinism, and one clear line with exit code 2 for each kind of bad input.
+#include <catch2/catch.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/cli_run.h"
+#include "core/byte_source.h"
+#include "core/time.h"
+#include "trace_fixtures.h"
+
+using namespace dpro;
+using dpro::test::Run;
+using dpro::test::run;
+
+namespace {
+
+// Rank 0 of a 2-rank A100 DDP job (all-reduces), on a slow network so that buckets matter.
+std::string a100() { return test::source_path("traces/hta/a100-ws2-rank0-nccl.json.gz"); }
+const char* kSlow = " --set network.inter_node_gbps=0.5 --set network.intra_node_gbps=0.5";
+
+nlohmann::json read_json(const std::string& path) { return nlohmann::json::parse(read_whole_file(path)); }
+
+}  // namespace
+
+TEST_CASE("optimize writes a plan that replay --plan reproduces to the nanosecond") {
+  const std::string dir = test::fresh_dir("optimize_plan");
+  const Run o = run("optimize " + a100() + kSlow + " --strategies buckets --budget 20 --plan-out " + dir +
+                    "/plan.json --json " + dir + "/result.json");
+  REQUIRE(o.code == 0);
+  CHECK_THAT(o.out, Catch::Contains("Pareto set") && Catch::Contains("chosen plan") && Catch::Contains("baseline"));
+  const nlohmann::json plan = read_json(dir + "/plan.json");
+  CHECK(plan.at("format") == "dpro-plan");
+  const auto step = plan.at("predicted").at("step_ns").get<Nanos>();
+  CHECK(step <= plan.at("predicted").at("baseline_ns").get<Nanos>());
+  const nlohmann::json result = read_json(dir + "/result.json");
+  CHECK(result.at("pareto").size() >= 1);
+  CHECK(result.at("plan") == plan);
+
+  const Run r = run("replay " + a100() + " --plan " + dir + "/plan.json");
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.out, Catch::Contains("predicted mean step " + format_duration(step) + " (the plan file says " +
+                                    format_duration(step)));
+}
+
+TEST_CASE("optimize gives a byte-identical plan file for the same traces, flags and seed") {
+  const std::string dir = test::fresh_dir("optimize_determinism");
+  for (const char* name : {"a", "b"}) {
+    const Run o = run("optimize -q " + a100() + kSlow + " --strategies buckets --budget 12 --seed 5 --threads " +
+                      (name[0] == 'a' ? "1" : "2") + " --plan-out " + dir + "/" + name + ".json");
+    REQUIRE(o.code == 0);
+  }
+  CHECK(read_whole_file(dir + "/a.json") == read_whole_file(dir + "/b.json"));
+}
+
+TEST_CASE("optimize and replay --plan refuse bad input with one line and exit code 2") {
+  const std::string dir = test::fresh_dir("optimize_bad");
+  Run r = run("optimize " + a100() + " --strategies pruning");
+  CHECK(r.code == 2);
+  CHECK_THAT(r.out, Catch::Contains("--strategies pruning: unknown strategy"));
+  r = run("optimize " + a100() + " --bucket-mb 25");
+  CHECK(r.code == 2);
+  CHECK_THAT(r.out, Catch::Contains("--bucket-mb: is what the buckets strategy decides"));
+  r = run("optimize " + test::source_path("traces/hta/simple-add-kineto.json.gz") + " --strategies buckets");
+  CHECK(r.code == 2);
+  CHECK_THAT(r.out, Catch::Contains("nothing to search") && Catch::Contains("no all-reduce"));
+
+  // A plan made for one job, replayed on another.
+  REQUIRE(run("optimize -q " + a100() + " --strategies buckets --budget 3 --plan-out " + dir + "/plan.json").code == 0);
+  r = run("replay " + test::dlrm_dir() + " --plan " + dir + "/plan.json");
+  CHECK(r.code == 2);
+  CHECK_THAT(r.out, Catch::Contains("plan.json: trace: the plan was made for another job"));
+  r = run("replay " + a100() + " --plan " + dir + "/plan.json --ranks 4");
+  CHECK(r.code == 2);
+  CHECK_THAT(r.out, Catch::Contains("--plan: a plan carries its own what-if conditions"));
+  test::write_text(dir + "/bad.json", R"({"format": "dpro-plan", "version": 1, "trace": {"fingerprint": "0000000000000000", "ranks": 1, "ops": 1}, "conditions": {}, "decisions": [{"strategy": "compression", "value": "zip"}]})");
+  r = run("replay " + a100() + " --plan " + dir + "/bad.json");
+  CHECK(r.code == 2);
+  CHECK_THAT(r.out, Catch::Contains("bad.json: trace: the plan was made for another job"));
+  nlohmann::json bad_value = read_json(dir + "/plan.json");
+  bad_value["decisions"] = {{{"strategy", "buckets"}, {"value", "huge"}}};
+  test::write_text(dir + "/bad_value.json", bad_value.dump());
+  r = run("replay " + a100() + " --plan " + dir + "/bad_value.json");
+  CHECK(r.code == 2);
+  CHECK_THAT(r.out, Catch::Contains("bad_value.json: decisions: buckets huge: not a bucket size"));
+  test::write_text(dir + "/notjson.json", "{");
+  r = run("replay " + a100() + " --plan " + dir + "/notjson.json");
+  CHECK(r.code == 2);
+  CHECK_THAT(r.out, Catch::Contains("notjson.json: not valid JSON"));
+}
