@@ -1,0 +1,164 @@
+// Optimizer benchmarks; each prints JSON lines.
+//   bench_optimizer eval TRACE PLANS [SET...]     time to score one plan (median over PLANS random plans)
+//   bench_optimizer search TRACE BUDGET [SET...]  a whole search: plans replayed, seconds, plans per second
+//   bench_optimizer quality MAX_PLANS BUDGET_PERCENT TRACE...
+//        search vs exhaustive enumeration: for each trace, spaces of at most MAX_PLANS plans made of
+//        consecutive runs of its variables (cases), the search given BUDGET_PERCENT of each space;
+//        one line per case with the ratio of the steps found, then a summary line.
+// SET: --set style key=value conditions (network.inter_node_gbps=1, host.cpu_speed=2).
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "bench_util.h"
+#include "core/error.h"
+#include "core/log.h"
+#include "costmodel/paths.h"
+#include "optimizer/search.h"
+#include "optimizer/space.h"
+#include "replayer/replay.h"
+#include "trace/loader.h"
+
+using namespace dpro;
+using namespace dpro::optimizer;
+
+namespace {
+
+struct Job {
+  std::shared_ptr<const trace::TraceSet> traces;
+  whatif::Workload conditioned;
+  Conditions conditions;
+};
+
+ResourcePaths paths() {
+  return {costmodel::default_model_path(), costmodel::default_device_dir(),
+          std::string(DPRO_SOURCE_DIR) + "/configs/clusters"};
+}
+
+Job load_job(const std::string& path, const std::vector<std::string>& settings) {
+  Logger quiet(LogLevel::kError);
+  Job job;
+  job.traces = std::make_shared<const trace::TraceSet>(trace::load_traces({path}, trace::LoadOptions{}, quiet));
+  replayer::ReplayOptions options;
+  replayer::Replay recorded = replayer::replay_traces(*job.traces, options, quiet);
+  job.conditions.settings = settings;
+  replayer::Simulator simulator;
+  job.conditioned = whatif::evaluate({job.traces, recorded.graph}, condition_rewrites(job.conditions, paths()),
+                                     simulator, {})
+                        .workload;
+  return job;
+}
+
+std::string name_of(const std::string& path) { return path.substr(path.find_last_of('/') + 1); }
+
+int eval(const std::string& path, int plans, const std::vector<std::string>& settings) {
+  const Job job = load_job(path, settings);
+  const SearchSpace space = make_space(job.conditioned, {});
+  std::mt19937_64 rng(1);
+  std::vector<double> seconds;
+  Evaluator ev(job.conditioned, space, job.conditions, paths(), 1);
+  for (int i = 0; i < plans; ++i) {
+    Assignment a(space.variables.size(), 0);
+    for (std::size_t v = 0; v < a.size(); ++v) a[v] = static_cast<std::uint8_t>(rng() % space.variables[v].values.size());
+    const auto t0 = std::chrono::steady_clock::now();
+    ev.score({a});
+    seconds.push_back(bench::seconds_since(t0));
+  }
+  bench::emit("optimizer_plan_score_ms", 1e3 * bench::median(seconds), "ms",
+              "\"trace\": \"" + name_of(path) + "\", \"plans\": " + std::to_string(plans) +
+                  ", \"variables\": " + std::to_string(space.variables.size()) +
+                  ", \"ops\": " + std::to_string(job.conditioned.graph.dfg.op_count()));
+  return 0;
+}
+
+int run_search(const std::string& path, std::size_t budget, const std::vector<std::string>& settings) {
+  const Job job = load_job(path, settings);
+  const SearchSpace space = make_space(job.conditioned, {});
+  Evaluator ev(job.conditioned, space, job.conditions, paths(), 2);
+  SearchOptions o;
+  o.max_evaluations = budget;
+  const auto t0 = std::chrono::steady_clock::now();
+  const SearchResult r = search(ev, space, o);
+  const double s = bench::seconds_since(t0);
+  const std::string extra = "\"trace\": \"" + name_of(path) + "\", \"plans\": " + std::to_string(r.evaluations) +
+                            ", \"variables\": " + std::to_string(space.variables.size()) + ", \"threads\": 2" +
+                            ", \"speedup_percent\": " +
+                            std::to_string(100.0 * static_cast<double>(r.baseline.score.step_ns - r.best.score.step_ns) /
+                                           static_cast<double>(r.baseline.score.step_ns));
+  bench::emit("optimizer_search_seconds", s, "s", extra);
+  bench::emit("optimizer_search_plans_per_second", static_cast<double>(r.evaluations) / s, "plans/s", extra);
+  return 0;
+}
+
+int quality(std::size_t max_plans, double budget_percent, const std::vector<std::string>& traces) {
+  std::vector<double> ratios;
+  std::size_t within3 = 0;
+  for (const std::string& path : traces) {
+    const Job job = load_job(path, {});
+    const SearchSpace full = make_space(job.conditioned, {});
+    // Cases: windows of consecutive variables whose spaces have at most max_plans plans.
+    for (std::size_t first = 0; first < full.variables.size(); ++first) {
+      SearchSpace space;
+      space.strategies = full.strategies;
+      std::size_t plans = 1;
+      for (std::size_t i = first; i < full.variables.size(); ++i) {
+        if (plans * full.variables[i].values.size() > max_plans) break;
+        plans *= full.variables[i].values.size();
+        space.variables.push_back(full.variables[i]);
+      }
+      if (space.variables.size() < 2) continue;
+      Evaluator all_ev(job.conditioned, space, job.conditions, paths(), 2);
+      const SearchResult all = exhaustive(all_ev, space, 1e9, max_plans);
+      Evaluator ev(job.conditioned, space, job.conditions, paths(), 2);
+      SearchOptions o;
+      o.max_evaluations = std::max<std::size_t>(2, static_cast<std::size_t>(budget_percent / 100.0 * static_cast<double>(plans)));
+      const SearchResult found = search(ev, space, o);
+      const double ratio = static_cast<double>(found.best.score.step_ns) / static_cast<double>(all.best.score.step_ns);
+      ratios.push_back(ratio);
+      within3 += ratio <= 1.03 ? 1 : 0;
+      bench::emit("optimizer_quality_ratio", ratio, "found/exhaustive",
+                  "\"trace\": \"" + name_of(path) + "\", \"first_variable\": " + std::to_string(first) +
+                      ", \"variables\": " + std::to_string(space.variables.size()) + ", \"plans\": " +
+                      std::to_string(plans) + ", \"budget\": " + std::to_string(o.max_evaluations) +
+                      ", \"exhaustive_gain_percent\": " +
+                      std::to_string(100.0 * (1.0 - static_cast<double>(all.best.score.step_ns) /
+                                                        static_cast<double>(all.baseline.score.step_ns))));
+      if (first + space.variables.size() >= full.variables.size()) break;
+    }
+  }
+  if (ratios.empty()) {
+    std::fprintf(stderr, "bench_optimizer quality: no case (no trace has 2 variables within %zu plans)\n", max_plans);
+    return 1;
+  }
+  double worst = 0;
+  for (double r : ratios) worst = std::max(worst, r);
+  bench::emit("optimizer_quality_cases_within_3_percent", static_cast<double>(within3), "cases",
+              "\"cases\": " + std::to_string(ratios.size()) + ", \"worst_ratio\": " + std::to_string(worst) +
+                  ", \"median_ratio\": " + std::to_string(bench::median(ratios)));
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    const std::string mode = argc > 1 ? argv[1] : "";
+    std::vector<std::string> rest(argv + std::min(argc, 2), argv + argc);
+    if (mode == "eval" && rest.size() >= 2)
+      return eval(rest[0], std::atoi(rest[1].c_str()), {rest.begin() + 2, rest.end()});
+    if (mode == "search" && rest.size() >= 2)
+      return run_search(rest[0], static_cast<std::size_t>(std::atol(rest[1].c_str())), {rest.begin() + 2, rest.end()});
+    if (mode == "quality" && rest.size() >= 3)
+      return quality(static_cast<std::size_t>(std::atol(rest[0].c_str())), std::atof(rest[1].c_str()),
+                     {rest.begin() + 2, rest.end()});
+    std::fprintf(stderr, "usage: bench_optimizer eval TRACE PLANS [SET...] | search TRACE BUDGET [SET...] | "
+                         "quality MAX_PLANS BUDGET_PERCENT TRACE...\n");
+    return 2;
+  } catch (const InputError& e) {
+    std::fprintf(stderr, "bench_optimizer: %s\n", e.what());
+    return 2;
+  }
+}
