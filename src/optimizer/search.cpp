@@ -49,6 +49,7 @@ whatif::Evaluation Evaluator::evaluate(const Assignment& a) const {
 Score Evaluator::replay(const Assignment& a, replayer::Simulator& simulator) const {
   whatif::EvaluateOptions options;
   options.report.top_ops = 0;
+  options.report.analysis = false;
   const whatif::Evaluation e =
       whatif::evaluate(conditioned_, decision_rewrites(conditions_, decisions_of(space_, a), paths_), simulator, options);
   return {mean_step(e.report), risk_of(space_, a)};

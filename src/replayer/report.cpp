@@ -221,11 +221,12 @@ Report make_report(const trace::TraceSet& traces, const graph::BuiltGraph& built
   report.edges = dfg.edge_count();
   report.build = built.stats;
   report.events_simulated = sim.events_processed;
+  report.analysed = options.analysis;
 
   const std::vector<std::vector<graph::NodeId>> ops_of_rank = rank_ops(traces, dfg);
-  const ExecutionCategories categories = execution_categories(dfg);
+  const ExecutionCategories categories = options.analysis ? execution_categories(dfg) : ExecutionCategories{};
   std::vector<std::vector<graph::NodeId>> gpu_nodes(traces.ranks.size());
-  for (std::size_t ri = 0; ri < ops_of_rank.size(); ++ri) {
+  for (std::size_t ri = 0; options.analysis && ri < ops_of_rank.size(); ++ri) {
     for (graph::NodeId id : ops_of_rank[ri])
       if (graph::on_gpu(dfg.node(id).kind)) gpu_nodes[ri].push_back(id);
   }
@@ -255,13 +256,15 @@ Report make_report(const trace::TraceSet& traces, const graph::BuiltGraph& built
       r.measured_start = span->measured_start;
       r.predicted_ns = span->predicted_end - span->predicted_start;
       r.predicted_start = span->predicted_start;
-      auto path = critical_path(dfg, sim, categories, span->last, graph::Point::kEnd, span->predicted_start);
-      r.critical_path = breakdown_of(path, r.rank);
-      // The measured tail after the last op: host time the trace does not break down.
-      r.critical_path[Category::kCpuUntraced] += span->predicted_end - sim.end[span->last];
-      gpu_usage(categories, sim, span->predicted_start, span->predicted_end, r, gpu_nodes[ri]);
-      r.verdict = verdict_of(r.critical_path, r.predicted_ns - r.gpu_idle, r.predicted_ns);
-      find_unresolved_waits(traces, dfg, sim, gpu_nodes[ri], span->predicted_start, span->predicted_end, waits);
+      if (options.analysis) {
+        auto path = critical_path(dfg, sim, categories, span->last, graph::Point::kEnd, span->predicted_start);
+        r.critical_path = breakdown_of(path, r.rank);
+        // The measured tail after the last op: host time the trace does not break down.
+        r.critical_path[Category::kCpuUntraced] += span->predicted_end - sim.end[span->last];
+        gpu_usage(categories, sim, span->predicted_start, span->predicted_end, r, gpu_nodes[ri]);
+        r.verdict = verdict_of(r.critical_path, r.predicted_ns - r.gpu_idle, r.predicted_ns);
+        find_unresolved_waits(traces, dfg, sim, gpu_nodes[ri], span->predicted_start, span->predicted_end, waits);
+      }
       meas_begin = std::min(meas_begin, span->measured_start);
       meas_end = std::max(meas_end, span->measured_end);
       pred_begin = std::min(pred_begin, span->predicted_start);
@@ -276,11 +279,13 @@ Report make_report(const trace::TraceSet& traces, const graph::BuiltGraph& built
     if (it.ranks.empty()) return;
     it.job_measured_ns = meas_end - meas_begin;
     it.job_predicted_ns = pred_end - pred_begin;
-    auto path = critical_path(dfg, sim, categories, job_last, graph::Point::kEnd, pred_begin);
-    it.job_critical_path = breakdown_of(path);
-    it.job_critical_path[Category::kCpuUntraced] += pred_end - sim.end[job_last];
-    it.top_path_ops = top_ops(traces, dfg, categories, path, options.top_ops);
-    it.unresolved = summarize_waits(std::move(waits));
+    if (options.analysis) {
+      auto path = critical_path(dfg, sim, categories, job_last, graph::Point::kEnd, pred_begin);
+      it.job_critical_path = breakdown_of(path);
+      it.job_critical_path[Category::kCpuUntraced] += pred_end - sim.end[job_last];
+      it.top_path_ops = top_ops(traces, dfg, categories, path, options.top_ops);
+      it.unresolved = summarize_waits(std::move(waits));
+    }
     report.iterations.push_back(std::move(it));
   };
 
@@ -331,6 +336,7 @@ void check_invariants(const Report& report) {
     for (const RankIteration& r : it.ranks) {
       DPRO_CHECK(r.measured_ns >= 0 && r.predicted_ns >= 0);
       DPRO_CHECK(non_negative(r.critical_path) && non_negative(r.gpu_busy) && r.gpu_idle >= 0);
+      if (!report.analysed) continue;
       DPRO_CHECK(r.critical_path.total() == r.predicted_ns);
       DPRO_CHECK(r.gpu_busy.total() + r.gpu_idle == r.predicted_ns);
     }

@@ -92,11 +92,15 @@ struct Report {
   // The profiler's own cost taken out of the CPU side before the replay (graph/profiler_cost.h),
   // or kept; none when the traces carry no cost and none was given.
   std::optional<graph::ProfilerCostRemoval> profiler_cost;
+  bool analysed = true;  // ReportOptions::analysis: false when only the times were computed
 };
 
 struct ReportOptions {
   std::optional<std::int64_t> iteration;  // only this ProfilerStep number
   std::size_t top_ops = 10;
+  // false: the times only (measured and predicted per rank and job); no critical path, breakdown,
+  // verdict, waits or top ops (they stay empty). A search that scores many plans needs no more.
+  bool analysis = true;
 };
 
 // Throws InputError if options.iteration names a step that no rank has.
