@@ -19,19 +19,20 @@ class WhatIfFlags {
   void add_to(CLI::App& replay);
   // The rewrites the flags ask for, in the order they apply (host, device, then communication);
   // empty when none is asked for. `--set host.*` values go to the host rewrite, the others to
-  // the cluster's. Throws OptionError for a bad host setting.
+  // the cluster's. Throws OptionError for a bad host setting or --compress value.
   std::vector<whatif::Rewrite> rewrites() const;
   bool device_enabled() const { return !device_.device.empty(); }
   bool comm_enabled() const {
     return !comm_.cluster.empty() ||
            std::any_of(comm_.settings.begin(), comm_.settings.end(),
                        [](const std::string& s) { return !whatif::is_host_setting(s); }) ||
-           comm_.ranks.has_value() || comm_.bucket_mb.has_value();
+           comm_.ranks.has_value() || comm_.bucket_mb.has_value() || !compress_.empty();
   }
 
  private:
   whatif::DeviceRetime device_;
   whatif::CommRetime comm_;  // settings: every --set value, host ones included
+  std::string compress_;     // --compress, parsed by comm::parse_compression
 };
 
 // The error as the user sees it: the library's option name as its flag ("bucket_mb" ->
