@@ -166,7 +166,7 @@ int iteration_of(const trace::TraceRank& rank, Nanos start) {
   return found;
 }
 
-// A kernel node beside `collective` on its stream, its op named `name`.
+// A kernel node on `collective`'s stream and rank; `at`: its measured start, for reports.
 graph::Node kernel_beside(const graph::Node& collective, Nanos at, Nanos duration) {
   graph::Node k;
   k.kind = graph::NodeKind::kKernel;

@@ -97,7 +97,7 @@ inline constexpr double kFallbackFp32Tflops = 15.7;
 
 // The rates the compression kernels are priced at.
 struct GpuRates {
-  double bandwidth_gbs = 0;         // bytes per ns
+  double bandwidth_gbs = 0;         // GB/s (= bytes per ns)
   std::size_t bandwidth_kernels = 0;  // elementwise kernels it was measured on (0: datasheet or fallback)
   std::string bandwidth_source;     // "measured", "datasheet <GPU>", "fallback"
   double fp32_tflops = 0;           // peak of the GPU the trace ran on
