@@ -492,6 +492,11 @@ TEST_CASE("replay --compress prints and gives as JSON what compression did to th
   const auto& topk = c.at("methods").at("topk");
   CHECK(topk.at("wire_bytes_after").get<std::int64_t>() * 40 < topk.at("wire_bytes_before").get<std::int64_t>());
   CHECK(topk.at("residual_bytes_per_rank").get<std::int64_t>() > 0);
+  // The inserted kernels are in the timeline under their own names.
+  const std::string dir = test::fresh_dir("cli_compress");
+  REQUIRE(run("replay -q --timeline " + dir + "/t.json " + args).code == 0);
+  const std::string timeline = read_whole_file(dir + "/t.json");
+  CHECK_THAT(timeline, Catch::Contains("\"dpro::compress(topk)\"") && Catch::Contains("\"dpro::decompress(topk)\""));
   const Run bad = run("replay " + test::dlrm_dir() + " --compress topk:2");
   CHECK(bad.code == 2);
   CHECK_THAT(bad.out, Catch::Contains("--compress topk:2") && Catch::Contains("(0, 1]"));
