@@ -80,7 +80,10 @@ void write_timeline(std::ostream& out, const trace::TraceSet& traces, const grap
     const graph::Node& n = dfg.node(id);
     // Untraced work is shown as what it is in the trace: the time between two ops of a thread.
     if (!graph::is_op(n.kind) || !n.track.valid()) continue;
-    w.slice(n.rank, chrome_tid(n.track), traces.strings.view(n.name), graph::to_string(n.kind), sim.start[id],
+    // A node a what-if inserted has no trace name; its op table entry names it.
+    const graph::OpDesc* op = dfg.op(id);
+    const std::string_view name = n.name.value == 0 && op ? dfg.ops().name(op->name) : traces.strings.view(n.name);
+    w.slice(n.rank, chrome_tid(n.track), name, graph::to_string(n.kind), sim.start[id],
             sim.end[id] - sim.start[id], fmt::format(R"("measured_dur_us":{})", chrome_micros(n.measured_duration)));
   }
   // Flow arrows from each collective's last-arriving participant to the others.

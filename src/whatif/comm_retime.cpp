@@ -23,9 +23,10 @@ OptionError unknown_origin(const trace::TraceSet& traces, const comm::ClusterCat
 }
 
 // Sizes the NCCL ops, calibrates the model on them and re-times them (and fuses buckets).
-void retime(graph::Dfg& dfg, std::vector<comm::CommOp>& ops, const trace::TraceSet& traces,
+void retime(graph::BuiltGraph& built, std::vector<comm::CommOp>& ops, const trace::TraceSet& traces,
             const comm::ClusterSpec& origin, const comm::ClusterSpec& target, const CommRetime& options,
             CommChange& change) {
+  graph::Dfg& dfg = built.dfg;
   if (!options.comm_sizes.empty())
     change.sized_by_host_et = comm::attach_host_et_sizes(ops, traces, trace::expand_host_et_paths(options.comm_sizes));
   const auto samples = comm::make_samples(ops, origin);
@@ -42,6 +43,10 @@ void retime(graph::Dfg& dfg, std::vector<comm::CommOp>& ops, const trace::TraceS
     change.buckets = comm::fuse_allreduce_buckets(dfg, ops, traces, target_model,
                                                   static_cast<std::int64_t>(*options.bucket_mb * kBytesPerMb),
                                                   options.ranks);
+  if (options.compression)
+    change.compression = comm::compress_allreduces(built, ops, traces, target_model, *options.compression,
+                                                   change.buckets ? &change.buckets->bucket_end : nullptr,
+                                                   options.ranks);
 }
 
 }  // namespace
@@ -55,6 +60,7 @@ CommChange comm_retime(Workload& workload, const CommRetime& options) {
   if (options.bucket_mb && !(*options.bucket_mb * kBytesPerMb >= 1 && *options.bucket_mb <= kMaxBucketMb))
     throw OptionError("bucket_mb", fmt::format("{:g}", *options.bucket_mb),
                       "must be from 1 byte (1/1048576 MB) to 1048576 MB (1 TiB)");
+  if (options.compression) comm::validate(*options.compression);
   if (!dfg.finalized()) dfg.finalize();
   CommChange change;
   change.options = options;
@@ -77,8 +83,9 @@ CommChange comm_retime(Workload& workload, const CommRetime& options) {
   if (origin) {
     change.origin = origin->name;
     change.origin_guessed = guessed != nullptr;
-    retime(dfg, ops, traces, *origin, *target, options, change);
+    retime(workload.graph, ops, traces, *origin, *target, options, change);
   }
+  if (options.compression && !change.compression) change.compression.emplace();  // no NCCL op: nothing to compress
   if (target) change.target = target->name;
   // Scale-in: the report, the what-if table, its JSON and the timeline are then the N-rank job's.
   change.scaled_in = options.ranks && *options.ranks < static_cast<int>(traces.ranks.size());

@@ -4,13 +4,15 @@
 // cluster the trace ran on, and each op re-timed for a target cluster (comm::retime_collectives);
 // optionally gradient buckets (consecutive all-reduces fused, comm::fuse_allreduce_buckets) and a
 // data-parallel job of another size (groups resized; below the trace's ranks the workload becomes
-// the graph of the first N ranks, comm::scale_in).
+// the graph of the first N ranks, comm::scale_in); optionally gradient compression of the
+// data-parallel all-reduces after re-timing and bucketing (comm::compress_allreduces).
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "costmodel/comm/calibration.h"
 #include "hw/cluster.h"
+#include "whatif/comm/compress.h"
 #include "whatif/comm/retime.h"
 #include "whatif/workload.h"
 
@@ -24,6 +26,7 @@ struct CommRetime {
   std::vector<std::string> comm_sizes;  // host execution traces giving message sizes (files or a directory)
   std::optional<int> ranks;           // data-parallel job size, 1 to comm::kMaxGroupSize
   std::optional<double> bucket_mb;    // gradient bucket size in MiB
+  std::optional<comm::Compression> compression;  // of the gradient all-reduces (buckets)
 };
 
 // 1 TiB: above any model's gradients, and MB x 2^20 stays far within the byte counts' int64.
@@ -38,6 +41,8 @@ struct CommChange {
   comm::CalibrationFit fit;
   comm::RetimeStats retimed;
   std::optional<comm::BucketStats> buckets;
+  // With options.compression; allreduces == 0 when the trace has none (a no-op, not an error).
+  std::optional<comm::CompressionStats> compression;
   std::size_t samples = 0, sized_by_trace = 0, sized_by_host_et = 0, sizes_inferred = 0;
   std::size_t alltoalls_inferred = 0;  // of sizes_inferred: all-to-alls (their group, not their size, sets their time at scale)
   // Unmatched ops (peers outside the trace) whose measured time was split into the transfer the
@@ -55,7 +60,7 @@ struct CommChange {
 };
 
 // Re-times the workload's NCCL ops in place (and, for a scale-in, replaces its graph). Throws
-// OptionError ("ranks", "bucket_mb", "origin_cluster", "cluster", "set", "comm_sizes") for a
+// OptionError ("ranks", "bucket_mb", "origin_cluster", "cluster", "set", "comm_sizes", "compress") for a
 // bad option, InputError for bad cluster or host execution trace files.
 CommChange comm_retime(Workload& workload, const CommRetime& options);
 

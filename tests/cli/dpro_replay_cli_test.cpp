@@ -463,6 +463,30 @@ TEST_CASE("compare refuses a base whose job time is 0 ns, and replay warns of a 
   CHECK(run("compare " + dir + "/dlrm.json " + dir + "/zero_rep.json --max-slowdown 3").code == 0);  // faster: fine
 }
 
+TEST_CASE("replay --compress prints and gives as JSON what compression did to the all-reduces") {
+  const std::string args = test::dlrm_dir() + " --compress topk:0.01 --set cluster.gpus_per_node=1 --set network.inter_node_gbps=1.25";
+  const Run text = run("replay " + args);
+  REQUIRE(text.code == 0);
+  CHECK_THAT(text.out, Catch::Contains("Compression of 24 gradient all-reduces") && Catch::Contains("topk on 24"));
+  const Run r = run("replay -q --json - " + args);
+  REQUIRE(r.code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  const auto& c = j.at("whatif").at("changes").at("communication").at("compression");
+  CHECK(c.at("allreduces") == 24);
+  CHECK(c.at("kernels_inserted") == 48);
+  const auto& topk = c.at("methods").at("topk");
+  CHECK(topk.at("wire_bytes_after").get<std::int64_t>() * 40 < topk.at("wire_bytes_before").get<std::int64_t>());
+  CHECK(topk.at("residual_bytes_per_rank").get<std::int64_t>() > 0);
+  // The inserted kernels are in the timeline under their own names.
+  const std::string dir = test::fresh_dir("cli_compress");
+  REQUIRE(run("replay -q --timeline " + dir + "/t.json " + args).code == 0);
+  const std::string timeline = read_whole_file(dir + "/t.json");
+  CHECK_THAT(timeline, Catch::Contains("\"dpro::compress(topk)\"") && Catch::Contains("\"dpro::decompress(topk)\""));
+  const Run bad = run("replay " + test::dlrm_dir() + " --compress topk:2");
+  CHECK(bad.code == 2);
+  CHECK_THAT(bad.out, Catch::Contains("--compress topk:2") && Catch::Contains("(0, 1]"));
+}
+
 TEST_CASE("errors of the what-if options name the option and state the bound") {
   const std::string trace = test::source_path("traces/hta/cuda-event-sync.json.gz");
   const std::string dlrm = test::dlrm_dir();
@@ -474,11 +498,11 @@ TEST_CASE("errors of the what-if options name the option and state the bound") {
       {trace + " --device nonexist", {"--device nonexist: unknown device"}},
       {dlrm + " --ranks 2 --clusters-dir " + empty, {empty, "the clusters directory has no cluster files"}},
       // Options that would do nothing: before, silently ignored.
-      {trace + " --origin-cluster dgx-a100", {"--origin-cluster: does nothing without --cluster, --set, --ranks or --bucket-mb"}},
+      {trace + " --origin-cluster dgx-a100", {"--origin-cluster: does nothing without --cluster, --set, --ranks, --bucket-mb or --compress"}},
       {trace + " --device-samples x.csv", {"--device-samples: does nothing without --device"}},
       {trace + " --origin-device A100-SXM4-80GB", {"--origin-device: does nothing without --device"}},
       {trace + " --costmodel x.dpcm", {"--costmodel: does nothing without --device"}},
-      {trace + " --device-specs configs/devices", {"--device-specs: does nothing without --device"}},
+      {trace + " --device-specs configs/devices", {"--device-specs: does nothing without --device or --compress"}},
       {trace + " --iteration-marker ''", {"--iteration-marker: empty"}},
       {trace + " --top -1", {"--top", "-1", "0 to 1000000"}},
   };

@@ -195,13 +195,13 @@ class ReplayCommand final : public Command {
       return o->count() > 0;
     };
     static const std::vector<std::pair<const char*, std::vector<const char*>>> kNeeds = {
-        {"--origin-cluster", {"--cluster", "--set", "--ranks", "--bucket-mb"}},
-        {"--clusters-dir", {"--cluster", "--set", "--ranks", "--bucket-mb"}},
-        {"--comm-sizes", {"--cluster", "--set", "--ranks", "--bucket-mb"}},
+        {"--origin-cluster", {"--cluster", "--set", "--ranks", "--bucket-mb", "--compress"}},
+        {"--clusters-dir", {"--cluster", "--set", "--ranks", "--bucket-mb", "--compress"}},
+        {"--comm-sizes", {"--cluster", "--set", "--ranks", "--bucket-mb", "--compress"}},
         {"--origin-device", {"--device"}},
         {"--device-samples", {"--device"}},
         {"--costmodel", {"--device"}},
-        {"--device-specs", {"--device"}},
+        {"--device-specs", {"--device", "--compress"}},
     };
     for (const auto& [option, needs] : kNeeds) {
       if (!given(option) || std::any_of(needs.begin(), needs.end(), given)) continue;

@@ -227,6 +227,52 @@ std::string describe_retiming(const whatif::CommChange& c) {
   return text;
 }
 
+std::string mib(std::int64_t bytes) { return fmt::format("{:.1f} MiB", static_cast<double>(bytes) / (1 << 20)); }
+
+std::string describe_compression(const whatif::CommChange& c) {
+  const comm::CompressionStats& s = *c.compression;
+  if (s.allreduces == 0) return " Compression: the trace has no data-parallel all-reduce, nothing compressed (0).";
+  std::string text = fmt::format(" Compression of {} gradient all-reduce{} (all ranks{}): ", s.allreduces,
+                                 s.allreduces == 1 ? "" : "s", c.buckets ? ", buckets" : "");
+  if (s.by_method.empty()) text += "none compressed";
+  bool first = true;
+  for (const auto& [method, m] : s.by_method) {
+    text += fmt::format("{}{} on {}, wire {} -> {}, their transfer {} -> {}, kernels +{}, residual {} per rank",
+                        first ? "" : "; ", comm::to_string(method), m.collectives, mib(m.wire_bytes_before),
+                        mib(m.wire_bytes_after), format_duration(m.comm_before), format_duration(m.comm_after),
+                        format_duration(m.kernel_time), mib(m.residual_bytes));
+    first = false;
+  }
+  if (s.uncompressed) text += fmt::format("; {} left uncompressed", s.uncompressed);
+  if (s.single_rank) text += fmt::format("; {} of a one-rank group left alone", s.single_rank);
+  if (s.kernels_inserted)
+    text += fmt::format(". {} kernels inserted, priced at {:.0f} GB/s ({}{}) and {:.1f} TFLOP/s fp32 peak{}", s.kernels_inserted,
+                        s.rates.bandwidth_gbs, s.rates.bandwidth_source,
+                        s.rates.bandwidth_kernels ? fmt::format(" on {} elementwise kernels", s.rates.bandwidth_kernels) : "",
+                        s.rates.fp32_tflops, s.rates.gpu.empty() ? "" : " of " + s.rates.gpu);
+  return text + ".";
+}
+
+nlohmann::json compression_details(const comm::CompressionStats& s) {
+  using nlohmann::json;
+  json methods = json::object();
+  for (const auto& [method, m] : s.by_method)
+    methods[comm::to_string(method)] = {{"collectives", m.collectives},         {"wire_bytes_before", m.wire_bytes_before},
+                                        {"wire_bytes_after", m.wire_bytes_after}, {"transfer_before_ns", m.comm_before},
+                                        {"transfer_after_ns", m.comm_after},     {"kernel_ns", m.kernel_time},
+                                        {"residual_bytes_per_rank", m.residual_bytes}};
+  return {{"allreduces", s.allreduces},
+          {"uncompressed", s.uncompressed},
+          {"single_rank", s.single_rank},
+          {"kernels_inserted", s.kernels_inserted},
+          {"methods", std::move(methods)},
+          {"bandwidth_gbs", s.rates.bandwidth_gbs},
+          {"bandwidth_source", s.rates.bandwidth_source},
+          {"bandwidth_kernels", s.rates.bandwidth_kernels},
+          {"fp32_tflops", s.rates.fp32_tflops},
+          {"gpu", s.rates.gpu}};
+}
+
 // "0..7", or "0, 3, 5" for a partial set.
 std::string rank_numbers(const std::vector<int>& ranks) {
   bool contiguous = true;
@@ -296,6 +342,7 @@ std::string summary_of(const whatif::CommChange& c) {
                        *c.target);
   for (const std::string& s : c.options.settings) text += " with " + s;
   if (c.origin) text += describe_retiming(c);
+  if (c.compression) text += describe_compression(c);
   if (c.options.ranks) text += describe_ranks(c);
   if (const std::string w = no_collectives_warning(c); !w.empty()) text += " Warning: " + w + ".";
   return text;
@@ -338,6 +385,7 @@ nlohmann::json details_of(const whatif::CommChange& c) {
     j["buckets"] = {{"bucket_mb", *c.options.bucket_mb}, {"allreduces_per_rank", c.buckets->allreduces},
                     {"buckets_per_rank", c.buckets->buckets}, {"allreduce_before_ns", c.buckets->before},
                     {"allreduce_after_ns", c.buckets->after}};
+  if (c.compression) j["compression"] = compression_details(*c.compression);
   if (c.options.ranks) {
     const int n = *c.options.ranks;
     const int w = static_cast<int>(c.trace_ranks.size());

@@ -31,6 +31,10 @@ void WhatIfFlags::add_to(CLI::App& replay) {
                     "Data-parallel scale-out/in: replay the job on N ranks (1 to 2^20). Below the trace's ranks,\n"
                     "the what-if (its rows, job row, JSON and --timeline) is the job of the first N ranks");
   replay.add_option("--bucket-mb", comm_.bucket_mb, "Fuse consecutive all-reduces into gradient buckets of at most X MB");
+  replay.add_option("--compress", compress_,
+                    "Compress the gradient all-reduces (buckets with --bucket-mb): none, fp16, bf16, topk[:RATIO],\n"
+                    "randomk[:RATIO], dgc[:RATIO], efsignsgd, powersgd[:RANK] (ratio default 0.01, rank 4); several\n"
+                    "separated by ',' give a method per bucket in backward order (later buckets: none)");
   replay.add_option("--comm-sizes", comm_.comm_sizes,
                     "Host execution traces giving NCCL message sizes: a directory, or one file per rank (repeatable)")
       ->allow_extra_args(false);
@@ -44,6 +48,10 @@ std::vector<whatif::Rewrite> WhatIfFlags::rewrites() const {
   if (comm_enabled()) {
     whatif::CommRetime comm = comm_;
     comm.settings = std::move(cluster);
+    if (!compress_.empty()) {
+      comm.compression = comm::parse_compression(compress_);
+      comm.compression->devices_dir = device_.device_dir;
+    }
     out.emplace_back(std::move(comm));
   }
   return out;

@@ -21,7 +21,7 @@ class WhatIfFlags {
   void add_to(CLI::App& replay);
   // The rewrites the flags ask for, in the order they apply (host, device, then communication);
   // empty when none is asked for. `--set host.*` values go to the host rewrite, the others to
-  // the cluster's. Throws OptionError for a bad host setting.
+  // the cluster's. Throws OptionError for a bad host setting or --compress value.
   std::vector<whatif::Rewrite> rewrites() const;
   // The flags as the conditions of an optimizer search or a plan (names; the resource paths
   // apart). Throws InputError for --bucket-mb (what the buckets strategy decides) and
@@ -35,12 +35,13 @@ class WhatIfFlags {
     return !comm_.cluster.empty() ||
            std::any_of(comm_.settings.begin(), comm_.settings.end(),
                        [](const std::string& s) { return !whatif::is_host_setting(s); }) ||
-           comm_.ranks.has_value() || comm_.bucket_mb.has_value();
+           comm_.ranks.has_value() || comm_.bucket_mb.has_value() || !compress_.empty();
   }
 
  private:
   whatif::DeviceRetime device_;
   whatif::CommRetime comm_;  // settings: every --set value, host ones included
+  std::string compress_;     // --compress, parsed by comm::parse_compression
 };
 
 // The error as the user sees it: the library's option name as its flag ("bucket_mb" ->

@@ -79,6 +79,7 @@ BucketStats fuse_allreduce_buckets(graph::Dfg& dfg, std::vector<CommOp>& ops, co
   bucket_end.push_back(first.size());
   stats.allreduces = first.size();
   stats.buckets = bucket_end.size();
+  stats.bucket_end = bucket_end;
   for (auto& [ri, list] : per_rank) {
     if (list.size() != first.size())
       throw OptionError("bucket_mb", "",

@@ -37,6 +37,8 @@ struct BucketStats {
   std::size_t buckets = 0;     // per rank
   Nanos before = 0;            // summed all-reduce transfer time, all ranks
   Nanos after = 0;
+  // Exclusive end of each bucket in a rank's sized all-reduces (the same for every rank).
+  std::vector<std::size_t> bucket_end;
 };
 
 // Fuses consecutive all-reduces of each rank (same group, same iteration) into buckets of at

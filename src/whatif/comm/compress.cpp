@@ -1,0 +1,376 @@
+#include "whatif/comm/compress.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+
+#include "core/error.h"
+#include "costmodel/op_desc_from_graph.h"
+#include "graph/editor.h"
+#include "hw/device_spec.h"
+
+namespace dpro::comm {
+
+namespace {
+
+struct MethodName {
+  CompressionMethod method;
+  const char* name;
+};
+constexpr MethodName kMethodNames[kCompressionMethodCount] = {
+    {CompressionMethod::kNone, "none"},         {CompressionMethod::kFp16, "fp16"},
+    {CompressionMethod::kBf16, "bf16"},         {CompressionMethod::kTopK, "topk"},
+    {CompressionMethod::kRandomK, "randomk"},   {CompressionMethod::kDgc, "dgc"},
+    {CompressionMethod::kEfSignSgd, "efsignsgd"}, {CompressionMethod::kPowerSgd, "powersgd"}};
+
+bool takes_ratio(CompressionMethod m) {
+  return m == CompressionMethod::kTopK || m == CompressionMethod::kRandomK || m == CompressionMethod::kDgc;
+}
+
+std::string known_methods() {
+  std::string out;
+  for (const auto& m : kMethodNames) out += std::string(out.empty() ? "" : ", ") + m.name;
+  return out + " (topk, randomk, dgc take :RATIO in (0, 1]; powersgd takes :RANK >= 1)";
+}
+
+void check_spec(const CompressionSpec& s, const std::string& text) {
+  if (takes_ratio(s.method) && !(s.ratio > 0 && s.ratio <= 1))
+    throw OptionError("compress", text, fmt::format("{} needs a ratio in (0, 1], got {:g}", to_string(s.method), s.ratio));
+  if (s.method == CompressionMethod::kPowerSgd && s.rank < 1)
+    throw OptionError("compress", text, fmt::format("powersgd needs a rank of at least 1, got {}", s.rank));
+}
+
+CompressionSpec parse_spec(const std::string& item, const std::string& text) {
+  const auto colon = item.find(':');
+  const std::string name = item.substr(0, colon);
+  CompressionSpec spec;
+  const auto* found = std::find_if(std::begin(kMethodNames), std::end(kMethodNames),
+                                   [&](const MethodName& m) { return name == m.name; });
+  if (found == std::end(kMethodNames))
+    throw OptionError("compress", text, "unknown method '" + name + "'; known: " + known_methods());
+  spec.method = found->method;
+  if (colon == std::string::npos) return spec;
+  const std::string param = item.substr(colon + 1);
+  if (!takes_ratio(spec.method) && spec.method != CompressionMethod::kPowerSgd)
+    throw OptionError("compress", text, std::string(found->name) + " takes no parameter");
+  std::size_t used = 0;
+  try {
+    if (takes_ratio(spec.method)) spec.ratio = std::stod(param, &used);
+    else spec.rank = std::stoi(param, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != param.size())
+    throw OptionError("compress", text, "'" + param + "' is not a " + (takes_ratio(spec.method) ? "ratio" : "rank"));
+  check_spec(spec, text);
+  return spec;
+}
+
+// Bytes of memory traffic and flops of one kernel.
+struct KernelWork {
+  double bytes = 0;
+  double flops = 0;
+};
+
+// What a method does to one all-reduce of n elements of `element` bytes on `group` ranks.
+struct Plan {
+  CollectiveOp op = CollectiveOp::kAllReduce;
+  std::vector<std::int64_t> messages;  // model message sizes, one per collective it runs
+  std::int64_t wire_bytes = 0;         // what one rank sends
+  KernelWork compress, decompress;
+  std::int64_t residual_bytes = 0;
+};
+
+std::int64_t ceil_i(double x) { return static_cast<std::int64_t>(std::ceil(x)); }
+
+Plan plan_for(const CompressionSpec& s, double n, int element, int group) {
+  Plan p;
+  const double full = n * element;
+  const double k = std::max<double>(1, std::ceil(s.ratio * n));
+  const double residual = has_error_feedback(s.method) ? kResidualBytesPerElement * n : 0;
+  p.residual_bytes = static_cast<std::int64_t>(residual);
+  p.compress.bytes = residual;  // read the residual into the gradient
+  p.decompress.bytes = residual;  // write the new residual
+  switch (s.method) {
+    case CompressionMethod::kNone: break;
+    case CompressionMethod::kFp16:
+    case CompressionMethod::kBf16: {
+      const bool cast = element > 2;
+      p.wire_bytes = ceil_i(cast ? 2 * n : full);
+      p.messages = {p.wire_bytes};
+      if (cast) p.compress.bytes += kCastBytesPerElement * n, p.decompress.bytes += kCastBytesPerElement * n;
+      break;
+    }
+    case CompressionMethod::kTopK:
+    case CompressionMethod::kDgc: {
+      p.op = CollectiveOp::kAllGather;
+      p.wire_bytes = ceil_i(8 * k);
+      p.messages = {p.wire_bytes * group};
+      const double passes = s.method == CompressionMethod::kTopK ? kTopKSelectionPasses : kDgcPasses;
+      p.compress.bytes += passes * full + (s.method == CompressionMethod::kDgc ? kDgcSampleFraction * full : 0) + 8 * k;
+      p.decompress.bytes += group * 8 * k + full;  // scatter-add of every rank's pairs into a zeroed dense buffer
+      break;
+    }
+    case CompressionMethod::kRandomK:
+      p.wire_bytes = ceil_i(4 * k);
+      p.messages = {p.wire_bytes};
+      p.compress.bytes += 2 * 4 * k;           // gather k values (seeded indices, generated on the GPU)
+      p.decompress.bytes += full + 4 * k;      // zeroed dense buffer, scatter the k sums
+      break;
+    case CompressionMethod::kEfSignSgd: {
+      p.op = CollectiveOp::kAllGather;
+      p.wire_bytes = ceil_i(n / 8) + 4;
+      p.messages = {p.wire_bytes * group};
+      p.compress.bytes += kSignPasses * full + n / 8;
+      p.decompress.bytes += group * (n / 8.0 + 4) + full;
+      break;
+    }
+    case CompressionMethod::kPowerSgd: {
+      const double rows = std::ceil(std::sqrt(n)), cols = std::ceil(n / rows), q = s.rank;
+      const std::int64_t pm = ceil_i(4 * q * rows), qm = ceil_i(4 * q * cols);
+      p.messages = {pm, qm};
+      p.wire_bytes = pm + qm;
+      const double gemm_flops = 2 * rows * cols * q;
+      p.compress.bytes += 4 * rows * cols + 4 * q * (rows + cols);  // P = M Q
+      p.compress.flops = gemm_flops;
+      // Gram-Schmidt on P (q columns, each a pass over P), Q = M^T P, M ~ P Q^T.
+      p.decompress.bytes += 2 * q * 4 * q * rows + 2 * (4 * rows * cols + 4 * q * (rows + cols));
+      p.decompress.flops = 2 * gemm_flops + 2 * rows * q * q;
+      break;
+    }
+  }
+  return p;
+}
+
+Nanos kernel_time(const KernelWork& w, const GpuRates& rates) {
+  const double memory_ns = w.bytes / rates.bandwidth_gbs;
+  const double compute_ns = w.flops / (rates.fp32_tflops * 1e3 * kGemmEfficiency);
+  return kKernelOverheadNs + nanos_from_double(std::max(memory_ns, compute_ns));
+}
+
+bool is_elementwise(costmodel::OpFamily f) {
+  using F = costmodel::OpFamily;
+  switch (f) {
+    case F::kAdd: case F::kMul: case F::kDiv: case F::kPow: case F::kAddScalar: case F::kMulScalar:
+    case F::kDivScalar: case F::kPowScalar: case F::kGelu: case F::kRelu: case F::kTanh: return true;
+    default: return false;
+  }
+}
+
+int iteration_of(const trace::TraceRank& rank, Nanos start) {
+  int found = -1;
+  for (std::size_t i = 0; i < rank.iterations.size(); ++i)
+    if (rank.iterations[i].start <= start) found = static_cast<int>(i);
+  return found;
+}
+
+// A kernel node on `collective`'s stream and rank; `at`: its measured start, for reports.
+graph::Node kernel_beside(const graph::Node& collective, Nanos at, Nanos duration) {
+  graph::Node k;
+  k.kind = graph::NodeKind::kKernel;
+  k.rank = collective.rank;
+  k.track = collective.track;
+  k.measured_start = at;
+  k.duration = duration;
+  return k;
+}
+
+// Inserts the compression kernel before the collective and the decompression kernel after it.
+void insert_kernels(graph::Editor& editor, graph::Dfg& dfg, const CommOp& op, Nanos before, Nanos after,
+                    const std::string& method) {
+  const graph::Node c = dfg.node(op.node);
+  std::vector<graph::Edge> ins;
+  for (const graph::EdgeId e : editor.in_edges(op.node)) {
+    graph::Edge edge = dfg.edge(e);
+    if (edge.kind == graph::EdgeKind::kCollective || edge.dst_point != graph::Point::kStart) continue;
+    edge.dst = graph::NodeId::none();
+    ins.push_back(edge);
+  }
+  ins.push_back({graph::NodeId::none(), op.node, graph::EdgeKind::kStreamOrder, graph::Point::kEnd, graph::Point::kStart, 0});
+  graph::OpDesc compress_desc;
+  compress_desc.kind = graph::NodeKind::kKernel;
+  compress_desc.name = dfg.ops().intern("dpro::compress(" + method + ")");
+  editor.insert(kernel_beside(c, c.measured_start, before), ins, dfg.ops().add(compress_desc));
+
+  std::vector<graph::Edge> outs{{op.node, graph::NodeId::none(), graph::EdgeKind::kStreamOrder, graph::Point::kEnd,
+                                 graph::Point::kStart, 0}};
+  for (const graph::EdgeId e : editor.out_edges(op.node)) {
+    graph::Edge edge = dfg.edge(e);
+    if (edge.kind == graph::EdgeKind::kCollective || edge.src_point != graph::Point::kEnd) continue;
+    edge.src = graph::NodeId::none();
+    outs.push_back(edge);
+  }
+  graph::OpDesc decompress_desc;
+  decompress_desc.kind = graph::NodeKind::kKernel;
+  decompress_desc.name = dfg.ops().intern("dpro::decompress(" + method + ")");
+  editor.insert(kernel_beside(c, c.measured_start + c.measured_duration, after), outs, dfg.ops().add(decompress_desc));
+}
+
+int element_bytes_of(const trace::TraceSet& traces, const graph::Dfg& dfg, const CommOp& op) {
+  const trace::CollectiveInfo* info = graph::collective_info(traces.ranks[op.rank_index], dfg.node(op.node));
+  if (!info || !info->dtype) return 4;
+  const std::int64_t b = trace::element_bytes(*info->dtype);
+  return b > 0 ? static_cast<int>(b) : 4;
+}
+
+}  // namespace
+
+const char* to_string(CompressionMethod method) { return kMethodNames[static_cast<int>(method)].name; }
+
+bool has_error_feedback(CompressionMethod method) {
+  return method != CompressionMethod::kNone && method != CompressionMethod::kFp16 && method != CompressionMethod::kBf16;
+}
+
+Compression parse_compression(const std::string& text) {
+  Compression c;
+  std::vector<CompressionSpec> specs;
+  std::size_t begin = 0;
+  while (true) {
+    const auto comma = text.find(',', begin);
+    specs.push_back(parse_spec(text.substr(begin, comma - begin), text));
+    if (comma == std::string::npos) break;
+    begin = comma + 1;
+  }
+  if (specs.size() == 1) c.all = specs.front();
+  else c.per_bucket = std::move(specs);
+  return c;
+}
+
+void validate(const Compression& compression) {
+  const auto text = [](const CompressionSpec& s) {
+    return std::string(to_string(s.method)) +
+           (takes_ratio(s.method) ? fmt::format(":{:g}", s.ratio)
+                                  : s.method == CompressionMethod::kPowerSgd ? fmt::format(":{}", s.rank) : "");
+  };
+  const auto known = [](const CompressionSpec& s) {
+    return static_cast<int>(s.method) >= 0 && static_cast<int>(s.method) < kCompressionMethodCount;
+  };
+  if (!known(compression.all)) throw OptionError("compress", "", "unknown method; known: " + known_methods());
+  check_spec(compression.all, text(compression.all));
+  for (const auto& s : compression.per_bucket) {
+    if (!known(s)) throw OptionError("compress", "", "unknown method; known: " + known_methods());
+    check_spec(s, text(s));
+  }
+}
+
+GpuRates measure_gpu_rates(const graph::Dfg& dfg, const trace::TraceSet& traces, const std::string& devices_dir) {
+  GpuRates rates;
+  const std::string dir = devices_dir.empty() ? hw::DeviceCatalog::default_directory() : devices_dir;
+  const hw::DeviceSpec* spec = nullptr;
+  std::optional<hw::DeviceCatalog> catalog;
+  if (std::filesystem::is_directory(dir)) catalog = hw::DeviceCatalog::load_directory(dir);
+  if (catalog)
+    for (const std::string& name : traces.gpu_names())
+      if (!spec) spec = catalog->find(name);
+  if (spec) rates.gpu = spec->name;
+  rates.fp32_tflops = spec ? spec->peak_flops(hw::DType::kFloat32) / 1e12 : kFallbackFp32Tflops;
+
+  double bytes = 0, ns = 0;
+  for (const graph::NodeId id : dfg.node_ids()) {
+    const graph::Node& n = dfg.node(id);
+    const graph::OpDesc* op = dfg.op(id);
+    if (n.kind != graph::NodeKind::kKernel || !op || n.duration <= 0) continue;
+    const costmodel::OpDesc d = costmodel::op_desc_of_kernel(dfg.ops(), *op, *op);
+    if (!is_elementwise(d.family) || !d.describable() || d.bytes() < kMinBandwidthSampleBytes) continue;
+    bytes += d.bytes();
+    ns += static_cast<double>(n.duration);
+    ++rates.bandwidth_kernels;
+  }
+  if (rates.bandwidth_kernels > 0) {
+    rates.bandwidth_gbs = bytes / ns;
+    rates.bandwidth_source = "measured";
+  } else if (spec) {
+    rates.bandwidth_gbs = spec->memory_bandwidth_gbs * kDatasheetBandwidthEfficiency;
+    rates.bandwidth_source = "datasheet " + spec->name;
+  } else {
+    rates.bandwidth_gbs = kFallbackBandwidthGbs;
+    rates.bandwidth_source = "fallback";
+  }
+  return rates;
+}
+
+CompressionStats compress_allreduces(graph::BuiltGraph& built, std::vector<CommOp>& ops, const trace::TraceSet& traces,
+                                     const CollectiveModel& target, const Compression& compression,
+                                     const std::vector<std::size_t>* bucket_end, std::optional<int> ranks) {
+  validate(compression);
+  CompressionStats stats;
+  graph::Dfg& dfg = built.dfg;
+  std::map<std::size_t, std::vector<CommOp*>> per_rank;  // as fuse_allreduce_buckets lists them
+  for (CommOp& op : ops)
+    if (op.op == CollectiveOp::kAllReduce && op.bytes) per_rank[op.rank_index].push_back(&op);
+  if (per_rank.empty()) return stats;
+  stats.rates = measure_gpu_rates(dfg, traces, compression.devices_dir);
+
+  graph::Editor editor(built);
+  for (auto& [ri, list] : per_rank) {
+    const trace::TraceRank& rank = traces.ranks[ri];
+    std::vector<std::size_t> ends;
+    if (bucket_end) ends = *bucket_end;
+    else
+      for (std::size_t k = 1; k <= list.size(); ++k) ends.push_back(k);
+    std::map<std::pair<CompressionMethod, int>, std::int64_t> residual;  // per (method, iteration)
+    int iteration = -2;
+    std::size_t index = 0;  // bucket index within its iteration
+    std::size_t begin = 0;
+    for (const std::size_t end : ends) {
+      CommOp& carrier = *list[end - 1];
+      const int it = iteration_of(rank, carrier.measured_start);
+      index = it == iteration ? index + 1 : 0;
+      iteration = it;
+      std::int64_t bytes = 0;
+      Nanos now = 0;
+      for (std::size_t k = begin; k < end; ++k) {
+        bytes += *list[k]->bytes;
+        now = saturating_add(now, list[k]->transfer);
+      }
+      begin = end;
+      const int group = ranks && carrier.world_group ? *ranks : carrier.group_size;
+      if (!carrier.world_group) continue;
+      ++stats.allreduces;
+      if (group < 2) {
+        ++stats.single_rank;
+        continue;
+      }
+      const CompressionSpec& spec =
+          index < compression.per_bucket.size() ? compression.per_bucket[index]
+          : compression.per_bucket.empty()      ? compression.all
+                                                : CompressionSpec{};
+      if (spec.method == CompressionMethod::kNone) {
+        ++stats.uncompressed;
+        continue;
+      }
+      const int element = element_bytes_of(traces, dfg, carrier);
+      const double n = std::ceil(static_cast<double>(bytes) / element);
+      const Plan plan = plan_for(spec, n, element, group);
+      const Placement where = place(target.cluster(), group);
+      const double old_us = target.estimate({CollectiveOp::kAllReduce, bytes, where}).time_us;
+      double new_us = 0;
+      for (const std::int64_t m : plan.messages) new_us += target.estimate({plan.op, m, where}).time_us;
+      const Nanos t = old_us > 0 ? nanos_from_double(static_cast<double>(now) * new_us / old_us) : now;
+      // The bucket's time sits on its last member (fuse_allreduce_buckets); the others keep theirs (0).
+      set_transfer(dfg, carrier, std::max<Nanos>(0, t - (now - carrier.transfer)));
+      const Nanos before = kernel_time(plan.compress, stats.rates), after = kernel_time(plan.decompress, stats.rates);
+      insert_kernels(editor, dfg, carrier, before, after, to_string(spec.method));
+      stats.kernels_inserted += 2;
+
+      MethodStats& m = stats.by_method[spec.method];
+      ++m.collectives;
+      m.wire_bytes_before += bytes;
+      m.wire_bytes_after += plan.wire_bytes;
+      m.comm_before = saturating_add(m.comm_before, now);
+      m.comm_after = saturating_add(m.comm_after, t);
+      m.kernel_time = saturating_add(m.kernel_time, saturating_add(before, after));
+      residual[{spec.method, it}] += plan.residual_bytes;
+    }
+    for (const auto& [key, r] : residual) {
+      MethodStats& m = stats.by_method[key.first];
+      m.residual_bytes = std::max(m.residual_bytes, r);
+    }
+  }
+  editor.commit();
+  return stats;
+}
+
+}  // namespace dpro::comm
