@@ -375,6 +375,22 @@ void warn_of(const whatif::CommChange& c, Logger& log) {
   if (const std::string w = inferred_sizes_warning(c); !w.empty()) log.warn(w);
 }
 
+// ---- op fusion --------------------------------------------------------------------------------
+
+std::string summary_of(const whatif::OpFusionChange& c) {
+  return fmt::format("op fusion: fused {} instances of {} chains: GPU time {} -> {}, launches removed {}.", c.instances,
+                     c.chains.size(), format_duration(c.gpu_before), format_duration(c.gpu_after), c.launches_removed);
+}
+
+nlohmann::json details_of(const whatif::OpFusionChange& c) {
+  return {{"chains", c.chains.size()},         {"instances", c.instances},
+          {"skipped", c.skipped},              {"launches_removed", c.launches_removed},
+          {"priced_by_fallback", c.priced_by_fallback}, {"gpu_before_ns", c.gpu_before},
+          {"gpu_after_ns", c.gpu_after},       {"launch_time_removed_ns", c.launch_time_removed}};
+}
+
+void warn_of(const whatif::OpFusionChange&, Logger&) {}
+
 }  // namespace
 
 std::string unmoved_note(const whatif::Unmoved& u) {
@@ -407,6 +423,7 @@ std::string summary(const whatif::Change& change) {
 
 const char* key(const whatif::Change& change) {
   if (std::holds_alternative<whatif::HostChange>(change)) return "host";
+  if (std::holds_alternative<whatif::OpFusionChange>(change)) return "op_fusion";
   return std::holds_alternative<whatif::DeviceChange>(change) ? "device" : "communication";
 }
 

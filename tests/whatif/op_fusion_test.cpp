@@ -1,0 +1,246 @@
+// The op-fusion rewrite and its candidate finder, on bundled traces and on a hand-made graph.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <memory>
+
+#include "core/error.h"
+#include "graph/builder.h"
+#include "replayer/replay.h"
+#include "whatif/evaluate.h"
+#include "whatif/op_fusion.h"
+#include "workload_fixtures.h"
+
+using namespace dpro;
+using graph::Edge;
+using graph::EdgeKind;
+using graph::NodeId;
+using graph::NodeKind;
+using graph::Point;
+using test::load_workload;
+
+namespace {
+
+Nanos job_ns(const replayer::Report& r) { return r.iterations.at(0).job_predicted_ns; }
+
+std::size_t count_kind(const graph::Dfg& dfg, NodeKind kind) {
+  return static_cast<std::size_t>(
+      std::count_if(dfg.nodes().begin(), dfg.nodes().end(), [&](const graph::Node& n) { return n.kind == kind; }));
+}
+
+// Checks the legality rule of op_fusion.h on one occurrence, from the graph's edges alone.
+void check_legal(const graph::Dfg& dfg, const std::vector<NodeId>& parts) {
+  REQUIRE(parts.size() >= 2);
+  const graph::TrackId track = dfg.node(parts.front()).track;
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    const graph::Node& n = dfg.node(parts[i]);
+    REQUIRE(n.kind == NodeKind::kKernel);
+    REQUIRE(n.track == track);
+    if (i > 0) {  // consecutive: the stream-order edge joins them and no GPU op of the track lies between
+      bool joined = false;
+      dfg.for_each_in_edge(parts[i], [&](graph::EdgeId e) {
+        const Edge& edge = dfg.edge(e);
+        joined = joined || (edge.kind == EdgeKind::kStreamOrder && edge.src == parts[i - 1]);
+        if (dfg.node(edge.src).track != track) REQUIRE(edge.kind == EdgeKind::kLaunch);
+      });
+      REQUIRE(joined);
+    }
+    if (i + 1 < parts.size()) {
+      dfg.for_each_out_edge(parts[i], [&](graph::EdgeId e) { REQUIRE(dfg.node(dfg.edge(e).dst).track == track); });
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("op_fusion: a chain of fewer than two names is an option error") {
+  whatif::Workload w = load_workload("traces/hta/alexnet-a100-single.json.gz");
+  whatif::OpFusion empty;
+  empty.chains = {{}};
+  CHECK_THROWS_MATCHES(whatif::op_fusion(w, empty), OptionError,
+                       Catch::Predicate<OptionError>([](const OptionError& e) { return e.option() == "chains"; }));
+  whatif::OpFusion one;
+  one.chains = {{"void at::native::vectorized_elementwise_kernel"}};
+  CHECK_THROWS_AS(whatif::op_fusion(w, one), OptionError);
+}
+
+TEST_CASE("op_fusion: a chain that occurs nowhere changes nothing") {
+  const whatif::Workload base = load_workload("traces/h100/resnet50");
+  replayer::Simulator simulator;
+  const whatif::Evaluation before = whatif::evaluate(base, {}, simulator, {});
+  whatif::OpFusion nowhere;
+  nowhere.chains = {{"no_such_kernel_a", "no_such_kernel_b"}};
+  const whatif::Evaluation after = whatif::evaluate(base, {nowhere}, simulator, {});
+  const auto& c = std::get<whatif::OpFusionChange>(after.changes.at(0));
+  CHECK(c.instances == 0);
+  CHECK(c.skipped == 0);
+  CHECK(c.launches_removed == 0);
+  CHECK(after.workload.graph.dfg.node_count() == base.graph.dfg.node_count());
+  CHECK(job_ns(after.report) == job_ns(before.report));
+  CHECK(after.simulation.end == before.simulation.end);
+}
+
+TEST_CASE("op_fusion: candidates on bundled traces are legal chains of 2 to 8 kernels") {
+  for (const char* path : {"traces/h100/resnet50", "traces/h100/gpt2", "traces/hta/alexnet-a100-single.json.gz",
+                           "traces/hta/cuda-event-sync-multistream.json.gz", "traces/hta/triton.json.gz"}) {
+    INFO(path);
+    const whatif::Workload w = load_workload(path);
+    const std::vector<whatif::FusionCandidate> candidates = whatif::find_fusion_candidates(w);
+    for (const whatif::FusionCandidate& c : candidates) {
+      REQUIRE(c.kernels.size() >= 2);
+      REQUIRE(c.kernels.size() <= 8);
+      REQUIRE(c.instances == c.occurrences.size());
+      REQUIRE(c.predicted <= c.measured);
+      for (const auto& parts : c.occurrences) check_legal(w.graph.dfg, parts);
+    }
+    for (std::size_t i = 1; i < candidates.size(); ++i)
+      REQUIRE(candidates[i - 1].gpu_saving() >= candidates[i].gpu_saving());
+  }
+}
+
+TEST_CASE("op_fusion: fusing the top candidate lowers GPU time, removes k-1 launches and replays no slower") {
+  for (const char* path : {"traces/h100/resnet50", "traces/h100/gpt2"}) {
+    INFO(path);
+    const whatif::Workload base = load_workload(path);
+    const std::vector<whatif::FusionCandidate> candidates = whatif::find_fusion_candidates(base);
+    REQUIRE(!candidates.empty());
+    const whatif::FusionCandidate& top = candidates.front();
+    const std::size_t k = top.kernels.size();
+    replayer::Simulator simulator;
+    const whatif::Evaluation before = whatif::evaluate(base, {}, simulator, {});
+    const whatif::Evaluation after = whatif::evaluate(base, {whatif::fuse_candidates({top})}, simulator, {});
+    const auto& c = std::get<whatif::OpFusionChange>(after.changes.at(0));
+    // The class also fuses where it occurs inside a longer run of kernels that are not all
+    // memory-bound, or that was split elsewhere.
+    CHECK(c.instances >= top.instances);
+    CHECK(c.gpu_after <= c.gpu_before);
+    CHECK(c.gpu_before - c.gpu_after >= top.gpu_saving());
+    CHECK(c.launches_removed == (k - 1) * c.instances);
+    const graph::Dfg& fused = after.workload.graph.dfg;
+    CHECK(count_kind(fused, NodeKind::kKernel) == count_kind(base.graph.dfg, NodeKind::kKernel) - (k - 1) * c.instances);
+    CHECK(count_kind(fused, NodeKind::kRuntimeCall) ==
+          count_kind(base.graph.dfg, NodeKind::kRuntimeCall) - c.launches_removed);
+    // evaluate checked the graph is acyclic and replayed it.
+    CHECK(job_ns(after.report) <= job_ns(before.report));
+    CHECK(after.simulation.makespan <= before.simulation.makespan);
+  }
+}
+
+TEST_CASE("op_fusion: fusing every candidate of a trace replays no slower") {
+  for (const char* path : {"traces/h100/resnet50", "traces/h100/gpt2", "traces/hta/alexnet-a100-single.json.gz"}) {
+    INFO(path);
+    const whatif::Workload base = load_workload(path);
+    const auto candidates = whatif::find_fusion_candidates(base);
+    replayer::Simulator simulator;
+    const whatif::Evaluation before = whatif::evaluate(base, {}, simulator, {});
+    const whatif::Evaluation after = whatif::evaluate(base, {whatif::fuse_candidates(candidates)}, simulator, {});
+    const auto& c = std::get<whatif::OpFusionChange>(after.changes.at(0));
+    CHECK(c.instances > 0);
+    CHECK(c.gpu_after <= c.gpu_before);
+    CHECK(job_ns(after.report) <= job_ns(before.report));
+  }
+}
+
+namespace {
+
+// One CPU thread launching three kernels k_a, k_b, k_c on stream 1; stream 2 runs k_x.
+struct SmallGraph {
+  std::shared_ptr<const trace::TraceSet> traces = std::make_shared<const trace::TraceSet>();
+  graph::BuiltGraph built;
+  std::array<NodeId, 3> calls, kernels;
+  NodeId other;
+};
+
+SmallGraph small_graph() {
+  SmallGraph g;
+  graph::Dfg& dfg = g.built.dfg;
+  const auto thread = dfg.add_track({0, trace::ResourceKind::kCpuThread, 1, 1, "main"});
+  const auto s1 = dfg.add_track({0, trace::ResourceKind::kGpuStream, 0, 1, "stream 1"});
+  const auto s2 = dfg.add_track({0, trace::ResourceKind::kGpuStream, 0, 2, "stream 2"});
+  auto op = [&](const char* name, NodeKind kind) {
+    graph::OpDesc d;
+    d.name = dfg.ops().intern(name);
+    d.kind = kind;
+    return dfg.ops().add(d);
+  };
+  const graph::OpId launch = op("cudaLaunchKernel", NodeKind::kRuntimeCall);
+  const char* names[] = {"k_a", "k_b", "k_c"};
+  for (int i = 0; i < 3; ++i) {
+    graph::Node call;
+    call.kind = NodeKind::kRuntimeCall;
+    call.track = thread;
+    call.measured_start = 1000 * i;
+    call.measured_duration = call.duration = 500;
+    g.calls[i] = dfg.add_node(call);
+    dfg.set_op(g.calls[i], launch);
+    graph::Node k;
+    k.kind = NodeKind::kKernel;
+    k.track = s1;
+    k.measured_start = 10'000 + 2000 * i;
+    k.measured_duration = k.duration = 1500;
+    g.kernels[i] = dfg.add_node(k);
+    dfg.set_op(g.kernels[i], op(names[i], NodeKind::kKernel));
+    dfg.add_edge(Edge{g.calls[i], g.kernels[i], EdgeKind::kLaunch, Point::kStart, Point::kStart});
+    if (i > 0) {
+      dfg.add_edge(Edge{g.calls[i - 1], g.calls[i], EdgeKind::kThreadOrder});
+      dfg.add_edge(Edge{g.kernels[i - 1], g.kernels[i], EdgeKind::kStreamOrder});
+    }
+  }
+  dfg.node(g.calls[0]).release = 0;
+  graph::Node x;
+  x.kind = NodeKind::kKernel;
+  x.track = s2;
+  x.measured_start = 9000;
+  x.measured_duration = x.duration = 500;
+  x.release = 9000;
+  g.other = dfg.add_node(x);
+  dfg.set_op(g.other, op("k_x", NodeKind::kKernel));
+  return g;
+}
+
+}  // namespace
+
+TEST_CASE("op_fusion: a chain with a cross-stream event wait inside is not fused") {
+  const whatif::OpFusion abc{{{"k_a", "k_b", "k_c"}}};
+  SECTION("no wait: fused, two launches removed") {
+    SmallGraph g = small_graph();
+    g.built.dfg.finalize();
+    whatif::Workload w{g.traces, std::move(g.built)};
+    const whatif::OpFusionChange c = whatif::op_fusion(w, abc);
+    CHECK(c.instances == 1);
+    CHECK(c.launches_removed == 2);
+    CHECK(c.launch_time_removed == 1000);
+    CHECK(c.gpu_before == 4500);
+    CHECK(c.gpu_after < c.gpu_before);
+    CHECK(c.priced_by_fallback == 1);  // no shapes: the longest part + half the rest
+    CHECK(c.gpu_after == 1500 + 1500);
+    CHECK(count_kind(w.graph.dfg, NodeKind::kKernel) == 2);
+    CHECK(count_kind(w.graph.dfg, NodeKind::kRuntimeCall) == 1);
+    graph::check_acyclic(w.graph.dfg, *w.traces);
+  }
+  SECTION("stream 2 waits for the middle kernel") {
+    SmallGraph g = small_graph();
+    g.built.dfg.add_edge(Edge{g.kernels[1], g.other, EdgeKind::kStreamWait});
+    g.built.dfg.finalize();
+    whatif::Workload w{g.traces, std::move(g.built)};
+    const whatif::OpFusionChange c = whatif::op_fusion(w, abc);
+    CHECK(c.instances == 0);
+    CHECK(c.chains.at(0).skipped[static_cast<int>(whatif::FusionSkip::kFeedsOtherTrack)] == 1);
+    CHECK(count_kind(w.graph.dfg, NodeKind::kKernel) == 4);
+  }
+  SECTION("the middle kernel waits for stream 2") {
+    SmallGraph g = small_graph();
+    g.built.dfg.add_edge(Edge{g.other, g.kernels[1], EdgeKind::kStreamWait});
+    g.built.dfg.finalize();
+    whatif::Workload w{g.traces, std::move(g.built)};
+    const whatif::OpFusionChange c = whatif::op_fusion(w, abc);
+    CHECK(c.instances == 0);
+    CHECK(c.chains.at(0).skipped[static_cast<int>(whatif::FusionSkip::kFedByOtherTrack)] == 1);
+    // k_b may start a chain, not continue one.
+    const whatif::OpFusionChange ab = whatif::op_fusion(w, whatif::OpFusion{{{"k_a", "k_b"}}});
+    CHECK(ab.instances == 0);
+    const whatif::OpFusionChange bc = whatif::op_fusion(w, whatif::OpFusion{{{"k_b", "k_c"}}});
+    CHECK(bc.instances == 1);
+    CHECK(bc.launches_removed == 1);
+  }
+}
