@@ -22,7 +22,6 @@ const char* to_string(FusionSkip skip) {
     case FusionSkip::kFeedsOtherTrack: return "feeds_other_track";
     case FusionSkip::kFedByOtherTrack: return "fed_by_other_track";
     case FusionSkip::kSharedLaunch: return "shared_launch";
-    case FusionSkip::kCycle: return "cycle";
   }
   return "?";
 }
@@ -157,39 +156,28 @@ std::vector<Instance> occurrences(const StreamView& view, const graph::Dfg& dfg,
   return out;
 }
 
-// Fuses one legal instance and removes the launches of its parts but the first; false when the
-// editor refused the fusion (the graph is then unchanged).
-bool fuse_instance(graph::Editor& editor, graph::Dfg& dfg, const StreamView& view, const FusionPricer& pricer,
+// Fuses one legal instance and removes the launch calls of its parts but the first. Their
+// launch edges go first, without a bridge (removing a call bridges its edges: the fused kernel
+// would wait for the thread to reach the call); the parts then meet the graph at the run's ends
+// only, and the editor fuses them without a search for cycles (graph/editor.h).
+void fuse_instance(graph::Editor& editor, graph::Dfg& dfg, const StreamView& view, const FusionPricer& pricer,
                    const Instance& parts, ChainFusion& record) {
   const FusedPrice price = pricer.price(parts);
   const Nanos first_delay = dfg.node(parts.front()).delay;
-  const EdgeId first_launch = view.own_launch(parts.front());
-  const std::vector<EdgeId> launches = view.removable_launches(parts);
-  NodeId fused;
-  try {
-    fused = editor.fuse(parts);
-  } catch (const InputError&) {
-    ++record.skipped[static_cast<int>(FusionSkip::kCycle)];
-    return false;
-  }
-  editor.set_duration(fused, price.duration);
-  editor.set_delay(fused, first_delay);
-  // A removed call's launch edge now ends at the fused node: it becomes the first launch's
-  // (merged into it), so that removing the call leaves no dependency on where it ran.
-  const NodeId first_call = first_launch.valid() ? dfg.edge(first_launch).src : NodeId::none();
-  for (const EdgeId e : launches) {
+  for (const EdgeId e : view.removable_launches(parts)) {
     const NodeId call = dfg.edge(e).src;
-    dfg.edge(e).gap = dfg.edge(first_launch).gap;
-    editor.redirect(e, first_call, std::nullopt);
+    editor.remove_edge(e);
     record.launch_time_removed = saturating_add(record.launch_time_removed, dfg.node(call).duration);
     editor.remove(call);
     ++record.launches_removed;
   }
+  const NodeId fused = editor.fuse(parts);
+  editor.set_duration(fused, price.duration);
+  editor.set_delay(fused, first_delay);
   ++record.instances;
   record.priced_by_fallback += price.fallback ? 1 : 0;
   record.gpu_before = saturating_add(record.gpu_before, price.parts);
   record.gpu_after = saturating_add(record.gpu_after, price.duration);
-  return true;
 }
 
 // Memory-bound by the kernel's name: PyTorch's elementwise and reduction kernels, cuDNN's batch

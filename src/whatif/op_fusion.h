@@ -13,6 +13,8 @@
 //     event it recorded, a blocking sync or a full launch queue on a CPU thread, a barrier);
 //   - no part but the first has an in-edge from another track except its own launch, and
 //     that launch call launches this part only (a graph launch of many kernels stays).
+// Such a run meets the rest of the graph at its ends only (once the launches of its inner
+// parts are gone), so fusing it contracts a path and makes no cycle the graph did not have.
 // A chain that occurs nowhere, or only where it is illegal, changes nothing.
 //
 // The fused node (graph::Editor::fuse) waits for what its first part waited for; the delays
@@ -44,9 +46,8 @@ enum class FusionSkip : std::uint8_t {
   kFeedsOtherTrack,  // a part but the last has a dependant on another track
   kFedByOtherTrack,  // a part but the first waits for another track (not its own launch)
   kSharedLaunch,     // a part but the first has a launch call that launches other GPU ops too
-  kCycle,            // the editor refused the fusion (it would make a dependency cycle)
 };
-inline constexpr int kFusionSkipCount = static_cast<int>(FusionSkip::kCycle) + 1;
+inline constexpr int kFusionSkipCount = static_cast<int>(FusionSkip::kSharedLaunch) + 1;
 const char* to_string(FusionSkip skip);
 
 struct ChainFusion {
