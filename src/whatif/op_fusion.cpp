@@ -156,6 +156,17 @@ std::vector<Instance> occurrences(const StreamView& view, const graph::Dfg& dfg,
   return out;
 }
 
+// A call's delay is the thread's short untraced work before it (framework code that no one
+// recorded): the call goes, that work stays, before the next op of its thread.
+void keep_wait_before(graph::Editor& editor, graph::Dfg& dfg, NodeId call) {
+  for (const EdgeId e : editor.out_edges(call)) {
+    const graph::Edge& edge = dfg.edge(e);
+    if (edge.kind != EdgeKind::kThreadOrder || dfg.node(edge.dst).track != dfg.node(call).track) continue;
+    editor.set_delay(edge.dst, dfg.node(edge.dst).delay + dfg.node(call).delay);
+    return;
+  }
+}
+
 // Fuses one legal instance and removes the launch calls of its parts but the first. Their
 // launch edges go first, without a bridge (removing a call bridges its edges: the fused kernel
 // would wait for the thread to reach the call); the parts then meet the graph at the run's ends
@@ -168,6 +179,7 @@ void fuse_instance(graph::Editor& editor, graph::Dfg& dfg, const StreamView& vie
     const NodeId call = dfg.edge(e).src;
     editor.remove_edge(e);
     record.launch_time_removed = saturating_add(record.launch_time_removed, dfg.node(call).duration);
+    keep_wait_before(editor, dfg, call);
     editor.remove(call);
     ++record.launches_removed;
   }

@@ -4,7 +4,8 @@
 // names; every occurrence of it, consecutive kernels of one stream, on every rank and in every
 // step and layer, is fused where that is legal, and priced by fusion_pricing.h. The fused
 // kernel is launched by its first part's launch; the other parts' launch calls leave their CPU
-// thread (their own CPU time goes; what the thread did around them stays).
+// thread (their own CPU time goes; what the thread did around them stays: the untraced work
+// before a removed call waits before the thread's next op).
 //
 // Legality (conservative): the parts are kernels (NodeKind::kKernel), consecutive on one
 // stream (no copy, memset, collective or other kernel between them), and nothing outside the

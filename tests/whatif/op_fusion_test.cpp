@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cstdio>
 #include <memory>
 
 #include "core/error.h"
@@ -242,5 +243,49 @@ TEST_CASE("op_fusion: a chain with a cross-stream event wait inside is not fused
     const whatif::OpFusionChange bc = whatif::op_fusion(w, whatif::OpFusion{{{"k_b", "k_c"}}});
     CHECK(bc.instances == 1);
     CHECK(bc.launches_removed == 1);
+  }
+}
+
+// The figures of the op-fusion report (hidden: run by hand with
+// `whatif_op_fusion_tests "[figures]"`): per trace, the candidate classes and instances, and the
+// replayed iteration before and after fusing every candidate.
+TEST_CASE("op_fusion: figures of fusing every candidate", "[.][figures]") {
+  for (const char* path : {"traces/h100/resnet50", "traces/h100/gpt2", "traces/h100/bert-ddp",
+                           "traces/h100/resnet50-emit-nvtx-step", "traces/h100/gpt2-emit-nvtx-step",
+                           "traces/h100/bert-ddp-emit-nvtx-step", "traces/hta/alexnet-a100-single.json.gz"}) {
+    const whatif::Workload base = load_workload(path);
+    const auto candidates = whatif::find_fusion_candidates(base);
+    std::size_t instances = 0, fallback = 0, launches = 0;
+    Nanos measured = 0, predicted = 0;
+    for (const auto& c : candidates) {
+      instances += c.instances;
+      fallback += c.priced_by_fallback;
+      launches += c.launches_saved;
+      measured += c.measured;
+      predicted += c.predicted;
+    }
+    replayer::Simulator simulator;
+    const whatif::Evaluation before = whatif::evaluate(base, {}, simulator, {});
+    const whatif::Evaluation after = whatif::evaluate(base, {whatif::fuse_candidates(candidates)}, simulator, {});
+    const auto& c = std::get<whatif::OpFusionChange>(after.changes.at(0));
+    const Nanos b = job_ns(before.report), a = job_ns(after.report);
+    std::printf(
+        "%s: %zu classes, %zu instances (%zu priced by the fallback), launches saved %zu, candidate GPU time %s -> %s; "
+        "fused: %zu instances, %zu skipped, %zu launches removed (%s of CPU), GPU %s -> %s, %zu by fallback; "
+        "iteration %s -> %s (%+.2f%%)\n",
+        path, candidates.size(), instances, fallback, launches, format_duration(measured).c_str(),
+        format_duration(predicted).c_str(), c.instances, c.skipped, c.launches_removed,
+        format_duration(c.launch_time_removed).c_str(), format_duration(c.gpu_before).c_str(),
+        format_duration(c.gpu_after).c_str(), c.priced_by_fallback, format_duration(b).c_str(),
+        format_duration(a).c_str(), 100.0 * static_cast<double>(a - b) / static_cast<double>(b));
+    for (std::size_t i = 0; i < before.report.iterations.size(); ++i) {
+      const Nanos ib = before.report.iterations[i].job_predicted_ns, ia = after.report.iterations.at(i).job_predicted_ns;
+      std::printf("  %s: %s -> %s (%+.2f%%)\n", before.report.iterations[i].name.c_str(), format_duration(ib).c_str(),
+                  format_duration(ia).c_str(), 100.0 * static_cast<double>(ia - ib) / static_cast<double>(ib));
+    }
+    for (std::size_t i = 0; i < std::min<std::size_t>(3, candidates.size()); ++i)
+      std::printf("  top %zu: %zu kernels x %zu, saving %s, first %s\n", i + 1, candidates[i].kernels.size(),
+                  candidates[i].instances, format_duration(candidates[i].gpu_saving()).c_str(),
+                  candidates[i].kernels.front().substr(0, 90).c_str());
   }
 }
