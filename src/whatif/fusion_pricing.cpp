@@ -17,13 +17,6 @@ bool memory_bound_family(cm::OpFamily f) {
          f != cm::OpFamily::kConv2d;
 }
 
-double percentile(std::vector<double> v, double q) {
-  if (v.empty()) return 0;
-  const auto at = static_cast<std::size_t>(q * static_cast<double>(v.size() - 1));
-  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(at), v.end());
-  return v[at];
-}
-
 }  // namespace
 
 FusionPricer::FusionPricer(const trace::TraceSet& traces, const graph::Dfg& dfg, bool intermediates_kept)
@@ -59,7 +52,7 @@ FusionPricer::FusionPricer(const trace::TraceSet& traces, const graph::Dfg& dfg,
     devices_[d].calibrated_from = bandwidths[d].size();
     if (bandwidths[d].empty()) continue;
     devices_[d].bytes_per_ns = median(bandwidths[d]);
-    devices_[d].flops_per_ns = percentile(flop_rates[d], 0.9);
+    devices_[d].flops_per_ns = *std::max_element(flop_rates[d].begin(), flop_rates[d].end());
   }
 }
 

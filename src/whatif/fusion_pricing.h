@@ -17,10 +17,11 @@
 //
 // Rates, per (rank, device): bandwidth = the median achieved bytes/ns of the device's
 // memory-bound kernels (elementwise, activation and normalisation families) whose bytes are
-// known; FLOP rate = the 90th percentile of their achieved flops/ns (they are memory-bound, so
-// the median understates what the device computes; the top decile is the closest the trace
-// comes to its ceiling for such kernels). Durations are replay durations (what a preceding
-// device re-timing set), so a re-timed workload is priced on its target.
+// known; FLOP rate = the highest achieved flops/ns among them, what the device proved it
+// computes on its vector units (not its tensor cores) while moving memory: their median would be
+// a memory rate in disguise, and a chain's compute would then count its traffic again.
+// Durations are replay durations (what a preceding device re-timing set), so a re-timed
+// workload is priced on its target.
 //
 // Fallback, when a part has no byte count (no shapes recorded, an unknown op family) or its
 // device has no calibrated bandwidth: fused = the longest part + kFallbackRestShare x the other
@@ -44,7 +45,7 @@ inline constexpr double kFallbackRestShare = 0.5;
 // What the trace says one device of one rank achieves on memory-bound kernels.
 struct DeviceRates {
   std::optional<double> bytes_per_ns;  // none: no memory-bound kernel with known bytes
-  std::optional<double> flops_per_ns;
+  std::optional<double> flops_per_ns;  // none: as bytes_per_ns
   Nanos shortest_kernel = 0;  // the floor of any kernel on this device, ns
   std::size_t calibrated_from = 0;  // kernels whose bytes were known
 };

@@ -9,6 +9,7 @@
 #include "graph/builder.h"
 #include "replayer/replay.h"
 #include "whatif/evaluate.h"
+#include "whatif/fusion_pricing.h"
 #include "whatif/op_fusion.h"
 #include "workload_fixtures.h"
 
@@ -140,6 +141,34 @@ TEST_CASE("op_fusion: fusing every candidate of a trace replays no slower") {
     CHECK(c.gpu_after <= c.gpu_before);
     CHECK(job_ns(after.report) <= job_ns(before.report));
   }
+}
+
+TEST_CASE("op_fusion: chains whose kernels have shapes are priced by the calibrated model, within bounds") {
+  // An emit_nvtx step records the launching ops' shapes: the model prices what it describes.
+  const whatif::Workload w = load_workload("traces/h100/gpt2-emit-nvtx-step");
+  const whatif::FusionPricer pricer(*w.traces, w.graph.dfg);
+  std::size_t modelled = 0;
+  for (const whatif::FusionCandidate& c : whatif::find_fusion_candidates(w)) {
+    for (const auto& parts : c.occurrences) {
+      const whatif::FusedPrice price = pricer.price(parts);
+      REQUIRE(price.duration <= price.parts);
+      if (price.fallback) continue;
+      ++modelled;
+      const whatif::DeviceRates* rates = pricer.rates(parts.front());
+      REQUIRE(rates);
+      REQUIRE(rates->bytes_per_ns);
+      REQUIRE(price.duration >= std::min(rates->shortest_kernel, price.parts));
+      // The fused kernel moves no more than its parts, and no less than its largest part.
+      double sum = 0, largest = 0;
+      for (const NodeId p : parts) {
+        sum += pricer.desc(p).bytes();
+        largest = std::max(largest, pricer.desc(p).bytes());
+      }
+      REQUIRE(price.bytes <= sum);
+      REQUIRE(price.bytes >= largest);
+    }
+  }
+  CHECK(modelled > 100);
 }
 
 namespace {
