@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <memory>
 
@@ -307,11 +308,22 @@ TEST_CASE("op_fusion: figures of fusing every candidate", "[.][figures]") {
         format_duration(c.launch_time_removed).c_str(), format_duration(c.gpu_before).c_str(),
         format_duration(c.gpu_after).c_str(), c.priced_by_fallback, format_duration(b).c_str(),
         format_duration(a).c_str(), 100.0 * static_cast<double>(a - b) / static_cast<double>(b));
-    for (std::size_t i = 0; i < before.report.iterations.size(); ++i) {
-      const Nanos ib = before.report.iterations[i].job_predicted_ns, ia = after.report.iterations.at(i).job_predicted_ns;
-      std::printf("  %s: %s -> %s (%+.2f%%)\n", before.report.iterations[i].name.c_str(), format_duration(ib).c_str(),
-                  format_duration(ia).c_str(), 100.0 * static_cast<double>(ia - ib) / static_cast<double>(ib));
+    std::array<std::size_t, whatif::kFusionSkipCount> skipped{};
+    for (const auto& chain : c.chains)
+      for (int r = 0; r < whatif::kFusionSkipCount; ++r) skipped[r] += chain.skipped[r];
+    for (int r = 0; r < whatif::kFusionSkipCount; ++r)
+      std::printf("  skipped %s: %zu\n", whatif::to_string(static_cast<whatif::FusionSkip>(r)), skipped[r]);
+    // The steps after the first (a warm-up in these captures), summed.
+    Nanos rest_before = 0, rest_after = 0;
+    for (std::size_t i = 1; i < before.report.iterations.size(); ++i) {
+      rest_before += before.report.iterations[i].job_predicted_ns;
+      rest_after += after.report.iterations.at(i).job_predicted_ns;
     }
+    if (rest_before > 0)
+      std::printf("  steps after the first: %zu, mean %s -> %s (%+.2f%%)\n", before.report.iterations.size() - 1,
+                  format_duration(rest_before / static_cast<Nanos>(before.report.iterations.size() - 1)).c_str(),
+                  format_duration(rest_after / static_cast<Nanos>(before.report.iterations.size() - 1)).c_str(),
+                  100.0 * static_cast<double>(rest_after - rest_before) / static_cast<double>(rest_before));
     for (std::size_t i = 0; i < std::min<std::size_t>(3, candidates.size()); ++i)
       std::printf("  top %zu: %zu kernels x %zu, saving %s, first %s\n", i + 1, candidates[i].kernels.size(),
                   candidates[i].instances, format_duration(candidates[i].gpu_saving()).c_str(),
