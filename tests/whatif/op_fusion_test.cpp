@@ -84,8 +84,12 @@ TEST_CASE("op_fusion: a chain that occurs nowhere changes nothing") {
 }
 
 TEST_CASE("op_fusion: candidates on bundled traces are legal chains of 2 to 8 kernels") {
-  for (const char* path : {"traces/h100/resnet50", "traces/h100/gpt2", "traces/hta/alexnet-a100-single.json.gz",
-                           "traces/hta/cuda-event-sync-multistream.json.gz", "traces/hta/triton.json.gz"}) {
+  for (const char* path :
+       {"traces/h100/resnet50", "traces/h100/gpt2", "traces/hta/alexnet-a100-single.json.gz",
+        "traces/hta/a100-ws2-rank0-nccl.json.gz", "traces/hta/amd-mi250-toy.json.gz",
+        "traces/hta/cuda-event-sync.json.gz", "traces/hta/cuda-event-sync-multistream.json.gz",
+        "traces/hta/cupti-counters.json.gz", "traces/hta/no-distributed-info.json.gz",
+        "traces/hta/sampled-ws128-rank0.json.gz", "traces/hta/simple-add-kineto.json.gz", "traces/hta/triton.json.gz"}) {
     INFO(path);
     const whatif::Workload w = load_workload(path);
     const std::vector<whatif::FusionCandidate> candidates = whatif::find_fusion_candidates(w);
@@ -130,7 +134,8 @@ TEST_CASE("op_fusion: fusing the top candidate lowers GPU time, removes k-1 laun
 }
 
 TEST_CASE("op_fusion: fusing every candidate of a trace replays no slower") {
-  for (const char* path : {"traces/h100/resnet50", "traces/h100/gpt2", "traces/hta/alexnet-a100-single.json.gz"}) {
+  for (const char* path : {"traces/h100/resnet50", "traces/h100/gpt2", "traces/h100/bert-ddp",
+                           "traces/hta/alexnet-a100-single.json.gz"}) {
     INFO(path);
     const whatif::Workload base = load_workload(path);
     const auto candidates = whatif::find_fusion_candidates(base);
