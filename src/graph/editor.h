@@ -11,8 +11,11 @@
 // tombstone: they read the graph after commit(). The destructor commits pending edits.
 // Batching the compaction keeps a sequence of edits linear in the graph's size, not
 // quadratic. Costs: opening an Editor and commit() are O(nodes + edges); remove and
-// set_duration are O(degree); fuse, insert and redirect also search for the cycle they could
-// make, up to O(nodes + edges) each (the part of the graph downstream of the edit).
+// set_duration and remove_edge are O(degree); fuse, insert and redirect also search for the
+// cycle they could make, up to O(nodes + edges) each (the part of the graph downstream of the
+// edit), except a fuse of a run that meets the graph at its ends only (no edge into a part but
+// the first, none out of a part but the last, besides those along the run), which cannot make
+// one in an acyclic graph and is O(degree).
 //
 // Timing. An edit keeps each node's delay (measured residual wait) and release; it does not
 // recompute them from measured times (compute_measured_delays would undo a what-if). A fused
