@@ -177,6 +177,21 @@ TEST_CASE("op_fusion: chains whose kernels have shapes are priced by the calibra
   CHECK(modelled > 100);
 }
 
+TEST_CASE("op_fusion: after another rewrite, fusion prices the durations that rewrite set") {
+  const whatif::Workload base = load_workload("traces/h100/gpt2");
+  const whatif::OpFusion top = whatif::fuse_candidates({whatif::find_fusion_candidates(base).front()});
+  replayer::Simulator simulator;
+  const whatif::Evaluation alone = whatif::evaluate(base, {top}, simulator, {});
+  const whatif::Evaluation faster_host = whatif::evaluate(base, {whatif::HostRetime{2.0}, top}, simulator, {});
+  const auto& a = std::get<whatif::OpFusionChange>(alone.changes.at(0));
+  const auto& h = std::get<whatif::OpFusionChange>(faster_host.changes.at(1));
+  CHECK(h.instances == a.instances);
+  CHECK(h.launches_removed == a.launches_removed);
+  CHECK(h.gpu_before == a.gpu_before);  // GPU ops keep their times on a faster host
+  CHECK(h.launch_time_removed < a.launch_time_removed * 51 / 100);  // the calls cost half as much
+  CHECK(h.launch_time_removed > a.launch_time_removed * 49 / 100);
+}
+
 namespace {
 
 // One CPU thread launching three kernels k_a, k_b, k_c on stream 1; stream 2 runs k_x.

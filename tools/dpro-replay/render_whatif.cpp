@@ -383,8 +383,14 @@ std::string summary_of(const whatif::OpFusionChange& c) {
 }
 
 nlohmann::json details_of(const whatif::OpFusionChange& c) {
+  nlohmann::json skipped = nlohmann::json::object();
+  for (int r = 0; r < whatif::kFusionSkipCount; ++r) {
+    std::size_t n = 0;
+    for (const whatif::ChainFusion& chain : c.chains) n += chain.skipped[r];
+    skipped[whatif::to_string(static_cast<whatif::FusionSkip>(r))] = n;
+  }
   return {{"chains", c.chains.size()},         {"instances", c.instances},
-          {"skipped", c.skipped},              {"launches_removed", c.launches_removed},
+          {"skipped", skipped},                {"launches_removed", c.launches_removed},
           {"priced_by_fallback", c.priced_by_fallback}, {"gpu_before_ns", c.gpu_before},
           {"gpu_after_ns", c.gpu_after},       {"launch_time_removed_ns", c.launch_time_removed}};
 }
