@@ -192,6 +192,20 @@ std::vector<NodeId> Editor::with_untraced_between(std::span<const NodeId> nodes)
   return out;
 }
 
+// Whether nothing but the track-order run itself touches the inner ends of `parts` (in track
+// order): no edge into a part but the first, none out of a part but the last, besides those
+// from each part to the next. Fusing such a run contracts a path, and a cycle through the
+// fused node would have been one before: no walk is needed (op fusion's legal chains).
+bool Editor::meets_graph_at_ends(const std::vector<NodeId>& parts) const {
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    for (EdgeId e : in_[parts[i]])
+      if (i > 0 && dfg_.edges_[e].src != parts[i - 1]) return false;
+    for (EdgeId e : out_[parts[i]])
+      if (i + 1 < parts.size() && dfg_.edges_[e].dst != parts[i + 1]) return false;
+  }
+  return true;
+}
+
 // The parts in track order; throws unless they can be fused.
 std::vector<NodeId> Editor::fusable_parts(std::span<const NodeId> nodes) const {
   const std::string what = "fuse of nodes " + node_list(nodes);
@@ -216,7 +230,7 @@ std::vector<NodeId> Editor::fusable_parts(std::span<const NodeId> nodes) const {
     }
   }
   std::vector<NodeId> parts = track_order(with_untraced_between(nodes));
-  if (makes_cycle(parts)) {
+  if (!meets_graph_at_ends(parts) && makes_cycle(parts)) {
     throw InputError("", what, "the fused op would depend on itself: another op waits for one of them and is waited for by another");
   }
   return parts;
@@ -379,6 +393,14 @@ void Editor::remove(NodeId node) {
     });
     if (!has_start_dependency && !s.release) s.release = gone.release ? *gone.release : gone.measured_start - dfg_.origin();
   }
+  touched();
+}
+
+void Editor::remove_edge(EdgeId edge) {
+  const std::string what = "remove of edge " + to_string(edge);
+  if (!edge_alive(edge)) throw InputError("", what, "edge " + to_string(edge) + " is not in the graph");
+  if (is_track_order(dfg_.edges_[edge].kind)) throw InputError("", what, "a track-order edge goes with its node (remove)");
+  drop_edge(edge);
   touched();
 }
 

@@ -11,8 +11,11 @@
 // tombstone: they read the graph after commit(). The destructor commits pending edits.
 // Batching the compaction keeps a sequence of edits linear in the graph's size, not
 // quadratic. Costs: opening an Editor and commit() are O(nodes + edges); remove and
-// set_duration are O(degree); fuse, insert and redirect also search for the cycle they could
-// make, up to O(nodes + edges) each (the part of the graph downstream of the edit).
+// set_duration and remove_edge are O(degree); fuse, insert and redirect also search for the
+// cycle they could make, up to O(nodes + edges) each (the part of the graph downstream of the
+// edit), except a fuse of a run that meets the graph at its ends only (no edge into a part but
+// the first, none out of a part but the last, besides those along the run), which cannot make
+// one in an acyclic graph and is O(degree).
 //
 // Timing. An edit keeps each node's delay (measured residual wait) and release; it does not
 // recompute them from measured times (compute_measured_delays would undo a what-if). A fused
@@ -75,6 +78,11 @@ class Editor {
   // (its measured start on the replay clock when it had none).
   void remove(NodeId node);
 
+  // Drops `edge` and the dependency it carried; nothing is bridged across it (a launch edge
+  // whose GPU op another call now launches). Refused for a track-order edge (remove the node
+  // instead): the track's order is what fuse and remove follow.
+  void remove_edge(EdgeId edge);
+
   // Moves one end of `edge`: src, dst or both (nullopt keeps that end). If it then parallels
   // another edge (same nodes and points), the two merge into that one, with the larger gap.
   void redirect(EdgeId edge, std::optional<NodeId> src, std::optional<NodeId> dst);
@@ -109,6 +117,7 @@ class Editor {
   std::vector<NodeId> with_untraced_between(std::span<const NodeId> nodes) const;
   std::vector<NodeId> fusable_parts(std::span<const NodeId> nodes) const;
   OpId fused_op(const std::vector<NodeId>& parts);
+  bool meets_graph_at_ends(const std::vector<NodeId>& parts) const;
   // Whether `nodes`, taken as one node, would lie on a cycle.
   bool makes_cycle(const std::vector<NodeId>& nodes) const;
   // Walks the points (a node's start and its end, index 2 x node + end) reachable from `from`

@@ -181,6 +181,43 @@ TEST_CASE("A fusion that would make the fused op wait for itself is refused") {
   CHECK_THROWS_WITH(cyclic_editor.redirect(graph::EdgeId{0}, q, std::nullopt), Catch::Contains("to itself"));
 }
 
+TEST_CASE("Removing an edge drops its dependency without a bridge, and track-order edges are refused") {
+  graph::Dfg dfg;
+  const auto stream = dfg.add_track({0, trace::ResourceKind::kGpuStream, 0, 7, "stream 7"});
+  const auto thread = dfg.add_track({0, trace::ResourceKind::kCpuThread, 1, 1, "main"});
+  graph::Node call;
+  call.track = thread;
+  call.kind = NodeKind::kRuntimeCall;
+  call.duration = 5;
+  call.release = 0;
+  const NodeId first = dfg.add_node(call);
+  call.release.reset();
+  const NodeId second = dfg.add_node(call);
+  graph::Node k;
+  k.kind = NodeKind::kKernel;
+  k.track = stream;
+  k.duration = 10;
+  const NodeId a = dfg.add_node(k);
+  const NodeId b = dfg.add_node(k);
+  const graph::EdgeId thread_order = dfg.add_edge(Edge{first, second, EdgeKind::kThreadOrder});
+  dfg.add_edge(Edge{first, a, EdgeKind::kLaunch, Point::kStart, Point::kStart});
+  const graph::EdgeId launch = dfg.add_edge(Edge{second, b, EdgeKind::kLaunch, Point::kStart, Point::kStart});
+  dfg.add_edge(Edge{a, b, EdgeKind::kStreamOrder});
+  dfg.finalize();
+  graph::Editor editor(dfg);
+  CHECK_THROWS_WITH(editor.remove_edge(thread_order), Catch::Contains("track-order"));
+  editor.remove_edge(launch);
+  CHECK_FALSE(editor.edge_alive(launch));
+  CHECK_THROWS_WITH(editor.remove_edge(launch), Catch::Contains("not in the graph"));
+  editor.remove(second);  // no launch edge left to bridge: b waits for a only
+  editor.fuse(std::array<NodeId, 2>{a, b});
+  editor.commit();
+  CHECK(dfg.node_count() == 2);
+  CHECK(dfg.edge_count() == 1);
+  const replayer::Simulation after = replayer::simulate(dfg);
+  CHECK(after.end[NodeId{1}] == 20);
+}
+
 TEST_CASE("Removing a kernel keeps its stream's order and its neighbours' event ranges") {
   auto [built, before, a, b, c] = alexnet_with_three_kernels();
   graph::Editor editor(built);

@@ -423,6 +423,28 @@ void warn_of(const whatif::CommChange& c, Logger& log) {
   if (const std::string w = inferred_sizes_warning(c); !w.empty()) log.warn(w);
 }
 
+// ---- op fusion --------------------------------------------------------------------------------
+
+std::string summary_of(const whatif::OpFusionChange& c) {
+  return fmt::format("op fusion: fused {} instances of {} chains: GPU time {} -> {}, launches removed {}.", c.instances,
+                     c.chains.size(), format_duration(c.gpu_before), format_duration(c.gpu_after), c.launches_removed);
+}
+
+nlohmann::json details_of(const whatif::OpFusionChange& c) {
+  nlohmann::json skipped = nlohmann::json::object();
+  for (int r = 0; r < whatif::kFusionSkipCount; ++r) {
+    std::size_t n = 0;
+    for (const whatif::ChainFusion& chain : c.chains) n += chain.skipped[r];
+    skipped[whatif::to_string(static_cast<whatif::FusionSkip>(r))] = n;
+  }
+  return {{"chains", c.chains.size()},         {"instances", c.instances},
+          {"skipped", skipped},                {"launches_removed", c.launches_removed},
+          {"priced_by_fallback", c.priced_by_fallback}, {"gpu_before_ns", c.gpu_before},
+          {"gpu_after_ns", c.gpu_after},       {"launch_time_removed_ns", c.launch_time_removed}};
+}
+
+void warn_of(const whatif::OpFusionChange&, Logger&) {}
+
 }  // namespace
 
 std::string unmoved_note(const whatif::Unmoved& u) {
@@ -455,6 +477,7 @@ std::string summary(const whatif::Change& change) {
 
 const char* key(const whatif::Change& change) {
   if (std::holds_alternative<whatif::HostChange>(change)) return "host";
+  if (std::holds_alternative<whatif::OpFusionChange>(change)) return "op_fusion";
   return std::holds_alternative<whatif::DeviceChange>(change) ? "device" : "communication";
 }
 

@@ -1,0 +1,107 @@
+#include "whatif/fusion_pricing.h"
+
+#include <algorithm>
+#include <map>
+
+#include "core/stats.h"
+#include "costmodel/op_desc_from_graph.h"
+
+namespace dpro::whatif {
+
+namespace cm = dpro::costmodel;
+
+namespace {
+
+bool memory_bound_family(cm::OpFamily f) {
+  return f != cm::OpFamily::kUnknown && f != cm::OpFamily::kBmm && f != cm::OpFamily::kLinear &&
+         f != cm::OpFamily::kConv2d;
+}
+
+}  // namespace
+
+FusionPricer::FusionPricer(const trace::TraceSet& traces, const graph::Dfg& dfg, bool intermediates_kept)
+    : dfg_(dfg), intermediates_kept_(intermediates_kept) {
+  descs_.resize(dfg.node_count());
+  device_of_.assign(dfg.node_count(), 0);
+  const cm::LikeStepLaunchers lent = cm::launchers_from_like_steps(traces, dfg);
+  std::map<std::pair<int, std::int64_t>, std::uint32_t> index;  // (rank, device) -> devices_
+  std::vector<std::vector<double>> bandwidths, flop_rates;
+  for (const graph::NodeId id : dfg.node_ids()) {
+    const graph::Node& n = dfg.node(id);
+    if (n.kind != graph::NodeKind::kKernel || !n.track.valid()) continue;
+    const auto [it, added] =
+        index.try_emplace({n.rank, dfg.track(n.track).pid}, static_cast<std::uint32_t>(devices_.size()));
+    if (added) {
+      devices_.push_back(DeviceRates{std::nullopt, std::nullopt, n.duration, 0});
+      bandwidths.emplace_back();
+      flop_rates.emplace_back();
+    }
+    const std::uint32_t d = it->second;
+    device_of_[id] = d;
+    devices_[d].shortest_kernel = std::min(devices_[d].shortest_kernel, n.duration);
+    const graph::OpDesc* own = dfg.op(id);
+    if (!own) continue;
+    const bool lent_launch = own->launcher.empty() && lent.launch.contains(id) && lent.launch[id].valid();
+    descs_[id] = cm::op_desc_of_kernel(dfg.ops(), *own, lent_launch ? dfg.ops().op(lent.launch[id]) : *own);
+    const cm::OpDesc& op = descs_[id];
+    if (!op.describable() || !memory_bound_family(op.family) || n.duration <= 0) continue;
+    bandwidths[d].push_back(op.bytes() / static_cast<double>(n.duration));
+    flop_rates[d].push_back(op.flops() / static_cast<double>(n.duration));
+  }
+  for (std::size_t d = 0; d < devices_.size(); ++d) {
+    devices_[d].calibrated_from = bandwidths[d].size();
+    if (bandwidths[d].empty()) continue;
+    devices_[d].bytes_per_ns = median(bandwidths[d]);
+    devices_[d].flops_per_ns = *std::max_element(flop_rates[d].begin(), flop_rates[d].end());
+  }
+}
+
+const cm::OpDesc& FusionPricer::desc(graph::NodeId kernel) const { return descs_[kernel]; }
+
+bool FusionPricer::memory_bound(graph::NodeId kernel) const {
+  const cm::OpDesc& op = descs_[kernel];
+  return op.describable() && memory_bound_family(op.family);
+}
+
+const DeviceRates* FusionPricer::rates(graph::NodeId kernel) const {
+  const graph::Node& n = dfg_.node(kernel);
+  if (n.kind != graph::NodeKind::kKernel || !n.track.valid()) return nullptr;
+  return &devices_[device_of_[kernel]];
+}
+
+FusedPrice FusionPricer::price(std::span<const graph::NodeId> parts) const {
+  FusedPrice out;
+  Nanos longest = 0;
+  for (const graph::NodeId p : parts) {
+    out.parts = saturating_add(out.parts, dfg_.node(p).duration);
+    longest = std::max(longest, dfg_.node(p).duration);
+  }
+  const DeviceRates* device = parts.empty() ? nullptr : rates(parts.front());
+  const bool described = device && device->bytes_per_ns && *device->bytes_per_ns > 0 &&
+                         std::all_of(parts.begin(), parts.end(), [&](graph::NodeId p) { return memory_bound(p); });
+  if (!described) {
+    out.fallback = true;
+    out.duration = longest + nanos_from_double(kFallbackRestShare * static_cast<double>(out.parts - longest));
+    out.duration = std::min(out.duration, out.parts);
+    return out;
+  }
+  const double reuse = intermediates_kept_ ? 1.0 : 2.0;
+  double bytes = 0, flops = 0, largest = 0, saved = 0;
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    const cm::OpDesc& op = descs_[parts[i]];
+    bytes += op.bytes();
+    flops += op.flops();
+    largest = std::max(largest, op.bytes());
+    if (i == 0) continue;
+    const cm::OpDesc& producer = descs_[parts[i - 1]];
+    saved += reuse * std::min(producer.bytes_written(), op.bytes() - op.bytes_written());
+  }
+  out.bytes = std::max(bytes - saved, largest);
+  const double memory = out.bytes / *device->bytes_per_ns;
+  const double compute = device->flops_per_ns && *device->flops_per_ns > 0 ? flops / *device->flops_per_ns : 0;
+  const double exec = compute + memory - 0.95 * std::min(compute, memory);
+  out.duration = std::clamp(nanos_from_double(exec), std::min(device->shortest_kernel, out.parts), out.parts);
+  return out;
+}
+
+}  // namespace dpro::whatif

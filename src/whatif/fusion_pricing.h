@@ -1,0 +1,84 @@
+#pragma once
+// The price of one fused chain of GPU kernels: XLA's open GPU performance model
+// (openxla/xla gpu_performance_model), calibrated on the trace's own kernels, no fitted constant.
+//
+//   memory  = bytes the fused kernel moves / the device's effective bandwidth
+//   compute = the parts' flops / the device's effective FLOP rate
+//   exec    = compute + memory - 0.95 * min(compute, memory)
+//   fused   = clamp(exec, the device's shortest kernel, the sum of the parts' replay durations)
+//
+// Bytes: the parts' own (costmodel::OpDesc::bytes, from the shapes of the CPU ops that launched
+// them) less what fusion keeps on chip. Each part after the first is taken to consume the
+// output of the part before it (a chain of elementwise kernels on one stream), that
+// intermediate being the smaller of the producer's written bytes and the consumer's read bytes;
+// it is written once and read once, so fusion saves twice its size (once with
+// `intermediates_kept`: a training step keeps forward activations for its backward pass, so
+// only the re-read goes). The fused kernel moves at least what its largest part moves.
+//
+// Rates, per (rank, device): bandwidth = the median achieved bytes/ns of the device's
+// memory-bound kernels (elementwise, activation and normalisation families) whose bytes are
+// known; FLOP rate = the highest achieved flops/ns among them, what the device proved it
+// computes on its vector units (not its tensor cores) while moving memory: their median would be
+// a memory rate in disguise, and a chain's compute would then count its traffic again.
+// Durations are replay durations (what a preceding device re-timing set), so a re-timed
+// workload is priced on its target.
+//
+// Fallback, when a part has no byte count (no shapes recorded, an unknown op family) or its
+// device has no calibrated bandwidth: fused = the longest part + kFallbackRestShare x the other
+// parts. A unary elementwise op that reads its producer's output saves half its traffic fused
+// (its read; its write stays), a binary one a third; 1/2 is the unary case, and the kernel
+// launch gaps between the parts go in every case.
+#include <optional>
+#include <span>
+#include <unordered_map>
+#include <vector>
+
+#include "core/time.h"
+#include "costmodel/op_desc.h"
+#include "graph/dfg.h"
+#include "trace/event.h"
+
+namespace dpro::whatif {
+
+inline constexpr double kFallbackRestShare = 0.5;
+
+// What the trace says one device of one rank achieves on memory-bound kernels.
+struct DeviceRates {
+  std::optional<double> bytes_per_ns;  // none: no memory-bound kernel with known bytes
+  std::optional<double> flops_per_ns;  // none: as bytes_per_ns
+  Nanos shortest_kernel = 0;  // the floor of any kernel on this device, ns
+  std::size_t calibrated_from = 0;  // kernels whose bytes were known
+};
+
+struct FusedPrice {
+  Nanos duration = 0;       // the fused kernel's replay duration, ns
+  Nanos parts = 0;          // the parts' replay durations, summed, ns
+  bool fallback = false;    // priced by the fallback rule
+  double bytes = 0;         // what the fused kernel moves (0 for the fallback)
+};
+
+// Describes and calibrates once from a graph (no edits in between); prices chains of its nodes.
+// Holds references to `traces` and `dfg`, which must outlive it; node ids are the graph's as
+// of construction (an open graph::Editor keeps them).
+class FusionPricer {
+ public:
+  FusionPricer(const trace::TraceSet& traces, const graph::Dfg& dfg, bool intermediates_kept = false);
+
+  // `parts`: kernels of one stream, consecutive, in stream order.
+  FusedPrice price(std::span<const graph::NodeId> parts) const;
+  // The cost-model description of a kernel (family kUnknown when the graph does not say).
+  const costmodel::OpDesc& desc(graph::NodeId kernel) const;
+  // Whether the description makes the kernel memory-bound: an elementwise, activation or
+  // normalisation family (not a GEMM or a convolution).
+  bool memory_bound(graph::NodeId kernel) const;
+  const DeviceRates* rates(graph::NodeId kernel) const;
+
+ private:
+  const graph::Dfg& dfg_;
+  bool intermediates_kept_;
+  IdVector<graph::NodeId, costmodel::OpDesc> descs_;  // per node; default for non-kernels
+  IdVector<graph::NodeId, std::uint32_t> device_of_;  // index into devices_
+  std::vector<DeviceRates> devices_;
+};
+
+}  // namespace dpro::whatif

@@ -1,0 +1,322 @@
+#include "whatif/op_fusion.h"
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <string_view>
+
+#include "core/error.h"
+#include "costmodel/op_desc.h"
+#include "graph/editor.h"
+#include "whatif/fusion_pricing.h"
+
+namespace dpro::whatif {
+
+using graph::EdgeId;
+using graph::EdgeKind;
+using graph::NodeId;
+using graph::NodeKind;
+
+const char* to_string(FusionSkip skip) {
+  switch (skip) {
+    case FusionSkip::kFeedsOtherTrack: return "feeds_other_track";
+    case FusionSkip::kFedByOtherTrack: return "fed_by_other_track";
+    case FusionSkip::kSharedLaunch: return "shared_launch";
+  }
+  return "?";
+}
+
+std::size_t ChainFusion::skipped_total() const {
+  std::size_t n = 0;
+  for (std::size_t s : skipped) n += s;
+  return n;
+}
+
+namespace {
+
+// The GPU ops of each stream in stream order, their names, and what the legality rule needs to
+// know of each kernel's edges; read once, before any edit.
+class StreamView {
+ public:
+  StreamView(const trace::TraceSet& traces, const graph::Dfg& dfg) : traces_(traces), dfg_(dfg) {
+    const std::size_t n = dfg.node_count();
+    feeds_other_.assign(n, 0);
+    fed_by_other_.assign(n, 0);
+    launches_.assign(n, 0);
+    launch_.assign(n, EdgeId::none());
+    IdVector<NodeId, std::uint32_t> launched(n, 0);  // per call: the GPU ops it launches
+    for (const EdgeId e : dfg.edge_ids()) {
+      const graph::Edge& edge = dfg.edge(e);
+      const bool across = dfg.node(edge.src).track != dfg.node(edge.dst).track || !dfg.node(edge.src).track.valid();
+      if (edge.kind == EdgeKind::kLaunch) {
+        ++launched[edge.src];
+        ++launches_[edge.dst];
+        launch_[edge.dst] = e;
+        continue;
+      }
+      if (!across) continue;
+      feeds_other_[edge.src] = 1;
+      fed_by_other_[edge.dst] = 1;
+    }
+    for (const NodeId id : dfg.node_ids()) {
+      if (launches_[id] == 1 && launched[dfg.edge(launch_[id]).src] > 1) launches_[id] = 2;
+    }
+    std::map<std::uint32_t, std::vector<NodeId>> by_track;
+    for (const NodeId id : dfg.node_ids()) {
+      const graph::Node& node = dfg.node(id);
+      if (graph::on_gpu(node.kind) && node.kind != NodeKind::kBarrier && node.track.valid())
+        by_track[node.track.value].push_back(id);
+    }
+    for (auto& [track, ops] : by_track) {
+      std::sort(ops.begin(), ops.end(), [&](NodeId a, NodeId b) {
+        return std::pair(dfg.node(a).measured_start, a) < std::pair(dfg.node(b).measured_start, b);
+      });
+      streams_.push_back(std::move(ops));
+    }
+  }
+
+  const std::vector<std::vector<NodeId>>& streams() const { return streams_; }
+
+  std::string_view name(NodeId id) const {
+    const std::string_view own = dfg_.op_name(id);
+    return own.empty() ? traces_.strings.view(dfg_.node(id).name) : own;
+  }
+
+  // Why `after` cannot follow `before` inside one fused kernel; none when it can.
+  std::optional<FusionSkip> cut(NodeId before, NodeId after) const {
+    if (feeds_other_[before]) return FusionSkip::kFeedsOtherTrack;
+    if (fed_by_other_[after]) return FusionSkip::kFedByOtherTrack;
+    if (launches_[after] > 1) return FusionSkip::kSharedLaunch;
+    return std::nullopt;
+  }
+
+  // The kLaunch edge into a kernel that its call alone launches; none otherwise.
+  EdgeId own_launch(NodeId id) const { return launches_[id] == 1 ? launch_[id] : EdgeId::none(); }
+
+  // Launch calls a fusion of `parts` removes: those of every part but the first, when the
+  // first has a launch of its own to launch the fused kernel.
+  std::vector<EdgeId> removable_launches(std::span<const NodeId> parts) const {
+    std::vector<EdgeId> out;
+    if (!own_launch(parts.front()).valid()) return out;
+    for (std::size_t i = 1; i < parts.size(); ++i)
+      if (own_launch(parts[i]).valid()) out.push_back(own_launch(parts[i]));
+    return out;
+  }
+
+ private:
+  const trace::TraceSet& traces_;
+  const graph::Dfg& dfg_;
+  IdVector<NodeId, char> feeds_other_;   // has an out-edge to another track (launches aside)
+  IdVector<NodeId, char> fed_by_other_;  // has an in-edge from another track (launches aside)
+  IdVector<NodeId, std::uint8_t> launches_;  // 0: none, 1: its own launch call, 2: several or a shared call
+  IdVector<NodeId, EdgeId> launch_;
+  std::vector<std::vector<NodeId>> streams_;
+};
+
+std::string chain_text(const std::vector<std::string>& chain) {
+  std::string out;
+  for (const std::string& name : chain) out += (out.empty() ? "" : " -> ") + name;
+  return out.empty() ? "(empty)" : out;
+}
+
+// One occurrence of a chain, legal, its parts in stream order.
+using Instance = std::vector<NodeId>;
+
+// The occurrences of `chain` on the streams among kernels not yet `taken`, left to right without
+// overlap; the legal ones are returned (and taken), the others counted in `skipped`.
+std::vector<Instance> occurrences(const StreamView& view, const graph::Dfg& dfg,
+                                  const std::vector<std::string>& chain, IdVector<NodeId, char>& taken,
+                                  std::array<std::size_t, kFusionSkipCount>& skipped) {
+  std::vector<Instance> out;
+  const std::size_t k = chain.size();
+  for (const std::vector<NodeId>& stream : view.streams()) {
+    for (std::size_t i = 0; i + k <= stream.size();) {
+      bool match = true;
+      for (std::size_t j = 0; j < k && match; ++j) {
+        const NodeId id = stream[i + j];
+        match = dfg.node(id).kind == NodeKind::kKernel && !taken[id] && view.name(id) == chain[j];
+      }
+      if (!match) {
+        ++i;
+        continue;
+      }
+      std::optional<FusionSkip> why;
+      for (std::size_t j = 1; j < k && !why; ++j) why = view.cut(stream[i + j - 1], stream[i + j]);
+      if (why) {
+        ++skipped[static_cast<int>(*why)];
+        ++i;
+        continue;
+      }
+      Instance parts(stream.begin() + static_cast<std::ptrdiff_t>(i), stream.begin() + static_cast<std::ptrdiff_t>(i + k));
+      for (const NodeId p : parts) taken[p] = 1;
+      out.push_back(std::move(parts));
+      i += k;
+    }
+  }
+  return out;
+}
+
+// A call's delay is the thread's short untraced work before it (framework code that no one
+// recorded): the call goes, that work stays, before the next op of its thread.
+void keep_wait_before(graph::Editor& editor, graph::Dfg& dfg, NodeId call) {
+  for (const EdgeId e : editor.out_edges(call)) {
+    const graph::Edge& edge = dfg.edge(e);
+    if (edge.kind != EdgeKind::kThreadOrder || dfg.node(edge.dst).track != dfg.node(call).track) continue;
+    editor.set_delay(edge.dst, dfg.node(edge.dst).delay + dfg.node(call).delay);
+    return;
+  }
+}
+
+// Fuses one legal instance and removes the launch calls of its parts but the first. Their
+// launch edges go first, without a bridge (removing a call bridges its edges: the fused kernel
+// would wait for the thread to reach the call); the parts then meet the graph at the run's ends
+// only, and the editor fuses them without a search for cycles (graph/editor.h).
+void fuse_instance(graph::Editor& editor, graph::Dfg& dfg, const StreamView& view, const FusionPricer& pricer,
+                   const Instance& parts, ChainFusion& record) {
+  const FusedPrice price = pricer.price(parts);
+  const Nanos first_delay = dfg.node(parts.front()).delay;
+  for (const EdgeId e : view.removable_launches(parts)) {
+    const NodeId call = dfg.edge(e).src;
+    editor.remove_edge(e);
+    record.launch_time_removed = saturating_add(record.launch_time_removed, dfg.node(call).duration);
+    keep_wait_before(editor, dfg, call);
+    editor.remove(call);
+    ++record.launches_removed;
+  }
+  const NodeId fused = editor.fuse(parts);
+  editor.set_duration(fused, price.duration);
+  editor.set_delay(fused, first_delay);
+  ++record.instances;
+  record.priced_by_fallback += price.fallback ? 1 : 0;
+  record.gpu_before = saturating_add(record.gpu_before, price.parts);
+  record.gpu_after = saturating_add(record.gpu_after, price.duration);
+}
+
+// Memory-bound by the kernel's name: PyTorch's elementwise and reduction kernels, cuDNN's batch
+// norm, Triton's pointwise and reduction kernels, normalisations, activations, softmax, dropout.
+bool memory_bound_name(std::string_view name) {
+  std::string lower(name.substr(0, std::min<std::size_t>(name.size(), 512)));
+  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+  static constexpr std::string_view kWords[] = {
+      "elementwise", "reduce_kernel", "norm",    "softmax", "relu",       "gelu",      "silu",
+      "tanh",        "sigmoid",       "dropout", "bn_",     "triton_poi", "triton_per", "triton_red",
+      "pointwise",   "activation",    "fill",    "copy_kernel", "cast"};
+  return std::any_of(std::begin(kWords), std::end(kWords),
+                     [&](std::string_view w) { return lower.find(w) != std::string::npos; });
+}
+
+bool is_nccl(std::string_view name) {
+  return name.find("nccl") != std::string_view::npos || name.find("NCCL") != std::string_view::npos;
+}
+
+bool fusable_kernel(const graph::Dfg& dfg, const StreamView& view, const FusionPricer& pricer, NodeId id) {
+  if (dfg.node(id).kind != NodeKind::kKernel) return false;
+  const std::string_view name = view.name(id);
+  if (is_nccl(name) || costmodel::is_gemm_or_conv_kernel(std::string(name))) return false;
+  return memory_bound_name(name) || pricer.memory_bound(id);
+}
+
+// Near-equal pieces of at most `max_length` (>= 2) kernels.
+std::vector<std::span<const NodeId>> split_run(std::span<const NodeId> run, std::size_t max_length) {
+  const std::size_t pieces = (run.size() + max_length - 1) / max_length;
+  std::vector<std::span<const NodeId>> out;
+  std::size_t at = 0;
+  for (std::size_t p = 0; p < pieces; ++p) {
+    const std::size_t size = run.size() / pieces + (p < run.size() % pieces ? 1 : 0);
+    out.push_back(run.subspan(at, size));
+    at += size;
+  }
+  return out;
+}
+
+}  // namespace
+
+OpFusionChange op_fusion(Workload& workload, const OpFusion& options) {
+  for (const std::vector<std::string>& chain : options.chains) {
+    if (chain.size() < 2)
+      throw OptionError("chains", chain_text(chain), "a chain to fuse needs at least two kernel names");
+  }
+  OpFusionChange change;
+  change.options = options;
+  graph::Dfg& dfg = workload.graph.dfg;
+  const StreamView view(*workload.traces, dfg);
+  const FusionPricer pricer(*workload.traces, dfg, options.intermediates_kept);
+  IdVector<NodeId, char> taken(dfg.node_count(), 0);
+  graph::Editor editor(workload.graph);
+  for (const std::vector<std::string>& chain : options.chains) {
+    ChainFusion& record = change.chains.emplace_back();
+    record.kernels = chain;
+    for (const Instance& parts : occurrences(view, dfg, chain, taken, record.skipped))
+      fuse_instance(editor, dfg, view, pricer, parts, record);
+    change.instances += record.instances;
+    change.skipped += record.skipped_total();
+    change.launches_removed += record.launches_removed;
+    change.priced_by_fallback += record.priced_by_fallback;
+    change.gpu_before = saturating_add(change.gpu_before, record.gpu_before);
+    change.gpu_after = saturating_add(change.gpu_after, record.gpu_after);
+    change.launch_time_removed = saturating_add(change.launch_time_removed, record.launch_time_removed);
+  }
+  editor.commit();
+  return change;
+}
+
+std::vector<FusionCandidate> find_fusion_candidates(const Workload& workload, const CandidateOptions& options) {
+  if (options.max_length < 2)
+    throw OptionError("max_length", std::to_string(options.max_length), "a chain has at least two kernels");
+  const graph::Dfg& dfg = workload.graph.dfg;
+  const StreamView view(*workload.traces, dfg);
+  const FusionPricer pricer(*workload.traces, dfg, options.intermediates_kept);
+  std::map<std::vector<std::string>, FusionCandidate> classes;
+  auto add = [&](std::span<const NodeId> parts) {
+    if (parts.size() < 2) return;
+    std::vector<std::string> names;
+    for (const NodeId p : parts) names.emplace_back(view.name(p));
+    FusionCandidate& c = classes[names];
+    if (c.kernels.empty()) c.kernels = std::move(names);
+    const FusedPrice price = pricer.price(parts);
+    ++c.instances;
+    c.occurrences.emplace_back(parts.begin(), parts.end());
+    c.measured = saturating_add(c.measured, price.parts);
+    c.predicted = saturating_add(c.predicted, price.duration);
+    c.priced_by_fallback += price.fallback ? 1 : 0;
+    for (const EdgeId e : view.removable_launches(parts)) {
+      ++c.launches_saved;
+      c.launch_time_saved = saturating_add(c.launch_time_saved, dfg.node(dfg.edge(e).src).duration);
+    }
+  };
+  auto flush = [&](std::vector<NodeId>& run) {
+    if (run.size() >= 2)
+      for (const auto piece : split_run(run, options.max_length)) add(piece);
+    run.clear();
+  };
+  for (const std::vector<NodeId>& stream : view.streams()) {
+    std::vector<NodeId> run;
+    for (const NodeId id : stream) {
+      if (!fusable_kernel(dfg, view, pricer, id)) {
+        flush(run);
+        continue;
+      }
+      if (!run.empty() && view.cut(run.back(), id)) flush(run);
+      run.push_back(id);
+    }
+    flush(run);
+  }
+  std::vector<FusionCandidate> out;
+  for (auto& [names, c] : classes)
+    if (c.instances >= options.min_instances) out.push_back(std::move(c));
+  std::sort(out.begin(), out.end(), [](const FusionCandidate& a, const FusionCandidate& b) {
+    if (a.gpu_saving() != b.gpu_saving()) return a.gpu_saving() > b.gpu_saving();
+    if (a.launches_saved != b.launches_saved) return a.launches_saved > b.launches_saved;
+    return a.kernels < b.kernels;
+  });
+  return out;
+}
+
+OpFusion fuse_candidates(const std::vector<FusionCandidate>& candidates, bool intermediates_kept) {
+  OpFusion out;
+  out.intermediates_kept = intermediates_kept;
+  for (const FusionCandidate& c : candidates) out.chains.push_back(c.kernels);
+  return out;
+}
+
+}  // namespace dpro::whatif

@@ -1,0 +1,352 @@
+// The op-fusion rewrite and its candidate finder, on bundled traces and on a hand-made graph.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <memory>
+
+#include "core/error.h"
+#include "graph/builder.h"
+#include "replayer/replay.h"
+#include "whatif/evaluate.h"
+#include "whatif/fusion_pricing.h"
+#include "whatif/op_fusion.h"
+#include "workload_fixtures.h"
+
+using namespace dpro;
+using graph::Edge;
+using graph::EdgeKind;
+using graph::NodeId;
+using graph::NodeKind;
+using graph::Point;
+using test::load_workload;
+
+namespace {
+
+Nanos job_ns(const replayer::Report& r) { return r.iterations.at(0).job_predicted_ns; }
+
+std::size_t count_kind(const graph::Dfg& dfg, NodeKind kind) {
+  return static_cast<std::size_t>(
+      std::count_if(dfg.nodes().begin(), dfg.nodes().end(), [&](const graph::Node& n) { return n.kind == kind; }));
+}
+
+// Checks the legality rule of op_fusion.h on one occurrence, from the graph's edges alone.
+void check_legal(const graph::Dfg& dfg, const std::vector<NodeId>& parts) {
+  REQUIRE(parts.size() >= 2);
+  const graph::TrackId track = dfg.node(parts.front()).track;
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    const graph::Node& n = dfg.node(parts[i]);
+    REQUIRE(n.kind == NodeKind::kKernel);
+    REQUIRE(n.track == track);
+    if (i > 0) {  // consecutive: the stream-order edge joins them and no GPU op of the track lies between
+      bool joined = false;
+      dfg.for_each_in_edge(parts[i], [&](graph::EdgeId e) {
+        const Edge& edge = dfg.edge(e);
+        joined = joined || (edge.kind == EdgeKind::kStreamOrder && edge.src == parts[i - 1]);
+        if (dfg.node(edge.src).track != track) REQUIRE(edge.kind == EdgeKind::kLaunch);
+      });
+      REQUIRE(joined);
+    }
+    if (i + 1 < parts.size()) {
+      dfg.for_each_out_edge(parts[i], [&](graph::EdgeId e) { REQUIRE(dfg.node(dfg.edge(e).dst).track == track); });
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("op_fusion: a chain of fewer than two names is an option error") {
+  whatif::Workload w = load_workload("traces/hta/alexnet-a100-single.json.gz");
+  whatif::OpFusion empty;
+  empty.chains = {{}};
+  CHECK_THROWS_MATCHES(whatif::op_fusion(w, empty), OptionError,
+                       Catch::Predicate<OptionError>([](const OptionError& e) { return e.option() == "chains"; }));
+  whatif::OpFusion one;
+  one.chains = {{"void at::native::vectorized_elementwise_kernel"}};
+  CHECK_THROWS_AS(whatif::op_fusion(w, one), OptionError);
+}
+
+TEST_CASE("op_fusion: a chain that occurs nowhere changes nothing") {
+  const whatif::Workload base = load_workload("traces/h100/resnet50");
+  replayer::Simulator simulator;
+  const whatif::Evaluation before = whatif::evaluate(base, {}, simulator, {});
+  whatif::OpFusion nowhere;
+  nowhere.chains = {{"no_such_kernel_a", "no_such_kernel_b"}};
+  const whatif::Evaluation after = whatif::evaluate(base, {nowhere}, simulator, {});
+  const auto& c = std::get<whatif::OpFusionChange>(after.changes.at(0));
+  CHECK(c.instances == 0);
+  CHECK(c.skipped == 0);
+  CHECK(c.launches_removed == 0);
+  CHECK(after.workload.graph.dfg.node_count() == base.graph.dfg.node_count());
+  CHECK(job_ns(after.report) == job_ns(before.report));
+  CHECK(after.simulation.end == before.simulation.end);
+}
+
+TEST_CASE("op_fusion: candidates on bundled traces are legal chains of 2 to 8 kernels") {
+  for (const char* path :
+       {"traces/h100/resnet50", "traces/h100/gpt2", "traces/hta/alexnet-a100-single.json.gz",
+        "traces/hta/a100-ws2-rank0-nccl.json.gz", "traces/hta/amd-mi250-toy.json.gz",
+        "traces/hta/cuda-event-sync.json.gz", "traces/hta/cuda-event-sync-multistream.json.gz",
+        "traces/hta/cupti-counters.json.gz", "traces/hta/no-distributed-info.json.gz",
+        "traces/hta/sampled-ws128-rank0.json.gz", "traces/hta/simple-add-kineto.json.gz", "traces/hta/triton.json.gz"}) {
+    INFO(path);
+    const whatif::Workload w = load_workload(path);
+    const std::vector<whatif::FusionCandidate> candidates = whatif::find_fusion_candidates(w);
+    for (const whatif::FusionCandidate& c : candidates) {
+      REQUIRE(c.kernels.size() >= 2);
+      REQUIRE(c.kernels.size() <= 8);
+      REQUIRE(c.instances == c.occurrences.size());
+      REQUIRE(c.predicted <= c.measured);
+      for (const auto& parts : c.occurrences) check_legal(w.graph.dfg, parts);
+    }
+    for (std::size_t i = 1; i < candidates.size(); ++i)
+      REQUIRE(candidates[i - 1].gpu_saving() >= candidates[i].gpu_saving());
+  }
+}
+
+TEST_CASE("op_fusion: fusing the top candidate lowers GPU time, removes k-1 launches and replays no slower") {
+  for (const char* path : {"traces/h100/resnet50", "traces/h100/gpt2"}) {
+    INFO(path);
+    const whatif::Workload base = load_workload(path);
+    const std::vector<whatif::FusionCandidate> candidates = whatif::find_fusion_candidates(base);
+    REQUIRE(!candidates.empty());
+    const whatif::FusionCandidate& top = candidates.front();
+    const std::size_t k = top.kernels.size();
+    replayer::Simulator simulator;
+    const whatif::Evaluation before = whatif::evaluate(base, {}, simulator, {});
+    const whatif::Evaluation after = whatif::evaluate(base, {whatif::fuse_candidates({top})}, simulator, {});
+    const auto& c = std::get<whatif::OpFusionChange>(after.changes.at(0));
+    // The class also fuses where it occurs inside a longer run of kernels that are not all
+    // memory-bound, or that was split elsewhere.
+    CHECK(c.instances >= top.instances);
+    CHECK(c.gpu_after <= c.gpu_before);
+    CHECK(c.gpu_before - c.gpu_after >= top.gpu_saving());
+    CHECK(c.launches_removed == (k - 1) * c.instances);
+    const graph::Dfg& fused = after.workload.graph.dfg;
+    CHECK(count_kind(fused, NodeKind::kKernel) == count_kind(base.graph.dfg, NodeKind::kKernel) - (k - 1) * c.instances);
+    CHECK(count_kind(fused, NodeKind::kRuntimeCall) ==
+          count_kind(base.graph.dfg, NodeKind::kRuntimeCall) - c.launches_removed);
+    // evaluate checked the graph is acyclic and replayed it.
+    CHECK(job_ns(after.report) <= job_ns(before.report));
+    CHECK(after.simulation.makespan <= before.simulation.makespan);
+  }
+}
+
+TEST_CASE("op_fusion: fusing every candidate of a trace replays no slower") {
+  for (const char* path : {"traces/h100/resnet50", "traces/h100/gpt2", "traces/h100/bert-ddp",
+                           "traces/hta/alexnet-a100-single.json.gz"}) {
+    INFO(path);
+    const whatif::Workload base = load_workload(path);
+    const auto candidates = whatif::find_fusion_candidates(base);
+    replayer::Simulator simulator;
+    const whatif::Evaluation before = whatif::evaluate(base, {}, simulator, {});
+    const whatif::Evaluation after = whatif::evaluate(base, {whatif::fuse_candidates(candidates)}, simulator, {});
+    const auto& c = std::get<whatif::OpFusionChange>(after.changes.at(0));
+    CHECK(c.instances > 0);
+    CHECK(c.gpu_after <= c.gpu_before);
+    CHECK(job_ns(after.report) <= job_ns(before.report));
+  }
+}
+
+TEST_CASE("op_fusion: chains whose kernels have shapes are priced by the calibrated model, within bounds") {
+  // An emit_nvtx step records the launching ops' shapes: the model prices what it describes.
+  const whatif::Workload w = load_workload("traces/h100/gpt2-emit-nvtx-step");
+  const whatif::FusionPricer pricer(*w.traces, w.graph.dfg);
+  std::size_t modelled = 0;
+  for (const whatif::FusionCandidate& c : whatif::find_fusion_candidates(w)) {
+    for (const auto& parts : c.occurrences) {
+      const whatif::FusedPrice price = pricer.price(parts);
+      REQUIRE(price.duration <= price.parts);
+      if (price.fallback) continue;
+      ++modelled;
+      const whatif::DeviceRates* rates = pricer.rates(parts.front());
+      REQUIRE(rates);
+      REQUIRE(rates->bytes_per_ns);
+      REQUIRE(price.duration >= std::min(rates->shortest_kernel, price.parts));
+      // The fused kernel moves no more than its parts, and no less than its largest part.
+      double sum = 0, largest = 0;
+      for (const NodeId p : parts) {
+        sum += pricer.desc(p).bytes();
+        largest = std::max(largest, pricer.desc(p).bytes());
+      }
+      REQUIRE(price.bytes <= sum);
+      REQUIRE(price.bytes >= largest);
+    }
+  }
+  CHECK(modelled > 100);
+}
+
+TEST_CASE("op_fusion: after another rewrite, fusion prices the durations that rewrite set") {
+  const whatif::Workload base = load_workload("traces/h100/gpt2");
+  const whatif::OpFusion top = whatif::fuse_candidates({whatif::find_fusion_candidates(base).front()});
+  replayer::Simulator simulator;
+  const whatif::Evaluation alone = whatif::evaluate(base, {top}, simulator, {});
+  const whatif::Evaluation faster_host = whatif::evaluate(base, {whatif::HostRetime{2.0}, top}, simulator, {});
+  const auto& a = std::get<whatif::OpFusionChange>(alone.changes.at(0));
+  const auto& h = std::get<whatif::OpFusionChange>(faster_host.changes.at(1));
+  CHECK(h.instances == a.instances);
+  CHECK(h.launches_removed == a.launches_removed);
+  CHECK(h.gpu_before == a.gpu_before);  // GPU ops keep their times on a faster host
+  CHECK(h.launch_time_removed < a.launch_time_removed * 51 / 100);  // the calls cost half as much
+  CHECK(h.launch_time_removed > a.launch_time_removed * 49 / 100);
+}
+
+namespace {
+
+// One CPU thread launching three kernels k_a, k_b, k_c on stream 1; stream 2 runs k_x.
+struct SmallGraph {
+  std::shared_ptr<const trace::TraceSet> traces = std::make_shared<const trace::TraceSet>();
+  graph::BuiltGraph built;
+  std::array<NodeId, 3> calls, kernels;
+  NodeId other;
+};
+
+SmallGraph small_graph() {
+  SmallGraph g;
+  graph::Dfg& dfg = g.built.dfg;
+  const auto thread = dfg.add_track({0, trace::ResourceKind::kCpuThread, 1, 1, "main"});
+  const auto s1 = dfg.add_track({0, trace::ResourceKind::kGpuStream, 0, 1, "stream 1"});
+  const auto s2 = dfg.add_track({0, trace::ResourceKind::kGpuStream, 0, 2, "stream 2"});
+  auto op = [&](const char* name, NodeKind kind) {
+    graph::OpDesc d;
+    d.name = dfg.ops().intern(name);
+    d.kind = kind;
+    return dfg.ops().add(d);
+  };
+  const graph::OpId launch = op("cudaLaunchKernel", NodeKind::kRuntimeCall);
+  const char* names[] = {"k_a", "k_b", "k_c"};
+  for (int i = 0; i < 3; ++i) {
+    graph::Node call;
+    call.kind = NodeKind::kRuntimeCall;
+    call.track = thread;
+    call.measured_start = 1000 * i;
+    call.measured_duration = call.duration = 500;
+    g.calls[i] = dfg.add_node(call);
+    dfg.set_op(g.calls[i], launch);
+    graph::Node k;
+    k.kind = NodeKind::kKernel;
+    k.track = s1;
+    k.measured_start = 10'000 + 2000 * i;
+    k.measured_duration = k.duration = 1500;
+    g.kernels[i] = dfg.add_node(k);
+    dfg.set_op(g.kernels[i], op(names[i], NodeKind::kKernel));
+    dfg.add_edge(Edge{g.calls[i], g.kernels[i], EdgeKind::kLaunch, Point::kStart, Point::kStart});
+    if (i > 0) {
+      dfg.add_edge(Edge{g.calls[i - 1], g.calls[i], EdgeKind::kThreadOrder});
+      dfg.add_edge(Edge{g.kernels[i - 1], g.kernels[i], EdgeKind::kStreamOrder});
+    }
+  }
+  dfg.node(g.calls[0]).release = 0;
+  graph::Node x;
+  x.kind = NodeKind::kKernel;
+  x.track = s2;
+  x.measured_start = 9000;
+  x.measured_duration = x.duration = 500;
+  x.release = 9000;
+  g.other = dfg.add_node(x);
+  dfg.set_op(g.other, op("k_x", NodeKind::kKernel));
+  return g;
+}
+
+}  // namespace
+
+TEST_CASE("op_fusion: a chain with a cross-stream event wait inside is not fused") {
+  const whatif::OpFusion abc{{{"k_a", "k_b", "k_c"}}};
+  SECTION("no wait: fused, two launches removed") {
+    SmallGraph g = small_graph();
+    g.built.dfg.finalize();
+    whatif::Workload w{g.traces, std::move(g.built)};
+    const whatif::OpFusionChange c = whatif::op_fusion(w, abc);
+    CHECK(c.instances == 1);
+    CHECK(c.launches_removed == 2);
+    CHECK(c.launch_time_removed == 1000);
+    CHECK(c.gpu_before == 4500);
+    CHECK(c.gpu_after < c.gpu_before);
+    CHECK(c.priced_by_fallback == 1);  // no shapes: the longest part + half the rest
+    CHECK(c.gpu_after == 1500 + 1500);
+    CHECK(count_kind(w.graph.dfg, NodeKind::kKernel) == 2);
+    CHECK(count_kind(w.graph.dfg, NodeKind::kRuntimeCall) == 1);
+    graph::check_acyclic(w.graph.dfg, *w.traces);
+  }
+  SECTION("stream 2 waits for the middle kernel") {
+    SmallGraph g = small_graph();
+    g.built.dfg.add_edge(Edge{g.kernels[1], g.other, EdgeKind::kStreamWait});
+    g.built.dfg.finalize();
+    whatif::Workload w{g.traces, std::move(g.built)};
+    const whatif::OpFusionChange c = whatif::op_fusion(w, abc);
+    CHECK(c.instances == 0);
+    CHECK(c.chains.at(0).skipped[static_cast<int>(whatif::FusionSkip::kFeedsOtherTrack)] == 1);
+    CHECK(count_kind(w.graph.dfg, NodeKind::kKernel) == 4);
+  }
+  SECTION("the middle kernel waits for stream 2") {
+    SmallGraph g = small_graph();
+    g.built.dfg.add_edge(Edge{g.other, g.kernels[1], EdgeKind::kStreamWait});
+    g.built.dfg.finalize();
+    whatif::Workload w{g.traces, std::move(g.built)};
+    const whatif::OpFusionChange c = whatif::op_fusion(w, abc);
+    CHECK(c.instances == 0);
+    CHECK(c.chains.at(0).skipped[static_cast<int>(whatif::FusionSkip::kFedByOtherTrack)] == 1);
+    // k_b may start a chain, not continue one.
+    const whatif::OpFusionChange ab = whatif::op_fusion(w, whatif::OpFusion{{{"k_a", "k_b"}}});
+    CHECK(ab.instances == 0);
+    const whatif::OpFusionChange bc = whatif::op_fusion(w, whatif::OpFusion{{{"k_b", "k_c"}}});
+    CHECK(bc.instances == 1);
+    CHECK(bc.launches_removed == 1);
+  }
+}
+
+// The figures of the op-fusion report (hidden: run by hand with
+// `whatif_op_fusion_tests "[figures]"`): per trace, the candidate classes and instances, and the
+// replayed iteration before and after fusing every candidate.
+TEST_CASE("op_fusion: figures of fusing every candidate", "[.][figures]") {
+  for (const char* path : {"traces/h100/resnet50", "traces/h100/gpt2", "traces/h100/bert-ddp",
+                           "traces/h100/resnet50-emit-nvtx-step", "traces/h100/gpt2-emit-nvtx-step",
+                           "traces/h100/bert-ddp-emit-nvtx-step", "traces/hta/alexnet-a100-single.json.gz"}) {
+    const whatif::Workload base = load_workload(path);
+    const auto candidates = whatif::find_fusion_candidates(base);
+    std::size_t instances = 0, fallback = 0, launches = 0;
+    Nanos measured = 0, predicted = 0;
+    for (const auto& c : candidates) {
+      instances += c.instances;
+      fallback += c.priced_by_fallback;
+      launches += c.launches_saved;
+      measured += c.measured;
+      predicted += c.predicted;
+    }
+    replayer::Simulator simulator;
+    const whatif::Evaluation before = whatif::evaluate(base, {}, simulator, {});
+    const whatif::Evaluation after = whatif::evaluate(base, {whatif::fuse_candidates(candidates)}, simulator, {});
+    const auto& c = std::get<whatif::OpFusionChange>(after.changes.at(0));
+    const Nanos b = job_ns(before.report), a = job_ns(after.report);
+    std::printf(
+        "%s: %zu classes, %zu instances (%zu priced by the fallback), launches saved %zu, candidate GPU time %s -> %s; "
+        "fused: %zu instances, %zu skipped, %zu launches removed (%s of CPU), GPU %s -> %s, %zu by fallback; "
+        "iteration %s -> %s (%+.2f%%)\n",
+        path, candidates.size(), instances, fallback, launches, format_duration(measured).c_str(),
+        format_duration(predicted).c_str(), c.instances, c.skipped, c.launches_removed,
+        format_duration(c.launch_time_removed).c_str(), format_duration(c.gpu_before).c_str(),
+        format_duration(c.gpu_after).c_str(), c.priced_by_fallback, format_duration(b).c_str(),
+        format_duration(a).c_str(), 100.0 * static_cast<double>(a - b) / static_cast<double>(b));
+    std::array<std::size_t, whatif::kFusionSkipCount> skipped{};
+    for (const auto& chain : c.chains)
+      for (int r = 0; r < whatif::kFusionSkipCount; ++r) skipped[r] += chain.skipped[r];
+    for (int r = 0; r < whatif::kFusionSkipCount; ++r)
+      std::printf("  skipped %s: %zu\n", whatif::to_string(static_cast<whatif::FusionSkip>(r)), skipped[r]);
+    // The steps after the first (a warm-up in these captures), summed.
+    Nanos rest_before = 0, rest_after = 0;
+    for (std::size_t i = 1; i < before.report.iterations.size(); ++i) {
+      rest_before += before.report.iterations[i].job_predicted_ns;
+      rest_after += after.report.iterations.at(i).job_predicted_ns;
+    }
+    if (rest_before > 0)
+      std::printf("  steps after the first: %zu, mean %s -> %s (%+.2f%%)\n", before.report.iterations.size() - 1,
+                  format_duration(rest_before / static_cast<Nanos>(before.report.iterations.size() - 1)).c_str(),
+                  format_duration(rest_after / static_cast<Nanos>(before.report.iterations.size() - 1)).c_str(),
+                  100.0 * static_cast<double>(rest_after - rest_before) / static_cast<double>(rest_before));
+    for (std::size_t i = 0; i < std::min<std::size_t>(3, candidates.size()); ++i)
+      std::printf("  top %zu: %zu kernels x %zu, saving %s, first %s\n", i + 1, candidates[i].kernels.size(),
+                  candidates[i].instances, format_duration(candidates[i].gpu_saving()).c_str(),
+                  candidates[i].kernels.front().substr(0, 90).c_str());
+  }
+}
