@@ -60,6 +60,8 @@ std::vector<whatif::Rewrite> WhatIfFlags::rewrites() const {
 optimizer::Conditions WhatIfFlags::conditions() const {
   if (comm_.bucket_mb)
     throw InputError("", "--bucket-mb", "is what the buckets strategy decides; a plan or a search takes no bucket size");
+  if (!compress_.empty())
+    throw InputError("", "--compress", "is what the compression strategy decides; a plan or a search takes no method");
   if (!device_.samples_path.empty())
     throw InputError("", "--device-samples", "cannot be part of a plan or a search (not supported yet)");
   optimizer::Conditions c;

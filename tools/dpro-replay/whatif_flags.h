@@ -24,8 +24,8 @@ class WhatIfFlags {
   // the cluster's. Throws OptionError for a bad host setting or --compress value.
   std::vector<whatif::Rewrite> rewrites() const;
   // The flags as the conditions of an optimizer search or a plan (names; the resource paths
-  // apart). Throws InputError for --bucket-mb (what the buckets strategy decides) and
-  // --device-samples (a plan does not carry them).
+  // apart). Throws InputError for --bucket-mb and --compress (what the buckets and compression
+  // strategies decide) and --device-samples (a plan does not carry them).
   optimizer::Conditions conditions() const;
   optimizer::ResourcePaths paths() const;
   // Whether any what-if flag was given (host settings included).
