@@ -8,7 +8,8 @@ Change apply(Workload& workload, const Rewrite& rewrite) {
         using R = std::decay_t<decltype(r)>;
         if constexpr (std::is_same_v<R, HostRetime>) return host_retime(workload, r);
         else if constexpr (std::is_same_v<R, DeviceRetime>) return device_retime(workload, r);
-        else return comm_retime(workload, r);
+        else if constexpr (std::is_same_v<R, CommRetime>) return comm_retime(workload, r);
+        else return precision(workload, r);
       },
       rewrite);
 }

@@ -13,12 +13,13 @@
 #include "whatif/comm_retime.h"
 #include "whatif/device_retime.h"
 #include "whatif/host_retime.h"
+#include "whatif/precision.h"
 #include "whatif/workload.h"
 
 namespace dpro::whatif {
 
-using Rewrite = std::variant<HostRetime, DeviceRetime, CommRetime>;
-using Change = std::variant<HostChange, DeviceChange, CommChange>;
+using Rewrite = std::variant<HostRetime, DeviceRetime, CommRetime, Precision>;
+using Change = std::variant<HostChange, DeviceChange, CommChange, PrecisionChange>;
 
 struct Evaluation {
   Workload workload;            // the rewritten workload (graph) that was replayed

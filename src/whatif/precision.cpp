@@ -1,0 +1,452 @@
+#include "whatif/precision.h"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <limits>
+#include <optional>
+#include <tuple>
+
+#include "core/error.h"
+#include "costmodel/op_desc_from_graph.h"
+#include "costmodel/scaling.h"
+#include "whatif/device_retime.h"
+
+namespace dpro::whatif {
+
+namespace cm = dpro::costmodel;
+
+const char* to_string(OpClass c) {
+  switch (c) {
+    case OpClass::kGemm: return "gemm";
+    case OpClass::kConv: return "conv";
+    case OpClass::kElementwise: return "elementwise";
+  }
+  return "?";
+}
+
+namespace {
+
+// Names (of a kernel or its launching op, lower case) of kernels whose time a precision change
+// keeps: what autocast runs in fp32 whatever its input (its fp32 list: softmax, norms other than
+// batch norm, losses, reductions), what works on fp32 parameters and buffers (the optimizer's
+// multi-tensor kernels, batch norm's running statistics), and copies (dtype casts and layout
+// copies: a trace's own casts are autocast's already).
+constexpr std::array<const char*, 14> kFp32KeptWords = {
+    "softmax", "layer_norm", "layernorm", "group_norm", "groupnorm", "loss", "nll",
+    "cross_entropy", "reduce_kernel", "multi_tensor_apply", "cumsum", "fused_adam", "update_stats", "copy_kernel"};
+
+// Words of a GEMM/convolution kernel's name that say convolution.
+constexpr std::array<const char*, 8> kConvWords = {"conv", "fprop", "dgrad", "wgrad", "winograd", "implicit",
+                                                   "cudnn", "fft"};
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+template <std::size_t N>
+bool has_any(const std::string& text, const std::array<const char*, N>& words) {
+  return std::any_of(words.begin(), words.end(), [&](const char* w) { return text.find(w) != std::string::npos; });
+}
+
+// The element type a kernel's template arguments name: kernel_tensor_dtype's 16- and 8-bit types,
+// fp32 for "float"; nullopt when they name none. `integer`: they name an integer type first
+// ("CUDAFunctorOnSelf_add<long>": a step counter), which no float precision changes.
+std::optional<cm::DType> named_element(const std::string& name, bool* integer) {
+  for (const char* w : {"<long>", "<long,", "<int>", "<int,", "<bool>", "<bool,", "<unsigned char", "<signed char"})
+    if (name.find(w) != std::string::npos) {
+      *integer = true;
+      return std::nullopt;
+    }
+  *integer = false;
+  if (const auto d = cm::kernel_tensor_dtype(name)) return d;
+  const std::string l = lower(name);
+  if (l.find("bfloat16") != std::string::npos) return cm::DType::kBFloat16;  // bfloat16_copy_kernel_cuda
+  if (l.find("float") != std::string::npos) return cm::DType::kFloat32;
+  return std::nullopt;
+}
+
+std::string_view short_name(std::string_view name) {
+  const auto p = name.rfind("::");
+  return p == std::string_view::npos ? name : name.substr(p + 2);
+}
+
+std::set<OpClass> parse_classes(const std::vector<std::string>& names) {
+  std::set<OpClass> out;
+  for (const std::string& raw : names) {
+    const std::string c = lower(raw);
+    if (c == "all") out.insert({OpClass::kGemm, OpClass::kConv, OpClass::kElementwise});
+    else if (c == "gemm") out.insert(OpClass::kGemm);
+    else if (c == "conv") out.insert(OpClass::kConv);
+    else if (c == "elementwise") out.insert(OpClass::kElementwise);
+    else throw OptionError("precision_classes", raw, "unknown op class (known: gemm, conv, elementwise, all)");
+  }
+  if (out.empty()) throw OptionError("precision_classes", "", "names no op class (known: gemm, conv, elementwise, all)");
+  return out;
+}
+
+cm::DType parse_target(const std::string& text) {
+  const auto d = cm::parse_dtype(text);
+  if (!d || (*d != cm::DType::kTensorFloat32 && *d != cm::DType::kFloat16 && *d != cm::DType::kBFloat16 &&
+             *d != cm::DType::kFloat8))
+    throw OptionError("precision_dtype", text, "not a dtype an op can be lowered to (known: tf32, fp16, bf16, fp8)");
+  return *d;
+}
+
+// What the rules need of one kernel node.
+enum class Role {
+  kGemmKernel,  // a GEMM or convolution kernel
+  kOfGemmOp,    // another kernel of a GEMM or convolution op (layout transform, split-K reduction)
+  kKeptFp32,
+  kOther,
+};
+
+struct Kernel {
+  graph::NodeId id;
+  const cm::DeviceSpec* spec = nullptr;
+  cm::OpDesc op;                       // described by its launching op (own or a like step's)
+  const graph::OpDesc* launch = nullptr;  // the op table entry with the launcher's inputs
+  std::string launcher;                // the launching op's short name ("" none)
+  Role role = Role::kOther;
+  OpClass cls = OpClass::kElementwise;
+  cm::DType math = cm::DType::kFloat32;  // the arithmetic it ran
+  int element_bytes = 4;                 // its tensors' element size
+  std::optional<cm::DType> named;        // the element type its name (or its op's record) states
+  bool math_named = false;               // its name states its arithmetic
+  bool integer = false;                  // its tensors are integers
+  std::tuple<std::uint32_t, std::uint32_t, std::uint32_t> instance;  // its launching op instance
+  bool lowered = false;
+};
+
+bool is_conv_launcher(std::string_view launcher) {
+  return launcher == "convolution_backward" || cm::family_from_name(std::string(launcher)) == cm::OpFamily::kConv2d;
+}
+
+bool is_gemm_launcher(std::string_view launcher) {
+  const cm::OpFamily f = cm::family_from_name(std::string(launcher));
+  return f == cm::OpFamily::kBmm || f == cm::OpFamily::kLinear;
+}
+
+// The op's description for the roofline: its own, or for a convolution's backward (inputs: grad
+// output, input, weight) the forward convolution's, whose FLOPs each of its gradients repeats.
+cm::OpDesc described(const graph::OpTable& table, const Kernel& k) {
+  if (k.op.describable() || k.launcher != "convolution_backward" || !k.launch || k.launch->inputs.size() < 3)
+    return k.op;
+  cm::OpDesc d = cm::op_desc_from_cpu_op("aten::convolution", {k.launch->inputs[1], k.launch->inputs[2]}, table);
+  d.dtype = k.op.dtype;
+  return d;
+}
+
+std::int64_t numel(const graph::TensorDesc& t) {
+  if (t.shape.empty()) return 0;
+  std::int64_t n = 1;
+  for (std::int64_t d : t.shape) n *= std::max<std::int64_t>(d, 0);
+  return n;
+}
+
+// Elements autocast casts for a lowered op: (its weight or second operand, its activation input);
+// zeros when the trace recorded no shapes for it.
+std::pair<std::int64_t, std::int64_t> cast_elements(const Kernel& k) {
+  if (!k.launch) return {0, 0};
+  const auto& in = k.launch->inputs;
+  auto at = [&](std::size_t i) { return i < in.size() ? numel(in[i]) : 0; };
+  const std::string_view base = k.launcher;
+  if (base == "convolution_backward") return {at(2), at(0)};
+  if (base == "addmm" || base == "baddbmm") return {at(2) + at(0), at(1)};
+  if (base == "linear") return {at(1) + at(2), at(0)};
+  return {at(1), at(0)};
+}
+
+Kernel describe(const graph::Dfg& dfg, const cm::LikeStepLaunchers& lent, graph::NodeId id,
+                const cm::DeviceSpec* spec) {
+  const graph::Node& n = dfg.node(id);
+  Kernel k;
+  k.id = id;
+  k.spec = spec;
+  const graph::OpDesc* own = dfg.op(id);
+  k.launch = own && own->launcher.empty() && lent.launch[id].valid() ? &dfg.ops().op(lent.launch[id]) : own;
+  if (own) k.op = cm::op_desc_of_kernel(dfg.ops(), *own, *k.launch);
+  if (k.launch && !k.launch->launcher.empty()) k.launcher = std::string(short_name(dfg.ops().name(k.launch->launcher)));
+  else k.launch = nullptr;
+  const std::string name = own ? std::string(dfg.ops().name(own->name)) : std::string();
+  const std::string lname = lower(name);
+  k.named = named_element(name, &k.integer);
+  if (!k.named && k.op.describable() && k.op.dtype != cm::DType::kTensorFloat32) k.named = k.op.dtype;
+  const cm::DType element = k.named ? *k.named : cm::DType::kFloat32;
+  k.element_bytes = cm::dtype_bytes(element);
+  k.math = element;
+  if (cm::is_gemm_or_conv_kernel(name)) {
+    k.role = Role::kGemmKernel;
+    if (const auto m = cm::kernel_math_dtype(name)) {
+      k.math = *m;
+      k.math_named = true;
+      k.element_bytes = cm::dtype_bytes(*m);
+    }
+    k.cls = is_conv_launcher(k.launcher) || (!is_gemm_launcher(k.launcher) && has_any(lname, kConvWords))
+                ? OpClass::kConv
+                : OpClass::kGemm;
+  } else if (is_conv_launcher(k.launcher) || is_gemm_launcher(k.launcher)) {
+    k.role = Role::kOfGemmOp;
+    k.cls = is_conv_launcher(k.launcher) ? OpClass::kConv : OpClass::kGemm;
+  } else if (has_any(lname, kFp32KeptWords) || has_any(lower(k.launcher), kFp32KeptWords)) {
+    k.role = Role::kKeptFp32;
+  }
+  const std::uint32_t none = std::numeric_limits<std::uint32_t>::max();
+  if (n.parent_op.valid()) k.instance = {n.parent_op.value, none, none};
+  else if (k.launch) k.instance = {none, lent.launch[id].valid() ? lent.launch[id].value : dfg.op_of(id).value, none};
+  else k.instance = {none, none, id.value};
+  return k;
+}
+
+// Where a kernel lowered to `target` moves fewer bytes or computes faster.
+struct Lowering {
+  cm::DType target;
+  int target_bytes;      // of GEMM operands
+  int activation_bytes;  // of elementwise tensors: fp8 GEMMs keep 16-bit activations (Transformer Engine)
+  std::set<OpClass> classes;
+};
+
+// A cast kernel to run right before `before` on its stream.
+struct CastNode {
+  graph::NodeId before;
+  Nanos duration;
+};
+
+// Each cast becomes a kernel on the stream of the op it serves, between that op's first kernel
+// and its stream predecessor, enqueued by the op's own launch call (the launch edge and its gap
+// copied): it delays the op by its time and costs the host nothing of its own. Edited on the
+// graph's tables directly, not through graph::Editor, whose cycle search per insert walks
+// everything downstream: a node put between two stream neighbours and after their launch call
+// cannot close a cycle.
+void insert_casts(graph::Dfg& dfg, const std::vector<CastNode>& casts) {
+  if (casts.empty()) return;
+  if (!dfg.finalized()) dfg.finalize();
+  graph::OpDesc cast_op;
+  cast_op.name = dfg.ops().intern("autocast cast");
+  cast_op.kind = graph::NodeKind::kKernel;
+  const graph::OpId op = dfg.ops().add(std::move(cast_op));
+  std::vector<std::vector<graph::EdgeId>> in_edges(casts.size());
+  for (std::size_t i = 0; i < casts.size(); ++i)
+    dfg.for_each_in_edge(casts[i].before, [&](graph::EdgeId e) {
+      const graph::EdgeKind kind = dfg.edge(e).kind;
+      if (kind == graph::EdgeKind::kStreamOrder || kind == graph::EdgeKind::kLaunch) in_edges[i].push_back(e);
+    });
+  for (std::size_t i = 0; i < casts.size(); ++i) {
+    const graph::Node& op_node = dfg.node(casts[i].before);
+    graph::Node cast;
+    cast.kind = graph::NodeKind::kKernel;
+    cast.rank = op_node.rank;
+    cast.track = op_node.track;
+    cast.measured_start = op_node.measured_start;
+    cast.duration = casts[i].duration;
+    cast.release = op_node.release;
+    const graph::NodeId id = dfg.add_node(cast);
+    dfg.set_op(id, op);
+    for (const graph::EdgeId e : in_edges[i]) {
+      if (dfg.edge(e).kind == graph::EdgeKind::kStreamOrder) {
+        dfg.edge(e).dst = id;
+      } else {
+        graph::Edge launch = dfg.edge(e);
+        launch.dst = id;
+        dfg.add_edge(launch);
+      }
+    }
+    dfg.add_edge({id, casts[i].before, graph::EdgeKind::kStreamOrder, graph::Point::kEnd, graph::Point::kStart, 0});
+  }
+  dfg.finalize();
+}
+
+}  // namespace
+
+PrecisionChange precision(Workload& workload, const Precision& options) {
+  const cm::DType target = parse_target(options.dtype);
+  const Lowering lowering{target, cm::dtype_bytes(target), std::max(cm::dtype_bytes(target), 2),
+                          parse_classes(options.classes)};
+  const trace::TraceSet& traces = *workload.traces;
+  graph::Dfg& dfg = workload.graph.dfg;
+  const auto catalog = cm::DeviceCatalog::load_directory(options.device_dir);
+  PrecisionChange change;
+  change.dtype = target;
+
+  // The kernels of each (rank, stream, iteration), in start order.
+  const cm::LikeStepLaunchers lent = cm::launchers_from_like_steps(traces, dfg);
+  std::map<std::tuple<int, std::uint32_t, std::int64_t>, std::vector<Kernel>> groups;
+  std::map<int, Nanos> floor_of_rank;
+  std::set<const cm::DeviceSpec*> specs;
+  for (const graph::NodeId id : dfg.node_ids()) {
+    graph::Node& n = dfg.node(id);
+    if (n.kind == graph::NodeKind::kKernel || n.kind == graph::NodeKind::kMemcpy || n.kind == graph::NodeKind::kMemset)
+      change.gpu_before = saturating_add(change.gpu_before, n.duration);
+    if (n.kind != graph::NodeKind::kKernel) continue;
+    const cm::DeviceSpec* spec = origin_of(catalog, traces, n);
+    if (!spec) {
+      const trace::TraceRank* rank = traces.find_rank(n.rank);
+      throw InputError(rank ? rank->file : std::string(), "",
+                       "the device catalog does not know the GPU the trace ran on (" +
+                           (rank && !rank->devices.empty() ? "'" + rank->devices.front().name + "'"
+                                                           : std::string("none recorded")) +
+                           "), so its peaks for a precision change are unknown");
+    }
+    specs.insert(spec);
+    if (n.duration > 0) {
+      auto [it, fresh] = floor_of_rank.try_emplace(n.rank, n.duration);
+      if (!fresh) it->second = std::min(it->second, n.duration);
+    }
+    std::int64_t iteration = -1;
+    if (const trace::TraceRank* rank = traces.find_rank(n.rank)) {
+      const auto& its = rank->iterations;
+      const auto next = std::upper_bound(its.begin(), its.end(), n.measured_start,
+                                         [](Nanos t, const trace::Iteration& it) { return t < it.start; });
+      iteration = next - its.begin() - 1;
+    }
+    groups[{n.rank, n.track.value, iteration}].push_back(describe(dfg, lent, id, spec));
+  }
+  for (const cm::DeviceSpec* spec : specs)
+    if (!spec->peak_tflops.contains(cm::to_string(target)))
+      throw OptionError("precision_dtype", options.dtype,
+                        "the trace's GPU (" + spec->name + ") has no " + cm::to_string(target) +
+                            " arithmetic: its spec lists no peak for it");
+  if (!specs.empty()) {
+    const cm::DeviceSpec& first = **specs.begin();
+    change.device = first.name;
+    change.peak_tflops = first.peak_flops(target) / 1e12;
+    change.cast_bandwidth_gbs = first.memory_bandwidth_gbs;
+  }
+  if (!floor_of_rank.empty()) change.latency_floor = floor_of_rank.begin()->second;
+
+  // The trace's own elementwise bandwidth: the bytes its described elementwise kernels moved over
+  // their time.
+  double ew_bytes = 0, ew_ns = 0;
+  for (auto& [key, kernels] : groups)
+    for (const Kernel& k : kernels)
+      if (k.role == Role::kOther && k.op.describable() && k.op.flops() <= k.op.bytes()) {
+        ew_bytes += k.op.bytes();
+        ew_ns += static_cast<double>(dfg.node(k.id).duration);
+      }
+  if (ew_bytes > 0 && ew_ns > 0) {
+    change.cast_bandwidth_gbs = ew_bytes / ew_ns;
+    change.cast_bandwidth_measured = true;
+  }
+
+  auto memory_bound = [&](Nanos t, Nanos floor, int from_bytes, int to_bytes) {
+    if (t <= floor || to_bytes >= from_bytes) return t;
+    return floor + nanos_from_double(static_cast<double>(t - floor) * to_bytes / from_bytes);
+  };
+  auto cast_time = [&](std::int64_t elements, int from_bytes, Nanos floor) {
+    const double bytes = static_cast<double>(elements) * (from_bytes + lowering.activation_bytes);
+    return floor + nanos_from_double(bytes / change.cast_bandwidth_gbs);  // GB/s = bytes per ns
+  };
+
+  std::vector<CastNode> cast_nodes;
+  for (auto& [key, kernels] : groups) {
+    const Nanos floor = floor_of_rank[std::get<0>(key)];
+    std::sort(kernels.begin(), kernels.end(),
+              [&](const Kernel& a, const Kernel& b) { return dfg.node(a.id).measured_start < dfg.node(b.id).measured_start; });
+    // A GEMM kernel whose name states neither its arithmetic nor its tensors' type (cuBLAS's nvjet
+    // kernels) runs at the narrower of the types stated by the closest kernels before and after it
+    // on its stream (what it reads, what reads it): autocast runs an op at its inputs' type.
+    std::vector<std::optional<cm::DType>> before(kernels.size()), after_it(kernels.size());
+    for (std::size_t i = 1; i < kernels.size(); ++i)
+      before[i] = kernels[i - 1].named ? kernels[i - 1].named : before[i - 1];
+    for (std::size_t i = kernels.size(); i-- > 1;)
+      after_it[i - 1] = kernels[i].named ? kernels[i].named : after_it[i];
+    for (std::size_t i = 0; i < kernels.size(); ++i) {
+      Kernel& k = kernels[i];
+      if (k.role != Role::kGemmKernel || k.math_named || k.named) continue;
+      for (const auto& d : {before[i], after_it[i]})
+        if (d && cm::dtype_bytes(*d) < k.element_bytes) {
+          k.math = *d;
+          k.element_bytes = cm::dtype_bytes(*d);
+        }
+    }
+    std::ptrdiff_t first = -1, last = -1;
+    for (std::size_t i = 0; i < kernels.size(); ++i)
+      if (kernels[i].role == Role::kGemmKernel) {
+        if (first < 0) first = static_cast<std::ptrdiff_t>(i);
+        last = static_cast<std::ptrdiff_t>(i);
+      }
+    for (std::size_t i = 0; i < kernels.size(); ++i) {
+      Kernel& k = kernels[i];
+      graph::Node& n = dfg.node(k.id);
+      const Nanos t = n.duration;
+      const bool in_span = first >= 0 && static_cast<std::ptrdiff_t>(i) >= first && static_cast<std::ptrdiff_t>(i) <= last;
+      Nanos after = t;
+      bool described_op = false;
+      if (k.role == Role::kGemmKernel) {
+        const double p_origin = k.spec->peak_flops(k.math), p_target = k.spec->peak_flops(target);
+        if (p_target <= p_origin && lowering.target_bytes >= k.element_bytes) {
+          ++change.already_at_dtype;
+          continue;
+        }
+        if (!lowering.classes.contains(k.cls)) continue;
+        const double bytes_ratio = std::min(1.0, static_cast<double>(lowering.target_bytes) / k.element_bytes);
+        const cm::OpDesc op = described(dfg.ops(), k);
+        double ratio;
+        if (op.describable() && (op.family == cm::OpFamily::kBmm || op.family == cm::OpFamily::kLinear ||
+                                 op.family == cm::OpFamily::kConv2d)) {
+          described_op = true;
+          const double f = op.flops(), b = op.bytes(), bw = k.spec->bandwidth_bytes_per_s();
+          ratio = std::max(f / p_target, b * bytes_ratio / bw) / std::max(f / std::max(p_origin, 1.0), b / bw);
+        } else {
+          ratio = (1 - cm::kGemmKernelGamma) * p_origin / p_target + cm::kGemmKernelGamma * bytes_ratio;
+        }
+        after = t <= floor ? t : std::min(t, floor + nanos_from_double(static_cast<double>(t - floor) * ratio));
+        k.lowered = true;
+      } else if (k.integer) {
+        continue;
+      } else if (k.role == Role::kKeptFp32) {
+        if (in_span) ++change.kept_fp32;
+        continue;
+      } else {
+        const int to = k.role == Role::kOfGemmOp ? lowering.target_bytes : lowering.activation_bytes;
+        if (to >= k.element_bytes) {
+          if (in_span || k.role == Role::kOfGemmOp) ++change.already_at_dtype;
+          continue;
+        }
+        if (k.role == Role::kOther && !in_span) {
+          ++change.outside_span;
+          continue;
+        }
+        const OpClass cls = k.role == Role::kOfGemmOp ? k.cls : OpClass::kElementwise;
+        if (!lowering.classes.contains(cls)) continue;
+        k.cls = cls;
+        after = memory_bound(t, floor, k.element_bytes, to);
+        k.lowered = true;
+      }
+      auto& totals = change.lowered[k.cls];
+      ++totals.kernels;
+      totals.described += described_op;
+      totals.before = saturating_add(totals.before, t);
+      totals.after = saturating_add(totals.after, after);
+      // Autocast's casts, on the op's first GEMM kernel: its weight always, its activation input
+      // when the kernel before the op's kernels was not lowered (its output is fp32).
+      if (k.role == Role::kGemmKernel && lowering.target_bytes < k.element_bytes) {
+        std::size_t op_first = i;
+        while (op_first > 0 && kernels[op_first - 1].instance == k.instance) --op_first;
+        bool first_gemm_of_op = true;
+        for (std::size_t j = op_first; j < i; ++j) first_gemm_of_op &= kernels[j].role != Role::kGemmKernel;
+        if (first_gemm_of_op) {
+          const auto [weight, input] = cast_elements(k);
+          const bool input_fp32 = op_first == 0 || !kernels[op_first - 1].lowered;
+          const int casts = 1 + input_fp32;
+          change.casts += casts;
+          if (weight == 0) change.casts_unsized += casts;
+          const Nanos cast = weight == 0 ? casts * floor
+                                         : cast_time(weight, 4, floor) + (input_fp32 ? cast_time(input, 4, floor) : 0);
+          change.cast_time = saturating_add(change.cast_time, cast);
+          cast_nodes.push_back({kernels[op_first].id, cast});
+        }
+      }
+      n.duration = after;
+    }
+  }
+  insert_casts(dfg, cast_nodes);
+  for (const graph::Node& n : dfg.nodes())
+    if (n.kind == graph::NodeKind::kKernel || n.kind == graph::NodeKind::kMemcpy || n.kind == graph::NodeKind::kMemset)
+      change.gpu_after = saturating_add(change.gpu_after, n.duration);
+  return change;
+}
+
+}  // namespace dpro::whatif
