@@ -2,8 +2,11 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <iostream>
+#include <map>
+#include <set>
 #include <vector>
 
 #include "core/error.h"
@@ -165,6 +168,19 @@ PairFigures predict_pair(const std::string& fp32_trace, const std::string& bf16_
 
 }  // namespace
 
+// The must-show: from the fp32 ResNet-50 capture, bf16 autocast predicts the step of the
+// bf16 job recorded on the same H100 (median step 40.87 ms) within 10 %: measured once with the
+// rules as designed, -6.7 % (38.12 ms); held here to 8 %. The step is bound by the host (its GPU
+// busy time is 30.5 ms of it), and the predicted GPU busy time is 35 % short of the capture's,
+// mostly batch norm (docs/precision.md): this holds the step, not the GPU time.
+TEST_CASE("precision: bf16 autocast from the fp32 ResNet-50 predicts the bf16 capture's step") {
+  const PairFigures f = predict_pair("traces/h100/resnet50", "traces/h100/resnet50-bf16");
+  const double error = static_cast<double>(f.predicted.predicted) / static_cast<double>(f.bf16.measured) - 1;
+  CHECK(std::abs(error) < 0.08);
+  CHECK(f.predicted.predicted < f.fp32.measured);
+  CHECK(f.predicted.gpu_busy < f.fp32.gpu_busy);
+}
+
 // The figures of docs/precision.md: run by hand (`whatif_precision_tests "[.figures]"`).
 TEST_CASE("precision: figures of fp32 -> bf16 pairs", "[.figures]") {
   for (const auto& [a, b] : std::vector<std::pair<std::string, std::string>>{
@@ -178,5 +194,61 @@ TEST_CASE("precision: figures of fp32 -> bf16 pairs", "[.figures]") {
               << 100.0 * (static_cast<double>(f.predicted.predicted) / static_cast<double>(f.bf16.measured) - 1)
               << " %; GPU busy fp32 " << to_millis(f.fp32.gpu_busy) << " ms, bf16 " << to_millis(f.bf16.gpu_busy)
               << " ms, predicted " << to_millis(f.predicted.gpu_busy) << " ms\n";
+  }
+}
+
+namespace {
+
+// Kernel families of the error attribution in docs/precision.md, by kernel name.
+std::string family_of(std::string_view name) {
+  const std::string n(name);
+  if (n == "autocast cast" || n.find("copy_kernel") != std::string::npos) return "casts and copies";
+  if (costmodel::is_gemm_or_conv_kernel(n)) return "GEMM and convolution";
+  if (n.find("nchwToNhwc") != std::string::npos || n.find("nhwcToNchw") != std::string::npos ||
+      n.find("NhwcToNchw") != std::string::npos || n.find("ToFoldedNhwc") != std::string::npos)
+    return "layout transforms";
+  if (n.find("bn_") != std::string::npos || n.find("batch_norm") != std::string::npos) return "batch norm";
+  if (n.find("multi_tensor_apply") != std::string::npos) return "optimizer";
+  return "other elementwise";
+}
+
+std::map<std::string, double> ms_per_step_by_family(const whatif::Workload& w) {
+  std::map<std::string, double> out;
+  const graph::Dfg& dfg = w.graph.dfg;
+  for (const graph::NodeId id : dfg.node_ids())
+    if (dfg.node(id).kind == graph::NodeKind::kKernel) out[family_of(dfg.op_name(id))] += to_millis(dfg.node(id).duration);
+  const std::size_t steps = std::max<std::size_t>(1, w.traces->ranks.at(0).iterations.size());
+  for (auto& [f, ms] : out) ms /= static_cast<double>(steps);
+  return out;
+}
+
+}  // namespace
+
+// Where the predicted GPU time differs from the bf16 capture's, per kernel family (ms per step,
+// all kernels of the trace over its steps): run by hand (`whatif_precision_tests "[.attribution]"`).
+TEST_CASE("precision: error attribution by kernel family", "[.attribution]") {
+  for (const auto& [a, b] : std::vector<std::pair<std::string, std::string>>{
+           {"traces/h100/resnet50", "traces/h100/resnet50-bf16"},
+           {"traces/h100/resnet50-emit-nvtx-step", "traces/h100/resnet50-bf16-emit-nvtx-step"},
+           {"traces/h200/resnet50-emit-nvtx-step", "traces/h200/resnet50-bf16-emit-nvtx-step"}}) {
+    const whatif::Workload fp32 = load_workload(a);
+    whatif::Workload lowered = fp32;
+    const whatif::PrecisionChange c = whatif::precision(lowered, autocast());
+    const auto before = ms_per_step_by_family(fp32), after = ms_per_step_by_family(lowered),
+               measured = ms_per_step_by_family(load_workload(b));
+    std::cout << a << " (casts " << c.casts << ", unsized " << c.casts_unsized << ", bandwidth " << c.cast_bandwidth_gbs
+              << " GB/s" << (c.cast_bandwidth_measured ? " measured" : " datasheet") << ", floor " << c.latency_floor
+              << " ns)\n";
+    for (const auto& [cls, t] : c.lowered)
+      std::cout << "  class " << whatif::to_string(cls) << ": " << t.kernels << " kernels (" << t.described
+                << " described) " << to_millis(t.before) << " -> " << to_millis(t.after) << " ms\n";
+    std::set<std::string> families;
+    for (const auto* m : {&before, &after, &measured})
+      for (const auto& [f, ms] : *m) families.insert(f);
+    for (const std::string& f : families) {
+      auto get = [&](const std::map<std::string, double>& m) { return m.contains(f) ? m.at(f) : 0.0; };
+      std::cout << "  " << f << ": fp32 " << get(before) << ", predicted " << get(after) << ", bf16 measured "
+                << get(measured) << " ms/step\n";
+    }
   }
 }
