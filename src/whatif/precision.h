@@ -11,36 +11,42 @@
 //         launching op, whose name says convolution ("conv", "fprop", "dgrad", "wgrad", "winograd",
 //         "implicit", "cudnn", "fft");
 //   elementwise: every other kernel that consumes lowered activations or their gradients (batch
-//         norm, activations, pooling, adds, layout transforms of a lowered op): within one
-//         iteration of one stream, the kernels between the first and the last lowered GEMM or
-//         convolution, as autocast's precision-agnostic ops inherit their input's dtype. Kernels
-//         autocast keeps in fp32 (softmax, layer/group norm, losses, reductions, optimizer
-//         multi-tensor kernels: kFp32KeptWords) and kernels outside that span keep their time.
+//         norm, activations, pooling, adds, layout transforms): within one iteration of one
+//         stream, the kernels between its first and its last GEMM or convolution kernel, as
+//         autocast's precision-agnostic ops inherit their input's dtype. Kernels autocast keeps in
+//         fp32 (softmax, layer/group norm, losses, reductions), kernels on fp32 parameters and
+//         buffers (optimizer, batch norm's running statistics), copies and casts (kFp32KeptWords in
+//         precision.cpp), and kernels outside that span (data preparation, zeroing gradients, the
+//         optimizer step) keep their time.
 //   "all": the three.
 //
-// Pricing (the kernel's current replay duration t, its origin arithmetic and element size read
-// from its name (kernel_math_dtype, kernel_tensor_dtype), else its launching op's recorded dtype,
-// else fp32):
-//   gemm/conv with a described op (its FLOPs F and bytes B from the launching op's shapes):
-//     t' = t * max(F / P_target, B * b_t/b_o / BW) / max(F / P_origin, B / BW)
+// Pricing. A kernel's origin arithmetic and element size come from its name (kernel_math_dtype;
+// kernel_tensor_dtype, "float" for fp32, an integer type: left alone), else from its launching op's
+// recorded dtype, else, for a GEMM kernel (cuBLAS's nvjet kernels name neither), from the narrower
+// type its closest named stream neighbours state (autocast runs an op at its inputs' type), else
+// fp32. With t its current replay duration and f the rank's latency floor (its shortest kernel:
+// time no byte count or peak shrinks):
+//   gemm/conv kernel of a described op (FLOPs F and bytes B from the launching op's shapes; a
+//     convolution's backward as its forward):
+//     t' = f + (t - f) * max(F / P_target, B * b_t/b_o / BW) / max(F / P_origin, B / BW),
 //     the roofline at the target's peak times the efficiency the kernel achieved at its origin
-//     arithmetic, which cancels out;
-//   gemm/conv without shapes: half the time compute, half memory (costmodel::kGemmKernelGamma,
-//     the split the cross-device scaling takes for such kernels):
-//     t' = t * (0.5 * P_origin / P_target + 0.5 * b_t / b_o);
-//   other kernels of a lowered op's class (cuDNN layout transforms, split-K reductions) and
-//   elementwise kernels: memory-bound, t' = f + (t - f) * b_t / b_o, f the rank's latency floor
-//     (its shortest kernel: time no byte count shrinks);
-//   a kernel never gets slower than it was (t' <= t).
-// Casts (autocast's, when b_t < b_o): each lowered forward GEMM/conv op casts its weight to the
-// target dtype, and its activation input when that comes from a kernel that was not lowered; each
-// lowered op's weight gradient is cast back to the fp32 parameter's dtype. A cast reads b_o and
-// writes b_t bytes per element, priced at f + bytes / the trace's elementwise bandwidth (summed
-// bytes over summed time of its described elementwise kernels; the datasheet's when it has none).
-// Each op's casts are one kernel node of their summed time, inserted on the op's stream right
-// before its first kernel and enqueued by the op's own launch call (no CPU launch cost of its own:
-// autocast's cast is a launch the host also pays, which this leaves out). Casts of ops without
-// shapes cannot be sized and are priced at f each.
+//     arithmetic (which cancels out);
+//   gemm/conv kernel without shapes: half the time compute, half memory (costmodel::kGemmKernelGamma,
+//     the split cross-device scaling takes for such kernels):
+//     t' = f + (t - f) * (0.5 * P_origin / P_target + 0.5 * b_t / b_o);
+//   other kernels of a lowered GEMM/conv op (cuDNN layout transforms, split-K reductions) and
+//     elementwise kernels: memory-bound, t' = f + (t - f) * b_t / b_o;
+//   a kernel never gets slower (t' <= t). P: the GPU's dense peak of an arithmetic
+//   (DeviceSpec::peak_flops), BW its datasheet bandwidth, b the element sizes.
+// Casts (autocast's, when b_t < b_o). Each lowered GEMM/conv op casts one weight-sized tensor
+// (forward: its weight to the target dtype; backward: its weight gradient back to the fp32
+// parameter's), and its first input (activation, or gradient) when the kernel before the op's
+// kernels on the stream was not lowered (its output is fp32). A cast reads b_o and writes b_t bytes
+// per element, priced at f + bytes / the trace's elementwise bandwidth (summed bytes over summed
+// time of its described memory-bound kernels; the datasheet's when it has none). An op's casts
+// are one kernel node of their summed time, inserted on its stream right before its first kernel
+// and enqueued by its own launch call: it costs the host nothing, although autocast's casts are
+// launches the host pays too. Casts of ops without shapes cannot be sized and cost f each.
 // Gradients and collectives: under autocast parameters and their gradients stay fp32, so
 // all-reduce bytes, copies and memsets are unchanged. A "pure" low-precision mode (parameters in
 // bf16, halving the all-reduce) is not modelled.
