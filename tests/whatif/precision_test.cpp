@@ -38,11 +38,16 @@ struct Step {
   Nanos measured = 0, predicted = 0, gpu_busy = 0;
 };
 
-// Median over the report's steps (rank 0): measured and predicted step, predicted GPU busy time.
+// The captures' warm-up: ProfilerStep#0..9 (cuDNN's algorithm search, allocations), left out as
+// traces/h100/expected.json leaves them out.
+constexpr std::int64_t kFirstStep = 10;
+
+// Median over the report's steps from kFirstStep (rank 0): measured and predicted step, predicted
+// GPU busy time.
 Step median_step(const replayer::Report& r) {
   std::vector<Nanos> measured, predicted, busy;
   for (const auto& it : r.iterations) {
-    if (it.ranks.empty()) continue;
+    if (it.ranks.empty() || it.number < kFirstStep) continue;
     measured.push_back(it.ranks[0].measured_ns);
     predicted.push_back(it.ranks[0].predicted_ns);
     busy.push_back(it.ranks[0].gpu_busy.total());
@@ -93,6 +98,27 @@ TEST_CASE("precision: bf16 autocast of an fp32 ResNet-50 lowers its GEMMs and co
   CHECK(std::holds_alternative<whatif::PrecisionChange>(e.changes[0]));
   const whatif::Evaluation plain = whatif::evaluate(base, {}, simulator, whatif::EvaluateOptions{});
   CHECK(median_step(e.report).predicted < median_step(plain.report).predicted);
+}
+
+TEST_CASE("precision: TF32 lowers only the fp32 SIMT GEMMs, with no casts and no elementwise change") {
+  const whatif::Workload base = load_workload("traces/h100/resnet50");
+  whatif::Workload w = base;
+  const whatif::PrecisionChange c = whatif::precision(w, autocast("tf32"));
+  CHECK(c.casts == 0);
+  CHECK(!c.lowered.contains(whatif::OpClass::kElementwise));
+  std::size_t lowered = 0;
+  for (const auto& [cls, t] : c.lowered) {
+    lowered += t.kernels;
+    CHECK(t.after < t.before);
+  }
+  CHECK(lowered > 0);
+  require_gemms_not_slower(base, w);
+  // ResNet-50's convolutions already ran on TF32 tensor cores (cuDNN's default): they stay.
+  for (const graph::NodeId id : base.graph.dfg.node_ids()) {
+    const std::string name(base.graph.dfg.op_name(id));
+    if (costmodel::kernel_math_dtype(name) == costmodel::DType::kTensorFloat32)
+      REQUIRE(w.graph.dfg.node(id).duration == base.graph.dfg.node(id).duration);
+  }
 }
 
 TEST_CASE("precision: GPT-2 lowered to bf16 never slows a GEMM and lowers its GPU time") {
@@ -169,10 +195,10 @@ PairFigures predict_pair(const std::string& fp32_trace, const std::string& bf16_
 }  // namespace
 
 // The issue's must-show: from the fp32 ResNet-50 capture, bf16 autocast predicts the step of the
-// bf16 job recorded on the same H100 (median step 40.87 ms) within 10 %: measured once with the
-// rules as designed, -6.7 % (38.12 ms); held here to 8 %. The step is bound by the host (its GPU
-// busy time is 30.5 ms of it), and the predicted GPU busy time is 35 % short of the capture's,
-// mostly batch norm (docs/precision.md): this holds the step, not the GPU time.
+// bf16 job recorded on the same H100 (median step 40.37 ms) within 10 %: with the rules as
+// designed, -6.9 % (37.59 ms); held here to 8 %. The step is bound by the host (its GPU busy time
+// is 30.5 ms of it), and the predicted GPU busy time is 35 % short of the capture's, mostly batch
+// norm (docs/precision.md): this holds the step, not the GPU time.
 TEST_CASE("precision: bf16 autocast from the fp32 ResNet-50 predicts the bf16 capture's step") {
   const PairFigures f = predict_pair("traces/h100/resnet50", "traces/h100/resnet50-bf16");
   const double error = static_cast<double>(f.predicted.predicted) / static_cast<double>(f.bf16.measured) - 1;
