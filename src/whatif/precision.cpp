@@ -258,194 +258,227 @@ void insert_casts(graph::Dfg& dfg, const std::vector<CastNode>& casts) {
   dfg.finalize();
 }
 
+bool is_gpu_work(graph::NodeKind k) {
+  return k == graph::NodeKind::kKernel || k == graph::NodeKind::kMemcpy || k == graph::NodeKind::kMemset;
+}
+
+// The kernels of each (rank, stream, iteration), in start order, with each rank's latency floor.
+struct Kernels {
+  std::map<std::tuple<int, std::uint32_t, std::int64_t>, std::vector<Kernel>> groups;
+  std::map<int, Nanos> floor_of_rank;  // the rank's shortest kernel
+  std::vector<const cm::DeviceSpec*> specs;  // the GPUs they ran on, in order of first kernel
+};
+
+// Throws InputError for a kernel on a GPU the catalog does not know.
+Kernels collect_kernels(const trace::TraceSet& traces, const graph::Dfg& dfg, const cm::DeviceCatalog& catalog) {
+  Kernels out;
+  const cm::LikeStepLaunchers lent = cm::launchers_from_like_steps(traces, dfg);
+  for (const graph::NodeId id : dfg.node_ids()) {
+    const graph::Node& n = dfg.node(id);
+    if (n.kind != graph::NodeKind::kKernel) continue;
+    const trace::TraceRank* rank = traces.find_rank(n.rank);
+    const cm::DeviceSpec* spec = origin_of(catalog, traces, n);
+    if (!spec)
+      throw InputError(rank ? rank->file : std::string(), "",
+                       "the device catalog does not know the GPU the trace ran on (" +
+                           (rank && !rank->devices.empty() ? "'" + rank->devices.front().name + "'"
+                                                           : std::string("none recorded")) +
+                           "), so its peaks for a precision change are unknown");
+    if (std::find(out.specs.begin(), out.specs.end(), spec) == out.specs.end()) out.specs.push_back(spec);
+    if (n.duration > 0) {
+      auto [it, fresh] = out.floor_of_rank.try_emplace(n.rank, n.duration);
+      if (!fresh) it->second = std::min(it->second, n.duration);
+    }
+    std::int64_t iteration = -1;
+    if (rank) {
+      const auto& its = rank->iterations;
+      const auto next = std::upper_bound(its.begin(), its.end(), n.measured_start,
+                                         [](Nanos t, const trace::Iteration& it) { return t < it.start; });
+      iteration = next - its.begin() - 1;
+    }
+    out.groups[{n.rank, n.track.value, iteration}].push_back(describe(dfg, lent, id, spec));
+  }
+  for (auto& [key, kernels] : out.groups)
+    std::stable_sort(kernels.begin(), kernels.end(), [&](const Kernel& a, const Kernel& b) {
+      return dfg.node(a.id).measured_start < dfg.node(b.id).measured_start;
+    });
+  return out;
+}
+
+// A GEMM kernel whose name states neither its arithmetic nor its tensors' type (cuBLAS's nvjet
+// kernels) runs at the narrower of the types stated by the closest kernels before and after it on
+// its stream (what it reads, what reads it): autocast runs an op at its inputs' type.
+void infer_unnamed_gemms(std::vector<Kernel>& kernels) {
+  std::vector<std::optional<cm::DType>> before(kernels.size()), after(kernels.size());
+  for (std::size_t i = 1; i < kernels.size(); ++i)
+    before[i] = kernels[i - 1].named ? kernels[i - 1].named : before[i - 1];
+  for (std::size_t i = kernels.size(); i-- > 1;)
+    after[i - 1] = kernels[i].named ? kernels[i].named : after[i];
+  for (std::size_t i = 0; i < kernels.size(); ++i) {
+    Kernel& k = kernels[i];
+    if (k.role != Role::kGemmKernel || k.math_named || k.named) continue;
+    for (const auto& d : {before[i], after[i]})
+      if (d && cm::dtype_bytes(*d) < k.element_bytes) {
+        k.math = *d;
+        k.element_bytes = cm::dtype_bytes(*d);
+      }
+  }
+}
+
+// The trace's own elementwise bandwidth (GB/s): the bytes its described memory-bound kernels moved
+// over their time; nullopt when none is described.
+std::optional<double> elementwise_bandwidth_gbs(const Kernels& kernels, const graph::Dfg& dfg) {
+  double bytes = 0, ns = 0;
+  for (const auto& [key, group] : kernels.groups)
+    for (const Kernel& k : group)
+      if (k.role == Role::kOther && k.op.describable() && k.op.flops() <= k.op.bytes()) {
+        bytes += k.op.bytes();
+        ns += static_cast<double>(dfg.node(k.id).duration);
+      }
+  if (bytes <= 0 || ns <= 0) return std::nullopt;
+  return bytes / ns;
+}
+
+// t' = f + (t - f) * ratio, never above t.
+Nanos scaled_above_floor(Nanos t, Nanos floor, double ratio) {
+  if (t <= floor) return t;
+  return std::min(t, floor + nanos_from_double(static_cast<double>(t - floor) * ratio));
+}
+
+// The time ratio of a GEMM/convolution kernel at the target dtype (the header's rules).
+double gemm_ratio(const Kernel& k, const graph::OpTable& table, const Lowering& lowering, bool* described_op) {
+  const double p_origin = k.spec->peak_flops(k.math), p_target = k.spec->peak_flops(lowering.target);
+  const double bytes_ratio = std::min(1.0, static_cast<double>(lowering.target_bytes) / k.element_bytes);
+  const cm::OpDesc op = described(table, k);
+  *described_op = op.describable() && (op.family == cm::OpFamily::kBmm || op.family == cm::OpFamily::kLinear ||
+                                       op.family == cm::OpFamily::kConv2d);
+  if (!*described_op) return (1 - cm::kGemmKernelGamma) * p_origin / p_target + cm::kGemmKernelGamma * bytes_ratio;
+  const double f = op.flops(), b = op.bytes(), bw = k.spec->bandwidth_bytes_per_s();
+  return std::max(f / p_target, b * bytes_ratio / bw) / std::max(f / std::max(p_origin, 1.0), b / bw);
+}
+
+// The kernel's time at the target dtype, and its class in k.cls; nullopt when it keeps its time
+// (counted in `change` by why).
+std::optional<Nanos> lowered_time(Kernel& k, Nanos t, Nanos floor, bool in_span, const graph::OpTable& table,
+                                  const Lowering& lowering, PrecisionChange& change, bool* described_op) {
+  *described_op = false;
+  if (k.role == Role::kGemmKernel) {
+    if (k.spec->peak_flops(lowering.target) <= k.spec->peak_flops(k.math) && lowering.target_bytes >= k.element_bytes) {
+      ++change.already_at_dtype;
+      return std::nullopt;
+    }
+    if (!lowering.classes.contains(k.cls)) return std::nullopt;
+    return scaled_above_floor(t, floor, gemm_ratio(k, table, lowering, described_op));
+  }
+  if (k.integer) return std::nullopt;
+  if (k.role == Role::kKeptFp32) {
+    change.kept_fp32 += in_span;
+    return std::nullopt;
+  }
+  const int to = k.role == Role::kOfGemmOp ? lowering.target_bytes : lowering.activation_bytes;
+  if (to >= k.element_bytes) {
+    change.already_at_dtype += in_span || k.role == Role::kOfGemmOp;
+    return std::nullopt;
+  }
+  if (k.role == Role::kOther && !in_span) {
+    ++change.outside_span;
+    return std::nullopt;
+  }
+  const OpClass cls = k.role == Role::kOfGemmOp ? k.cls : OpClass::kElementwise;
+  if (!lowering.classes.contains(cls)) return std::nullopt;
+  k.cls = cls;
+  return scaled_above_floor(t, floor, static_cast<double>(to) / k.element_bytes);
+}
+
+// Autocast's casts for the lowered GEMM kernel kernels[i], when it is its op's first: the op's
+// weight-sized tensor, and its first input when the kernel before the op's kernels was not lowered
+// (its output is fp32). Their summed time, before the op's first kernel.
+std::optional<CastNode> casts_of(const std::vector<Kernel>& kernels, std::size_t i, Nanos floor,
+                                 const Lowering& lowering, PrecisionChange& change) {
+  const Kernel& k = kernels[i];
+  if (lowering.target_bytes >= k.element_bytes) return std::nullopt;
+  std::size_t op_first = i;
+  while (op_first > 0 && kernels[op_first - 1].instance == k.instance) --op_first;
+  for (std::size_t j = op_first; j < i; ++j)
+    if (kernels[j].role == Role::kGemmKernel) return std::nullopt;
+  const auto [weight, input] = cast_elements(k);
+  const bool input_fp32 = op_first == 0 || !kernels[op_first - 1].lowered;
+  const int casts = 1 + input_fp32;
+  change.casts += casts;
+  auto cast_time = [&](std::int64_t elements) {
+    const double bytes = static_cast<double>(elements) * (k.element_bytes + lowering.activation_bytes);
+    return floor + nanos_from_double(bytes / change.cast_bandwidth_gbs);  // GB/s = bytes per ns
+  };
+  Nanos time = casts * floor;
+  if (weight == 0) change.casts_unsized += casts;
+  else time = cast_time(weight) + (input_fp32 ? cast_time(input) : 0);
+  change.cast_time = saturating_add(change.cast_time, time);
+  return CastNode{kernels[op_first].id, time};
+}
+
+// Lowers one (rank, stream, iteration)'s kernels in place; the casts to insert go to `casts`.
+void lower_group(std::vector<Kernel>& kernels, Nanos floor, graph::Dfg& dfg, const Lowering& lowering,
+                 PrecisionChange& change, std::vector<CastNode>& casts) {
+  infer_unnamed_gemms(kernels);
+  std::size_t first = kernels.size(), last = 0;
+  for (std::size_t i = 0; i < kernels.size(); ++i)
+    if (kernels[i].role == Role::kGemmKernel) {
+      first = std::min(first, i);
+      last = i;
+    }
+  for (std::size_t i = 0; i < kernels.size(); ++i) {
+    Kernel& k = kernels[i];
+    graph::Node& n = dfg.node(k.id);
+    bool described_op = false;
+    const auto after = lowered_time(k, n.duration, floor, first <= i && i <= last, dfg.ops(), lowering, change,
+                                    &described_op);
+    if (!after) continue;
+    k.lowered = true;
+    auto& totals = change.lowered[k.cls];
+    ++totals.kernels;
+    totals.described += described_op;
+    totals.before = saturating_add(totals.before, n.duration);
+    totals.after = saturating_add(totals.after, *after);
+    n.duration = *after;
+    if (k.role == Role::kGemmKernel)
+      if (const auto cast = casts_of(kernels, i, floor, lowering, change)) casts.push_back(*cast);
+  }
+}
+
 }  // namespace
 
 PrecisionChange precision(Workload& workload, const Precision& options) {
   const cm::DType target = parse_target(options.dtype);
   const Lowering lowering{target, cm::dtype_bytes(target), std::max(cm::dtype_bytes(target), 2),
                           parse_classes(options.classes)};
-  const trace::TraceSet& traces = *workload.traces;
   graph::Dfg& dfg = workload.graph.dfg;
   const auto catalog = cm::DeviceCatalog::load_directory(options.device_dir);
-  PrecisionChange change;
-  change.dtype = target;
-
-  // The kernels of each (rank, stream, iteration), in start order.
-  const cm::LikeStepLaunchers lent = cm::launchers_from_like_steps(traces, dfg);
-  std::map<std::tuple<int, std::uint32_t, std::int64_t>, std::vector<Kernel>> groups;
-  std::map<int, Nanos> floor_of_rank;
-  std::set<const cm::DeviceSpec*> specs;
-  for (const graph::NodeId id : dfg.node_ids()) {
-    graph::Node& n = dfg.node(id);
-    if (n.kind == graph::NodeKind::kKernel || n.kind == graph::NodeKind::kMemcpy || n.kind == graph::NodeKind::kMemset)
-      change.gpu_before = saturating_add(change.gpu_before, n.duration);
-    if (n.kind != graph::NodeKind::kKernel) continue;
-    const cm::DeviceSpec* spec = origin_of(catalog, traces, n);
-    if (!spec) {
-      const trace::TraceRank* rank = traces.find_rank(n.rank);
-      throw InputError(rank ? rank->file : std::string(), "",
-                       "the device catalog does not know the GPU the trace ran on (" +
-                           (rank && !rank->devices.empty() ? "'" + rank->devices.front().name + "'"
-                                                           : std::string("none recorded")) +
-                           "), so its peaks for a precision change are unknown");
-    }
-    specs.insert(spec);
-    if (n.duration > 0) {
-      auto [it, fresh] = floor_of_rank.try_emplace(n.rank, n.duration);
-      if (!fresh) it->second = std::min(it->second, n.duration);
-    }
-    std::int64_t iteration = -1;
-    if (const trace::TraceRank* rank = traces.find_rank(n.rank)) {
-      const auto& its = rank->iterations;
-      const auto next = std::upper_bound(its.begin(), its.end(), n.measured_start,
-                                         [](Nanos t, const trace::Iteration& it) { return t < it.start; });
-      iteration = next - its.begin() - 1;
-    }
-    groups[{n.rank, n.track.value, iteration}].push_back(describe(dfg, lent, id, spec));
-  }
-  for (const cm::DeviceSpec* spec : specs)
+  Kernels kernels = collect_kernels(*workload.traces, dfg, catalog);
+  for (const cm::DeviceSpec* spec : kernels.specs)
     if (!spec->peak_tflops.contains(cm::to_string(target)))
       throw OptionError("precision_dtype", options.dtype,
                         "the trace's GPU (" + spec->name + ") has no " + cm::to_string(target) +
                             " arithmetic: its spec lists no peak for it");
-  if (!specs.empty()) {
-    const cm::DeviceSpec& first = **specs.begin();
-    change.device = first.name;
-    change.peak_tflops = first.peak_flops(target) / 1e12;
-    change.cast_bandwidth_gbs = first.memory_bandwidth_gbs;
+  PrecisionChange change;
+  change.dtype = target;
+  if (!kernels.specs.empty()) {
+    change.device = kernels.specs.front()->name;
+    change.peak_tflops = kernels.specs.front()->peak_flops(target) / 1e12;
+    change.cast_bandwidth_gbs = kernels.specs.front()->memory_bandwidth_gbs;
   }
-  if (!floor_of_rank.empty()) change.latency_floor = floor_of_rank.begin()->second;
-
-  // The trace's own elementwise bandwidth: the bytes its described elementwise kernels moved over
-  // their time.
-  double ew_bytes = 0, ew_ns = 0;
-  for (auto& [key, kernels] : groups)
-    for (const Kernel& k : kernels)
-      if (k.role == Role::kOther && k.op.describable() && k.op.flops() <= k.op.bytes()) {
-        ew_bytes += k.op.bytes();
-        ew_ns += static_cast<double>(dfg.node(k.id).duration);
-      }
-  if (ew_bytes > 0 && ew_ns > 0) {
-    change.cast_bandwidth_gbs = ew_bytes / ew_ns;
+  if (const auto bw = elementwise_bandwidth_gbs(kernels, dfg)) {
+    change.cast_bandwidth_gbs = *bw;
     change.cast_bandwidth_measured = true;
   }
-
-  auto memory_bound = [&](Nanos t, Nanos floor, int from_bytes, int to_bytes) {
-    if (t <= floor || to_bytes >= from_bytes) return t;
-    return floor + nanos_from_double(static_cast<double>(t - floor) * to_bytes / from_bytes);
-  };
-  auto cast_time = [&](std::int64_t elements, int from_bytes, Nanos floor) {
-    const double bytes = static_cast<double>(elements) * (from_bytes + lowering.activation_bytes);
-    return floor + nanos_from_double(bytes / change.cast_bandwidth_gbs);  // GB/s = bytes per ns
-  };
-
-  std::vector<CastNode> cast_nodes;
-  for (auto& [key, kernels] : groups) {
-    const Nanos floor = floor_of_rank[std::get<0>(key)];
-    std::sort(kernels.begin(), kernels.end(),
-              [&](const Kernel& a, const Kernel& b) { return dfg.node(a.id).measured_start < dfg.node(b.id).measured_start; });
-    // A GEMM kernel whose name states neither its arithmetic nor its tensors' type (cuBLAS's nvjet
-    // kernels) runs at the narrower of the types stated by the closest kernels before and after it
-    // on its stream (what it reads, what reads it): autocast runs an op at its inputs' type.
-    std::vector<std::optional<cm::DType>> before(kernels.size()), after_it(kernels.size());
-    for (std::size_t i = 1; i < kernels.size(); ++i)
-      before[i] = kernels[i - 1].named ? kernels[i - 1].named : before[i - 1];
-    for (std::size_t i = kernels.size(); i-- > 1;)
-      after_it[i - 1] = kernels[i].named ? kernels[i].named : after_it[i];
-    for (std::size_t i = 0; i < kernels.size(); ++i) {
-      Kernel& k = kernels[i];
-      if (k.role != Role::kGemmKernel || k.math_named || k.named) continue;
-      for (const auto& d : {before[i], after_it[i]})
-        if (d && cm::dtype_bytes(*d) < k.element_bytes) {
-          k.math = *d;
-          k.element_bytes = cm::dtype_bytes(*d);
-        }
-    }
-    std::ptrdiff_t first = -1, last = -1;
-    for (std::size_t i = 0; i < kernels.size(); ++i)
-      if (kernels[i].role == Role::kGemmKernel) {
-        if (first < 0) first = static_cast<std::ptrdiff_t>(i);
-        last = static_cast<std::ptrdiff_t>(i);
-      }
-    for (std::size_t i = 0; i < kernels.size(); ++i) {
-      Kernel& k = kernels[i];
-      graph::Node& n = dfg.node(k.id);
-      const Nanos t = n.duration;
-      const bool in_span = first >= 0 && static_cast<std::ptrdiff_t>(i) >= first && static_cast<std::ptrdiff_t>(i) <= last;
-      Nanos after = t;
-      bool described_op = false;
-      if (k.role == Role::kGemmKernel) {
-        const double p_origin = k.spec->peak_flops(k.math), p_target = k.spec->peak_flops(target);
-        if (p_target <= p_origin && lowering.target_bytes >= k.element_bytes) {
-          ++change.already_at_dtype;
-          continue;
-        }
-        if (!lowering.classes.contains(k.cls)) continue;
-        const double bytes_ratio = std::min(1.0, static_cast<double>(lowering.target_bytes) / k.element_bytes);
-        const cm::OpDesc op = described(dfg.ops(), k);
-        double ratio;
-        if (op.describable() && (op.family == cm::OpFamily::kBmm || op.family == cm::OpFamily::kLinear ||
-                                 op.family == cm::OpFamily::kConv2d)) {
-          described_op = true;
-          const double f = op.flops(), b = op.bytes(), bw = k.spec->bandwidth_bytes_per_s();
-          ratio = std::max(f / p_target, b * bytes_ratio / bw) / std::max(f / std::max(p_origin, 1.0), b / bw);
-        } else {
-          ratio = (1 - cm::kGemmKernelGamma) * p_origin / p_target + cm::kGemmKernelGamma * bytes_ratio;
-        }
-        after = t <= floor ? t : std::min(t, floor + nanos_from_double(static_cast<double>(t - floor) * ratio));
-        k.lowered = true;
-      } else if (k.integer) {
-        continue;
-      } else if (k.role == Role::kKeptFp32) {
-        if (in_span) ++change.kept_fp32;
-        continue;
-      } else {
-        const int to = k.role == Role::kOfGemmOp ? lowering.target_bytes : lowering.activation_bytes;
-        if (to >= k.element_bytes) {
-          if (in_span || k.role == Role::kOfGemmOp) ++change.already_at_dtype;
-          continue;
-        }
-        if (k.role == Role::kOther && !in_span) {
-          ++change.outside_span;
-          continue;
-        }
-        const OpClass cls = k.role == Role::kOfGemmOp ? k.cls : OpClass::kElementwise;
-        if (!lowering.classes.contains(cls)) continue;
-        k.cls = cls;
-        after = memory_bound(t, floor, k.element_bytes, to);
-        k.lowered = true;
-      }
-      auto& totals = change.lowered[k.cls];
-      ++totals.kernels;
-      totals.described += described_op;
-      totals.before = saturating_add(totals.before, t);
-      totals.after = saturating_add(totals.after, after);
-      // Autocast's casts, on the op's first GEMM kernel: its weight always, its activation input
-      // when the kernel before the op's kernels was not lowered (its output is fp32).
-      if (k.role == Role::kGemmKernel && lowering.target_bytes < k.element_bytes) {
-        std::size_t op_first = i;
-        while (op_first > 0 && kernels[op_first - 1].instance == k.instance) --op_first;
-        bool first_gemm_of_op = true;
-        for (std::size_t j = op_first; j < i; ++j) first_gemm_of_op &= kernels[j].role != Role::kGemmKernel;
-        if (first_gemm_of_op) {
-          const auto [weight, input] = cast_elements(k);
-          const bool input_fp32 = op_first == 0 || !kernels[op_first - 1].lowered;
-          const int casts = 1 + input_fp32;
-          change.casts += casts;
-          if (weight == 0) change.casts_unsized += casts;
-          const Nanos cast = weight == 0 ? casts * floor
-                                         : cast_time(weight, 4, floor) + (input_fp32 ? cast_time(input, 4, floor) : 0);
-          change.cast_time = saturating_add(change.cast_time, cast);
-          cast_nodes.push_back({kernels[op_first].id, cast});
-        }
-      }
-      n.duration = after;
-    }
-  }
-  insert_casts(dfg, cast_nodes);
+  if (!kernels.floor_of_rank.empty()) change.latency_floor = kernels.floor_of_rank.begin()->second;
   for (const graph::Node& n : dfg.nodes())
-    if (n.kind == graph::NodeKind::kKernel || n.kind == graph::NodeKind::kMemcpy || n.kind == graph::NodeKind::kMemset)
-      change.gpu_after = saturating_add(change.gpu_after, n.duration);
+    if (is_gpu_work(n.kind)) change.gpu_before = saturating_add(change.gpu_before, n.duration);
+  std::vector<CastNode> casts;
+  for (auto& [key, group] : kernels.groups)
+    lower_group(group, kernels.floor_of_rank[std::get<0>(key)], dfg, lowering, change, casts);
+  insert_casts(dfg, casts);
+  for (const graph::Node& n : dfg.nodes())
+    if (is_gpu_work(n.kind)) change.gpu_after = saturating_add(change.gpu_after, n.duration);
   return change;
 }
 
