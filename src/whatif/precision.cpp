@@ -173,16 +173,24 @@ Kernel describe(const graph::Dfg& dfg, const cm::LikeStepLaunchers& lent, graph:
   const std::string name = own ? std::string(dfg.ops().name(own->name)) : std::string();
   const std::string lname = lower(name);
   k.named = named_element(name, &k.integer);
-  if (!k.named && k.op.describable() && k.op.dtype != cm::DType::kTensorFloat32) k.named = k.op.dtype;
+  // The launching op's dtype where the trace recorded its inputs' types (emit_nvtx records shapes
+  // only: op.dtype is then a default).
+  const bool types_recorded =
+      k.launch && std::any_of(k.launch->inputs.begin(), k.launch->inputs.end(),
+                              [](const graph::TensorDesc& t) { return !t.dtype.empty(); });
+  if (!k.named && types_recorded && k.op.describable() && k.op.dtype != cm::DType::kTensorFloat32)
+    k.named = k.op.dtype;
   const cm::DType element = k.named ? *k.named : cm::DType::kFloat32;
   k.element_bytes = cm::dtype_bytes(element);
   k.math = element;
-  if (cm::is_gemm_or_conv_kernel(name)) {
+  // Not cuDNN's dtype conversions (cudnn::fusion::convert_dq_to_16bits), which say "conv".
+  if (cm::is_gemm_or_conv_kernel(name) && lname.find("convert") == std::string::npos) {
     k.role = Role::kGemmKernel;
     if (const auto m = cm::kernel_math_dtype(name)) {
       k.math = *m;
       k.math_named = true;
       k.element_bytes = cm::dtype_bytes(*m);
+      if (!k.named) k.named = *m == cm::DType::kTensorFloat32 ? cm::DType::kFloat32 : *m;
     }
     k.cls = is_conv_launcher(k.launcher) || (!is_gemm_launcher(k.launcher) && has_any(lname, kConvWords))
                 ? OpClass::kConv
@@ -345,6 +353,11 @@ Nanos scaled_above_floor(Nanos t, Nanos floor, double ratio) {
   return std::min(t, floor + nanos_from_double(static_cast<double>(t - floor) * ratio));
 }
 
+// Whether a GEMM kernel computes faster or moves fewer bytes at the target dtype.
+bool below_target(const Kernel& k, const Lowering& lowering) {
+  return k.spec->peak_flops(lowering.target) > k.spec->peak_flops(k.math) || lowering.target_bytes < k.element_bytes;
+}
+
 // The time ratio of a GEMM/convolution kernel at the target dtype (the header's rules).
 double gemm_ratio(const Kernel& k, const graph::OpTable& table, const Lowering& lowering, bool* described_op) {
   const double p_origin = k.spec->peak_flops(k.math), p_target = k.spec->peak_flops(lowering.target);
@@ -363,7 +376,7 @@ std::optional<Nanos> lowered_time(Kernel& k, Nanos t, Nanos floor, bool in_span,
                                   const Lowering& lowering, PrecisionChange& change, bool* described_op) {
   *described_op = false;
   if (k.role == Role::kGemmKernel) {
-    if (k.spec->peak_flops(lowering.target) <= k.spec->peak_flops(k.math) && lowering.target_bytes >= k.element_bytes) {
+    if (!below_target(k, lowering)) {
       ++change.already_at_dtype;
       return std::nullopt;
     }
@@ -420,9 +433,12 @@ std::optional<CastNode> casts_of(const std::vector<Kernel>& kernels, std::size_t
 void lower_group(std::vector<Kernel>& kernels, Nanos floor, graph::Dfg& dfg, const Lowering& lowering,
                  PrecisionChange& change, std::vector<CastNode>& casts) {
   infer_unnamed_gemms(kernels);
+  // The span of narrowed activations: from the first to the last GEMM kernel whose output the
+  // target narrows (in a job autocast already ran, or under fp8 GEMMs that write 16 bits, the
+  // elementwise kernels stay as they were).
   std::size_t first = kernels.size(), last = 0;
   for (std::size_t i = 0; i < kernels.size(); ++i)
-    if (kernels[i].role == Role::kGemmKernel) {
+    if (kernels[i].role == Role::kGemmKernel && kernels[i].element_bytes > lowering.activation_bytes) {
       first = std::min(first, i);
       last = i;
     }

@@ -12,7 +12,8 @@
 //         "implicit", "cudnn", "fft");
 //   elementwise: every other kernel that consumes lowered activations or their gradients (batch
 //         norm, activations, pooling, adds, layout transforms): within one iteration of one
-//         stream, the kernels between its first and its last GEMM or convolution kernel, as
+//         stream, the kernels between its first and its last GEMM or convolution kernel whose
+//         output the target narrows (none in a job autocast already ran, none for fp8), as
 //         autocast's precision-agnostic ops inherit their input's dtype. Kernels autocast keeps in
 //         fp32 (softmax, layer/group norm, losses, reductions), kernels on fp32 parameters and
 //         buffers (optimizer, batch norm's running statistics), copies and casts (kFp32KeptWords in
