@@ -5,8 +5,9 @@
 // target dtype. docs/precision.md gives the rules and what they predict against recorded pairs.
 //
 // Op classes (OpClass), judged per GPU kernel:
-//   gemm: GEMM kernels (is_gemm_or_conv_kernel) whose launching op is matmul/linear/bmm/addmm/mm
-//         (OpFamily kBmm, kLinear), or, without one, whose name says no convolution;
+//   gemm: GEMM kernels (is_gemm_or_conv_kernel, not cuDNN's "convert_*" dtype conversions) whose
+//         launching op is matmul/linear/bmm/addmm/mm (OpFamily kBmm, kLinear), or, without one,
+//         whose name says no convolution;
 //   conv: GEMM kernels of a convolution (OpFamily kConv2d, "convolution_backward"), or, without a
 //         launching op, whose name says convolution ("conv", "fprop", "dgrad", "wgrad", "winograd",
 //         "implicit", "cudnn", "fft");
@@ -48,6 +49,9 @@
 // are one kernel node of their summed time, inserted on its stream right before its first kernel
 // and enqueued by its own launch call: it costs the host nothing, although autocast's casts are
 // launches the host pays too. Casts of ops without shapes cannot be sized and cost f each.
+// Order: device_retime prices kernels from their measured durations, so a precision change before
+// it is lost; precision is for the GPU the trace ran on (the CLI refuses --precision-dtype with
+// --device).
 // Gradients and collectives: under autocast parameters and their gradients stay fp32, so
 // all-reduce bytes, copies and memsets are unchanged. A "pure" low-precision mode (parameters in
 // bf16, halving the all-reduce) is not modelled.
