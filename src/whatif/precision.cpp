@@ -32,7 +32,7 @@ namespace {
 // batch norm, losses, reductions), what works on fp32 parameters and buffers (the optimizer's
 // multi-tensor kernels, batch norm's running statistics), and copies (dtype casts and layout
 // copies: a trace's own casts are autocast's already).
-constexpr std::array<const char*, 14> kFp32KeptWords = {
+constexpr std::array<const char*, 14> kKeptTimeWords = {
     "softmax", "layer_norm", "layernorm", "group_norm", "groupnorm", "loss", "nll",
     "cross_entropy", "reduce_kernel", "multi_tensor_apply", "cumsum", "fused_adam", "update_stats", "copy_kernel"};
 
@@ -198,7 +198,7 @@ Kernel describe(const graph::Dfg& dfg, const cm::LikeStepLaunchers& lent, graph:
   } else if (is_conv_launcher(k.launcher) || is_gemm_launcher(k.launcher)) {
     k.role = Role::kOfGemmOp;
     k.cls = is_conv_launcher(k.launcher) ? OpClass::kConv : OpClass::kGemm;
-  } else if (has_any(lname, kFp32KeptWords) || has_any(lower(k.launcher), kFp32KeptWords)) {
+  } else if (has_any(lname, kKeptTimeWords) || has_any(lower(k.launcher), kKeptTimeWords)) {
     k.role = Role::kKeptFp32;
   }
   const std::uint32_t none = std::numeric_limits<std::uint32_t>::max();

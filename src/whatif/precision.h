@@ -17,7 +17,7 @@
 //         output the target narrows (none in a job autocast already ran, none for fp8), as
 //         autocast's precision-agnostic ops inherit their input's dtype. Kernels autocast keeps in
 //         fp32 (softmax, layer/group norm, losses, reductions), kernels on fp32 parameters and
-//         buffers (optimizer, batch norm's running statistics), copies and casts (kFp32KeptWords in
+//         buffers (optimizer, batch norm's running statistics), copies and casts (kKeptTimeWords in
 //         precision.cpp), and kernels outside that span (data preparation, zeroing gradients, the
 //         optimizer step) keep their time.
 //   "all": the three.
