@@ -8,10 +8,17 @@
 
 #include "core/error.h"
 #include "costmodel/comm/comm_ops.h"
+#include "whatif/comm/compress.h"
 #include "whatif/host_retime.h"
+#include "whatif/op_fusion.h"
+#include "whatif/precision.h"
 
 namespace dpro::optimizer {
 namespace {
+
+// A training step keeps many forward intermediates for its backward pass, so a fused kernel still
+// writes them: fusion is priced as saving their re-read only (the smaller saving; op_fusion.h).
+constexpr bool kIntermediatesKept = true;
 
 // Gradient bucket sizes searched (MiB): PyTorch DDP's default is 25, Horovod's fusion buffer 64;
 // the ends bracket "one bucket per all-reduce" and "all gradients in one".
@@ -29,6 +36,14 @@ const std::vector<ValueRisk> kCompressionRisk = {
     {"none", 0.0},       {"fp16", 0.02},         {"bf16", 0.03},     {"powersgd:4", 0.2},
     {"topk:0.01", 0.3},  {"randomk:0.01", 0.35}, {"dgc:0.001", 0.3}, {"efsignsgd", 0.4},
 };
+
+// The risk of a compression value as a plan gives it: its method's, whatever its parameter.
+double compression_risk(const std::string& value) {
+  const std::string method = value.substr(0, value.find(':'));
+  for (const ValueRisk& v : kCompressionRisk)
+    if (std::string(v.value).substr(0, std::string(v.value).find(':')) == method) return v.risk;
+  return 1.0;
+}
 
 // Per precision: tf32 keeps fp32's range with a 10-bit mantissa; bf16 autocast keeps fp32 master
 // weights; fp16 needs loss scaling.
@@ -52,6 +67,14 @@ std::size_t gradient_allreduces(const whatif::Workload& base) {
   return static_cast<std::size_t>(std::count_if(ops.begin(), ops.end(), [](const comm::CommOp& op) {
     return op.op == comm::CollectiveOp::kAllReduce;
   }));
+}
+
+whatif::Precision precision_of(const std::string& dtype, const std::string& device_dir) {
+  whatif::Precision p;
+  p.dtype = dtype;
+  p.classes = dtype == "tf32" ? std::vector<std::string>{"gemm", "conv"} : std::vector<std::string>{"all"};
+  p.device_dir = device_dir;
+  return p;
 }
 
 }  // namespace
@@ -84,8 +107,61 @@ SearchSpace make_space(const whatif::Workload& base, const SpaceOptions& options
     space.variables.push_back(std::move(v));
     add_strategy(s);
   }
-  if (wanted(options, Strategy::kPrecision)) space.not_applicable.emplace_back(Strategy::kPrecision, "not in this build yet");
-  if (wanted(options, Strategy::kOpFusion)) space.not_applicable.emplace_back(Strategy::kOpFusion, "not in this build yet");
+  if (wanted(options, Strategy::kPrecision)) {
+    if (!options.device.empty()) {
+      space.not_applicable.emplace_back(Strategy::kPrecision, "not priced under --device yet (the recorded GPU only)");
+    } else {
+      // One decision for the job, as autocast takes it: every GEMM and convolution and the ops
+      // between them at the dtype (tf32: GEMMs and convolutions only). A dtype is offered when
+      // lowering to it re-prices some kernel on this GPU.
+      Variable v;
+      v.strategy = Strategy::kPrecision;
+      v.subject = "all";
+      v.values = {"as_recorded"};
+      v.risk = {0.0};
+      for (const ValueRisk& r : kPrecisionRisk) {
+        if (std::string(r.value) == "as_recorded") continue;
+        whatif::Workload trial = base;
+        try {
+          const whatif::PrecisionChange c = whatif::precision(trial, precision_of(r.value, options.device_dir));
+          std::size_t lowered = 0;
+          for (const auto& [cls, totals] : c.lowered) lowered += totals.kernels;
+          if (lowered == 0 || c.gpu_after >= c.gpu_before) continue;
+        } catch (const OptionError&) {
+          continue;  // the GPU has no arithmetic for it
+        }
+        v.values.push_back(r.value);
+        v.risk.push_back(r.risk);
+      }
+      if (v.values.size() > 1) {
+        space.variables.push_back(std::move(v));
+        add_strategy(Strategy::kPrecision);
+      } else {
+        space.not_applicable.emplace_back(Strategy::kPrecision, "no kernel would run at a narrower dtype");
+      }
+    }
+  }
+  if (wanted(options, Strategy::kOpFusion)) {
+    whatif::CandidateOptions co;
+    co.intermediates_kept = kIntermediatesKept;
+    std::vector<whatif::FusionCandidate> candidates = whatif::find_fusion_candidates(base, co);
+    std::size_t kept = 0;
+    for (const whatif::FusionCandidate& c : candidates) {
+      if (kept == options.max_fusion_chains) break;
+      if (c.gpu_saving() <= 0 && c.launch_time_saved <= 0) continue;
+      Variable v;
+      v.strategy = Strategy::kOpFusion;
+      v.chain = c.kernels;
+      v.values = {"off", "on"};
+      v.risk = {0.0, 0.0};
+      v.predicted_saving_ns = c.gpu_saving();
+      v.instances = c.instances;
+      space.variables.push_back(std::move(v));
+      ++kept;
+    }
+    if (kept > 0) add_strategy(Strategy::kOpFusion);
+    else space.not_applicable.emplace_back(Strategy::kOpFusion, "no legal chain of memory-bound kernels to fuse");
+  }
   if (space.variables.empty()) {
     std::string why;
     for (const auto& [s, reason] : space.not_applicable) why += fmt::format("{}{}: {}", why.empty() ? "" : "; ", to_string(s), reason);
@@ -119,7 +195,7 @@ double risk_of(const SearchSpace& space, const Assignment& a) {
 double risk_of(const std::vector<Decision>& decisions) {
   double risk = 0;
   for (const Decision& d : decisions) {
-    if (d.strategy == Strategy::kCompression) risk += risk_in(kCompressionRisk, d.value);
+    if (d.strategy == Strategy::kCompression) risk += compression_risk(d.value);
     else if (d.strategy == Strategy::kPrecision) risk += risk_in(kPrecisionRisk, d.value);
   }
   return risk;
@@ -150,6 +226,10 @@ std::vector<whatif::Rewrite> decision_rewrites(const Conditions& c, const std::v
                                                const ResourcePaths& paths) {
   std::vector<whatif::Rewrite> out;
   std::optional<double> bucket_mb;
+  std::optional<comm::Compression> compression;
+  std::optional<whatif::Precision> precision;
+  whatif::OpFusion fusion;
+  fusion.intermediates_kept = kIntermediatesKept;
   for (const Decision& d : decisions) {
     switch (d.strategy) {
       case Strategy::kBuckets: {
@@ -169,14 +249,25 @@ std::vector<whatif::Rewrite> decision_rewrites(const Conditions& c, const std::v
       }
       case Strategy::kCompression:
         if (d.value == "none") break;
-        throw OptionError("compression", d.value, "gradient compression is not in this build yet");
+        compression = comm::parse_compression(d.value);
+        compression->devices_dir = paths.device_dir;
+        break;
       case Strategy::kPrecision:
-        throw OptionError("precision", d.subject + " " + d.value, "precision changes are not in this build yet");
+        if (d.subject != "all") throw OptionError("precision", d.subject, "the op class of a precision decision is \"all\"");
+        if (d.value == "as_recorded") break;
+        if (risk_in(kPrecisionRisk, d.value) >= 1.0)
+          throw OptionError("precision", d.value, "unknown dtype (tf32, bf16 or fp16)");
+        precision = precision_of(d.value, paths.device_dir);
+        break;
       case Strategy::kOpFusion:
-        throw OptionError("op_fusion", describe(d), "op fusion is not in this build yet");
+        if (d.chain.size() < 2) throw OptionError("op_fusion", describe(d), "a chain has at least 2 kernels");
+        fusion.chains.push_back(d.chain);
+        break;
     }
   }
-  if (comm_conditions(c) || bucket_mb) {
+  if (precision) out.emplace_back(std::move(*precision));
+  if (!fusion.chains.empty()) out.emplace_back(std::move(fusion));
+  if (comm_conditions(c) || bucket_mb || compression) {
     whatif::CommRetime comm;
     comm.cluster = c.cluster;
     comm.origin_cluster = c.origin_cluster;
@@ -186,6 +277,7 @@ std::vector<whatif::Rewrite> decision_rewrites(const Conditions& c, const std::v
     comm.comm_sizes = c.comm_sizes;
     comm.ranks = c.ranks;
     comm.bucket_mb = bucket_mb;
+    comm.compression = compression;
     out.emplace_back(std::move(comm));
   }
   return out;

@@ -19,19 +19,6 @@ bool is_gpu_op(graph::NodeKind k) {
          k == graph::NodeKind::kMemset;
 }
 
-// The catalog entry of the GPU the node's rank recorded (its device properties).
-const cm::DeviceSpec* origin_of(const cm::DeviceCatalog& catalog, const trace::TraceSet& traces,
-                                const graph::Node& n) {
-  const trace::TraceRank* rank = traces.find_rank(n.rank);
-  if (!rank || rank->devices.empty()) return nullptr;
-  std::optional<std::int64_t> device;
-  if (n.event.below(rank->events.size()))
-    if (const auto* a = rank->attrs_of(rank->events[n.event.value])) device = a->device;
-  for (const auto& d : rank->devices)
-    if (!device || d.id == *device) return catalog.find(d.name);
-  return catalog.find(rank->devices.front().name);
-}
-
 bool is_host_copy(const trace::TraceSet& traces, const graph::Node& n) {
   if (n.kind != graph::NodeKind::kMemcpy) return false;
   const std::string_view name = traces.strings.view(n.name);
@@ -75,6 +62,18 @@ OptionError unknown_origin_error(const cm::DeviceCatalog& catalog, const trace::
 }
 
 }  // namespace
+
+const cm::DeviceSpec* origin_of(const cm::DeviceCatalog& catalog, const trace::TraceSet& traces,
+                                const graph::Node& n) {
+  const trace::TraceRank* rank = traces.find_rank(n.rank);
+  if (!rank || rank->devices.empty()) return nullptr;
+  std::optional<std::int64_t> device;
+  if (n.event.below(rank->events.size()))
+    if (const auto* a = rank->attrs_of(rank->events[n.event.value])) device = a->device;
+  for (const auto& d : rank->devices)
+    if (!device || d.id == *device) return catalog.find(d.name);
+  return catalog.find(rank->devices.front().name);
+}
 
 std::vector<std::pair<std::string, std::pair<std::size_t, Nanos>>> DeviceChange::sorted_undescribed() const {
   std::vector<std::pair<std::string, std::pair<std::size_t, Nanos>>> v(undescribed.begin(), undescribed.end());

@@ -70,6 +70,12 @@ struct DeviceChange {
   std::vector<std::pair<std::string, std::pair<std::size_t, Nanos>>> sorted_undescribed() const;
 };
 
+// The catalog entry of the GPU that the node's rank recorded (its device properties; the device
+// the node's event names when the rank recorded several); nullptr when the rank recorded none or
+// the catalog does not know it.
+const costmodel::DeviceSpec* origin_of(const costmodel::DeviceCatalog& catalog, const trace::TraceSet& traces,
+                                       const graph::Node& n);
+
 // Re-times the workload's GPU ops in place. Throws OptionError for an unknown device name
 // ("device", "origin_device") and for GPU ops whose GPU the catalog does not know and no
 // origin_device names ("origin_device": they could not be re-timed), InputError for bad spec,

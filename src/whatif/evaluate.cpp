@@ -9,7 +9,8 @@ Change apply(Workload& workload, const Rewrite& rewrite) {
         if constexpr (std::is_same_v<R, HostRetime>) return host_retime(workload, r);
         else if constexpr (std::is_same_v<R, DeviceRetime>) return device_retime(workload, r);
         else if constexpr (std::is_same_v<R, CommRetime>) return comm_retime(workload, r);
-        else return op_fusion(workload, r);
+        else if constexpr (std::is_same_v<R, OpFusion>) return op_fusion(workload, r);
+        else return precision(workload, r);
       },
       rewrite);
 }

@@ -14,12 +14,13 @@
 #include "whatif/device_retime.h"
 #include "whatif/host_retime.h"
 #include "whatif/op_fusion.h"
+#include "whatif/precision.h"
 #include "whatif/workload.h"
 
 namespace dpro::whatif {
 
-using Rewrite = std::variant<HostRetime, DeviceRetime, CommRetime, OpFusion>;
-using Change = std::variant<HostChange, DeviceChange, CommChange, OpFusionChange>;
+using Rewrite = std::variant<HostRetime, DeviceRetime, CommRetime, OpFusion, Precision>;
+using Change = std::variant<HostChange, DeviceChange, CommChange, OpFusionChange, PrecisionChange>;
 
 struct Evaluation {
   Workload workload;            // the rewritten workload (graph) that was replayed

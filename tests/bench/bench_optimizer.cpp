@@ -52,11 +52,17 @@ Job load_job(const std::string& path, const std::vector<std::string>& settings) 
   return job;
 }
 
+SpaceOptions space_options() {
+  SpaceOptions o;
+  o.device_dir = costmodel::default_device_dir();
+  return o;
+}
+
 std::string name_of(const std::string& path) { return path.substr(path.find_last_of('/') + 1); }
 
 int eval(const std::string& path, int plans, const std::vector<std::string>& settings) {
   const Job job = load_job(path, settings);
-  const SearchSpace space = make_space(job.conditioned, {});
+  const SearchSpace space = make_space(job.conditioned, space_options());
   std::mt19937_64 rng(1);
   std::vector<double> seconds;
   Evaluator ev(job.conditioned, space, job.conditions, paths(), 1);
@@ -76,7 +82,7 @@ int eval(const std::string& path, int plans, const std::vector<std::string>& set
 
 int run_search(const std::string& path, std::size_t budget, const std::vector<std::string>& settings) {
   const Job job = load_job(path, settings);
-  const SearchSpace space = make_space(job.conditioned, {});
+  const SearchSpace space = make_space(job.conditioned, space_options());
   Evaluator ev(job.conditioned, space, job.conditions, paths(), 2);
   SearchOptions o;
   o.max_evaluations = budget;
@@ -98,7 +104,7 @@ int quality(std::size_t max_plans, double budget_percent, const std::vector<std:
   std::size_t within3 = 0;
   for (const std::string& path : traces) {
     const Job job = load_job(path, {});
-    const SearchSpace full = make_space(job.conditioned, {});
+    const SearchSpace full = make_space(job.conditioned, space_options());
     // Cases: windows of consecutive variables whose spaces have at most max_plans plans.
     for (std::size_t first = 0; first < full.variables.size(); ++first) {
       SearchSpace space;

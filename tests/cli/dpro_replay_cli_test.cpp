@@ -268,6 +268,21 @@ TEST_CASE("replay --json gives each what-if's figures as JSON, not only its summ
   CHECK_THAT(j.at("whatif").at("notes").at(0).get<std::string>(), Catch::Contains("communication what-if"));
 }
 
+TEST_CASE("replay --precision-dtype bf16 gives the precision what-if's figures as JSON") {
+  const Run r = run("replay -q --json - " + test::source_path("traces/h100/resnet50-emit-nvtx-step") +
+                    " --precision-dtype bf16");
+  REQUIRE(r.code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  const auto& c = j.at("whatif").at("changes").at("precision");
+  CHECK(c.at("dtype") == "bf16");
+  CHECK(c.at("device") == "H100-SXM5-80GB");
+  CHECK(c.at("casts").get<int>() > 0);
+  CHECK(c.at("lowered").at("conv").at("after_ns").get<std::int64_t>() <
+        c.at("lowered").at("conv").at("before_ns").get<std::int64_t>());
+  CHECK(c.at("gpu_after_ns").get<std::int64_t>() < c.at("gpu_before_ns").get<std::int64_t>());
+  CHECK_THAT(j.at("whatif").at("notes").at(0).get<std::string>(), Catch::Contains("precision bf16"));
+}
+
 TEST_CASE("Outputs are written through a FIFO without --force, and through a symbolic link into its target") {
   const std::string dir = test::fresh_dir("cli_output_kinds");
   const std::string trace = test::source_path("traces/hta/triton.json.gz");
@@ -502,7 +517,11 @@ TEST_CASE("errors of the what-if options name the option and state the bound") {
       {trace + " --device-samples x.csv", {"--device-samples: does nothing without --device"}},
       {trace + " --origin-device A100-SXM4-80GB", {"--origin-device: does nothing without --device"}},
       {trace + " --costmodel x.dpcm", {"--costmodel: does nothing without --device"}},
-      {trace + " --device-specs configs/devices", {"--device-specs: does nothing without --device or --compress"}},
+      {trace + " --device-specs configs/devices", {"--device-specs: does nothing without --device, --compress or --precision-dtype"}},
+      {trace + " --precision-classes gemm", {"--precision-classes: does nothing without --precision-dtype"}},
+      {trace + " --precision-dtype int4", {"--precision-dtype int4: not a dtype an op can be lowered to"}},
+      {trace + " --precision-dtype bf16 --precision-classes attention", {"--precision-classes attention: unknown op class"}},
+      {trace + " --precision-dtype bf16 --device H200", {"--precision-dtype bf16", "does not combine with --device"}},
       {trace + " --iteration-marker ''", {"--iteration-marker: empty"}},
       {trace + " --top -1", {"--top", "-1", "0 to 1000000"}},
   };

@@ -86,6 +86,8 @@ class OptimizeCommand final : public Command {
     for (const std::string& s : strategies_) space_options.strategies.push_back(optimizer::parse_strategy(s, "strategies"));
     const optimizer::Conditions conditions = whatifs_.conditions();
     const optimizer::ResourcePaths paths = whatifs_.paths();
+    space_options.device = conditions.device;
+    space_options.device_dir = paths.device_dir;
     check_output_paths({{"--json", json_path_}, {"--plan-out", plan_path_}},
                        command_line_values(*command_, {"--json", "--plan-out"}), force_);
     const bool tty = !quiet_ && isatty(STDERR_FILENO);

@@ -201,7 +201,8 @@ class ReplayCommand final : public Command {
         {"--origin-device", {"--device"}},
         {"--device-samples", {"--device"}},
         {"--costmodel", {"--device"}},
-        {"--device-specs", {"--device", "--compress"}},
+        {"--device-specs", {"--device", "--compress", "--precision-dtype"}},
+        {"--precision-classes", {"--precision-dtype"}},
     };
     for (const auto& [option, needs] : kNeeds) {
       if (!given(option) || std::any_of(needs.begin(), needs.end(), given)) continue;

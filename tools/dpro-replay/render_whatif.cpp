@@ -445,6 +445,40 @@ nlohmann::json details_of(const whatif::OpFusionChange& c) {
 
 void warn_of(const whatif::OpFusionChange&, Logger&) {}
 
+// ---- precision ---------------------------------------------------------------------------------
+
+std::string summary_of(const whatif::PrecisionChange& c) {
+  std::size_t kernels = 0;
+  for (const auto& [cls, t] : c.lowered) kernels += t.kernels;
+  return fmt::format("precision {} on {}: {} kernels lowered, {} casts ({}); GPU work {} -> {}.",
+                     cm::to_string(c.dtype), c.device, kernels, c.casts, format_duration(c.cast_time),
+                     format_duration(c.gpu_before), format_duration(c.gpu_after));
+}
+
+nlohmann::json details_of(const whatif::PrecisionChange& c) {
+  nlohmann::json j = {{"dtype", cm::to_string(c.dtype)},
+                      {"device", c.device},
+                      {"peak_tflops", c.peak_tflops},
+                      {"casts", c.casts},
+                      {"casts_unsized", c.casts_unsized},
+                      {"cast_time_ns", c.cast_time},
+                      {"cast_bandwidth_gbs", c.cast_bandwidth_gbs},
+                      {"cast_bandwidth_measured", c.cast_bandwidth_measured},
+                      {"latency_floor_ns", c.latency_floor},
+                      {"already_at_dtype", c.already_at_dtype},
+                      {"kept_fp32", c.kept_fp32},
+                      {"outside_span", c.outside_span},
+                      {"gpu_before_ns", c.gpu_before},
+                      {"gpu_after_ns", c.gpu_after}};
+  j["lowered"] = nlohmann::json::object();
+  for (const auto& [cls, t] : c.lowered)
+    j["lowered"][whatif::to_string(cls)] = {
+        {"kernels", t.kernels}, {"described", t.described}, {"before_ns", t.before}, {"after_ns", t.after}};
+  return j;
+}
+
+void warn_of(const whatif::PrecisionChange&, Logger&) {}
+
 }  // namespace
 
 std::string unmoved_note(const whatif::Unmoved& u) {
@@ -478,6 +512,7 @@ std::string summary(const whatif::Change& change) {
 const char* key(const whatif::Change& change) {
   if (std::holds_alternative<whatif::HostChange>(change)) return "host";
   if (std::holds_alternative<whatif::OpFusionChange>(change)) return "op_fusion";
+  if (std::holds_alternative<whatif::PrecisionChange>(change)) return "precision";
   return std::holds_alternative<whatif::DeviceChange>(change) ? "device" : "communication";
 }
 

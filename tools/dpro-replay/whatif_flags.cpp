@@ -16,6 +16,13 @@ void WhatIfFlags::add_to(CLI::App& replay) {
   replay.add_option("--device-samples", device_.samples_path,
                     "Ops measured on the --device GPU (CSV in the shared-data schema, or a directory of "
                     "them): the learned model is corrected by them (few-shot)");
+  replay.add_option("--precision-dtype", precision_dtype_,
+                    "Run GEMMs, convolutions and the elementwise ops between them at this dtype on the trace's own "
+                    "GPU, as PyTorch autocast does: bf16, fp16, tf32 (fp32 GEMMs on TF32 tensor cores), fp8 "
+                    "(docs/precision.md)");
+  replay.add_option("--precision-classes", precision_classes_,
+                    "Op classes --precision-dtype lowers: gemm, conv, elementwise, all (default: all; repeatable)")
+      ->allow_extra_args(false);
   replay.add_option("--cluster", comm_.cluster, "Re-time NCCL ops for this cluster (a name in --clusters-dir)");
   replay.add_option("--origin-cluster", comm_.origin_cluster,
                     "Cluster the trace was recorded on (default: guessed from its GPUs)");
@@ -44,6 +51,16 @@ std::vector<whatif::Rewrite> WhatIfFlags::rewrites() const {
   std::vector<whatif::Rewrite> out;
   std::vector<std::string> cluster;
   if (auto host = whatif::host_retime_from_settings(comm_.settings, &cluster)) out.emplace_back(*host);
+  if (precision_enabled()) {
+    if (device_enabled())
+      throw OptionError("precision_dtype", precision_dtype_,
+                        "prices ops on the GPU the trace ran on: it does not combine with --device");
+    whatif::Precision precision;
+    precision.dtype = precision_dtype_;
+    if (!precision_classes_.empty()) precision.classes = precision_classes_;
+    precision.device_dir = device_.device_dir;
+    out.emplace_back(std::move(precision));
+  }
   if (device_enabled()) out.emplace_back(device_);
   if (comm_enabled()) {
     whatif::CommRetime comm = comm_;
@@ -62,6 +79,8 @@ optimizer::Conditions WhatIfFlags::conditions() const {
     throw InputError("", "--bucket-mb", "is what the buckets strategy decides; a plan or a search takes no bucket size");
   if (!compress_.empty())
     throw InputError("", "--compress", "is what the compression strategy decides; a plan or a search takes no method");
+  if (precision_enabled())
+    throw InputError("", "--precision-dtype", "is what the precision strategy decides; a plan or a search takes no dtype");
   if (!device_.samples_path.empty())
     throw InputError("", "--device-samples", "cannot be part of a plan or a search (not supported yet)");
   optimizer::Conditions c;

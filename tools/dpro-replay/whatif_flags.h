@@ -1,6 +1,6 @@
 #pragma once
 // The what-if flags of `dpro-replay replay`: each binds to a field of a rewrite's options
-// (whatif/device_retime.h, whatif/comm_retime.h); nothing here computes.
+// (whatif/device_retime.h, whatif/comm_retime.h, whatif/precision.h); nothing here computes.
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
@@ -19,18 +19,22 @@ namespace dpro::cli {
 class WhatIfFlags {
  public:
   void add_to(CLI::App& replay);
-  // The rewrites the flags ask for, in the order they apply (host, device, then communication);
+  // The rewrites the flags ask for, in the order they apply (host, precision, device, then
+  // communication);
   // empty when none is asked for. `--set host.*` values go to the host rewrite, the others to
   // the cluster's. Throws OptionError for a bad host setting or --compress value.
   std::vector<whatif::Rewrite> rewrites() const;
   // The flags as the conditions of an optimizer search or a plan (names; the resource paths
   // apart). Throws InputError for --bucket-mb and --compress (what the buckets and compression
-  // strategies decide) and --device-samples (a plan does not carry them).
+  // strategies decide), --precision-dtype (the precision strategy's) and --device-samples (a plan does not carry them).
   optimizer::Conditions conditions() const;
   optimizer::ResourcePaths paths() const;
   // Whether any what-if flag was given (host settings included).
-  bool any() const { return device_enabled() || comm_enabled() || !comm_.settings.empty() || !device_.origin_device.empty(); }
+  bool any() const {
+    return device_enabled() || comm_enabled() || precision_enabled() || !comm_.settings.empty() || !device_.origin_device.empty();
+  }
   bool device_enabled() const { return !device_.device.empty(); }
+  bool precision_enabled() const { return !precision_dtype_.empty(); }
   bool comm_enabled() const {
     return !comm_.cluster.empty() ||
            std::any_of(comm_.settings.begin(), comm_.settings.end(),
@@ -42,6 +46,8 @@ class WhatIfFlags {
   whatif::DeviceRetime device_;
   whatif::CommRetime comm_;  // settings: every --set value, host ones included
   std::string compress_;     // --compress, parsed by comm::parse_compression
+  std::string precision_dtype_;
+  std::vector<std::string> precision_classes_;
 };
 
 // The error as the user sees it: the library's option name as its flag ("bucket_mb" ->

@@ -1,0 +1,501 @@
+#include "whatif/precision.h"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <limits>
+#include <optional>
+#include <tuple>
+
+#include "core/error.h"
+#include "costmodel/op_desc_from_graph.h"
+#include "costmodel/scaling.h"
+#include "whatif/device_retime.h"
+
+namespace dpro::whatif {
+
+namespace cm = dpro::costmodel;
+
+const char* to_string(OpClass c) {
+  switch (c) {
+    case OpClass::kGemm: return "gemm";
+    case OpClass::kConv: return "conv";
+    case OpClass::kElementwise: return "elementwise";
+  }
+  return "?";
+}
+
+namespace {
+
+// Names (of a kernel or its launching op, lower case) of kernels whose time a precision change
+// keeps: what autocast runs in fp32 whatever its input (its fp32 list: softmax, norms other than
+// batch norm, losses, reductions), what works on fp32 parameters and buffers (the optimizer's
+// multi-tensor kernels, batch norm's running statistics), and copies (dtype casts and layout
+// copies: a trace's own casts are autocast's already).
+constexpr std::array<const char*, 14> kKeptTimeWords = {
+    "softmax", "layer_norm", "layernorm", "group_norm", "groupnorm", "loss", "nll",
+    "cross_entropy", "reduce_kernel", "multi_tensor_apply", "cumsum", "fused_adam", "update_stats", "copy_kernel"};
+
+// Words of a GEMM/convolution kernel's name that say convolution.
+constexpr std::array<const char*, 8> kConvWords = {"conv", "fprop", "dgrad", "wgrad", "winograd", "implicit",
+                                                   "cudnn", "fft"};
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+template <std::size_t N>
+bool has_any(const std::string& text, const std::array<const char*, N>& words) {
+  return std::any_of(words.begin(), words.end(), [&](const char* w) { return text.find(w) != std::string::npos; });
+}
+
+// The element type a kernel's template arguments name: kernel_tensor_dtype's 16- and 8-bit types,
+// fp32 for "float"; nullopt when they name none. `integer`: they name an integer type first
+// ("CUDAFunctorOnSelf_add<long>": a step counter), which no float precision changes.
+std::optional<cm::DType> named_element(const std::string& name, bool* integer) {
+  for (const char* w : {"<long>", "<long,", "<int>", "<int,", "<bool>", "<bool,", "<unsigned char", "<signed char"})
+    if (name.find(w) != std::string::npos) {
+      *integer = true;
+      return std::nullopt;
+    }
+  *integer = false;
+  if (const auto d = cm::kernel_tensor_dtype(name)) return d;
+  const std::string l = lower(name);
+  if (l.find("bfloat16") != std::string::npos) return cm::DType::kBFloat16;  // bfloat16_copy_kernel_cuda
+  if (l.find("float") != std::string::npos) return cm::DType::kFloat32;
+  return std::nullopt;
+}
+
+std::string_view short_name(std::string_view name) {
+  const auto p = name.rfind("::");
+  return p == std::string_view::npos ? name : name.substr(p + 2);
+}
+
+std::set<OpClass> parse_classes(const std::vector<std::string>& names) {
+  std::set<OpClass> out;
+  for (const std::string& raw : names) {
+    const std::string c = lower(raw);
+    if (c == "all") out.insert({OpClass::kGemm, OpClass::kConv, OpClass::kElementwise});
+    else if (c == "gemm") out.insert(OpClass::kGemm);
+    else if (c == "conv") out.insert(OpClass::kConv);
+    else if (c == "elementwise") out.insert(OpClass::kElementwise);
+    else throw OptionError("precision_classes", raw, "unknown op class (known: gemm, conv, elementwise, all)");
+  }
+  if (out.empty()) throw OptionError("precision_classes", "", "names no op class (known: gemm, conv, elementwise, all)");
+  return out;
+}
+
+cm::DType parse_target(const std::string& text) {
+  const auto d = cm::parse_dtype(text);
+  if (!d || (*d != cm::DType::kTensorFloat32 && *d != cm::DType::kFloat16 && *d != cm::DType::kBFloat16 &&
+             *d != cm::DType::kFloat8))
+    throw OptionError("precision_dtype", text, "not a dtype an op can be lowered to (known: tf32, fp16, bf16, fp8)");
+  return *d;
+}
+
+// What the rules need of one kernel node.
+enum class Role {
+  kGemmKernel,  // a GEMM or convolution kernel
+  kOfGemmOp,    // another kernel of a GEMM or convolution op (layout transform, split-K reduction)
+  kKeptFp32,
+  kOther,
+};
+
+struct Kernel {
+  graph::NodeId id;
+  const cm::DeviceSpec* spec = nullptr;
+  cm::OpDesc op;                       // described by its launching op (own or a like step's)
+  const graph::OpDesc* launch = nullptr;  // the op table entry with the launcher's inputs
+  std::string launcher;                // the launching op's short name ("" none)
+  Role role = Role::kOther;
+  OpClass cls = OpClass::kElementwise;
+  cm::DType math = cm::DType::kFloat32;  // the arithmetic it ran
+  int element_bytes = 4;                 // its tensors' element size
+  std::optional<cm::DType> named;        // the element type its name (or its op's record) states
+  bool math_named = false;               // its name states its arithmetic
+  bool integer = false;                  // its tensors are integers
+  std::tuple<std::uint32_t, std::uint32_t, std::uint32_t> instance;  // its launching op instance
+  bool lowered = false;
+};
+
+bool is_conv_launcher(std::string_view launcher) {
+  return launcher == "convolution_backward" || cm::family_from_name(std::string(launcher)) == cm::OpFamily::kConv2d;
+}
+
+bool is_gemm_launcher(std::string_view launcher) {
+  const cm::OpFamily f = cm::family_from_name(std::string(launcher));
+  return f == cm::OpFamily::kBmm || f == cm::OpFamily::kLinear;
+}
+
+// The op's description for the roofline: its own, or for a convolution's backward (inputs: grad
+// output, input, weight) the forward convolution's, whose FLOPs each of its gradients repeats.
+cm::OpDesc described(const graph::OpTable& table, const Kernel& k) {
+  if (k.op.describable() || k.launcher != "convolution_backward" || !k.launch || k.launch->inputs.size() < 3)
+    return k.op;
+  cm::OpDesc d = cm::op_desc_from_cpu_op("aten::convolution", {k.launch->inputs[1], k.launch->inputs[2]}, table);
+  d.dtype = k.op.dtype;
+  return d;
+}
+
+std::int64_t numel(const graph::TensorDesc& t) {
+  if (t.shape.empty()) return 0;
+  std::int64_t n = 1;
+  for (std::int64_t d : t.shape) n *= std::max<std::int64_t>(d, 0);
+  return n;
+}
+
+// Elements autocast casts for a lowered op: (its weight or second operand, its activation input);
+// zeros when the trace recorded no shapes for it.
+std::pair<std::int64_t, std::int64_t> cast_elements(const Kernel& k) {
+  if (!k.launch) return {0, 0};
+  const auto& in = k.launch->inputs;
+  auto at = [&](std::size_t i) { return i < in.size() ? numel(in[i]) : 0; };
+  const std::string_view base = k.launcher;
+  if (base == "convolution_backward") return {at(2), at(0)};
+  if (base == "addmm" || base == "baddbmm") return {at(2) + at(0), at(1)};
+  if (base == "linear") return {at(1) + at(2), at(0)};
+  return {at(1), at(0)};
+}
+
+Kernel describe(const graph::Dfg& dfg, const cm::LikeStepLaunchers& lent, graph::NodeId id,
+                const cm::DeviceSpec* spec) {
+  const graph::Node& n = dfg.node(id);
+  Kernel k;
+  k.id = id;
+  k.spec = spec;
+  const graph::OpDesc* own = dfg.op(id);
+  k.launch = own && own->launcher.empty() && lent.launch[id].valid() ? &dfg.ops().op(lent.launch[id]) : own;
+  if (own) k.op = cm::op_desc_of_kernel(dfg.ops(), *own, *k.launch);
+  if (k.launch && !k.launch->launcher.empty()) k.launcher = std::string(short_name(dfg.ops().name(k.launch->launcher)));
+  else k.launch = nullptr;
+  const std::string name = own ? std::string(dfg.ops().name(own->name)) : std::string();
+  const std::string lname = lower(name);
+  k.named = named_element(name, &k.integer);
+  // The launching op's dtype where the trace recorded its inputs' types (emit_nvtx records shapes
+  // only: op.dtype is then a default).
+  const bool types_recorded =
+      k.launch && std::any_of(k.launch->inputs.begin(), k.launch->inputs.end(),
+                              [](const graph::TensorDesc& t) { return !t.dtype.empty(); });
+  if (!k.named && types_recorded && k.op.describable() && k.op.dtype != cm::DType::kTensorFloat32)
+    k.named = k.op.dtype;
+  const cm::DType element = k.named ? *k.named : cm::DType::kFloat32;
+  k.element_bytes = cm::dtype_bytes(element);
+  k.math = element;
+  // Not cuDNN's dtype conversions (cudnn::fusion::convert_dq_to_16bits), which say "conv".
+  if (cm::is_gemm_or_conv_kernel(name) && lname.find("convert") == std::string::npos) {
+    k.role = Role::kGemmKernel;
+    if (const auto m = cm::kernel_math_dtype(name)) {
+      k.math = *m;
+      k.math_named = true;
+      k.element_bytes = cm::dtype_bytes(*m);
+      if (!k.named) k.named = *m == cm::DType::kTensorFloat32 ? cm::DType::kFloat32 : *m;
+    }
+    k.cls = is_conv_launcher(k.launcher) || (!is_gemm_launcher(k.launcher) && has_any(lname, kConvWords))
+                ? OpClass::kConv
+                : OpClass::kGemm;
+  } else if (is_conv_launcher(k.launcher) || is_gemm_launcher(k.launcher)) {
+    k.role = Role::kOfGemmOp;
+    k.cls = is_conv_launcher(k.launcher) ? OpClass::kConv : OpClass::kGemm;
+  } else if (has_any(lname, kKeptTimeWords) || has_any(lower(k.launcher), kKeptTimeWords)) {
+    k.role = Role::kKeptFp32;
+  }
+  const std::uint32_t none = std::numeric_limits<std::uint32_t>::max();
+  if (n.parent_op.valid()) k.instance = {n.parent_op.value, none, none};
+  else if (k.launch) k.instance = {none, lent.launch[id].valid() ? lent.launch[id].value : dfg.op_of(id).value, none};
+  else k.instance = {none, none, id.value};
+  return k;
+}
+
+// Where a kernel lowered to `target` moves fewer bytes or computes faster.
+struct Lowering {
+  cm::DType target;
+  int target_bytes;      // of GEMM operands
+  int activation_bytes;  // of elementwise tensors: fp8 GEMMs keep 16-bit activations (Transformer Engine)
+  std::set<OpClass> classes;
+};
+
+// A cast kernel to run right before `before` on its stream.
+struct CastNode {
+  graph::NodeId before;
+  Nanos duration;
+};
+
+// Each cast becomes a kernel on the stream of the op it serves, between that op's first kernel
+// and its stream predecessor, enqueued by the op's own launch call (the launch edge and its gap
+// copied): it delays the op by its time and costs the host nothing of its own. Edited on the
+// graph's tables directly, not through graph::Editor, whose cycle search per insert walks
+// everything downstream: a node put between two stream neighbours and after their launch call
+// cannot close a cycle.
+void insert_casts(graph::Dfg& dfg, const std::vector<CastNode>& casts) {
+  if (casts.empty()) return;
+  if (!dfg.finalized()) dfg.finalize();
+  graph::OpDesc cast_op;
+  cast_op.name = dfg.ops().intern("autocast cast");
+  cast_op.kind = graph::NodeKind::kKernel;
+  const graph::OpId op = dfg.ops().add(std::move(cast_op));
+  std::vector<std::vector<graph::EdgeId>> in_edges(casts.size());
+  for (std::size_t i = 0; i < casts.size(); ++i)
+    dfg.for_each_in_edge(casts[i].before, [&](graph::EdgeId e) {
+      const graph::EdgeKind kind = dfg.edge(e).kind;
+      if (kind == graph::EdgeKind::kStreamOrder || kind == graph::EdgeKind::kLaunch) in_edges[i].push_back(e);
+    });
+  for (std::size_t i = 0; i < casts.size(); ++i) {
+    const graph::Node& op_node = dfg.node(casts[i].before);
+    graph::Node cast;
+    cast.kind = graph::NodeKind::kKernel;
+    cast.rank = op_node.rank;
+    cast.track = op_node.track;
+    cast.measured_start = op_node.measured_start;
+    cast.duration = casts[i].duration;
+    cast.release = op_node.release;
+    const graph::NodeId id = dfg.add_node(cast);
+    dfg.set_op(id, op);
+    for (const graph::EdgeId e : in_edges[i]) {
+      if (dfg.edge(e).kind == graph::EdgeKind::kStreamOrder) {
+        dfg.edge(e).dst = id;
+      } else {
+        graph::Edge launch = dfg.edge(e);
+        launch.dst = id;
+        dfg.add_edge(launch);
+      }
+    }
+    dfg.add_edge({id, casts[i].before, graph::EdgeKind::kStreamOrder, graph::Point::kEnd, graph::Point::kStart, 0});
+  }
+  dfg.finalize();
+}
+
+bool is_gpu_work(graph::NodeKind k) {
+  return k == graph::NodeKind::kKernel || k == graph::NodeKind::kMemcpy || k == graph::NodeKind::kMemset;
+}
+
+// The kernels of each (rank, stream, iteration), in start order, with each rank's latency floor.
+struct Kernels {
+  std::map<std::tuple<int, std::uint32_t, std::int64_t>, std::vector<Kernel>> groups;
+  std::map<int, Nanos> floor_of_rank;  // the rank's shortest kernel
+  std::vector<const cm::DeviceSpec*> specs;  // the GPUs they ran on, in order of first kernel
+};
+
+// Throws InputError for a kernel on a GPU the catalog does not know.
+Kernels collect_kernels(const trace::TraceSet& traces, const graph::Dfg& dfg, const cm::DeviceCatalog& catalog) {
+  Kernels out;
+  const cm::LikeStepLaunchers lent = cm::launchers_from_like_steps(traces, dfg);
+  for (const graph::NodeId id : dfg.node_ids()) {
+    const graph::Node& n = dfg.node(id);
+    if (n.kind != graph::NodeKind::kKernel) continue;
+    const trace::TraceRank* rank = traces.find_rank(n.rank);
+    const cm::DeviceSpec* spec = origin_of(catalog, traces, n);
+    if (!spec)
+      throw InputError(rank ? rank->file : std::string(), "",
+                       "the device catalog does not know the GPU the trace ran on (" +
+                           (rank && !rank->devices.empty() ? "'" + rank->devices.front().name + "'"
+                                                           : std::string("none recorded")) +
+                           "), so its peaks for a precision change are unknown");
+    if (std::find(out.specs.begin(), out.specs.end(), spec) == out.specs.end()) out.specs.push_back(spec);
+    if (n.duration > 0) {
+      auto [it, fresh] = out.floor_of_rank.try_emplace(n.rank, n.duration);
+      if (!fresh) it->second = std::min(it->second, n.duration);
+    }
+    std::int64_t iteration = -1;
+    if (rank) {
+      const auto& its = rank->iterations;
+      const auto next = std::upper_bound(its.begin(), its.end(), n.measured_start,
+                                         [](Nanos t, const trace::Iteration& it) { return t < it.start; });
+      iteration = next - its.begin() - 1;
+    }
+    out.groups[{n.rank, n.track.value, iteration}].push_back(describe(dfg, lent, id, spec));
+  }
+  for (auto& [key, kernels] : out.groups)
+    std::stable_sort(kernels.begin(), kernels.end(), [&](const Kernel& a, const Kernel& b) {
+      return dfg.node(a.id).measured_start < dfg.node(b.id).measured_start;
+    });
+  return out;
+}
+
+// A GEMM kernel whose name states neither its arithmetic nor its tensors' type (cuBLAS's nvjet
+// kernels) runs at the narrower of the types stated by the closest kernels before and after it on
+// its stream (what it reads, what reads it): autocast runs an op at its inputs' type.
+void infer_unnamed_gemms(std::vector<Kernel>& kernels) {
+  std::vector<std::optional<cm::DType>> before(kernels.size()), after(kernels.size());
+  for (std::size_t i = 1; i < kernels.size(); ++i)
+    before[i] = kernels[i - 1].named ? kernels[i - 1].named : before[i - 1];
+  for (std::size_t i = kernels.size(); i-- > 1;)
+    after[i - 1] = kernels[i].named ? kernels[i].named : after[i];
+  for (std::size_t i = 0; i < kernels.size(); ++i) {
+    Kernel& k = kernels[i];
+    if (k.role != Role::kGemmKernel || k.math_named || k.named) continue;
+    for (const auto& d : {before[i], after[i]})
+      if (d && cm::dtype_bytes(*d) < k.element_bytes) {
+        k.math = *d;
+        k.element_bytes = cm::dtype_bytes(*d);
+      }
+  }
+}
+
+// The trace's own elementwise bandwidth (GB/s): the bytes its described memory-bound kernels moved
+// over their time; nullopt when none is described.
+std::optional<double> elementwise_bandwidth_gbs(const Kernels& kernels, const graph::Dfg& dfg) {
+  double bytes = 0, ns = 0;
+  for (const auto& [key, group] : kernels.groups)
+    for (const Kernel& k : group)
+      if (k.role == Role::kOther && k.op.describable() && k.op.flops() <= k.op.bytes()) {
+        bytes += k.op.bytes();
+        ns += static_cast<double>(dfg.node(k.id).duration);
+      }
+  if (bytes <= 0 || ns <= 0) return std::nullopt;
+  return bytes / ns;
+}
+
+// t' = f + (t - f) * ratio, never above t.
+Nanos scaled_above_floor(Nanos t, Nanos floor, double ratio) {
+  if (t <= floor) return t;
+  return std::min(t, floor + nanos_from_double(static_cast<double>(t - floor) * ratio));
+}
+
+// Whether a GEMM kernel computes faster or moves fewer bytes at the target dtype.
+bool below_target(const Kernel& k, const Lowering& lowering) {
+  return k.spec->peak_flops(lowering.target) > k.spec->peak_flops(k.math) || lowering.target_bytes < k.element_bytes;
+}
+
+// The time ratio of a GEMM/convolution kernel at the target dtype (the header's rules).
+double gemm_ratio(const Kernel& k, const graph::OpTable& table, const Lowering& lowering, bool* described_op) {
+  const double p_origin = k.spec->peak_flops(k.math), p_target = k.spec->peak_flops(lowering.target);
+  const double bytes_ratio = std::min(1.0, static_cast<double>(lowering.target_bytes) / k.element_bytes);
+  const cm::OpDesc op = described(table, k);
+  *described_op = op.describable() && (op.family == cm::OpFamily::kBmm || op.family == cm::OpFamily::kLinear ||
+                                       op.family == cm::OpFamily::kConv2d);
+  if (!*described_op) return (1 - cm::kGemmKernelGamma) * p_origin / p_target + cm::kGemmKernelGamma * bytes_ratio;
+  const double f = op.flops(), b = op.bytes(), bw = k.spec->bandwidth_bytes_per_s();
+  return std::max(f / p_target, b * bytes_ratio / bw) / std::max(f / std::max(p_origin, 1.0), b / bw);
+}
+
+// The kernel's time at the target dtype, and its class in k.cls; nullopt when it keeps its time
+// (counted in `change` by why).
+std::optional<Nanos> lowered_time(Kernel& k, Nanos t, Nanos floor, bool in_span, const graph::OpTable& table,
+                                  const Lowering& lowering, PrecisionChange& change, bool* described_op) {
+  *described_op = false;
+  if (k.role == Role::kGemmKernel) {
+    if (!below_target(k, lowering)) {
+      ++change.already_at_dtype;
+      return std::nullopt;
+    }
+    if (!lowering.classes.contains(k.cls)) return std::nullopt;
+    return scaled_above_floor(t, floor, gemm_ratio(k, table, lowering, described_op));
+  }
+  if (k.integer) return std::nullopt;
+  if (k.role == Role::kKeptFp32) {
+    change.kept_fp32 += in_span;
+    return std::nullopt;
+  }
+  const int to = k.role == Role::kOfGemmOp ? lowering.target_bytes : lowering.activation_bytes;
+  if (to >= k.element_bytes) {
+    change.already_at_dtype += in_span || k.role == Role::kOfGemmOp;
+    return std::nullopt;
+  }
+  if (k.role == Role::kOther && !in_span) {
+    ++change.outside_span;
+    return std::nullopt;
+  }
+  const OpClass cls = k.role == Role::kOfGemmOp ? k.cls : OpClass::kElementwise;
+  if (!lowering.classes.contains(cls)) return std::nullopt;
+  k.cls = cls;
+  return scaled_above_floor(t, floor, static_cast<double>(to) / k.element_bytes);
+}
+
+// Autocast's casts for the lowered GEMM kernel kernels[i], when it is its op's first: the op's
+// weight-sized tensor, and its first input when the kernel before the op's kernels was not lowered
+// (its output is fp32). Their summed time, before the op's first kernel.
+std::optional<CastNode> casts_of(const std::vector<Kernel>& kernels, std::size_t i, Nanos floor,
+                                 const Lowering& lowering, PrecisionChange& change) {
+  const Kernel& k = kernels[i];
+  if (lowering.target_bytes >= k.element_bytes) return std::nullopt;
+  std::size_t op_first = i;
+  while (op_first > 0 && kernels[op_first - 1].instance == k.instance) --op_first;
+  for (std::size_t j = op_first; j < i; ++j)
+    if (kernels[j].role == Role::kGemmKernel) return std::nullopt;
+  const auto [weight, input] = cast_elements(k);
+  const bool input_fp32 = op_first == 0 || !kernels[op_first - 1].lowered;
+  const int casts = 1 + input_fp32;
+  change.casts += casts;
+  auto cast_time = [&](std::int64_t elements) {
+    const double bytes = static_cast<double>(elements) * (k.element_bytes + lowering.activation_bytes);
+    return floor + nanos_from_double(bytes / change.cast_bandwidth_gbs);  // GB/s = bytes per ns
+  };
+  Nanos time = casts * floor;
+  if (weight == 0) change.casts_unsized += casts;
+  else time = cast_time(weight) + (input_fp32 ? cast_time(input) : 0);
+  change.cast_time = saturating_add(change.cast_time, time);
+  return CastNode{kernels[op_first].id, time};
+}
+
+// Lowers one (rank, stream, iteration)'s kernels in place; the casts to insert go to `casts`.
+void lower_group(std::vector<Kernel>& kernels, Nanos floor, graph::Dfg& dfg, const Lowering& lowering,
+                 PrecisionChange& change, std::vector<CastNode>& casts) {
+  infer_unnamed_gemms(kernels);
+  // The span of narrowed activations: from the first to the last GEMM kernel whose output the
+  // target narrows (in a job autocast already ran, or under fp8 GEMMs that write 16 bits, the
+  // elementwise kernels stay as they were).
+  std::size_t first = kernels.size(), last = 0;
+  for (std::size_t i = 0; i < kernels.size(); ++i)
+    if (kernels[i].role == Role::kGemmKernel && kernels[i].element_bytes > lowering.activation_bytes) {
+      first = std::min(first, i);
+      last = i;
+    }
+  for (std::size_t i = 0; i < kernels.size(); ++i) {
+    Kernel& k = kernels[i];
+    graph::Node& n = dfg.node(k.id);
+    bool described_op = false;
+    const auto after = lowered_time(k, n.duration, floor, first <= i && i <= last, dfg.ops(), lowering, change,
+                                    &described_op);
+    if (!after) continue;
+    k.lowered = true;
+    auto& totals = change.lowered[k.cls];
+    ++totals.kernels;
+    totals.described += described_op;
+    totals.before = saturating_add(totals.before, n.duration);
+    totals.after = saturating_add(totals.after, *after);
+    n.duration = *after;
+    if (k.role == Role::kGemmKernel)
+      if (const auto cast = casts_of(kernels, i, floor, lowering, change)) casts.push_back(*cast);
+  }
+}
+
+}  // namespace
+
+PrecisionChange precision(Workload& workload, const Precision& options) {
+  const cm::DType target = parse_target(options.dtype);
+  const Lowering lowering{target, cm::dtype_bytes(target), std::max(cm::dtype_bytes(target), 2),
+                          parse_classes(options.classes)};
+  graph::Dfg& dfg = workload.graph.dfg;
+  const auto catalog = cm::DeviceCatalog::load_directory(options.device_dir);
+  Kernels kernels = collect_kernels(*workload.traces, dfg, catalog);
+  for (const cm::DeviceSpec* spec : kernels.specs)
+    if (!spec->peak_tflops.contains(cm::to_string(target)))
+      throw OptionError("precision_dtype", options.dtype,
+                        "the trace's GPU (" + spec->name + ") has no " + cm::to_string(target) +
+                            " arithmetic: its spec lists no peak for it");
+  PrecisionChange change;
+  change.dtype = target;
+  if (!kernels.specs.empty()) {
+    change.device = kernels.specs.front()->name;
+    change.peak_tflops = kernels.specs.front()->peak_flops(target) / 1e12;
+    change.cast_bandwidth_gbs = kernels.specs.front()->memory_bandwidth_gbs;
+  }
+  if (const auto bw = elementwise_bandwidth_gbs(kernels, dfg)) {
+    change.cast_bandwidth_gbs = *bw;
+    change.cast_bandwidth_measured = true;
+  }
+  if (!kernels.floor_of_rank.empty()) change.latency_floor = kernels.floor_of_rank.begin()->second;
+  for (const graph::Node& n : dfg.nodes())
+    if (is_gpu_work(n.kind)) change.gpu_before = saturating_add(change.gpu_before, n.duration);
+  std::vector<CastNode> casts;
+  for (auto& [key, group] : kernels.groups)
+    lower_group(group, kernels.floor_of_rank[std::get<0>(key)], dfg, lowering, change, casts);
+  insert_casts(dfg, casts);
+  for (const graph::Node& n : dfg.nodes())
+    if (is_gpu_work(n.kind)) change.gpu_after = saturating_add(change.gpu_after, n.duration);
+  return change;
+}
+
+}  // namespace dpro::whatif

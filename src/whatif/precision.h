@@ -1,0 +1,107 @@
+#pragma once
+// Precision lowering on the same GPU: classes of GPU ops re-timed as if they ran at a narrower
+// dtype (PyTorch autocast to bf16 or fp16, or fp32 GEMMs on TF32 tensor cores), priced from the
+// trace's own kernels and the GPU's datasheet (hw::DeviceSpec), never from a trace recorded at the
+// target dtype. docs/precision.md gives the rules and what they predict against recorded pairs.
+//
+// Op classes (OpClass), judged per GPU kernel:
+//   gemm: GEMM kernels (is_gemm_or_conv_kernel, not cuDNN's "convert_*" dtype conversions) whose
+//         launching op is matmul/linear/bmm/addmm/mm (OpFamily kBmm, kLinear), or, without one,
+//         whose name says no convolution;
+//   conv: GEMM kernels of a convolution (OpFamily kConv2d, "convolution_backward"), or, without a
+//         launching op, whose name says convolution ("conv", "fprop", "dgrad", "wgrad", "winograd",
+//         "implicit", "cudnn", "fft");
+//   elementwise: every other kernel that consumes lowered activations or their gradients (batch
+//         norm, activations, pooling, adds, layout transforms): within one iteration of one
+//         stream, the kernels between its first and its last GEMM or convolution kernel whose
+//         output the target narrows (none in a job autocast already ran, none for fp8), as
+//         autocast's precision-agnostic ops inherit their input's dtype. Kernels autocast keeps in
+//         fp32 (softmax, layer/group norm, losses, reductions), kernels on fp32 parameters and
+//         buffers (optimizer, batch norm's running statistics), copies and casts (kKeptTimeWords in
+//         precision.cpp), and kernels outside that span (data preparation, zeroing gradients, the
+//         optimizer step) keep their time.
+//   "all": the three.
+//
+// Pricing. A kernel's origin arithmetic and element size come from its name (kernel_math_dtype;
+// kernel_tensor_dtype, "float" for fp32, an integer type: left alone), else from its launching op's
+// recorded dtype, else, for a GEMM kernel (cuBLAS's nvjet kernels name neither), from the narrower
+// type its closest named stream neighbours state (autocast runs an op at its inputs' type), else
+// fp32. With t its current replay duration and f the rank's latency floor (its shortest kernel:
+// time no byte count or peak shrinks):
+//   gemm/conv kernel of a described op (FLOPs F and bytes B from the launching op's shapes; a
+//     convolution's backward as its forward):
+//     t' = f + (t - f) * max(F / P_target, B * b_t/b_o / BW) / max(F / P_origin, B / BW),
+//     the roofline at the target's peak times the efficiency the kernel achieved at its origin
+//     arithmetic (which cancels out);
+//   gemm/conv kernel without shapes: half the time compute, half memory (costmodel::kGemmKernelGamma,
+//     the split cross-device scaling takes for such kernels):
+//     t' = f + (t - f) * (0.5 * P_origin / P_target + 0.5 * b_t / b_o);
+//   other kernels of a lowered GEMM/conv op (cuDNN layout transforms, split-K reductions) and
+//     elementwise kernels: memory-bound, t' = f + (t - f) * b_t / b_o;
+//   a kernel never gets slower (t' <= t). P: the GPU's dense peak of an arithmetic
+//   (DeviceSpec::peak_flops), BW its datasheet bandwidth, b the element sizes.
+// Casts (autocast's, when b_t < b_o). Each lowered GEMM/conv op casts one weight-sized tensor
+// (forward: its weight to the target dtype; backward: its weight gradient back to the fp32
+// parameter's), and its first input (activation, or gradient) when the kernel before the op's
+// kernels on the stream was not lowered (its output is fp32). A cast reads b_o and writes b_t bytes
+// per element, priced at f + bytes / the trace's elementwise bandwidth (summed bytes over summed
+// time of its described memory-bound kernels; the datasheet's when it has none). An op's casts
+// are one kernel node of their summed time, inserted on its stream right before its first kernel
+// and enqueued by its own launch call: it costs the host nothing, although autocast's casts are
+// launches the host pays too. Casts of ops without shapes cannot be sized and cost f each.
+// Order: device_retime prices kernels from their measured durations, so a precision change before
+// it is lost; precision is for the GPU the trace ran on (the CLI refuses --precision-dtype with
+// --device).
+// Gradients and collectives: under autocast parameters and their gradients stay fp32, so
+// all-reduce bytes, copies and memsets are unchanged. A "pure" low-precision mode (parameters in
+// bf16, halving the all-reduce) is not modelled.
+#include <cstddef>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/time.h"
+#include "costmodel/hw.h"
+#include "whatif/workload.h"
+
+namespace dpro::whatif {
+
+enum class OpClass { kGemm, kConv, kElementwise };
+const char* to_string(OpClass c);
+
+struct Precision {
+  std::string dtype = "bf16";              // the target dtype: tf32, fp16, bf16, fp8 (hw::parse_dtype)
+  std::vector<std::string> classes{"all"};  // "gemm", "conv", "elementwise", "all"
+  std::string device_dir;                   // directory of GPU spec files (the trace's GPU is looked up there)
+};
+
+struct PrecisionChange {
+  costmodel::DType dtype = costmodel::DType::kBFloat16;
+  std::string device;  // catalog name of the trace's GPU
+  double peak_tflops = 0;  // the GPU's peak at the target dtype
+  struct ClassTotals {
+    std::size_t kernels = 0;     // kernels re-priced
+    std::size_t described = 0;   // of them, priced from their op's FLOPs and bytes (gemm/conv)
+    Nanos before = 0, after = 0;  // their replay time, casts excluded
+  };
+  std::map<OpClass, ClassTotals> lowered;
+  std::size_t casts = 0;
+  std::size_t casts_unsized = 0;  // of the ops that need one, those without shapes (priced at the floor)
+  Nanos cast_time = 0;
+  double cast_bandwidth_gbs = 0;  // what casts were priced at (GB/s)
+  bool cast_bandwidth_measured = false;  // from the trace's elementwise kernels, not the datasheet
+  Nanos latency_floor = 0;  // the shortest kernel (first rank with kernels)
+  // Kernels left alone: already at (or narrower than) the target dtype; kept in fp32 by autocast;
+  // outside every span of lowered ops (data preparation, optimizer step).
+  std::size_t already_at_dtype = 0, kept_fp32 = 0, outside_span = 0;
+  Nanos gpu_before = 0, gpu_after = 0;  // summed replay time of kernels, copies and memsets
+};
+
+// Re-times the workload's kernels in place. Throws OptionError for a dtype that is not a narrower
+// float or that the GPU has no arithmetic for (its spec lists no peak for it: fp8 before Hopper,
+// bf16 before Ampere), and for an unknown class; InputError for a kernel whose GPU the catalog does
+// not know, and for bad spec files.
+PrecisionChange precision(Workload& workload, const Precision& options);
+
+}  // namespace dpro::whatif

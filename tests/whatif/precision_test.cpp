@@ -1,0 +1,290 @@
+// Precision lowering on the same GPU (whatif::precision): bf16 autocast from fp32 captures.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <set>
+#include <vector>
+
+#include "core/error.h"
+#include "costmodel/op_desc.h"
+#include "costmodel/paths.h"
+#include "replayer/replay.h"
+#include "whatif/evaluate.h"
+#include "workload_fixtures.h"
+
+using namespace dpro;
+using test::load_workload;
+
+namespace {
+
+whatif::Precision autocast(const std::string& dtype = "bf16") {
+  whatif::Precision p;
+  p.dtype = dtype;
+  p.device_dir = costmodel::default_device_dir();
+  return p;
+}
+
+Nanos median(std::vector<Nanos> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+struct Step {
+  Nanos measured = 0, predicted = 0, gpu_busy = 0;
+};
+
+// The captures' warm-up: ProfilerStep#0..9 (cuDNN's algorithm search, allocations), left out as
+// traces/h100/expected.json leaves them out.
+constexpr std::int64_t kFirstStep = 10;
+
+// Median over the report's steps from kFirstStep (rank 0): measured and predicted step, predicted
+// GPU busy time.
+Step median_step(const replayer::Report& r) {
+  std::vector<Nanos> measured, predicted, busy;
+  for (const auto& it : r.iterations) {
+    if (it.ranks.empty() || it.number < kFirstStep) continue;
+    measured.push_back(it.ranks[0].measured_ns);
+    predicted.push_back(it.ranks[0].predicted_ns);
+    busy.push_back(it.ranks[0].gpu_busy.total());
+  }
+  return {median(measured), median(predicted), median(busy)};
+}
+
+Nanos kernel_time(const graph::Dfg& dfg) {
+  Nanos t = 0;
+  for (const graph::Node& n : dfg.nodes())
+    if (n.kind == graph::NodeKind::kKernel) t += n.duration;
+  return t;
+}
+
+// The base's GEMM/convolution kernels are never slower after the rewrite (node ids of the base
+// keep their meaning: casts are appended).
+void require_gemms_not_slower(const whatif::Workload& base, const whatif::Workload& lowered) {
+  const graph::Dfg& b = base.graph.dfg;
+  const graph::Dfg& l = lowered.graph.dfg;
+  std::size_t gemms = 0;
+  for (const graph::NodeId id : b.node_ids()) {
+    if (b.node(id).kind != graph::NodeKind::kKernel) continue;
+    if (!costmodel::is_gemm_or_conv_kernel(std::string(b.op_name(id)))) continue;
+    ++gemms;
+    REQUIRE(l.node(id).duration <= b.node(id).duration);
+  }
+  CHECK(gemms > 0);
+}
+
+}  // namespace
+
+TEST_CASE("precision: bf16 autocast of an fp32 ResNet-50 lowers its GEMMs and convolutions and replays") {
+  const whatif::Workload base = load_workload("traces/h100/resnet50");
+  whatif::Workload w = base;
+  const whatif::PrecisionChange c = whatif::precision(w, autocast());
+  CHECK(c.device == "H100-SXM5-80GB");
+  CHECK(c.lowered.at(whatif::OpClass::kConv).kernels > 0);
+  CHECK(c.lowered.at(whatif::OpClass::kConv).after < c.lowered.at(whatif::OpClass::kConv).before);
+  CHECK(c.lowered.at(whatif::OpClass::kElementwise).after < c.lowered.at(whatif::OpClass::kElementwise).before);
+  CHECK(c.casts > 0);
+  CHECK(c.gpu_after < c.gpu_before);
+  CHECK(kernel_time(w.graph.dfg) < kernel_time(base.graph.dfg));
+  require_gemms_not_slower(base, w);
+
+  replayer::Simulator simulator;
+  const whatif::Evaluation e = whatif::evaluate(base, {autocast()}, simulator, whatif::EvaluateOptions{});
+  REQUIRE(e.changes.size() == 1);
+  CHECK(std::holds_alternative<whatif::PrecisionChange>(e.changes[0]));
+  const whatif::Evaluation plain = whatif::evaluate(base, {}, simulator, whatif::EvaluateOptions{});
+  CHECK(median_step(e.report).predicted < median_step(plain.report).predicted);
+}
+
+TEST_CASE("precision: TF32 lowers only the fp32 SIMT GEMMs, with no casts and no elementwise change") {
+  const whatif::Workload base = load_workload("traces/h100/resnet50");
+  whatif::Workload w = base;
+  const whatif::PrecisionChange c = whatif::precision(w, autocast("tf32"));
+  CHECK(c.casts == 0);
+  CHECK(!c.lowered.contains(whatif::OpClass::kElementwise));
+  std::size_t lowered = 0;
+  for (const auto& [cls, t] : c.lowered) {
+    lowered += t.kernels;
+    CHECK(t.after < t.before);
+  }
+  CHECK(lowered > 0);
+  require_gemms_not_slower(base, w);
+  // ResNet-50's convolutions already ran on TF32 tensor cores (cuDNN's default): they stay.
+  for (const graph::NodeId id : base.graph.dfg.node_ids()) {
+    const std::string name(base.graph.dfg.op_name(id));
+    if (costmodel::kernel_math_dtype(name) == costmodel::DType::kTensorFloat32)
+      REQUIRE(w.graph.dfg.node(id).duration == base.graph.dfg.node(id).duration);
+  }
+}
+
+TEST_CASE("precision: GPT-2, a bf16 autocast job, is left alone at bf16 and runs its GEMMs faster at fp8") {
+  const whatif::Workload base = load_workload("traces/h100/gpt2");
+  whatif::Workload same = base;
+  const whatif::PrecisionChange at_bf16 = whatif::precision(same, autocast());
+  CHECK(at_bf16.already_at_dtype > 0);
+  CHECK(at_bf16.casts == 0);
+  CHECK(at_bf16.gpu_after == at_bf16.gpu_before);
+
+  whatif::Workload w = base;
+  const whatif::PrecisionChange c = whatif::precision(w, autocast("fp8"));
+  require_gemms_not_slower(base, w);
+  CHECK(c.lowered.at(whatif::OpClass::kGemm).kernels > 0);
+  CHECK(!c.lowered.contains(whatif::OpClass::kElementwise));  // activations stay 16-bit
+  CHECK(c.gpu_after < c.gpu_before);
+  CHECK(kernel_time(w.graph.dfg) < kernel_time(base.graph.dfg));
+  replayer::Simulator simulator;
+  const whatif::Evaluation e = whatif::evaluate(base, {autocast("fp8")}, simulator, whatif::EvaluateOptions{});
+  const whatif::Evaluation plain = whatif::evaluate(base, {}, simulator, whatif::EvaluateOptions{});
+  CHECK(median_step(e.report).predicted <= median_step(plain.report).predicted);
+}
+
+TEST_CASE("precision: a trace already at bf16 lowered to bf16 changes almost nothing") {
+  const whatif::Workload base = load_workload("traces/h100/resnet50-bf16");
+  whatif::Workload w = base;
+  const whatif::PrecisionChange c = whatif::precision(w, autocast());
+  CHECK(c.already_at_dtype > 0);
+  // One TF32 convolution a step stays in the bf16 job: it and its casts are lowered.
+  CHECK(c.casts < c.already_at_dtype / 20);
+  CHECK(static_cast<double>(c.gpu_after) >= 0.99 * static_cast<double>(c.gpu_before));
+}
+
+TEST_CASE("precision: bad dtypes and classes are option errors") {
+  const whatif::Workload base = load_workload("traces/h100/resnet50-emit-nvtx-step");
+  whatif::Workload w = base;
+  CHECK_THROWS_AS(whatif::precision(w, autocast("int4")), OptionError);
+  CHECK_THROWS_AS(whatif::precision(w, autocast("fp64")), OptionError);
+  whatif::Precision p = autocast();
+  p.classes = {"gemm", "attention"};
+  CHECK_THROWS_AS(whatif::precision(w, p), OptionError);
+  // An H100 has fp8 arithmetic: accepted.
+  CHECK_NOTHROW(whatif::precision(w, autocast("fp8")));
+}
+
+TEST_CASE("precision: fp8 on a GPU without it is an option error; an unknown GPU an input error") {
+  whatif::Workload a100 = load_workload("traces/hta/alexnet-a100-single.json.gz");
+  CHECK_THROWS_AS(whatif::precision(a100, autocast("fp8")), OptionError);
+
+  // A catalog that knows only the A100: the H100 trace's GPU is unknown to it.
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "dpro_precision_a100_only";
+  std::filesystem::create_directories(dir);
+  std::filesystem::copy_file(test::source_path("configs/devices/A100-SXM4-80GB.json"), dir / "A100-SXM4-80GB.json",
+                             std::filesystem::copy_options::overwrite_existing);
+  whatif::Workload h100 = load_workload("traces/h100/resnet50-emit-nvtx-step");
+  whatif::Precision p = autocast();
+  p.device_dir = dir.string();
+  try {
+    whatif::precision(h100, p);
+    FAIL("no error");
+  } catch (const OptionError&) {
+    FAIL("an unknown GPU is not an option error");
+  } catch (const InputError&) {
+  }
+  std::filesystem::remove_all(dir);
+}
+
+namespace {
+
+struct PairFigures {
+  Step fp32, bf16, predicted;
+};
+
+PairFigures predict_pair(const std::string& fp32_trace, const std::string& bf16_trace) {
+  replayer::Simulator simulator;
+  const whatif::Workload fp32 = load_workload(fp32_trace);
+  const whatif::Workload bf16 = load_workload(bf16_trace);
+  const whatif::Evaluation base = whatif::evaluate(fp32, {}, simulator, whatif::EvaluateOptions{});
+  const whatif::Evaluation measured = whatif::evaluate(bf16, {}, simulator, whatif::EvaluateOptions{});
+  const whatif::Evaluation lowered = whatif::evaluate(fp32, {autocast()}, simulator, whatif::EvaluateOptions{});
+  return {median_step(base.report), median_step(measured.report), median_step(lowered.report)};
+}
+
+}  // namespace
+
+// The must-show: from the fp32 ResNet-50 capture, bf16 autocast predicts the step of the
+// bf16 job recorded on the same H100 (median step 40.37 ms) within 10 %: with the rules as
+// designed, -6.9 % (37.59 ms); held here to 8 %. The step is bound by the host (its GPU busy time
+// is 30.5 ms of it), and the predicted GPU busy time is 35 % short of the capture's, mostly batch
+// norm (docs/precision.md): this holds the step, not the GPU time.
+TEST_CASE("precision: bf16 autocast from the fp32 ResNet-50 predicts the bf16 capture's step") {
+  const PairFigures f = predict_pair("traces/h100/resnet50", "traces/h100/resnet50-bf16");
+  const double error = static_cast<double>(f.predicted.predicted) / static_cast<double>(f.bf16.measured) - 1;
+  CHECK(std::abs(error) < 0.08);
+  CHECK(f.predicted.predicted < f.fp32.measured);
+  CHECK(f.predicted.gpu_busy < f.fp32.gpu_busy);
+}
+
+// The figures of docs/precision.md: run by hand (`whatif_precision_tests "[.figures]"`).
+TEST_CASE("precision: figures of fp32 -> bf16 pairs", "[.figures]") {
+  for (const auto& [a, b] : std::vector<std::pair<std::string, std::string>>{
+           {"traces/h100/resnet50", "traces/h100/resnet50-bf16"},
+           {"traces/h100/resnet50-emit-nvtx-step", "traces/h100/resnet50-bf16-emit-nvtx-step"},
+           {"traces/h200/resnet50-emit-nvtx-step", "traces/h200/resnet50-bf16-emit-nvtx-step"}}) {
+    const PairFigures f = predict_pair(a, b);
+    std::cout << a << " -> " << b << ": fp32 step " << to_millis(f.fp32.measured) << " ms (replayed "
+              << to_millis(f.fp32.predicted) << "), bf16 step " << to_millis(f.bf16.measured) << " ms (replayed "
+              << to_millis(f.bf16.predicted) << "), predicted " << to_millis(f.predicted.predicted) << " ms, error "
+              << 100.0 * (static_cast<double>(f.predicted.predicted) / static_cast<double>(f.bf16.measured) - 1)
+              << " %; GPU busy fp32 " << to_millis(f.fp32.gpu_busy) << " ms, bf16 " << to_millis(f.bf16.gpu_busy)
+              << " ms, predicted " << to_millis(f.predicted.gpu_busy) << " ms\n";
+  }
+}
+
+namespace {
+
+// Kernel families of the error attribution in docs/precision.md, by kernel name.
+std::string family_of(std::string_view name) {
+  const std::string n(name);
+  if (n == "autocast cast" || n.find("copy_kernel") != std::string::npos) return "casts and copies";
+  if (costmodel::is_gemm_or_conv_kernel(n)) return "GEMM and convolution";
+  if (n.find("nchwToNhwc") != std::string::npos || n.find("nhwcToNchw") != std::string::npos ||
+      n.find("NhwcToNchw") != std::string::npos || n.find("ToFoldedNhwc") != std::string::npos)
+    return "layout transforms";
+  if (n.find("bn_") != std::string::npos || n.find("batch_norm") != std::string::npos) return "batch norm";
+  if (n.find("multi_tensor_apply") != std::string::npos) return "optimizer";
+  return "other elementwise";
+}
+
+std::map<std::string, double> ms_per_step_by_family(const whatif::Workload& w) {
+  std::map<std::string, double> out;
+  const graph::Dfg& dfg = w.graph.dfg;
+  for (const graph::NodeId id : dfg.node_ids())
+    if (dfg.node(id).kind == graph::NodeKind::kKernel) out[family_of(dfg.op_name(id))] += to_millis(dfg.node(id).duration);
+  const std::size_t steps = std::max<std::size_t>(1, w.traces->ranks.at(0).iterations.size());
+  for (auto& [f, ms] : out) ms /= static_cast<double>(steps);
+  return out;
+}
+
+}  // namespace
+
+// Where the predicted GPU time differs from the bf16 capture's, per kernel family (ms per step,
+// all kernels of the trace over its steps): run by hand (`whatif_precision_tests "[.attribution]"`).
+TEST_CASE("precision: error attribution by kernel family", "[.attribution]") {
+  for (const auto& [a, b] : std::vector<std::pair<std::string, std::string>>{
+           {"traces/h100/resnet50", "traces/h100/resnet50-bf16"},
+           {"traces/h100/resnet50-emit-nvtx-step", "traces/h100/resnet50-bf16-emit-nvtx-step"},
+           {"traces/h200/resnet50-emit-nvtx-step", "traces/h200/resnet50-bf16-emit-nvtx-step"}}) {
+    const whatif::Workload fp32 = load_workload(a);
+    whatif::Workload lowered = fp32;
+    const whatif::PrecisionChange c = whatif::precision(lowered, autocast());
+    const auto before = ms_per_step_by_family(fp32), after = ms_per_step_by_family(lowered),
+               measured = ms_per_step_by_family(load_workload(b));
+    std::cout << a << " (casts " << c.casts << ", unsized " << c.casts_unsized << ", bandwidth " << c.cast_bandwidth_gbs
+              << " GB/s" << (c.cast_bandwidth_measured ? " measured" : " datasheet") << ", floor " << c.latency_floor
+              << " ns)\n";
+    for (const auto& [cls, t] : c.lowered)
+      std::cout << "  class " << whatif::to_string(cls) << ": " << t.kernels << " kernels (" << t.described
+                << " described) " << to_millis(t.before) << " -> " << to_millis(t.after) << " ms\n";
+    std::set<std::string> families;
+    for (const auto* m : {&before, &after, &measured})
+      for (const auto& [f, ms] : *m) families.insert(f);
+    for (const std::string& f : families) {
+      auto get = [&](const std::map<std::string, double>& m) { return m.contains(f) ? m.at(f) : 0.0; };
+      std::cout << "  " << f << ": fp32 " << get(before) << ", predicted " << get(after) << ", bf16 measured "
+                << get(measured) << " ms/step\n";
+    }
+  }
+}
