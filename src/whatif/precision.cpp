@@ -5,6 +5,7 @@
 #include <cctype>
 #include <limits>
 #include <optional>
+#include <unordered_map>
 #include <tuple>
 
 #include "core/error.h"
@@ -159,8 +160,45 @@ std::pair<std::int64_t, std::int64_t> cast_elements(const Kernel& k) {
   return {at(1), at(0)};
 }
 
+// What a kernel's name and its launcher's name say, worked out once per distinct name in a call
+// (a trace repeats a few hundred kernel names over tens of thousands of kernels).
+struct NameFacts {
+  std::optional<cm::DType> named;
+  bool integer = false;
+  bool gemm_kernel = false;  // a GEMM or convolution kernel, not one of cuDNN's dtype conversions
+  std::optional<cm::DType> math;
+  bool conv_words = false, kept_words = false;
+};
+struct LauncherFacts {
+  bool conv = false, gemm = false, kept_words = false;
+};
+struct NameCache {
+  std::unordered_map<std::string_view, NameFacts> kernels;
+  std::unordered_map<std::string, LauncherFacts> launchers;
+
+  const NameFacts& of_kernel(std::string_view name) {
+    auto [it, fresh] = kernels.try_emplace(name);
+    if (!fresh) return it->second;
+    NameFacts& f = it->second;
+    const std::string text(name);
+    const std::string lname = lower(name);
+    f.named = named_element(text, &f.integer);
+    // Not cuDNN's dtype conversions (cudnn::fusion::convert_dq_to_16bits), which say "conv".
+    f.gemm_kernel = cm::is_gemm_or_conv_kernel(text) && lname.find("convert") == std::string::npos;
+    if (f.gemm_kernel) f.math = cm::kernel_math_dtype(text);
+    f.conv_words = has_any(lname, kConvWords);
+    f.kept_words = has_any(lname, kKeptTimeWords);
+    return f;
+  }
+  const LauncherFacts& of_launcher(const std::string& launcher) {
+    auto [it, fresh] = launchers.try_emplace(launcher);
+    if (fresh) it->second = {is_conv_launcher(launcher), is_gemm_launcher(launcher), has_any(lower(launcher), kKeptTimeWords)};
+    return it->second;
+  }
+};
+
 Kernel describe(const graph::Dfg& dfg, const cm::LikeStepLaunchers& lent, graph::NodeId id,
-                const cm::DeviceSpec* spec) {
+                const cm::DeviceSpec* spec, NameCache& names) {
   const graph::Node& n = dfg.node(id);
   Kernel k;
   k.id = id;
@@ -170,9 +208,10 @@ Kernel describe(const graph::Dfg& dfg, const cm::LikeStepLaunchers& lent, graph:
   if (own) k.op = cm::op_desc_of_kernel(dfg.ops(), *own, *k.launch);
   if (k.launch && !k.launch->launcher.empty()) k.launcher = std::string(short_name(dfg.ops().name(k.launch->launcher)));
   else k.launch = nullptr;
-  const std::string name = own ? std::string(dfg.ops().name(own->name)) : std::string();
-  const std::string lname = lower(name);
-  k.named = named_element(name, &k.integer);
+  const NameFacts& name = names.of_kernel(own ? dfg.ops().name(own->name) : std::string_view());
+  const LauncherFacts& launcher = names.of_launcher(k.launcher);
+  k.named = name.named;
+  k.integer = name.integer;
   // The launching op's dtype where the trace recorded its inputs' types (emit_nvtx records shapes
   // only: op.dtype is then a default).
   const bool types_recorded =
@@ -183,22 +222,19 @@ Kernel describe(const graph::Dfg& dfg, const cm::LikeStepLaunchers& lent, graph:
   const cm::DType element = k.named ? *k.named : cm::DType::kFloat32;
   k.element_bytes = cm::dtype_bytes(element);
   k.math = element;
-  // Not cuDNN's dtype conversions (cudnn::fusion::convert_dq_to_16bits), which say "conv".
-  if (cm::is_gemm_or_conv_kernel(name) && lname.find("convert") == std::string::npos) {
+  if (name.gemm_kernel) {
     k.role = Role::kGemmKernel;
-    if (const auto m = cm::kernel_math_dtype(name)) {
+    if (const auto m = name.math) {
       k.math = *m;
       k.math_named = true;
       k.element_bytes = cm::dtype_bytes(*m);
       if (!k.named) k.named = *m == cm::DType::kTensorFloat32 ? cm::DType::kFloat32 : *m;
     }
-    k.cls = is_conv_launcher(k.launcher) || (!is_gemm_launcher(k.launcher) && has_any(lname, kConvWords))
-                ? OpClass::kConv
-                : OpClass::kGemm;
-  } else if (is_conv_launcher(k.launcher) || is_gemm_launcher(k.launcher)) {
+    k.cls = launcher.conv || (!launcher.gemm && name.conv_words) ? OpClass::kConv : OpClass::kGemm;
+  } else if (launcher.conv || launcher.gemm) {
     k.role = Role::kOfGemmOp;
-    k.cls = is_conv_launcher(k.launcher) ? OpClass::kConv : OpClass::kGemm;
-  } else if (has_any(lname, kKeptTimeWords) || has_any(lower(k.launcher), kKeptTimeWords)) {
+    k.cls = launcher.conv ? OpClass::kConv : OpClass::kGemm;
+  } else if (name.kept_words || launcher.kept_words) {
     k.role = Role::kKeptFp32;
   }
   const std::uint32_t none = std::numeric_limits<std::uint32_t>::max();
@@ -281,11 +317,15 @@ struct Kernels {
 Kernels collect_kernels(const trace::TraceSet& traces, const graph::Dfg& dfg, const cm::DeviceCatalog& catalog) {
   Kernels out;
   const cm::LikeStepLaunchers lent = cm::launchers_from_like_steps(traces, dfg);
+  NameCache names;
+  std::unordered_map<std::uint32_t, const cm::DeviceSpec*> spec_of_track;  // the GPU of a stream
   for (const graph::NodeId id : dfg.node_ids()) {
     const graph::Node& n = dfg.node(id);
     if (n.kind != graph::NodeKind::kKernel) continue;
     const trace::TraceRank* rank = traces.find_rank(n.rank);
-    const cm::DeviceSpec* spec = origin_of(catalog, traces, n);
+    auto [known, fresh] = spec_of_track.try_emplace(n.track.value, nullptr);
+    if (fresh) known->second = origin_of(catalog, traces, n);
+    const cm::DeviceSpec* spec = known->second;
     if (!spec)
       throw InputError(rank ? rank->file : std::string(), "",
                        "the device catalog does not know the GPU the trace ran on (" +
@@ -304,7 +344,7 @@ Kernels collect_kernels(const trace::TraceSet& traces, const graph::Dfg& dfg, co
                                          [](Nanos t, const trace::Iteration& it) { return t < it.start; });
       iteration = next - its.begin() - 1;
     }
-    out.groups[{n.rank, n.track.value, iteration}].push_back(describe(dfg, lent, id, spec));
+    out.groups[{n.rank, n.track.value, iteration}].push_back(describe(dfg, lent, id, spec, names));
   }
   for (auto& [key, kernels] : out.groups)
     std::stable_sort(kernels.begin(), kernels.end(), [&](const Kernel& a, const Kernel& b) {
