@@ -53,6 +53,16 @@ Nanos nanos_field(const nlohmann::json& obj, const char* key, const std::string&
   return v.get<std::int64_t>();
 }
 
+// A kernel's function name without return type, namespaces, template and call arguments:
+// "void at::native::vectorized_elementwise_kernel<4, ...>(int, ...)" -> "vectorized_elementwise_kernel".
+std::string short_kernel_name(std::string_view name) {
+  if (name.substr(0, 5) == "void ") name.remove_prefix(5);
+  name = name.substr(0, name.find_first_of("<("));
+  if (const auto colon = name.rfind("::"); colon != std::string_view::npos) name.remove_prefix(colon + 2);
+  if (name.empty()) return "?";
+  return name.size() > 48 ? std::string(name.substr(0, 45)) + "..." : std::string(name);
+}
+
 std::string hex(std::uint64_t x) { return fmt::format("{:016x}", x); }
 
 }  // namespace
@@ -73,10 +83,7 @@ std::string describe(const Decision& d) {
     case Strategy::kPrecision: return "precision " + d.subject + " " + d.value;
     case Strategy::kOpFusion: {
       std::string names;
-      for (std::size_t i = 0; i < d.chain.size(); ++i) {
-        std::string n = d.chain[i].size() > 40 ? d.chain[i].substr(0, 37) + "..." : d.chain[i];
-        names += (i ? " -> " : "") + n;
-      }
+      for (std::size_t i = 0; i < d.chain.size(); ++i) names += (i ? " -> " : "") + short_kernel_name(d.chain[i]);
       return fmt::format("op_fusion of {} kernels ({})", d.chain.size(), names);
     }
   }

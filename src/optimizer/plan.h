@@ -73,8 +73,8 @@ struct Plan {
   TraceIdentity trace;
   Conditions conditions;
   std::vector<Decision> decisions;
-  Nanos baseline_ns = 0;  // predicted mean step under the conditions, no decision applied
-  Nanos step_ns = 0;      // predicted mean step with the decisions
+  Nanos baseline_ns = 0;  // predicted median step under the conditions, no decision applied
+  Nanos step_ns = 0;      // predicted median step with the decisions
   double risk = 0;        // accuracy-risk proxy (risk.h)
   std::vector<Nanos> gains_ns;  // per decision: step without it minus step with the plan (leave-one-out)
   std::uint64_t seed = 0;

@@ -11,17 +11,16 @@
 
 namespace dpro::optimizer {
 
-Nanos mean_step(const replayer::Report& report) {
+Nanos median_step(const replayer::Report& report) {
   const bool has_steps = std::any_of(report.iterations.begin(), report.iterations.end(),
                                      [](const replayer::IterationReport& it) { return !it.whole_trace; });
-  Nanos sum = 0;
-  Nanos n = 0;
-  for (const replayer::IterationReport& it : report.iterations) {
-    if (has_steps && it.whole_trace) continue;
-    sum = saturating_add(sum, it.job_predicted_ns);
-    ++n;
-  }
-  return n == 0 ? 0 : sum / n;
+  std::vector<Nanos> steps;
+  for (const replayer::IterationReport& it : report.iterations)
+    if (!has_steps || !it.whole_trace) steps.push_back(it.job_predicted_ns);
+  if (steps.empty()) return 0;
+  std::sort(steps.begin(), steps.end());
+  const std::size_t m = steps.size() / 2;
+  return steps.size() % 2 == 1 ? steps[m] : steps[m - 1] + (steps[m] - steps[m - 1]) / 2;
 }
 
 bool AssignmentLess::operator()(const Assignment& x, const Assignment& y) const {
@@ -52,7 +51,7 @@ Score Evaluator::replay(const Assignment& a, replayer::Simulator& simulator) con
   options.report.analysis = false;
   const whatif::Evaluation e =
       whatif::evaluate(conditioned_, decision_rewrites(conditions_, decisions_of(space_, a), paths_), simulator, options);
-  return {mean_step(e.report), risk_of(space_, a)};
+  return {median_step(e.report), risk_of(space_, a)};
 }
 
 std::vector<Score> Evaluator::score(const std::vector<Assignment>& batch) {

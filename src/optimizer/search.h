@@ -22,9 +22,11 @@
 
 namespace dpro::optimizer {
 
-// The objective: the mean predicted job step over the report's ProfilerSteps (of the whole trace
-// when it has none), in ns, rounded down.
-Nanos mean_step(const replayer::Report& report);
+// The objective: the median predicted job step over the report's ProfilerSteps (of the whole trace
+// when it has none), in ns; of an even number of steps, the mean of the middle two, rounded down.
+// The median, not the mean: a trace's first steps (warm-up, cuDNN autotuning) can be 100 times
+// longer than the steady state a plan is for.
+Nanos median_step(const replayer::Report& report);
 
 // Orders assignments (a map key); a plain loop, which GCC 12's memcmp overread check leaves alone.
 struct AssignmentLess {

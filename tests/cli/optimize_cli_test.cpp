@@ -39,7 +39,7 @@ TEST_CASE("optimize writes a plan that replay --plan reproduces to the nanosecon
 
   const Run r = run("replay " + a100() + " --plan " + dir + "/plan.json");
   REQUIRE(r.code == 0);
-  CHECK_THAT(r.out, Catch::Contains("predicted mean step " + format_duration(step) + " (the plan file says " +
+  CHECK_THAT(r.out, Catch::Contains("predicted median step " + format_duration(step) + " (the plan file says " +
                                     format_duration(step)));
 }
 

@@ -29,10 +29,16 @@ std::string percent(Nanos after, Nanos before) {
   return fmt::format("{:+.2f}%", 100.0 * static_cast<double>(after - before) / static_cast<double>(std::max<Nanos>(1, before)));
 }
 
+// One line per plan: each decision, but op fusion as a count of chains.
 std::string decisions_text(const std::vector<optimizer::Decision>& decisions) {
   if (decisions.empty()) return "none (as recorded)";
   std::string out;
-  for (const optimizer::Decision& d : decisions) out += (out.empty() ? "" : "; ") + optimizer::describe(d);
+  std::size_t chains = 0;
+  for (const optimizer::Decision& d : decisions) {
+    if (d.strategy == optimizer::Strategy::kOpFusion) ++chains;
+    else out += (out.empty() ? "" : "; ") + optimizer::describe(d);
+  }
+  if (chains > 0) out += fmt::format("{}op fusion of {} kernel chain(s)", out.empty() ? "" : "; ", chains);
   return out;
 }
 
@@ -114,7 +120,7 @@ class OptimizeCommand final : public Command {
     if (max_risk_) search.max_risk = *max_risk_;
     if (tty) {
       search.progress = [](std::size_t done, std::size_t budget, Nanos best) {
-        std::fprintf(stderr, "\rsearching: %zu/%zu plans replayed, best mean step %s\033[K", done, budget,
+        std::fprintf(stderr, "\rsearching: %zu/%zu plans replayed, best median step %s\033[K", done, budget,
                      format_duration(best).c_str());
       };
     }
@@ -158,23 +164,24 @@ class OptimizeCommand final : public Command {
     out += fmt::format("searched {} plans in {:.2f} s on {} thread(s): greedy {}, annealing {}{}\n", r.evaluations,
                        r.seconds, threads, r.greedy_evaluations, r.evaluations - r.greedy_evaluations,
                        r.stopped_by_time ? " (stopped by --time-limit)" : "");
-    out += fmt::format("baseline (no change, under the conditions): mean step {}\n",
+    out += fmt::format("baseline (no change, under the conditions): median step {}\n",
                        format_duration(r.baseline.score.step_ns));
     out += "plans best for their accuracy risk (Pareto set), fastest first:\n";
-    out += fmt::format("  {:>3}  {:>12}  {:>8}  {:>5}  {}\n", "#", "mean step", "change", "risk", "decisions");
+    out += fmt::format("  {:>3}  {:>12}  {:>8}  {:>5}  {}\n", "#", "median step", "change", "risk", "decisions");
     for (std::size_t i = 0; i < r.pareto.size(); ++i) {
       const optimizer::Scored& p = r.pareto[i];
       out += fmt::format("  {:>3}  {:>12}  {:>8}  {:>5.2f}  {}\n", i + 1, format_duration(p.score.step_ns),
                          percent(p.score.step_ns, r.baseline.score.step_ns), p.score.risk,
                          decisions_text(optimizer::decisions_of(space, p.assignment)));
     }
-    out += fmt::format("chosen plan{}: mean step {} ({} of the baseline), risk {:.2f}\n",
+    out += fmt::format("chosen plan{}: median step {} ({} of the baseline), risk {:.2f}\n",
                        max_risk_ ? fmt::format(" (risk at most {})", *max_risk_) : std::string(),
                        format_duration(plan.step_ns), percent(plan.step_ns, plan.baseline_ns), plan.risk);
     if (plan.decisions.empty()) out += "  no change is predicted to help: keep the job as it is\n";
+    else out += fmt::format("  {:>12}  decision\n", "gain");
     for (std::size_t i = 0; i < plan.decisions.size(); ++i)
-      out += fmt::format("  {:<60}  without it: {} slower\n", optimizer::describe(plan.decisions[i]),
-                         format_duration(plan.gains_ns[i]));
+      out += fmt::format("  {:>12}  {}\n", format_duration(plan.gains_ns[i]), optimizer::describe(plan.decisions[i]));
+    if (!plan.decisions.empty()) out += "  (gain: how much slower the plan is without that decision)\n";
     if (!plan_path_.empty()) out += fmt::format("plan written to {} (replay it: dpro-replay replay TRACES --plan {})\n", plan_path_, plan_path_);
     return out;
   }

@@ -174,8 +174,8 @@ class ReplayCommand final : public Command {
     for (const whatif::Change& change : e.changes) e.report.notes.push_back(summary(change));
     if (plan) {
       e.report.notes.push_back(fmt::format(
-          "plan {}: {} decision(s); predicted mean step {} (the plan file says {}; baseline under its conditions {})",
-          plan_path_, plan->decisions.size(), format_duration(optimizer::mean_step(e.report)),
+          "plan {}: {} decision(s); predicted median step {} (the plan file says {}; baseline under its conditions {})",
+          plan_path_, plan->decisions.size(), format_duration(optimizer::median_step(e.report)),
           format_duration(plan->step_ns), format_duration(plan->baseline_ns)));
       for (const optimizer::Decision& d : plan->decisions) e.report.notes.push_back("  " + optimizer::describe(d));
     }
