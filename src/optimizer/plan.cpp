@@ -132,7 +132,7 @@ nlohmann::json to_json(const Plan& plan) {
   j["conditions"]["ranks"] = c.ranks ? nlohmann::json(*c.ranks) : nlohmann::json(nullptr);
   j["decisions"] = to_json(plan.decisions);
   j["predicted"] = {{"baseline_ns", plan.baseline_ns}, {"step_ns", plan.step_ns}, {"risk", plan.risk},
-                    {"gains_ns", plan.gains_ns}};
+                    {"extra_memory_bytes", plan.extra_memory_bytes}, {"gains_ns", plan.gains_ns}};
   nlohmann::json strategies = nlohmann::json::array();
   for (Strategy s : plan.strategies) strategies.push_back(to_string(s));
   j["search"] = {{"seed", plan.seed}, {"evaluations", plan.evaluations}, {"strategies", strategies}};
@@ -214,6 +214,8 @@ Plan plan_from_json(const nlohmann::json& j, const std::string& file) {
     plan.baseline_ns = nanos_field(*it, "baseline_ns", file, "predicted");
     plan.step_ns = nanos_field(*it, "step_ns", file, "predicted");
     if (const auto r = it->find("risk"); r != it->end() && r->is_number()) plan.risk = r->get<double>();
+    if (const auto m = it->find("extra_memory_bytes"); m != it->end() && m->is_number_integer())
+      plan.extra_memory_bytes = m->get<std::int64_t>();
   }
   return plan;
 }

@@ -18,7 +18,8 @@
 //    "conditions": {"device": "", "origin_device": "", "cluster": "", "origin_cluster": "",
 //                   "set": [], "comm_sizes": [], "ranks": null},
 //    "decisions": [{"strategy": "buckets", "value": "25"}, ...],
-//    "predicted": {"baseline_ns": 1, "step_ns": 1, "risk": 0.1, "gains_ns": [..per decision..]},
+//    "predicted": {"baseline_ns": 1, "step_ns": 1, "risk": 0.1, "extra_memory_bytes": 0,
+//                  "gains_ns": [..per decision..]},
 //    "search": {"seed": 1, "evaluations": 200, "strategies": ["buckets", ...]}}
 #include <nlohmann/json_fwd.hpp>
 
@@ -75,7 +76,8 @@ struct Plan {
   std::vector<Decision> decisions;
   Nanos baseline_ns = 0;  // predicted median step under the conditions, no decision applied
   Nanos step_ns = 0;      // predicted median step with the decisions
-  double risk = 0;        // accuracy-risk proxy (risk.h)
+  double risk = 0;        // accuracy-risk proxy (space.h)
+  std::int64_t extra_memory_bytes = 0;  // per rank, beyond the recorded job's (search.h's Score)
   std::vector<Nanos> gains_ns;  // per decision: step without it minus step with the plan (leave-one-out)
   std::uint64_t seed = 0;
   std::size_t evaluations = 0;

@@ -23,6 +23,16 @@ Nanos median_step(const replayer::Report& report) {
   return steps.size() % 2 == 1 ? steps[m] : steps[m - 1] + (steps[m] - steps[m - 1]) / 2;
 }
 
+std::int64_t extra_memory_bytes(const whatif::Evaluation& e) {
+  std::int64_t bytes = 0;
+  for (const whatif::Change& change : e.changes) {
+    const auto* comm = std::get_if<whatif::CommChange>(&change);
+    if (!comm || !comm->compression) continue;
+    for (const auto& [method, stats] : comm->compression->by_method) bytes += stats.residual_bytes;
+  }
+  return bytes;
+}
+
 bool AssignmentLess::operator()(const Assignment& x, const Assignment& y) const {
   const std::size_t n = std::min(x.size(), y.size());
   for (std::size_t i = 0; i < n; ++i)
@@ -51,7 +61,7 @@ Score Evaluator::replay(const Assignment& a, replayer::Simulator& simulator) con
   options.report.analysis = false;
   const whatif::Evaluation e =
       whatif::evaluate(conditioned_, decision_rewrites(conditions_, decisions_of(space_, a), paths_), simulator, options);
-  return {median_step(e.report), risk_of(space_, a)};
+  return {median_step(e.report), risk_of(space_, a), extra_memory_bytes(e)};
 }
 
 std::vector<Score> Evaluator::score(const std::vector<Assignment>& batch) {
@@ -89,18 +99,25 @@ std::vector<Score> Evaluator::score(const std::vector<Assignment>& batch) {
 
 namespace {
 
-// Non-dominated plans over (step, risk): the fastest first; among equal steps the least risky.
+// Non-dominated plans over (step, risk, extra memory): no other plan is as good in all three and
+// better in one. The fastest first; ties by risk, memory, then assignment.
 std::vector<Scored> pareto_of(const std::map<Assignment, Score, AssignmentLess>& scored) {
   std::vector<Scored> all;
   for (const auto& [a, s] : scored) all.push_back({a, s});
   std::sort(all.begin(), all.end(), [](const Scored& x, const Scored& y) {
     if (x.score.step_ns != y.score.step_ns) return x.score.step_ns < y.score.step_ns;
     if (x.score.risk != y.score.risk) return x.score.risk < y.score.risk;
+    if (x.score.extra_memory_bytes != y.score.extra_memory_bytes) return x.score.extra_memory_bytes < y.score.extra_memory_bytes;
     return AssignmentLess()(x.assignment, y.assignment);
   });
+  // In this order a plan can only be dominated by one before it.
   std::vector<Scored> out;
-  for (const Scored& s : all)
-    if (out.empty() || s.score.risk < out.back().score.risk) out.push_back(s);
+  for (const Scored& s : all) {
+    const bool dominated = std::any_of(out.begin(), out.end(), [&](const Scored& k) {
+      return k.score.risk <= s.score.risk && k.score.extra_memory_bytes <= s.score.extra_memory_bytes;
+    });
+    if (!dominated) out.push_back(s);
+  }
   return out;
 }
 
@@ -120,11 +137,11 @@ class Clock {
 std::size_t draw(std::mt19937_64& rng, std::size_t n) { return static_cast<std::size_t>(rng() % n); }
 double draw_unit(std::mt19937_64& rng) { return static_cast<double>(rng() >> 11) * 0x1.0p-53; }
 
-void finish(Evaluator& evaluator, const SearchSpace& space, double max_risk, SearchResult& r) {
+void finish(Evaluator& evaluator, const Limits& limits, SearchResult& r) {
   r.pareto = pareto_of(evaluator.scored());
   r.best = r.baseline;
   for (const auto& [a, s] : evaluator.scored())
-    if (s.risk <= max_risk && better(s, r.best.score)) r.best = {a, s};
+    if (limits.admits(s) && better(s, r.best.score)) r.best = {a, s};
   std::vector<Assignment> without;
   for (std::size_t i = 0; i < r.best.assignment.size(); ++i) {
     if (r.best.assignment[i] == 0) continue;
@@ -169,7 +186,7 @@ SearchResult search(Evaluator& evaluator, const SearchSpace& space, const Search
         if (v == current.assignment[i]) continue;
         Assignment a = current.assignment;
         a[i] = static_cast<std::uint8_t>(v);
-        if (risk_of(space, a) > options.max_risk) continue;
+        if (risk_of(space, a) > options.limits.max_risk) continue;
         batch.push_back(std::move(a));
       }
       const std::size_t room = options.max_evaluations - used();
@@ -183,7 +200,7 @@ SearchResult search(Evaluator& evaluator, const SearchSpace& space, const Search
       }
       const std::vector<Score> scores = evaluator.score(kept);
       for (std::size_t k = 0; k < kept.size(); ++k) {
-        if (better(scores[k], current.score)) {
+        if (options.limits.admits(scores[k]) && better(scores[k], current.score)) {
           current = {kept[k], scores[k]};
           improved = true;
         }
@@ -214,7 +231,7 @@ SearchResult search(Evaluator& evaluator, const SearchSpace& space, const Search
         const std::size_t v = (a[i] + 1 + draw(rng, values - 1)) % values;
         a[i] = static_cast<std::uint8_t>(v);
       }
-      if (a == current.assignment || risk_of(space, a) > options.max_risk) continue;
+      if (a == current.assignment || risk_of(space, a) > options.limits.max_risk) continue;
       pair.push_back(std::move(a));
     }
     if (pair.empty()) break;
@@ -225,6 +242,7 @@ SearchResult search(Evaluator& evaluator, const SearchSpace& space, const Search
     for (std::size_t k = 0; k < pair.size(); ++k) {
       const double delta = static_cast<double>(scores[k].step_ns - current.score.step_ns);
       const double u = draw_unit(rng);
+      if (!options.limits.admits(scores[k])) continue;
       if (delta <= 0 || (temperature > 0 && u < std::exp(-delta / temperature))) {
         current = {pair[k], scores[k]};
         break;
@@ -233,12 +251,12 @@ SearchResult search(Evaluator& evaluator, const SearchSpace& space, const Search
     report_progress(current.score.step_ns);
   }
   r.evaluations = used();
-  finish(evaluator, space, options.max_risk, r);
+  finish(evaluator, options.limits, r);
   r.seconds = clock.seconds();
   return r;
 }
 
-SearchResult exhaustive(Evaluator& evaluator, const SearchSpace& space, double max_risk, std::size_t max_plans) {
+SearchResult exhaustive(Evaluator& evaluator, const SearchSpace& space, const Limits& limits, std::size_t max_plans) {
   const Clock clock;
   std::size_t plans = 1;
   for (const Variable& v : space.variables) {
@@ -251,7 +269,7 @@ SearchResult exhaustive(Evaluator& evaluator, const SearchSpace& space, double m
   std::vector<Assignment> all;
   Assignment a(n, 0);
   for (;;) {
-    if (risk_of(space, a) <= max_risk) all.push_back(a);
+    if (risk_of(space, a) <= limits.max_risk) all.push_back(a);
     std::size_t i = 0;
     while (i < n && ++a[i] == space.variables[i].values.size()) a[i++] = 0;
     if (i == n) break;
@@ -261,7 +279,7 @@ SearchResult exhaustive(Evaluator& evaluator, const SearchSpace& space, double m
   SearchResult r;
   r.baseline = {Assignment(n, 0), evaluator.score({Assignment(n, 0)})[0]};
   r.evaluations = evaluator.replays() - before;
-  finish(evaluator, space, max_risk, r);
+  finish(evaluator, limits, r);
   r.seconds = clock.seconds();
   return r;
 }

@@ -36,6 +36,18 @@ struct AssignmentLess {
 struct Score {
   Nanos step_ns = 0;
   double risk = 0;
+  // Memory per rank the plan needs beyond the recorded job's, in bytes (the error-feedback
+  // residuals of lossy compression; the largest rank's). Other decisions are counted as 0: autocast
+  // keeps fp32 master weights and frees its casts within the step, a fused kernel writes what the
+  // backward pass keeps.
+  std::int64_t extra_memory_bytes = 0;
+};
+
+// What a chosen plan may cost: accuracy risk and memory beyond the recorded job's.
+struct Limits {
+  double max_risk = std::numeric_limits<double>::infinity();
+  std::int64_t max_extra_memory_bytes = std::numeric_limits<std::int64_t>::max();
+  bool admits(const Score& s) const { return s.risk <= max_risk && s.extra_memory_bytes <= max_extra_memory_bytes; }
 };
 
 // Scores plans of one space: each assignment's decisions are applied (decision_rewrites) to the
@@ -73,7 +85,7 @@ struct SearchOptions {
   std::uint64_t seed = 1;
   std::size_t max_evaluations = 300;  // distinct plans replayed, the baseline included (>= 1)
   double max_seconds = 0;             // 0: no time limit
-  double max_risk = std::numeric_limits<double>::infinity();
+  Limits limits;
   // Called after each batch: plans replayed, the budget, the best step so far.
   std::function<void(std::size_t, std::size_t, Nanos)> progress;
 };
@@ -85,8 +97,8 @@ struct Scored {
 
 struct SearchResult {
   Scored baseline;             // no decision
-  Scored best;                 // the fastest plan within max_risk (the baseline if none is faster)
-  std::vector<Scored> pareto;  // non-dominated over (step, risk), fastest first
+  Scored best;                 // the fastest plan within the limits (the baseline if none is faster)
+  std::vector<Scored> pareto;  // non-dominated over (step, risk, extra memory), fastest first
   // Per decision of `best` (decisions_of order): the step without that decision minus the step
   // with the plan (leave-one-out; these replays are beyond the budget).
   std::vector<Nanos> gains_ns;
@@ -98,8 +110,8 @@ struct SearchResult {
 
 SearchResult search(Evaluator& evaluator, const SearchSpace& space, const SearchOptions& options);
 
-// Every assignment of the space within max_risk, for spaces of at most `max_plans` plans (a check
-// of the search's quality). Throws OptionError("strategies") for a larger space.
-SearchResult exhaustive(Evaluator& evaluator, const SearchSpace& space, double max_risk, std::size_t max_plans = 4096);
+// Every assignment of the space within the risk limit, for spaces of at most `max_plans` plans (a
+// check of the search's quality). Throws OptionError("strategies") for a larger space.
+SearchResult exhaustive(Evaluator& evaluator, const SearchSpace& space, const Limits& limits, std::size_t max_plans = 4096);
 
 }  // namespace dpro::optimizer

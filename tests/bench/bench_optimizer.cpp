@@ -117,7 +117,7 @@ int quality(std::size_t max_plans, double budget_percent, const std::vector<std:
       }
       if (space.variables.size() < 2) continue;
       Evaluator all_ev(job.conditioned, space, job.conditions, paths(), 2);
-      const SearchResult all = exhaustive(all_ev, space, 1e9, max_plans);
+      const SearchResult all = exhaustive(all_ev, space, Limits{}, max_plans);
       Evaluator ev(job.conditioned, space, job.conditions, paths(), 2);
       SearchOptions o;
       o.max_evaluations = std::max<std::size_t>(2, static_cast<std::size_t>(budget_percent / 100.0 * static_cast<double>(plans)));

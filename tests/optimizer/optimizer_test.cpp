@@ -156,7 +156,7 @@ TEST_CASE("the search finds what exhaustive enumeration finds on a small space")
   o.strategies = {Strategy::kBuckets};
   const SearchSpace space = make_space(job, o);
   Evaluator ev(job, space, c, paths(), 2);
-  const SearchResult all = exhaustive(ev, space, 1e9);
+  const SearchResult all = exhaustive(ev, space, Limits{});
   Evaluator ev2(job, space, c, paths(), 2);
   SearchOptions s;
   s.max_evaluations = 100;

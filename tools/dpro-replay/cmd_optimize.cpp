@@ -25,6 +25,12 @@
 namespace dpro::cli {
 namespace {
 
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+std::string memory_text(std::int64_t bytes) {
+  return bytes == 0 ? std::string("0") : fmt::format("+{:.2f} GiB", static_cast<double>(bytes) / kGiB);
+}
+
 std::string percent(Nanos after, Nanos before) {
   return fmt::format("{:+.2f}%", 100.0 * static_cast<double>(after - before) / static_cast<double>(std::max<Nanos>(1, before)));
 }
@@ -71,6 +77,10 @@ class OptimizeCommand final : public Command {
     sub->add_option("--max-risk", max_risk_,
                     "accuracy-risk limit of the chosen plan (the sum of its decisions' risks; docs/optimizer.md)")
         ->check(CLI::Range(0.0, 1e9));
+    sub->add_option("--memory-headroom", memory_headroom_gib_,
+                    "memory per rank (GiB) the chosen plan may use beyond what the recorded job used (error-feedback\n"
+                    "residuals of lossy compression; default: no limit)")
+        ->check(CLI::Range(0.0, 1e6));
     sub->add_option("--threads", threads_, "plans replayed at once (default: the machine's cores)")
         ->check(CLI::Range(1, 256));
     sub->add_option("--json", json_path_, "also write the result as JSON to this file ('-' = stdout, no text)");
@@ -117,7 +127,8 @@ class OptimizeCommand final : public Command {
     search.seed = seed_;
     search.max_evaluations = budget_;
     search.max_seconds = time_limit_;
-    if (max_risk_) search.max_risk = *max_risk_;
+    if (max_risk_) search.limits.max_risk = *max_risk_;
+    if (memory_headroom_gib_) search.limits.max_extra_memory_bytes = static_cast<std::int64_t>(*memory_headroom_gib_ * kGiB);
     if (tty) {
       search.progress = [](std::size_t done, std::size_t budget, Nanos best) {
         std::fprintf(stderr, "\rsearching: %zu/%zu plans replayed, best median step %s\033[K", done, budget,
@@ -134,6 +145,7 @@ class OptimizeCommand final : public Command {
     plan.baseline_ns = result.baseline.score.step_ns;
     plan.step_ns = result.best.score.step_ns;
     plan.risk = result.best.score.risk;
+    plan.extra_memory_bytes = result.best.score.extra_memory_bytes;
     plan.gains_ns = result.gains_ns;
     plan.seed = seed_;
     plan.evaluations = result.evaluations;
@@ -167,16 +179,20 @@ class OptimizeCommand final : public Command {
     out += fmt::format("baseline (no change, under the conditions): median step {}\n",
                        format_duration(r.baseline.score.step_ns));
     out += "plans best for their accuracy risk (Pareto set), fastest first:\n";
-    out += fmt::format("  {:>3}  {:>12}  {:>8}  {:>5}  {}\n", "#", "median step", "change", "risk", "decisions");
+    out += fmt::format("  {:>3}  {:>12}  {:>8}  {:>5}  {:>10}  {}\n", "#", "median step", "change", "risk", "memory",
+                       "decisions");
     for (std::size_t i = 0; i < r.pareto.size(); ++i) {
       const optimizer::Scored& p = r.pareto[i];
-      out += fmt::format("  {:>3}  {:>12}  {:>8}  {:>5.2f}  {}\n", i + 1, format_duration(p.score.step_ns),
+      out += fmt::format("  {:>3}  {:>12}  {:>8}  {:>5.2f}  {:>10}  {}\n", i + 1, format_duration(p.score.step_ns),
                          percent(p.score.step_ns, r.baseline.score.step_ns), p.score.risk,
-                         decisions_text(optimizer::decisions_of(space, p.assignment)));
+                         memory_text(p.score.extra_memory_bytes), decisions_text(optimizer::decisions_of(space, p.assignment)));
     }
-    out += fmt::format("chosen plan{}: median step {} ({} of the baseline), risk {:.2f}\n",
-                       max_risk_ ? fmt::format(" (risk at most {})", *max_risk_) : std::string(),
-                       format_duration(plan.step_ns), percent(plan.step_ns, plan.baseline_ns), plan.risk);
+    std::string limits;
+    if (max_risk_) limits += fmt::format("risk at most {}", *max_risk_);
+    if (memory_headroom_gib_) limits += fmt::format("{}memory at most +{} GiB", limits.empty() ? "" : ", ", *memory_headroom_gib_);
+    out += fmt::format("chosen plan{}: median step {} ({} of the baseline), risk {:.2f}, memory {}\n",
+                       limits.empty() ? std::string() : " (" + limits + ")", format_duration(plan.step_ns),
+                       percent(plan.step_ns, plan.baseline_ns), plan.risk, memory_text(plan.extra_memory_bytes));
     if (plan.decisions.empty()) out += "  no change is predicted to help: keep the job as it is\n";
     else out += fmt::format("  {:>12}  decision\n", "gain");
     for (std::size_t i = 0; i < plan.decisions.size(); ++i)
@@ -195,6 +211,7 @@ class OptimizeCommand final : public Command {
     for (const optimizer::Scored& p : r.pareto) {
       pareto.push_back({{"step_ns", p.score.step_ns},
                         {"risk", p.score.risk},
+                        {"extra_memory_bytes", p.score.extra_memory_bytes},
                         {"decisions", optimizer::to_json(optimizer::decisions_of(space, p.assignment))}});
     }
     j["pareto"] = std::move(pareto);
@@ -212,6 +229,7 @@ class OptimizeCommand final : public Command {
   double time_limit_ = 0;
   std::uint64_t seed_ = 1;
   std::optional<double> max_risk_;
+  std::optional<double> memory_headroom_gib_;
   std::optional<int> threads_;
   std::string json_path_;
   std::string plan_path_;
