@@ -1,11 +1,12 @@
 // Optimizer benchmarks; each prints JSON lines.
 //   bench_optimizer eval TRACE PLANS [SET...]     time to score one plan (median over PLANS random plans)
 //   bench_optimizer search TRACE BUDGET [SET...]  a whole search: plans replayed, seconds, plans per second
-//   bench_optimizer quality MAX_PLANS BUDGET_PERCENT TRACE...
+//   bench_optimizer quality MAX_PLANS BUDGET_PERCENT TRACE... [-- SET...]
 //        search vs exhaustive enumeration: for each trace, spaces of at most MAX_PLANS plans made of
 //        consecutive runs of its variables (cases), the search given BUDGET_PERCENT of each space;
 //        one line per case with the ratio of the steps found, then a summary line.
 // SET: --set style key=value conditions (network.inter_node_gbps=1, host.cpu_speed=2).
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -99,11 +100,12 @@ int run_search(const std::string& path, std::size_t budget, const std::vector<st
   return 0;
 }
 
-int quality(std::size_t max_plans, double budget_percent, const std::vector<std::string>& traces) {
+int quality(std::size_t max_plans, double budget_percent, const std::vector<std::string>& traces,
+            const std::vector<std::string>& settings) {
   std::vector<double> ratios;
   std::size_t within3 = 0;
   for (const std::string& path : traces) {
-    const Job job = load_job(path, {});
+    const Job job = load_job(path, settings);
     const SearchSpace full = make_space(job.conditioned, space_options());
     // Cases: windows of consecutive variables whose spaces have at most max_plans plans.
     for (std::size_t first = 0; first < full.variables.size(); ++first) {
@@ -157,11 +159,13 @@ int main(int argc, char** argv) {
       return eval(rest[0], std::atoi(rest[1].c_str()), {rest.begin() + 2, rest.end()});
     if (mode == "search" && rest.size() >= 2)
       return run_search(rest[0], static_cast<std::size_t>(std::atol(rest[1].c_str())), {rest.begin() + 2, rest.end()});
-    if (mode == "quality" && rest.size() >= 3)
+    if (mode == "quality" && rest.size() >= 3) {
+      const auto dashes = std::find(rest.begin(), rest.end(), "--");
       return quality(static_cast<std::size_t>(std::atol(rest[0].c_str())), std::atof(rest[1].c_str()),
-                     {rest.begin() + 2, rest.end()});
+                     {rest.begin() + 2, dashes}, {dashes == rest.end() ? dashes : dashes + 1, rest.end()});
+    }
     std::fprintf(stderr, "usage: bench_optimizer eval TRACE PLANS [SET...] | search TRACE BUDGET [SET...] | "
-                         "quality MAX_PLANS BUDGET_PERCENT TRACE...\n");
+                         "quality MAX_PLANS BUDGET_PERCENT TRACE... [-- SET...]\n");
     return 2;
   } catch (const InputError& e) {
     std::fprintf(stderr, "bench_optimizer: %s\n", e.what());
