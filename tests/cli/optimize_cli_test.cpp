@@ -83,6 +83,14 @@ TEST_CASE("optimize and replay --plan refuse bad input with one line and exit co
   r = run("replay " + a100() + " --plan " + dir + "/bad_value.json");
   CHECK(r.code == 2);
   CHECK_THAT(r.out, Catch::Contains("bad_value.json: decisions: buckets huge: not a bucket size"));
+  bad_value["decisions"] = {{{"strategy", "compression"}, {"value", "zip"}}};
+  test::write_text(dir + "/bad_method.json", bad_value.dump());
+  r = run("replay " + a100() + " --plan " + dir + "/bad_method.json");
+  CHECK(r.code == 2);
+  CHECK_THAT(r.out, Catch::Contains("bad_method.json: decisions: compress zip"));
+  r = run("optimize " + a100() + " --memory-headroom -1");
+  CHECK(r.code == 2);
+  CHECK_THAT(r.out, Catch::Contains("--memory-headroom"));
   test::write_text(dir + "/notjson.json", "{");
   r = run("replay " + a100() + " --plan " + dir + "/notjson.json");
   CHECK(r.code == 2);
