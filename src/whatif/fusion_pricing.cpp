@@ -26,6 +26,7 @@ FusionPricer::FusionPricer(const trace::TraceSet& traces, const graph::Dfg& dfg,
   const cm::LikeStepLaunchers lent = cm::launchers_from_like_steps(traces, dfg);
   std::map<std::pair<int, std::int64_t>, std::uint32_t> index;  // (rank, device) -> devices_
   std::vector<std::vector<double>> bandwidths, flop_rates;
+  std::map<std::pair<std::uint32_t, std::uint32_t>, cm::OpDesc> described;
   for (const graph::NodeId id : dfg.node_ids()) {
     const graph::Node& n = dfg.node(id);
     if (n.kind != graph::NodeKind::kKernel || !n.track.valid()) continue;
@@ -42,7 +43,11 @@ FusionPricer::FusionPricer(const trace::TraceSet& traces, const graph::Dfg& dfg,
     const graph::OpDesc* own = dfg.op(id);
     if (!own) continue;
     const bool lent_launch = own->launcher.empty() && lent.launch.contains(id) && lent.launch[id].valid();
-    descs_[id] = cm::op_desc_of_kernel(dfg.ops(), *own, lent_launch ? dfg.ops().op(lent.launch[id]) : *own);
+    // Op table entries repeat (the builder shares one per distinct op): describe each pair once.
+    const graph::OpId launch_id = lent_launch ? lent.launch[id] : dfg.op_of(id);
+    auto [known, fresh] = described.try_emplace({dfg.op_of(id).value, launch_id.value});
+    if (fresh) known->second = cm::op_desc_of_kernel(dfg.ops(), *own, dfg.ops().op(launch_id));
+    descs_[id] = known->second;
     const cm::OpDesc& op = descs_[id];
     if (!op.describable() || !memory_bound_family(op.family) || n.duration <= 0) continue;
     bandwidths[d].push_back(op.bytes() / static_cast<double>(n.duration));

@@ -4,6 +4,7 @@
 #include <array>
 #include <cctype>
 #include <limits>
+#include <map>
 #include <optional>
 #include <unordered_map>
 #include <tuple>
@@ -175,6 +176,13 @@ struct LauncherFacts {
 struct NameCache {
   std::unordered_map<std::string_view, NameFacts> kernels;
   std::unordered_map<std::string, LauncherFacts> launchers;
+  std::map<std::pair<const graph::OpDesc*, const graph::OpDesc*>, cm::OpDesc> descs;  // op table entries repeat
+
+  const cm::OpDesc& op_desc(const graph::Dfg& dfg, const graph::OpDesc& own, const graph::OpDesc& launch) {
+    auto [it, fresh] = descs.try_emplace({&own, &launch});
+    if (fresh) it->second = cm::op_desc_of_kernel(dfg.ops(), own, launch);
+    return it->second;
+  }
 
   const NameFacts& of_kernel(std::string_view name) {
     auto [it, fresh] = kernels.try_emplace(name);
@@ -205,7 +213,7 @@ Kernel describe(const graph::Dfg& dfg, const cm::LikeStepLaunchers& lent, graph:
   k.spec = spec;
   const graph::OpDesc* own = dfg.op(id);
   k.launch = own && own->launcher.empty() && lent.launch[id].valid() ? &dfg.ops().op(lent.launch[id]) : own;
-  if (own) k.op = cm::op_desc_of_kernel(dfg.ops(), *own, *k.launch);
+  if (own) k.op = names.op_desc(dfg, *own, *k.launch);
   if (k.launch && !k.launch->launcher.empty()) k.launcher = std::string(short_name(dfg.ops().name(k.launch->launcher)));
   else k.launch = nullptr;
   const NameFacts& name = names.of_kernel(own ? dfg.ops().name(own->name) : std::string_view());
