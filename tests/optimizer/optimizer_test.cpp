@@ -32,6 +32,22 @@ whatif::Workload conditioned(const whatif::Workload& base, const Conditions& con
   return whatif::evaluate(base, condition_rewrites(conditions, paths()), simulator, {}).workload;
 }
 
+// The A100 job on a slow network (all-reduces then matter) and the space of `strategies` on it.
+struct SlowJob {
+  whatif::Workload base = test::load_workload(kAllReduceTrace);
+  Conditions conditions;
+  whatif::Workload job;
+  SearchSpace space;
+  explicit SlowJob(std::vector<Strategy> strategies) {
+    conditions.settings = {"network.inter_node_gbps=0.5", "network.intra_node_gbps=0.5"};
+    job = conditioned(base, conditions);
+    SpaceOptions o;
+    o.strategies = std::move(strategies);
+    o.device_dir = costmodel::default_device_dir();
+    space = make_space(job, o);
+  }
+};
+
 Plan sample_plan() {
   Plan p;
   p.trace = {0x0123456789abcdefull, 2, 1000};
@@ -124,48 +140,58 @@ TEST_CASE("an unknown strategy is an OptionError, and a job with nothing to deci
 }
 
 TEST_CASE("the search is deterministic for a seed, whatever the number of threads, and keeps its budget") {
-  const whatif::Workload base = test::load_workload(kAllReduceTrace);
-  Conditions c;
-  c.settings = {"network.inter_node_gbps=0.5", "network.intra_node_gbps=0.5"};
-  const whatif::Workload job = conditioned(base, c);
-  SpaceOptions o;
-  o.strategies = {Strategy::kBuckets};
-  const SearchSpace space = make_space(job, o);
-  REQUIRE(space.variables.size() == 1);
+  const SlowJob j({Strategy::kBuckets, Strategy::kCompression, Strategy::kOpFusion});
+  REQUIRE(j.space.variables.size() > 2);
   SearchOptions s;
   s.seed = 3;
-  s.max_evaluations = 5;
-  Evaluator one(job, space, c, paths(), 1);
-  Evaluator two(job, space, c, paths(), 2);
-  const SearchResult a = search(one, space, s);
-  const SearchResult b = search(two, space, s);
-  CHECK(a.evaluations == 5);
-  CHECK(a.evaluations <= s.max_evaluations);
+  s.max_evaluations = 24;
+  Evaluator one(j.job, j.space, j.conditions, paths(), 1);
+  Evaluator two(j.job, j.space, j.conditions, paths(), 2);
+  const SearchResult a = search(one, j.space, s);
+  const SearchResult b = search(two, j.space, s);
+  CHECK(a.evaluations == s.max_evaluations);
   CHECK(a.best.assignment == b.best.assignment);
   CHECK(a.best.score.step_ns == b.best.score.step_ns);
   CHECK(a.pareto.size() == b.pareto.size());
   CHECK(a.best.score.step_ns <= a.baseline.score.step_ns);
+  CHECK(a.gains_ns.size() == decisions_of(j.space, a.best.assignment).size());
 }
 
 TEST_CASE("the search finds what exhaustive enumeration finds on a small space") {
-  const whatif::Workload base = test::load_workload(kAllReduceTrace);
-  Conditions c;
-  c.settings = {"network.inter_node_gbps=0.5", "network.intra_node_gbps=0.5"};
-  const whatif::Workload job = conditioned(base, c);
-  SpaceOptions o;
-  o.strategies = {Strategy::kBuckets};
-  const SearchSpace space = make_space(job, o);
-  Evaluator ev(job, space, c, paths(), 2);
-  const SearchResult all = exhaustive(ev, space, Limits{});
-  Evaluator ev2(job, space, c, paths(), 2);
+  const SlowJob j({Strategy::kBuckets, Strategy::kCompression});
+  Evaluator ev(j.job, j.space, j.conditions, paths(), 2);
+  const SearchResult all = exhaustive(ev, j.space, Limits{});
+  CHECK(all.evaluations == 64);
+  Evaluator ev2(j.job, j.space, j.conditions, paths(), 2);
   SearchOptions s;
-  s.max_evaluations = 100;
-  const SearchResult found = search(ev2, space, s);
+  s.max_evaluations = 24;
+  const SearchResult found = search(ev2, j.space, s);
   CHECK(found.best.score.step_ns == all.best.score.step_ns);
-  // Buckets change the step of this job at all: the space is not flat.
+  // The space is not flat: its plans differ in step.
   std::set<Nanos> steps;
   for (const auto& [a, score] : ev.scored()) steps.insert(score.step_ns);
   CHECK(steps.size() > 1);
+}
+
+TEST_CASE("a risk or memory limit keeps the chosen plan within it") {
+  const SlowJob j({Strategy::kCompression});
+  Evaluator ev(j.job, j.space, j.conditions, paths(), 2);
+  const SearchResult free = exhaustive(ev, j.space, Limits{});
+  REQUIRE(free.best.score.risk > 0.1);  // a lossy method is fastest here
+  Limits careful;
+  careful.max_risk = 0.05;
+  const SearchResult safe = exhaustive(ev, j.space, careful);
+  CHECK(safe.best.score.risk <= 0.05);
+  CHECK(safe.best.score.step_ns >= free.best.score.step_ns);
+  Limits no_memory;
+  no_memory.max_extra_memory_bytes = 0;
+  const SearchResult lean = exhaustive(ev, j.space, no_memory);
+  CHECK(lean.best.score.extra_memory_bytes == 0);
+  // Error feedback costs memory: the fastest plan needed some.
+  CHECK(free.best.score.extra_memory_bytes > 0);
+  // The Pareto set holds the fastest plan and the risk-free one.
+  CHECK(free.pareto.front().score.step_ns == free.best.score.step_ns);
+  CHECK(free.pareto.back().score.risk == 0);
 }
 
 TEST_CASE("a plan's score is the replay of its rewrites in one what-if, as replay --plan applies them") {
