@@ -91,7 +91,7 @@ class OptimizeCommand final : public Command {
     sub->add_flag("--force", force_, "overwrite existing output files");
     sub->add_flag("-q,--quiet", quiet_, "print only errors on stderr");
     sub->add_flag("-v,--verbose", verbose_, "print progress details on stderr");
-    whatifs_.add_to(*sub);
+    whatifs_.add_to(*sub, WhatIfFlags::Flags::kConditions);
     command_ = sub;
     return sub;
   }

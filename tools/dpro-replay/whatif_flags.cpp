@@ -4,7 +4,7 @@
 
 namespace dpro::cli {
 
-void WhatIfFlags::add_to(CLI::App& replay) {
+void WhatIfFlags::add_to(CLI::App& replay, Flags flags) {
   replay.add_option("--device", device_.device, "Re-time every GPU op for this GPU (e.g. H100-SXM5-80GB)");
   replay.add_option("--origin-device", device_.origin_device,
                     "GPU the trace was recorded on, when the trace does not say (over a GPU it records: with a "
@@ -45,6 +45,11 @@ void WhatIfFlags::add_to(CLI::App& replay) {
   replay.add_option("--comm-sizes", comm_.comm_sizes,
                     "Host execution traces giving NCCL message sizes: a directory, or one file per rank (repeatable)")
       ->allow_extra_args(false);
+  // A search decides these, and a plan carries no samples: kept, so that conditions() can say so,
+  // but out of the help.
+  if (flags == Flags::kConditions)
+    for (const char* name : {"--device-samples", "--precision-dtype", "--precision-classes", "--bucket-mb", "--compress"})
+      replay.get_option(name)->group("");
 }
 
 std::vector<whatif::Rewrite> WhatIfFlags::rewrites() const {

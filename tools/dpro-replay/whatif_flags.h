@@ -18,7 +18,11 @@ namespace dpro::cli {
 
 class WhatIfFlags {
  public:
-  void add_to(CLI::App& replay);
+  // kConditions: the help shows only the flags that set what-if conditions (a search's or a
+  // plan's), not those a search decides (--bucket-mb, --compress, --precision-*) nor
+  // --device-samples; conditions() refuses those with a message.
+  enum class Flags { kAll, kConditions };
+  void add_to(CLI::App& replay, Flags flags = Flags::kAll);
   // The rewrites the flags ask for, in the order they apply (host, precision, device, then
   // communication);
   // empty when none is asked for. `--set host.*` values go to the host rewrite, the others to
