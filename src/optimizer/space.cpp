@@ -119,8 +119,9 @@ SearchSpace make_space(const whatif::Workload& base, const SpaceOptions& options
       v.subject = "all";
       v.values = {"as_recorded"};
       v.risk = {0.0};
+      std::string unpriced;  // why no dtype can be priced at all (a GPU the catalog does not know)
       for (const ValueRisk& r : kPrecisionRisk) {
-        if (std::string(r.value) == "as_recorded") continue;
+        if (std::string(r.value) == "as_recorded" || !unpriced.empty()) continue;
         whatif::Workload trial = base;
         try {
           const whatif::PrecisionChange c = whatif::precision(trial, precision_of(r.value, options.device_dir));
@@ -129,6 +130,9 @@ SearchSpace make_space(const whatif::Workload& base, const SpaceOptions& options
           if (lowered == 0 || c.gpu_after >= c.gpu_before) continue;
         } catch (const OptionError&) {
           continue;  // the GPU has no arithmetic for it
+        } catch (const InputError& e) {
+          unpriced = e.what();
+          continue;
         }
         v.values.push_back(r.value);
         v.risk.push_back(r.risk);
@@ -137,7 +141,8 @@ SearchSpace make_space(const whatif::Workload& base, const SpaceOptions& options
         space.variables.push_back(std::move(v));
         add_strategy(Strategy::kPrecision);
       } else {
-        space.not_applicable.emplace_back(Strategy::kPrecision, "no kernel would run at a narrower dtype");
+        space.not_applicable.emplace_back(Strategy::kPrecision,
+                                          unpriced.empty() ? "no kernel would run at a narrower dtype" : unpriced);
       }
     }
   }
