@@ -222,3 +222,17 @@ TEST_CASE("the risk proxy is 0 for the empty plan and adds up over decisions") {
   CHECK(both > fp16);
   CHECK(risk_of({{Strategy::kBuckets, "", "25", {}}}) == 0);
 }
+
+TEST_CASE("a GPU the catalog does not know leaves precision out, with the reason, and the rest is searched") {
+  // An AMD MI250 toy job (HTA's test data): its GPU is no catalog entry, so no dtype can be priced.
+  const whatif::Workload w = test::load_workload("traces/hta/amd-mi250-toy.json.gz");
+  SpaceOptions o;
+  o.device_dir = costmodel::default_device_dir();
+  const SearchSpace space = make_space(w, o);
+  CHECK(std::find(space.strategies.begin(), space.strategies.end(), Strategy::kPrecision) == space.strategies.end());
+  const auto it = std::find_if(space.not_applicable.begin(), space.not_applicable.end(),
+                               [](const auto& p) { return p.first == Strategy::kPrecision; });
+  REQUIRE(it != space.not_applicable.end());
+  CHECK_THAT(it->second, Catch::Contains("does not know the GPU"));
+  CHECK(!space.variables.empty());
+}
