@@ -88,7 +88,8 @@ TEST_CASE("fp16 halves the all-reduce wire bytes and lowers their transfer time"
     INFO(job.path);
     const whatif::Workload base = workload_of(job.path, job.partial);
     replayer::Simulator sim;
-    const auto& s = stats_of(whatif::evaluate(base, {comm_options(job, "fp16")}, sim, {}));
+    const whatif::Evaluation e = whatif::evaluate(base, {comm_options(job, "fp16")}, sim, {});
+    const auto& s = stats_of(e);
     REQUIRE(s.by_method.count(comm::CompressionMethod::kFp16) == 1);
     const comm::MethodStats& m = s.by_method.at(comm::CompressionMethod::kFp16);
     CHECK(m.collectives == s.allreduces);
