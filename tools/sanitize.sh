@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds dpro with sanitizers and runs its tests there (CI runs both after tools/test.sh):
 #   tools/sanitize.sh asan   ASan+UBSan build in ./build-asan, every test
-#   tools/sanitize.sh tsan   TSan build in ./build-tsan, the profiler's threaded tests
+#   tools/sanitize.sh tsan   TSan build in ./build-tsan, the threaded tests (profiler, optimizer)
 # Extra arguments go to cmake's configure step. Installs nothing: run tools/install.sh first
 # (tools/test.sh does). Exit code is ctest's.
 set -euo pipefail
@@ -10,8 +10,9 @@ kind=${1:-}
 shift || true
 # TSan runs the tests that start threads: the profiler's session (its flusher thread), the NCCL
 # plugin's callbacks from several threads, the injected library in a child process
-# (tests/profiler: "[process]"), the step window and record-cost calibration, and the launcher.
-threaded_tests=(test_nccl_plugin test_profiler_process test_step_window test_record_cost test_launcher)
+# (tests/profiler: "[process]"), the step window and record-cost calibration, the launcher, and the
+# optimizer (its evaluator replays plans on several threads).
+threaded_tests=(test_nccl_plugin test_profiler_process test_step_window test_record_cost test_launcher optimizer_tests)
 case "$kind" in
   asan) sanitize=address,undefined; targets=(all) ;;
   tsan) sanitize=thread; targets=("${threaded_tests[@]}") ;;
