@@ -69,8 +69,9 @@ std::size_t gradient_allreduces(const whatif::Workload& base) {
   }));
 }
 
-whatif::Precision precision_of(const std::string& dtype, const std::string& device_dir) {
+whatif::Precision precision_of(const std::string& dtype, const std::string& device_dir, const std::string& device) {
   whatif::Precision p;
+  p.device = device;
   p.dtype = dtype;
   p.classes = dtype == "tf32" ? std::vector<std::string>{"gemm", "conv"} : std::vector<std::string>{"all"};
   p.device_dir = device_dir;
@@ -108,42 +109,38 @@ SearchSpace make_space(const whatif::Workload& base, const SpaceOptions& options
     add_strategy(s);
   }
   if (wanted(options, Strategy::kPrecision)) {
-    if (!options.device.empty()) {
-      space.not_applicable.emplace_back(Strategy::kPrecision, "not priced under --device yet (the recorded GPU only)");
+    // One decision for the job, as autocast takes it: every GEMM and convolution and the ops
+    // between them at the dtype (tf32: GEMMs and convolutions only). A dtype is offered when
+    // lowering to it re-prices some kernel on this GPU.
+    Variable v;
+    v.strategy = Strategy::kPrecision;
+    v.subject = "all";
+    v.values = {"as_recorded"};
+    v.risk = {0.0};
+    std::string unpriced;  // why no dtype can be priced at all (a GPU the catalog does not know)
+    for (const ValueRisk& r : kPrecisionRisk) {
+      if (std::string(r.value) == "as_recorded" || !unpriced.empty()) continue;
+      whatif::Workload trial = base;
+      try {
+        const whatif::PrecisionChange c = whatif::precision(trial, precision_of(r.value, options.device_dir, options.device));
+        std::size_t lowered = 0;
+        for (const auto& [cls, totals] : c.lowered) lowered += totals.kernels;
+        if (lowered == 0 || c.gpu_after >= c.gpu_before) continue;
+      } catch (const OptionError&) {
+        continue;  // the GPU has no arithmetic for it
+      } catch (const InputError& e) {
+        unpriced = e.what();
+        continue;
+      }
+      v.values.push_back(r.value);
+      v.risk.push_back(r.risk);
+    }
+    if (v.values.size() > 1) {
+      space.variables.push_back(std::move(v));
+      add_strategy(Strategy::kPrecision);
     } else {
-      // One decision for the job, as autocast takes it: every GEMM and convolution and the ops
-      // between them at the dtype (tf32: GEMMs and convolutions only). A dtype is offered when
-      // lowering to it re-prices some kernel on this GPU.
-      Variable v;
-      v.strategy = Strategy::kPrecision;
-      v.subject = "all";
-      v.values = {"as_recorded"};
-      v.risk = {0.0};
-      std::string unpriced;  // why no dtype can be priced at all (a GPU the catalog does not know)
-      for (const ValueRisk& r : kPrecisionRisk) {
-        if (std::string(r.value) == "as_recorded" || !unpriced.empty()) continue;
-        whatif::Workload trial = base;
-        try {
-          const whatif::PrecisionChange c = whatif::precision(trial, precision_of(r.value, options.device_dir));
-          std::size_t lowered = 0;
-          for (const auto& [cls, totals] : c.lowered) lowered += totals.kernels;
-          if (lowered == 0 || c.gpu_after >= c.gpu_before) continue;
-        } catch (const OptionError&) {
-          continue;  // the GPU has no arithmetic for it
-        } catch (const InputError& e) {
-          unpriced = e.what();
-          continue;
-        }
-        v.values.push_back(r.value);
-        v.risk.push_back(r.risk);
-      }
-      if (v.values.size() > 1) {
-        space.variables.push_back(std::move(v));
-        add_strategy(Strategy::kPrecision);
-      } else {
-        space.not_applicable.emplace_back(Strategy::kPrecision,
-                                          unpriced.empty() ? "no kernel would run at a narrower dtype" : unpriced);
-      }
+      space.not_applicable.emplace_back(Strategy::kPrecision,
+                                        unpriced.empty() ? "no kernel would run at a narrower dtype" : unpriced);
     }
   }
   if (wanted(options, Strategy::kOpFusion)) {
@@ -262,7 +259,7 @@ std::vector<whatif::Rewrite> decision_rewrites(const Conditions& c, const std::v
         if (d.value == "as_recorded") break;
         if (risk_in(kPrecisionRisk, d.value) >= 1.0)
           throw OptionError("precision", d.value, "unknown dtype (tf32, bf16 or fp16)");
-        precision = precision_of(d.value, paths.device_dir);
+        precision = precision_of(d.value, paths.device_dir, c.device);
         break;
       case Strategy::kOpFusion:
         if (d.chain.size() < 2) throw OptionError("op_fusion", describe(d), "a chain has at least 2 kernels");

@@ -31,8 +31,8 @@ struct Variable {
 struct SpaceOptions {
   std::vector<Strategy> strategies;  // the strategies to search; empty: every strategy that applies
   std::size_t max_fusion_chains = 16;  // op fusion: the most promising kernel sequences, one variable each
-  std::string device;      // the conditions' target GPU ("": the recorded one)
-  std::string device_dir;  // GPU spec files (precision looks up the recorded GPU there)
+  std::string device;      // the conditions' target GPU ("": the recorded one); precision is priced there
+  std::string device_dir;  // GPU spec files
 };
 
 struct SearchSpace {

@@ -322,7 +322,10 @@ struct Kernels {
 };
 
 // Throws InputError for a kernel on a GPU the catalog does not know.
-Kernels collect_kernels(const trace::TraceSet& traces, const graph::Dfg& dfg, const cm::DeviceCatalog& catalog) {
+// `device`: the GPU every kernel's replay time is for (a --device re-timing's target), or null for
+// the GPU each ran on.
+Kernels collect_kernels(const trace::TraceSet& traces, const graph::Dfg& dfg, const cm::DeviceCatalog& catalog,
+                        const cm::DeviceSpec* device) {
   Kernels out;
   const cm::LikeStepLaunchers lent = cm::launchers_from_like_steps(traces, dfg);
   NameCache names;
@@ -332,7 +335,7 @@ Kernels collect_kernels(const trace::TraceSet& traces, const graph::Dfg& dfg, co
     if (n.kind != graph::NodeKind::kKernel) continue;
     const trace::TraceRank* rank = traces.find_rank(n.rank);
     auto [known, fresh] = spec_of_track.try_emplace(n.track.value, nullptr);
-    if (fresh) known->second = origin_of(catalog, traces, n);
+    if (fresh) known->second = device ? device : origin_of(catalog, traces, n);
     const cm::DeviceSpec* spec = known->second;
     if (!spec)
       throw InputError(rank ? rank->file : std::string(), "",
@@ -517,7 +520,8 @@ PrecisionChange precision(Workload& workload, const Precision& options) {
                           parse_classes(options.classes)};
   graph::Dfg& dfg = workload.graph.dfg;
   const auto catalog = cm::DeviceCatalog::load_directory(options.device_dir);
-  Kernels kernels = collect_kernels(*workload.traces, dfg, catalog);
+  const cm::DeviceSpec* device = options.device.empty() ? nullptr : &catalog.get(options.device, "device");
+  Kernels kernels = collect_kernels(*workload.traces, dfg, catalog, device);
   for (const cm::DeviceSpec* spec : kernels.specs)
     if (!spec->peak_tflops.contains(cm::to_string(target)))
       throw OptionError("precision_dtype", options.dtype,

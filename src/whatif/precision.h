@@ -74,6 +74,9 @@ struct Precision {
   std::string dtype = "bf16";              // the target dtype: tf32, fp16, bf16, fp8 (hw::parse_dtype)
   std::vector<std::string> classes{"all"};  // "gemm", "conv", "elementwise", "all"
   std::string device_dir;                   // directory of GPU spec files (the trace's GPU is looked up there)
+  // The GPU the kernels' replay times are for: "" for the one each ran on; after a --device
+  // re-timing, its target (a catalog name), whose peaks and bandwidth then price the lowering.
+  std::string device;
 };
 
 struct PrecisionChange {

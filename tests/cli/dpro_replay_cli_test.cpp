@@ -521,7 +521,6 @@ TEST_CASE("errors of the what-if options name the option and state the bound") {
       {trace + " --precision-classes gemm", {"--precision-classes: does nothing without --precision-dtype"}},
       {trace + " --precision-dtype int4", {"--precision-dtype int4: not a dtype an op can be lowered to"}},
       {trace + " --precision-dtype bf16 --precision-classes attention", {"--precision-classes attention: unknown op class"}},
-      {trace + " --precision-dtype bf16 --device H200", {"--precision-dtype bf16", "does not combine with --device"}},
       {trace + " --iteration-marker ''", {"--iteration-marker: empty"}},
       {trace + " --top -1", {"--top", "-1", "0 to 1000000"}},
   };

@@ -102,3 +102,10 @@ TEST_CASE("optimize and replay --plan refuse bad input with one line and exit co
   CHECK(r.code == 2);
   CHECK_THAT(r.out, Catch::Contains("notjson.json: not valid JSON"));
 }
+
+TEST_CASE("replay --precision-dtype after --device prices the lowering on the target GPU") {
+  const Run r = run("replay " + test::source_path("traces/h100/resnet50") +
+                    " --device H200 --precision-dtype bf16 --iteration 20");
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.out, Catch::Contains("precision bf16 on H200-SXM-141GB") && Catch::Contains("kernels lowered"));
+}

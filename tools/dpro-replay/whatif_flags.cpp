@@ -56,17 +56,16 @@ std::vector<whatif::Rewrite> WhatIfFlags::rewrites() const {
   std::vector<whatif::Rewrite> out;
   std::vector<std::string> cluster;
   if (auto host = whatif::host_retime_from_settings(comm_.settings, &cluster)) out.emplace_back(*host);
+  if (device_enabled()) out.emplace_back(device_);
   if (precision_enabled()) {
-    if (device_enabled())
-      throw OptionError("precision_dtype", precision_dtype_,
-                        "prices ops on the GPU the trace ran on: it does not combine with --device");
+    // After a --device re-timing the kernels' times are the target's: the lowering is priced there.
     whatif::Precision precision;
     precision.dtype = precision_dtype_;
     if (!precision_classes_.empty()) precision.classes = precision_classes_;
     precision.device_dir = device_.device_dir;
+    precision.device = device_.device;
     out.emplace_back(std::move(precision));
   }
-  if (device_enabled()) out.emplace_back(device_);
   if (comm_enabled()) {
     whatif::CommRetime comm = comm_;
     comm.settings = std::move(cluster);
