@@ -57,6 +57,8 @@ Nanos nanos_field(const nlohmann::json& obj, const char* key, const std::string&
 // "void at::native::vectorized_elementwise_kernel<4, ...>(int, ...)" -> "vectorized_elementwise_kernel".
 std::string short_kernel_name(std::string_view name) {
   if (name.substr(0, 5) == "void ") name.remove_prefix(5);
+  constexpr std::string_view kAnonymous = "(anonymous namespace)::";
+  while (name.substr(0, kAnonymous.size()) == kAnonymous) name.remove_prefix(kAnonymous.size());
   name = name.substr(0, name.find_first_of("<("));
   if (const auto colon = name.rfind("::"); colon != std::string_view::npos) name.remove_prefix(colon + 2);
   if (name.empty()) return "?";

@@ -236,3 +236,10 @@ TEST_CASE("a GPU the catalog does not know leaves precision out, with the reason
   CHECK_THAT(it->second, Catch::Contains("does not know the GPU"));
   CHECK(!space.variables.empty());
 }
+
+TEST_CASE("a fusion decision names its kernels by their short function names") {
+  const Decision d{Strategy::kOpFusion, "", "",
+                   {"void (anonymous namespace)::elementwise_kernel_with_index<int, at::native::arange_cuda_out>(int)",
+                    "void at::native::vectorized_elementwise_kernel<4, at::native::AddFunctor<float>>(int)"}};
+  CHECK(describe(d) == "op_fusion of 2 kernels (elementwise_kernel_with_index -> vectorized_elementwise_kernel)");
+}
