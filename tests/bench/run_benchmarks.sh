@@ -33,6 +33,14 @@ rm -f "$tmp/replicated.json"
 # Replay: synthetic 64-rank, 1.28-million-op data-parallel job.
 "$bench/bench_replay" 64 20000 7
 
+# Optimizer: a plan's score, a whole joint search (the 8-rank DLRM graph, 2,000 plans), and the
+# search against exhaustive enumeration on cases built from real traces (docs/optimizer.md).
+"$bench/bench_optimizer" eval traces/dlrm-8xV100 30
+"$bench/bench_optimizer" eval traces/h100/resnet50 10
+"$bench/bench_optimizer" search traces/dlrm-8xV100 2000
+"$bench/bench_optimizer" quality 256 25 traces/dlrm-8xV100 traces/hta/a100-ws2-rank0-nccl.json.gz traces/hta/alexnet-a100-single.json.gz | tail -1
+"$bench/bench_optimizer" quality 256 12.5 traces/dlrm-8xV100 traces/hta/a100-ws2-rank0-nccl.json.gz -- cluster.gpus_per_node=1 network.inter_node_gbps=1.25 | tail -1
+
 # Benchmarks of the other modules (declared in their test folders), when built.
 for extra in "$build"/tests/profiler/bench_profiler "$build"/tests/costmodel/bench_costmodel "$build"/tests/comm/bench_comm; do
   if [ -x "$extra" ]; then "$extra"; fi
