@@ -106,6 +106,12 @@ bool JsonEventStream::fill() {
     len_ -= pos_;
     pos_ = 0;
   }
+  // What is left is one value still being read (an event, a top-level member): bounded, so that
+  // a corrupt or hostile file cannot make one value take the machine's memory.
+  if (len_ > kMaxValueBytes)
+    throw InputError(source_.path(), "byte " + std::to_string(consumed_before_buffer_),
+                     "one JSON value (an event or a top-level member) longer than " +
+                         std::to_string(kMaxValueBytes >> 20) + " MiB: no trace event is that large (a corrupt file?)");
   if (buf_.size() < len_ + kChunk + kPadding) buf_.resize(len_ + kChunk + kPadding);
   if (!ahead_ && source_.gzipped()) ahead_ = std::make_unique<ReadAhead>(source_);
   const std::size_t n = ahead_ ? ahead_->read(buf_.data() + len_, kChunk) : source_.read(buf_.data() + len_, kChunk);

@@ -3,7 +3,7 @@
 //   {"schemaVersion": 1, ..., "traceEvents": [ {...}, {...} ], ..., "baseTimeNanoseconds": N}
 // or a bare array of events. It hands each element of "traceEvents" to a callback as the raw
 // text of one JSON value, and each other top-level member as (key, raw value text). Memory is
-// one read chunk plus the largest single value, whatever the file size.
+// one read chunk plus the largest single value (at most kMaxValueBytes), whatever the file size.
 //
 // The raw text passed to callbacks is followed by at least `kPadding` readable bytes, so it
 // can be handed to simdjson without copying. It is valid only during the callback.
@@ -20,6 +20,9 @@ namespace dpro::trace {
 class JsonEventStream {
  public:
   static constexpr std::size_t kPadding = 64;
+  // The longest single value (one event, or one top-level member) read: a longer one is an
+  // InputError. Real events are bytes to kilobytes; the largest argument lists a few MiB.
+  static constexpr std::size_t kMaxValueBytes = std::size_t{64} << 20;
   using EventCallback = std::function<void(std::string_view raw_event, std::uint64_t index)>;
   using MemberCallback = std::function<void(std::string_view key, std::string_view raw_value)>;
   // Offered each event where it starts, with the input buffered from there (the event may not be

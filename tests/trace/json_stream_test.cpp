@@ -99,3 +99,19 @@ TEST_CASE("One value of hundreds of megabytes is refused in linear time, not sca
   CHECK_THROWS_WITH(stream.run([](std::string_view, std::string_view) {}, [](std::string_view, std::uint64_t) {}),
                     Catch::Contains("malformed JSON"));
 }
+
+TEST_CASE("One JSON value longer than the bound is an InputError, and one just below it is read") {
+  const std::size_t bound = trace::JsonEventStream::kMaxValueBytes;
+  // An event whose name alone is 1 MiB over the bound, and the events around it.
+  std::string text = R"({"traceEvents": [{"name": "a", "ts": 1}, {"name": ")";
+  text.append(bound + (1 << 20), 'x');
+  text += R"(", "ts": 2}]})";
+  CHECK_THROWS_WITH(stream_text(text), Catch::Contains("t.json: byte ") && Catch::Contains("longer than 64 MiB"));
+  // 2 MiB under the bound: read whole.
+  text = R"({"traceEvents": [{"name": ")";
+  text.append(bound - (2 << 20), 'y');
+  text += R"(", "ts": 2}]})";
+  const auto c = stream_text(text);
+  REQUIRE(c.events.size() == 1);
+  CHECK(c.events[0].size() > bound - (2 << 20));
+}
