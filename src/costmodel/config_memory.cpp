@@ -6,6 +6,7 @@
 #include <map>
 
 #include "core/error.h"
+#include "core/hash.h"
 
 namespace dpro::costmodel {
 namespace {
@@ -63,15 +64,12 @@ struct Reader {
 std::uint64_t ConfigMemory::key_of(const OpDesc& op) {
   // FNV-1a over the fields of op_key() (family, dims, dtype) as fixed-width integers: no
   // string is built per query.
-  std::uint64_t h = 1469598103934665603ull;
-  auto mix = [&h](std::uint64_t v) {
-    for (int i = 0; i < 8; ++i) { h ^= (v >> (8 * i)) & 0xff; h *= 1099511628211ull; }
-  };
-  mix(static_cast<std::uint64_t>(op.family));
-  mix(op.dims.size());
-  for (auto d : op.dims) mix(static_cast<std::uint64_t>(d));
-  mix(static_cast<std::uint64_t>(op.dtype));
-  return h;
+  Fnv1a h;
+  h.add(static_cast<std::uint64_t>(op.family));
+  h.add(op.dims.size());
+  for (auto d : op.dims) h.add(static_cast<std::uint64_t>(d));
+  h.add(static_cast<std::uint64_t>(op.dtype));
+  return h.value;
 }
 
 ConfigMemory ConfigMemory::build(const std::vector<const Measurement*>& rows, const std::vector<double>& predicted_ms) {

@@ -7,6 +7,7 @@
 
 #include "core/byte_source.h"
 #include "core/error.h"
+#include "core/hash.h"
 #include "core/output_file.h"
 
 namespace dpro::optimizer {
@@ -15,17 +16,6 @@ namespace {
 constexpr const char* kStrategyNames[kStrategyCount] = {"buckets", "compression", "precision", "op_fusion"};
 constexpr const char* kFormat = "dpro-plan";
 constexpr int kVersion = 1;
-
-// FNV-1a over 64-bit words.
-struct Hash {
-  std::uint64_t h = 1469598103934665603ull;
-  void add(std::uint64_t x) {
-    for (int i = 0; i < 8; ++i) {
-      h ^= (x >> (8 * i)) & 0xff;
-      h *= 1099511628211ull;
-    }
-  }
-};
 
 const nlohmann::json& field(const nlohmann::json& obj, const char* key, const std::string& file,
                             const std::string& where) {
@@ -94,7 +84,7 @@ std::string describe(const Decision& d) {
 
 TraceIdentity identify(const graph::BuiltGraph& graph) {
   const graph::Dfg& dfg = graph.dfg;
-  Hash hash;
+  Fnv1a hash;
   TraceIdentity id;
   id.ranks = graph.ranks.size();
   for (graph::NodeId n : dfg.node_ids()) {
@@ -107,7 +97,7 @@ TraceIdentity identify(const graph::BuiltGraph& graph) {
     hash.add(static_cast<std::uint64_t>(node.measured_duration));
   }
   hash.add(id.ranks);
-  id.fingerprint = hash.h;
+  id.fingerprint = hash.value;
   return id;
 }
 
@@ -224,14 +214,7 @@ Plan plan_from_json(const nlohmann::json& j, const std::string& file) {
 
 Plan read_plan(const std::string& path) {
   reject_directory(path, "a plan file (JSON)");
-  std::string text;
-  try {
-    text = read_whole_file(path);
-  } catch (const InputError&) {
-    throw;
-  } catch (const std::exception& e) {
-    throw InputError(path, "", std::string("cannot read plan file: ") + e.what());
-  }
+  const std::string text = read_whole_file(path);  // InputError when it cannot be read
   note_opened_input(path);
   nlohmann::json j;
   try {

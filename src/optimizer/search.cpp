@@ -48,13 +48,6 @@ Evaluator::Evaluator(const whatif::Workload& conditioned, const SearchSpace& spa
 
 Evaluator::~Evaluator() = default;
 
-whatif::Evaluation Evaluator::evaluate(const Assignment& a) const {
-  replayer::Simulator simulator;
-  whatif::EvaluateOptions options;
-  return whatif::evaluate(conditioned_, decision_rewrites(conditions_, decisions_of(space_, a), paths_), simulator,
-                          options);
-}
-
 Score Evaluator::replay(const Assignment& a, replayer::Simulator& simulator) const {
   whatif::EvaluateOptions options;
   options.report.top_ops = 0;
@@ -260,8 +253,11 @@ SearchResult exhaustive(Evaluator& evaluator, const SearchSpace& space, const Li
   const Clock clock;
   std::size_t plans = 1;
   for (const Variable& v : space.variables) {
-    if (plans > max_plans / std::max<std::size_t>(1, v.values.size()) + 1) plans = max_plans + 1;
-    else plans *= v.values.size();
+    if (plans > max_plans / v.values.size()) {
+      plans = max_plans + 1;
+      break;
+    }
+    plans *= v.values.size();
   }
   if (plans > max_plans)
     throw OptionError("strategies", "", "the space has more than " + std::to_string(max_plans) + " plans: too many to enumerate");

@@ -67,9 +67,6 @@ class Evaluator {
   std::size_t replays() const { return memo_.size(); }
   const std::map<Assignment, Score, AssignmentLess>& scored() const { return memo_; }
 
-  // One plan's full evaluation (its report, changes and simulation), for showing the chosen plan.
-  whatif::Evaluation evaluate(const Assignment& a) const;
-
  private:
   Score replay(const Assignment& a, replayer::Simulator& simulator) const;
 

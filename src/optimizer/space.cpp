@@ -98,12 +98,8 @@ SearchSpace make_space(const whatif::Workload& base, const SpaceOptions& options
     v.strategy = s;
     if (s == Strategy::kBuckets) {
       v.values = kBucketMb;
-      v.risk.assign(v.values.size(), 0.0);
     } else {
-      for (const ValueRisk& r : kCompressionRisk) {
-        v.values.push_back(r.value);
-        v.risk.push_back(r.risk);
-      }
+      for (const ValueRisk& r : kCompressionRisk) v.values.push_back(r.value);
     }
     space.variables.push_back(std::move(v));
     add_strategy(s);
@@ -116,7 +112,6 @@ SearchSpace make_space(const whatif::Workload& base, const SpaceOptions& options
     v.strategy = Strategy::kPrecision;
     v.subject = "all";
     v.values = {"as_recorded"};
-    v.risk = {0.0};
     std::string unpriced;  // why no dtype can be priced at all (a GPU the catalog does not know)
     for (const ValueRisk& r : kPrecisionRisk) {
       if (std::string(r.value) == "as_recorded" || !unpriced.empty()) continue;
@@ -133,7 +128,6 @@ SearchSpace make_space(const whatif::Workload& base, const SpaceOptions& options
         continue;
       }
       v.values.push_back(r.value);
-      v.risk.push_back(r.risk);
     }
     if (v.values.size() > 1) {
       space.variables.push_back(std::move(v));
@@ -155,9 +149,6 @@ SearchSpace make_space(const whatif::Workload& base, const SpaceOptions& options
       v.strategy = Strategy::kOpFusion;
       v.chain = c.kernels;
       v.values = {"off", "on"};
-      v.risk = {0.0, 0.0};
-      v.predicted_saving_ns = c.gpu_saving();
-      v.instances = c.instances;
       space.variables.push_back(std::move(v));
       ++kept;
     }
@@ -188,11 +179,6 @@ std::vector<Decision> decisions_of(const SearchSpace& space, const Assignment& a
   return out;
 }
 
-double risk_of(const SearchSpace& space, const Assignment& a) {
-  double risk = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) risk += space.variables[i].risk[a[i]];
-  return risk;
-}
 
 double risk_of(const std::vector<Decision>& decisions) {
   double risk = 0;
@@ -203,10 +189,18 @@ double risk_of(const std::vector<Decision>& decisions) {
   return risk;
 }
 
+double risk_of(const SearchSpace& space, const Assignment& a) { return risk_of(decisions_of(space, a)); }
+
+namespace {
+
+// Whether the conditions ask for a communication re-timing of their own (cluster, settings other
+// than host.*, ranks, sizes).
 bool comm_conditions(const Conditions& c) {
   return !c.cluster.empty() || c.ranks.has_value() || !c.comm_sizes.empty() ||
          std::any_of(c.settings.begin(), c.settings.end(), [](const std::string& s) { return !whatif::is_host_setting(s); });
 }
+
+}  // namespace
 
 std::vector<whatif::Rewrite> condition_rewrites(const Conditions& c, const ResourcePaths& paths) {
   std::vector<whatif::Rewrite> out;

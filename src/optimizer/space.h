@@ -22,10 +22,6 @@ struct Variable {
   std::string subject;             // precision: the op class
   std::vector<std::string> chain;  // op_fusion: the kernel sequence this variable fuses
   std::vector<std::string> values; // values[0]: as recorded (no decision)
-  std::vector<double> risk;        // per value; risk[0] == 0
-  // op_fusion: what the candidate finder predicted for fusing it (ns of GPU time, all instances).
-  Nanos predicted_saving_ns = 0;
-  std::size_t instances = 0;
 };
 
 struct SpaceOptions {
@@ -51,9 +47,9 @@ SearchSpace make_space(const whatif::Workload& base, const SpaceOptions& options
 
 // The decisions an assignment takes (variables at a value other than 0), in variable order.
 std::vector<Decision> decisions_of(const SearchSpace& space, const Assignment& a);
-double risk_of(const SearchSpace& space, const Assignment& a);
-// The risk of decisions as a plan file gives them (unknown values count as the highest risk).
+// The risk of decisions (unknown values count as the highest risk, 1), and of an assignment's.
 double risk_of(const std::vector<Decision>& decisions);
+double risk_of(const SearchSpace& space, const Assignment& a);
 
 // Where the what-ifs find their files (the CLI's defaults, or its flags).
 struct ResourcePaths {
@@ -69,9 +65,5 @@ std::vector<whatif::Rewrite> condition_rewrites(const Conditions& conditions, co
 // for a decision value no rewrite knows.
 std::vector<whatif::Rewrite> decision_rewrites(const Conditions& conditions, const std::vector<Decision>& decisions,
                                                const ResourcePaths& paths);
-
-// Whether the conditions ask for a communication re-timing of their own (cluster, settings other
-// than host.*, ranks, sizes).
-bool comm_conditions(const Conditions& conditions);
 
 }  // namespace dpro::optimizer

@@ -6,6 +6,13 @@
 
 namespace dpro::trace {
 
+int iteration_index_at(const TraceRank& rank, Nanos start) {
+  const auto& its = rank.iterations;
+  const auto next =
+      std::upper_bound(its.begin(), its.end(), start, [](Nanos t, const Iteration& it) { return t < it.start; });
+  return static_cast<int>(next - its.begin()) - 1;
+}
+
 bool glob_match(std::string_view pattern, std::string_view name) {
   // Greedy with one backtrack point (the last '*'): at most pattern x name steps, never exponential.
   std::size_t p = 0, n = 0, star = std::string_view::npos, resume = 0;

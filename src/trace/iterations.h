@@ -22,6 +22,10 @@ struct IterationRepairs {
 
 IterationRepairs detect_iterations(TraceRank& rank, const StringTable& strings, std::string_view marker = {});
 
+// Index in rank.iterations of the iteration an op starting at `start` belongs to: the last one
+// starting at or before it; -1 before the first (or with none).
+int iteration_index_at(const TraceRank& rank, Nanos start);
+
 // `name` matches `pattern`, where '*' stands for any run of characters (none included).
 bool glob_match(std::string_view pattern, std::string_view name);
 

@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "core/error.h"
+#include "core/strings.h"
 #include "costmodel/op_desc.h"
 #include "graph/editor.h"
 #include "whatif/fusion_pricing.h"
@@ -195,8 +196,7 @@ void fuse_instance(graph::Editor& editor, graph::Dfg& dfg, const StreamView& vie
 // Memory-bound by the kernel's name: PyTorch's elementwise and reduction kernels, cuDNN's batch
 // norm, Triton's pointwise and reduction kernels, normalisations, activations, softmax, dropout.
 bool memory_bound_name(std::string_view name) {
-  std::string lower(name.substr(0, std::min<std::size_t>(name.size(), 512)));
-  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+  const std::string lower = ascii_lower(name.substr(0, std::min<std::size_t>(name.size(), 512)));
   static constexpr std::string_view kWords[] = {
       "elementwise", "reduce_kernel", "norm",    "softmax", "relu",       "gelu",      "silu",
       "tanh",        "sigmoid",       "dropout", "bn_",     "triton_poi", "triton_per", "triton_red",

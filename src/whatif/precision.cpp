@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <array>
-#include <cctype>
 #include <limits>
 #include <map>
 #include <optional>
@@ -10,8 +9,10 @@
 #include <tuple>
 
 #include "core/error.h"
+#include "core/strings.h"
 #include "costmodel/op_desc_from_graph.h"
 #include "costmodel/scaling.h"
+#include "trace/iterations.h"
 #include "whatif/device_retime.h"
 
 namespace dpro::whatif {
@@ -42,12 +43,6 @@ constexpr std::array<const char*, 14> kKeptTimeWords = {
 constexpr std::array<const char*, 8> kConvWords = {"conv", "fprop", "dgrad", "wgrad", "winograd", "implicit",
                                                    "cudnn", "fft"};
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 template <std::size_t N>
 bool has_any(const std::string& text, const std::array<const char*, N>& words) {
   return std::any_of(words.begin(), words.end(), [&](const char* w) { return text.find(w) != std::string::npos; });
@@ -64,7 +59,7 @@ std::optional<cm::DType> named_element(const std::string& name, bool* integer) {
     }
   *integer = false;
   if (const auto d = cm::kernel_tensor_dtype(name)) return d;
-  const std::string l = lower(name);
+  const std::string l = ascii_lower(name);
   if (l.find("bfloat16") != std::string::npos) return cm::DType::kBFloat16;  // bfloat16_copy_kernel_cuda
   if (l.find("float") != std::string::npos) return cm::DType::kFloat32;
   return std::nullopt;
@@ -78,7 +73,7 @@ std::string_view short_name(std::string_view name) {
 std::set<OpClass> parse_classes(const std::vector<std::string>& names) {
   std::set<OpClass> out;
   for (const std::string& raw : names) {
-    const std::string c = lower(raw);
+    const std::string c = ascii_lower(raw);
     if (c == "all") out.insert({OpClass::kGemm, OpClass::kConv, OpClass::kElementwise});
     else if (c == "gemm") out.insert(OpClass::kGemm);
     else if (c == "conv") out.insert(OpClass::kConv);
@@ -189,7 +184,7 @@ struct NameCache {
     if (!fresh) return it->second;
     NameFacts& f = it->second;
     const std::string text(name);
-    const std::string lname = lower(name);
+    const std::string lname = ascii_lower(name);
     f.named = named_element(text, &f.integer);
     // Not cuDNN's dtype conversions (cudnn::fusion::convert_dq_to_16bits), which say "conv".
     f.gemm_kernel = cm::is_gemm_or_conv_kernel(text) && lname.find("convert") == std::string::npos;
@@ -200,7 +195,7 @@ struct NameCache {
   }
   const LauncherFacts& of_launcher(const std::string& launcher) {
     auto [it, fresh] = launchers.try_emplace(launcher);
-    if (fresh) it->second = {is_conv_launcher(launcher), is_gemm_launcher(launcher), has_any(lower(launcher), kKeptTimeWords)};
+    if (fresh) it->second = {is_conv_launcher(launcher), is_gemm_launcher(launcher), has_any(ascii_lower(launcher), kKeptTimeWords)};
     return it->second;
   }
 };
@@ -348,13 +343,7 @@ Kernels collect_kernels(const trace::TraceSet& traces, const graph::Dfg& dfg, co
       auto [it, fresh] = out.floor_of_rank.try_emplace(n.rank, n.duration);
       if (!fresh) it->second = std::min(it->second, n.duration);
     }
-    std::int64_t iteration = -1;
-    if (rank) {
-      const auto& its = rank->iterations;
-      const auto next = std::upper_bound(its.begin(), its.end(), n.measured_start,
-                                         [](Nanos t, const trace::Iteration& it) { return t < it.start; });
-      iteration = next - its.begin() - 1;
-    }
+    const std::int64_t iteration = rank ? trace::iteration_index_at(*rank, n.measured_start) : -1;
     out.groups[{n.rank, n.track.value, iteration}].push_back(describe(dfg, lent, id, spec, names));
   }
   for (auto& [key, kernels] : out.groups)

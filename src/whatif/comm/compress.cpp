@@ -10,6 +10,7 @@
 #include "costmodel/op_desc_from_graph.h"
 #include "graph/editor.h"
 #include "hw/device_spec.h"
+#include "trace/iterations.h"
 
 namespace dpro::comm {
 
@@ -157,13 +158,6 @@ bool is_elementwise(costmodel::OpFamily f) {
     case F::kDivScalar: case F::kPowScalar: case F::kGelu: case F::kRelu: case F::kTanh: return true;
     default: return false;
   }
-}
-
-int iteration_of(const trace::TraceRank& rank, Nanos start) {
-  int found = -1;
-  for (std::size_t i = 0; i < rank.iterations.size(); ++i)
-    if (rank.iterations[i].start <= start) found = static_cast<int>(i);
-  return found;
 }
 
 // A kernel node on `collective`'s stream and rank; `at`: its measured start, for reports.
@@ -316,7 +310,7 @@ CompressionStats compress_allreduces(graph::BuiltGraph& built, std::vector<CommO
     std::size_t begin = 0;
     for (const std::size_t end : ends) {
       CommOp& carrier = *list[end - 1];
-      const int it = iteration_of(rank, carrier.measured_start);
+      const int it = trace::iteration_index_at(rank, carrier.measured_start);
       index = it == iteration ? index + 1 : 0;
       iteration = it;
       std::int64_t bytes = 0;

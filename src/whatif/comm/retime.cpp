@@ -5,6 +5,7 @@
 #include <map>
 
 #include "core/error.h"
+#include "trace/iterations.h"
 
 namespace dpro::comm {
 
@@ -17,14 +18,6 @@ int new_group_size(const CommOp& op, std::optional<int> ranks) {
 Nanos scaled(Nanos measured, double numerator_us, double denominator_us) {
   if (!(denominator_us > 0)) return measured;
   return nanos_from_double(static_cast<double>(measured) * numerator_us / denominator_us);
-}
-
-// Index of the iteration (ProfilerStep) a GPU op belongs to: the last one starting before it.
-int iteration_of(const trace::TraceRank& rank, Nanos start) {
-  int found = -1;
-  for (std::size_t i = 0; i < rank.iterations.size(); ++i)
-    if (rank.iterations[i].start <= start) found = static_cast<int>(i);
-  return found;
 }
 
 }  // namespace
@@ -67,8 +60,8 @@ BucketStats fuse_allreduce_buckets(graph::Dfg& dfg, std::vector<CommOp>& ops, co
   std::vector<std::size_t> bucket_end;  // exclusive end index of each bucket
   std::int64_t size = 0;
   for (std::size_t k = 0; k < first.size(); ++k) {
-    const bool new_iteration = k > 0 && iteration_of(first_rank, first[k]->measured_start) !=
-                                            iteration_of(first_rank, first[k - 1]->measured_start);
+    const bool new_iteration = k > 0 && trace::iteration_index_at(first_rank, first[k]->measured_start) !=
+                                            trace::iteration_index_at(first_rank, first[k - 1]->measured_start);
     const bool other_group = k > 0 && first[k]->group_size != first[k - 1]->group_size;
     if (k > 0 && (new_iteration || other_group || size + *first[k]->bytes > bucket_bytes)) {
       bucket_end.push_back(k);
