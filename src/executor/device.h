@@ -1,0 +1,155 @@
+#pragma once
+// The device the reference executor drives: the few CUDA runtime, cuBLASLt and NCCL operations a
+// schedule needs, behind one interface. The schedule logic (lowering a rank's graph and a plan into
+// streams, events, buffers and launches) is plain C++ and is tested against a fake device; the CUDA
+// implementation (built only where the toolkit is found) turns each call into the runtime call or
+// the kernel from kernels/ that it names.
+//
+// Threads: the executor issues calls from one host thread per recorded CPU thread, so an
+// implementation must accept calls from several threads at once. Handles are small integers the
+// device hands out; they are valid until the device is destroyed (buffers: until free()).
+//
+// Units: durations in ns (core/time.h), sizes in bytes or elements as named.
+#include <array>
+#include <cstdint>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "core/time.h"
+
+namespace dpro::executor {
+
+using StreamHandle = std::uint32_t;
+using EventHandle = std::uint32_t;
+using BufferHandle = std::uint32_t;
+
+enum class DType : std::uint8_t { kF32, kF16, kBF16, kF64, kI32, kI64, kU8 };
+std::size_t dtype_bytes(DType t);
+const char* to_string(DType t);  // "fp32", "fp16", "bf16", "fp64", "int32", "int64", "uint8"
+
+// A range of a device buffer.
+struct Span {
+  BufferHandle buffer = 0;
+  std::uint64_t offset = 0;  // bytes from the buffer's start
+  std::uint64_t bytes = 0;
+};
+
+using Dim3 = std::array<std::uint32_t, 3>;
+
+// A kernel that occupies `grid` x `block` for about `duration` (calibrated spinning), for a
+// recorded op no real kernel stands for. It touches no memory.
+struct StandinKernel {
+  Dim3 grid{1, 1, 1};
+  Dim3 block{1, 1, 1};
+  Nanos duration = 0;
+};
+
+enum class MathMode : std::uint8_t { kDefault, kTF32 };
+
+// C = op(A) op(B) [+ C], column-major as cuBLASLt takes it, `batch` independent products.
+struct GemmCall {
+  std::int64_t m = 0, n = 0, k = 0, batch = 1;
+  bool transpose_a = false, transpose_b = false;
+  DType dtype = DType::kF32;  // of A, B and C; accumulation in fp32
+  MathMode math = MathMode::kDefault;
+  Span a, b, c;
+};
+
+// One step of a fused elementwise chain: value <- op(value[, inputs[input]]). Unary ops ignore
+// `input`; kScale multiplies by `scalar`, kAddScalar adds it.
+enum class ElementwiseOp : std::uint8_t {
+  kCopy, kAdd, kSub, kMul, kDiv, kMax, kMin,
+  kRelu, kGelu, kSilu, kSigmoid, kTanh, kExp, kLog, kSqrt, kRsqrt, kNeg, kAbs, kScale, kAddScalar
+};
+struct ElementwiseStep {
+  ElementwiseOp op = ElementwiseOp::kCopy;
+  int input = -1;  // binary ops: index into ElementwiseChain::inputs; -1 for unary ops
+  float scalar = 0;
+};
+// value <- inputs[0], then each step in order, over `elements` elements of `dtype` (arithmetic in
+// fp32). The final value is written to outputs.back(); with store_intermediates, step i's value is
+// also written to outputs[i] (outputs.size() == steps.size()), as the unfused kernels did.
+struct ElementwiseChain {
+  std::vector<ElementwiseStep> steps;
+  std::vector<Span> inputs;
+  std::vector<Span> outputs;
+  std::int64_t elements = 0;
+  DType dtype = DType::kF32;
+  bool store_intermediates = false;
+};
+
+struct CastCall {
+  DType from = DType::kF32, to = DType::kBF16;
+  std::int64_t elements = 0;
+  Span src, dst;
+};
+
+// Gradient compression kernels (docs/compression.md's methods): `param` is the method's
+// parameter (top-k / random-k density, PowerSGD rank); `dst` receives the wire payload and
+// `residual` (error feedback, may be empty) is read and updated.
+enum class CompressMethod : std::uint8_t { kTopK, kRandomK, kSignPack, kPowerSgd, kCastF16, kCastBF16 };
+struct CompressCall {
+  CompressMethod method = CompressMethod::kTopK;
+  bool decompress = false;
+  double param = 0;
+  std::int64_t elements = 0;  // of the fp32 gradient
+  std::int64_t rows = 0;      // PowerSGD: the gradient as a rows x (elements / rows) matrix
+  Span src, dst, residual;
+  std::uint64_t seed = 0;     // random-k: the index draw
+};
+
+enum class CopyKind : std::uint8_t { kHostToDevice, kDeviceToHost, kDeviceToDevice };
+struct CopyCall {
+  CopyKind kind = CopyKind::kDeviceToDevice;
+  std::uint64_t bytes = 0;
+  Span src, dst;  // the host side of a host copy is the device's pinned staging memory
+};
+
+struct MemsetCall {
+  Span dst;
+  std::uint8_t value = 0;
+};
+
+// A collective of the recorded size. With NCCL and one GPU per rank it is the NCCL call; on a
+// single GPU (several recorded ranks, or one) it runs as a stand-in of `standin_duration`.
+struct CollectiveCall {
+  std::string op;  // "all_reduce", "all_gather", "reduce_scatter", "broadcast", "all_to_all", "send", "recv"
+  std::uint64_t bytes = 0;
+  DType dtype = DType::kF32;
+  Span buffer;
+  int peer = -1;  // send/recv
+  Nanos standin_duration = 0;
+};
+
+using Launch = std::variant<StandinKernel, GemmCall, ElementwiseChain, CastCall, CompressCall, CopyCall, MemsetCall,
+                            CollectiveCall>;
+
+class Device {
+ public:
+  virtual ~Device() = default;
+  virtual std::string name() const = 0;  // "NVIDIA H100 80GB HBM3", "fake"
+
+  virtual StreamHandle create_stream() = 0;
+  virtual EventHandle create_event() = 0;
+  // Throws std::runtime_error (the CUDA error text) when the device has no room.
+  virtual BufferHandle allocate(std::uint64_t bytes) = 0;
+  virtual void free(BufferHandle buffer) = 0;
+
+  // Enqueues `launch` on `stream`; returns at once, as a CUDA launch does (or after blocking on a
+  // full launch queue, which is part of what the executor reproduces).
+  virtual void launch(StreamHandle stream, const Launch& launch) = 0;
+  virtual void record(EventHandle event, StreamHandle stream) = 0;
+  virtual void wait(StreamHandle stream, EventHandle event) = 0;  // cudaStreamWaitEvent
+  virtual void synchronize(EventHandle event) = 0;                // the host blocks until it completes
+  virtual void synchronize() = 0;                                 // the whole device
+
+  // GPU time between two completed events (cudaEventElapsedTime), ns.
+  virtual Nanos elapsed(EventHandle from, EventHandle to) = 0;
+  // The host clock (steady), ns; and a host busy-wait of `duration` that stands for a CPU op's own
+  // cost (the executor calls it so that launch pacing is the recorded one).
+  virtual Nanos host_now() = 0;
+  virtual void host_spin(Nanos duration) = 0;
+};
+
+}  // namespace dpro::executor
