@@ -696,3 +696,14 @@ TEST_CASE("replay --profiler-cost takes the given cost out of a torch.profiler t
   const Run text = run("replay " + trace + " --profiler-cost runtime=1us");
   CHECK_THAT(text.out, Catch::Contains("profiler's own cost taken out of the CPU side (given, 1 of 1 ranks): runtime "));
 }
+
+TEST_CASE("replay -q prints nothing but errors and still writes its JSON report") {
+  const std::string dir = test::fresh_dir("cli_quiet");
+  const Run r = run("replay -q --json " + dir + "/r.json " + test::dlrm_dir());
+  CHECK(r.code == 0);
+  CHECK(r.out.empty());
+  CHECK(std::filesystem::file_size(dir + "/r.json") > 1000);
+  const Run bad = run("replay -q " + dir + "/missing.json");
+  CHECK(bad.code == 2);
+  CHECK(lines(bad.out) == 1);
+}

@@ -89,7 +89,8 @@ class OptimizeCommand final : public Command {
     sub->add_flag("--allow-partial", allow_partial_,
                   "accept a multi-rank set that lacks some ranks (their collectives keep measured durations)");
     sub->add_flag("--force", force_, "overwrite existing output files");
-    sub->add_flag("-q,--quiet", quiet_, "print only errors on stderr");
+    sub->add_flag("-q,--quiet", quiet_, "print nothing but errors: no text result, no progress (--json and --plan-out files\n"
+                                     "are still written)");
     sub->add_flag("-v,--verbose", verbose_, "print progress details on stderr");
     whatifs_.add_to(*sub, WhatIfFlags::Flags::kConditions);
     command_ = sub;
@@ -152,7 +153,7 @@ class OptimizeCommand final : public Command {
     plan.strategies = space.strategies;
 
     const bool stdout_json = json_path_ == "-";
-    if (!stdout_json) std::cout << render_text(space, result, plan, threads);
+    if (!stdout_json && !quiet_) std::cout << render_text(space, result, plan, threads);
     flush_stdout();
     if (!json_path_.empty())
       write_output(json_path_, [&](std::ostream& out) { out << dump_output_json(to_json(space, result, plan), 2) << "\n"; },

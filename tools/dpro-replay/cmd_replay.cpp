@@ -53,7 +53,8 @@ class ReplayCommand final : public Command {
     sub->add_flag("--allow-partial", allow_partial_,
                   "accept a multi-rank set that lacks some ranks (their collectives keep measured durations)");
     sub->add_flag("--force", force_, "overwrite existing output files");
-    sub->add_flag("-q,--quiet", quiet_, "print only errors on stderr");
+    sub->add_flag("-q,--quiet", quiet_, "print nothing but errors: no text report, no warnings (--json and --timeline files\n"
+                                     "are still written)");
     sub->add_flag("-v,--verbose", verbose_, "print progress and graph details on stderr");
     sub->add_flag("--debug", debug_, "also print every inferred dependency that the measured times contradict");
     CLI::Option* keep = sub->add_flag(
@@ -116,7 +117,7 @@ class ReplayCommand final : public Command {
     }
 
     const bool stdout_is_json = json_path_ == "-" || timeline_path_ == "-";
-    if (!stdout_is_json) {
+    if (!stdout_is_json && !quiet_) {
       std::cout << replayer::render_text(baseline.report);
       if (whatif) std::cout << "\n" << render_comparison(baseline.report, whatif->report);
     }
