@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 
 #include "core/byte_source.h"
 #include "core/error.h"
@@ -79,6 +80,8 @@ ReportSummary summarize_report(const json& report, const std::string& file) {
   if (!iterations.is_array()) throw InputError(file, where, "not an array");
   if (iterations.empty())
     throw InputError(file, where, "empty: the replay found no iteration to report, so there is nothing to compare");
+  bool complete_everywhere = true;
+  std::map<std::pair<std::string, std::string>, std::size_t> listed_in;  // iterations that list the op
   for (std::size_t i = 0; i < iterations.size(); ++i) {
     const std::string at = fmt::format("{}[{}].job", where, i);
     const json& job = member(iterations[i], "job", file, fmt::format("{}[{}]", where, i));
@@ -87,15 +90,22 @@ ReportSummary summarize_report(const json& report, const std::string& file) {
     add_critical_path(path, file, at + ".critical_path", s.critical_path_ns);
     const json& ops = member(job, "top_ops", file, at);
     if (!ops.is_array()) throw InputError(file, at + ".top_ops", "not an array");
+    const auto complete = job.find("top_ops_complete");
+    if (complete == job.end() || !complete->is_boolean() || !complete->get<bool>()) complete_everywhere = false;
+    std::set<std::pair<std::string, std::string>> seen;  // an op listed once per rank
     for (std::size_t k = 0; k < ops.size(); ++k) {
       const std::string op_at = fmt::format("{}.top_ops[{}]", at, k);
-      s.op_ns[{text(ops[k], "category", file, op_at), text(ops[k], "name", file, op_at)}] +=
-          static_cast<double>(nanos(ops[k], "time_ns", file, op_at));
+      const auto key = std::make_pair(text(ops[k], "category", file, op_at), text(ops[k], "name", file, op_at));
+      s.op_ns[key] += static_cast<double>(nanos(ops[k], "time_ns", file, op_at));
+      if (seen.insert(key).second) ++listed_in[key];
     }
   }
   const double n = static_cast<double>(s.job_ns.size());
   for (double& v : s.critical_path_ns) v /= n;
   for (auto& [key, v] : s.op_ns) v /= n;
+  s.ops_complete = complete_everywhere;
+  if (!s.ops_complete)
+    std::erase_if(s.op_ns, [&](const auto& op) { return listed_in[op.first] != s.job_ns.size(); });
   std::vector<Nanos> sorted = s.job_ns;
   std::sort(sorted.begin(), sorted.end());
   const std::size_t m = sorted.size() / 2;
@@ -128,14 +138,20 @@ Comparison compare_reports(ReportSummary base, ReportSummary next, std::optional
                                       : 0.0;
   for (int k = 0; k < kCategoryCount; ++k)
     c.critical_path_change_ns[k] = c.next.critical_path_ns[k] - c.base.critical_path_ns[k];
+  // An op one report does not list took 0 there when that report lists every op; else unknown.
   std::map<std::pair<std::string, std::string>, OpChange> ops;
-  for (const auto& [key, ns] : c.base.op_ns) ops[key] = OpChange{key.first, key.second, ns, std::nullopt};
-  for (const auto& [key, ns] : c.next.op_ns)
-    ops.try_emplace(key, OpChange{key.first, key.second, std::nullopt, std::nullopt}).first->second.new_ns = ns;
+  for (const auto& [key, ns] : c.base.op_ns)
+    ops[key] = OpChange{key.first, key.second, ns, c.next.ops_complete ? std::optional<double>(0.0) : std::nullopt};
+  for (const auto& [key, ns] : c.next.op_ns) {
+    auto [it, added] = ops.try_emplace(
+        key, OpChange{key.first, key.second, c.base.ops_complete ? std::optional<double>(0.0) : std::nullopt, 0.0});
+    it->second.new_ns = ns;
+  }
   for (auto& [key, op] : ops)
-    if (op.delta() != 0) c.ops.push_back(std::move(op));
+    if (op.delta() != 0.0) c.ops.push_back(std::move(op));  // an unknown delta is kept, after the known ones
+  auto magnitude = [](const OpChange& op) { return op.delta() ? std::abs(*op.delta()) : -1.0; };
   std::stable_sort(c.ops.begin(), c.ops.end(),
-                   [](const OpChange& a, const OpChange& b) { return std::abs(a.delta()) > std::abs(b.delta()); });
+                   [&](const OpChange& a, const OpChange& b) { return magnitude(a) > magnitude(b); });
   if (c.ops.size() > top) c.ops.resize(top);
   return c;
 }
@@ -156,13 +172,16 @@ std::string render_text(const Comparison& c) {
                        signed_duration(c.critical_path_change_ns[k]));
   }
   if (!c.ops.empty()) {
-    out += "ops on the critical path that changed most (mean per iteration; '-': not among that report's top "
-           "ops, replay with a larger --top to list more):\n";
+    const bool unknown = std::any_of(c.ops.begin(), c.ops.end(), [](const OpChange& op) { return !op.delta(); });
+    out += unknown ? "ops on the critical path that changed most (mean per iteration; '?': an older report that "
+                     "lists only its top ops does not say; replay it again to compare every op):\n"
+                   : "ops on the critical path that changed most (mean per iteration):\n";
     auto time = [](const std::optional<double>& ns) {
-      return ns ? format_duration(static_cast<Nanos>(std::llround(*ns))) : std::string("-");
+      return ns ? format_duration(static_cast<Nanos>(std::llround(*ns))) : std::string("?");
     };
     for (const OpChange& op : c.ops) {
-      out += fmt::format("  {:>12}  {:<13}  {:>12} -> {:<12}  {}\n", signed_duration(op.delta()), op.category,
+      out += fmt::format("  {:>12}  {:<13}  {:>12} -> {:<12}  {}\n", op.delta() ? signed_duration(*op.delta()) : "?",
+                         op.category,
                          time(op.base_ns), time(op.new_ns), op.name.substr(0, 90));
     }
   }
@@ -191,7 +210,8 @@ nlohmann::json to_json(const Comparison& c) {
   for (const OpChange& op : c.ops)
     ops.push_back({{"category", op.category}, {"name", op.name},
                    {"base_ns", op.base_ns ? json(std::llround(*op.base_ns)) : json(nullptr)},
-                   {"new_ns", op.new_ns ? json(std::llround(*op.new_ns)) : json(nullptr)}});
+                   {"new_ns", op.new_ns ? json(std::llround(*op.new_ns)) : json(nullptr)},
+                   {"delta_ns", op.delta() ? json(std::llround(*op.delta())) : json(nullptr)}});
   json change = json::object();
   for (int k = 0; k < kCategoryCount; ++k)
     change[std::string(to_string(static_cast<Category>(k))) + "_ns"] = std::llround(c.critical_path_change_ns[k]);

@@ -24,9 +24,12 @@ struct ReportSummary {
   std::vector<Nanos> job_ns;    // job time per iteration (measured, or the what-if's prediction)
   Nanos median_job_ns = 0;
   double critical_path_ns[kCategoryCount] = {};  // mean per iteration
-  // Mean time per iteration on the critical path of each op listed in the report's top ops,
-  // by (category, name); an iteration that does not list an op counts 0 for it.
+  // Mean time per iteration on the critical path of each op, by (category, name). A report of this
+  // dpro lists every op of the path ("top_ops_complete"), so an op it does not list took 0 there.
+  // An older report lists only its top few per iteration: an op listed in only some of its
+  // iterations has no known mean and is left out; one it never lists is unknown too.
   std::map<std::pair<std::string, std::string>, double> op_ns;
+  bool ops_complete = false;
 };
 
 // Reads a report; throws InputError naming `file` and the offending key if it is not one.
@@ -35,19 +38,23 @@ ReportSummary read_report_summary(const std::string& file);
 // The same from the report's bytes (`file` names it in errors): invalid JSON is an InputError too.
 ReportSummary parse_report_summary(const std::string& bytes, const std::string& file);
 
-// An op's mean time per iteration on the critical path in each report; nullopt where the
-// report does not list it among its top ops (its time there is below the listed ones).
+// An op's mean time per iteration on the critical path in each report; nullopt where that report
+// does not say (an older report that lists only its top ops). Never counted as 0 unless it is.
 struct OpChange {
   std::string category, name;
   std::optional<double> base_ns, new_ns;
-  double delta() const { return new_ns.value_or(0) - base_ns.value_or(0); }
+  std::optional<double> delta() const {
+    if (!base_ns || !new_ns) return std::nullopt;
+    return *new_ns - *base_ns;
+  }
 };
 
 struct Comparison {
   ReportSummary base, next;
   double change = 0;  // (new - base) / base of the median job time
   double critical_path_change_ns[kCategoryCount] = {};
-  std::vector<OpChange> ops;  // largest |delta()| first
+  // Ops whose time changed, largest |delta()| first, then ops one report does not say (unknown delta).
+  std::vector<OpChange> ops;
   std::optional<double> max_slowdown;  // fraction, if a limit was given
   bool regression() const { return max_slowdown && change > *max_slowdown; }
 };

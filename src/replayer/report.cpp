@@ -134,9 +134,8 @@ graph::NodeId op_after_untraced(const graph::Dfg& dfg, graph::NodeId work) {
   return next;
 }
 
-std::vector<PathOp> top_ops(const trace::TraceSet& traces, const graph::Dfg& dfg,
-                            const ExecutionCategories& categories, const std::vector<PathSegment>& path,
-                            std::size_t limit) {
+std::vector<PathOp> path_ops(const trace::TraceSet& traces, const graph::Dfg& dfg,
+                            const ExecutionCategories& categories, const std::vector<PathSegment>& path) {
   std::map<std::pair<std::string, int>, PathOp> by_op;
   std::map<std::pair<std::string, int>, std::set<graph::NodeId>> instances;
   for (const PathSegment& s : path) {
@@ -163,7 +162,6 @@ std::vector<PathOp> top_ops(const trace::TraceSet& traces, const graph::Dfg& dfg
     ops.push_back(std::move(op));
   }
   std::stable_sort(ops.begin(), ops.end(), [](const PathOp& a, const PathOp& b) { return a.time() > b.time(); });
-  if (ops.size() > limit) ops.resize(limit);
   return ops;
 }
 
@@ -222,6 +220,7 @@ Report make_report(const trace::TraceSet& traces, const graph::BuiltGraph& built
   report.build = built.stats;
   report.events_simulated = sim.events_processed;
   report.analysed = options.analysis;
+  report.top_ops_shown = options.top_ops;
 
   const std::vector<std::vector<graph::NodeId>> ops_of_rank = rank_ops(traces, dfg);
   const ExecutionCategories categories = options.analysis ? execution_categories(dfg) : ExecutionCategories{};
@@ -283,7 +282,7 @@ Report make_report(const trace::TraceSet& traces, const graph::BuiltGraph& built
       auto path = critical_path(dfg, sim, categories, job_last, graph::Point::kEnd, pred_begin);
       it.job_critical_path = breakdown_of(path);
       it.job_critical_path[Category::kCpuUntraced] += pred_end - sim.end[job_last];
-      it.top_path_ops = top_ops(traces, dfg, categories, path, options.top_ops);
+      it.path_ops = path_ops(traces, dfg, categories, path);
       it.unresolved = summarize_waits(std::move(waits));
     }
     report.iterations.push_back(std::move(it));
@@ -454,10 +453,11 @@ std::string render_text(const Report& report) {
     out += fmt::format("  critical path (ends on rank {}): {}\n", it.critical_rank, breakdown_line(it.job_critical_path));
     out += fmt::format("  verdict: {}\n", describe(it.verdict));
     out += unresolved_lines(it.unresolved);
-    if (!it.top_path_ops.empty())
+    if (!it.path_ops.empty() && report.top_ops_shown > 0)
       out += fmt::format("  top ops on the critical path:\n    {:>12}  {:>12}  {:<15}  {:<8} {:<6} {}\n", "own",
                          "gap before", "category", "rank", "calls", "name");
-    for (const PathOp& op : it.top_path_ops) {
+    for (std::size_t k = 0; k < std::min(it.path_ops.size(), report.top_ops_shown); ++k) {
+      const PathOp& op = it.path_ops[k];
       out += fmt::format("    {:>12}  {:>12}  {:<15}  rank {:<3} x{:<5} {}\n", format_duration(op.own),
                          format_duration(op.gap_before), to_string(op.category), op.rank, op.calls,
                          op.name.substr(0, 90));
@@ -501,7 +501,7 @@ nlohmann::json to_json(const Report& report) {
                        {"verdict", verdict_json(r.verdict)}});
     }
     json ops = json::array();
-    for (const PathOp& op : it.top_path_ops) {
+    for (const PathOp& op : it.path_ops) {
       // time_ns (own + gap) and count (= calls) keep the keys older readers use.
       ops.push_back({{"name", op.name}, {"category", to_string(op.category)}, {"rank", op.rank},
                      {"time_ns", op.time()}, {"own_ns", op.own}, {"gap_before_ns", op.gap_before},
@@ -521,6 +521,7 @@ nlohmann::json to_json(const Report& report) {
                             {"critical_rank", it.critical_rank},
                             {"critical_path", breakdown_json(it.job_critical_path)},
                             {"top_ops", ops},
+                            {"top_ops_complete", true},
                             {"verdict", verdict_json(it.verdict)},
                             {"unresolved_waits",
                              {{"threshold_ns", kUnresolvedWaitThreshold},

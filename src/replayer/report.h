@@ -71,7 +71,9 @@ struct IterationReport {
   Nanos job_predicted_ns = 0;
   int critical_rank = 0;  // rank whose step ends last in the replay
   Breakdown job_critical_path;  // every rank's ops in their own category (no peer_wait)
-  std::vector<PathOp> top_path_ops;
+  // Every op on the critical path, most time first (the text report lists Report::top_ops_shown of
+  // them; the JSON report all, so that `compare` sees every op of both reports).
+  std::vector<PathOp> path_ops;
   UnresolvedWaits unresolved;
   Verdict verdict;  // the critical rank's: what held up the step that ended last
   double job_error() const;
@@ -93,11 +95,12 @@ struct Report {
   // or kept; none when the traces carry no cost and none was given.
   std::optional<graph::ProfilerCostRemoval> profiler_cost;
   bool analysed = true;  // ReportOptions::analysis: false when only the times were computed
+  std::size_t top_ops_shown = 10;  // ReportOptions::top_ops: the path ops the text report lists
 };
 
 struct ReportOptions {
   std::optional<std::int64_t> iteration;  // only this ProfilerStep number
-  std::size_t top_ops = 10;
+  std::size_t top_ops = 10;  // of the critical path's ops, how many the text report lists
   // false: the times only (measured and predicted per rank and job); no critical path, breakdown,
   // verdict, waits or top ops (they stay empty). A search that scores many plans needs no more.
   bool analysis = true;

@@ -5,6 +5,7 @@
 #include <array>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <set>
 #include <sstream>
 #include <sys/wait.h>
@@ -105,6 +106,28 @@ TEST_CASE("dpro-replay compare is a CI check: exit 1 on a slowdown beyond --max-
   REQUIRE(j.code == 0);
   const auto c = nlohmann::json::parse(j.out);
   CHECK(c.at("change").get<double>() > 0.005);
+  // Every per-op change is the true one: each report lists every op of its critical path, so the
+  // difference computed here from the two reports' own lists must match (issue 34: ops outside a
+  // report's top 10 used to count as 0 ns).
+  auto path_ops = [](const std::string& file, bool whatif) {
+    auto r = nlohmann::json::parse(read_whole_file(file));
+    if (whatif) r = r.at("whatif");
+    std::map<std::string, double> ns;
+    for (const auto& it : r.at("iterations")) {
+      CHECK(it.at("job").at("top_ops_complete") == true);
+      for (const auto& op : it.at("job").at("top_ops"))
+        ns[op.at("category").get<std::string>() + "|" + op.at("name").get<std::string>()] += op.at("time_ns").get<double>();
+    }
+    for (auto& [k, v] : ns) v /= static_cast<double>(r.at("iterations").size());
+    return ns;
+  };
+  const auto before = path_ops(base, false), after = path_ops(slow, true);
+  REQUIRE(c.at("ops").size() >= 3);
+  for (const auto& op : c.at("ops")) {
+    const std::string key = op.at("category").get<std::string>() + "|" + op.at("name").get<std::string>();
+    const double truth = (after.contains(key) ? after.at(key) : 0.0) - (before.contains(key) ? before.at(key) : 0.0);
+    CHECK(op.at("delta_ns").get<double>() == Approx(truth).margin(1));
+  }
   CHECK(c.at("critical_path_change_ns").at("communication_ns").get<std::int64_t>() > 1000000);
   // Bad input: a trace instead of a report, a missing file, a negative limit.
   const Run trace = run("compare " + test::dlrm_files()[0] + " " + base);

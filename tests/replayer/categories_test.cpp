@@ -138,5 +138,5 @@ TEST_CASE("Verdict on the H100 GPT-2 capture: host work holds its path, its firs
   REQUIRE(step10 != report.iterations.end());
   CHECK(replayer::headline(step10->verdict) == "CPU-bound");
   // True call counts: no op is listed with more calls than the step has nodes.
-  for (const auto& op : step10->top_path_ops) CHECK(op.calls <= report.nodes);
+  for (const auto& op : step10->path_ops) CHECK(op.calls <= report.nodes);
 }

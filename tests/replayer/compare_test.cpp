@@ -21,8 +21,9 @@ json critical_path(Nanos compute_ns) {
 }
 
 // A report with one iteration per job time; each lists cudaLaunchKernel and, when `mm_ns` > 0,
-// aten::mm among its top ops.
-json report(const std::vector<Nanos>& jobs, Nanos compute_ns, Nanos mm_ns) {
+// aten::mm among its ops; `complete`: as this dpro writes them (every op of the path listed), else
+// as an older dpro did (its top ops only).
+json report(const std::vector<Nanos>& jobs, Nanos compute_ns, Nanos mm_ns, bool complete = true) {
   json iterations = json::array();
   for (std::size_t i = 0; i < jobs.size(); ++i) {
     json ops = json::array({{{"name", "cudaLaunchKernel"}, {"category", "launch"}, {"rank", 0}, {"time_ns", 1000}, {"count", 3}}});
@@ -33,6 +34,7 @@ json report(const std::vector<Nanos>& jobs, Nanos compute_ns, Nanos mm_ns) {
                             {"predicted_ns", jobs[i] + 5},
                             {"critical_path", critical_path(compute_ns)},
                             {"top_ops", ops}}}});
+    if (complete) iterations.back()["job"]["top_ops_complete"] = true;
   }
   return {{"iterations", iterations}, {"graph", json::object()}};
 }
@@ -91,13 +93,38 @@ TEST_CASE("compare flags a slowdown beyond the limit and names the ops that chan
   CHECK(c.critical_path_change_ns[static_cast<int>(replayer::Category::kCompute)] == 50);
   REQUIRE(c.ops.size() == 1);  // cudaLaunchKernel did not change
   CHECK(c.ops[0].name == "aten::mm");
-  CHECK_FALSE(c.ops[0].base_ns);  // not listed in the base report
+  CHECK(*c.ops[0].base_ns == 0);  // not on the base's path: the base lists every op
   CHECK(*c.ops[0].new_ns == 50);
+  CHECK(*c.ops[0].delta() == 50);
   CHECK_FALSE(replayer::compare_reports(base, slower, 0.06, 10).regression());
   CHECK_FALSE(replayer::compare_reports(base, slower, std::nullopt, 10).regression());
   CHECK_FALSE(replayer::compare_reports(slower, base, 0.0, 10).regression());  // faster is never a regression
   CHECK_THAT(replayer::render_text(c), Catch::Contains("+5.00%") && Catch::Contains("REGRESSION"));
-  CHECK(replayer::to_json(c).at("ops").at(0).at("base_ns").is_null());
+  CHECK(replayer::to_json(c).at("ops").at(0).at("delta_ns") == 50);
+}
+
+TEST_CASE("compare never counts an op an older report leaves unlisted as 0 ns") {
+  // An older report lists only its top ops: aten::mm absent there may have taken any time below them.
+  const auto old_base = replayer::summarize_report(report({1000, 1000}, 100, 0, false), "old.json");
+  CHECK_FALSE(old_base.ops_complete);
+  const auto slower = replayer::summarize_report(report({1050, 1050}, 150, 50), "new.json");
+  const auto c = replayer::compare_reports(old_base, slower, 0.03, 10);
+  REQUIRE(c.ops.size() == 1);
+  CHECK_FALSE(c.ops[0].base_ns);
+  CHECK_FALSE(c.ops[0].delta());
+  CHECK(replayer::to_json(c).at("ops").at(0).at("delta_ns").is_null());
+  CHECK_THAT(replayer::render_text(c), Catch::Contains("?") && Catch::Contains("older report"));
+  // An op an older report lists in only some iterations has no known mean: left out, not averaged with 0s.
+  json partial = report({1000, 1000}, 100, 40, false);
+  partial["iterations"][1]["job"]["top_ops"].erase(1);
+  const auto s = replayer::summarize_report(partial, "old.json");
+  CHECK_FALSE(s.op_ns.contains({"compute", "aten::mm"}));
+  CHECK(s.op_ns.at({"launch", "cudaLaunchKernel"}) == 1000);
+  // Known changes come before unknown ones.
+  const auto both = replayer::compare_reports(replayer::summarize_report(report({1000}, 100, 0, false), "old.json"),
+                                              replayer::summarize_report(report({1000}, 100, 30), "new.json"), 0.03, 10);
+  REQUIRE(both.ops.size() == 1);
+  CHECK_FALSE(both.ops[0].delta());
 }
 
 TEST_CASE("A file that is not a replay report is refused naming the key") {

@@ -69,7 +69,7 @@ TEST_CASE("The critical path covers each rank's whole predicted step, once") {
   }
   const auto& job = r.report.iterations[0];
   CHECK(job.job_critical_path.total() == job.job_predicted_ns);
-  CHECK_FALSE(job.top_path_ops.empty());
+  CHECK_FALSE(job.path_ops.empty());
   // A capture whose kernels may start up to 2 us before their launch call returns (kept as
   // rounding-sized negative delays): the path steps forward in time there, and its segments
   // must not count that time twice (they did: 80-297 us too much per step of this trace).

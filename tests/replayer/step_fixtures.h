@@ -44,7 +44,7 @@ inline replayer::Replay replay_step(const std::string& name, int begin, int end,
 }
 
 inline const replayer::PathOp* find_op(const replayer::IterationReport& it, const std::string& name) {
-  for (const replayer::PathOp& op : it.top_path_ops)
+  for (const replayer::PathOp& op : it.path_ops)
     if (op.name == name) return &op;
   return nullptr;
 }

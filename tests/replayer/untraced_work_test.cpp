@@ -136,11 +136,11 @@ TEST_CASE("Untraced work: the critical path charges it to cpu_untraced and the t
   CHECK(launch->gap_before == 150 * kUs);
   CHECK(launch->calls == 1);
   CHECK_FALSE(test::find_op(it, ""));  // untraced work is no op of the table
-  REQUIRE(it.top_path_ops.size() == old.top_path_ops.size());
-  for (std::size_t i = 0; i < it.top_path_ops.size(); ++i) {
-    CHECK(it.top_path_ops[i].name == old.top_path_ops[i].name);
-    CHECK(it.top_path_ops[i].own == old.top_path_ops[i].own);
-    CHECK(it.top_path_ops[i].gap_before == old.top_path_ops[i].gap_before);
+  REQUIRE(it.path_ops.size() == old.path_ops.size());
+  for (std::size_t i = 0; i < it.path_ops.size(); ++i) {
+    CHECK(it.path_ops[i].name == old.path_ops[i].name);
+    CHECK(it.path_ops[i].own == old.path_ops[i].own);
+    CHECK(it.path_ops[i].gap_before == old.path_ops[i].gap_before);
   }
 }
 
