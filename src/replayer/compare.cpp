@@ -1,6 +1,7 @@
 #include "replayer/compare.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -106,6 +107,17 @@ ReportSummary summarize_report(const json& report, const std::string& file) {
   s.ops_complete = complete_everywhere;
   if (!s.ops_complete)
     std::erase_if(s.op_ns, [&](const auto& op) { return listed_in[op.first] != s.job_ns.size(); });
+  if (const auto p = report.find("provenance"); p != report.end() && p->is_object()) {
+    std::vector<std::string> gpus;
+    const json& list = member(*p, "gpus", file, "provenance");
+    if (!list.is_array()) throw InputError(file, "provenance.gpus", "not an array");
+    for (std::size_t k = 0; k < list.size(); ++k) {
+      if (!list[k].is_string()) throw InputError(file, fmt::format("provenance.gpus[{}]", k), "not a string");
+      gpus.push_back(list[k].get<std::string>());
+    }
+    s.gpus = std::move(gpus);
+    if (const auto w = p->find("world_size"); w != p->end() && w->is_number_integer()) s.world_size = w->get<int>();
+  }
   std::vector<Nanos> sorted = s.job_ns;
   std::sort(sorted.begin(), sorted.end());
   const std::size_t m = sorted.size() / 2;
@@ -138,6 +150,18 @@ Comparison compare_reports(ReportSummary base, ReportSummary next, std::optional
                                       : 0.0;
   for (int k = 0; k < kCategoryCount; ++k)
     c.critical_path_change_ns[k] = c.next.critical_path_ns[k] - c.base.critical_path_ns[k];
+  if (c.base.gpus && c.next.gpus) {
+    const std::vector<std::string>& a = *c.base.gpus;
+    const std::vector<std::string>& b = *c.next.gpus;
+    if (a.size() != b.size()) c.job_differences.push_back(fmt::format("ranks: {} -> {}", a.size(), b.size()));
+    if (c.base.world_size != c.next.world_size && c.base.world_size && c.next.world_size)
+      c.job_differences.push_back(fmt::format("world size: {} -> {}", *c.base.world_size, *c.next.world_size));
+    std::set<std::string> ga(a.begin(), a.end()), gb(b.begin(), b.end());
+    ga.erase(""), gb.erase("");
+    if (!ga.empty() && !gb.empty() && ga != gb)
+      c.job_differences.push_back(fmt::format("GPUs: {} -> {}", fmt::join(ga, ", "), fmt::join(gb, ", ")));
+    c.same_job = c.job_differences.empty();
+  }
   // An op one report does not list took 0 there when that report lists every op; else unknown.
   std::map<std::pair<std::string, std::string>, OpChange> ops;
   for (const auto& [key, ns] : c.base.op_ns)
@@ -162,6 +186,9 @@ std::string render_text(const Comparison& c) {
                        s.whatif ? "the what-if's prediction" : "measured");
   };
   std::string out = fmt::format("base: {}\nnew:  {}\n", source(c.base), source(c.next));
+  if (!c.job_differences.empty())
+    out += fmt::format("note: the two reports describe different recorded jobs ({}): the change is not that of one "
+                       "job\n", fmt::join(c.job_differences, "; "));
   out += fmt::format("job time, median over iterations: {} -> {} ({:+.2f}%)\n", format_duration(c.base.median_job_ns),
                      format_duration(c.next.median_job_ns), 100.0 * c.change);
   out += "critical path per iteration (mean):\n";
@@ -216,6 +243,7 @@ nlohmann::json to_json(const Comparison& c) {
   for (int k = 0; k < kCategoryCount; ++k)
     change[std::string(to_string(static_cast<Category>(k))) + "_ns"] = std::llround(c.critical_path_change_ns[k]);
   json j = {{"base", summary(c.base)}, {"new", summary(c.next)}, {"change", c.change},
+            {"same_job", c.same_job ? json(*c.same_job) : json(nullptr)}, {"job_differences", c.job_differences},
             {"critical_path_change_ns", change}, {"ops", ops}};
   if (c.max_slowdown) {
     j["max_slowdown"] = *c.max_slowdown;

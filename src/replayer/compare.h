@@ -30,6 +30,10 @@ struct ReportSummary {
   // iterations has no known mean and is left out; one it never lists is unknown too.
   std::map<std::pair<std::string, std::string>, double> op_ns;
   bool ops_complete = false;
+  // The recorded job (the report's top-level "provenance"; a what-if's section describes the same
+  // recording): GPU per rank and world size. Absent in reports of older versions.
+  std::optional<std::vector<std::string>> gpus;
+  std::optional<int> world_size;
 };
 
 // Reads a report; throws InputError naming `file` and the offending key if it is not one.
@@ -55,6 +59,10 @@ struct Comparison {
   double critical_path_change_ns[kCategoryCount] = {};
   // Ops whose time changed, largest |delta()| first, then ops one report does not say (unknown delta).
   std::vector<OpChange> ops;
+  // How the two recorded jobs differ ("ranks: 8 -> 16", "GPUs: ..."); empty when they match or a
+  // report does not say (same_job then nullopt).
+  std::vector<std::string> job_differences;
+  std::optional<bool> same_job;
   std::optional<double> max_slowdown;  // fraction, if a limit was given
   bool regression() const { return max_slowdown && change > *max_slowdown; }
 };

@@ -209,7 +209,12 @@ Report make_report(const trace::TraceSet& traces, const graph::BuiltGraph& built
   const graph::Dfg& dfg = built.dfg;
   Report report;
   report.ranks = traces.ranks.size();
-  for (const trace::TraceRank& r : traces.ranks) report.events += r.events.size();
+  for (const trace::TraceRank& r : traces.ranks) {
+    report.events += r.events.size();
+    report.provenance.inputs.push_back(r.file);
+    report.provenance.gpus.push_back(r.devices.empty() ? std::string() : r.devices.front().name);
+    if (r.world_size) report.provenance.world_size = r.world_size;
+  }
   for (const graph::Node& n : dfg.nodes()) {
     if (n.kind != graph::NodeKind::kUntraced) continue;
     ++report.untraced_nodes;
@@ -532,7 +537,10 @@ nlohmann::json to_json(const Report& report) {
   const graph::BuildStats& s = report.build;
   json edges = json::object();
   for (int k = 0; k < graph::kEdgeKindCount; ++k) edges[graph::to_string(static_cast<graph::EdgeKind>(k))] = s.edges_by_kind[k];
-  json j = {{"iterations", iterations},
+  const Provenance& p = report.provenance;
+  json j = {{"provenance",
+             {{"inputs", p.inputs}, {"gpus", p.gpus}, {"world_size", p.world_size ? json(*p.world_size) : json(nullptr)}}},
+          {"iterations", iterations},
           {"graph",
            {{"ranks", report.ranks},
             {"events", report.events},

@@ -79,7 +79,17 @@ struct IterationReport {
   double job_error() const;
 };
 
+// What job a report describes, so that two reports can be checked to be of the same job: the
+// trace file of each rank, its GPU's name ("" when the trace does not say) and the world size the
+// traces give.
+struct Provenance {
+  std::vector<std::string> inputs;
+  std::vector<std::string> gpus;
+  std::optional<int> world_size;
+};
+
 struct Report {
+  Provenance provenance;
   std::size_t ranks = 0;
   std::size_t events = 0;
   std::size_t nodes = 0;           // ops and barriers, not untraced work

@@ -106,6 +106,7 @@ TEST_CASE("dpro-replay compare is a CI check: exit 1 on a slowdown beyond --max-
   REQUIRE(j.code == 0);
   const auto c = nlohmann::json::parse(j.out);
   CHECK(c.at("change").get<double>() > 0.005);
+  CHECK(c.at("same_job") == true);
   // Every per-op change is the true one: each report lists every op of its critical path, so the
   // difference computed here from the two reports' own lists must match (issue 34: ops outside a
   // report's top 10 used to count as 0 ns).

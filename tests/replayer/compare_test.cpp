@@ -182,3 +182,30 @@ TEST_CASE("A report holding a number beyond a double's range is an InputError na
     CHECK(std::string(e.what()).find("not valid JSON") != std::string::npos);
   }
 }
+
+TEST_CASE("compare says when two reports describe different recorded jobs") {
+  json base = report({1000}, 100, 0);
+  base["provenance"] = {{"inputs", {"a.json", "b.json"}}, {"gpus", {"Tesla V100-SXM2-32GB", "Tesla V100-SXM2-32GB"}}, {"world_size", 2}};
+  json same = base;
+  same["provenance"]["inputs"] = {"new/a.json", "new/b.json"};  // a new recording of the same job
+  auto c = replayer::compare_reports(replayer::summarize_report(base, "base.json"), replayer::summarize_report(same, "new.json"), 0.03, 10);
+  REQUIRE(c.same_job);
+  CHECK(*c.same_job);
+  json other = base;
+  other["provenance"] = {{"inputs", {"a.json"}}, {"gpus", {"NVIDIA H100 80GB HBM3"}}, {"world_size", 1}};
+  c = replayer::compare_reports(replayer::summarize_report(base, "base.json"), replayer::summarize_report(other, "new.json"), 0.03, 10);
+  REQUIRE(c.same_job);
+  CHECK_FALSE(*c.same_job);
+  CHECK(c.job_differences.size() == 3);
+  CHECK_THAT(replayer::render_text(c), Catch::Contains("different recorded jobs") && Catch::Contains("ranks: 2 -> 1") &&
+                                           Catch::Contains("NVIDIA H100 80GB HBM3"));
+  CHECK(replayer::to_json(c).at("same_job") == false);
+  // A report of an older version says nothing: unknown, not "same".
+  c = replayer::compare_reports(replayer::summarize_report(report({1000}, 100, 0), "old.json"),
+                                replayer::summarize_report(other, "new.json"), 0.03, 10);
+  CHECK_FALSE(c.same_job);
+  CHECK(replayer::to_json(c).at("same_job").is_null());
+  json bad = base;
+  bad["provenance"]["gpus"] = "V100";
+  CHECK_THAT(summary_error(bad), Catch::Contains("provenance.gpus: not an array"));
+}

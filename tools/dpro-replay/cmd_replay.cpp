@@ -124,6 +124,7 @@ class ReplayCommand final : public Command {
     flush_stdout();  // a text report that went nowhere is an error, not exit 0
     if (!json_path_.empty()) {
       nlohmann::json j = replayer::to_json(baseline.report);
+      j["provenance"]["dpro_version"] = DPRO_VERSION;
       if (whatif) {
         j["whatif"] = replayer::to_json(whatif->report);
         for (const whatif::Change& change : whatif->changes) j["whatif"]["changes"][key(change)] = details(change);
