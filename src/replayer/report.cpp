@@ -1,4 +1,5 @@
 #include "replayer/report.h"
+#include "replayer/step_stats.h"
 
 #include <fmt/format.h>
 
@@ -226,6 +227,7 @@ Report make_report(const trace::TraceSet& traces, const graph::BuiltGraph& built
   report.events_simulated = sim.events_processed;
   report.analysed = options.analysis;
   report.top_ops_shown = options.top_ops;
+  report.per_step_shown = options.per_step;
 
   const std::vector<std::vector<graph::NodeId>> ops_of_rank = rank_ops(traces, dfg);
   const ExecutionCategories categories = options.analysis ? execution_categories(dfg) : ExecutionCategories{};
@@ -351,19 +353,6 @@ namespace {
 
 using nlohmann::json;
 
-std::string percent(Nanos part, Nanos whole) {
-  return whole > 0 ? fmt::format("{:.1f}%", 100.0 * static_cast<double>(part) / static_cast<double>(whole)) : "-";
-}
-
-std::string breakdown_line(const Breakdown& b) {
-  const Nanos total = b.total();
-  std::string line;
-  for (int c = 0; c < kCategoryCount; ++c) {  // categories with no time left out, to keep one line
-    if (b.by_category[c] != 0) line += fmt::format("{} {}  ", to_string(static_cast<Category>(c)), percent(b.by_category[c], total));
-  }
-  return line;
-}
-
 std::string unresolved_lines(const UnresolvedWaits& w) {
   if (w.count == 0) return "  unresolved waits: none\n";
   std::string out = fmt::format("  unresolved waits: {} GPU ops started more than {} after their launch, {} in all:",
@@ -437,6 +426,19 @@ nlohmann::json profiler_cost_json(const graph::ProfilerCostRemoval& p) {
 
 }  // namespace
 
+std::string percent(Nanos part, Nanos whole) {
+  return whole > 0 ? fmt::format("{:.1f}%", 100.0 * static_cast<double>(part) / static_cast<double>(whole)) : "-";
+}
+
+std::string breakdown_line(const Breakdown& b) {
+  const Nanos total = b.total();
+  std::string line;
+  for (int c = 0; c < kCategoryCount; ++c) {  // categories with no time left out, to keep one line
+    if (b.by_category[c] != 0) line += fmt::format("{} {}  ", to_string(static_cast<Category>(c)), percent(b.by_category[c], total));
+  }
+  return line;
+}
+
 std::string render_text(const Report& report) {
   const std::string untraced =
       report.untraced_nodes == 0 ? "" : fmt::format(" and {} stretches of untraced CPU work", report.untraced_nodes);
@@ -447,7 +449,13 @@ std::string render_text(const Report& report) {
       report.build.collectives_unmatched, report.build.blocking_calls);
   if (report.profiler_cost) out += profiler_cost_line(*report.profiler_cost);
   if (report.iterations.empty()) out += "nothing to compare: no replayed op lies in a ProfilerStep#N (or, without any, in the traces)\n";
+  const bool blocks = report.per_step_shown || report.iterations.size() <= kStepBlocks;
+  if (report.iterations.size() > 1) {
+    out += "\n" + render_summary(report, step_stats(report), report.top_ops_shown);
+    if (!blocks) out += fmt::format("  (a block per iteration: --per-step; one iteration: --iteration N)\n");
+  }
   for (const IterationReport& it : report.iterations) {
+    if (!blocks) break;
     out += fmt::format("\n{}\n  {:>6}  {:>12}  {:>12}  {:>8}\n", it.name, "rank", "measured", "predicted", "error");
     for (const RankIteration& r : it.ranks) {
       out += fmt::format("  {:>6}  {:>12}  {:>12}  {:>+7.2f}%\n", r.rank, format_duration(r.measured_ns),
@@ -538,8 +546,10 @@ nlohmann::json to_json(const Report& report) {
   json edges = json::object();
   for (int k = 0; k < graph::kEdgeKindCount; ++k) edges[graph::to_string(static_cast<graph::EdgeKind>(k))] = s.edges_by_kind[k];
   const Provenance& p = report.provenance;
+  json summary = report.iterations.empty() ? json(nullptr) : to_json(report, step_stats(report));
   json j = {{"provenance",
              {{"inputs", p.inputs}, {"gpus", p.gpus}, {"world_size", p.world_size ? json(*p.world_size) : json(nullptr)}}},
+          {"summary", summary},
           {"iterations", iterations},
           {"graph",
            {{"ranks", report.ranks},

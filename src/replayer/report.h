@@ -106,11 +106,17 @@ struct Report {
   std::optional<graph::ProfilerCostRemoval> profiler_cost;
   bool analysed = true;  // ReportOptions::analysis: false when only the times were computed
   std::size_t top_ops_shown = 10;  // ReportOptions::top_ops: the path ops the text report lists
+  bool per_step_shown = false;     // ReportOptions::per_step
 };
+
+inline constexpr std::size_t kStepBlocks = 3;
 
 struct ReportOptions {
   std::optional<std::int64_t> iteration;  // only this ProfilerStep number
   std::size_t top_ops = 10;  // of the critical path's ops, how many the text report lists
+  // The text report gives a block per iteration for every report of at most kStepBlocks
+  // iterations; for more, a summary across them (step_stats.h) and these blocks only when asked.
+  bool per_step = false;
   // false: the times only (measured and predicted per rank and job); no critical path, breakdown,
   // verdict, waits or top ops (they stay empty). A search that scores many plans needs no more.
   bool analysis = true;
@@ -127,6 +133,9 @@ void check_invariants(const Report& report);
 
 std::string render_text(const Report& report);
 nlohmann::json to_json(const Report& report);
+// "12.5%" of `whole` ("-" when whole is 0); a breakdown's categories with time, as shares, on one line.
+std::string percent(Nanos part, Nanos whole);
+std::string breakdown_line(const Breakdown& b);
 
 // Predicted [start, end) of a CPU event that encloses nodes (e.g. a ProfilerStep), in replay
 // time: the measured lead and tail around its first and last node are kept.

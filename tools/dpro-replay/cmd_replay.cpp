@@ -18,6 +18,7 @@
 #include "optimizer/space.h"
 #include "output_file.h"
 #include "replayer/replay.h"
+#include "replayer/step_stats.h"
 #include "replayer/timeline.h"
 #include "trace/loader.h"
 #include "trace/record_cost.h"
@@ -50,6 +51,9 @@ class ReplayCommand final : public Command {
     sub->add_option("--top", top_ops_, "how many ops of the critical path to list (0 to 1000000)")
         ->default_val(10)
         ->check(CLI::Range(0, 1000000));
+    sub->add_flag("--per-step", per_step_,
+                  "a block per iteration in the text report also when there are more than 3 (by default: a summary\n"
+                  "across them: step-time statistics, warm-up and outliers, mean critical path, top ops)");
     sub->add_flag("--allow-partial", allow_partial_,
                   "accept a multi-rank set that lacks some ranks (their collectives keep measured durations)");
     sub->add_flag("--force", force_, "overwrite existing output files");
@@ -103,6 +107,7 @@ class ReplayCommand final : public Command {
     options.profiler_cost = profiler_cost;
     options.report.iteration = iteration_;
     options.report.top_ops = top_ops_;
+    options.report.per_step = per_step_;
     replayer::Replay baseline = replayer::replay_traces(traces, options, log);
     log.info(fmt::format("replayed {} ops in {:.3f} s", baseline.report.nodes, baseline.report.replay_seconds));
     warn_zero_length_steps(baseline.report, log);
@@ -246,9 +251,19 @@ class ReplayCommand final : public Command {
                "; its times are no iteration time (a `compare` against a job time of 0 is refused)");
   }
 
-  static std::string render_comparison(const replayer::Report& base, const replayer::Report& whatif) {
+  std::string render_comparison(const replayer::Report& base, const replayer::Report& whatif) const {
     std::string out = "what-if: baseline (replay of the trace as measured) vs predicted\n";
+    if (whatif.iterations.size() > 1) {
+      const replayer::StepStats b = replayer::step_stats(base), w = replayer::step_stats(whatif);
+      const Nanos from = b.steady_predicted.median, to = w.steady_predicted.median;
+      out += fmt::format("  median step over the steady iterations: {} -> {} ({:+.2f}%); over all {}: {} -> {}\n",
+                         format_duration(from), format_duration(to),
+                         100.0 * static_cast<double>(to - from) / static_cast<double>(std::max<Nanos>(1, from)),
+                         w.iterations, format_duration(b.predicted.median), format_duration(w.predicted.median));
+    }
+    const bool blocks = per_step_ || whatif.iterations.size() <= replayer::kStepBlocks;
     for (const auto& it : whatif.iterations) {
+      if (!blocks) break;
       const auto b = std::find_if(base.iterations.begin(), base.iterations.end(),
                                   [&](const auto& x) { return x.number == it.number && x.whole_trace == it.whole_trace; });
       if (b == base.iterations.end()) continue;
@@ -283,6 +298,7 @@ class ReplayCommand final : public Command {
   std::string timeline_path_;
   std::size_t top_ops_ = 10;
   bool allow_partial_ = false;
+  bool per_step_ = false;
   bool force_ = false;
   bool quiet_ = false;
   bool verbose_ = false;
