@@ -426,6 +426,16 @@ nlohmann::json profiler_cost_json(const graph::ProfilerCostRemoval& p) {
 
 }  // namespace
 
+std::pair<Nanos, Nanos> predicted_window(const IterationReport& it) {
+  std::pair<Nanos, Nanos> w{0, 0};
+  for (std::size_t k = 0; k < it.ranks.size(); ++k) {
+    const RankIteration& r = it.ranks[k];
+    const Nanos end = r.predicted_start + r.predicted_ns;
+    w = k == 0 ? std::make_pair(r.predicted_start, end) : std::make_pair(std::min(w.first, r.predicted_start), std::max(w.second, end));
+  }
+  return w;
+}
+
 std::string percent(Nanos part, Nanos whole) {
   return whole > 0 ? fmt::format("{:.1f}%", 100.0 * static_cast<double>(part) / static_cast<double>(whole)) : "-";
 }

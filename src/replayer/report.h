@@ -122,6 +122,10 @@ struct ReportOptions {
   bool analysis = true;
 };
 
+// The iteration's predicted span in replay time: from the earliest rank's step start to the latest
+// rank's step end.
+std::pair<Nanos, Nanos> predicted_window(const IterationReport& it);
+
 // Throws InputError if options.iteration names a step that no rank has.
 Report make_report(const trace::TraceSet& traces, const graph::BuiltGraph& built, const Simulation& sim,
                    const ReportOptions& options);

@@ -37,8 +37,11 @@ class TimelineWriter {
 }  // namespace
 
 void write_timeline(std::ostream& out, const trace::TraceSet& traces, const graph::BuiltGraph& built,
-                    const Simulation& sim) {
+                    const Simulation& sim, std::optional<std::pair<Nanos, Nanos>> window) {
   const graph::Dfg& dfg = built.dfg;
+  auto shown = [&](Nanos begin, Nanos end) {
+    return !window || (begin < window->second && end > window->first) || (begin == end && begin == window->first);
+  };
   TimelineWriter w(out);
   w.begin();
   // Ranks the graph has ops of (a scale-in graph, `--ranks N` below the trace's ranks, has the
@@ -70,7 +73,7 @@ void write_timeline(std::ostream& out, const trace::TraceSet& traces, const grap
       const trace::Event& e = r.events[i.value];
       if (!trace::is_cpu_side(e.kind) || nodes.node_of_event[i].valid()) continue;
       const auto span = predicted_span(r, nodes, dfg, sim, i);
-      if (!span) continue;
+      if (!span || !shown(span->first, span->second)) continue;
       const graph::NodeId first = nodes.first_inside[i];
       w.slice(r.rank, chrome_tid(dfg.node(first).track), traces.name(e), trace::to_string(e.kind), span->first,
               span->second - span->first, fmt::format(R"("measured_dur_us":{})", chrome_micros(e.dur)));
@@ -79,7 +82,7 @@ void write_timeline(std::ostream& out, const trace::TraceSet& traces, const grap
   for (const graph::NodeId id : dfg.node_ids()) {
     const graph::Node& n = dfg.node(id);
     // Untraced work is shown as what it is in the trace: the time between two ops of a thread.
-    if (!graph::is_op(n.kind) || !n.track.valid()) continue;
+    if (!graph::is_op(n.kind) || !n.track.valid() || !shown(sim.start[id], sim.end[id])) continue;
     // A node a what-if inserted has no trace name; its op table entry names it.
     const graph::OpDesc* op = dfg.op(id);
     const std::string_view name = n.name.value == 0 && op ? dfg.ops().name(op->name) : traces.strings.view(n.name);
@@ -91,7 +94,7 @@ void write_timeline(std::ostream& out, const trace::TraceSet& traces, const grap
   for (const graph::NodeId id : dfg.node_ids()) {
     if (dfg.node(id).kind != graph::NodeKind::kBarrier) continue;
     const graph::EdgeId cause = sim.start_cause[id];
-    if (!cause.valid()) continue;
+    if (!cause.valid() || !shown(sim.start[id], sim.start[id] + 1)) continue;
     const graph::Node& last = dfg.node(dfg.edge(cause).src);
     dfg.for_each_out_edge(id, [&](graph::EdgeId e) {
       const graph::Node& peer = dfg.node(dfg.edge(e).dst);

@@ -731,3 +731,27 @@ TEST_CASE("replay -q prints nothing but errors and still writes its JSON report"
   CHECK(bad.code == 2);
   CHECK(lines(bad.out) == 1);
 }
+
+TEST_CASE("replay --iteration N --timeline writes that step's window of the timeline only") {
+  const std::string dir = test::fresh_dir("cli_timeline_window");
+  const std::string trace = test::source_path("traces/h100/gpt2");
+  REQUIRE(run("replay -q --timeline " + dir + "/all.json " + trace).code == 0);
+  REQUIRE(run("replay -q --iteration 5 --timeline " + dir + "/five.json " + trace).code == 0);
+  auto slices = [&](const std::string& file, std::set<std::string>& steps) {
+    const auto t = nlohmann::json::parse(read_whole_file(file));
+    std::size_t n = 0;
+    for (const auto& e : t.at("traceEvents")) {
+      if (e.at("ph") != "X") continue;
+      ++n;
+      const std::string name = e.at("name");
+      if (name.rfind("ProfilerStep#", 0) == 0) steps.insert(name);
+    }
+    return n;
+  };
+  std::set<std::string> all_steps, five_steps;
+  const std::size_t all = slices(dir + "/all.json", all_steps), five = slices(dir + "/five.json", five_steps);
+  CHECK(all_steps.size() == 40);
+  CHECK(five_steps == std::set<std::string>{"ProfilerStep#5"});
+  CHECK(five > 1000);
+  CHECK(five * 20 < all);
+}

@@ -38,7 +38,8 @@ class ReplayCommand final : public Command {
         "predicted ProfilerStep times per rank and for the job, the critical path and a time breakdown\n"
         "(traces without ProfilerStep#N: of the whole trace).");
     sub->add_option("traces", traces_, "trace files (.json, .json.gz, .dpro) or directories of them")->required();
-    sub->add_option("--iteration", iteration_, "report only iteration N (ProfilerStep#N, or the N-th --iteration-marker)");
+    sub->add_option("--iteration", iteration_, "report only iteration N (ProfilerStep#N, or the N-th --iteration-marker); --timeline then\n"
+                    "holds that iteration's window only");
     sub->add_option("--iteration-marker", iteration_marker_,
                     "a CPU annotation or operator whose occurrences are the iterations, instead of\n"
                     "ProfilerStep#N (a record_function or NVTX range such as 'train_step'; '*' matches any characters)");
@@ -139,9 +140,13 @@ class ReplayCommand final : public Command {
       write_output(json_path_, [&](std::ostream& out) { out << dump_output_json(j, 2) << "\n"; }, force_);
     }
     if (!timeline_path_.empty()) {
+      // --iteration N: that step's window of the timeline (of the what-if's replay when there is one).
+      const replayer::Report& shown = whatif ? whatif->report : baseline.report;
+      std::optional<std::pair<Nanos, Nanos>> window;
+      if (iteration_ && shown.iterations.size() == 1) window = replayer::predicted_window(shown.iterations.front());
       write_output(timeline_path_, [&](std::ostream& out) {
-        if (whatif) replayer::write_timeline(out, traces, whatif->workload.graph, whatif->simulation);
-        else replayer::write_timeline(out, traces, baseline.graph, baseline.simulation);
+        if (whatif) replayer::write_timeline(out, traces, whatif->workload.graph, whatif->simulation, window);
+        else replayer::write_timeline(out, traces, baseline.graph, baseline.simulation, window);
       }, force_);
       log.info("timeline written to " + timeline_path_ + " (open it in ui.perfetto.dev)");
     }
