@@ -39,6 +39,10 @@ std::vector<char> compile_cubin(const std::string& source, const std::string& na
 
 }  // namespace
 
+std::vector<char> compile_chain_cubin(const ElementwiseChain& chain, int arch_major, int arch_minor) {
+  return compile_cubin(kernels::elementwise_source(chain), kernels::chain_kernel_name(chain), arch_major, arch_minor);
+}
+
 ElementwiseJit::ElementwiseJit(int arch_major, int arch_minor, int sm_count)
     : arch_major_(arch_major), arch_minor_(arch_minor), sm_count_(sm_count) {}
 
@@ -57,7 +61,7 @@ cudaKernel_t ElementwiseJit::kernel_for(const ElementwiseChain& chain) {
   auto it = kernels_.find(signature);
   if (it != kernels_.end()) return it->second;
   std::string name = kernels::chain_kernel_name(chain);
-  std::vector<char> cubin = compile_cubin(kernels::elementwise_source(chain), name, arch_major_, arch_minor_);
+  std::vector<char> cubin = compile_chain_cubin(chain, arch_major_, arch_minor_);
   cudaLibrary_t library = nullptr;
   check(cudaLibraryLoadData(&library, cubin.data(), nullptr, nullptr, 0, nullptr, nullptr, 0), "cudaLibraryLoadData");
   libraries_.push_back(library);

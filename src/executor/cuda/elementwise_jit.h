@@ -14,6 +14,10 @@
 
 namespace dpro::executor::cuda {
 
+// The chain's generated source compiled by NVRTC into a cubin for sm_<major><minor>; needs no
+// GPU. Throws std::runtime_error with NVRTC's log when it does not compile.
+std::vector<char> compile_chain_cubin(const ElementwiseChain& chain, int arch_major, int arch_minor);
+
 class ElementwiseJit {
  public:
   ElementwiseJit(int arch_major, int arch_minor, int sm_count);
