@@ -17,10 +17,14 @@
 
 namespace dpro::kernels::cuda {
 
-// Stand-in (standin.cu): every thread of grid x block spins on %globaltimer for spin_per_block.
+// Stand-in (standin.cu): every thread of grid x block spins spin_cycles SM clock cycles when that
+// is > 0, else spin_per_block on %globaltimer.
 cudaError_t standin_blocks_per_sm(int threads_per_block, int* blocks);
 cudaError_t launch_standin(const executor::Dim3& grid, const executor::Dim3& block, Nanos spin_per_block,
-                           cudaStream_t stream);
+                           std::uint64_t spin_cycles, cudaStream_t stream);
+// One thread spins `spin` on %globaltimer and writes {timer ns, clock64 cycles} elapsed to the
+// two device words at `out`: the calibration's cycles per ns.
+cudaError_t launch_clock_probe(unsigned long long* out, Nanos spin, cudaStream_t stream);
 
 // Casts between fp32, fp16 and bf16 (round to nearest even); cudaErrorInvalidValue for others.
 cudaError_t launch_cast(executor::DType from, executor::DType to, const void* src, void* dst, std::int64_t n,

@@ -20,6 +20,9 @@ StandinPlan plan_standin(const executor::StandinKernel& k, int sm_count, int blo
   // Each wave after the first pays no extra launch cost, so the fixed cost comes off once.
   double spin_total = (static_cast<double>(std::max<Nanos>(k.duration, 0)) - cal.fixed_ns) / cal.slope;
   plan.spin_per_block = static_cast<Nanos>(std::max(0.0, spin_total) / static_cast<double>(plan.waves));
+  if (cal.cycles_per_ns > 0 && plan.spin_per_block > 0 && plan.spin_per_block < kClockSpinBelow) {
+    plan.spin_cycles = static_cast<std::uint64_t>(std::llround(static_cast<double>(plan.spin_per_block) * cal.cycles_per_ns));
+  }
   return plan;
 }
 

@@ -6,6 +6,10 @@
 // A grid of B blocks on S SMs with R resident blocks per SM (the stand-in's occupancy at that
 // block size) runs in W = ceil(B / (S * R)) waves; each block spins duration / W, so the waves
 // together take the duration. Units: ns.
+//
+// Blocks time their spin on %globaltimer (ns), which some GPUs update only every microsecond or
+// so; a spin shorter than kClockSpinBelow is counted in SM clock cycles (clock64) instead, at
+// the rate the calibration measured.
 #include <cstdint>
 #include <vector>
 
@@ -14,10 +18,13 @@
 
 namespace dpro::kernels {
 
+inline constexpr Nanos kClockSpinBelow = 20'000;
+
 struct StandinCalibration {
   // Measured kernel time ~ fixed_ns + slope * requested spin (one wave), fitted per device.
   double fixed_ns = 0;
   double slope = 1;
+  double cycles_per_ns = 0;  // SM clock (clock64) against %globaltimer; 0: unknown, no cycle spins
 };
 
 struct StandinPlan {
@@ -25,6 +32,7 @@ struct StandinPlan {
   std::uint64_t resident_slots = 0;  // SMs * resident blocks per SM
   std::uint64_t waves = 0;
   Nanos spin_per_block = 0;          // what each block spins for (after calibration)
+  std::uint64_t spin_cycles = 0;     // > 0: spin this many clock64 cycles instead (short spins)
 };
 
 // Throws std::invalid_argument for an empty grid or block, a block over 1024 threads, or

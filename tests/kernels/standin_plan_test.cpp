@@ -54,3 +54,14 @@ TEST_CASE("stand-in calibration: a least-squares line recovers launch cost and s
   CHECK(cal.fixed_ns == Approx(3'000).margin(150));
   CHECK_THROWS_AS(fit_standin_calibration({{5, 10}, {5, 12}}), std::invalid_argument);
 }
+
+TEST_CASE("stand-in: short spins are counted in SM cycles at the calibrated clock rate", "[kernels][standin]") {
+  StandinCalibration cal{1'000, 1.0, 1.755};  // a 1755 MHz SM clock
+  StandinPlan p = plan_standin(StandinKernel{{10, 1, 1}, {256, 1, 1}, 9'000}, 10, 2, cal);
+  CHECK(p.spin_per_block == 8'000);
+  CHECK(p.spin_cycles == 14'040);
+  p = plan_standin(StandinKernel{{10, 1, 1}, {256, 1, 1}, 200'000}, 10, 2, cal);
+  CHECK(p.spin_cycles == 0);  // long enough for %globaltimer
+  cal.cycles_per_ns = 0;      // no clock rate measured: always the timer
+  CHECK(plan_standin(StandinKernel{{10, 1, 1}, {256, 1, 1}, 9'000}, 10, 2, cal).spin_cycles == 0);
+}

@@ -32,9 +32,11 @@ void CudaDevice::launch(StreamHandle stream, const Launch& launch) {
 }
 
 void CudaDevice::run(cudaStream_t s, const StandinKernel& k) {
-  kernels::StandinPlan plan =
-      kernels::plan_standin(k, sm_count_, blocks_per_sm(k.block[0] * k.block[1] * k.block[2]), calibration_);
-  check(kernels::cuda::launch_standin(k.grid, k.block, plan.spin_per_block, s), "stand-in kernel");
+  std::uint64_t threads = std::uint64_t{k.block[0]} * k.block[1] * k.block[2];
+  // plan_standin refuses bad blocks too; checked first so the occupancy query gets a valid one.
+  int resident = threads >= 1 && threads <= 1024 ? blocks_per_sm(static_cast<std::uint32_t>(threads)) : 1;
+  kernels::StandinPlan plan = kernels::plan_standin(k, sm_count_, resident, calibration_);
+  check(kernels::cuda::launch_standin(k.grid, k.block, plan.spin_per_block, plan.spin_cycles, s), "stand-in kernel");
 }
 
 void CudaDevice::run(cudaStream_t s, const GemmCall& g) {
@@ -114,21 +116,31 @@ void CudaDevice::run(cudaStream_t s, const CollectiveCall& c) {
   run(s, StandinKernel{kCollectiveGrid, kCollectiveBlock, c.standin_duration});
 }
 
-// One-wave stand-ins (one block per SM) asked for a few durations, timed with events; the line
-// through them gives the launch's fixed cost and the spin loop's slope.
+// The SM clock against %globaltimer over 2 ms (clock64's rate for short spins), then one-wave
+// stand-ins (one block per SM) asked for a few durations, timed with events: the line through
+// them gives the launch's fixed cost and the spin loop's slope.
 void CudaDevice::calibrate_standin() {
   cudaStream_t s = nullptr;
   cudaEvent_t begin = nullptr, end = nullptr;
   check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "calibration stream");
   check(cudaEventCreate(&begin), "calibration event");
   check(cudaEventCreate(&end), "calibration event");
-  std::vector<kernels::StandinSample> samples;
   Dim3 grid{static_cast<std::uint32_t>(sm_count_), 1, 1}, block{128, 1, 1};
-  check(kernels::cuda::launch_standin(grid, block, 1000, s), "calibration warm-up");
+  check(kernels::cuda::launch_standin(grid, block, 1000, 0, s), "calibration warm-up");
+  unsigned long long* probe = nullptr;
+  unsigned long long elapsed[2] = {0, 0};
+  check(cudaMalloc(reinterpret_cast<void**>(&probe), sizeof elapsed), "calibration probe");
+  check(kernels::cuda::launch_clock_probe(probe, 2 * kNanosPerMilli, s), "clock probe");
+  cudaError_t copied = cudaMemcpyAsync(elapsed, probe, sizeof elapsed, cudaMemcpyDeviceToHost, s);
+  if (copied == cudaSuccess) copied = cudaStreamSynchronize(s);
+  cudaFree(probe);
+  check(copied, "clock probe read-back");
+  double cycles_per_ns = elapsed[0] ? static_cast<double>(elapsed[1]) / static_cast<double>(elapsed[0]) : 0.0;
+  std::vector<kernels::StandinSample> samples;
   for (Nanos requested : {Nanos{0}, Nanos{20'000}, Nanos{100'000}, Nanos{400'000}}) {
     for (int rep = 0; rep < 3; ++rep) {
       check(cudaEventRecord(begin, s), "calibration record");
-      check(kernels::cuda::launch_standin(grid, block, requested, s), "calibration stand-in");
+      check(kernels::cuda::launch_standin(grid, block, requested, 0, s), "calibration stand-in");
       check(cudaEventRecord(end, s), "calibration record");
       check(cudaEventSynchronize(end), "calibration sync");
       float ms = 0;
@@ -140,6 +152,7 @@ void CudaDevice::calibrate_standin() {
   cudaEventDestroy(end);
   cudaStreamDestroy(s);
   calibration_ = kernels::fit_standin_calibration(samples);
+  calibration_.cycles_per_ns = cycles_per_ns;
 }
 
 }  // namespace dpro::executor::cuda
