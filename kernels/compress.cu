@@ -5,21 +5,12 @@
 
 #include "kernels/compression_layout.h"
 #include "kernels/cuda_kernels.h"
+#include "kernels/launch_grid.cuh"
 
 namespace dpro::kernels::cuda {
 namespace {
 
 using executor::DType;
-constexpr int kThreads = 256;
-
-unsigned grid_for(std::int64_t n) {
-  std::int64_t blocks = (n + kThreads - 1) / kThreads;
-  return static_cast<unsigned>(blocks < 1 ? 1 : (blocks > 8192 ? 8192 : blocks));
-}
-
-#define DPRO_GRID_STRIDE(i, n)                                                                         \
-  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < (n); \
-       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x)
 
 __device__ __forceinline__ float load_as_float(const void* p, DType t, std::int64_t i) {
   if (t == DType::kF32) return static_cast<const float*>(p)[i];
@@ -81,8 +72,8 @@ __global__ void sign_pack_kernel(const float* c, std::int64_t n, const float* su
       if (residual) residual[w * 32 + b] = v - (v >= 0 ? scale : -scale);
     }
     words[w] = bits;
-    if (w == 0) payload[0] = scale;
   }
+  if (blockIdx.x == 0 && threadIdx.x == 0) payload[0] = scale;
 }
 
 __global__ void sign_unpack_kernel(const float* payload, std::int64_t n, float* out) {

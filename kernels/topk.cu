@@ -3,20 +3,10 @@
 #include <cub/device/device_radix_sort.cuh>
 
 #include "kernels/cuda_kernels.h"
+#include "kernels/launch_grid.cuh"
 
 namespace dpro::kernels::cuda {
 namespace {
-
-constexpr int kThreads = 256;
-
-unsigned grid_for(std::int64_t n) {
-  std::int64_t blocks = (n + kThreads - 1) / kThreads;
-  return static_cast<unsigned>(blocks < 1 ? 1 : (blocks > 8192 ? 8192 : blocks));
-}
-
-#define DPRO_GRID_STRIDE(i, n)                                                                         \
-  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < (n); \
-       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x)
 
 __global__ void abs_keys_kernel(const float* c, std::int64_t n, float* keys, std::uint32_t* indices) {
   DPRO_GRID_STRIDE(i, n) {
