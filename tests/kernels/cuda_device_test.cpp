@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "executor/cuda/cuda_device.h"
+#include "executor/cuda/compression_runner.h"
 #include "executor/cuda/elementwise_jit.h"
 #include "kernels/compression_reference.h"
 #include "kernels/elementwise_codegen.h"
@@ -223,4 +224,20 @@ TEST_CASE("cuda kernels: every op's generated chain compiles with NVRTC for sm_8
       CHECK(std::search(cubin.begin(), cubin.end(), name.begin(), name.end()) != cubin.end());
     }
   }
+}
+
+TEST_CASE("cuda device: compression spans are sized by direction (no GPU needed)", "[cuda]") {
+  CompressCall c;
+  c.method = CompressMethod::kTopK;
+  c.param = 0.01;
+  c.elements = 1000;
+  CHECK(dpro::executor::cuda::compress_src_bytes(c) == 4000);
+  CHECK(dpro::executor::cuda::compress_dst_bytes(c) == 80);
+  c.decompress = true;
+  CHECK(dpro::executor::cuda::compress_src_bytes(c) == 80);
+  CHECK(dpro::executor::cuda::compress_dst_bytes(c) == 4000);
+  c.method = CompressMethod::kPowerSgd;
+  c.param = 4;
+  c.rows = 7;  // does not divide 1000
+  CHECK_THROWS_AS(dpro::executor::cuda::compress_src_bytes(c), std::invalid_argument);
 }
