@@ -19,6 +19,13 @@ CudaDevice::CudaDevice(int ordinal) : ordinal_(ordinal) {
   check(cudaGetDeviceProperties(&props, ordinal), "cudaGetDeviceProperties");
   name_ = props.name;
   sm_count_ = props.multiProcessorCount;
+  // GEMM workspaces and compression scratch come from the stream-ordered pool per call; the pool
+  // keeps what it has (no release at each synchronisation), so a launch's time is the kernels'
+  // and not the driver's mapping of fresh memory.
+  cudaMemPool_t pool = nullptr;
+  check(cudaDeviceGetDefaultMemPool(&pool, ordinal), "cudaDeviceGetDefaultMemPool");
+  std::uint64_t keep_all = ~std::uint64_t{0};
+  check(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep_all), "cudaMemPoolSetAttribute");
   gemm_ = std::make_unique<LtGemm>();
   jit_ = std::make_unique<ElementwiseJit>(props.major, props.minor, sm_count_);
   calibrate_standin();
