@@ -755,3 +755,18 @@ TEST_CASE("replay --iteration N --timeline writes that step's window of the time
   CHECK(five > 1000);
   CHECK(five * 20 < all);
 }
+
+TEST_CASE("replay --table prints GPU-op and collective tables; --csv writes the one asked for") {
+  const std::string dir = test::fresh_dir("cli_tables");
+  Run r = run("replay --table gpu_ops,collectives --top 3 " + test::dlrm_dir());
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.out, Catch::Contains("GPU ops over 1 iteration(s)") && Catch::Contains("collectives over 1 iteration(s)") &&
+                        Catch::Contains("bus GB/s"));
+  r = run("replay -q --table collectives --csv " + dir + "/c.csv " + test::dlrm_dir());
+  REQUIRE(r.code == 0);
+  CHECK(read_whole_file(dir + "/c.csv").rfind("rank,op,name,count,bytes", 0) == 0);
+  r = run("replay -q --table collectives,gpu_ops --csv " + dir + "/two.csv " + test::dlrm_dir());
+  CHECK(r.code == 2);
+  CHECK_THAT(r.out, Catch::Contains("--csv") && Catch::Contains("exactly one --table"));
+  CHECK(run("replay -q --table kernels_and_more " + test::dlrm_dir()).code == 2);
+}

@@ -19,6 +19,7 @@
 #include "output_file.h"
 #include "replayer/replay.h"
 #include "replayer/step_stats.h"
+#include "replayer/tables.h"
 #include "replayer/timeline.h"
 #include "trace/loader.h"
 #include "trace/record_cost.h"
@@ -52,6 +53,14 @@ class ReplayCommand final : public Command {
     sub->add_option("--top", top_ops_, "how many ops of the critical path to list (0 to 1000000)")
         ->default_val(10)
         ->check(CLI::Range(0, 1000000));
+    sub->add_option("--table", tables_,
+                    "also print a table: gpu_ops (kernels, copies, sets by name and rank: count, time per iteration,\n"
+                    "measured, longest, share of the rank's GPU time) or collectives (op, bytes, replayed transfer,\n"
+                    "measured time with waiting, NCCL bus bandwidth); both with --table gpu_ops,collectives. With a\n"
+                    "what-if, the what-if's tables follow. --json then holds them under \"tables\"")
+        ->delimiter(',')
+        ->check(CLI::IsMember({"gpu_ops", "collectives"}));
+    sub->add_option("--csv", csv_path_, "write the one --table asked for as CSV to this file (of the what-if's replay with a what-if)");
     sub->add_flag("--per-step", per_step_,
                   "a block per iteration in the text report also when there are more than 3 (by default: a summary\n"
                   "across them: step-time statistics, warm-up and outliers, mean critical path, top ops)");
@@ -87,8 +96,10 @@ class ReplayCommand final : public Command {
     profiler_cost.keep = keep_profiler_cost_;
     if (command_->get_option("--profiler-cost")->count() > 0)
       profiler_cost.given = trace::parse_record_costs(profiler_cost_, "profiler_cost");
-    check_output_paths({{"--json", json_path_}, {"--timeline", timeline_path_}},
-                       command_line_values(*command_, {"--json", "--timeline"}), force_);
+    if (!csv_path_.empty() && tables_.size() != 1)
+      throw InputError("", "--csv", "writes one table: give exactly one --table (gpu_ops or collectives)");
+    check_output_paths({{"--json", json_path_}, {"--timeline", timeline_path_}, {"--csv", csv_path_}},
+                       command_line_values(*command_, {"--json", "--timeline", "--csv"}), force_);
     trace::LoadOptions load;
     load.allow_partial = allow_partial_;
     load.iteration_marker = iteration_marker_;
@@ -122,22 +133,37 @@ class ReplayCommand final : public Command {
       whatif->report.notes.push_back(unmoved_note(*unmoved));
     }
 
-    const bool stdout_is_json = json_path_ == "-" || timeline_path_ == "-";
+    std::optional<replayer::Tables> base_tables, whatif_tables;
+    if (!tables_.empty()) {
+      base_tables = replayer::make_tables(traces, baseline.graph, baseline.simulation, baseline.report);
+      if (whatif)
+        whatif_tables = replayer::make_tables(*whatif->workload.traces, whatif->workload.graph, whatif->simulation, whatif->report);
+    }
+    const bool stdout_is_json = json_path_ == "-" || timeline_path_ == "-" || csv_path_ == "-";
     if (!stdout_is_json && !quiet_) {
       std::cout << replayer::render_text(baseline.report);
+      if (base_tables) std::cout << "\n" << render_tables(*base_tables);
       if (whatif) std::cout << "\n" << render_comparison(baseline.report, whatif->report);
+      if (whatif_tables) std::cout << "\nwhat-if:\n" << render_tables(*whatif_tables);
     }
     flush_stdout();  // a text report that went nowhere is an error, not exit 0
     if (!json_path_.empty()) {
       nlohmann::json j = replayer::to_json(baseline.report);
       j["provenance"]["dpro_version"] = DPRO_VERSION;
+      if (base_tables) j["tables"] = replayer::to_json(*base_tables);
       if (whatif) {
         j["whatif"] = replayer::to_json(whatif->report);
         for (const whatif::Change& change : whatif->changes) j["whatif"]["changes"][key(change)] = details(change);
         j["whatif"]["gpu_work_after_step"] = to_json(whatif->gpu_work_after_steps);
         if (unmoved) j["whatif"]["unmoved"] = to_json(*unmoved);
+        if (whatif_tables) j["whatif"]["tables"] = replayer::to_json(*whatif_tables);
       }
       write_output(json_path_, [&](std::ostream& out) { out << dump_output_json(j, 2) << "\n"; }, force_);
+    }
+    if (!csv_path_.empty()) {
+      const replayer::Tables& t = whatif_tables ? *whatif_tables : *base_tables;
+      const std::string csv = tables_.front() == "gpu_ops" ? replayer::gpu_ops_csv(t) : replayer::collectives_csv(t);
+      write_output(csv_path_, [&](std::ostream& out) { out << csv; }, force_);
     }
     if (!timeline_path_.empty()) {
       // --iteration N: that step's window of the timeline (of the what-if's replay when there is one).
@@ -256,6 +282,13 @@ class ReplayCommand final : public Command {
                "; its times are no iteration time (a `compare` against a job time of 0 is refused)");
   }
 
+  std::string render_tables(const replayer::Tables& t) const {
+    std::string out;
+    for (const std::string& name : tables_)
+      out += name == "gpu_ops" ? replayer::render_gpu_ops(t, top_ops_) : replayer::render_collectives(t, top_ops_);
+    return out;
+  }
+
   std::string render_comparison(const replayer::Report& base, const replayer::Report& whatif) const {
     std::string out = "what-if: baseline (replay of the trace as measured) vs predicted\n";
     if (whatif.iterations.size() > 1) {
@@ -304,6 +337,8 @@ class ReplayCommand final : public Command {
   std::size_t top_ops_ = 10;
   bool allow_partial_ = false;
   bool per_step_ = false;
+  std::vector<std::string> tables_;
+  std::string csv_path_;
   bool force_ = false;
   bool quiet_ = false;
   bool verbose_ = false;
