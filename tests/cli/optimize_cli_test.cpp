@@ -43,6 +43,27 @@ TEST_CASE("optimize writes a plan that replay --plan reproduces to the nanosecon
                                     format_duration(step)));
 }
 
+TEST_CASE("optimize plans compression per bucket on a slow network, and replay --plan reproduces it to the nanosecond") {
+  const std::string dir = test::fresh_dir("optimize_per_bucket");
+  const Run o = run("optimize " + a100() + kSlow + " --strategies compression --budget 20 --plan-out " + dir +
+                    "/plan.json --json " + dir + "/result.json");
+  REQUIRE(o.code == 0);
+  CHECK_THAT(o.out, Catch::Contains("compression planner (") && Catch::Contains("replayed"));
+  const nlohmann::json plan = read_json(dir + "/plan.json");
+  REQUIRE(plan.at("decisions").size() == 1);
+  const std::string value = plan.at("decisions")[0].at("value");
+  CHECK(value.find(',') != std::string::npos);  // a method per bucket
+  const nlohmann::json planner = read_json(dir + "/result.json").at("compression_planner");
+  CHECK(planner.at("value") == value);
+  CHECK(planner.at("replayed_step_ns") == plan.at("predicted").at("step_ns"));
+  const auto step = plan.at("predicted").at("step_ns").get<Nanos>();
+  CHECK(step < plan.at("predicted").at("baseline_ns").get<Nanos>());
+  const Run r = run("replay " + a100() + " --plan " + dir + "/plan.json");
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.out, Catch::Contains("predicted median step " + format_duration(step) + " (the plan file says " +
+                                    format_duration(step)));
+}
+
 TEST_CASE("optimize gives a byte-identical plan file for the same traces, flags and seed") {
   const std::string dir = test::fresh_dir("optimize_determinism");
   for (const char* name : {"a", "b"}) {
