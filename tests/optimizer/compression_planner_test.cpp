@@ -7,6 +7,7 @@
 #include "core/error.h"
 #include "costmodel/paths.h"
 #include "optimizer/compression_planner.h"
+#include "optimizer/memory.h"
 #include "optimizer/search.h"
 #include "whatif/workload_fixtures.h"
 
@@ -134,4 +135,18 @@ TEST_CASE("a job without a gradient all-reduce has nothing for the planner, and 
   std::string why;
   CHECK(!add_planned_compression(space, job.conditioned, job.conditions, paths(), {}, &why));
   CHECK_THAT(why, Catch::Contains("no compression decision"));
+}
+
+TEST_CASE("a job's memory per rank is estimated from its gradients, and a budget below it is refused") {
+  const Job job(kAllReduceTrace, {});
+  const auto memory = estimate_memory_per_rank(job.conditioned);
+  REQUIRE(memory);
+  // ResNet-sized gradients: tens of MiB in fp32, 4 times that kept.
+  CHECK(memory->gradient_bytes > 10 * 1024 * 1024);
+  CHECK(memory->bytes == kTrainingStateFactor * memory->gradient_bytes);
+  const double job_gib = static_cast<double>(memory->bytes) / kBytesPerGiB;
+  CHECK(headroom_under_budget(job_gib + 1, memory) > static_cast<std::int64_t>(0.99 * kBytesPerGiB));
+  CHECK_THROWS_WITH(headroom_under_budget(job_gib / 2, memory), Catch::Contains("below the job's own memory per rank"));
+  CHECK_THROWS_WITH(headroom_under_budget(80, std::nullopt), Catch::Contains("cannot tell the job's own memory"));
+  CHECK(!estimate_memory_per_rank(test::load_workload("traces/hta/simple-add-kineto.json.gz")));
 }

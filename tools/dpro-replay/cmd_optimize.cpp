@@ -15,6 +15,7 @@
 #include "core/json_fields.h"
 #include "core/log.h"
 #include "optimizer/compression_planner.h"
+#include "optimizer/memory.h"
 #include "optimizer/plan.h"
 #include "optimizer/search.h"
 #include "optimizer/space.h"
@@ -85,6 +86,12 @@ class OptimizeCommand final : public Command {
                     "memory per rank (GiB) the chosen plan may use beyond what the recorded job used (error-feedback\n"
                     "residuals of lossy compression; default: no limit)")
         ->check(CLI::Range(0.0, 1e6));
+    sub->add_option("--memory-budget", memory_budget_gib_,
+                    "total memory per rank (GiB) a plan must fit in. The job's own memory per rank is estimated as\n"
+                    "4 x the gradient bytes a rank all-reduces in a step (weights, gradients and Adam's two moments;\n"
+                    "activations are not counted, so it is a lower bound); a budget below it is refused, and a plan\n"
+                    "may add at most the rest. Needs a job with gradient all-reduces")
+        ->check(CLI::Range(0.0, 1e6));
     sub->add_option("--threads", threads_, "plans replayed at once (default: the machine's cores)")
         ->check(CLI::Range(1, 256));
     sub->add_option("--json", json_path_, "also write the result as JSON to this file ('-' = stdout, no text)");
@@ -122,10 +129,17 @@ class OptimizeCommand final : public Command {
     replayer::Simulator simulator;
     whatif::Evaluation conditioned = whatif::evaluate({traces, recorded.graph}, optimizer::condition_rewrites(conditions, paths),
                                                       simulator, whatif::EvaluateOptions{});
+    std::optional<std::int64_t> max_extra_memory;
+    if (memory_headroom_gib_) max_extra_memory = static_cast<std::int64_t>(*memory_headroom_gib_ * kGiB);
+    if (memory_budget_gib_) {
+      job_memory_ = optimizer::estimate_memory_per_rank(conditioned.workload);
+      const std::int64_t room = optimizer::headroom_under_budget(*memory_budget_gib_, job_memory_);
+      max_extra_memory = std::min(max_extra_memory.value_or(room), room);
+    }
     optimizer::SearchSpace space = optimizer::make_space(conditioned.workload, space_options);
     optimizer::PlannerOptions planner;
     if (max_risk_) planner.max_risk = *max_risk_;
-    if (memory_headroom_gib_) planner.max_extra_memory_bytes = static_cast<std::int64_t>(*memory_headroom_gib_ * kGiB);
+    if (max_extra_memory) planner.max_extra_memory_bytes = *max_extra_memory;
     std::string no_plan;
     const auto clock = std::chrono::steady_clock::now();
     planned_ = optimizer::add_planned_compression(space, conditioned.workload, conditions, paths, planner, &no_plan);
@@ -140,7 +154,7 @@ class OptimizeCommand final : public Command {
     search.max_evaluations = budget_;
     search.max_seconds = time_limit_;
     if (max_risk_) search.limits.max_risk = *max_risk_;
-    if (memory_headroom_gib_) search.limits.max_extra_memory_bytes = static_cast<std::int64_t>(*memory_headroom_gib_ * kGiB);
+    if (max_extra_memory) search.limits.max_extra_memory_bytes = *max_extra_memory;
     if (tty) {
       search.progress = [](std::size_t done, std::size_t budget, Nanos best) {
         std::fprintf(stderr, "\rsearching: %zu/%zu plans replayed, best median step %s\033[K", done, budget,
@@ -191,6 +205,9 @@ class OptimizeCommand final : public Command {
                        r.stopped_by_time ? " (stopped by --time-limit)" : "");
     out += fmt::format("baseline (no change, under the conditions): median step {}\n",
                        format_duration(r.baseline.score.step_ns));
+    if (job_memory_)
+      out += fmt::format("memory per rank: the job's at least {:.3f} GiB ({}); budget {} GiB\n",
+                         static_cast<double>(job_memory_->bytes) / kGiB, job_memory_->source, *memory_budget_gib_);
     if (planned_)
       out += fmt::format("compression planner ({:.1f} ms, {} buckets per step): {}: median step {} by its model, {} replayed; "
                          "best single method by its model: {} ({})\n",
@@ -210,6 +227,7 @@ class OptimizeCommand final : public Command {
     std::string limits;
     if (max_risk_) limits += fmt::format("risk at most {}", *max_risk_);
     if (memory_headroom_gib_) limits += fmt::format("{}memory at most +{} GiB", limits.empty() ? "" : ", ", *memory_headroom_gib_);
+    if (memory_budget_gib_) limits += fmt::format("{}memory at most {} GiB per rank", limits.empty() ? "" : ", ", *memory_budget_gib_);
     out += fmt::format("chosen plan{}: median step {} ({} of the baseline), risk {:.2f}, memory {}\n",
                        limits.empty() ? std::string() : " (" + limits + ")", format_duration(plan.step_ns),
                        percent(plan.step_ns, plan.baseline_ns), plan.risk, memory_text(plan.extra_memory_bytes));
@@ -238,6 +256,9 @@ class OptimizeCommand final : public Command {
     nlohmann::json left_out = nlohmann::json::array();
     for (const auto& [s, why] : space.not_applicable) left_out.push_back({{"strategy", optimizer::to_string(s)}, {"why", why}});
     j["not_applicable"] = std::move(left_out);
+    if (job_memory_)
+      j["memory"] = {{"job_bytes_per_rank", job_memory_->bytes}, {"estimated_from", job_memory_->source},
+                     {"budget_bytes_per_rank", static_cast<std::int64_t>(*memory_budget_gib_ * kGiB)}};
     if (planned_)
       j["compression_planner"] = {{"value", planned_->value},
                                   {"model_step_ns", planned_->planned.median_ns},
@@ -262,6 +283,8 @@ class OptimizeCommand final : public Command {
   }
 
   std::optional<optimizer::CompressionPlan> planned_;
+  std::optional<double> memory_budget_gib_;
+  std::optional<optimizer::MemoryEstimate> job_memory_;
   Nanos planned_replayed_ = 0;
   double planner_seconds_ = 0;
   std::vector<std::string> traces_;
