@@ -12,6 +12,11 @@
 namespace dpro::optimizer {
 
 std::optional<MemoryEstimate> estimate_memory_per_rank(const whatif::Workload& job) {
+  std::optional<MemoryEstimate> recorded;
+  for (const trace::TraceRank& r : job.traces->ranks)
+    if (r.peak_gpu_memory_bytes && (!recorded || *r.peak_gpu_memory_bytes > recorded->bytes))
+      recorded = MemoryEstimate{*r.peak_gpu_memory_bytes, 0, fmt::format("the peak the trace's memory events record, rank {}", r.rank)};
+  if (recorded) return recorded;
   const std::vector<comm::CommOp> ops = comm::find_comm_ops(job.graph.dfg, *job.traces);
   std::map<std::pair<std::size_t, int>, std::int64_t> per_step;  // (rank index, iteration) -> gradient bytes
   for (const comm::CommOp& op : ops) {

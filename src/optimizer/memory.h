@@ -3,7 +3,9 @@
 // the job itself does not fit and plans that would not fit (issue 30: "memory per rank estimated
 // from the trace's memory events where recorded, else from tensor sizes").
 //
-// The bundled traces record no memory events, so the estimate comes from what the graph knows:
+// Where the traces record memory events (Kineto's "[memory]", profile_memory=True), the job's
+// memory per rank is the largest peak they record (trace::TraceRank::peak_gpu_memory_bytes).
+// The bundled traces record none, so the estimate then comes from what the graph knows:
 // the gradient bytes a rank all-reduces in one step (the largest step's, the largest rank's) are
 // the model's parameters at the gradient's width, and training keeps kTrainingStateFactor times
 // that: weights, gradients and the two moments of Adam at the same width. Activations, workspace
@@ -22,7 +24,7 @@ inline constexpr double kBytesPerGiB = 1024.0 * 1024.0 * 1024.0;
 
 struct MemoryEstimate {
   std::int64_t bytes = 0;       // per rank
-  std::int64_t gradient_bytes = 0;
+  std::int64_t gradient_bytes = 0;  // 0 when recorded
   std::string source;           // how it was estimated, for messages
 };
 

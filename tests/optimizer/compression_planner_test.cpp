@@ -8,6 +8,7 @@
 #include "costmodel/paths.h"
 #include "optimizer/compression_planner.h"
 #include "optimizer/memory.h"
+#include "trace_fixtures.h"
 #include "optimizer/search.h"
 #include "whatif/workload_fixtures.h"
 
@@ -149,4 +150,30 @@ TEST_CASE("a job's memory per rank is estimated from its gradients, and a budget
   CHECK_THROWS_WITH(headroom_under_budget(job_gib / 2, memory), Catch::Contains("below the job's own memory per rank"));
   CHECK_THROWS_WITH(headroom_under_budget(80, std::nullopt), Catch::Contains("cannot tell the job's own memory"));
   CHECK(!estimate_memory_per_rank(test::load_workload("traces/hta/simple-add-kineto.json.gz")));
+}
+
+TEST_CASE("a job's memory per rank is the peak its memory events record, where the trace has them") {
+  // A Kineto trace with profile_memory's "[memory]" instant events: the GPU's (Device Type 1) peak
+  // reserved is 3 GiB; the CPU's (Device Type 0) larger figure is not the GPU's.
+  const std::string dir = test::fresh_dir("memory_events");
+  const std::string path = dir + "/memory.json";
+  test::write_text(path, R"({"traceEvents": [
+    {"ph": "X", "cat": "cpu_op", "name": "aten::add", "pid": 1, "tid": 1, "ts": 0, "dur": 10, "args": {}},
+    {"ph": "i", "s": "t", "name": "[memory]", "pid": 1, "tid": 1, "ts": 2,
+     "args": {"Total Reserved": 2147483648, "Total Allocated": 1073741824, "Device Type": 1, "Device Id": 0, "Bytes": 512}},
+    {"ph": "i", "s": "t", "name": "[memory]", "pid": 1, "tid": 1, "ts": 4,
+     "args": {"Total Reserved": 3221225472, "Total Allocated": 2147483648, "Device Type": 1, "Device Id": 0, "Bytes": 512}},
+    {"ph": "i", "s": "t", "name": "[memory]", "pid": 1, "tid": 1, "ts": 6,
+     "args": {"Total Reserved": 0, "Total Allocated": 99999999999, "Device Type": 0, "Device Id": -1, "Bytes": 512}}
+  ]})");
+  Logger quiet(LogLevel::kQuiet);
+  const auto traces = std::make_shared<const trace::TraceSet>(test::load({path}, quiet));
+  REQUIRE(traces->ranks.at(0).peak_gpu_memory_bytes == std::int64_t{3} << 30);
+  const whatif::Workload job{traces, graph::build_graph(*traces, graph::BuildOptions{}, quiet)};
+  const auto memory = estimate_memory_per_rank(job);
+  REQUIRE(memory);
+  CHECK(memory->bytes == std::int64_t{3} << 30);
+  CHECK_THAT(memory->source, Catch::Contains("memory events"));
+  CHECK_THROWS_WITH(headroom_under_budget(2, memory), Catch::Contains("at least 3.000 GiB"));
+  CHECK(headroom_under_budget(4, memory) == std::int64_t{1} << 30);
 }
