@@ -227,15 +227,22 @@ int planner(const std::string& path, std::size_t parts, const std::vector<std::s
     return replay_step(job.conditioned, job.conditions, d, paths());
   };
   const Nanos none = replayed("none"), single = replayed(plan.best_single), planned = replayed(plan.value);
+  // Espresso's upper bound: compression that costs nothing (no transfer, no kernels), by the model.
+  PlannerModel free = model;
+  for (PlannerModel::Step& step : free.steps)
+    for (PlannerModel::Bucket& b : step.buckets) b.cost.back() = comm::MethodCost{};
+  const Nanos bound = choose(free, options).planned.median_ns;
   const std::string common = "\"trace\": \"" + name_of(path) + "\", \"positions\": " + std::to_string(model.positions) +
                              ", \"buckets\": " + std::to_string(plan.buckets);
   bench::emit("planner_build_model_ms", build_ms, "ms", common + ", \"what\": \"one baseline replay and the pricing\"");
   bench::emit("planner_choose_ms", choose_ms, "ms", common + ", \"evaluations\": " + std::to_string(plan.evaluations));
   bench::emit("planner_planned_step_ms", 1e-6 * static_cast<double>(planned), "ms",
               common + fmt::format(", \"model_ms\": {:.4f}, \"best_single\": \"{}\", \"best_single_replayed_ms\": {:.4f}, "
-                                   "\"best_single_model_ms\": {:.4f}, \"none_replayed_ms\": {:.4f}, \"none_model_ms\": {:.4f}, \"plan\": \"{}\"",
+                                   "\"best_single_model_ms\": {:.4f}, \"none_replayed_ms\": {:.4f}, \"none_model_ms\": {:.4f}, "
+                                   "\"free_compression_model_ms\": {:.4f}, \"plan\": \"{}\"",
                                    1e-6 * plan.planned.median_ns, plan.best_single, 1e-6 * single,
                                    1e-6 * plan.best_single_score.median_ns, 1e-6 * none, 1e-6 * plan.none.median_ns,
+                                   1e-6 * bound,
                                    describe({Strategy::kCompression, "", plan.value, {}})));
   if (parts <= 1) return 0;
   const PlannerModel fine = split_buckets(model, parts);
