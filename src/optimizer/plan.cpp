@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include <limits>
+#include <map>
 
 #include "core/byte_source.h"
 #include "core/error.h"
@@ -71,7 +72,21 @@ std::string describe(const Decision& d) {
   switch (d.strategy) {
     case Strategy::kBuckets:
       return d.value == "off" ? "buckets off (each all-reduce alone)" : "buckets of " + d.value + " MiB";
-    case Strategy::kCompression: return "compression " + d.value;
+    case Strategy::kCompression: {
+      if (d.value.find(',') == std::string::npos) return "compression " + d.value;
+      // A method per bucket: how many buckets take each.
+      std::map<std::string, std::size_t> count;
+      std::size_t buckets = 0;
+      for (std::size_t begin = 0;; ++buckets) {
+        const auto comma = d.value.find(',', begin);
+        ++count[d.value.substr(begin, comma - begin)];
+        if (comma == std::string::npos) break;
+        begin = comma + 1;
+      }
+      std::string parts;
+      for (const auto& [method, n] : count) parts += fmt::format("{}{} {}", parts.empty() ? "" : ", ", n, method);
+      return fmt::format("compression per bucket ({} buckets: {})", buckets + 1, parts);
+    }
     case Strategy::kPrecision: return "precision " + d.subject + " " + d.value;
     case Strategy::kOpFusion: {
       std::string names;

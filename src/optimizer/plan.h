@@ -9,6 +9,12 @@
 // class (every rank, every repeated layer):
 //   buckets      value "25"          gradient buckets of at most 25 MiB ("off": as recorded)
 //   compression  value "topk:0.01"   every gradient all-reduce compressed by this method
+//                value "none,fp16,.."  a method per gradient bucket, by its position in a step (the
+//                                    order the trace runs the buckets: backward order, 0 first), as
+//                                    `--compress` takes it; buckets past the list are not compressed.
+//                                    The compression planner writes this form (one decision, one gain);
+//                                    it is still version 1 (a reader that knows one method reads the
+//                                    list as --compress does).
 //   precision    subject "gemm"      that op class run at the value's dtype ("bf16")
 //   op_fusion    chain [k1, k2, ..]  every occurrence of that kernel sequence on a stream fused
 //

@@ -6,6 +6,7 @@
 #include <exception>
 #include <random>
 #include <thread>
+#include <tuple>
 
 #include "core/error.h"
 
@@ -114,8 +115,9 @@ std::vector<Scored> pareto_of(const std::map<Assignment, Score, AssignmentLess>&
   return out;
 }
 
+// Faster; at the same step, less risky, then lighter on memory.
 bool better(const Score& x, const Score& y) {
-  return x.step_ns < y.step_ns || (x.step_ns == y.step_ns && x.risk < y.risk);
+  return std::tie(x.step_ns, x.risk, x.extra_memory_bytes) < std::tie(y.step_ns, y.risk, y.extra_memory_bytes);
 }
 
 class Clock {

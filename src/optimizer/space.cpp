@@ -37,9 +37,9 @@ const std::vector<ValueRisk> kCompressionRisk = {
     {"topk:0.01", 0.3},  {"randomk:0.01", 0.35}, {"dgc:0.001", 0.3}, {"efsignsgd", 0.4},
 };
 
-// The risk of a compression value as a plan gives it: its method's, whatever its parameter.
-double compression_risk(const std::string& value) {
-  const std::string method = value.substr(0, value.find(':'));
+// The risk of one method as a plan gives it: its method's, whatever its parameter.
+double method_risk(const std::string& item) {
+  const std::string method = item.substr(0, item.find(':'));
   for (const ValueRisk& v : kCompressionRisk)
     if (std::string(v.value).substr(0, std::string(v.value).find(':')) == method) return v.risk;
   return 1.0;
@@ -80,6 +80,22 @@ whatif::Precision precision_of(const std::string& dtype, const std::string& devi
 
 }  // namespace
 
+std::vector<std::string> compression_values() {
+  std::vector<std::string> out;
+  for (const ValueRisk& r : kCompressionRisk) out.push_back(r.value);
+  return out;
+}
+
+double compression_risk(const std::string& value) {
+  double risk = 0;
+  for (std::size_t begin = 0;;) {
+    const auto comma = value.find(',', begin);
+    risk = std::max(risk, method_risk(value.substr(begin, comma - begin)));
+    if (comma == std::string::npos) return risk;
+    begin = comma + 1;
+  }
+}
+
 SearchSpace make_space(const whatif::Workload& base, const SpaceOptions& options) {
   SearchSpace space;
   auto add_strategy = [&](Strategy s) {
@@ -99,7 +115,7 @@ SearchSpace make_space(const whatif::Workload& base, const SpaceOptions& options
     if (s == Strategy::kBuckets) {
       v.values = kBucketMb;
     } else {
-      for (const ValueRisk& r : kCompressionRisk) v.values.push_back(r.value);
+      v.values = compression_values();
     }
     space.variables.push_back(std::move(v));
     add_strategy(s);

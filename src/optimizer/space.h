@@ -45,6 +45,12 @@ using Assignment = std::vector<std::uint8_t>;
 // when none of the strategies asked for applies to the job.
 SearchSpace make_space(const whatif::Workload& base, const SpaceOptions& options);
 
+// The compression values the search offers ("none" first), and the risk of a compression value:
+// its method's whatever its parameter; for a per-bucket list ("none,topk:0.01"), its riskiest
+// method's (unknown methods count as 1).
+std::vector<std::string> compression_values();
+double compression_risk(const std::string& value);
+
 // The decisions an assignment takes (variables at a value other than 0), in variable order.
 std::vector<Decision> decisions_of(const SearchSpace& space, const Assignment& a);
 // The risk of decisions (unknown values count as the highest risk, 1), and of an assignment's.

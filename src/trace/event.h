@@ -207,6 +207,10 @@ struct TraceRank {
   // What each of the profiler's records cost this rank's host, where the trace says (dpro-profile's
   // calibration at start: native metadata `record_cost`); none for traces without one.
   std::optional<RecordCosts> record_costs;
+  // The most GPU memory the rank's allocator held, in bytes, from Kineto's "[memory]" instant
+  // events (profile_memory=True): the largest "Total Reserved" (else "Total Allocated") of a CUDA
+  // device; none for traces without them.
+  std::optional<std::int64_t> peak_gpu_memory_bytes;
 
   const EventAttrs* attrs_of(const Event& e) const {
     return e.attrs == kNoAttrs ? nullptr : &attrs[e.attrs];

@@ -60,6 +60,7 @@ ArgKey arg_key(std::string_view k) {
     case 11:
       if (k[0] == 'c') { if (k == "correlation") return ArgKey::kCorrelation; break; }
       if (k == "External id") return ArgKey::kExternalId;
+      if (k == "Device Type") return ArgKey::kDeviceType;
       if (k == "In msg size") return ArgKey::kInNelems;
       break;
     case 12:
@@ -73,10 +74,12 @@ ArgKey arg_key(std::string_view k) {
       if (k[0] == 'O') { if (k == "Out msg nelems") return ArgKey::kOutNelems; break; }
       if (k == "cuda_sync_kind") return ArgKey::kSyncKind;
       if (k == "wait_on_stream") return ArgKey::kWaitOnStream;
+      if (k == "Total Reserved") return ArgKey::kTotalReserved;
       break;
     case 15:
       if (k == "Sequence number") return ArgKey::kSequenceNumber;
       if (k == "Collective name") return ArgKey::kCollectiveName;
+      if (k == "Total Allocated") return ArgKey::kTotalAllocated;
       break;
     case 17:
       if (k == "Global rank start") return ArgKey::kRankStart;
@@ -116,6 +119,9 @@ std::optional<std::int64_t>* int_arg(RawArgs& a, ArgKey key) {
     case ArgKey::kRankStride: return &a.rank_stride;
     case ArgKey::kWaitOnStream: return &a.wait_on_stream;
     case ArgKey::kWaitOnEventRecordCorr: return &a.wait_on_event_record_corr;
+    case ArgKey::kTotalAllocated: return &a.total_allocated;
+    case ArgKey::kTotalReserved: return &a.total_reserved;
+    case ArgKey::kDeviceType: return &a.device_type;
     default: return nullptr;
   }
 }

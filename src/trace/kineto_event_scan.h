@@ -21,6 +21,7 @@ struct RawArgs {
   std::optional<std::int64_t> correlation, external_id, device, stream, bytes, cbid;
   std::optional<std::int64_t> sequence_number, fwd_thread_id, group_size, in_nelems, out_nelems;
   std::optional<std::int64_t> wait_on_stream, wait_on_event_record_corr, rank_start, rank_stride;
+  std::optional<std::int64_t> total_allocated, total_reserved, device_type;  // "[memory]" instant events
   std::optional<std::array<int, 3>> grid, block;
   std::optional<std::string> collective_name, dtype, pg_name, pg_desc, pg_ranks, sync_kind;
   std::string input_dims, input_types;
@@ -37,6 +38,7 @@ enum class ArgKey : std::uint8_t {
   // whole numbers (a number, or a string holding one)
   kCorrelation, kExternalId, kDevice, kStream, kBytes, kCbid, kSequenceNumber, kFwdThreadId,
   kInNelems, kOutNelems, kGroupSize, kRankStart, kRankStride, kWaitOnStream, kWaitOnEventRecordCorr,
+  kTotalAllocated, kTotalReserved, kDeviceType,
   // three-component sizes
   kGrid, kBlock,
   // text

@@ -547,6 +547,13 @@ void KinetoReader::on_parsed(ParsedEvent& event, std::uint64_t index) {
     on_begin_end(ph == "B", cat, name, ts, pid, tid, std::move(args), index);
     return;
   }
+  if ((ph == "i" || ph == "I") && name == "[memory]") {
+    // Kineto's Device Type 1 is CUDA (0: CPU memory, not the GPU's).
+    const std::optional<std::int64_t> held = args.total_reserved ? args.total_reserved : args.total_allocated;
+    if (held && *held >= 0 && args.device_type.value_or(1) == 1)
+      rank.peak_gpu_memory_bytes = std::max(rank.peak_gpu_memory_bytes.value_or(0), *held);
+    return;
+  }
   if (ph != "X") return;
   if (!pid) return;  // a text pid: profiler-internal spans ("Spans", "Traces")
   if (args.pg_ranks) {

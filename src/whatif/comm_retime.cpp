@@ -43,6 +43,10 @@ void retime(graph::BuiltGraph& built, std::vector<comm::CommOp>& ops, const trac
     change.buckets = comm::fuse_allreduce_buckets(dfg, ops, traces, target_model,
                                                   static_cast<std::int64_t>(*options.bucket_mb * kBytesPerMb),
                                                   options.ranks);
+  if (options.price_buckets)
+    change.bucket_pricing = comm::BucketPricing{
+        comm::gradient_buckets(dfg, ops, traces, change.buckets ? &change.buckets->bucket_end : nullptr, options.ranks),
+        target_model, comm::measure_gpu_rates(dfg, traces, options.devices_dir)};
   if (options.compression)
     change.compression = comm::compress_allreduces(built, ops, traces, target_model, *options.compression,
                                                    change.buckets ? &change.buckets->bucket_end : nullptr,
@@ -61,6 +65,8 @@ CommChange comm_retime(Workload& workload, const CommRetime& options) {
     throw OptionError("bucket_mb", fmt::format("{:g}", *options.bucket_mb),
                       "must be from 1 byte (1/1048576 MB) to 1048576 MB (1 TiB)");
   if (options.compression) comm::validate(*options.compression);
+  if (options.compression && options.price_buckets)
+    throw OptionError("compress", "", "bucket pricing is for the uncompressed graph: give no compression with it");
   if (!dfg.finalized()) dfg.finalize();
   CommChange change;
   change.options = options;
@@ -89,7 +95,10 @@ CommChange comm_retime(Workload& workload, const CommRetime& options) {
   if (target) change.target = target->name;
   // Scale-in: the report, the what-if table, its JSON and the timeline are then the N-rank job's.
   change.scaled_in = options.ranks && *options.ranks < static_cast<int>(traces.ranks.size());
-  if (change.scaled_in) workload.graph = comm::scale_in(workload.graph, traces, *options.ranks);
+  if (change.scaled_in) {
+    workload.graph = comm::scale_in(workload.graph, traces, *options.ranks);
+    change.bucket_pricing.reset();  // its node ids were the full graph's
+  }
   change.world = comm::world_size(traces);
   for (const auto& r : traces.ranks) change.trace_ranks.push_back(r.rank);
   change.nodes = workload.graph.dfg.op_count();

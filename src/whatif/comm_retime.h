@@ -27,6 +27,11 @@ struct CommRetime {
   std::optional<int> ranks;           // data-parallel job size, 1 to comm::kMaxGroupSize
   std::optional<double> bucket_mb;    // gradient bucket size in MiB
   std::optional<comm::Compression> compression;  // of the gradient all-reduces (buckets)
+  // Also hand out the gradient buckets with the model that prices compression on them
+  // (CommChange::bucket_pricing; the optimizer's per-bucket planner). Needs no `compression`:
+  // the node ids are those of the uncompressed graph.
+  bool price_buckets = false;
+  std::string devices_dir;  // GPU spec files the pricing's kernel rates come from ("": the default)
 };
 
 // 1 TiB: above any model's gradients, and MB x 2^20 stays far within the byte counts' int64.
@@ -43,6 +48,8 @@ struct CommChange {
   std::optional<comm::BucketStats> buckets;
   // With options.compression; allreduces == 0 when the trace has none (a no-op, not an error).
   std::optional<comm::CompressionStats> compression;
+  // With options.price_buckets, when the trace has NCCL ops and the graph was not scaled in.
+  std::optional<comm::BucketPricing> bucket_pricing;
   std::size_t samples = 0, sized_by_trace = 0, sized_by_host_et = 0, sizes_inferred = 0;
   std::size_t alltoalls_inferred = 0;  // of sizes_inferred: all-to-alls (their group, not their size, sets their time at scale)
   // Unmatched ops (peers outside the trace) whose measured time was split into the transfer the

@@ -5,19 +5,26 @@
 //        search vs exhaustive enumeration: for each trace, spaces of at most MAX_PLANS plans made of
 //        consecutive runs of its variables (cases), the search given BUDGET_PERCENT of each space;
 //        one line per case with the ratio of the steps found, then a summary line.
+//   bench_optimizer planner TRACE SPLIT [SET...]  the per-bucket compression planner: building its
+//        model (one replay), choosing, and the verifying replays of its plan, of the best single
+//        method and of none; then the choice on the trace's buckets each split SPLIT times.
 // SET: --set style key=value conditions (network.inter_node_gbps=1, host.cpu_speed=2).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <random>
 #include <string>
 #include <vector>
+
+#include <fmt/format.h>
 
 #include "bench_util.h"
 #include "core/error.h"
 #include "core/log.h"
 #include "costmodel/paths.h"
+#include "optimizer/compression_planner.h"
 #include "optimizer/search.h"
 #include "optimizer/space.h"
 #include "replayer/replay.h"
@@ -149,6 +156,108 @@ int quality(std::size_t max_plans, double budget_percent, const std::vector<std:
   return 0;
 }
 
+// The model of `real` with each bucket split into `parts` consecutive buckets (bytes and transfer
+// divided, ready times spread over the time since the rank's previous bucket was ready), priced
+// again by compress.h: a bucket list as fine as `parts` times the recorded one.
+PlannerModel split_buckets(const PlannerModel& real, std::size_t parts) {
+  PlannerModel m = real;
+  m.positions = real.positions * parts;
+  for (PlannerModel::Step& step : m.steps) {
+    std::vector<PlannerModel::Bucket> buckets;
+    std::vector<std::size_t> last_part(step.buckets.size());
+    std::vector<Nanos> previous_ready(step.ranks, 0);
+    for (std::size_t k = 0; k < step.buckets.size(); ++k) {
+      const PlannerModel::Bucket& b = step.buckets[k];
+      const Nanos from = std::min(previous_ready[b.rank] ? previous_ready[b.rank] : b.ready, b.ready);
+      previous_ready[b.rank] = b.ready;
+      for (std::size_t j = 0; j < parts; ++j) {
+        PlannerModel::Bucket part = b;
+        part.position = b.position * parts + j;
+        part.ready = from + (b.ready - from) * static_cast<Nanos>(j + 1) / static_cast<Nanos>(parts);
+        part.shape.bytes = std::max<std::int64_t>(1, b.shape.bytes / static_cast<std::int64_t>(parts));
+        part.shape.transfer = b.shape.transfer / static_cast<Nanos>(parts);
+        part.fixed = j + 1 == parts ? b.fixed : 0;
+        part.cost.clear();
+        for (const comm::CompressionSpec& spec : m.specs) part.cost.push_back(comm::price_method(spec, part.shape, *m.target, m.rates));
+        buckets.push_back(std::move(part));
+      }
+      last_part[k] = buckets.size() - 1;
+    }
+    // Buckets in (position, rank) order, as the model keeps them; consumers wait for the last part.
+    std::vector<std::size_t> order(buckets.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
+      return std::tie(buckets[x].position, buckets[x].rank) < std::tie(buckets[y].position, buckets[y].rank);
+    });
+    std::vector<std::size_t> where(order.size());
+    step.buckets.clear();
+    for (std::size_t i = 0; i < order.size(); ++i) where[order[i]] = i, step.buckets.push_back(buckets[order[i]]);
+    for (PlannerModel::Consumer& c : step.consumers)
+      for (PlannerModel::Wait& w : c.waits) w.bucket = where[last_part[w.bucket]];
+    for (PlannerModel::Bucket& b : step.buckets)
+      if (b.follows) b.follows = where[last_part[*b.follows]];
+  }
+  set_consumer_baselines(m);  // their times under the split list with no compression
+  return m;
+}
+
+double median_ms_of(const std::function<void()>& f, int runs) {
+  std::vector<double> seconds;
+  for (int i = 0; i < runs; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    f();
+    seconds.push_back(bench::seconds_since(t0));
+  }
+  return 1e3 * bench::median(seconds);
+}
+
+// The compression planner: on the trace itself (model from one replay, the choice, and the
+// verifying replays of the plan, the best single method and none), then on the same buckets split
+// `parts` times (the choice's time and the model's predictions).
+int planner(const std::string& path, std::size_t parts, const std::vector<std::string>& settings) {
+  const Job job = load_job(path, settings);
+  const PlannerOptions options;
+  PlannerModel model;
+  const double build_ms = median_ms_of([&] { model = build_model(job.conditioned, job.conditions, {}, paths(), options); }, 3);
+  CompressionPlan plan;
+  const double choose_ms = median_ms_of([&] { plan = choose(model, options); }, 5);
+  auto replayed = [&](const std::string& value) {
+    std::vector<Decision> d;
+    if (value != "none") d.push_back({Strategy::kCompression, "", value, {}});
+    return replay_step(job.conditioned, job.conditions, d, paths());
+  };
+  const Nanos none = replayed("none"), single = replayed(plan.best_single), planned = replayed(plan.value);
+  // Espresso's upper bound: compression that costs nothing (no transfer, no kernels), by the model.
+  PlannerModel free = model;
+  for (PlannerModel::Step& step : free.steps)
+    for (PlannerModel::Bucket& b : step.buckets) b.cost.back() = comm::MethodCost{};
+  const Nanos bound = choose(free, options).planned.median_ns;
+  const std::string common = "\"trace\": \"" + name_of(path) + "\", \"positions\": " + std::to_string(model.positions) +
+                             ", \"buckets\": " + std::to_string(plan.buckets);
+  bench::emit("planner_build_model_ms", build_ms, "ms", common + ", \"what\": \"one baseline replay and the pricing\"");
+  bench::emit("planner_choose_ms", choose_ms, "ms", common + ", \"evaluations\": " + std::to_string(plan.evaluations));
+  bench::emit("planner_planned_step_ms", 1e-6 * static_cast<double>(planned), "ms",
+              common + fmt::format(", \"model_ms\": {:.4f}, \"best_single\": \"{}\", \"best_single_replayed_ms\": {:.4f}, "
+                                   "\"best_single_model_ms\": {:.4f}, \"none_replayed_ms\": {:.4f}, \"none_model_ms\": {:.4f}, "
+                                   "\"free_compression_model_ms\": {:.4f}, \"plan\": \"{}\"",
+                                   1e-6 * plan.planned.median_ns, plan.best_single, 1e-6 * single,
+                                   1e-6 * plan.best_single_score.median_ns, 1e-6 * none, 1e-6 * plan.none.median_ns,
+                                   1e-6 * bound,
+                                   describe({Strategy::kCompression, "", plan.value, {}})));
+  if (parts <= 1) return 0;
+  const PlannerModel fine = split_buckets(model, parts);
+  CompressionPlan fine_plan;
+  const double fine_ms = median_ms_of([&] { fine_plan = choose(fine, options); }, 7);
+  bench::emit("planner_choose_ms", fine_ms, "ms",
+              "\"trace\": \"" + name_of(path) + "\", \"positions\": " + std::to_string(fine.positions) +
+                  ", \"buckets\": " + std::to_string(fine_plan.buckets) + ", \"split\": " + std::to_string(parts) +
+                  ", \"evaluations\": " + std::to_string(fine_plan.evaluations) +
+                  fmt::format(", \"planned_model_ms\": {:.4f}, \"best_single\": \"{}\", \"best_single_model_ms\": {:.4f}, \"none_model_ms\": {:.4f}",
+                              1e-6 * fine_plan.planned.median_ns, fine_plan.best_single,
+                              1e-6 * fine_plan.best_single_score.median_ns, 1e-6 * fine_plan.none.median_ns));
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -159,13 +268,15 @@ int main(int argc, char** argv) {
       return eval(rest[0], std::atoi(rest[1].c_str()), {rest.begin() + 2, rest.end()});
     if (mode == "search" && rest.size() >= 2)
       return run_search(rest[0], static_cast<std::size_t>(std::atol(rest[1].c_str())), {rest.begin() + 2, rest.end()});
+    if (mode == "planner" && rest.size() >= 2)
+      return planner(rest[0], static_cast<std::size_t>(std::atol(rest[1].c_str())), {rest.begin() + 2, rest.end()});
     if (mode == "quality" && rest.size() >= 3) {
       const auto dashes = std::find(rest.begin(), rest.end(), "--");
       return quality(static_cast<std::size_t>(std::atol(rest[0].c_str())), std::atof(rest[1].c_str()),
                      {rest.begin() + 2, dashes}, {dashes == rest.end() ? dashes : dashes + 1, rest.end()});
     }
     std::fprintf(stderr, "usage: bench_optimizer eval TRACE PLANS [SET...] | search TRACE BUDGET [SET...] | "
-                         "quality MAX_PLANS BUDGET_PERCENT TRACE... [-- SET...]\n");
+                         "quality MAX_PLANS BUDGET_PERCENT TRACE... [-- SET...] | planner TRACE SPLIT [SET...]\n");
     return 2;
   } catch (const InputError& e) {
     std::fprintf(stderr, "bench_optimizer: %s\n", e.what());

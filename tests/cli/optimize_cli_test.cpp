@@ -4,6 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+
 #include "cli/cli_run.h"
 #include "core/byte_source.h"
 #include "core/time.h"
@@ -41,6 +43,51 @@ TEST_CASE("optimize writes a plan that replay --plan reproduces to the nanosecon
   REQUIRE(r.code == 0);
   CHECK_THAT(r.out, Catch::Contains("predicted median step " + format_duration(step) + " (the plan file says " +
                                     format_duration(step)));
+}
+
+TEST_CASE("optimize plans compression per bucket on a slow network, and replay --plan reproduces it to the nanosecond") {
+  const std::string dir = test::fresh_dir("optimize_per_bucket");
+  const Run o = run("optimize " + a100() + kSlow + " --strategies compression --budget 20 --plan-out " + dir +
+                    "/plan.json --json " + dir + "/result.json");
+  REQUIRE(o.code == 0);
+  CHECK_THAT(o.out, Catch::Contains("compression planner (") && Catch::Contains("replayed"));
+  const nlohmann::json plan = read_json(dir + "/plan.json");
+  REQUIRE(plan.at("decisions").size() == 1);
+  const std::string value = plan.at("decisions")[0].at("value");
+  CHECK(value.find(',') != std::string::npos);  // a method per bucket
+  const nlohmann::json planner = read_json(dir + "/result.json").at("compression_planner");
+  CHECK(planner.at("value") == value);
+  CHECK(planner.at("replayed_step_ns") == plan.at("predicted").at("step_ns"));
+  const auto step = plan.at("predicted").at("step_ns").get<Nanos>();
+  CHECK(step < plan.at("predicted").at("baseline_ns").get<Nanos>());
+  const Run r = run("replay " + a100() + " --plan " + dir + "/plan.json");
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.out, Catch::Contains("predicted median step " + format_duration(step) + " (the plan file says " +
+                                    format_duration(step)));
+}
+
+TEST_CASE("optimize --memory-budget: a budget below the job's own memory is one line and exit 2, a plan fits the rest") {
+  Run r = run("optimize " + a100() + kSlow + " --strategies compression --memory-budget 0.2");
+  CHECK(r.code == 2);
+  CHECK_THAT(r.out, Catch::Contains("--memory-budget 0.2: below the job's own memory per rank, at least 0.381 GiB"));
+  CHECK(std::count(r.out.begin(), r.out.end(), '\n') <= 2);  // the one line, after the trace's own warning
+  r = run("optimize " + test::source_path("traces/hta/simple-add-kineto.json.gz") + " --memory-budget 80");
+  CHECK(r.code == 2);
+  CHECK_THAT(r.out, Catch::Contains("--memory-budget 80: cannot tell the job's own memory per rank"));
+  // 0.42 GiB leaves 0.039 GiB beyond the job's 0.381: less than the per-bucket plan's residuals (0.06 GiB).
+  const std::string dir = test::fresh_dir("optimize_memory_budget");
+  for (const char* budget : {"0.42", "1"}) {
+    r = run("optimize -q " + a100() + kSlow + " --strategies compression --budget 20 --memory-budget " + budget +
+            " --json " + dir + "/" + budget + ".json");
+    REQUIRE(r.code == 0);
+  }
+  const nlohmann::json tight = read_json(dir + "/0.42.json"), loose = read_json(dir + "/1.json");
+  CHECK(tight.at("memory").at("job_bytes_per_rank").get<std::int64_t>() > 0);
+  const auto room = tight.at("memory").at("budget_bytes_per_rank").get<std::int64_t>() -
+                    tight.at("memory").at("job_bytes_per_rank").get<std::int64_t>();
+  CHECK(tight.at("plan").at("predicted").at("extra_memory_bytes").get<std::int64_t>() <= room);
+  CHECK(loose.at("plan").at("predicted").at("extra_memory_bytes").get<std::int64_t>() > room);
+  CHECK(tight.at("plan").at("predicted").at("step_ns").get<Nanos>() >= loose.at("plan").at("predicted").at("step_ns").get<Nanos>());
 }
 
 TEST_CASE("optimize gives a byte-identical plan file for the same traces, flags and seed") {

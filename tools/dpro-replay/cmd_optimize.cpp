@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <iostream>
 #include <limits>
@@ -13,6 +14,8 @@
 #include "core/error.h"
 #include "core/json_fields.h"
 #include "core/log.h"
+#include "optimizer/compression_planner.h"
+#include "optimizer/memory.h"
 #include "optimizer/plan.h"
 #include "optimizer/search.h"
 #include "optimizer/space.h"
@@ -56,7 +59,9 @@ class OptimizeCommand final : public Command {
         "Search for changes that make the job faster, scored by the replayer: gradient buckets and\n"
         "compression (jobs with all-reduces), precision and op fusion, jointly. A greedy pass per strategy,\n"
         "then simulated annealing over all decisions; prints the plans that are best for their accuracy risk\n"
-        "(the Pareto set) and what each decision of the fastest one gains. Any what-if flag sets the\n"
+        "(the Pareto set) and what each decision of the fastest one gains. Compression is searched per bucket too:\n"
+        "an analytic planner chooses a method for each gradient bucket from one replay, and its plan is one more\n"
+        "value the search replays. Any what-if flag sets the\n"
         "conditions of the search (\"the best plan for this job on 64 ranks over 25 Gb/s Ethernet\").\n"
         "`dpro-replay replay TRACES --plan FILE` replays a plan written by --plan-out.");
     sub->add_option("traces", traces_, "trace files (.json, .json.gz, .dpro) or directories of them")->required();
@@ -80,6 +85,12 @@ class OptimizeCommand final : public Command {
     sub->add_option("--memory-headroom", memory_headroom_gib_,
                     "memory per rank (GiB) the chosen plan may use beyond what the recorded job used (error-feedback\n"
                     "residuals of lossy compression; default: no limit)")
+        ->check(CLI::Range(0.0, 1e6));
+    sub->add_option("--memory-budget", memory_budget_gib_,
+                    "total memory per rank (GiB) a plan must fit in. The job's own memory per rank is estimated as\n"
+                    "4 x the gradient bytes a rank all-reduces in a step (weights, gradients and Adam's two moments;\n"
+                    "activations are not counted, so it is a lower bound); a budget below it is refused, and a plan\n"
+                    "may add at most the rest. Needs a job with gradient all-reduces")
         ->check(CLI::Range(0.0, 1e6));
     sub->add_option("--threads", threads_, "plans replayed at once (default: the machine's cores)")
         ->check(CLI::Range(1, 256));
@@ -119,7 +130,22 @@ class OptimizeCommand final : public Command {
     replayer::Simulator simulator;
     whatif::Evaluation conditioned = whatif::evaluate({traces, recorded.graph}, optimizer::condition_rewrites(conditions, paths),
                                                       simulator, whatif::EvaluateOptions{});
-    const optimizer::SearchSpace space = optimizer::make_space(conditioned.workload, space_options);
+    std::optional<std::int64_t> max_extra_memory;
+    if (memory_headroom_gib_) max_extra_memory = static_cast<std::int64_t>(*memory_headroom_gib_ * kGiB);
+    if (memory_budget_gib_) {
+      job_memory_ = optimizer::estimate_memory_per_rank(conditioned.workload);
+      const std::int64_t room = optimizer::headroom_under_budget(*memory_budget_gib_, job_memory_);
+      max_extra_memory = std::min(max_extra_memory.value_or(room), room);
+    }
+    optimizer::SearchSpace space = optimizer::make_space(conditioned.workload, space_options);
+    optimizer::PlannerOptions planner;
+    if (max_risk_) planner.max_risk = *max_risk_;
+    if (max_extra_memory) planner.max_extra_memory_bytes = *max_extra_memory;
+    std::string no_plan;
+    const auto clock = std::chrono::steady_clock::now();
+    planned_ = optimizer::add_planned_compression(space, conditioned.workload, conditions, paths, planner, &no_plan);
+    planner_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - clock).count();
+    if (!planned_) log.info("compression planner: " + no_plan);
     for (const auto& [s, why] : space.not_applicable)
       if (!strategies_.empty()) log.warn(fmt::format("strategy {} left out: {}", optimizer::to_string(s), why));
     const int threads = threads_ ? *threads_ : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -129,7 +155,7 @@ class OptimizeCommand final : public Command {
     search.max_evaluations = budget_;
     search.max_seconds = time_limit_;
     if (max_risk_) search.limits.max_risk = *max_risk_;
-    if (memory_headroom_gib_) search.limits.max_extra_memory_bytes = static_cast<std::int64_t>(*memory_headroom_gib_ * kGiB);
+    if (max_extra_memory) search.limits.max_extra_memory_bytes = *max_extra_memory;
     if (tty) {
       search.progress = [](std::size_t done, std::size_t budget, Nanos best) {
         std::fprintf(stderr, "\rsearching: %zu/%zu plans replayed, best median step %s\033[K", done, budget,
@@ -138,6 +164,7 @@ class OptimizeCommand final : public Command {
     }
     const optimizer::SearchResult result = optimizer::search(evaluator, space, search);
     if (tty) std::fprintf(stderr, "\r\033[K");
+    if (planned_) planned_replayed_ = replayed_planned(evaluator, space);
 
     optimizer::Plan plan;
     plan.trace = optimizer::identify(recorded.graph);
@@ -179,6 +206,16 @@ class OptimizeCommand final : public Command {
                        r.stopped_by_time ? " (stopped by --time-limit)" : "");
     out += fmt::format("baseline (no change, under the conditions): median step {}\n",
                        format_duration(r.baseline.score.step_ns));
+    if (job_memory_)
+      out += fmt::format("memory per rank: the job's at least {:.3f} GiB ({}); budget {} GiB\n",
+                         static_cast<double>(job_memory_->bytes) / kGiB, job_memory_->source, *memory_budget_gib_);
+    if (planned_)
+      out += fmt::format("compression planner ({:.1f} ms, {} buckets per step): {}: median step {} by its model, {} replayed; "
+                         "best single method by its model: {} ({})\n",
+                         1e3 * planner_seconds_, planned_->choice.size(),
+                         optimizer::describe({optimizer::Strategy::kCompression, "", planned_->value, {}}),
+                         format_duration(planned_->planned.median_ns), format_duration(planned_replayed_),
+                         planned_->best_single, format_duration(planned_->best_single_score.median_ns));
     out += "plans best for their accuracy risk (Pareto set), fastest first:\n";
     out += fmt::format("  {:>3}  {:>12}  {:>8}  {:>5}  {:>10}  {}\n", "#", "median step", "change", "risk", "memory",
                        "decisions");
@@ -191,6 +228,7 @@ class OptimizeCommand final : public Command {
     std::string limits;
     if (max_risk_) limits += fmt::format("risk at most {}", *max_risk_);
     if (memory_headroom_gib_) limits += fmt::format("{}memory at most +{} GiB", limits.empty() ? "" : ", ", *memory_headroom_gib_);
+    if (memory_budget_gib_) limits += fmt::format("{}memory at most {} GiB per rank", limits.empty() ? "" : ", ", *memory_budget_gib_);
     out += fmt::format("chosen plan{}: median step {} ({} of the baseline), risk {:.2f}, memory {}\n",
                        limits.empty() ? std::string() : " (" + limits + ")", format_duration(plan.step_ns),
                        percent(plan.step_ns, plan.baseline_ns), plan.risk, memory_text(plan.extra_memory_bytes));
@@ -219,11 +257,37 @@ class OptimizeCommand final : public Command {
     nlohmann::json left_out = nlohmann::json::array();
     for (const auto& [s, why] : space.not_applicable) left_out.push_back({{"strategy", optimizer::to_string(s)}, {"why", why}});
     j["not_applicable"] = std::move(left_out);
+    if (job_memory_)
+      j["memory"] = {{"job_bytes_per_rank", job_memory_->bytes}, {"estimated_from", job_memory_->source},
+                     {"budget_bytes_per_rank", static_cast<std::int64_t>(*memory_budget_gib_ * kGiB)}};
+    if (planned_)
+      j["compression_planner"] = {{"value", planned_->value},
+                                  {"model_step_ns", planned_->planned.median_ns},
+                                  {"replayed_step_ns", planned_replayed_},
+                                  {"best_single", planned_->best_single},
+                                  {"best_single_model_step_ns", planned_->best_single_score.median_ns},
+                                  {"none_model_step_ns", planned_->none.median_ns},
+                                  {"buckets", planned_->buckets},
+                                  {"seconds", planner_seconds_}};
     j["search"] = {{"evaluations", r.evaluations}, {"greedy_evaluations", r.greedy_evaluations},
                    {"seconds", r.seconds}, {"stopped_by_time", r.stopped_by_time}};
     return j;
   }
 
+  // The replayed step of the planner's per-bucket value alone (the search scored it, or one more replay).
+  static Nanos replayed_planned(optimizer::Evaluator& evaluator, const optimizer::SearchSpace& space) {
+    optimizer::Assignment a(space.variables.size(), 0);
+    for (std::size_t i = 0; i < a.size(); ++i)
+      if (space.variables[i].strategy == optimizer::Strategy::kCompression)
+        a[i] = static_cast<std::uint8_t>(space.variables[i].values.size() - 1);
+    return evaluator.score({a})[0].step_ns;
+  }
+
+  std::optional<optimizer::CompressionPlan> planned_;
+  std::optional<double> memory_budget_gib_;
+  std::optional<optimizer::MemoryEstimate> job_memory_;
+  Nanos planned_replayed_ = 0;
+  double planner_seconds_ = 0;
   std::vector<std::string> traces_;
   std::vector<std::string> strategies_;
   std::size_t budget_ = 300;

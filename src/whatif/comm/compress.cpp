@@ -285,26 +285,26 @@ GpuRates measure_gpu_rates(const graph::Dfg& dfg, const trace::TraceSet& traces,
   return rates;
 }
 
-CompressionStats compress_allreduces(graph::BuiltGraph& built, std::vector<CommOp>& ops, const trace::TraceSet& traces,
-                                     const CollectiveModel& target, const Compression& compression,
-                                     const std::vector<std::size_t>* bucket_end, std::optional<int> ranks) {
-  validate(compression);
-  CompressionStats stats;
-  graph::Dfg& dfg = built.dfg;
+namespace {
+
+// A bucket with the CommOp that carries its time, for compress_allreduces to re-time.
+struct FoundBucket {
+  GradientBucket bucket;
+  CommOp* carrier = nullptr;
+};
+
+std::vector<FoundBucket> find_buckets(const graph::Dfg& dfg, std::vector<CommOp>& ops, const trace::TraceSet& traces,
+                                      const std::vector<std::size_t>* bucket_end, std::optional<int> ranks) {
   std::map<std::size_t, std::vector<CommOp*>> per_rank;  // as fuse_allreduce_buckets lists them
   for (CommOp& op : ops)
     if (op.op == CollectiveOp::kAllReduce && op.bytes) per_rank[op.rank_index].push_back(&op);
-  if (per_rank.empty()) return stats;
-  stats.rates = measure_gpu_rates(dfg, traces, compression.devices_dir);
-
-  graph::Editor editor(built);
+  std::vector<FoundBucket> out;
   for (auto& [ri, list] : per_rank) {
     const trace::TraceRank& rank = traces.ranks[ri];
     std::vector<std::size_t> ends;
     if (bucket_end) ends = *bucket_end;
     else
       for (std::size_t k = 1; k <= list.size(); ++k) ends.push_back(k);
-    std::map<std::pair<CompressionMethod, int>, std::int64_t> residual;  // per (method, iteration)
     int iteration = -2;
     std::size_t index = 0;  // bucket index within its iteration
     std::size_t begin = 0;
@@ -313,55 +313,105 @@ CompressionStats compress_allreduces(graph::BuiltGraph& built, std::vector<CommO
       const int it = trace::iteration_index_at(rank, carrier.measured_start);
       index = it == iteration ? index + 1 : 0;
       iteration = it;
-      std::int64_t bytes = 0;
-      Nanos now = 0;
+      FoundBucket f;
+      f.carrier = &carrier;
+      f.bucket.rank_index = ri;
+      f.bucket.iteration = it;
+      f.bucket.position = index;
       for (std::size_t k = begin; k < end; ++k) {
-        bytes += *list[k]->bytes;
-        now = saturating_add(now, list[k]->transfer);
+        f.bucket.shape.bytes += *list[k]->bytes;
+        f.bucket.shape.transfer = saturating_add(f.bucket.shape.transfer, list[k]->transfer);
+        f.bucket.members.push_back(list[k]->node);
       }
       begin = end;
-      const int group = ranks && carrier.world_group ? *ranks : carrier.group_size;
       if (!carrier.world_group) continue;
-      ++stats.allreduces;
-      if (group < 2) {
-        ++stats.single_rank;
-        continue;
-      }
-      const CompressionSpec& spec =
-          index < compression.per_bucket.size() ? compression.per_bucket[index]
-          : compression.per_bucket.empty()      ? compression.all
-                                                : CompressionSpec{};
-      if (spec.method == CompressionMethod::kNone) {
-        ++stats.uncompressed;
-        continue;
-      }
-      const int element = element_bytes_of(traces, dfg, carrier);
-      const double n = std::ceil(static_cast<double>(bytes) / element);
-      const Plan plan = plan_for(spec, n, element, group);
-      const Placement where = place(target.cluster(), group);
-      const double old_us = target.estimate({CollectiveOp::kAllReduce, bytes, where}).time_us;
-      double new_us = 0;
-      for (const std::int64_t m : plan.messages) new_us += target.estimate({plan.op, m, where}).time_us;
-      const Nanos t = old_us > 0 ? nanos_from_double(static_cast<double>(now) * new_us / old_us) : now;
-      // The bucket's time sits on its last member (fuse_allreduce_buckets); the others keep theirs (0).
-      set_transfer(dfg, carrier, std::max<Nanos>(0, t - (now - carrier.transfer)));
-      const Nanos before = kernel_time(plan.compress, stats.rates), after = kernel_time(plan.decompress, stats.rates);
-      insert_kernels(editor, dfg, carrier, before, after, to_string(spec.method));
-      stats.kernels_inserted += 2;
+      f.bucket.shape.group = ranks ? *ranks : carrier.group_size;
+      f.bucket.shape.element_bytes = element_bytes_of(traces, dfg, carrier);
+      out.push_back(std::move(f));
+    }
+  }
+  return out;
+}
 
-      MethodStats& m = stats.by_method[spec.method];
-      ++m.collectives;
-      m.wire_bytes_before += bytes;
-      m.wire_bytes_after += plan.wire_bytes;
-      m.comm_before = saturating_add(m.comm_before, now);
-      m.comm_after = saturating_add(m.comm_after, t);
-      m.kernel_time = saturating_add(m.kernel_time, saturating_add(before, after));
-      residual[{spec.method, it}] += plan.residual_bytes;
+}  // namespace
+
+MethodCost price_method(const CompressionSpec& spec, const BucketShape& b, const CollectiveModel& target,
+                        const GpuRates& rates) {
+  MethodCost cost;
+  cost.transfer = b.transfer;
+  cost.wire_bytes = b.bytes;
+  if (spec.method == CompressionMethod::kNone || b.group < 2) return cost;
+  const double n = std::ceil(static_cast<double>(b.bytes) / b.element_bytes);
+  const Plan plan = plan_for(spec, n, b.element_bytes, b.group);
+  const Placement where = place(target.cluster(), b.group);
+  const double old_us = target.estimate({CollectiveOp::kAllReduce, b.bytes, where}).time_us;
+  double new_us = 0;
+  for (const std::int64_t m : plan.messages) new_us += target.estimate({plan.op, m, where}).time_us;
+  cost.transfer = old_us > 0 ? nanos_from_double(static_cast<double>(b.transfer) * new_us / old_us) : b.transfer;
+  cost.compress = kernel_time(plan.compress, rates);
+  cost.decompress = kernel_time(plan.decompress, rates);
+  cost.wire_bytes = plan.wire_bytes;
+  cost.residual_bytes = plan.residual_bytes;
+  return cost;
+}
+
+std::vector<GradientBucket> gradient_buckets(const graph::Dfg& dfg, const std::vector<CommOp>& ops,
+                                             const trace::TraceSet& traces, const std::vector<std::size_t>* bucket_end,
+                                             std::optional<int> ranks) {
+  std::vector<CommOp> copy = ops;  // find_buckets hands out carriers to re-time; this caller only reads
+  std::vector<GradientBucket> out;
+  for (FoundBucket& f : find_buckets(dfg, copy, traces, bucket_end, ranks)) out.push_back(std::move(f.bucket));
+  return out;
+}
+
+CompressionStats compress_allreduces(graph::BuiltGraph& built, std::vector<CommOp>& ops, const trace::TraceSet& traces,
+                                     const CollectiveModel& target, const Compression& compression,
+                                     const std::vector<std::size_t>* bucket_end, std::optional<int> ranks) {
+  validate(compression);
+  CompressionStats stats;
+  graph::Dfg& dfg = built.dfg;
+  const std::vector<FoundBucket> found = find_buckets(dfg, ops, traces, bucket_end, ranks);
+  if (std::none_of(ops.begin(), ops.end(), [](const CommOp& op) { return op.op == CollectiveOp::kAllReduce && op.bytes; }))
+    return stats;
+  stats.rates = measure_gpu_rates(dfg, traces, compression.devices_dir);
+
+  graph::Editor editor(built);
+  std::map<std::pair<std::size_t, std::pair<CompressionMethod, int>>, std::int64_t> residual;  // per (rank, method, iteration)
+  for (const FoundBucket& f : found) {
+    const GradientBucket& b = f.bucket;
+    CommOp& carrier = *f.carrier;
+    ++stats.allreduces;
+    if (b.shape.group < 2) {
+      ++stats.single_rank;
+      continue;
     }
-    for (const auto& [key, r] : residual) {
-      MethodStats& m = stats.by_method[key.first];
-      m.residual_bytes = std::max(m.residual_bytes, r);
+    const CompressionSpec& spec =
+        b.position < compression.per_bucket.size() ? compression.per_bucket[b.position]
+        : compression.per_bucket.empty()          ? compression.all
+                                                  : CompressionSpec{};
+    if (spec.method == CompressionMethod::kNone) {
+      ++stats.uncompressed;
+      continue;
     }
+    const MethodCost cost = price_method(spec, b.shape, target, stats.rates);
+    const Nanos now = b.shape.transfer;
+    // The bucket's time sits on its last member (fuse_allreduce_buckets); the others keep theirs (0).
+    set_transfer(dfg, carrier, std::max<Nanos>(0, cost.transfer - (now - carrier.transfer)));
+    insert_kernels(editor, dfg, carrier, cost.compress, cost.decompress, to_string(spec.method));
+    stats.kernels_inserted += 2;
+
+    MethodStats& m = stats.by_method[spec.method];
+    ++m.collectives;
+    m.wire_bytes_before += b.shape.bytes;
+    m.wire_bytes_after += cost.wire_bytes;
+    m.comm_before = saturating_add(m.comm_before, now);
+    m.comm_after = saturating_add(m.comm_after, cost.transfer);
+    m.kernel_time = saturating_add(m.kernel_time, saturating_add(cost.compress, cost.decompress));
+    residual[{b.rank_index, {spec.method, b.iteration}}] += cost.residual_bytes;
+  }
+  for (const auto& [key, r] : residual) {
+    MethodStats& m = stats.by_method[key.second.first];
+    m.residual_bytes = std::max(m.residual_bytes, r);
   }
   editor.commit();
   return stats;

@@ -128,6 +128,54 @@ struct CompressionStats {
   GpuRates rates;
 };
 
+// One gradient bucket as the compression prices it: its summed all-reduce bytes, element width,
+// group size (after a --ranks change) and current transfer time (re-timed and bucketed).
+struct BucketShape {
+  std::int64_t bytes = 0;
+  int element_bytes = 4;
+  int group = 1;
+  Nanos transfer = 0;
+};
+
+// What one method costs one bucket: the collective's transfer time after it (the ratio rule
+// above, so that none gives `transfer` back), the two kernels (0 for none) and memory.
+struct MethodCost {
+  Nanos transfer = 0;
+  Nanos compress = 0;    // kernel before the collective, on its stream
+  Nanos decompress = 0;  // kernel after it
+  std::int64_t wire_bytes = 0;      // what one rank sends
+  std::int64_t residual_bytes = 0;  // error-feedback residual per rank
+};
+// The pricing compress_allreduces applies; the optimizer's planner calls the same function.
+MethodCost price_method(const CompressionSpec& spec, const BucketShape& bucket, const CollectiveModel& target,
+                        const GpuRates& rates);
+
+// A gradient bucket of one rank: the all-reduces fused into it (the carrier, last, holds its
+// time), the step it belongs to and its position there (0: the first the trace runs).
+struct GradientBucket {
+  std::size_t rank_index = 0;  // into TraceSet::ranks
+  int iteration = -1;          // trace::iteration_index_at of the carrier (-1: outside every step)
+  std::size_t position = 0;
+  std::vector<graph::NodeId> members;  // in stream order; members.back() is the carrier
+  BucketShape shape;
+};
+// The world-group gradient buckets of `ops` (sized), per rank in order. `bucket_end` and `ranks`
+// as for compress_allreduces. Node ids are those of the graph `ops` was found in.
+std::vector<GradientBucket> gradient_buckets(const graph::Dfg& dfg, const std::vector<CommOp>& ops,
+                                             const trace::TraceSet& traces, const std::vector<std::size_t>* bucket_end,
+                                             std::optional<int> ranks);
+
+// The buckets of a replayed graph with what is needed to price any method on them: what a
+// planner reads instead of re-deriving the model (whatif::CommRetime::price_buckets).
+struct BucketPricing {
+  std::vector<GradientBucket> buckets;
+  CollectiveModel target;
+  GpuRates rates;
+  MethodCost price(const CompressionSpec& spec, const GradientBucket& b) const {
+    return price_method(spec, b.shape, target, rates);
+  }
+};
+
 // Compresses the all-reduces of `ops` (sized, re-timed) in `built`. `bucket_end`: the buckets
 // fuse_allreduce_buckets made (exclusive ends into each rank's sized all-reduces; the last
 // member carries the bucket's time), or nullptr for one bucket per all-reduce. `ranks` as in

@@ -1,0 +1,179 @@
+// The per-bucket compression planner: "none" where the network is fast, compression where it is
+// slow, its model against the replay, and that what it plans is never kept when it loses.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+
+#include "core/error.h"
+#include "costmodel/paths.h"
+#include "optimizer/compression_planner.h"
+#include "optimizer/memory.h"
+#include "trace_fixtures.h"
+#include "optimizer/search.h"
+#include "whatif/workload_fixtures.h"
+
+using namespace dpro;
+using namespace dpro::optimizer;
+
+namespace {
+
+// Rank 0 of a 2-rank A100 job with DDP all-reduces (torch.profiler, HTA's test data): 5 buckets a step.
+const char* kAllReduceTrace = "traces/hta/a100-ws2-rank0-nccl.json.gz";
+
+ResourcePaths paths() {
+  return {costmodel::default_model_path(), costmodel::default_device_dir(), test::source_path("configs/clusters")};
+}
+
+// A job under `settings` (--set), conditioned as the optimize command does it.
+struct Job {
+  whatif::Workload base;
+  Conditions conditions;
+  whatif::Workload conditioned;
+  Job(const char* trace, std::vector<std::string> settings) : base(test::load_workload(trace)) {
+    conditions.settings = std::move(settings);
+    replayer::Simulator simulator;
+    conditioned = whatif::evaluate(base, condition_rewrites(conditions, paths()), simulator, {}).workload;
+  }
+  Nanos replayed(const std::string& value) const {
+    std::vector<Decision> d;
+    if (value != "none") d.push_back({Strategy::kCompression, "", value, {}});
+    return replay_step(conditioned, conditions, d, paths());
+  }
+};
+
+const std::vector<std::string> kSlow = {"network.inter_node_gbps=0.5", "network.intra_node_gbps=0.5"};
+
+}  // namespace
+
+TEST_CASE("the compression planner leaves every bucket uncompressed where the network is fast") {
+  for (const char* trace : {kAllReduceTrace, "traces/dlrm-8xV100"}) {
+    const Job job(trace, {});
+    const PlannerModel model = build_model(job.conditioned, job.conditions, {}, paths(), {});
+    REQUIRE(model.positions >= 3);
+    const CompressionPlan plan = choose(model, {});
+    CHECK(std::all_of(plan.choice.begin(), plan.choice.end(), [](std::size_t m) { return m == 0; }));
+    CHECK(plan.best_single == "none");
+    // With no compression the model is the baseline replay.
+    CHECK(plan.none.median_ns == job.replayed("none"));
+  }
+}
+
+TEST_CASE("the compression planner compresses where the network is slow, and its plan replays faster") {
+  const Job job(kAllReduceTrace, kSlow);
+  const PlannerModel model = build_model(job.conditioned, job.conditions, {}, paths(), {});
+  const CompressionPlan plan = choose(model, {});
+  CHECK(std::any_of(plan.choice.begin(), plan.choice.end(), [](std::size_t m) { return m != 0; }));
+  CHECK(plan.planned.median_ns < plan.none.median_ns);
+  CHECK(plan.planned.median_ns <= plan.best_single_score.median_ns);
+  const Nanos none = job.replayed("none");
+  CHECK(plan.none.median_ns == none);
+  CHECK(job.replayed(plan.value) < none);
+  // The same on the 8-rank DLRM job over 10 Gb/s Ethernet, one GPU per node.
+  const Job dlrm("traces/dlrm-8xV100", {"cluster.gpus_per_node=1", "network.inter_node_gbps=1.25"});
+  const CompressionPlan p8 = choose(build_model(dlrm.conditioned, dlrm.conditions, {}, paths(), {}), {});
+  CHECK(dlrm.replayed(p8.value) < dlrm.replayed("none"));
+}
+
+TEST_CASE("the planned per-bucket plan, replayed, is no slower than any single method, and the search keeps the faster") {
+  const Job job(kAllReduceTrace, kSlow);
+  SpaceOptions o;
+  o.strategies = {Strategy::kCompression};
+  SearchSpace space = make_space(job.conditioned, o);
+  const std::size_t singles = space.variables.at(0).values.size();
+  std::string why;
+  const auto plan = add_planned_compression(space, job.conditioned, job.conditions, paths(), {}, &why);
+  REQUIRE(plan);
+  REQUIRE(space.variables[0].values.size() == singles + 1);
+  CHECK(space.variables[0].values.back() == plan->value);
+  Evaluator ev(job.conditioned, space, job.conditions, paths(), 2);
+  const SearchResult all = exhaustive(ev, space, Limits{});
+  const Nanos planned = ev.score({{static_cast<std::uint8_t>(singles)}})[0].step_ns;
+  for (std::uint8_t v = 0; v < singles; ++v) CHECK(planned <= ev.score({{v}})[0].step_ns);
+  // Whatever the planner proposes, the search chooses by replay: its best is the fastest value.
+  SearchOptions s;
+  s.max_evaluations = 20;
+  Evaluator ev2(job.conditioned, space, job.conditions, paths(), 2);
+  CHECK(search(ev2, space, s).best.score.step_ns == all.best.score.step_ns);
+}
+
+TEST_CASE("the planner keeps within a risk and a memory limit") {
+  const Job job(kAllReduceTrace, kSlow);
+  const PlannerModel model = build_model(job.conditioned, job.conditions, {}, paths(), {});
+  PlannerOptions careful;
+  careful.max_risk = 0.05;
+  const CompressionPlan safe = choose(model, careful);
+  CHECK(safe.planned.risk <= 0.05);
+  CHECK(compression_risk(safe.value) <= 0.05);
+  CHECK(safe.planned.median_ns < safe.none.median_ns);  // fp16 / bf16 still help
+  PlannerOptions lean;
+  lean.max_extra_memory_bytes = 0;
+  const CompressionPlan no_residual = choose(model, lean);
+  CHECK(no_residual.planned.extra_memory_bytes == 0);
+  for (std::size_t m : no_residual.choice) CHECK(!comm::has_error_feedback(model.specs[m].method));
+  CHECK(choose(model, {}).planned.extra_memory_bytes > 0);
+}
+
+TEST_CASE("a per-bucket compression value: its risk is its riskiest method's, and a plan names it in brief") {
+  CHECK(compression_risk("none,fp16,none") == compression_risk("fp16"));
+  CHECK(compression_risk("fp16,topk:0.01") == compression_risk("topk:0.5"));
+  CHECK(compression_risk("none,zip") == 1.0);
+  CHECK(describe({Strategy::kCompression, "", "none,powersgd:4,none", {}}) ==
+        "compression per bucket (3 buckets: 2 none, 1 powersgd:4)");
+  // decision_rewrites hands the list to the compression rewrite, a method per bucket.
+  const auto rewrites = decision_rewrites({}, {{Strategy::kCompression, "", "none,fp16", {}}}, paths());
+  REQUIRE(rewrites.size() == 1);
+  const auto& comm = std::get<whatif::CommRetime>(rewrites[0]);
+  REQUIRE(comm.compression);
+  CHECK(comm.compression->per_bucket.size() == 2);
+  CHECK(comm.compression->per_bucket[1].method == comm::CompressionMethod::kFp16);
+}
+
+TEST_CASE("a job without a gradient all-reduce has nothing for the planner, and says so") {
+  const Job job("traces/hta/simple-add-kineto.json.gz", {});
+  CHECK_THROWS_AS(build_model(job.conditioned, job.conditions, {}, paths(), {}), OptionError);
+  SpaceOptions o;
+  SearchSpace space = make_space(job.conditioned, o);
+  std::string why;
+  CHECK(!add_planned_compression(space, job.conditioned, job.conditions, paths(), {}, &why));
+  CHECK_THAT(why, Catch::Contains("no compression decision"));
+}
+
+TEST_CASE("a job's memory per rank is estimated from its gradients, and a budget below it is refused") {
+  const Job job(kAllReduceTrace, {});
+  const auto memory = estimate_memory_per_rank(job.conditioned);
+  REQUIRE(memory);
+  // ResNet-sized gradients: tens of MiB in fp32, 4 times that kept.
+  CHECK(memory->gradient_bytes > 10 * 1024 * 1024);
+  CHECK(memory->bytes == kTrainingStateFactor * memory->gradient_bytes);
+  const double job_gib = static_cast<double>(memory->bytes) / kBytesPerGiB;
+  CHECK(headroom_under_budget(job_gib + 1, memory) > static_cast<std::int64_t>(0.99 * kBytesPerGiB));
+  CHECK_THROWS_WITH(headroom_under_budget(job_gib / 2, memory), Catch::Contains("below the job's own memory per rank"));
+  CHECK_THROWS_WITH(headroom_under_budget(80, std::nullopt), Catch::Contains("cannot tell the job's own memory"));
+  CHECK(!estimate_memory_per_rank(test::load_workload("traces/hta/simple-add-kineto.json.gz")));
+}
+
+TEST_CASE("a job's memory per rank is the peak its memory events record, where the trace has them") {
+  // A Kineto trace with profile_memory's "[memory]" instant events: the GPU's (Device Type 1) peak
+  // reserved is 3 GiB; the CPU's (Device Type 0) larger figure is not the GPU's.
+  const std::string dir = test::fresh_dir("memory_events");
+  const std::string path = dir + "/memory.json";
+  test::write_text(path, R"({"traceEvents": [
+    {"ph": "X", "cat": "cpu_op", "name": "aten::add", "pid": 1, "tid": 1, "ts": 0, "dur": 10, "args": {}},
+    {"ph": "i", "s": "t", "name": "[memory]", "pid": 1, "tid": 1, "ts": 2,
+     "args": {"Total Reserved": 2147483648, "Total Allocated": 1073741824, "Device Type": 1, "Device Id": 0, "Bytes": 512}},
+    {"ph": "i", "s": "t", "name": "[memory]", "pid": 1, "tid": 1, "ts": 4,
+     "args": {"Total Reserved": 3221225472, "Total Allocated": 2147483648, "Device Type": 1, "Device Id": 0, "Bytes": 512}},
+    {"ph": "i", "s": "t", "name": "[memory]", "pid": 1, "tid": 1, "ts": 6,
+     "args": {"Total Reserved": 0, "Total Allocated": 99999999999, "Device Type": 0, "Device Id": -1, "Bytes": 512}}
+  ]})");
+  Logger quiet(LogLevel::kQuiet);
+  const auto traces = std::make_shared<const trace::TraceSet>(test::load({path}, quiet));
+  REQUIRE(traces->ranks.at(0).peak_gpu_memory_bytes == std::int64_t{3} << 30);
+  const whatif::Workload job{traces, graph::build_graph(*traces, graph::BuildOptions{}, quiet)};
+  const auto memory = estimate_memory_per_rank(job);
+  REQUIRE(memory);
+  CHECK(memory->bytes == std::int64_t{3} << 30);
+  CHECK_THAT(memory->source, Catch::Contains("memory events"));
+  CHECK_THROWS_WITH(headroom_under_budget(2, memory), Catch::Contains("at least 3.000 GiB"));
+  CHECK(headroom_under_budget(4, memory) == std::int64_t{1} << 30);
+}
