@@ -62,7 +62,44 @@ void PrefixEvaluator::remember(Level& level, const Assignment& key, const whatif
                                    [](const auto& x, const auto& y) { return x.second.used < y.second.used; });
     level.erase(oldest);
   }
-  level[key] = Entry{std::move(entry), changes, ++clock_};
+  level[key] = Entry{std::move(entry), changes, ++clock_, nullptr};
+}
+
+PrefixEvaluator::Pricing PrefixEvaluator::pricing(bool precision, const Assignment& key, bool intermediates_kept) {
+  // Calibrations of one intermediates_kept flag are cached (decision_rewrites uses one); another
+  // flag gets none.
+  Pricing p;
+  {
+    const std::lock_guard lock(mutex_);
+    if (!pricer_kept_) pricer_kept_ = intermediates_kept;
+    if (*pricer_kept_ != intermediates_kept) return {};
+    if (precision) {
+      const auto it = levels_[0].find(key);
+      if (it == levels_[0].end()) return {};
+      p = {it->second.workload, it->second.pricer};
+    } else {
+      p.pricer = base_pricer_;
+    }
+  }
+  if (p.pricer) return p;
+  const whatif::Workload& graph = p.workload ? *p.workload : conditioned_;
+  p.pricer = std::make_shared<const whatif::FusionPricer>(*graph.traces, graph.graph.dfg, intermediates_kept);
+  const std::lock_guard lock(mutex_);
+  if (!precision) {
+    if (!base_pricer_) base_pricer_ = p.pricer;
+    p.pricer = base_pricer_;
+    return p;
+  }
+  const auto it = levels_[0].find(key);
+  if (it != levels_[0].end() && it->second.workload == p.workload && !it->second.pricer) it->second.pricer = p.pricer;
+  return p;
+}
+
+whatif::Change PrefixEvaluator::fuse(whatif::Workload& w, const whatif::OpFusion& fusion, bool precision,
+                                     const Assignment& key) {
+  const Pricing p = pricing(precision, key, fusion.intermediates_kept);
+  if (!p.pricer) return whatif::op_fusion(w, fusion);
+  return whatif::op_fusion(w, fusion, *p.pricer);
 }
 
 PlanOutcome PrefixEvaluator::evaluate(const Assignment& a, replayer::Simulator& simulator) {
@@ -85,7 +122,8 @@ PlanOutcome PrefixEvaluator::evaluate(const Assignment& a, replayer::Simulator& 
 
   whatif::Workload w = start ? *start : conditioned_;
   for (; applied < rewrites.size(); ++applied) {
-    out.changes.push_back(whatif::apply(w, rewrites[applied]));
+    const auto* fusion = std::get_if<whatif::OpFusion>(&rewrites[applied]);
+    out.changes.push_back(fusion ? fuse(w, *fusion, p1 > 0, keys[0]) : whatif::apply(w, rewrites[applied]));
     if (applied + 1 == p1) remember(levels_[0], keys[0], w, out.changes);
     if (applied + 1 == p2 && p2 > p1) remember(levels_[1], keys[1], w, out.changes);
   }

@@ -3,7 +3,9 @@
 // (decision_rewrites: precision, then op fusion, then communication), so plans that agree on the
 // decisions of the early rewrites share the workload those rewrites make. It is kept, per prefix
 // of decisions, and a later plan with the same prefix starts from a copy of it and applies only
-// the remaining rewrites, then replays and reports as whatif::evaluate does.
+// the remaining rewrites, then replays and reports as whatif::evaluate does. The op-fusion
+// rewrite's calibration (whatif::FusionPricer) is likewise made once per graph it fuses (the
+// conditioned job, or each precision prefix) and reused by every plan that fuses a copy of it.
 //
 // Exactness: a rewrite is a deterministic function of the workload it edits and its own
 // parameters (no clock, no randomness, no state between calls), and the parameters of each
@@ -23,12 +25,14 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 #include "optimizer/space.h"
 #include "replayer/engine.h"
 #include "replayer/report.h"
 #include "whatif/evaluate.h"
+#include "whatif/fusion_pricing.h"
 
 namespace dpro::optimizer {
 
@@ -68,11 +72,21 @@ class PrefixEvaluator {
     std::shared_ptr<const whatif::Workload> workload;
     std::vector<whatif::Change> changes;  // of the prefix's rewrites
     std::uint64_t used = 0;
+    std::shared_ptr<const whatif::FusionPricer> pricer;  // on *workload, once a plan fused it
+  };
+  // A calibration and the graph it reads (kept alive while in use).
+  struct Pricing {
+    std::shared_ptr<const whatif::Workload> workload;  // null: the conditioned job
+    std::shared_ptr<const whatif::FusionPricer> pricer;
   };
   using Level = std::map<Assignment, Entry, AssignmentLess>;
   Assignment project(const Assignment& a, std::size_t level) const;
   // The cached workload of a's prefix at `level`, if any (and its changes into `changes`).
   std::shared_ptr<const whatif::Workload> find(std::size_t level, const Assignment& key, std::vector<whatif::Change>& changes);
+  // The calibration for fusing the workload of precision prefix `key` (the conditioned job when
+  // `precision` is false), made on first use; none if that prefix is no longer cached.
+  Pricing pricing(bool precision, const Assignment& key, bool intermediates_kept);
+  whatif::Change fuse(whatif::Workload& w, const whatif::OpFusion& fusion, bool precision, const Assignment& key);
   void remember(Level& level, const Assignment& key, const whatif::Workload& w, const std::vector<whatif::Change>& changes);
 
   const whatif::Workload& conditioned_;
@@ -81,9 +95,11 @@ class PrefixEvaluator {
   ResourcePaths paths_;
   std::size_t max_cached_;
   Level levels_[2];  // after precision; after precision and op fusion
+  std::shared_ptr<const whatif::FusionPricer> base_pricer_;  // on conditioned_
+  std::optional<bool> pricer_kept_;  // the intermediates_kept flag of every cached calibration
   std::uint64_t clock_ = 0;
   PrefixStats stats_;
-  mutable std::mutex mutex_;  // guards levels_, clock_, stats_
+  mutable std::mutex mutex_;  // guards levels_, base_pricer_, pricer_kept_, clock_, stats_
 };
 
 }  // namespace dpro::optimizer
