@@ -1,5 +1,11 @@
 // Optimizer benchmarks; each prints JSON lines.
 //   bench_optimizer eval TRACE PLANS [SET...]     time to score one plan (median over PLANS random plans)
+//   bench_optimizer phases TRACE PLANS [SET...]   where one plan's evaluation spends its time (copy, each
+//        rewrite kind, finalize, cycle check, replay, report, post-replay checks; medians over PLANS random plans)
+//   bench_optimizer incremental TRACE PLANS [SET...]  full against incremental evaluation (optimizer/
+//        incremental.h) on PLANS plans of an annealing-like walk: median time of each, their ratio, plans
+//        identical to the ns, the share of the replay a snapshot restart could skip at most; then a
+//        search of PLANS plans (2 threads) each way, its time and how many scores agree. Exit 1 on a mismatch.
 //   bench_optimizer search TRACE BUDGET [SET...]  a whole search: plans replayed, seconds, plans per second
 //   bench_optimizer quality MAX_PLANS BUDGET_PERCENT TRACE... [-- SET...]
 //        search vs exhaustive enumeration: for each trace, spaces of at most MAX_PLANS plans made of
@@ -337,7 +343,8 @@ int main(int argc, char** argv) {
       return quality(static_cast<std::size_t>(std::atol(rest[0].c_str())), std::atof(rest[1].c_str()),
                      {rest.begin() + 2, dashes}, {dashes == rest.end() ? dashes : dashes + 1, rest.end()});
     }
-    std::fprintf(stderr, "usage: bench_optimizer eval TRACE PLANS [SET...] | search TRACE BUDGET [SET...] | "
+    std::fprintf(stderr, "usage: bench_optimizer eval TRACE PLANS [SET...] | phases TRACE PLANS [SET...] | "
+                         "incremental TRACE PLANS [SET...] | search TRACE BUDGET [SET...] | "
                          "quality MAX_PLANS BUDGET_PERCENT TRACE... [-- SET...]\n");
     return 2;
   } catch (const InputError& e) {
