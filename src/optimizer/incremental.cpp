@@ -23,7 +23,8 @@ PrefixEvaluator::PrefixEvaluator(const whatif::Workload& conditioned, const Sear
       space_(space),
       conditions_(std::move(conditions)),
       paths_(std::move(paths)),
-      max_cached_(std::max<std::size_t>(1, max_cached)) {}
+      max_cached_(std::clamp<std::size_t>(kCachedNodes / (2 * std::max<std::size_t>(1, conditioned.graph.dfg.node_count())), 1,
+                                          std::max<std::size_t>(1, max_cached))) {}
 
 // Level 0 keeps the precision variables, level 1 also the op-fusion ones: the decisions that
 // make the rewrites of that prefix (decision_rewrites).

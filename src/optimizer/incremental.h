@@ -56,8 +56,9 @@ struct PrefixStats {
 class PrefixEvaluator {
  public:
   // `conditioned` (the job under its conditions) and `space` must outlive the evaluator.
-  // `max_cached`: workloads kept per prefix level (least recently used dropped first); each is a
-  // copy of the graph.
+  // `max_cached`: workloads kept per prefix level (least recently used dropped first). Each is a
+  // copy of the graph (ResNet-50, 80k nodes: about 40 MB), so fewer are kept of a large graph: at
+  // most kCachedNodes nodes over both levels, and at least one workload per level.
   PrefixEvaluator(const whatif::Workload& conditioned, const SearchSpace& space, Conditions conditions,
                   ResourcePaths paths, std::size_t max_cached = 4);
 
@@ -65,6 +66,7 @@ class PrefixEvaluator {
   // simulator, options with top_ops = 0 and analysis = false) in simulation, report and change
   // records. Throws what the rewrites throw.
   PlanOutcome evaluate(const Assignment& a, replayer::Simulator& simulator);
+  static constexpr std::size_t kCachedNodes = 1'000'000;  // about 0.5 GB at ~500 bytes per node
   PrefixStats stats() const;
 
  private:

@@ -215,6 +215,7 @@ int incremental(const std::string& path, int plans, const std::vector<std::strin
   const double full = bench::median(full_ms), incr = bench::median(incr_ms);
   const PrefixStats& st = prefix.stats();
   const std::string extra = "\"trace\": \"" + name_of(path) + "\", \"plans\": " + std::to_string(plans) +
+                            ", \"nodes\": " + std::to_string(job.conditioned.graph.dfg.node_count()) +
                             ", \"full_ms\": " + std::to_string(full) + ", \"incremental_ms\": " + std::to_string(incr) +
                             ", \"matched\": " + std::to_string(matched) + ", \"checks\": " + std::to_string(plans) +
                             ", \"from_base\": " + std::to_string(st.from_base) + ", \"from_precision\": " +
