@@ -33,13 +33,6 @@ std::int64_t extra_memory_bytes(const std::vector<whatif::Change>& changes) {
   return bytes;
 }
 
-bool AssignmentLess::operator()(const Assignment& x, const Assignment& y) const {
-  const std::size_t n = std::min(x.size(), y.size());
-  for (std::size_t i = 0; i < n; ++i)
-    if (x[i] != y[i]) return x[i] < y[i];
-  return x.size() < y.size();
-}
-
 Evaluator::Evaluator(const whatif::Workload& conditioned, const SearchSpace& space, Conditions conditions,
                      ResourcePaths paths, int threads, EvaluationMode mode)
     : conditioned_(conditioned), space_(space), conditions_(std::move(conditions)), paths_(std::move(paths)) {
