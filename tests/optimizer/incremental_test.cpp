@@ -87,7 +87,17 @@ std::size_t check_equal(const Job& j, const std::vector<Assignment>& plans, std:
     CHECK(incr.simulation->end_cause == full.simulation.end_cause);
     CHECK(incr.simulation->makespan == full.simulation.makespan);
     CHECK(median_step(incr.report) == median_step(full.report));
-    CHECK(incr.changes.size() == full.changes.size());
+    REQUIRE(incr.changes.size() == full.changes.size());
+    for (std::size_t k = 0; k < full.changes.size(); ++k) {
+      REQUIRE(incr.changes[k].index() == full.changes[k].index());
+      if (const auto* f = std::get_if<whatif::OpFusionChange>(&full.changes[k])) {
+        const auto& g = std::get<whatif::OpFusionChange>(incr.changes[k]);
+        CHECK(g.instances == f->instances);
+        CHECK(g.gpu_after == f->gpu_after);
+      } else if (const auto* p = std::get_if<whatif::PrecisionChange>(&full.changes[k])) {
+        CHECK(std::get<whatif::PrecisionChange>(incr.changes[k]).gpu_after == p->gpu_after);
+      }
+    }
   }
   const PrefixStats s = incremental.stats();
   CHECK(s.from_base + s.from_precision + s.from_fusion == plans.size());
