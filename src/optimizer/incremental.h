@@ -17,10 +17,11 @@
 // checks that, 0 ns, on real traces).
 //
 // What it does not do (docs/optimizer.md, "Incremental evaluation"): restart the discrete-event
-// replay itself from a mid-run snapshot. The replay is 5-7 % of an evaluation on the bundled
+// replay itself from a mid-run snapshot. The replay is 2-6 % of an evaluation on the bundled
 // traces, and every decision of the space touches the first iteration (a compression method or
 // bucket size applies to every all-reduce, a fusion chain to every occurrence), so a snapshot
-// before the earliest affected node is one before the first step: the saving would be nil.
+// before the earliest affected node falls in the first step: at most 2-4 % of the replay (median
+// over sampled plans, bench_optimizer incremental), about 0.1 % of an evaluation.
 #include <cstdint>
 #include <map>
 #include <memory>
