@@ -12,7 +12,7 @@ shift || true
 # plugin's callbacks from several threads, the injected library in a child process
 # (tests/profiler: "[process]"), the step window and record-cost calibration, the launcher, and the
 # optimizer (its evaluator replays plans on several threads).
-threaded_tests=(test_nccl_plugin test_profiler_process test_step_window test_record_cost test_launcher optimizer_tests)
+threaded_tests=(test_nccl_plugin test_profiler_process test_step_window test_record_cost test_launcher optimizer_tests optimizer_incremental_tests)
 case "$kind" in
   asan) sanitize=address,undefined; targets=(all) ;;
   tsan) sanitize=thread; targets=("${threaded_tests[@]}") ;;

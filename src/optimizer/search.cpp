@@ -24,9 +24,9 @@ Nanos median_step(const replayer::Report& report) {
   return steps.size() % 2 == 1 ? steps[m] : steps[m - 1] + (steps[m] - steps[m - 1]) / 2;
 }
 
-std::int64_t extra_memory_bytes(const whatif::Evaluation& e) {
+std::int64_t extra_memory_bytes(const std::vector<whatif::Change>& changes) {
   std::int64_t bytes = 0;
-  for (const whatif::Change& change : e.changes) {
+  for (const whatif::Change& change : changes) {
     const auto* comm = std::get_if<whatif::CommChange>(&change);
     if (!comm || !comm->compression) continue;
     for (const auto& [method, stats] : comm->compression->by_method) bytes += stats.residual_bytes;
@@ -34,28 +34,29 @@ std::int64_t extra_memory_bytes(const whatif::Evaluation& e) {
   return bytes;
 }
 
-bool AssignmentLess::operator()(const Assignment& x, const Assignment& y) const {
-  const std::size_t n = std::min(x.size(), y.size());
-  for (std::size_t i = 0; i < n; ++i)
-    if (x[i] != y[i]) return x[i] < y[i];
-  return x.size() < y.size();
-}
-
 Evaluator::Evaluator(const whatif::Workload& conditioned, const SearchSpace& space, Conditions conditions,
-                     ResourcePaths paths, int threads)
+                     ResourcePaths paths, int threads, EvaluationMode mode)
     : conditioned_(conditioned), space_(space), conditions_(std::move(conditions)), paths_(std::move(paths)) {
   for (int i = 0; i < std::max(1, threads); ++i) simulators_.push_back(std::make_unique<replayer::Simulator>());
+  if (mode == EvaluationMode::kIncremental)
+    prefix_ = std::make_unique<PrefixEvaluator>(conditioned_, space_, conditions_, paths_);
 }
 
 Evaluator::~Evaluator() = default;
 
-Score Evaluator::replay(const Assignment& a, replayer::Simulator& simulator) const {
+PrefixStats Evaluator::prefix_stats() const { return prefix_ ? prefix_->stats() : PrefixStats{}; }
+
+Score Evaluator::replay(const Assignment& a, std::size_t worker) {
+  if (prefix_) {
+    const PlanOutcome o = prefix_->evaluate(a, *simulators_[worker]);
+    return {median_step(o.report), risk_of(space_, a), extra_memory_bytes(o.changes)};
+  }
   whatif::EvaluateOptions options;
   options.report.top_ops = 0;
   options.report.analysis = false;
   const whatif::Evaluation e =
-      whatif::evaluate(conditioned_, decision_rewrites(conditions_, decisions_of(space_, a), paths_), simulator, options);
-  return {median_step(e.report), risk_of(space_, a), extra_memory_bytes(e)};
+      whatif::evaluate(conditioned_, decision_rewrites(conditions_, decisions_of(space_, a), paths_), *simulators_[worker], options);
+  return {median_step(e.report), risk_of(space_, a), extra_memory_bytes(e.changes)};
 }
 
 std::vector<Score> Evaluator::score(const std::vector<Assignment>& batch) {
@@ -68,7 +69,7 @@ std::vector<Score> Evaluator::score(const std::vector<Assignment>& batch) {
   auto work = [&](std::size_t w) {
     for (std::size_t i = w; i < todo.size(); i += workers) {
       try {
-        scores[i] = replay(todo[i], *simulators_[w]);
+        scores[i] = replay(todo[i], w);
       } catch (...) {
         errors[i] = std::current_exception();
       }

@@ -15,6 +15,7 @@
 #include <memory>
 #include <vector>
 
+#include "optimizer/incremental.h"
 #include "optimizer/space.h"
 #include "replayer/engine.h"
 #include "replayer/report.h"
@@ -27,11 +28,6 @@ namespace dpro::optimizer {
 // The median, not the mean: a trace's first steps (warm-up, cuDNN autotuning) can be 100 times
 // longer than the steady state a plan is for.
 Nanos median_step(const replayer::Report& report);
-
-// Orders assignments (a map key); a plain loop, which GCC 12's memcmp overread check leaves alone.
-struct AssignmentLess {
-  bool operator()(const Assignment& x, const Assignment& y) const;
-};
 
 struct Score {
   Nanos step_ns = 0;
@@ -50,6 +46,10 @@ struct Limits {
   bool admits(const Score& s) const { return s.risk <= max_risk && s.extra_memory_bytes <= max_extra_memory_bytes; }
 };
 
+// How the Evaluator replays a plan: whatif::evaluate from the conditioned job each time (full), or
+// reusing the workloads of shared decision prefixes (incremental.h; the same scores, exactly).
+enum class EvaluationMode { kFull, kIncremental };
+
 // Scores plans of one space: each assignment's decisions are applied (decision_rewrites) to the
 // job under its conditions and replayed, on up to `threads` threads; every score is remembered,
 // so a plan is replayed once.
@@ -58,7 +58,7 @@ class Evaluator {
   // `conditioned`: the job with condition_rewrites applied (whatif::evaluate's workload); it and
   // `space` must outlive the evaluator.
   Evaluator(const whatif::Workload& conditioned, const SearchSpace& space, Conditions conditions, ResourcePaths paths,
-            int threads);
+            int threads, EvaluationMode mode = EvaluationMode::kIncremental);
   ~Evaluator();
 
   // The scores of `batch`, in its order. Throws what the rewrites throw (InputError, OptionError).
@@ -66,15 +66,18 @@ class Evaluator {
   // Plans replayed so far (distinct assignments).
   std::size_t replays() const { return memo_.size(); }
   const std::map<Assignment, Score, AssignmentLess>& scored() const { return memo_; }
+  // Incremental mode: how far the prefix cache got the evaluations (all zero in full mode).
+  PrefixStats prefix_stats() const;
 
  private:
-  Score replay(const Assignment& a, replayer::Simulator& simulator) const;
+  Score replay(const Assignment& a, std::size_t worker);
 
   const whatif::Workload& conditioned_;
   const SearchSpace& space_;
   Conditions conditions_;
   ResourcePaths paths_;
   std::vector<std::unique_ptr<replayer::Simulator>> simulators_;
+  std::unique_ptr<PrefixEvaluator> prefix_;  // shared by the threads; none in full mode
   std::map<Assignment, Score, AssignmentLess> memo_;
 };
 

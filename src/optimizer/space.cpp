@@ -179,6 +179,13 @@ SearchSpace make_space(const whatif::Workload& base, const SpaceOptions& options
   return space;
 }
 
+bool AssignmentLess::operator()(const Assignment& x, const Assignment& y) const {
+  const std::size_t n = std::min(x.size(), y.size());
+  for (std::size_t i = 0; i < n; ++i)
+    if (x[i] != y[i]) return x[i] < y[i];
+  return x.size() < y.size();
+}
+
 std::vector<Decision> decisions_of(const SearchSpace& space, const Assignment& a) {
   DPRO_CHECK(a.size() == space.variables.size());
   std::vector<Decision> out;

@@ -41,6 +41,11 @@ struct SearchSpace {
 // A value index per variable, parallel to SearchSpace::variables.
 using Assignment = std::vector<std::uint8_t>;
 
+// Orders assignments (a map key); a plain loop, which GCC 12's memcmp overread check leaves alone.
+struct AssignmentLess {
+  bool operator()(const Assignment& x, const Assignment& y) const;
+};
+
 // The variables of `base` (the job under its conditions). Throws OptionError("strategies", ...)
 // when none of the strategies asked for applies to the job.
 SearchSpace make_space(const whatif::Workload& base, const SpaceOptions& options);

@@ -229,18 +229,27 @@ std::vector<std::span<const NodeId>> split_run(std::span<const NodeId> run, std:
   return out;
 }
 
-}  // namespace
-
-OpFusionChange op_fusion(Workload& workload, const OpFusion& options) {
+void check_chains(const OpFusion& options) {
   for (const std::vector<std::string>& chain : options.chains) {
     if (chain.size() < 2)
       throw OptionError("chains", chain_text(chain), "a chain to fuse needs at least two kernel names");
   }
+}
+
+}  // namespace
+
+OpFusionChange op_fusion(Workload& workload, const OpFusion& options) {
+  check_chains(options);  // before calibrating
+  const FusionPricer pricer(*workload.traces, workload.graph.dfg, options.intermediates_kept);
+  return op_fusion(workload, options, pricer);
+}
+
+OpFusionChange op_fusion(Workload& workload, const OpFusion& options, const FusionPricer& pricer) {
+  check_chains(options);
   OpFusionChange change;
   change.options = options;
   graph::Dfg& dfg = workload.graph.dfg;
   const StreamView view(*workload.traces, dfg);
-  const FusionPricer pricer(*workload.traces, dfg, options.intermediates_kept);
   IdVector<NodeId, char> taken(dfg.node_count(), 0);
   graph::Editor editor(workload.graph);
   for (const std::vector<std::string>& chain : options.chains) {

@@ -73,6 +73,13 @@ struct OpFusionChange {
 // chain of fewer than two names.
 OpFusionChange op_fusion(Workload& workload, const OpFusion& options);
 
+class FusionPricer;
+// The same, pricing with `pricer` (built with options.intermediates_kept on this graph or on an
+// unedited copy of it, which must outlive the call) instead of calibrating one: a caller that
+// fuses many copies of one graph calibrates once. The result is the same, since fusing reads only
+// what the edits leave alone (the durations, kinds and tracks of kernels not yet fused).
+OpFusionChange op_fusion(Workload& workload, const OpFusion& options, const FusionPricer& pricer);
+
 // A class of fusable chains: the same kernel-name sequence, wherever it runs.
 struct FusionCandidate {
   std::vector<std::string> kernels;

@@ -1,5 +1,12 @@
 // Optimizer benchmarks; each prints JSON lines.
 //   bench_optimizer eval TRACE PLANS [SET...]     time to score one plan (median over PLANS random plans)
+//   bench_optimizer phases TRACE PLANS [SET...]   where one plan's evaluation spends its time (copy, each
+//        rewrite kind, finalize, cycle check, replay, report, post-replay checks; medians over PLANS random plans)
+//   bench_optimizer incremental TRACE PLANS [SET...]  full against incremental evaluation (optimizer/
+//        incremental.h) on PLANS plans of an annealing-like walk: median time of each, their ratio, plans
+//        identical to the ns, the share of the replay a snapshot restart could skip at most; then a
+//        search of PLANS plans (2 threads) twice each way, the times summed per way, and how many scores
+//        agree. Exit 1 on a mismatch.
 //   bench_optimizer search TRACE BUDGET [SET...]  a whole search: plans replayed, seconds, plans per second
 //   bench_optimizer quality MAX_PLANS BUDGET_PERCENT TRACE... [-- SET...]
 //        search vs exhaustive enumeration: for each trace, spaces of at most MAX_PLANS plans made of
@@ -14,6 +21,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <map>
 #include <random>
 #include <string>
 #include <vector>
@@ -25,6 +33,7 @@
 #include "core/log.h"
 #include "costmodel/paths.h"
 #include "optimizer/compression_planner.h"
+#include "optimizer/incremental.h"
 #include "optimizer/search.h"
 #include "optimizer/space.h"
 #include "replayer/replay.h"
@@ -86,6 +95,176 @@ int eval(const std::string& path, int plans, const std::vector<std::string>& set
                   ", \"variables\": " + std::to_string(space.variables.size()) +
                   ", \"ops\": " + std::to_string(job.conditioned.graph.dfg.op_count()));
   return 0;
+}
+
+// Where one plan's evaluation spends its time: whatif::evaluate's phases, timed one by one (median
+// over PLANS random plans, ms).
+int phases(const std::string& path, int plans, const std::vector<std::string>& settings) {
+  const Job job = load_job(path, settings);
+  const SearchSpace space = make_space(job.conditioned, space_options());
+  std::mt19937_64 rng(1);
+  replayer::Simulator simulator;
+  std::vector<std::vector<double>> ms(7);
+  std::vector<std::vector<double>> by_kind(std::variant_size_v<whatif::Rewrite>);
+  const char* names[] = {"copy", "rewrites", "finalize", "cycle_check", "simulate", "report", "after_steps"};
+  for (int i = 0; i < plans; ++i) {
+    Assignment a(space.variables.size(), 0);
+    for (std::size_t v = 0; v < a.size(); ++v) a[v] = static_cast<std::uint8_t>(rng() % space.variables[v].values.size());
+    const auto rewrites = decision_rewrites(job.conditions, decisions_of(space, a), paths());
+    auto t = std::chrono::steady_clock::now();
+    auto lap = [&](std::size_t k) {
+      ms[k].push_back(1e3 * bench::seconds_since(t));
+      t = std::chrono::steady_clock::now();
+    };
+    whatif::Workload w = job.conditioned;
+    lap(0);
+    for (const whatif::Rewrite& r : rewrites) {
+      const auto t1 = std::chrono::steady_clock::now();
+      whatif::apply(w, r);
+      by_kind[r.index()].push_back(1e3 * bench::seconds_since(t1));
+    }
+    lap(1);
+    if (!w.graph.dfg.finalized()) w.graph.dfg.finalize();
+    lap(2);
+    graph::check_acyclic(w.graph.dfg, *w.traces);
+    lap(3);
+    const replayer::Simulation& sim = simulator.run(w.graph.dfg);
+    lap(4);
+    replayer::ReportOptions ro;
+    ro.top_ops = 0;
+    ro.analysis = false;
+    const replayer::Report report = replayer::make_report(*w.traces, w.graph, sim, ro);
+    lap(5);
+    whatif::gpu_work_after_steps(*w.traces, w.graph.dfg, sim, report);
+    lap(6);
+  }
+  std::string extra = "\"trace\": \"" + name_of(path) + "\", \"plans\": " + std::to_string(plans);
+  for (std::size_t k = 0; k < ms.size(); ++k) extra += ", \"" + std::string(names[k]) + "_ms\": " + std::to_string(bench::median(ms[k]));
+  const char* kinds[] = {"host", "device", "comm", "op_fusion", "precision"};
+  for (std::size_t k = 0; k < by_kind.size(); ++k)
+    if (!by_kind[k].empty())
+      extra += ", \"" + std::string(kinds[k]) + "_rewrite_ms\": " + std::to_string(bench::median(by_kind[k]));
+  double total = 0;
+  for (const auto& m : ms) total += bench::median(m);
+  bench::emit("optimizer_plan_phases_ms", total, "ms", extra);
+  return 0;
+}
+
+// Full against incremental evaluation (optimizer/incremental.h) on PLANS plans drawn as the
+// annealing draws them (from the current plan, one variable set to another value, one time in four
+// two), each evaluated both ways: the median time of each, their ratio, and how many plans gave
+// identical results (every node's start, end and causes, the median step; 0 ns difference).
+bool same_times(const replayer::Simulation& x, const replayer::Simulation& y) {
+  return x.start == y.start && x.end == y.end && x.start_cause == y.start_cause && x.end_cause == y.end_cause;
+}
+
+// How much of the baseline replay a restart from a snapshot could skip for one plan, at most: the
+// share of the baseline's nodes that start before the first time at which the plan's replay
+// differs from the baseline's, over nodes with a trace event (matched by it; a baseline node the
+// plan removed, e.g. a fused part, differs at its start). A snapshot must precede the earliest
+// changed input, which is no later than that time; leaving out nodes without an event (untraced
+// work, barriers, inserted and fused nodes) can only make the bound larger.
+double unchanged_prefix_share(const graph::Dfg& base, const replayer::Simulation& base_sim, const graph::Dfg& plan,
+                              const replayer::Simulation& plan_sim) {
+  std::map<std::pair<int, std::uint32_t>, graph::NodeId> by_event;
+  for (const graph::NodeId v : base.node_ids())
+    if (base.node(v).event.valid()) by_event.emplace(std::make_pair(base.node(v).rank, base.node(v).event.value), v);
+  Nanos first = INT64_MAX;
+  std::vector<char> seen(base.node_count(), 0);
+  for (const graph::NodeId v : plan.node_ids()) {
+    const graph::Node& n = plan.node(v);
+    if (!n.event.valid()) continue;
+    const auto it = by_event.find({n.rank, n.event.value});
+    if (it == by_event.end()) {
+      first = std::min(first, plan_sim.start[v]);
+      continue;
+    }
+    seen[it->second.value] = 1;
+    if (base_sim.start[it->second] != plan_sim.start[v] || base_sim.end[it->second] != plan_sim.end[v])
+      first = std::min({first, base_sim.start[it->second], plan_sim.start[v]});
+  }
+  for (const graph::NodeId v : base.node_ids())
+    if (!seen[v.value] && base.node(v).event.valid()) first = std::min(first, base_sim.start[v]);
+  std::size_t before = 0;
+  for (const graph::NodeId v : base.node_ids()) before += base_sim.start[v] < first ? 1 : 0;
+  return static_cast<double>(before) / static_cast<double>(base.node_count());
+}
+
+int incremental(const std::string& path, int plans, const std::vector<std::string>& settings) {
+  const Job job = load_job(path, settings);
+  const SearchSpace space = make_space(job.conditioned, space_options());
+  std::mt19937_64 rng(1);
+  replayer::Simulator full_sim, incr_sim;
+  PrefixEvaluator prefix(job.conditioned, space, job.conditions, paths());
+  whatif::EvaluateOptions full_options;
+  full_options.report.top_ops = 0;
+  full_options.report.analysis = false;
+  std::vector<double> full_ms, incr_ms, prefix_share;
+  std::size_t matched = 0;
+  const replayer::Simulation base_sim = replayer::simulate(job.conditioned.graph.dfg);
+  Assignment a(space.variables.size(), 0);
+  for (int i = 0; i < plans; ++i) {
+    for (int m = rng() % 4 == 0 ? 2 : 1; m > 0; --m) {
+      const std::size_t v = rng() % a.size(), n = space.variables[v].values.size();
+      if (n > 1) a[v] = static_cast<std::uint8_t>((a[v] + 1 + rng() % (n - 1)) % n);
+    }
+    auto t0 = std::chrono::steady_clock::now();
+    const whatif::Evaluation full =
+        whatif::evaluate(job.conditioned, decision_rewrites(job.conditions, decisions_of(space, a), paths()), full_sim, full_options);
+    const Nanos full_step = median_step(full.report);
+    full_ms.push_back(1e3 * bench::seconds_since(t0));
+    t0 = std::chrono::steady_clock::now();
+    const PlanOutcome incr = prefix.evaluate(a, incr_sim);
+    const Nanos incr_step = median_step(incr.report);
+    incr_ms.push_back(1e3 * bench::seconds_since(t0));
+    if (same_times(full.simulation, *incr.simulation) && full_step == incr_step) ++matched;
+    prefix_share.push_back(unchanged_prefix_share(job.conditioned.graph.dfg, base_sim, full.workload.graph.dfg, full.simulation));
+  }
+  const double full = bench::median(full_ms), incr = bench::median(incr_ms);
+  const PrefixStats& st = prefix.stats();
+  const std::string extra = "\"trace\": \"" + name_of(path) + "\", \"plans\": " + std::to_string(plans) +
+                            ", \"nodes\": " + std::to_string(job.conditioned.graph.dfg.node_count()) +
+                            ", \"full_ms\": " + std::to_string(full) + ", \"incremental_ms\": " + std::to_string(incr) +
+                            ", \"matched\": " + std::to_string(matched) + ", \"checks\": " + std::to_string(plans) +
+                            ", \"from_base\": " + std::to_string(st.from_base) + ", \"from_precision\": " +
+                            std::to_string(st.from_precision) + ", \"from_fusion\": " + std::to_string(st.from_fusion) +
+                            ", \"replay_prefix_unchanged_percent_median\": " + std::to_string(100 * bench::median(prefix_share)) +
+                            ", \"replay_prefix_unchanged_percent_max\": " +
+                            std::to_string(100 * *std::max_element(prefix_share.begin(), prefix_share.end()));
+  bench::emit("optimizer_full_eval_ms", full, "ms", extra);
+  bench::emit("optimizer_incremental_eval_ms", incr, "ms", extra);
+  bench::emit("optimizer_incremental_speedup", full / incr, "full/incremental", extra);
+  bench::emit("optimizer_incremental_exact_checks", static_cast<double>(matched), "plans", extra);
+  // A whole search (PLANS plans, 2 threads) each way, twice, in the order full, incremental,
+  // incremental, full (a shared machine's load drifts): the time of each way summed over its two
+  // runs, and whether every plan's score agrees.
+  double seconds[2] = {0, 0};
+  std::map<Assignment, Score, AssignmentLess> scored[2];
+  PrefixStats stats;
+  for (const int m : {0, 1, 1, 0}) {
+    Evaluator ev(job.conditioned, space, job.conditions, paths(), 2, m == 0 ? EvaluationMode::kFull : EvaluationMode::kIncremental);
+    SearchOptions o;
+    o.max_evaluations = static_cast<std::size_t>(plans);
+    const auto t0 = std::chrono::steady_clock::now();
+    search(ev, space, o);
+    seconds[m] += bench::seconds_since(t0);
+    scored[m] = ev.scored();
+    if (m == 1) stats = ev.prefix_stats();
+  }
+  std::size_t same = 0;
+  for (const auto& [a, score] : scored[0]) {
+    const auto it = scored[1].find(a);
+    same += it != scored[1].end() && it->second.step_ns == score.step_ns && it->second.risk == score.risk &&
+            it->second.extra_memory_bytes == score.extra_memory_bytes;
+  }
+  const bool all_same = same == scored[0].size() && scored[0].size() == scored[1].size();
+  bench::emit("optimizer_search_incremental_speedup", seconds[0] / seconds[1], "full/incremental",
+              "\"trace\": \"" + name_of(path) + "\", \"threads\": 2, \"full_s\": " + std::to_string(seconds[0]) +
+                  ", \"incremental_s\": " + std::to_string(seconds[1]) + ", \"plans\": " + std::to_string(scored[0].size()) +
+                  ", \"same_scores\": " + std::to_string(same) + ", \"from_base\": " + std::to_string(stats.from_base) +
+                  ", \"from_precision\": " + std::to_string(stats.from_precision) +
+                  ", \"from_fusion\": " + std::to_string(stats.from_fusion));
+  return matched == static_cast<std::size_t>(plans) && all_same ? 0 : 1;
 }
 
 int run_search(const std::string& path, std::size_t budget, const std::vector<std::string>& settings) {
@@ -266,6 +445,10 @@ int main(int argc, char** argv) {
     std::vector<std::string> rest(argv + std::min(argc, 2), argv + argc);
     if (mode == "eval" && rest.size() >= 2)
       return eval(rest[0], std::atoi(rest[1].c_str()), {rest.begin() + 2, rest.end()});
+    if (mode == "phases" && rest.size() >= 2)
+      return phases(rest[0], std::atoi(rest[1].c_str()), {rest.begin() + 2, rest.end()});
+    if (mode == "incremental" && rest.size() >= 2)
+      return incremental(rest[0], std::atoi(rest[1].c_str()), {rest.begin() + 2, rest.end()});
     if (mode == "search" && rest.size() >= 2)
       return run_search(rest[0], static_cast<std::size_t>(std::atol(rest[1].c_str())), {rest.begin() + 2, rest.end()});
     if (mode == "planner" && rest.size() >= 2)
@@ -275,8 +458,10 @@ int main(int argc, char** argv) {
       return quality(static_cast<std::size_t>(std::atol(rest[0].c_str())), std::atof(rest[1].c_str()),
                      {rest.begin() + 2, dashes}, {dashes == rest.end() ? dashes : dashes + 1, rest.end()});
     }
-    std::fprintf(stderr, "usage: bench_optimizer eval TRACE PLANS [SET...] | search TRACE BUDGET [SET...] | "
-                         "quality MAX_PLANS BUDGET_PERCENT TRACE... [-- SET...] | planner TRACE SPLIT [SET...]\n");
+    std::fprintf(stderr, "usage: bench_optimizer eval TRACE PLANS [SET...] | phases TRACE PLANS [SET...] | "
+                         "incremental TRACE PLANS [SET...] | search TRACE BUDGET [SET...] | "
+                         "quality MAX_PLANS BUDGET_PERCENT TRACE... [-- SET...] | planner TRACE SPLIT [SET...]
+");
     return 2;
   } catch (const InputError& e) {
     std::fprintf(stderr, "bench_optimizer: %s\n", e.what());

@@ -38,6 +38,13 @@ rm -f "$tmp/replicated.json"
 "$bench/bench_optimizer" eval traces/dlrm-8xV100 30
 "$bench/bench_optimizer" eval traces/h100/resnet50 10
 "$bench/bench_optimizer" search traces/dlrm-8xV100 2000
+# Where an evaluation's time goes, and incremental against full evaluation (0 ns checks, the
+# speed-up per evaluation and per search; docs/optimizer.md, "Incremental evaluation").
+"$bench/bench_optimizer" phases traces/dlrm-8xV100 30
+"$bench/bench_optimizer" phases traces/h100/resnet50 8
+"$bench/bench_optimizer" incremental traces/dlrm-8xV100 200
+"$bench/bench_optimizer" incremental traces/hta/a100-ws2-rank0-nccl.json.gz 100 network.inter_node_gbps=0.5
+"$bench/bench_optimizer" incremental traces/h100/resnet50 30
 "$bench/bench_optimizer" quality 256 25 traces/dlrm-8xV100 traces/hta/a100-ws2-rank0-nccl.json.gz traces/hta/alexnet-a100-single.json.gz | tail -1
 "$bench/bench_optimizer" quality 256 12.5 traces/dlrm-8xV100 traces/hta/a100-ws2-rank0-nccl.json.gz -- cluster.gpus_per_node=1 network.inter_node_gbps=1.25 | tail -1
 # The per-bucket compression planner (no replay per candidate): on DLRM's own cluster (it must answer
