@@ -27,7 +27,11 @@ struct NamedOp {
   ElementwiseOp tensor_op;  // with a tensor operand
   ElementwiseOp scalar_op;  // with a scalar operand (or unary)
 };
-constexpr std::array<NamedOp, 17> kAtenOps = {{
+// copy_ (and clone, _to_copy) run as a copy at the source's dtype: a dtype-changing copy (autocast's)
+// is counted at the source's element size for its writes too.
+constexpr std::array<NamedOp, 20> kAtenOps = {{
+    {"copy", ElementwiseOp::kCopy, ElementwiseOp::kCopy},      {"clone", ElementwiseOp::kCopy, ElementwiseOp::kCopy},
+    {"_to_copy", ElementwiseOp::kCopy, ElementwiseOp::kCopy},
     {"add", ElementwiseOp::kAdd, ElementwiseOp::kAddScalar},   {"sub", ElementwiseOp::kSub, ElementwiseOp::kAddScalar},
     {"mul", ElementwiseOp::kMul, ElementwiseOp::kScale},       {"div", ElementwiseOp::kDiv, ElementwiseOp::kScale},
     {"maximum", ElementwiseOp::kMax, ElementwiseOp::kMax},     {"minimum", ElementwiseOp::kMin, ElementwiseOp::kMin},
@@ -353,7 +357,9 @@ LoweredLaunch lower_gemm_or_standin(const graph::Dfg& dfg, graph::NodeId node, c
   if (cm::is_gemm_or_conv_kernel(kernel)) {
     const cm::OpDesc d = cm::op_desc_of_kernel(dfg.ops(), own, launch);
     if (d.family == cm::OpFamily::kConv2d) return standin(dfg, node, OpClass::kConv, "convolution: no kernel in kernels/");
-    const auto dtype = executor_dtype(d.dtype);
+    // What ran: the kernel's own arithmetic where its name says (autocast runs fp32-recorded ops in bf16).
+    const hw::DType math = cm::kernel_math_dtype(kernel).value_or(d.dtype);
+    const auto dtype = executor_dtype(math);
     if ((d.family != cm::OpFamily::kBmm && d.family != cm::OpFamily::kLinear) || !d.describable() || !dtype)
       return standin(dfg, node, OpClass::kGemm, "GEMM whose launching op records no shapes");
     GemmCall g;
@@ -362,7 +368,7 @@ LoweredLaunch lower_gemm_or_standin(const graph::Dfg& dfg, graph::NodeId node, c
     g.n = d.dims[2];
     g.k = d.dims[3];
     g.dtype = *dtype;
-    g.math = d.dtype == hw::DType::kTensorFloat32 ? MathMode::kTF32 : MathMode::kDefault;
+    g.math = math == hw::DType::kTensorFloat32 ? MathMode::kTF32 : MathMode::kDefault;
     g.a = {0, 0, bytes_of(g.batch * g.m * g.k, g.dtype)};
     g.b = {0, 0, bytes_of(g.batch * g.k * g.n, g.dtype)};
     g.c = {0, 0, bytes_of(g.batch * g.m * g.n, g.dtype)};

@@ -302,6 +302,10 @@ Schedule build_schedule(const whatif::Workload& workload, const ScheduleOptions&
   w.in = select_nodes(dfg, s);
   w.position.assign(dfg.node_count(), kNoIndex);
   std::map<std::uint32_t, std::uint32_t> stream_index;  // track -> stream
+  // A capture with shapes in one step only describes the kernels of like steps by it.
+  const costmodel::LikeStepLaunchers like = costmodel::launchers_from_like_steps(*workload.traces, dfg);
+  LaunchOptions launch = options.launch;
+  if (!launch.like_steps) launch.like_steps = &like;
   for (graph::NodeId g : gpu_order(dfg, w.in)) {
     const std::uint32_t track = dfg.node(g).track.value;
     if (!stream_index.contains(track)) {
@@ -309,7 +313,7 @@ Schedule build_schedule(const whatif::Workload& workload, const ScheduleOptions&
       s.streams.push_back({graph::TrackId(track), dfg.track(graph::TrackId(track)).name});
     }
     w.position[g.value] = static_cast<std::uint32_t>(s.launches.size());
-    s.launches.push_back({g, stream_index[track], 0, lower_launch(dfg, g, options.launch)});
+    s.launches.push_back({g, stream_index[track], 0, lower_launch(dfg, g, launch)});
   }
   count_edges(dfg, w.in, s.rank, s.stats);
   ProgramBuilder(dfg, w, s).build();
