@@ -51,10 +51,16 @@ void choose_window(const trace::TraceRank& rank, const ScheduleOptions& options,
       throw OptionError("--iteration", std::to_string(*options.iteration), "rank " + std::to_string(rank.rank) + " records no iteration");
     return;
   }
-  const std::size_t i = options.iteration.value_or(rank.iterations.size() / 2);
-  if (i >= rank.iterations.size())
-    throw OptionError("--iteration", std::to_string(i),
-                      "rank " + std::to_string(rank.rank) + " records " + std::to_string(rank.iterations.size()) + " iterations");
+  std::size_t i = rank.iterations.size() / 2;
+  if (options.iteration) {
+    const auto found = std::find_if(rank.iterations.begin(), rank.iterations.end(),
+                                    [&](const trace::Iteration& it) { return it.number == *options.iteration; });
+    if (found == rank.iterations.end())
+      throw OptionError("--iteration", std::to_string(*options.iteration),
+                        "rank " + std::to_string(rank.rank) + " recorded iterations " + rank.iterations.front().name + " to " +
+                            rank.iterations.back().name);
+    i = static_cast<std::size_t>(found - rank.iterations.begin());
+  }
   const trace::Iteration& it = rank.iterations[i];
   s.window = it.name;
   s.window_start = it.start;

@@ -34,9 +34,9 @@ namespace dpro::executor {
 
 struct ScheduleOptions {
   int rank = 0;  // the trace's rank number
-  // Index into the rank's recorded iterations (TraceRank::iterations); none: the middle one (a
-  // steady-state step). A rank with no recorded iteration is scheduled whole.
-  std::optional<std::size_t> iteration;
+  // The number of the recorded iteration to run (ProfilerStep#N); none: the middle one of the
+  // rank's (a steady-state step). A rank with no recorded iteration is scheduled whole.
+  std::optional<std::int64_t> iteration;
   LaunchOptions launch;
 };
 
@@ -100,7 +100,7 @@ struct Schedule {
 };
 
 // Throws OptionError("--rank", ...) for a rank the workload has no trace of, and
-// OptionError("--iteration", ...) for an iteration past the rank's. The graph must be finalized.
+// OptionError("--iteration", ...) for an iteration the rank did not record. The graph must be finalized.
 Schedule build_schedule(const whatif::Workload& workload, const ScheduleOptions& options);
 
 // Counts for reports: launches per op class that run as real kernels and as stand-ins, and the
