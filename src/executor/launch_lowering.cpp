@@ -61,6 +61,13 @@ constexpr std::array<KernelWord, 12> kKernelWords = {{
 constexpr std::array<const char*, 14> kIndexWords = {"embedding", "index", "gather", "scatter", "nll_loss", "cross_entropy",
                                                      "topk", "sort", "unique", "masked", "take", "put_", "nonzero", "multinomial"};
 
+bool contains(std::string_view text, std::string_view word) { return text.find(word) != std::string_view::npos; }
+
+bool names_attention(std::string_view kernel) {
+  const std::string k = ascii_lower(kernel);
+  return contains(k, "sdpa") || contains(k, "flash") || contains(k, "attention") || contains(k, "fmha");
+}
+
 std::string aten_base(std::string_view launcher) {
   std::string s = ascii_lower(launcher);
   if (s.rfind("aten::", 0) == 0) s = s.substr(6);
@@ -68,7 +75,6 @@ std::string aten_base(std::string_view launcher) {
   return s;
 }
 
-bool contains(std::string_view text, std::string_view word) { return text.find(word) != std::string_view::npos; }
 
 bool takes_indices(std::string_view launcher, std::string_view kernel) {
   const std::string l = ascii_lower(launcher), k = ascii_lower(kernel);
@@ -349,14 +355,26 @@ LoweredLaunch lower_compress(const graph::Dfg& dfg, graph::NodeId node, const La
   return {c, OpClass::kCompress, ""};
 }
 
+// A GEMM-like kernel whose name says convolution (cuDNN's, for kernels without a launching op):
+// not attention (cuDNN's flash-attention kernels say "fprop" too) nor a dtype conversion.
+bool names_convolution(std::string_view kernel) {
+  const std::string k = ascii_lower(kernel);
+  if (names_attention(k) || contains(k, "convert")) return false;
+  for (const char* w : {"conv", "fprop", "dgrad", "wgrad", "winograd", "implicit_gemm"})
+    if (contains(k, w)) return true;
+  return false;
+}
+
 LoweredLaunch lower_gemm_or_standin(const graph::Dfg& dfg, graph::NodeId node, const LaunchOptions& options) {
   const graph::OpDesc& own = *dfg.op(node);
   const graph::OpDesc& launch = launch_op(dfg, node, options);
   const std::string kernel(dfg.ops().name(own.name));
   const std::string_view launcher = dfg.ops().name(launch.launcher);
+  if (names_attention(kernel)) return standin(dfg, node, OpClass::kOther, "attention kernel: no kernel in kernels/");
   if (cm::is_gemm_or_conv_kernel(kernel)) {
     const cm::OpDesc d = cm::op_desc_of_kernel(dfg.ops(), own, launch);
-    if (d.family == cm::OpFamily::kConv2d) return standin(dfg, node, OpClass::kConv, "convolution: no kernel in kernels/");
+    if (d.family == cm::OpFamily::kConv2d || (d.family == cm::OpFamily::kUnknown && names_convolution(kernel)))
+      return standin(dfg, node, OpClass::kConv, "convolution: no kernel in kernels/");
     // What ran: the kernel's own arithmetic where its name says (autocast runs fp32-recorded ops in bf16).
     const hw::DType math = cm::kernel_math_dtype(kernel).value_or(d.dtype);
     const auto dtype = executor_dtype(math);

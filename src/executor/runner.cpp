@@ -89,12 +89,16 @@ struct IterationContext {
   const std::vector<Launch>& launches;
   HostSignals& signals;
   std::uint64_t generation;  // 1-based iteration: what the counters must reach
+  Nanos start = 0;           // host clock at the iteration's start
 };
 
 void run_step(const IterationContext& c, const HostStep& step) {
   const Handles& h = c.handles;
   switch (step.kind) {
     case StepKind::kSpin: c.device.host_spin(step.spin); break;
+    case StepKind::kSpinUntil:
+      if (const Nanos left = c.start + step.spin - c.device.host_now(); left > 0) c.device.host_spin(left);
+      break;
     case StepKind::kLaunch: {
       const StreamHandle stream = h.streams[c.schedule.launches[step.index].stream];
       if (!h.before.empty()) c.device.record(h.before[step.index], stream);
@@ -138,6 +142,9 @@ void run_iteration(const IterationContext& c) {
   for (std::thread& t : threads) t.join();
   for (const std::exception_ptr& e : errors)  // the first real failure, not "another thread failed"
     if (e) std::rethrow_exception(e);
+  // The iteration ends when both its GPU work and its host threads have: the end event is recorded
+  // after the join (a host tail after the last launch counts, as it does in the recorded step).
+  c.device.synchronize();
   for (std::size_t s = 0; s < h.streams.size(); ++s) {
     c.device.record(h.stream_end[s], h.streams[s]);
     c.device.wait(h.control, h.stream_end[s]);
@@ -181,7 +188,7 @@ RunResult run_schedule(Device& device, const Schedule& schedule, const RunOption
   HostSignals signals(schedule.events, schedule.flags);
   for (int i = 0; i < options.iterations; ++i) {
     device.synchronize();
-    run_iteration({device, schedule, h, launches, signals, static_cast<std::uint64_t>(i) + 1});
+    run_iteration({device, schedule, h, launches, signals, static_cast<std::uint64_t>(i) + 1, device.host_now()});
     collect_timing(device, schedule, h, r);
   }
   return r;

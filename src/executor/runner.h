@@ -3,9 +3,9 @@
 // schedule again (the recorded step repeated), the arena allocated once.
 //
 // Timing. Each iteration begins with an event on a control stream that every stream waits for,
-// and ends with an event the control stream records after waiting for every stream; the host
-// synchronises on it (and on the whole device) before the next iteration, so iterations do not
-// overlap. An iteration's time is the GPU time between the two (Device::elapsed). With
+// and ends with an event the control stream records, after the host threads joined and the device
+// synchronised (so the host's tail after its last launch counts, as in the recorded step); the
+// host synchronises on it before the next iteration, so iterations do not overlap. An iteration's time is the GPU time between the two (Device::elapsed). With
 // time_launches, each launch is bracketed by two events on its stream, which gives its start and
 // end relative to the iteration's begin and each stream's busy time (the sum of its launches').
 #include <cstdint>

@@ -16,6 +16,7 @@ using detail::WindowNodes;
 const char* to_string(StepKind kind) {
   switch (kind) {
     case StepKind::kSpin: return "spin";
+    case StepKind::kSpinUntil: return "spin_until";
     case StepKind::kLaunch: return "launch";
     case StepKind::kRecord: return "record";
     case StepKind::kWaitEvent: return "wait_event";
@@ -93,6 +94,18 @@ std::vector<char> select_nodes(const graph::Dfg& dfg, const Schedule& s) {
     in[id.value] = launcher ? in[launcher->value] : inside(n);
   }
   return in;
+}
+
+// A rank scheduled whole: its window is the span of its ops.
+void whole_rank_span(const graph::Dfg& dfg, const std::vector<char>& in, Schedule& s) {
+  bool first = true;
+  for (graph::NodeId id : dfg.node_ids()) {
+    if (!in[id.value]) continue;
+    const graph::Node& n = dfg.node(id);
+    s.window_start = first ? n.measured_start : std::min(s.window_start, n.measured_start);
+    s.window_end = first ? n.measured_start + n.measured_duration : std::max(s.window_end, n.measured_start + n.measured_duration);
+    first = false;
+  }
 }
 
 // The window's GPU ops in a topological order of the edges between them, earliest recorded first.
@@ -279,6 +292,10 @@ class ProgramBuilder {
 
   void emit_thread(std::uint32_t t) {
     std::vector<HostStep>& steps = s_.threads[t].steps;
+    if (!thread_nodes_[t].empty()) {
+      const Nanos offset = dfg_.node(thread_nodes_[t].front()).measured_start - s_.window_start;
+      if (offset > 0) steps.push_back({StepKind::kSpinUntil, 0, 0, offset, thread_nodes_[t].front()});
+    }
     if (t == 0)
       for (std::uint32_t i : prologue_) emit_launch(i, steps);
     for (graph::NodeId c : thread_nodes_[t]) emit_cpu_node(c, t, steps);
@@ -306,6 +323,7 @@ Schedule build_schedule(const whatif::Workload& workload, const ScheduleOptions&
   choose_window(trace_rank(*workload.traces, options.rank), options, s);
   WindowNodes w;
   w.in = select_nodes(dfg, s);
+  if (s.window.empty()) whole_rank_span(dfg, w.in, s);
   w.position.assign(dfg.node_count(), kNoIndex);
   std::map<std::uint32_t, std::uint32_t> stream_index;  // track -> stream
   // A capture with shapes in one step only describes the kernels of like steps by it.

@@ -3,7 +3,8 @@
 // window of one ProfilerStep), as host-thread programs, device streams, events and launches.
 //
 // The model (docs/executor.md, "Schedule"):
-//   - one host thread per recorded CPU thread of the rank; its program walks the thread's ops in
+//   - one host thread per recorded CPU thread of the rank; it starts its first op no earlier than
+//     that op's recorded offset into the window; its program walks the thread's ops in
 //     recorded order and spends each op's own cost (its replay delay + duration: the recorded
 //     cost, or what a what-if made it) as a host spin, then issues the GPU ops that op launched,
 //     in their order;
@@ -49,6 +50,8 @@ struct ScheduledLaunch {
 
 enum class StepKind : std::uint8_t {
   kSpin,       // host_spin(spin): a CPU op's own cost
+  kSpinUntil,  // spin until `spin` after the iteration's start: a thread's first op starts no earlier
+               // than it did in the recorded window (the replay's release time)
   kLaunch,     // launch(launches[index])
   kRecord,     // record(event index, stream); tells the host that the event is recorded
   kWaitEvent,  // wait(stream, event index), once the event's record has been issued
@@ -88,7 +91,7 @@ struct LoweringStats {
 struct Schedule {
   int rank = 0;
   std::string window;                 // "ProfilerStep#12", or "" for the whole rank
-  Nanos window_start = 0, window_end = 0;  // trace time of the window (0, 0: whole rank)
+  Nanos window_start = 0, window_end = 0;  // trace time of the window (whole rank: its first op's start, last op's end)
   std::vector<HostThread> threads;    // [0] is the main thread (the one issuing most launches)
   std::vector<StreamInfo> streams;
   std::vector<ScheduledLaunch> launches;  // a topological order of the window's GPU ops

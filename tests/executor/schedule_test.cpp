@@ -235,3 +235,21 @@ TEST_CASE("schedule: the op-fusion rewrite's fused nodes run as one kernel each"
   CHECK(launch_calls == run.schedule.launches.size());
   CHECK(chains > 0);
 }
+
+TEST_CASE("schedule: on the fake device a recorded step's host pacing reproduces its recorded duration within 5%") {
+  // These steps are host-bound (the GPU idles between launches), so the iteration is the host
+  // threads' spins, syncs and cross-thread waits as scheduled: a lost CPU gap, a thread started
+  // early or a dropped sync would move it.
+  for (const char* path : {"traces/h100/gpt2-emit-nvtx-step", "traces/h100/resnet50", "traces/h100/bert-ddp"}) {
+    SECTION(path) {
+      const whatif::Workload w = test::load_workload(path);
+      test::FakeRun run;
+      run.schedule = executor::build_schedule(w, {});
+      test::run_on_fake(run, 2);
+      const auto recorded = static_cast<double>(run.schedule.window_end - run.schedule.window_start);
+      const auto measured = static_cast<double>(run.result.iteration_ns.back());
+      INFO(path << ": recorded " << recorded << " ns, fake " << measured << " ns");
+      CHECK(std::abs(measured - recorded) <= 0.05 * recorded);
+    }
+  }
+}
