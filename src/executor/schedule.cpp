@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <queue>
+#include <stdexcept>
 #include <unordered_map>
 
 #include "core/error.h"
@@ -38,7 +39,10 @@ bool on_stream(const graph::Dfg& dfg, graph::NodeId n) {
   return node.track.valid() && graph::on_gpu(node.kind) && dfg.track(node.track).kind == trace::ResourceKind::kGpuStream;
 }
 
-const trace::TraceRank& trace_rank(const trace::TraceSet& traces, int rank) {
+const trace::TraceRank& trace_rank(const trace::TraceSet& traces, std::optional<int> wanted) {
+  DPRO_CHECK(!traces.ranks.empty());
+  if (!wanted) return traces.ranks.front();
+  const int rank = *wanted;
   for (const trace::TraceRank& r : traces.ranks)
     if (r.rank == rank) return r;
   std::string known;
@@ -319,8 +323,9 @@ Schedule build_schedule(const whatif::Workload& workload, const ScheduleOptions&
   const graph::Dfg& dfg = workload.graph.dfg;
   DPRO_CHECK(dfg.finalized());
   Schedule s;
-  s.rank = options.rank;
-  choose_window(trace_rank(*workload.traces, options.rank), options, s);
+  const trace::TraceRank& rank = trace_rank(*workload.traces, options.rank);
+  s.rank = rank.rank;
+  choose_window(rank, options, s);
   WindowNodes w;
   w.in = select_nodes(dfg, s);
   if (s.window.empty()) whole_rank_span(dfg, w.in, s);
@@ -341,6 +346,7 @@ Schedule build_schedule(const whatif::Workload& workload, const ScheduleOptions&
   }
   count_edges(dfg, w.in, s.rank, s.stats);
   ProgramBuilder(dfg, w, s).build();
+  if (const std::string stuck = stuck_host_step(s); !stuck.empty()) throw std::logic_error("executor schedule would hang: " + stuck);
   detail::plan_schedule_memory(dfg, w, s);
   return s;
 }

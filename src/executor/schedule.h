@@ -34,7 +34,7 @@
 namespace dpro::executor {
 
 struct ScheduleOptions {
-  int rank = 0;  // the trace's rank number
+  std::optional<int> rank;  // the trace's rank number; none: the first rank the traces hold
   // The number of the recorded iteration to run (ProfilerStep#N); none: the middle one of the
   // rank's (a steady-state step). A rank with no recorded iteration is scheduled whole.
   std::optional<std::int64_t> iteration;
@@ -105,6 +105,11 @@ struct Schedule {
 // Throws OptionError("--rank", ...) for a rank the workload has no trace of, and
 // OptionError("--iteration", ...) for an iteration the rank did not record. The graph must be finalized.
 Schedule build_schedule(const whatif::Workload& workload, const ScheduleOptions& options);
+
+// Where the host programs would stop for good (a wait no thread's step meets, a cycle of waits
+// between threads), as a message; empty when every program runs to its end. build_schedule checks
+// it (std::logic_error: a schedule that would hang is a bug of the lowering, not of the input).
+std::string stuck_host_step(const Schedule& schedule);
 
 // Counts for reports: launches per op class that run as real kernels and as stand-ins, and the
 // stand-ins' reasons.

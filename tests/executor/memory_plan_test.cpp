@@ -70,3 +70,23 @@ TEST_CASE("memory plan: a bundled trace's schedule needs at most 1.2x its live-t
     }
   }
 }
+
+TEST_CASE("memory plan: random lifetimes and sizes never overlap while live, and stay near the live peak") {
+  std::uint64_t state = 12345;  // a fixed LCG: the same tensors every run
+  auto next = [&](std::uint64_t bound) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return (state >> 33) % bound;
+  };
+  for (int round = 0; round < 20; ++round) {
+    std::vector<TensorLife> t;
+    for (int i = 0; i < 300; ++i) {
+      const auto first = static_cast<std::uint32_t>(next(1000));
+      const auto length = static_cast<std::uint32_t>(next(next(2) ? 5 : 200));
+      t.push_back({1 + next(1ull << (10 + next(14))), first, first + length});
+    }
+    const executor::MemoryPlan plan = executor::plan_memory(t);
+    require_no_overlap(t, plan);
+    CHECK(plan.arena_bytes >= plan.live_peak_bytes);
+    CHECK(static_cast<double>(plan.arena_bytes) <= 1.5 * static_cast<double>(plan.live_peak_bytes));
+  }
+}

@@ -253,3 +253,39 @@ TEST_CASE("schedule: on the fake device a recorded step's host pacing reproduces
     }
   }
 }
+
+TEST_CASE("schedule: host programs waiting for a record no thread issues are found before they run") {
+  const whatif::Workload w = test::load_workload("traces/hta/cuda-event-sync-multistream.json.gz");
+  executor::Schedule s = executor::build_schedule(w, {});
+  CHECK(executor::stuck_host_step(s).empty());
+  // Drop every record of one event: its waits and syncs can never be met.
+  bool dropped = false;
+  for (executor::HostThread& t : s.threads) {
+    auto& steps = t.steps;
+    const auto before = steps.size();
+    steps.erase(std::remove_if(steps.begin(), steps.end(),
+                               [](const HostStep& st) { return st.kind == StepKind::kRecord && st.index == 0; }),
+                steps.end());
+    dropped = dropped || steps.size() < before;
+  }
+  REQUIRE(dropped);
+  CHECK(executor::stuck_host_step(s).find("waits for nothing") != std::string::npos);
+}
+
+TEST_CASE("schedule: every bundled trace's iteration runs on the fake device without a violation") {
+  for (const char* path : {"traces/hta/alexnet-a100-single.json.gz", "traces/hta/amd-mi250-toy.json.gz",
+                           "traces/hta/cuda-event-sync.json.gz", "traces/hta/cupti-counters.json.gz",
+                           "traces/hta/no-rank.json.gz", "traces/hta/triton.json.gz", "traces/hta/cpu-only.json.gz",
+                           "traces/h100/resnet18-gloo2", "traces/h100/resnet50-bf16", "traces/h200/gpt2-emit-nvtx-step"}) {
+    SECTION(path) {
+      const whatif::Workload w = test::load_workload(path);
+      test::FakeRun run;
+      run.schedule = executor::build_schedule(w, {});
+      test::run_on_fake(run, 2);
+      const auto v = run.device.violations();
+      INFO((v.empty() ? std::string() : v.front()));
+      CHECK(v.empty());
+      CHECK(run.result.iteration_ns.size() == 2);
+    }
+  }
+}

@@ -48,6 +48,12 @@ class RunCommand final : public Command {
     const executor::RunResult r = executor::run_schedule(*device, s, options);
     if (flags_.json) std::cout << dump_output_json(run_json(s, r), 2) << "\n";
     else std::cout << run_text(s, r);
+    // The fake keeps what a GPU would have done wrong (a wait on an event never recorded): a bug.
+    if (const auto* fake = dynamic_cast<const executor::FakeDevice*>(device.get()); fake && !fake->violations().empty()) {
+      std::fprintf(stderr, "dpro-exec: internal error: the fake device saw %zu violation(s); first: %s\n",
+                   fake->violations().size(), fake->violations().front().c_str());
+      return 1;
+    }
     return std::cout.good() ? 0 : 1;
   }
 

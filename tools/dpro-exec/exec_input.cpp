@@ -16,7 +16,7 @@ namespace dpro::exec_cli {
 
 void ExecFlags::add_to(CLI::App& sub) {
   sub.add_option("traces", traces, "trace files (.json, .json.gz, .dpro) or directories of them, one job")->required();
-  sub.add_option("--rank", rank, "the rank whose part of the job runs (default 0)")->check(CLI::NonNegativeNumber);
+  sub.add_option("--rank", rank, "the rank whose part of the job runs (default: the first the traces hold)")->check(CLI::NonNegativeNumber);
   sub.add_option("--iteration", iteration,
                  "the recorded iteration to run, ProfilerStep#N (default: the middle one the rank recorded)");
   sub.add_option("--plan", plan_path,

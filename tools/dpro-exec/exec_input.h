@@ -16,7 +16,7 @@ namespace dpro::exec_cli {
 
 struct ExecFlags {
   std::vector<std::string> traces;
-  int rank = 0;
+  std::optional<int> rank;
   std::optional<std::int64_t> iteration;
   std::string plan_path;
   bool json = false;
