@@ -2,16 +2,17 @@
 
 #include <algorithm>
 #include <array>
-#include <cmath>
 #include <utility>
 
 #include "core/error.h"
 #include "core/strings.h"
 #include "costmodel/op_desc.h"
+#include "executor/lowering_internal.h"
 
 namespace dpro::executor {
 
 namespace cm = costmodel;
+using namespace detail;
 
 const char* to_string(OpClass c) {
   static constexpr std::array<const char*, kOpClassCount> kNames = {
@@ -20,110 +21,6 @@ const char* to_string(OpClass c) {
 }
 
 namespace {
-
-// Framework ops (aten names without "aten::" and a trailing '_') and the step each stands for.
-struct NamedOp {
-  const char* name;
-  ElementwiseOp tensor_op;  // with a tensor operand
-  ElementwiseOp scalar_op;  // with a scalar operand (or unary)
-};
-// copy_ (and clone, _to_copy) run as a copy at the source's dtype: a dtype-changing copy (autocast's)
-// is counted at the source's element size for its writes too.
-constexpr std::array<NamedOp, 20> kAtenOps = {{
-    {"copy", ElementwiseOp::kCopy, ElementwiseOp::kCopy},      {"clone", ElementwiseOp::kCopy, ElementwiseOp::kCopy},
-    {"_to_copy", ElementwiseOp::kCopy, ElementwiseOp::kCopy},
-    {"add", ElementwiseOp::kAdd, ElementwiseOp::kAddScalar},   {"sub", ElementwiseOp::kSub, ElementwiseOp::kAddScalar},
-    {"mul", ElementwiseOp::kMul, ElementwiseOp::kScale},       {"div", ElementwiseOp::kDiv, ElementwiseOp::kScale},
-    {"maximum", ElementwiseOp::kMax, ElementwiseOp::kMax},     {"minimum", ElementwiseOp::kMin, ElementwiseOp::kMin},
-    {"relu", ElementwiseOp::kRelu, ElementwiseOp::kRelu},      {"gelu", ElementwiseOp::kGelu, ElementwiseOp::kGelu},
-    {"silu", ElementwiseOp::kSilu, ElementwiseOp::kSilu},      {"sigmoid", ElementwiseOp::kSigmoid, ElementwiseOp::kSigmoid},
-    {"tanh", ElementwiseOp::kTanh, ElementwiseOp::kTanh},      {"exp", ElementwiseOp::kExp, ElementwiseOp::kExp},
-    {"log", ElementwiseOp::kLog, ElementwiseOp::kLog},         {"sqrt", ElementwiseOp::kSqrt, ElementwiseOp::kSqrt},
-    {"rsqrt", ElementwiseOp::kRsqrt, ElementwiseOp::kRsqrt},   {"neg", ElementwiseOp::kNeg, ElementwiseOp::kNeg},
-    {"abs", ElementwiseOp::kAbs, ElementwiseOp::kAbs},
-}};
-
-// PyTorch's elementwise kernels name their functor: "CUDAFunctor_add<float>", "MulFunctor<float>",
-// "AUnaryFunctor<..., MulFunctor<...>>" (a scalar operand), "GeluCUDAKernelImpl", "silu_kernel".
-struct KernelWord {
-  const char* word;
-  ElementwiseOp op;
-};
-constexpr std::array<KernelWord, 12> kKernelWords = {{
-    {"functor_add", ElementwiseOp::kAdd}, {"addfunctor", ElementwiseOp::kAdd},  {"mulfunctor", ElementwiseOp::kMul},
-    {"divfunctor", ElementwiseOp::kDiv},  {"gelucudakernelimpl", ElementwiseOp::kGelu},
-    {"silu_kernel", ElementwiseOp::kSilu}, {"sigmoid_kernel", ElementwiseOp::kSigmoid},
-    {"tanh_kernel", ElementwiseOp::kTanh}, {"exp_kernel", ElementwiseOp::kExp}, {"rsqrt_kernel", ElementwiseOp::kRsqrt},
-    {"sqrt_kernel", ElementwiseOp::kSqrt}, {"neg_kernel", ElementwiseOp::kNeg},
-}};
-
-// Ops whose operands include indices: running them on synthetic data would read out of bounds.
-constexpr std::array<const char*, 14> kIndexWords = {"embedding", "index", "gather", "scatter", "nll_loss", "cross_entropy",
-                                                     "topk", "sort", "unique", "masked", "take", "put_", "nonzero", "multinomial"};
-
-bool contains(std::string_view text, std::string_view word) { return text.find(word) != std::string_view::npos; }
-
-bool names_attention(std::string_view kernel) {
-  const std::string k = ascii_lower(kernel);
-  return contains(k, "sdpa") || contains(k, "flash") || contains(k, "attention") || contains(k, "fmha");
-}
-
-std::string aten_base(std::string_view launcher) {
-  std::string s = ascii_lower(launcher);
-  if (s.rfind("aten::", 0) == 0) s = s.substr(6);
-  if (!s.empty() && s.back() == '_') s.pop_back();
-  return s;
-}
-
-
-bool takes_indices(std::string_view launcher, std::string_view kernel) {
-  const std::string l = ascii_lower(launcher), k = ascii_lower(kernel);
-  return std::any_of(kIndexWords.begin(), kIndexWords.end(), [&](const char* w) { return contains(l, w) || contains(k, w); });
-}
-
-std::int64_t elements_of(const std::vector<std::int64_t>& shape) {
-  std::int64_t n = 1;
-  for (std::int64_t d : shape) n *= std::max<std::int64_t>(d, 0);
-  return n;
-}
-
-std::optional<DType> executor_dtype(hw::DType d) {
-  switch (d) {
-    case hw::DType::kFloat32: case hw::DType::kTensorFloat32: return DType::kF32;
-    case hw::DType::kFloat16: return DType::kF16;
-    case hw::DType::kBFloat16: return DType::kBF16;
-    case hw::DType::kFloat64: return DType::kF64;
-    case hw::DType::kInt8: return DType::kU8;
-    case hw::DType::kFloat8: return std::nullopt;
-  }
-  return std::nullopt;
-}
-
-DType recorded_dtype(const graph::OpTable& table, const graph::TensorDesc& t) {
-  if (t.dtype.empty()) return DType::kF32;
-  const auto d = hw::parse_dtype(std::string(table.name(t.dtype)));
-  const auto e = d ? executor_dtype(*d) : std::nullopt;
-  return e.value_or(DType::kF32);
-}
-
-// The op whose launching CPU op describes `node` (its own, or a like step's).
-const graph::OpDesc& launch_op(const graph::Dfg& dfg, graph::NodeId node, const LaunchOptions& options) {
-  if (options.like_steps && node.below(options.like_steps->launch.size())) {
-    const graph::OpId lent = options.like_steps->launch[node];
-    if (lent.valid()) return dfg.ops().op(lent);
-  }
-  return *dfg.op(node);
-}
-
-LoweredLaunch standin(const graph::Dfg& dfg, graph::NodeId node, OpClass c, std::string reason) {
-  StandinKernel k;
-  if (const graph::OpDesc* op = dfg.op(node)) {
-    if (op->grid) for (int i = 0; i < 3; ++i) k.grid[i] = static_cast<std::uint32_t>(std::max(1, (*op->grid)[i]));
-    if (op->block) for (int i = 0; i < 3; ++i) k.block[i] = static_cast<std::uint32_t>(std::max(1, (*op->block)[i]));
-  }
-  k.duration = dfg.node(node).duration;
-  return {k, c, std::move(reason)};
-}
 
 // One elementwise op over the launcher's first input: (step, elements, dtype); nullopt when the op
 // is not one ElementwiseOp names or its size is not recorded.
@@ -149,7 +46,6 @@ std::optional<ElementwiseOfOp> elementwise_of(const graph::OpTable& table, const
   return out.elements > 0 ? std::optional(out) : std::nullopt;
 }
 
-std::uint64_t bytes_of(std::int64_t elements, DType t) { return static_cast<std::uint64_t>(elements) * dtype_bytes(t); }
 
 ElementwiseChain chain_of(const std::vector<ElementwiseOfOp>& parts) {
   ElementwiseChain c;
@@ -182,18 +78,6 @@ LoweredLaunch lower_fused(const graph::Dfg& dfg, graph::NodeId node) {
                                        [](const auto& a, const auto& b) { return a.elements < b.elements; });
   parts.front().elements = widest->elements;
   return {chain_of(parts), OpClass::kFused, ""};
-}
-
-// The node after `node` on its stream (the op a cast or compression kernel serves), or before it.
-std::optional<graph::NodeId> stream_neighbour(const graph::Dfg& dfg, graph::NodeId node, bool after) {
-  std::optional<graph::NodeId> out;
-  auto take = [&](graph::EdgeId e) {
-    const graph::Edge& edge = dfg.edge(e);
-    if (edge.kind == graph::EdgeKind::kStreamOrder) out = after ? edge.dst : edge.src;
-  };
-  if (after) dfg.for_each_out_edge(node, take);
-  else dfg.for_each_in_edge(node, take);
-  return out;
 }
 
 LoweredLaunch lower_cast(const graph::Dfg& dfg, graph::NodeId node, const LaunchOptions& options) {
@@ -245,6 +129,7 @@ LoweredLaunch lower_collective(const graph::Dfg& dfg, graph::NodeId node) {
 
 CopyKind copy_kind(std::string_view name) {
   const std::string n = ascii_lower(name);
+  auto contains = [](std::string_view text, std::string_view word) { return text.find(word) != std::string_view::npos; };
   if (contains(n, "htod") || contains(n, "host to device") || contains(n, "h2d")) return CopyKind::kHostToDevice;
   if (contains(n, "dtoh") || contains(n, "device to host") || contains(n, "d2h")) return CopyKind::kDeviceToHost;
   return CopyKind::kDeviceToDevice;
@@ -267,102 +152,6 @@ LoweredLaunch lower_memset(const graph::Dfg& dfg, graph::NodeId node) {
   MemsetCall m;
   m.dst = {0, 0, static_cast<std::uint64_t>(*op->bytes)};
   return {m, OpClass::kMemset, ""};
-}
-
-LoweredLaunch lower_kernel(const graph::Dfg& dfg, graph::NodeId node, const LaunchOptions& options);
-
-}  // namespace
-
-std::optional<ElementwiseOp> elementwise_op_of(std::string_view launcher, std::string_view kernel, bool scalar_operand) {
-  if (takes_indices(launcher, kernel)) return std::nullopt;
-  const std::string base = aten_base(launcher);
-  for (const NamedOp& op : kAtenOps)
-    if (base == op.name) return scalar_operand ? op.scalar_op : op.tensor_op;
-  if (!launcher.empty()) return std::nullopt;  // a named op we have no step for (e.g. a backward)
-  const std::string k = ascii_lower(kernel);
-  if (contains(k, "backward")) return std::nullopt;
-  const bool scalar = contains(k, "unaryfunctor");
-  for (const KernelWord& w : kKernelWords) {
-    if (!contains(k, w.word)) continue;
-    if (scalar && w.op == ElementwiseOp::kAdd) return ElementwiseOp::kAddScalar;
-    if (scalar && w.op == ElementwiseOp::kMul) return ElementwiseOp::kScale;
-    return w.op;
-  }
-  return std::nullopt;
-}
-
-namespace {
-
-std::optional<CompressMethod> compress_method(std::string_view name) {
-  static const std::array<std::pair<const char*, CompressMethod>, 7> kMethods = {{{"topk", CompressMethod::kTopK},
-                                                                                  {"dgc", CompressMethod::kTopK},
-                                                                                  {"randomk", CompressMethod::kRandomK},
-                                                                                  {"efsignsgd", CompressMethod::kSignPack},
-                                                                                  {"powersgd", CompressMethod::kPowerSgd},
-                                                                                  {"fp16", CompressMethod::kCastF16},
-                                                                                  {"bf16", CompressMethod::kCastBF16}}};
-  for (const auto& [word, method] : kMethods)
-    if (name == word) return method;
-  return std::nullopt;
-}
-
-// The compression decision's spec for `method` (its ratio or rank); the defaults when the
-// decision does not name it.
-const comm::CompressionSpec* spec_for(const comm::Compression& c, std::string_view method) {
-  if (method == comm::to_string(c.all.method)) return &c.all;
-  for (const comm::CompressionSpec& s : c.per_bucket)
-    if (method == comm::to_string(s.method)) return &s;
-  return nullptr;
-}
-
-std::uint64_t payload_bytes(const CompressCall& c) {
-  const auto n = static_cast<double>(c.elements);
-  const auto k = static_cast<std::uint64_t>(std::max(1.0, std::ceil(c.param * n)));
-  switch (c.method) {
-    case CompressMethod::kTopK: return 8 * k;
-    case CompressMethod::kRandomK: return 4 * k;
-    case CompressMethod::kSignPack: return static_cast<std::uint64_t>(c.elements + 7) / 8 + 4;
-    case CompressMethod::kPowerSgd: {
-      const auto cols = static_cast<std::uint64_t>((c.elements + c.rows - 1) / c.rows);
-      return 4 * static_cast<std::uint64_t>(c.param) * (static_cast<std::uint64_t>(c.rows) + cols);
-    }
-    case CompressMethod::kCastF16: case CompressMethod::kCastBF16: return 2 * static_cast<std::uint64_t>(c.elements);
-  }
-  return 0;
-}
-
-LoweredLaunch lower_compress(const graph::Dfg& dfg, graph::NodeId node, const LaunchOptions& options, bool decompress,
-                             std::string_view method_name) {
-  const auto method = compress_method(method_name);
-  const auto collective = stream_neighbour(dfg, node, !decompress);
-  const graph::OpDesc* op = collective ? dfg.op(*collective) : nullptr;
-  if (!method || !op || !op->collective || !op->collective->in_nelems)
-    return standin(dfg, node, OpClass::kCompress, "compression kernel beside a collective of unrecorded size");
-  CompressCall c;
-  c.method = *method;
-  c.decompress = decompress;
-  c.elements = *op->collective->in_nelems;
-  const comm::CompressionSpec* spec = spec_for(options.compression, method_name);
-  const comm::CompressionSpec defaults;
-  c.param = c.method == CompressMethod::kPowerSgd ? (spec ? spec->rank : defaults.rank) : (spec ? spec->ratio : defaults.ratio);
-  c.rows = static_cast<std::int64_t>(std::ceil(std::sqrt(static_cast<double>(c.elements))));
-  const std::uint64_t gradient = bytes_of(c.elements, DType::kF32), payload = payload_bytes(c);
-  c.src = {0, 0, decompress ? payload : gradient};
-  c.dst = {0, 0, decompress ? gradient : payload};
-  const bool feedback = c.method != CompressMethod::kCastF16 && c.method != CompressMethod::kCastBF16;
-  if (feedback) c.residual = {0, 0, gradient};
-  c.seed = static_cast<std::uint64_t>(node.value);
-  return {c, OpClass::kCompress, ""};
-}
-
-// A GEMM-like kernel whose name says convolution (cuDNN's, for kernels without a launching op):
-// not attention (cuDNN's flash-attention kernels say "fprop" too) nor a dtype conversion.
-bool names_convolution(std::string_view kernel) {
-  const std::string k = ascii_lower(kernel);
-  if (names_attention(k) || contains(k, "convert")) return false;
-  for (const char* w : {"conv", "fprop", "dgrad", "wgrad", "winograd", "implicit_gemm"})
-    if (contains(k, w)) return true;
-  return false;
 }
 
 LoweredLaunch lower_gemm_or_standin(const graph::Dfg& dfg, graph::NodeId node, const LaunchOptions& options) {

@@ -19,6 +19,7 @@
 
 #include "costmodel/op_desc_from_graph.h"
 #include "executor/device.h"
+#include "executor/op_names.h"
 #include "graph/dfg.h"
 #include "whatif/comm/compress.h"
 
@@ -45,10 +46,6 @@ struct LoweredLaunch {
 
 // Needs a finalized graph (a cast and a compression kernel are sized by their stream neighbour).
 LoweredLaunch lower_launch(const graph::Dfg& dfg, graph::NodeId node, const LaunchOptions& options);
-
-// The elementwise op a framework op or kernel name stands for (aten name first, then the kernel's
-// functor); nullopt when none does. `scalar_operand`: the op's second operand is not a tensor.
-std::optional<ElementwiseOp> elementwise_op_of(std::string_view launcher, std::string_view kernel, bool scalar_operand);
 
 // An operand of a launch, in the order slots_of gives them.
 enum class SlotRole : std::uint8_t { kInput, kOutput, kPersistent };
