@@ -33,6 +33,7 @@ class FakeDevice final : public Device {
   struct Options {
     Nanos kernel_ns = 2'000;  // a real kernel's duration (the fake does not compute)
     Nanos launch_ns = 0;      // host time a launch, record or wait call costs
+    bool keep_calls = true;   // false: calls() stays empty (long runs); violations are kept either way
   };
   enum class CallKind : std::uint8_t { kLaunch, kRecord, kWait, kSyncEvent, kSyncDevice, kSpin, kAllocate, kFree };
   struct Call {

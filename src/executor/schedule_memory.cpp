@@ -50,11 +50,20 @@ struct MemoryPass {
     return best == kNoIndex ? kNoIndex : output_of[best];
   }
 
-  // The compression kernel two stream places before a decompression kernel (across its collective).
+  // A decompression kernel's residual: its compression kernel's, found across the collective
+  // between them (same method and size); kNoIndex for a compression kernel.
   std::uint32_t shared_residual(std::uint32_t i) const {
-    for (std::uint32_t collective : gpu_neighbours(schedule.launches[i].node, false))
-      for (std::uint32_t compress : gpu_neighbours(schedule.launches[collective].node, false))
-        if (compress < i && residual_of[compress] != kNoIndex) return residual_of[compress];
+    const auto* self = std::get_if<CompressCall>(&schedule.launches[i].lowered.launch);
+    if (!self || !self->decompress) return kNoIndex;
+    for (std::uint32_t collective : gpu_neighbours(schedule.launches[i].node, false)) {
+      if (!std::holds_alternative<CollectiveCall>(schedule.launches[collective].lowered.launch)) continue;
+      for (std::uint32_t p : gpu_neighbours(schedule.launches[collective].node, false)) {
+        const auto* other = std::get_if<CompressCall>(&schedule.launches[p].lowered.launch);
+        if (p < i && other && !other->decompress && other->method == self->method && other->elements == self->elements &&
+            residual_of[p] != kNoIndex)
+          return residual_of[p];
+      }
+    }
     return kNoIndex;
   }
 

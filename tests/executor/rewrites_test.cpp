@@ -2,6 +2,8 @@
 // compression rewrite's kernels as CompressCalls with the decision's parameters.
 #include <catch2/catch.hpp>
 
+#include <set>
+
 #include "costmodel/paths.h"
 #include "executor/plan_rewrites.h"
 #include "executor_fixtures.h"
@@ -48,10 +50,12 @@ TEST_CASE("rewrites: the compression rewrite's kernels run as compression of the
   test::FakeRun run;
   run.schedule = executor::build_schedule(w, {.rank = 0, .iteration = std::nullopt, .launch = applied.launch});
   std::size_t compress = 0, decompress = 0;
+  std::set<std::uint64_t> residual_of_compress, residual_of_decompress;
   for (const executor::ScheduledLaunch& l : run.schedule.launches) {
     const auto* k = std::get_if<executor::CompressCall>(&l.lowered.launch);
     if (!k) continue;
     (k->decompress ? decompress : compress) += 1;
+    (k->decompress ? residual_of_decompress : residual_of_compress).insert(k->residual.offset);
     REQUIRE(k->method == executor::CompressMethod::kTopK);
     REQUIRE(k->param == Approx(0.05));
     REQUIRE(k->elements > 0);
@@ -61,6 +65,9 @@ TEST_CASE("rewrites: the compression rewrite's kernels run as compression of the
   }
   CHECK(compress > 0);
   CHECK(compress == decompress);
+  // One residual per all-reduce, live for the whole run, shared by its two kernels.
+  CHECK(residual_of_compress.size() == compress);
+  CHECK(residual_of_compress == residual_of_decompress);
   test::run_on_fake(run, 1);
   CHECK(run.device.violations().empty());
 }

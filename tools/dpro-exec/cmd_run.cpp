@@ -59,7 +59,7 @@ class RunCommand final : public Command {
 
  private:
   std::unique_ptr<executor::Device> open_device() const {
-    if (fake_) return std::make_unique<executor::FakeDevice>();
+    if (fake_) return std::make_unique<executor::FakeDevice>(executor::FakeDevice::Options{.keep_calls = false});
 #if DPRO_EXECUTOR_CUDA
     try {
       return executor::open_cuda_device(gpu_);
