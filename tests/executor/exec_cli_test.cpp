@@ -52,7 +52,7 @@ TEST_CASE("dpro-exec: bad input is one line naming the offending item, exit 2") 
   CHECK(lines(plan.out) == 1);
 }
 
-TEST_CASE("dpro-exec: run needs the CUDA executor or --fake; validate and calibrate say they need a GPU") {
+TEST_CASE("dpro-exec: run needs the CUDA executor or --fake, and validate and calibrate say they need a GPU") {
   const auto r = exec("run -q traces/h100/gpt2-emit-nvtx-step --iterations 2");
 #if !DPRO_EXECUTOR_CUDA
   CHECK(r.code == 2);
