@@ -1,0 +1,246 @@
+#include "executor/launch_lowering.h"
+
+#include <algorithm>
+#include <array>
+#include <utility>
+
+#include "core/error.h"
+#include "core/strings.h"
+#include "costmodel/op_desc.h"
+#include "executor/lowering_internal.h"
+
+namespace dpro::executor {
+
+namespace cm = costmodel;
+using namespace detail;
+
+const char* to_string(OpClass c) {
+  static constexpr std::array<const char*, kOpClassCount> kNames = {
+      "gemm", "conv", "elementwise", "fused", "cast", "compress", "copy", "memset", "collective", "other"};
+  return kNames[static_cast<int>(c)];
+}
+
+namespace {
+
+// One elementwise op over the launcher's first input: (step, elements, dtype); nullopt when the op
+// is not one ElementwiseOp names or its size is not recorded.
+struct ElementwiseOfOp {
+  ElementwiseStep step;
+  std::int64_t elements = 0;
+  DType dtype = DType::kF32;
+  bool binary = false;
+};
+std::optional<ElementwiseOfOp> elementwise_of(const graph::OpTable& table, const graph::OpDesc& own,
+                                              const graph::OpDesc& launch) {
+  const std::string_view launcher = table.name(launch.launcher), kernel = table.name(own.name);
+  const bool scalar = launch.inputs.size() < 2 || launch.inputs[1].shape.empty();
+  const auto op = elementwise_op_of(launcher, kernel, scalar);
+  if (!op || launch.inputs.empty() || launch.inputs[0].shape.empty()) return std::nullopt;
+  ElementwiseOfOp out;
+  out.step.op = *op;
+  out.step.scalar = *op == ElementwiseOp::kScale ? 1.0f : 0.0f;  // the recorded scalar's value is not in the trace
+  out.binary = *op == ElementwiseOp::kAdd || *op == ElementwiseOp::kSub || *op == ElementwiseOp::kMul ||
+               *op == ElementwiseOp::kDiv || (!scalar && (*op == ElementwiseOp::kMax || *op == ElementwiseOp::kMin));
+  out.elements = elements_of(launch.inputs[0].shape);
+  out.dtype = recorded_dtype(table, launch.inputs[0]);
+  return out.elements > 0 ? std::optional(out) : std::nullopt;
+}
+
+
+ElementwiseChain chain_of(const std::vector<ElementwiseOfOp>& parts) {
+  ElementwiseChain c;
+  c.elements = parts.front().elements;
+  c.dtype = parts.front().dtype;
+  const std::uint64_t bytes = bytes_of(c.elements, c.dtype);
+  c.inputs.push_back({0, 0, bytes});
+  for (const ElementwiseOfOp& p : parts) {
+    ElementwiseStep s = p.step;
+    if (p.binary) {
+      s.input = static_cast<int>(c.inputs.size());
+      c.inputs.push_back({0, 0, bytes});
+    }
+    c.steps.push_back(s);
+  }
+  c.outputs.push_back({0, 0, bytes});
+  return c;
+}
+
+LoweredLaunch lower_fused(const graph::Dfg& dfg, graph::NodeId node) {
+  const graph::OpDesc& fused = *dfg.op(node);
+  std::vector<ElementwiseOfOp> parts;
+  for (graph::OpId p : fused.parts) {
+    const auto e = elementwise_of(dfg.ops(), dfg.ops().op(p), dfg.ops().op(p));
+    if (!e) return standin(dfg, node, OpClass::kFused, "fused chain with a part no ElementwiseOp stands for or of unrecorded size");
+    parts.push_back(*e);
+  }
+  // The chain runs over the largest part's elements (broadcast operands are read as full tensors).
+  const auto widest = std::max_element(parts.begin(), parts.end(),
+                                       [](const auto& a, const auto& b) { return a.elements < b.elements; });
+  parts.front().elements = widest->elements;
+  return {chain_of(parts), OpClass::kFused, ""};
+}
+
+LoweredLaunch lower_cast(const graph::Dfg& dfg, graph::NodeId node, const LaunchOptions& options) {
+  // The precision rewrite casts the weight (second operand) of the GEMM it is inserted before.
+  const auto next = stream_neighbour(dfg, node, true);
+  const graph::OpDesc* served = next ? dfg.op(*next) : nullptr;
+  const graph::OpDesc& launch = served ? launch_op(dfg, *next, options) : graph::OpDesc{};
+  if (!served || launch.inputs.size() < 2 || elements_of(launch.inputs[1].shape) <= 0 || launch.inputs[1].shape.empty())
+    return standin(dfg, node, OpClass::kCast, "cast whose GEMM records no weight shape");
+  CastCall c;
+  c.from = DType::kF32;
+  c.to = options.cast_to;
+  c.elements = elements_of(launch.inputs[1].shape);
+  c.src = {0, 0, bytes_of(c.elements, c.from)};
+  c.dst = {0, 0, bytes_of(c.elements, c.to)};
+  return {c, OpClass::kCast, ""};
+}
+
+std::string collective_op_name(std::string_view normalised) {
+  static const std::array<std::pair<const char*, const char*>, 7> kNames = {{{"allreduce", "all_reduce"},
+                                                                             {"allgather", "all_gather"},
+                                                                             {"reducescatter", "reduce_scatter"},
+                                                                             {"alltoall", "all_to_all"},
+                                                                             {"alltoallv", "all_to_all"},
+                                                                             {"sendrecv", "send"},
+                                                                             {"reduce", "all_reduce"}}};
+  for (const auto& [from, to] : kNames)
+    if (normalised == from) return to;
+  return std::string(normalised);
+}
+
+LoweredLaunch lower_collective(const graph::Dfg& dfg, graph::NodeId node) {
+  CollectiveCall c;
+  c.standin_duration = dfg.node(node).duration;
+  const graph::OpDesc* op = dfg.op(node);
+  if (op && op->collective) {
+    const graph::CollectiveDesc& d = *op->collective;
+    c.op = collective_op_name(dfg.ops().name(d.op));
+    const auto parsed = d.dtype.empty() ? std::nullopt : hw::parse_dtype(std::string(dfg.ops().name(d.dtype)));
+    c.dtype = parsed ? executor_dtype(*parsed).value_or(DType::kF32) : DType::kF32;
+    const std::int64_t elements = std::max(d.in_nelems.value_or(0), d.out_nelems.value_or(0));
+    c.bytes = bytes_of(elements, c.dtype);
+  } else {
+    c.op = "all_reduce";  // size unknown: a stand-in of the recorded time on any device
+  }
+  c.buffer = {0, 0, c.bytes};
+  return {c, OpClass::kCollective, ""};
+}
+
+CopyKind copy_kind(std::string_view name) {
+  const std::string n = ascii_lower(name);
+  auto contains = [](std::string_view text, std::string_view word) { return text.find(word) != std::string_view::npos; };
+  if (contains(n, "htod") || contains(n, "host to device") || contains(n, "h2d")) return CopyKind::kHostToDevice;
+  if (contains(n, "dtoh") || contains(n, "device to host") || contains(n, "d2h")) return CopyKind::kDeviceToHost;
+  return CopyKind::kDeviceToDevice;
+}
+
+LoweredLaunch lower_copy(const graph::Dfg& dfg, graph::NodeId node) {
+  const graph::OpDesc* op = dfg.op(node);
+  if (!op || !op->bytes || *op->bytes <= 0) return standin(dfg, node, OpClass::kCopy, "copy of unrecorded size");
+  CopyCall c;
+  c.kind = copy_kind(dfg.ops().name(op->name));
+  c.bytes = static_cast<std::uint64_t>(*op->bytes);
+  if (c.kind != CopyKind::kHostToDevice) c.src = {0, 0, c.bytes};
+  if (c.kind != CopyKind::kDeviceToHost) c.dst = {0, 0, c.bytes};
+  return {c, OpClass::kCopy, ""};
+}
+
+LoweredLaunch lower_memset(const graph::Dfg& dfg, graph::NodeId node) {
+  const graph::OpDesc* op = dfg.op(node);
+  if (!op || !op->bytes || *op->bytes <= 0) return standin(dfg, node, OpClass::kMemset, "memset of unrecorded size");
+  MemsetCall m;
+  m.dst = {0, 0, static_cast<std::uint64_t>(*op->bytes)};
+  return {m, OpClass::kMemset, ""};
+}
+
+LoweredLaunch lower_gemm_or_standin(const graph::Dfg& dfg, graph::NodeId node, const LaunchOptions& options) {
+  const graph::OpDesc& own = *dfg.op(node);
+  const graph::OpDesc& launch = launch_op(dfg, node, options);
+  const std::string kernel(dfg.ops().name(own.name));
+  const std::string_view launcher = dfg.ops().name(launch.launcher);
+  if (names_attention(kernel)) return standin(dfg, node, OpClass::kOther, "attention kernel: no kernel in kernels/");
+  if (cm::is_gemm_or_conv_kernel(kernel)) {
+    const cm::OpDesc d = cm::op_desc_of_kernel(dfg.ops(), own, launch);
+    if (d.family == cm::OpFamily::kConv2d || (d.family == cm::OpFamily::kUnknown && names_convolution(kernel)))
+      return standin(dfg, node, OpClass::kConv, "convolution: no kernel in kernels/");
+    // What ran: the kernel's own arithmetic where its name says (autocast runs fp32-recorded ops in bf16).
+    const hw::DType math = cm::kernel_math_dtype(kernel).value_or(d.dtype);
+    const auto dtype = executor_dtype(math);
+    if ((d.family != cm::OpFamily::kBmm && d.family != cm::OpFamily::kLinear) || !d.describable() || !dtype)
+      return standin(dfg, node, OpClass::kGemm, "GEMM whose launching op records no shapes");
+    GemmCall g;
+    g.batch = d.dims[0];
+    g.m = d.dims[1];
+    g.n = d.dims[2];
+    g.k = d.dims[3];
+    g.dtype = *dtype;
+    g.math = math == hw::DType::kTensorFloat32 ? MathMode::kTF32 : MathMode::kDefault;
+    g.a = {0, 0, bytes_of(g.batch * g.m * g.k, g.dtype)};
+    g.b = {0, 0, bytes_of(g.batch * g.k * g.n, g.dtype)};
+    g.c = {0, 0, bytes_of(g.batch * g.m * g.n, g.dtype)};
+    return {g, OpClass::kGemm, ""};
+  }
+  if (takes_indices(launcher, kernel)) return standin(dfg, node, OpClass::kOther, "takes indices: no synthetic data for it");
+  if (const auto e = elementwise_of(dfg.ops(), own, launch)) return {chain_of({*e}), OpClass::kElementwise, ""};
+  return standin(dfg, node, OpClass::kOther, "no kernel in kernels/ for this op");
+}
+
+LoweredLaunch lower_kernel(const graph::Dfg& dfg, graph::NodeId node, const LaunchOptions& options) {
+  const graph::OpDesc* op = dfg.op(node);
+  if (!op) return standin(dfg, node, OpClass::kOther, "no op description");
+  if (!op->parts.empty()) return lower_fused(dfg, node);
+  const std::string_view name = dfg.ops().name(op->name);
+  if (name == "autocast cast") return lower_cast(dfg, node, options);
+  for (const auto& [prefix, decompress] : {std::pair{std::string_view("dpro::compress("), false},
+                                           std::pair{std::string_view("dpro::decompress("), true}}) {
+    if (name.rfind(prefix, 0) == 0 && name.back() == ')')
+      return lower_compress(dfg, node, options, decompress, name.substr(prefix.size(), name.size() - prefix.size() - 1));
+  }
+  return lower_gemm_or_standin(dfg, node, options);
+}
+
+}  // namespace
+
+LoweredLaunch lower_launch(const graph::Dfg& dfg, graph::NodeId node, const LaunchOptions& options) {
+  DPRO_CHECK(dfg.finalized());
+  switch (dfg.node(node).kind) {
+    case graph::NodeKind::kKernel: return lower_kernel(dfg, node, options);
+    case graph::NodeKind::kCollective: return lower_collective(dfg, node);
+    case graph::NodeKind::kMemcpy: return lower_copy(dfg, node);
+    case graph::NodeKind::kMemset: return lower_memset(dfg, node);
+    default: DPRO_CHECK(false && "lower_launch: not a GPU op");
+  }
+  return {};
+}
+
+std::vector<Slot> slots_of(Launch& launch) {
+  std::vector<Slot> out;
+  auto add = [&](Span& s, SlotRole r) {
+    if (s.bytes > 0) out.push_back({&s, r});
+  };
+  std::visit(
+      [&](auto& l) {
+        using T = std::decay_t<decltype(l)>;
+        if constexpr (std::is_same_v<T, GemmCall>) {
+          add(l.a, SlotRole::kInput), add(l.b, SlotRole::kInput), add(l.c, SlotRole::kOutput);
+        } else if constexpr (std::is_same_v<T, ElementwiseChain>) {
+          for (Span& s : l.inputs) add(s, SlotRole::kInput);
+          for (Span& s : l.outputs) add(s, SlotRole::kOutput);
+        } else if constexpr (std::is_same_v<T, CastCall>) {
+          add(l.src, SlotRole::kInput), add(l.dst, SlotRole::kOutput);
+        } else if constexpr (std::is_same_v<T, CompressCall>) {
+          add(l.src, SlotRole::kInput), add(l.dst, SlotRole::kOutput), add(l.residual, SlotRole::kPersistent);
+        } else if constexpr (std::is_same_v<T, CopyCall>) {
+          add(l.src, SlotRole::kInput), add(l.dst, SlotRole::kOutput);
+        } else if constexpr (std::is_same_v<T, MemsetCall>) {
+          add(l.dst, SlotRole::kOutput);
+        } else if constexpr (std::is_same_v<T, CollectiveCall>) {
+          add(l.buffer, SlotRole::kOutput);
+        }
+      },
+      launch);
+  return out;
+}
+
+}  // namespace dpro::executor

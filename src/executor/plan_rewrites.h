@@ -1,0 +1,23 @@
+#pragma once
+// A plan's rewrites applied to the workload the executor runs, and what the lowering needs to
+// know of them that the graph does not record: the precision rewrite's target dtype (its casts'
+// destination) and the compression decision's parameters (top-k density, PowerSGD rank). The
+// caller turns a plan file into rewrites (optimizer::decision_rewrites): the executor does not
+// depend on the optimizer.
+#include <vector>
+
+#include "executor/launch_lowering.h"
+#include "whatif/evaluate.h"
+
+namespace dpro::executor {
+
+struct AppliedRewrites {
+  std::vector<whatif::Change> changes;  // one per rewrite, in order
+  LaunchOptions launch;                 // for ScheduleOptions::launch
+};
+
+// Applies `rewrites` in order to `workload` (in place) and finalizes its graph. Throws what the
+// rewrites throw (OptionError, InputError).
+AppliedRewrites apply_rewrites(whatif::Workload& workload, const std::vector<whatif::Rewrite>& rewrites);
+
+}  // namespace dpro::executor

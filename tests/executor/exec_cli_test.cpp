@@ -1,0 +1,90 @@
+// dpro-exec as a user runs it: exit codes, one-line errors, the schedule's text and JSON, a plan.
+#include <catch2/catch.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include "../cli/cli_run.h"
+#include "trace_fixtures.h"
+
+using dpro::test::run_command;
+
+namespace {
+
+dpro::test::Run exec(const std::string& args) { return run_command(std::string(DPRO_EXEC_BIN) + " " + args + " 2>&1"); }
+dpro::test::Run exec_stdout(const std::string& args) {
+  return run_command(std::string(DPRO_EXEC_BIN) + " " + args + " 2>/dev/null");
+}
+
+std::size_t lines(const std::string& text) { return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n')); }
+
+}  // namespace
+
+TEST_CASE("dpro-exec: schedule prints the launches per op class, streams, threads and the arena, and its JSON twin") {
+  const auto text = exec("schedule -q traces/dlrm-8xV100 --rank 3");
+  REQUIRE(text.code == 0);
+  CHECK(text.out.find("op class") != std::string::npos);
+  CHECK(text.out.find("collective") != std::string::npos);
+  CHECK(text.out.find("live-tensor peak") != std::string::npos);
+  const auto json = exec_stdout("schedule -q traces/dlrm-8xV100 --rank 3 --json");
+  REQUIRE(json.code == 0);
+  const nlohmann::json j = nlohmann::json::parse(json.out);
+  CHECK(j["rank"] == 3);
+  CHECK(j["streams"].size() == 4);
+  CHECK(j["by_class"]["collective"]["real"].get<int>() > 0);
+  CHECK(j["memory"]["arena_over_live_peak"].get<double>() <= 1.2);
+}
+
+TEST_CASE("dpro-exec: bad input is one line naming the offending item, exit 2") {
+  const auto missing = exec("schedule traces/no-such-dir");
+  CHECK(missing.code == 2);
+  CHECK(lines(missing.out) == 1);
+  const auto rank = exec("schedule -q traces/h100/gpt2 --rank 4");
+  CHECK(rank.code == 2);
+  CHECK(rank.out.find("--rank 4") != std::string::npos);
+  const auto iteration = exec("schedule -q traces/h100/gpt2 --iteration 999");
+  CHECK(iteration.code == 2);
+  CHECK(iteration.out.find("--iteration 999") != std::string::npos);
+  const std::string dir = dpro::test::fresh_dir("exec_cli");
+  dpro::test::write_text(dir + "/plan.json", "{\"format\": \"dpro-plan\", \"version\": 7}");
+  const auto plan = exec("schedule -q traces/h100/gpt2 --plan " + dir + "/plan.json");
+  CHECK(plan.code == 2);
+  CHECK(plan.out.find("plan.json") != std::string::npos);
+  CHECK(lines(plan.out) == 1);
+}
+
+TEST_CASE("dpro-exec: run needs the CUDA executor or --fake, and validate and calibrate say they need a GPU") {
+  const auto r = exec("run -q traces/h100/gpt2-emit-nvtx-step --iterations 2");
+#if !DPRO_EXECUTOR_CUDA
+  CHECK(r.code == 2);
+  CHECK(lines(r.out) == 1);
+  CHECK(r.out.find("no CUDA executor") != std::string::npos);
+#endif
+  const auto fake = exec_stdout("run -q --fake traces/h100/gpt2-emit-nvtx-step --iterations 2 --json");
+  REQUIRE(fake.code == 0);
+  const nlohmann::json j = nlohmann::json::parse(fake.out);
+  CHECK(j["device"] == "fake");
+  CHECK(j["iteration_ns"].size() == 2);
+  CHECK(exec("validate traces/h100/gpt2").code == 2);
+  CHECK(exec("calibrate").code == 2);
+}
+
+TEST_CASE("dpro-exec: a plan from dpro-replay optimize is applied before the schedule") {
+  const std::string dir = dpro::test::fresh_dir("exec_cli_plan");
+  const std::string plan = dir + "/plan.json";
+  const auto o = run_command(std::string(DPRO_REPLAY_BIN) + " optimize -q traces/h100/gpt2-emit-nvtx-step --strategies op_fusion " +
+                             "--budget 3 --plan-out " + plan + " > /dev/null 2>&1");
+  REQUIRE(o.code == 0);
+  const auto before = exec_stdout("schedule -q traces/h100/gpt2-emit-nvtx-step --iteration 12 --json");
+  const auto after = exec_stdout("schedule -q traces/h100/gpt2-emit-nvtx-step --iteration 12 --json --plan " + plan);
+  REQUIRE(before.code == 0);
+  REQUIRE(after.code == 0);
+  const nlohmann::json a = nlohmann::json::parse(after.out), b = nlohmann::json::parse(before.out);
+  REQUIRE(a["notes"].size() >= 1);
+  if (a["notes"].size() > 1) {  // the plan fused something: fewer launches, some of them fused chains
+    CHECK(a["launches"].get<int>() < b["launches"].get<int>());
+    CHECK(a["by_class"].contains("fused"));
+  }
+  // A plan made for another job is refused.
+  const auto other = exec("schedule -q traces/h100/resnet50 --plan " + plan);
+  CHECK(other.code == 2);
+}

@@ -1,0 +1,112 @@
+#include <cstdio>
+#include <iostream>
+
+#include "commands.h"
+#include "core/json_fields.h"
+#include "exec_input.h"
+#include "executor/fake_device.h"
+#include "render.h"
+#if DPRO_EXECUTOR_CUDA
+#include "executor/cuda/cuda_device.h"
+#endif
+
+namespace dpro::exec_cli {
+namespace {
+
+class RunCommand final : public Command {
+ public:
+  CLI::App* add_to(CLI::App& parent) override {
+    CLI::App* sub = parent.add_subcommand(
+        "run",
+        "Run one rank's recorded iteration (or a plan's version of it) on a GPU, repeated --iterations times:\n"
+        "host threads spend the recorded CPU costs and issue the launches, streams and events keep the graph's\n"
+        "dependencies; prints the measured iteration times and each stream's busy time.");
+    flags_.add_to(*sub);
+    sub->add_option("--iterations", iterations_, "times to run the iteration (1 to 100000)")
+        ->default_val(10)
+        ->check(CLI::Range(1, 100000));
+    sub->add_option("--gpu", gpu_, "the CUDA device ordinal")->default_val(0)->check(CLI::NonNegativeNumber);
+    sub->add_flag("--fake", fake_,
+                  "run on the fake device instead (no GPU: a logical clock where each launch takes its recorded\n"
+                  "or stand-in time; checks a schedule end to end)");
+    return sub;
+  }
+
+  int run() override {
+    std::unique_ptr<executor::Device> device = open_device();
+    if (!device) {
+      std::fprintf(stderr,
+                   "dpro-exec: this build has no CUDA executor (built without the CUDA toolkit); "
+                   "`dpro-exec schedule` shows what would run, `run --fake` runs it on the fake device\n");
+      return 2;
+    }
+    Logger log(flags_.quiet ? LogLevel::kError : LogLevel::kWarning);
+    const Job job = load_job(flags_, log);
+    const executor::Schedule s = executor::build_schedule(job.workload, job.options);
+    executor::RunOptions options;
+    options.iterations = iterations_;
+    const executor::RunResult r = executor::run_schedule(*device, s, options);
+    if (flags_.json) std::cout << dump_output_json(run_json(s, r), 2) << "\n";
+    else std::cout << run_text(s, r);
+    // The fake keeps what a GPU would have done wrong (a wait on an event never recorded): a bug.
+    if (const auto* fake = dynamic_cast<const executor::FakeDevice*>(device.get()); fake && !fake->violations().empty()) {
+      std::fprintf(stderr, "dpro-exec: internal error: the fake device saw %zu violation(s); first: %s\n",
+                   fake->violations().size(), fake->violations().front().c_str());
+      return 1;
+    }
+    return std::cout.good() ? 0 : 1;
+  }
+
+ private:
+  std::unique_ptr<executor::Device> open_device() const {
+    if (fake_) return std::make_unique<executor::FakeDevice>(executor::FakeDevice::Options{.keep_calls = false});
+#if DPRO_EXECUTOR_CUDA
+    try {
+      return executor::open_cuda_device(gpu_);
+    } catch (const std::runtime_error& e) {
+      throw InputError("--gpu", std::to_string(gpu_), e.what());
+    }
+#else
+    return nullptr;
+#endif
+  }
+
+  ExecFlags flags_;
+  int iterations_ = 10;
+  int gpu_ = 0;
+  bool fake_ = false;
+};
+
+// A command this build cannot do yet: it says so in one line (exit 2).
+class PendingCommand final : public Command {
+ public:
+  PendingCommand(const char* name, const char* what) : name_(name), what_(what) {}
+  CLI::App* add_to(CLI::App& parent) override {
+    CLI::App* sub = parent.add_subcommand(name_, std::string(what_) + "\n(Not built yet: it needs a GPU.)");
+    sub->allow_extras();
+    return sub;
+  }
+  int run() override {
+    std::fprintf(stderr, "dpro-exec: %s needs a GPU and is not built yet (issue 31)\n", name_);
+    return 2;
+  }
+
+ private:
+  const char* name_;
+  const char* what_;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> make_run_command() { return std::make_unique<RunCommand>(); }
+
+std::vector<std::unique_ptr<Command>> make_pending_gpu_commands() {
+  std::vector<std::unique_ptr<Command>> out;
+  out.push_back(std::make_unique<PendingCommand>(
+      "calibrate", "Write a device profile (launch cost, copy bandwidths, GEMM throughput, stand-in accuracy)."));
+  out.push_back(std::make_unique<PendingCommand>(
+      "validate", "Run a graph or plan and print measured vs predicted per op class, stream and iteration."));
+  return out;
+}
+
+}  // namespace dpro::exec_cli

@@ -1,0 +1,66 @@
+#include "exec_input.h"
+
+#include <fmt/format.h>
+
+#include <memory>
+
+#include "core/error.h"
+#include "executor/plan_rewrites.h"
+#include "graph/profiler_cost.h"
+#include "optimizer/plan.h"
+#include "optimizer/space.h"
+#include "resource_paths.h"
+#include "trace/loader.h"
+
+namespace dpro::exec_cli {
+
+void ExecFlags::add_to(CLI::App& sub) {
+  sub.add_option("traces", traces, "trace files (.json, .json.gz, .dpro) or directories of them, one job")->required();
+  sub.add_option("--rank", rank, "the rank whose part of the job runs (default: the first the traces hold)")->check(CLI::NonNegativeNumber);
+  sub.add_option("--iteration", iteration,
+                 "the recorded iteration to run, ProfilerStep#N (default: the middle one the rank recorded)");
+  sub.add_option("--plan", plan_path,
+                 "run a plan written by `dpro-replay optimize --plan-out`: its decisions (op fusion, precision,\n"
+                 "compression, buckets) are applied to the graph first; the conditions it was searched under\n"
+                 "(another GPU or cluster) are not: the executor runs on the GPU it has");
+  sub.add_flag("--json", json, "print JSON instead of text");
+  sub.add_flag("-q,--quiet", quiet, "print only errors on stderr");
+}
+
+namespace {
+
+// The plan's decisions as rewrites of `workload`; notes for the reader.
+void apply_plan(const ExecFlags& flags, Job& job) {
+  const optimizer::Plan plan = optimizer::read_plan(flags.plan_path);
+  optimizer::check_plan_matches(plan, job.workload.graph, flags.plan_path);
+  const cli::ResourcePaths& r = cli::resource_paths();
+  std::vector<whatif::Rewrite> rewrites;
+  try {
+    rewrites = optimizer::decision_rewrites(plan.conditions, plan.decisions, {r.model_path, r.device_dir, r.cluster_dir});
+  } catch (const OptionError& e) {
+    throw InputError(flags.plan_path, "decisions: " + e.option() + (e.value().empty() ? "" : " " + e.value()), e.message());
+  }
+  const executor::AppliedRewrites applied = executor::apply_rewrites(job.workload, rewrites);
+  job.options.launch = applied.launch;
+  job.notes.push_back(fmt::format("plan {}: {} decision(s) applied", flags.plan_path, plan.decisions.size()));
+  for (const optimizer::Decision& d : plan.decisions) job.notes.push_back("  " + optimizer::describe(d));
+  if (!plan.conditions.device.empty() || !plan.conditions.cluster.empty() || plan.conditions.ranks)
+    job.notes.push_back("the plan was searched under other conditions (device, cluster or ranks): they are not run here");
+}
+
+}  // namespace
+
+Job load_job(const ExecFlags& flags, Logger& log) {
+  trace::LoadOptions load;
+  auto traces = std::make_shared<const trace::TraceSet>(trace::load_traces(flags.traces, load, log));
+  graph::BuiltGraph built = graph::build_graph(*traces, graph::BuildOptions{}, log);
+  // CPU ops spend their cost without what the profiler's own records cost the traced job.
+  graph::remove_profiler_cost(*traces, built, graph::ProfilerCostOptions{});
+  Job job{{traces, std::move(built)}, {}, {}};
+  job.options.rank = flags.rank;
+  job.options.iteration = flags.iteration;
+  if (!flags.plan_path.empty()) apply_plan(flags, job);
+  return job;
+}
+
+}  // namespace dpro::exec_cli

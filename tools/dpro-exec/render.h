@@ -1,0 +1,19 @@
+#pragma once
+// Text and JSON of what dpro-exec prints: a schedule's summary and a run's measurements.
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+#include "executor/runner.h"
+#include "executor/schedule.h"
+
+namespace dpro::exec_cli {
+
+nlohmann::json schedule_json(const executor::Schedule& s, const std::vector<std::string>& notes);
+std::string schedule_text(const executor::Schedule& s, const std::vector<std::string>& notes);
+
+nlohmann::json run_json(const executor::Schedule& s, const executor::RunResult& r);
+std::string run_text(const executor::Schedule& s, const executor::RunResult& r);
+
+}  // namespace dpro::exec_cli
