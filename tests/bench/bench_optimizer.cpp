@@ -460,8 +460,7 @@ int main(int argc, char** argv) {
     }
     std::fprintf(stderr, "usage: bench_optimizer eval TRACE PLANS [SET...] | phases TRACE PLANS [SET...] | "
                          "incremental TRACE PLANS [SET...] | search TRACE BUDGET [SET...] | "
-                         "quality MAX_PLANS BUDGET_PERCENT TRACE... [-- SET...] | planner TRACE SPLIT [SET...]
-");
+                         "quality MAX_PLANS BUDGET_PERCENT TRACE... [-- SET...] | planner TRACE SPLIT [SET...]\n");
     return 2;
   } catch (const InputError& e) {
     std::fprintf(stderr, "bench_optimizer: %s\n", e.what());
