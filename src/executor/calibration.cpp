@@ -133,7 +133,9 @@ class Calibrator {
       count = static_cast<int>(std::clamp(want, 1.0, static_cast<double>(options_.launches)));
     }
     std::vector<double> per_call;
-    for (int r = 0; r < options_.repetitions; ++r) per_call.push_back(static_cast<double>(timed_run(call, count)) / count);
+    for (int r = 0; r < options_.repetitions; ++r) {
+      per_call.push_back(static_cast<double>(timed_run(call, count)) / count);
+    }
     return median(per_call);
   }
 
@@ -165,7 +167,7 @@ class Calibrator {
     curve.kind = kind;
     std::vector<double> x, y;
     for (std::uint64_t bytes : options_.copy_bytes) {
-      step(fmt::format("copy {} {} bytes", to_string(kind), bytes));
+      step(fmt::format("copy {} {} bytes", copy_kind_name(kind), bytes));
       // The host side of a host copy is the device's staging memory: only its offset counts.
       CopyCall call{kind, bytes, a.span(bytes), b.span(bytes)};
       if (kind == CopyKind::kHostToDevice) call.src = Span{0, 0, bytes};
@@ -182,17 +184,22 @@ class Calibrator {
   }
 
   GemmSample gemm(const GemmVariant& v, const GemmShape& s) {
-    step(fmt::format("gemm {} {} {}x{}x{}x{}", to_string(v.dtype), to_string(v.math), s.m, s.n, s.k, s.batch));
+    step(fmt::format("gemm {} {} {}x{}x{}x{}", to_string(v.dtype), math_mode_name(v.math), s.m, s.n, s.k, s.batch));
     const std::uint64_t width = dtype_bytes(v.dtype);
     const auto bytes = [&](std::int64_t rows, std::int64_t cols) {
-      return static_cast<std::uint64_t>(rows) * static_cast<std::uint64_t>(cols) * static_cast<std::uint64_t>(s.batch) * width;
+      return static_cast<std::uint64_t>(rows) * static_cast<std::uint64_t>(cols) *
+             static_cast<std::uint64_t>(s.batch) * width;
     };
     ScopedBuffer a(device_, bytes(s.m, s.k)), b(device_, bytes(s.k, s.n)), c(device_, bytes(s.m, s.n));
-    GemmCall call;
-    call.m = s.m, call.n = s.n, call.k = s.k, call.batch = s.batch;
-    call.dtype = v.dtype;
-    call.math = v.math;
-    call.a = a.span(bytes(s.m, s.k)), call.b = b.span(bytes(s.k, s.n)), call.c = c.span(bytes(s.m, s.n));
+    const GemmCall call{.m = s.m,
+                        .n = s.n,
+                        .k = s.k,
+                        .batch = s.batch,
+                        .dtype = v.dtype,
+                        .math = v.math,
+                        .a = a.span(bytes(s.m, s.k)),
+                        .b = b.span(bytes(s.k, s.n)),
+                        .c = c.span(bytes(s.m, s.n))};
     const double ns = time_per_call(call);
     const double flops = 2.0 * static_cast<double>(s.m) * static_cast<double>(s.n) * static_cast<double>(s.k) *
                          static_cast<double>(s.batch);
@@ -229,7 +236,7 @@ class Calibrator {
       step(fmt::format("{} {} elements", kind.name, n));
       const std::uint64_t bytes = 4ull * static_cast<std::uint64_t>(n);
       const Launch call = kernel_call(kind, n, src.span(bytes), dst.span(2 * bytes), residual.span(bytes));
-      if (curve.samples.empty() && std::holds_alternative<CompressCall>(call)) curve.param = std::get<CompressCall>(call).param;
+      if (const auto* compress = std::get_if<CompressCall>(&call)) curve.param = compress->param;
       const double ns = time_per_call(call);
       curve.samples.push_back({n, static_cast<Nanos>(std::llround(ns))});
       x.push_back(static_cast<double>(n));

@@ -36,13 +36,19 @@ json launch_json(const LaunchCost& l) {
 json copy_json(const CopyCurve& c) {
   json samples = json::array();
   for (const CopySample& s : c.samples) samples.push_back({{"bytes", s.bytes}, {"ns", s.ns}});
-  return {{"kind", to_string(c.kind)}, {"latency_ns", c.latency_ns}, {"bandwidth_gbps", c.bandwidth_gbps},
+  return {{"kind", copy_kind_name(c.kind)}, {"latency_ns", c.latency_ns}, {"bandwidth_gbps", c.bandwidth_gbps},
           {"samples", samples}};
 }
 
 json gemm_json(const GemmSample& g) {
-  return {{"m", g.m},   {"n", g.n}, {"k", g.k}, {"batch", g.batch}, {"dtype", to_string(g.dtype)}, {"math", math_text(g.math)},
-          {"ns", g.ns}, {"tflops", g.tflops}};
+  return {{"m", g.m},
+          {"n", g.n},
+          {"k", g.k},
+          {"batch", g.batch},
+          {"dtype", to_string(g.dtype)},
+          {"math", math_text(g.math)},
+          {"ns", g.ns},
+          {"tflops", g.tflops}};
 }
 
 json kernel_json(const KernelCurve& c) {
@@ -56,7 +62,8 @@ json kernel_json(const KernelCurve& c) {
 }
 
 json standin_json(const StandinError& s) {
-  return {{"blocks", s.blocks}, {"threads", s.threads}, {"requested_ns", s.requested_ns}, {"measured_ns", s.measured_ns}, {"error_ns", s.error_ns},
+  return {{"blocks", s.blocks},           {"threads", s.threads},   {"requested_ns", s.requested_ns},
+          {"measured_ns", s.measured_ns}, {"error_ns", s.error_ns},
           {"error_pct", s.error_pct}};
 }
 
@@ -93,7 +100,7 @@ struct Reader {
 
 CopyKind copy_kind(const std::string& text, const std::string& file, const std::string& item) {
   for (CopyKind k : {CopyKind::kHostToDevice, CopyKind::kDeviceToHost, CopyKind::kDeviceToDevice}) {
-    if (text == to_string(k)) return k;
+    if (text == copy_kind_name(k)) return k;
   }
   throw InputError(file, item, "must be \"h2d\", \"d2h\" or \"d2d\", got \"" + text + "\"");
 }
@@ -187,9 +194,14 @@ KernelCurve read_kernel(const json& c, const Reader& r, const std::string& at) {
 StandinError read_standin(const json& s, const Reader& r, const std::string& at) {
   r.require_object(s, at);
   const std::string p = at + ".";
-  return {static_cast<std::uint32_t>(r.whole(s, "blocks", {1, 4294967295.0, true}, p)),
-          static_cast<std::uint32_t>(r.whole(s, "threads", {1, 1024, true}, p)), r.whole(s, "requested_ns", kNanosRange, p), r.whole(s, "measured_ns", kNanosRange, p),
-          r.whole(s, "error_ns", kSignedNanos, p), r.number(s, "error_pct", kPctRange, p)};
+  StandinError e;
+  e.blocks = static_cast<std::uint32_t>(r.whole(s, "blocks", {1, 4294967295.0, true}, p));
+  e.threads = static_cast<std::uint32_t>(r.whole(s, "threads", {1, 1024, true}, p));
+  e.requested_ns = r.whole(s, "requested_ns", kNanosRange, p);
+  e.measured_ns = r.whole(s, "measured_ns", kNanosRange, p);
+  e.error_ns = r.whole(s, "error_ns", kSignedNanos, p);
+  e.error_pct = r.number(s, "error_pct", kPctRange, p);
+  return e;
 }
 
 // Calls read(row, reader, "key[i]") for each row of the table `key`.
@@ -203,7 +215,7 @@ std::vector<Row> read_table(const json& j, const std::string& key, const Reader&
 
 }  // namespace
 
-const char* to_string(CopyKind kind) {
+const char* copy_kind_name(CopyKind kind) {
   switch (kind) {
     case CopyKind::kHostToDevice: return "h2d";
     case CopyKind::kDeviceToHost: return "d2h";
@@ -212,7 +224,7 @@ const char* to_string(CopyKind kind) {
   return "?";
 }
 
-const char* to_string(MathMode math) { return math_text(math); }
+const char* math_mode_name(MathMode math) { return math_text(math); }
 
 std::string device_profile_json(const DeviceProfile& p) {
   json j = {{"format", kFormat}, {"version", kVersion}, {"device", p.device}, {"date", p.date},

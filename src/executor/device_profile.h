@@ -97,8 +97,9 @@ struct DeviceProfile {
   std::vector<StandinError> standin;
 };
 
-const char* to_string(CopyKind kind);  // "h2d", "d2h", "d2d"
-const char* to_string(MathMode math);  // "default", "tf32"
+// Named for the profile, not to_string: the executor may name these its own way elsewhere.
+const char* copy_kind_name(CopyKind kind);  // "h2d", "d2h", "d2d"
+const char* math_mode_name(MathMode math);  // "default", "tf32"
 
 // The profile as the JSON text above (indented, one trailing newline).
 std::string device_profile_json(const DeviceProfile& profile);

@@ -25,7 +25,7 @@ const CopyCurve& curve_of(const DeviceProfile& p, CopyKind kind) {
   for (const CopyCurve& c : p.copies) {
     if (c.kind == kind) return c;
   }
-  FAIL("no copy curve " << to_string(kind));
+  FAIL("no copy curve " << copy_kind_name(kind));
   return p.copies.front();
 }
 
@@ -64,10 +64,12 @@ TEST_CASE("calibration: copy curves give each direction's latency and bandwidth"
   const struct {
     CopyKind kind;
     double latency, gbps;
-  } want[] = {{CopyKind::kHostToDevice, 2'000, 20}, {CopyKind::kDeviceToHost, 2'500, 25}, {CopyKind::kDeviceToDevice, 1'500, 1'000}};
+  } want[] = {{CopyKind::kHostToDevice, 2'000, 20},
+              {CopyKind::kDeviceToHost, 2'500, 25},
+              {CopyKind::kDeviceToDevice, 1'500, 1'000}};
   for (const auto& w : want) {
     const CopyCurve& c = curve_of(p, w.kind);
-    INFO(to_string(w.kind) << ": latency " << c.latency_ns << " ns, " << c.bandwidth_gbps << " GB/s");
+    INFO(copy_kind_name(w.kind) << ": latency " << c.latency_ns << " ns, " << c.bandwidth_gbps << " GB/s");
     CHECK(near(c.latency_ns, w.latency));
     CHECK(near(c.bandwidth_gbps, w.gbps));
     REQUIRE(c.samples.size() == 5);
@@ -85,7 +87,7 @@ TEST_CASE("calibration: GEMM throughput per dtype and math mode at each shape", 
     const double flops = 2.0 * g.m * g.n * g.k * g.batch;
     const double rate = g.dtype != DType::kF32 ? 100e3 : g.math == MathMode::kTF32 ? 50e3 : 25e3;  // flops/ns
     const double ns = 2'000 + flops / rate;
-    INFO(to_string(g.dtype) << " " << to_string(g.math) << " " << g.m << "x" << g.n << "x" << g.k << "x" << g.batch
+    INFO(to_string(g.dtype) << " " << math_mode_name(g.math) << " " << g.m << "x" << g.n << "x" << g.k << "x" << g.batch
                             << ": " << g.ns << " ns, " << g.tflops << " TFLOP/s");
     CHECK(near(static_cast<double>(g.ns), ns));
     CHECK(near(g.tflops, flops / ns / 1e3));
