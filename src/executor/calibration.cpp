@@ -111,30 +111,44 @@ class Calibrator {
 
   static Launch empty_kernel() { return StandinKernel{{1, 1, 1}, {32, 1, 1}, 0}; }
 
-  // Events' elapsed time of `count` back-to-back calls, issued behind a stand-in that holds the
-  // stream until the host has issued them all.
-  Nanos timed_run(const Launch& call, int count) {
-    const double hold = 2.0 * count * host_ns_per_launch_ + static_cast<double>(kHoldSlack);
+  struct Run {
+    Nanos gpu = 0;   // events' elapsed time over the run
+    Nanos host = 0;  // the host's time to issue the run's calls
+  };
+
+  // `count` back-to-back calls between two events, issued behind a stand-in that holds the
+  // stream until the host has issued them all (at `host_per_call` ns each, with a margin).
+  Run timed_run(const Launch& call, int count, double host_per_call) {
+    const double hold = 2.0 * count * host_per_call + static_cast<double>(kHoldSlack);
     device_.launch(stream_, StandinKernel{{1, 1, 1}, {32, 1, 1}, static_cast<Nanos>(hold)});
     device_.record(begin_, stream_);
+    const Nanos issued = device_.host_now();
     for (int i = 0; i < count; ++i) device_.launch(stream_, call);
+    Run run;
+    run.host = device_.host_now() - issued;
     device_.record(end_, stream_);
     device_.synchronize(end_);
-    return device_.elapsed(begin_, end_);
+    run.gpu = device_.elapsed(begin_, end_);
+    return run;
   }
 
   // Median GPU time per call, ns. count 0: as many calls per run as make about target_run_ns.
+  // A call that costs the host more than an empty launch (cuBLASLt, top-k's several kernels)
+  // holds the stream longer: the hold follows the host time of a first timed call.
   double time_per_call(const Launch& call, int count = 0) {
     for (int i = 0; i < options_.warmup; ++i) device_.launch(stream_, call);
     device_.synchronize();
+    double host_per_call = host_ns_per_launch_;
     if (count == 0) {
-      const double once = std::max<double>(static_cast<double>(timed_run(call, 1)), 1.0);
-      const double want = std::ceil(static_cast<double>(options_.target_run_ns) / once);
+      const Run once = timed_run(call, 1, host_per_call);
+      host_per_call = std::max(host_per_call, static_cast<double>(once.host));
+      const double want = std::ceil(static_cast<double>(options_.target_run_ns) /
+                                    std::max(static_cast<double>(once.gpu), 1.0));
       count = static_cast<int>(std::clamp(want, 1.0, static_cast<double>(options_.launches)));
     }
     std::vector<double> per_call;
     for (int r = 0; r < options_.repetitions; ++r) {
-      per_call.push_back(static_cast<double>(timed_run(call, count)) / count);
+      per_call.push_back(static_cast<double>(timed_run(call, count, host_per_call).gpu) / count);
     }
     return median(per_call);
   }

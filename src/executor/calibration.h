@@ -12,7 +12,8 @@
 // call so that a run lasts about `target_run_ns` (event timing resolves about 0.5 us).
 //
 // Plain C++ over the Device interface: tested with a fake device whose times follow known
-// formulas (tests/calibration). Allocates what each table needs and frees it before the next.
+// formulas (tests/calibration). Allocates what a table (a GEMM: its figure) needs and frees it
+// before the next.
 #include <cstdint>
 #include <functional>
 #include <string>

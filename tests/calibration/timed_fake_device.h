@@ -1,8 +1,9 @@
 #pragma once
 // A fake Device whose times follow known formulas, for the calibration's tests only (the
 // executor's tests have their own, general fake). It keeps one host clock and one GPU cursor per
-// stream: a launch costs the host `host_launch_ns`, then runs on its stream from max(stream
-// free, issued) for the formula's time; an event completes when its stream gets to it.
+// stream: a launch costs the host `host_launch_ns` (a compression call more), then runs on its
+// stream from max(stream free, issued) for the formula's time; an event completes when its
+// stream gets to it. So a GPU that waits for the host measures the host's rate, as a real one does.
 // Some measurements are made bad on purpose: the first launch of each call shape costs 1 ms more
 // (what warm-up is for), and with `preempt_every` > 0 every such elapsed() reads 30 % long (what
 // the median is for). Every span is checked against the buffers and the call's needs.
@@ -23,6 +24,7 @@ namespace dpro::executor::test {
 
 struct FakeCosts {
   Nanos host_launch_ns = 5'000;
+  Nanos compress_host_ns = 40'000;  // a compression call costs the host this much more (several kernels)
   Nanos kernel_launch_ns = 3'000;  // GPU time of an empty kernel
   double standin_slope = 1.01;     // a stand-in of d ns runs kernel_launch_ns + slope d
   Nanos h2d_latency_ns = 2'000, d2h_latency_ns = 2'500, d2d_latency_ns = 1'500;
@@ -64,7 +66,7 @@ class TimedFakeDevice : public Device {
   }
 
   void launch(StreamHandle s, const Launch& l) override {
-    host_ += c_.host_launch_ns;
+    host_ += c_.host_launch_ns + (std::holds_alternative<CompressCall>(l) ? c_.compress_host_ns : 0);
     Nanos& cursor = cursor_.at(s);
     cursor = std::max(cursor, host_) + std::visit([&](const auto& call) { return cost(call); }, l);
     if (seen_.insert(shape_key(l)).second) cursor += c_.first_use_penalty_ns;
