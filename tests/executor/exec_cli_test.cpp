@@ -4,9 +4,11 @@
 #include <nlohmann/json.hpp>
 
 #include "../cli/cli_run.h"
+#include "executor/device_profile.h"
 #include "trace_fixtures.h"
 
 using dpro::test::run_command;
+using namespace dpro;
 
 namespace {
 
@@ -87,4 +89,23 @@ TEST_CASE("dpro-exec: a plan from dpro-replay optimize is applied before the sch
   // A plan made for another job is refused.
   const auto other = exec("schedule -q traces/h100/resnet50 --plan " + plan);
   CHECK(other.code == 2);
+}
+
+TEST_CASE("dpro-exec: calibrate writes a device profile that reads back; on the fake device here") {
+  const std::string dir = test::fresh_dir("exec_calibrate");
+  const auto r = exec("calibrate --fake --quick -q --out " + dir + "/fake.json");
+  REQUIRE(r.code == 0);
+  CHECK(r.out.empty());
+  const executor::DeviceProfile p = executor::read_device_profile(dir + "/fake.json");
+  CHECK(p.device == "fake");
+  CHECK(p.repetitions == 3);
+  CHECK(p.copies.size() == 3);  // h2d, d2h, d2d
+  CHECK_FALSE(p.gemms.empty());
+  CHECK_FALSE(p.standin.empty());
+  // Never over an existing file without --force; bad options are one line, exit 2.
+  auto again = exec("calibrate --fake --quick -q --out " + dir + "/fake.json");
+  CHECK(again.code == 2);
+  CHECK(lines(again.out) == 1);
+  CHECK(exec("calibrate --fake --quick -q --force --out " + dir + "/fake.json").code == 0);
+  CHECK(exec("calibrate --fake --repetitions 0 --out " + dir + "/x.json").code == 2);
 }

@@ -2,6 +2,7 @@
 #include <iostream>
 
 #include "commands.h"
+#include "core/error.h"
 #include "core/json_fields.h"
 #include "exec_input.h"
 #include "executor/fake_device.h"
@@ -102,8 +103,6 @@ std::unique_ptr<Command> make_run_command() { return std::make_unique<RunCommand
 
 std::vector<std::unique_ptr<Command>> make_pending_gpu_commands() {
   std::vector<std::unique_ptr<Command>> out;
-  out.push_back(std::make_unique<PendingCommand>(
-      "calibrate", "Write a device profile (launch cost, copy bandwidths, GEMM throughput, stand-in accuracy)."));
   out.push_back(std::make_unique<PendingCommand>(
       "validate", "Run a graph or plan and print measured vs predicted per op class, stream and iteration."));
   return out;
