@@ -6,9 +6,6 @@
 #include "exec_input.h"
 #include "executor/fake_device.h"
 #include "render.h"
-#if DPRO_EXECUTOR_CUDA
-#include "executor/cuda/cuda_device.h"
-#endif
 
 namespace dpro::exec_cli {
 namespace {
@@ -33,11 +30,9 @@ class RunCommand final : public Command {
   }
 
   int run() override {
-    std::unique_ptr<executor::Device> device = open_device();
+    std::unique_ptr<executor::Device> device = open_device(fake_, gpu_);
     if (!device) {
-      std::fprintf(stderr,
-                   "dpro-exec: this build has no CUDA executor (built without the CUDA toolkit); "
-                   "`dpro-exec schedule` shows what would run, `run --fake` runs it on the fake device\n");
+      std::fprintf(stderr, "%s", kNoCudaExecutor);
       return 2;
     }
     Logger log(flags_.quiet ? LogLevel::kError : LogLevel::kWarning);
@@ -58,19 +53,6 @@ class RunCommand final : public Command {
   }
 
  private:
-  std::unique_ptr<executor::Device> open_device() const {
-    if (fake_) return std::make_unique<executor::FakeDevice>(executor::FakeDevice::Options{.keep_calls = false});
-#if DPRO_EXECUTOR_CUDA
-    try {
-      return executor::open_cuda_device(gpu_);
-    } catch (const std::runtime_error& e) {
-      throw InputError("--gpu", std::to_string(gpu_), e.what());
-    }
-#else
-    return nullptr;
-#endif
-  }
-
   ExecFlags flags_;
   int iterations_ = 10;
   int gpu_ = 0;
@@ -104,8 +86,6 @@ std::vector<std::unique_ptr<Command>> make_pending_gpu_commands() {
   std::vector<std::unique_ptr<Command>> out;
   out.push_back(std::make_unique<PendingCommand>(
       "calibrate", "Write a device profile (launch cost, copy bandwidths, GEMM throughput, stand-in accuracy)."));
-  out.push_back(std::make_unique<PendingCommand>(
-      "validate", "Run a graph or plan and print measured vs predicted per op class, stream and iteration."));
   return out;
 }
 

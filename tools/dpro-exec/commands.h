@@ -16,7 +16,8 @@ class Command {
 
 std::unique_ptr<Command> make_schedule_command();
 std::unique_ptr<Command> make_run_command();
-// validate and calibrate: not built yet; they say so (exit 2).
+std::unique_ptr<Command> make_validate_command();
+// calibrate: not built yet; it says so (exit 2).
 std::vector<std::unique_ptr<Command>> make_pending_gpu_commands();
 
 }  // namespace dpro::exec_cli

@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
   std::vector<std::unique_ptr<dpro::exec_cli::Command>> commands;
   commands.push_back(dpro::exec_cli::make_schedule_command());
   commands.push_back(dpro::exec_cli::make_run_command());
+  commands.push_back(dpro::exec_cli::make_validate_command());
   for (auto& c : dpro::exec_cli::make_pending_gpu_commands()) commands.push_back(std::move(c));
   std::vector<std::pair<CLI::App*, dpro::exec_cli::Command*>> subcommands;
   for (auto& command : commands) subcommands.emplace_back(command->add_to(app), command.get());
