@@ -75,17 +75,19 @@ PYEOF
 # 1. Build: only the three targets.
 CUDA_MODE=ON; [ "$FAKE" = 1 ] && CUDA_MODE=AUTO
 LAUNCHER=""; command -v ccache > /dev/null && LAUNCHER="-DCMAKE_CXX_COMPILER_LAUNCHER=ccache"
-step build 300 "$OUT/build.log" bash -c "cmake -S . -B '$BUILD' -DCMAKE_BUILD_TYPE=Release -DDPRO_CUDA=$CUDA_MODE $LAUNCHER \
+# A fresh folder is configured for Release; an existing one keeps its configuration (no full rebuild).
+TYPE=""; [ -f "$BUILD/CMakeCache.txt" ] || TYPE="-DCMAKE_BUILD_TYPE=Release"
+step build 300 "$OUT/build.log" bash -c "cmake -S . -B '$BUILD' $TYPE -DDPRO_CUDA=$CUDA_MODE $LAUNCHER \
   && cmake --build '$BUILD' -j$JOBS_N --target dpro-exec dpro-replay $([ "$FAKE" = 1 ] || echo cuda_device_tests)" \
   || { [ "$DRY_RUN" = 1 ] || { echo "build failed: see $OUT/build.log"; exit 1; }; }
-EXEC=$(find "$BUILD" -name dpro-exec -type f -perm -u+x | head -1)
-REPLAY=$(find "$BUILD" -name dpro-replay -type f -perm -u+x | head -1)
+EXEC=$(find "$BUILD" -name dpro-exec -type f -perm -u+x 2>/dev/null | head -1)
+REPLAY=$(find "$BUILD" -name dpro-replay -type f -perm -u+x 2>/dev/null | head -1)
 [ "$DRY_RUN" = 1 ] && { EXEC=${EXEC:-$BUILD/tools/dpro-exec/dpro-exec}; REPLAY=${REPLAY:-$BUILD/tools/dpro-replay/dpro-replay}; }
 
 # 2. The CUDA device's own tests (the kernels against their CPU references).
 if [ "$FAKE" = 1 ]; then note cuda_device_tests "skipped: FAKE=1" 0
 else
-  TESTS=$(find "$BUILD" -name cuda_device_tests -type f -perm -u+x | head -1)
+  TESTS=$(find "$BUILD" -name cuda_device_tests -type f -perm -u+x 2>/dev/null | head -1)
   step cuda_device_tests 90 "$OUT/cuda_device_tests.log" "${TESTS:-$BUILD/tests/kernels/cuda_device_tests}"
 fi
 
