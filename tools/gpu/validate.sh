@@ -52,6 +52,7 @@ step() {
   local s=$(( $(date +%s) - t0 ))
   if [ "$rc" = 0 ]; then note "$name" ok "$s"
   elif [ "$rc" = 124 ] || [ "$rc" = 137 ]; then note "$name" "timed out after ${budget}s" "$s"
+  elif grep -q "nothing to search" "$log"; then note "$name" "not applicable: $(tail -1 "$log" | cut -d: -f4- | cut -c2-200)" "$s"
   else note "$name" "failed (exit $rc): $(tail -1 "$log" | tr '\t' ' ' | cut -c1-200)" "$s"; fi
   return "$rc"
 }
@@ -117,7 +118,7 @@ done
 {
   echo "dpro validate run: $(date -u), $(( $(date +%s) - START )) s of ${TOTAL_S} s; FAKE=$FAKE DRY_RUN=$DRY_RUN ITERS=$ITERS"
   head -1 "$OUT/probe.txt"
-  echo "steps: $(($(wc -l < "$SUMMARY") - 1)); ok: $(grep -c $'\tok\t' "$SUMMARY"); skipped: $(grep -c $'\tskipped' "$SUMMARY"); failed or timed out: $(grep -Ec $'\t(failed|timed out)' "$SUMMARY")"
+  echo "steps: $(($(wc -l < "$SUMMARY") - 1)); ok: $(grep -c $'\tok\t' "$SUMMARY"); skipped: $(grep -c $'\tskipped' "$SUMMARY"); not applicable: $(grep -c $'\tnot applicable' "$SUMMARY"); failed or timed out: $(grep -Ec $'\t(failed|timed out)' "$SUMMARY")"
   column -t -s $'\t' "$SUMMARY" 2>/dev/null || cat "$SUMMARY"
 } > "$OUT/summary.txt"
 cat "$OUT/summary.txt"
