@@ -15,7 +15,7 @@ int main(int argc, char** argv) {
       "`dpro-replay optimize --plan-out`) into host threads, CUDA streams, events and kernels, and runs it on a\n"
       "GPU: GEMMs, fused elementwise chains, casts and compression as real kernels, other ops as stand-ins that\n"
       "occupy the recorded grid for the recorded time, collectives as stand-ins on one GPU. `schedule` shows\n"
-      "what would run and needs no GPU.\n"};
+      "what would run and needs no GPU; `validate` compares a run with dpro-replay's prediction of it.\n"};
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("dpro-exec ") + DPRO_VERSION);
   std::vector<std::unique_ptr<dpro::exec_cli::Command>> commands;
