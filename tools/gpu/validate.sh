@@ -18,6 +18,7 @@
 #   TOTAL_S=480      the whole run's budget (s);  ITERS=10  iterations per validate
 #   JOBS="..."       traces to validate (default below; "dlrm" means traces/dlrm-8xV100 --rank 0)
 #   JOBS_N=16        build parallelism
+#   SKIP_BUILD=1     use the binaries already in $BUILD (e.g. built with -DDPRO_CUDA=ON elsewhere and carried)
 set -u
 ROOT=$(pwd)
 OUT=${OUT:-$ROOT/validate-out}
@@ -78,9 +79,11 @@ CUDA_MODE=ON; [ "$FAKE" = 1 ] && CUDA_MODE=AUTO
 LAUNCHER=""; command -v ccache > /dev/null && LAUNCHER="-DCMAKE_CXX_COMPILER_LAUNCHER=ccache"
 # A fresh folder is configured for Release; an existing one keeps its configuration (no full rebuild).
 TYPE=""; [ -f "$BUILD/CMakeCache.txt" ] || TYPE="-DCMAKE_BUILD_TYPE=Release"
-step build 300 "$OUT/build.log" bash -c "cmake -S . -B '$BUILD' $TYPE -DDPRO_CUDA=$CUDA_MODE $LAUNCHER \
+if [ "${SKIP_BUILD:-0}" = 1 ]; then note build "skipped: SKIP_BUILD=1 (binaries from $BUILD)" 0
+else step build 300 "$OUT/build.log" bash -c "cmake -S . -B '$BUILD' $TYPE -DDPRO_CUDA=$CUDA_MODE $LAUNCHER \
   && cmake --build '$BUILD' -j$JOBS_N --target dpro-exec dpro-replay $([ "$FAKE" = 1 ] || echo cuda_device_tests)" \
   || { [ "$DRY_RUN" = 1 ] || { echo "build failed: see $OUT/build.log"; exit 1; }; }
+fi
 EXEC=$(find "$BUILD" -name dpro-exec -type f -perm -u+x 2>/dev/null | head -1)
 REPLAY=$(find "$BUILD" -name dpro-replay -type f -perm -u+x 2>/dev/null | head -1)
 [ "$DRY_RUN" = 1 ] && { EXEC=${EXEC:-$BUILD/tools/dpro-exec/dpro-exec}; REPLAY=${REPLAY:-$BUILD/tools/dpro-replay/dpro-replay}; }
