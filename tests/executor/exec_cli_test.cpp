@@ -54,7 +54,7 @@ TEST_CASE("dpro-exec: bad input is one line naming the offending item, exit 2") 
   CHECK(lines(plan.out) == 1);
 }
 
-TEST_CASE("dpro-exec: run needs the CUDA executor or --fake, and validate and calibrate say they need a GPU") {
+TEST_CASE("dpro-exec: run and validate need the CUDA executor or --fake, and calibrate its --out") {
   const auto r = exec("run -q traces/h100/gpt2-emit-nvtx-step --iterations 2");
 #if !DPRO_EXECUTOR_CUDA
   CHECK(r.code == 2);
@@ -108,4 +108,54 @@ TEST_CASE("dpro-exec: calibrate writes a device profile that reads back; on the 
   CHECK(lines(again.out) == 1);
   CHECK(exec("calibrate --fake --quick -q --force --out " + dir + "/fake.json").code == 0);
   CHECK(exec("calibrate --fake --repetitions 0 --out " + dir + "/x.json").code == 2);
+}
+
+TEST_CASE("dpro-exec: validate --fake prints measured vs predicted for the step, every class and every stream") {
+  const auto text = exec("validate -q --fake traces/h100/gpt2-emit-nvtx-step --iterations 2");
+  REQUIRE(text.code == 0);
+  for (const char* row : {"step (median)", "iteration 2", "gemm", "elementwise/fused", "cast", "compress", "copy",
+                          "collective stand-in", "other stand-in"})
+    CHECK(text.out.find(row) != std::string::npos);
+  const auto json = exec_stdout("validate -q --fake traces/h100/gpt2-emit-nvtx-step --iterations 2 --json -");
+  REQUIRE(json.code == 0);
+  const nlohmann::json j = nlohmann::json::parse(json.out);
+  const auto schedule = exec_stdout("schedule -q traces/h100/gpt2-emit-nvtx-step --json");
+  REQUIRE(schedule.code == 0);
+  const nlohmann::json s = nlohmann::json::parse(schedule.out);
+  CHECK(j["device"] == "fake");
+  CHECK(j["step"]["measured_per_iteration_ns"].size() == 2);
+  CHECK(j["classes"].size() == 7);
+  CHECK(j["streams"].size() == s["streams"].size());
+  std::int64_t class_predicted = 0, stream_predicted = 0, launches = 0;
+  for (const auto& c : j["classes"]) {
+    class_predicted += c["predicted_ns"].get<std::int64_t>();
+    launches += c["launches"].get<std::int64_t>();
+    if (c["predicted_ns"].get<std::int64_t>() > 0) CHECK(c["error_pct"].is_number());
+  }
+  for (const auto& st : j["streams"]) stream_predicted += st["predicted_ns"].get<std::int64_t>();
+  CHECK(launches == s["launches"].get<std::int64_t>());
+  CHECK(launches == j["launches"].get<std::int64_t>());
+  CHECK(class_predicted == stream_predicted);
+  const double e = j["step"]["error_pct"].get<double>();
+  const double m = j["step"]["measured_ns"].get<double>(), p = j["step"]["predicted_ns"].get<double>();
+  CHECK(e == Approx(100.0 * (m - p) / p));
+}
+
+TEST_CASE("dpro-exec: validate's bad input is one line, exit 2") {
+  const auto missing = exec("validate --fake traces/no-such-dir");
+  CHECK(missing.code == 2);
+  CHECK(lines(missing.out) == 1);
+  const auto rank = exec("validate -q --fake traces/h100/gpt2 --rank 4");
+  CHECK(rank.code == 2);
+  CHECK(lines(rank.out) == 1);
+  CHECK(rank.out.find("--rank 4") != std::string::npos);
+  const auto over_input = exec("validate -q --fake traces/h100/gpt2 --json traces/h100/gpt2");
+  CHECK(over_input.code == 2);
+  CHECK(lines(over_input.out) == 1);
+  const std::string dir = dpro::test::fresh_dir("exec_cli_validate");
+  dpro::test::write_text(dir + "/plan.json", "not json");
+  const auto plan = exec("validate -q --fake traces/h100/gpt2 --plan " + dir + "/plan.json");
+  CHECK(plan.code == 2);
+  CHECK(lines(plan.out) == 1);
+  CHECK(plan.out.find("plan.json") != std::string::npos);
 }

@@ -7,9 +7,6 @@
 #include "exec_input.h"
 #include "executor/fake_device.h"
 #include "render.h"
-#if DPRO_EXECUTOR_CUDA
-#include "executor/cuda/cuda_device.h"
-#endif
 
 namespace dpro::exec_cli {
 namespace {
@@ -34,11 +31,9 @@ class RunCommand final : public Command {
   }
 
   int run() override {
-    std::unique_ptr<executor::Device> device = open_device();
+    std::unique_ptr<executor::Device> device = open_device(fake_, gpu_);
     if (!device) {
-      std::fprintf(stderr,
-                   "dpro-exec: this build has no CUDA executor (built without the CUDA toolkit); "
-                   "`dpro-exec schedule` shows what would run, `run --fake` runs it on the fake device\n");
+      std::fprintf(stderr, "%s", kNoCudaExecutor);
       return 2;
     }
     Logger log(flags_.quiet ? LogLevel::kError : LogLevel::kWarning);
@@ -59,53 +54,14 @@ class RunCommand final : public Command {
   }
 
  private:
-  std::unique_ptr<executor::Device> open_device() const {
-    if (fake_) return std::make_unique<executor::FakeDevice>(executor::FakeDevice::Options{.keep_calls = false});
-#if DPRO_EXECUTOR_CUDA
-    try {
-      return executor::open_cuda_device(gpu_);
-    } catch (const std::runtime_error& e) {
-      throw InputError("--gpu", std::to_string(gpu_), e.what());
-    }
-#else
-    return nullptr;
-#endif
-  }
-
   ExecFlags flags_;
   int iterations_ = 10;
   int gpu_ = 0;
   bool fake_ = false;
 };
 
-// A command this build cannot do yet: it says so in one line (exit 2).
-class PendingCommand final : public Command {
- public:
-  PendingCommand(const char* name, const char* what) : name_(name), what_(what) {}
-  CLI::App* add_to(CLI::App& parent) override {
-    CLI::App* sub = parent.add_subcommand(name_, std::string(what_) + "\n(Not built yet: it needs a GPU.)");
-    sub->allow_extras();
-    return sub;
-  }
-  int run() override {
-    std::fprintf(stderr, "dpro-exec: %s needs a GPU and is not built yet (issue 31)\n", name_);
-    return 2;
-  }
-
- private:
-  const char* name_;
-  const char* what_;
-};
-
 }  // namespace
 
 std::unique_ptr<Command> make_run_command() { return std::make_unique<RunCommand>(); }
-
-std::vector<std::unique_ptr<Command>> make_pending_gpu_commands() {
-  std::vector<std::unique_ptr<Command>> out;
-  out.push_back(std::make_unique<PendingCommand>(
-      "validate", "Run a graph or plan and print measured vs predicted per op class, stream and iteration."));
-  return out;
-}
 
 }  // namespace dpro::exec_cli

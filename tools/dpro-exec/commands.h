@@ -17,7 +17,6 @@ class Command {
 std::unique_ptr<Command> make_schedule_command();
 std::unique_ptr<Command> make_run_command();
 std::unique_ptr<Command> make_calibrate_command();
-// validate and calibrate: not built yet; they say so (exit 2).
-std::vector<std::unique_ptr<Command>> make_pending_gpu_commands();
+std::unique_ptr<Command> make_validate_command();
 
 }  // namespace dpro::exec_cli

@@ -5,16 +5,20 @@
 #include <memory>
 
 #include "core/error.h"
+#include "executor/fake_device.h"
 #include "executor/plan_rewrites.h"
 #include "graph/profiler_cost.h"
 #include "optimizer/plan.h"
 #include "optimizer/space.h"
 #include "resource_paths.h"
 #include "trace/loader.h"
+#if DPRO_EXECUTOR_CUDA
+#include "executor/cuda/cuda_device.h"
+#endif
 
 namespace dpro::exec_cli {
 
-void ExecFlags::add_to(CLI::App& sub) {
+void ExecFlags::add_to(CLI::App& sub, bool json_flag) {
   sub.add_option("traces", traces, "trace files (.json, .json.gz, .dpro) or directories of them, one job")->required();
   sub.add_option("--rank", rank, "the rank whose part of the job runs (default: the first the traces hold)")->check(CLI::NonNegativeNumber);
   sub.add_option("--iteration", iteration,
@@ -23,7 +27,7 @@ void ExecFlags::add_to(CLI::App& sub) {
                  "run a plan written by `dpro-replay optimize --plan-out`: its decisions (op fusion, precision,\n"
                  "compression, buckets) are applied to the graph first; the conditions it was searched under\n"
                  "(another GPU or cluster) are not: the executor runs on the GPU it has");
-  sub.add_flag("--json", json, "print JSON instead of text");
+  if (json_flag) sub.add_flag("--json", json, "print JSON instead of text");
   sub.add_flag("-q,--quiet", quiet, "print only errors on stderr");
 }
 
@@ -61,6 +65,20 @@ Job load_job(const ExecFlags& flags, Logger& log) {
   job.options.iteration = flags.iteration;
   if (!flags.plan_path.empty()) apply_plan(flags, job);
   return job;
+}
+
+std::unique_ptr<executor::Device> open_device(bool fake, int gpu) {
+  if (fake) return std::make_unique<executor::FakeDevice>(executor::FakeDevice::Options{.keep_calls = false});
+#if DPRO_EXECUTOR_CUDA
+  try {
+    return executor::open_cuda_device(gpu);
+  } catch (const std::runtime_error& e) {
+    throw InputError("--gpu", std::to_string(gpu), e.what());
+  }
+#else
+  (void)gpu;
+  return nullptr;
+#endif
 }
 
 }  // namespace dpro::exec_cli

@@ -4,11 +4,13 @@
 // rewrites, as `dpro-replay replay --plan` applies them).
 #include <CLI/CLI.hpp>
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "core/log.h"
+#include "executor/device.h"
 #include "executor/schedule.h"
 #include "whatif/workload.h"
 
@@ -21,7 +23,8 @@ struct ExecFlags {
   std::string plan_path;
   bool json = false;
   bool quiet = false;
-  void add_to(CLI::App& sub);
+  // json_flag: a --json flag (print JSON); validate gives its own --json FILE instead.
+  void add_to(CLI::App& sub, bool json_flag = true);
 };
 
 struct Job {
@@ -32,5 +35,14 @@ struct Job {
 
 // Throws InputError (a trace, the plan file) and OptionError (--rank, --iteration).
 Job load_job(const ExecFlags& flags, Logger& log);
+
+// The fake device, or the CUDA device `gpu` (InputError naming --gpu when it cannot be opened);
+// nullptr when this build has no CUDA executor.
+std::unique_ptr<executor::Device> open_device(bool fake, int gpu);
+
+// What run and validate print when open_device gave nothing (exit 2).
+inline constexpr const char* kNoCudaExecutor =
+    "dpro-exec: this build has no CUDA executor (built without the CUDA toolkit); "
+    "`dpro-exec schedule` shows what would run, `--fake` runs it on the fake device\n";
 
 }  // namespace dpro::exec_cli

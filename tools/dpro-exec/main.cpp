@@ -15,14 +15,14 @@ int main(int argc, char** argv) {
       "`dpro-replay optimize --plan-out`) into host threads, CUDA streams, events and kernels, and runs it on a\n"
       "GPU: GEMMs, fused elementwise chains, casts and compression as real kernels, other ops as stand-ins that\n"
       "occupy the recorded grid for the recorded time, collectives as stand-ins on one GPU. `schedule` shows\n"
-      "what would run and needs no GPU.\n"};
+      "what would run and needs no GPU; `validate` compares a run with dpro-replay's prediction of it.\n"};
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("dpro-exec ") + DPRO_VERSION);
   std::vector<std::unique_ptr<dpro::exec_cli::Command>> commands;
   commands.push_back(dpro::exec_cli::make_schedule_command());
   commands.push_back(dpro::exec_cli::make_run_command());
   commands.push_back(dpro::exec_cli::make_calibrate_command());
-  for (auto& c : dpro::exec_cli::make_pending_gpu_commands()) commands.push_back(std::move(c));
+  commands.push_back(dpro::exec_cli::make_validate_command());
   std::vector<std::pair<CLI::App*, dpro::exec_cli::Command*>> subcommands;
   for (auto& command : commands) subcommands.emplace_back(command->add_to(app), command.get());
   try {
