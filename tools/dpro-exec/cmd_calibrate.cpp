@@ -6,10 +6,7 @@
 #include "commands.h"
 #include "core/error.h"
 #include "executor/calibration.h"
-#include "executor/fake_device.h"
-#if DPRO_EXECUTOR_CUDA
-#include "executor/cuda/cuda_device.h"
-#endif
+#include "exec_input.h"
 
 namespace dpro::exec_cli {
 namespace {
@@ -48,10 +45,9 @@ class CalibrateCommand final : public Command {
     }
     if (repetitions_) options.repetitions = *repetitions_;
     executor::validate(options);
-    std::unique_ptr<executor::Device> device = open_device();
+    std::unique_ptr<executor::Device> device = open_device(fake_, gpu_);
     if (!device) {
-      std::fprintf(stderr, "dpro-exec: this build has no CUDA executor (built without the CUDA toolkit); "
-                           "`calibrate --fake` checks the flow on the fake device\n");
+      std::fputs(kNoCudaExecutor, stderr);
       return 2;
     }
     const bool tty = isatty(STDERR_FILENO);
@@ -68,19 +64,6 @@ class CalibrateCommand final : public Command {
   }
 
  private:
-  std::unique_ptr<executor::Device> open_device() const {
-    if (fake_) return std::make_unique<executor::FakeDevice>(executor::FakeDevice::Options{.keep_calls = false});
-#if DPRO_EXECUTOR_CUDA
-    try {
-      return executor::open_cuda_device(gpu_);
-    } catch (const std::runtime_error& e) {
-      throw InputError("--gpu", std::to_string(gpu_), e.what());
-    }
-#else
-    return nullptr;
-#endif
-  }
-
   std::string out_;
   int gpu_ = 0;
   std::optional<int> repetitions_;

@@ -40,7 +40,7 @@ Job load_job(const ExecFlags& flags, Logger& log);
 // nullptr when this build has no CUDA executor.
 std::unique_ptr<executor::Device> open_device(bool fake, int gpu);
 
-// What run and validate print when open_device gave nothing (exit 2).
+// What run, validate and calibrate print when open_device gave nothing (exit 2).
 inline constexpr const char* kNoCudaExecutor =
     "dpro-exec: this build has no CUDA executor (built without the CUDA toolkit); "
     "`dpro-exec schedule` shows what would run, `--fake` runs it on the fake device\n";
