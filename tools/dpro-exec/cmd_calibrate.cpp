@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include "commands.h"
-#include "core/error.h"
 #include "executor/calibration.h"
 #include "exec_input.h"
 
@@ -22,13 +21,12 @@ class CalibrateCommand final : public Command {
         "closely the stand-in kernel meets a requested duration (5 us to 5 ms). Each figure: the median of\n"
         "--repetitions timed runs after warm-up. The cost models do not read the profile yet.");
     sub->add_option("--out", out_, "the profile file to write ('-' = stdout)")->required();
-    sub->add_option("--gpu", gpu_, "the CUDA device ordinal")->default_val(0)->check(CLI::NonNegativeNumber);
     sub->add_option("--repetitions", repetitions_, "timed runs per figure (the median is kept; 1 to 1000)")
         ->check(CLI::Range(1, 1000));
     sub->add_flag("--quick", quick_,
                   "a short calibration (3 repetitions, copies up to 1 MiB, 1024^3 GEMMs, kernels at 64K and 1M\n"
                   "elements, stand-ins at 5 us, 100 us and 1 ms): seconds, for a first look or a test");
-    sub->add_flag("--fake", fake_, "calibrate the fake device (no GPU; its figures are its own formulas: checks the flow)");
+    device_.add_to(*sub, "calibrate the fake device (no GPU; its figures are its own formulas: checks the flow)");
     sub->add_flag("--force", force_, "overwrite an existing profile file");
     sub->add_flag("-q,--quiet", quiet_, "no progress on stderr");
     return sub;
@@ -45,7 +43,7 @@ class CalibrateCommand final : public Command {
     }
     if (repetitions_) options.repetitions = *repetitions_;
     executor::validate(options);
-    std::unique_ptr<executor::Device> device = open_device(fake_, gpu_);
+    std::unique_ptr<executor::Device> device = device_.open();
     if (!device) {
       std::fputs(kNoCudaExecutor, stderr);
       return 2;
@@ -65,9 +63,9 @@ class CalibrateCommand final : public Command {
 
  private:
   std::string out_;
-  int gpu_ = 0;
+  DeviceFlags device_;
   std::optional<int> repetitions_;
-  bool quick_ = false, fake_ = false, force_ = false, quiet_ = false;
+  bool quick_ = false, force_ = false, quiet_ = false;
 };
 
 }  // namespace

@@ -5,7 +5,6 @@
 #include "core/error.h"
 #include "core/json_fields.h"
 #include "exec_input.h"
-#include "executor/fake_device.h"
 #include "render.h"
 
 namespace dpro::exec_cli {
@@ -23,15 +22,14 @@ class RunCommand final : public Command {
     sub->add_option("--iterations", iterations_, "times to run the iteration (1 to 100000)")
         ->default_val(10)
         ->check(CLI::Range(1, 100000));
-    sub->add_option("--gpu", gpu_, "the CUDA device ordinal")->default_val(0)->check(CLI::NonNegativeNumber);
-    sub->add_flag("--fake", fake_,
-                  "run on the fake device instead (no GPU: a logical clock where each launch takes its recorded\n"
-                  "or stand-in time; checks a schedule end to end)");
+    device_.add_to(*sub,
+                   "run on the fake device instead (no GPU: a logical clock where each launch takes its recorded\n"
+                   "or stand-in time; checks a schedule end to end)");
     return sub;
   }
 
   int run() override {
-    std::unique_ptr<executor::Device> device = open_device(fake_, gpu_);
+    std::unique_ptr<executor::Device> device = device_.open();
     if (!device) {
       std::fprintf(stderr, "%s", kNoCudaExecutor);
       return 2;
@@ -44,20 +42,14 @@ class RunCommand final : public Command {
     const executor::RunResult r = executor::run_schedule(*device, s, options);
     if (flags_.json) std::cout << dump_output_json(run_json(s, r), 2) << "\n";
     else std::cout << run_text(s, r);
-    // The fake keeps what a GPU would have done wrong (a wait on an event never recorded): a bug.
-    if (const auto* fake = dynamic_cast<const executor::FakeDevice*>(device.get()); fake && !fake->violations().empty()) {
-      std::fprintf(stderr, "dpro-exec: internal error: the fake device saw %zu violation(s); first: %s\n",
-                   fake->violations().size(), fake->violations().front().c_str());
-      return 1;
-    }
+    if (const int bad = fake_violations(*device)) return bad;
     return std::cout.good() ? 0 : 1;
   }
 
  private:
   ExecFlags flags_;
   int iterations_ = 10;
-  int gpu_ = 0;
-  bool fake_ = false;
+  DeviceFlags device_;
 };
 
 }  // namespace

@@ -5,7 +5,6 @@
 #include "core/json_fields.h"
 #include "core/output_file.h"
 #include "exec_input.h"
-#include "executor/fake_device.h"
 #include "executor/validation.h"
 #include "render.h"
 #include "replayer/engine.h"
@@ -26,8 +25,7 @@ class ValidateCommand final : public Command {
     sub->add_option("--iterations", iterations_, "times to run the iteration (1 to 100000)")
         ->default_val(10)
         ->check(CLI::Range(1, 100000));
-    sub->add_option("--gpu", gpu_, "the CUDA device ordinal")->default_val(0)->check(CLI::NonNegativeNumber);
-    sub->add_flag("--fake", fake_, "measure on the fake device (no GPU: each launch takes its recorded or stand-in time)");
+    device_.add_to(*sub, "measure on the fake device (no GPU: each launch takes its recorded or stand-in time)");
     sub->add_option("--json", json_path_, "write the comparison as JSON to this file ('-': standard output, no text)");
     sub->add_flag("--force", force_, "replace an existing --json file");
     return sub;
@@ -37,7 +35,7 @@ class ValidateCommand final : public Command {
     std::vector<std::string> inputs = flags_.traces;
     if (!flags_.plan_path.empty()) inputs.push_back(flags_.plan_path);
     if (!json_path_.empty()) check_output_path(json_path_, inputs, force_);
-    std::unique_ptr<executor::Device> device = open_device(fake_, gpu_);
+    std::unique_ptr<executor::Device> device = device_.open();
     if (!device) {
       std::fprintf(stderr, "%s", kNoCudaExecutor);
       return 2;
@@ -65,19 +63,9 @@ class ValidateCommand final : public Command {
   }
 
  private:
-  // The fake keeps what a GPU would have done wrong (a wait on an event never recorded): a bug.
-  static int fake_violations(const executor::Device& device) {
-    const auto* fake = dynamic_cast<const executor::FakeDevice*>(&device);
-    if (!fake || fake->violations().empty()) return 0;
-    std::fprintf(stderr, "dpro-exec: internal error: the fake device saw %zu violation(s); first: %s\n",
-                 fake->violations().size(), fake->violations().front().c_str());
-    return 1;
-  }
-
   ExecFlags flags_;
   int iterations_ = 10;
-  int gpu_ = 0;
-  bool fake_ = false;
+  DeviceFlags device_;
   std::string json_path_;
   bool force_ = false;
 };

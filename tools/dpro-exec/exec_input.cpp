@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cstdio>
 #include <memory>
 
 #include "core/error.h"
@@ -65,6 +66,19 @@ Job load_job(const ExecFlags& flags, Logger& log) {
   job.options.iteration = flags.iteration;
   if (!flags.plan_path.empty()) apply_plan(flags, job);
   return job;
+}
+
+void DeviceFlags::add_to(CLI::App& sub, const std::string& fake_help) {
+  sub.add_option("--gpu", gpu, "the CUDA device ordinal")->default_val(0)->check(CLI::NonNegativeNumber);
+  sub.add_flag("--fake", fake, fake_help);
+}
+
+int fake_violations(const executor::Device& device) {
+  const auto* fake = dynamic_cast<const executor::FakeDevice*>(&device);
+  if (!fake || fake->violations().empty()) return 0;
+  std::fprintf(stderr, "dpro-exec: internal error: the fake device saw %zu violation(s); first: %s\n",
+               fake->violations().size(), fake->violations().front().c_str());
+  return 1;
 }
 
 std::unique_ptr<executor::Device> open_device(bool fake, int gpu) {

@@ -40,6 +40,18 @@ Job load_job(const ExecFlags& flags, Logger& log);
 // nullptr when this build has no CUDA executor.
 std::unique_ptr<executor::Device> open_device(bool fake, int gpu);
 
+// --gpu and --fake, which run, validate and calibrate share; `fake_help` says what --fake does there.
+struct DeviceFlags {
+  int gpu = 0;
+  bool fake = false;
+  void add_to(CLI::App& sub, const std::string& fake_help);
+  std::unique_ptr<executor::Device> open() const { return open_device(fake, gpu); }
+};
+
+// The fake keeps what a GPU would have done wrong (a wait on an event never recorded): a bug. 1
+// (with a line on stderr) when `device` is the fake and saw any; else 0.
+int fake_violations(const executor::Device& device);
+
 // What run, validate and calibrate print when open_device gave nothing (exit 2).
 inline constexpr const char* kNoCudaExecutor =
     "dpro-exec: this build has no CUDA executor (built without the CUDA toolkit); "
