@@ -121,6 +121,24 @@ StepStats step_stats(const Report& report) {
   return s;
 }
 
+SteadyChange steady_change(const Report& baseline, const StepStats& baseline_stats, const Report& whatif) {
+  std::vector<Nanos> from, to;
+  for (std::size_t i : baseline_stats.steady) {
+    const IterationReport& b = baseline.iterations[i];
+    const auto w = std::find_if(whatif.iterations.begin(), whatif.iterations.end(), [&](const IterationReport& x) {
+      return x.number == b.number && x.whole_trace == b.whole_trace;
+    });
+    if (w == whatif.iterations.end()) continue;
+    from.push_back(b.job_predicted_ns);
+    to.push_back(w->job_predicted_ns);
+  }
+  SteadyChange c;
+  c.steps = from.size();
+  c.baseline_median = distribution_of(std::move(from)).median;
+  c.whatif_median = distribution_of(std::move(to)).median;
+  return c;
+}
+
 std::string render_summary(const Report& report, const StepStats& s, std::size_t top) {
   std::string out = fmt::format("summary of {} iterations ({} .. {})\n", s.iterations, report.iterations.front().name,
                                 report.iterations.back().name);

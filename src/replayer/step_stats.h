@@ -43,6 +43,16 @@ struct StepStats {
 
 StepStats step_stats(const Report& report);
 
+// A what-if's median step against its baseline's, over the same steps: the baseline's steady
+// steps (its warm-up and outliers left out), matched in the what-if by iteration number. Taking
+// each report's own steady set would compare medians over different steps whenever the what-if
+// moves a step across the warm-up or outlier line. `steps` is how many steps both have.
+struct SteadyChange {
+  std::size_t steps = 0;
+  Nanos baseline_median = 0, whatif_median = 0;
+};
+SteadyChange steady_change(const Report& baseline, const StepStats& baseline_stats, const Report& whatif);
+
 // The summary block of the text report (for a report of more than one iteration), `top` path ops.
 std::string render_summary(const Report& report, const StepStats& stats, std::size_t top);
 nlohmann::json to_json(const Report& report, const StepStats& stats);

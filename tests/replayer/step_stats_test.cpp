@@ -62,3 +62,38 @@ TEST_CASE("The summary of a 40-step GPT-2 trace flags its first step as warm-up 
   CHECK(j.at("warmup") == nlohmann::json::array({"ProfilerStep#0"}));
   CHECK(j.at("steady").at("count") == s.steady.size());
 }
+
+namespace {
+replayer::Report steps_report(const std::vector<Nanos>& times) {
+  replayer::Report r;
+  for (std::size_t i = 0; i < times.size(); ++i) {
+    replayer::IterationReport it;
+    it.number = static_cast<std::int64_t>(i);
+    it.name = "ProfilerStep#" + std::to_string(i);
+    it.job_predicted_ns = it.job_measured_ns = times[i];
+    r.iterations.push_back(it);
+  }
+  return r;
+}
+}  // namespace
+
+TEST_CASE("A what-if's steady median is taken over the baseline's steady steps, not its own") {
+  // Baseline: step 0 is warm-up (3x), steps 1-8 steady at 100..107. The what-if speeds up every
+  // step by 20 except step 8, which it makes 200: in the what-if alone step 8 is an outlier, and
+  // its own steady median would leave it out.
+  const replayer::Report base = steps_report({300, 100, 101, 102, 103, 104, 105, 106, 107});
+  const replayer::Report whatif = steps_report({280, 80, 81, 82, 83, 84, 85, 86, 200});
+  const replayer::StepStats b = replayer::step_stats(base);
+  REQUIRE(b.steady == std::vector<std::size_t>{1, 2, 3, 4, 5, 6, 7, 8});
+  REQUIRE(replayer::step_stats(whatif).outliers == std::vector<std::size_t>{8});
+  const replayer::SteadyChange c = replayer::steady_change(base, b, whatif);
+  CHECK(c.steps == 8);
+  CHECK(c.baseline_median == 103);  // (103 + 104) / 2 rounded down
+  CHECK(c.whatif_median == 83);     // of 80..86 and 200: (83 + 84) / 2 rounded down
+  // A what-if without some of the baseline's steps compares the steps both have.
+  const replayer::Report shorter = steps_report({280, 80, 81});
+  const replayer::SteadyChange s = replayer::steady_change(base, b, shorter);
+  CHECK(s.steps == 2);
+  CHECK(s.baseline_median == 100);
+  CHECK(s.whatif_median == 80);
+}

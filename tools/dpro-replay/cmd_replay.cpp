@@ -293,9 +293,10 @@ class ReplayCommand final : public Command {
     std::string out = "what-if: baseline (replay of the trace as measured) vs predicted\n";
     if (whatif.iterations.size() > 1) {
       const replayer::StepStats b = replayer::step_stats(base), w = replayer::step_stats(whatif);
-      const Nanos from = b.steady_predicted.median, to = w.steady_predicted.median;
-      out += fmt::format("  median step over the steady iterations: {} -> {} ({:+.2f}%); over all {}: {} -> {}\n",
-                         format_duration(from), format_duration(to),
+      const replayer::SteadyChange c = replayer::steady_change(base, b, whatif);
+      const Nanos from = c.baseline_median, to = c.whatif_median;
+      out += fmt::format("  median step over the baseline's {} steady iterations: {} -> {} ({:+.2f}%); over all {}: {} -> {}\n",
+                         c.steps, format_duration(from), format_duration(to),
                          100.0 * static_cast<double>(to - from) / static_cast<double>(std::max<Nanos>(1, from)),
                          w.iterations, format_duration(b.predicted.median), format_duration(w.predicted.median));
     }
