@@ -3,19 +3,13 @@
 #include <dlfcn.h>
 
 #include <filesystem>
+
+#include "core/install_layout.h"
 #include <system_error>
 
 namespace dpro::costmodel::learned {
 
 namespace {
-
-#ifdef DPRO_LEARNED_PLUGIN_BUILD_PATH
-std::string executable_directory() {
-  std::error_code ec;
-  const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-  return ec ? std::string() : exe.parent_path().string();
-}
-#endif
 
 std::string joined(const std::vector<std::string>& paths) {
   std::string text;
@@ -27,14 +21,14 @@ std::string joined(const std::vector<std::string>& paths) {
 }  // namespace
 
 std::vector<std::string> plugin_candidates() {
-#ifdef DPRO_LEARNED_PLUGIN_BUILD_PATH
-  std::vector<std::string> paths{DPRO_LEARNED_PLUGIN_BUILD_PATH};
-  const std::string dir = executable_directory();
-  if (!dir.empty()) {
-    const std::string beside = dir + "/" + DPRO_LEARNED_PLUGIN_FILE_NAME;
-    if (beside != paths.front()) paths.push_back(beside);
-  }
-  return paths;
+#ifdef DPRO_LEARNED_PLUGIN_FILE_NAME
+  // lib/dpro/ at or above the program's folder (a build tree, an install), else beside the program.
+  const std::filesystem::path found = install::find_library(DPRO_LEARNED_PLUGIN_FILE_NAME);
+  if (!found.empty()) return {found.string()};
+  const std::filesystem::path dir = install::executable_directory();
+  return {(dir.empty() ? std::filesystem::path(DPRO_LEARNED_PLUGIN_FILE_NAME)
+                       : dir.parent_path() / "lib/dpro" / DPRO_LEARNED_PLUGIN_FILE_NAME).string(),
+          (dir / DPRO_LEARNED_PLUGIN_FILE_NAME).string()};
 #else
   return {};
 #endif

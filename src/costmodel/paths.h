@@ -1,6 +1,7 @@
 #pragma once
-// Default locations of the cost models' inputs in this source tree (compiled-in paths). A CLI
-// may override them (tools/dpro-replay/resource_paths.h: environment variables, flags); no
+// Default locations of the cost models' inputs, under the resource folder found from the
+// program's location (core/install_layout.h: <source> below is it in a build tree). A CLI may
+// override them (tools/dpro-replay/resource_paths.h: environment variables, flags); no
 // library reads the environment.
 #include <string>
 

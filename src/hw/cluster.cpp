@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "core/install_layout.h"
 #include "core/json_fields.h"
 #include "core/output_file.h"
 #include "core/strings.h"
@@ -188,7 +189,7 @@ ClusterCatalog ClusterCatalog::load_directory(const std::string& dir) {
 }
 
 std::string ClusterCatalog::default_directory() {
-  return std::string(DPRO_HW_SOURCE_DIR) + "/configs/clusters";
+  return (install::resource_root() / "configs/clusters").string();
 }
 
 const ClusterSpec* ClusterCatalog::find(const std::string& name) const {

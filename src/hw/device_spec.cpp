@@ -9,6 +9,7 @@
 
 #include "core/byte_source.h"
 #include "core/error.h"
+#include "core/install_layout.h"
 #include "core/json_fields.h"
 
 namespace dpro::hw {
@@ -177,7 +178,7 @@ DeviceCatalog DeviceCatalog::load_directory(const std::string& directory) {
 }
 
 std::string DeviceCatalog::default_directory() {
-  return std::string(DPRO_HW_SOURCE_DIR) + "/configs/devices";
+  return (install::resource_root() / "configs/devices").string();
 }
 
 void DeviceCatalog::add(DeviceSpec spec) { devices_.push_back(std::move(spec)); }

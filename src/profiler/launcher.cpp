@@ -12,6 +12,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "core/install_layout.h"
 #include "profiler/step_window.h"
 
 namespace fs = std::filesystem;
@@ -58,7 +59,9 @@ ProfilerLibraries find_profiler_libraries(const std::string& executable_path) {
   fs::path dir = fs::path(executable_path).parent_path();
   candidates.push_back(dir / "libdpro_inject.so");
   candidates.push_back(dir / ".." / "lib" / "libdpro_inject.so");
-  candidates.emplace_back(DPRO_INJECT_BUILD_PATH);
+  // lib/dpro/ at or above the launcher's folder: the build tree's, or <prefix>/lib/dpro installed.
+  if (const fs::path at = install::find_upward(dir, "lib/dpro/libdpro_inject.so"); !at.empty())
+    candidates.push_back(at / "lib/dpro/libdpro_inject.so");
   for (const auto& c : candidates) {
     std::error_code ec;
     if (!c.empty() && fs::is_regular_file(c, ec)) {
