@@ -21,14 +21,19 @@ echo "build.sh: configuring ./build (log: build.log)"
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release "${configure[@]}" > build.log 2>&1 || { cat build.log; exit 1; }
 echo "build.sh: building $what on $jobs cores"
 start=$(date +%s)
-# cmake prints "[ 42%] Building ..." per step: show each new tenth, so a long build is not silent.
+# cmake prints "[ 42%] Building CXX object .../x.cpp.o" per step: show a line at each new tenth, and
+# at least every 15 s while steps complete, so that a long build is never silent.
 set +e
 cmake --build build -j "$jobs" "${targets[@]}" 2>&1 | tee -a build.log |
   awk -v start="$start" '
     match($0, /^\[ *[0-9]+%\]/) {
       pct = substr($0, RSTART + 1, RLENGTH - 3) + 0
-      tenth = int(pct / 10)
-      if (tenth > shown) { shown = tenth; printf "build.sh: %3d%% (%d s)\n", pct, systime() - start; fflush() }
+      now = systime()
+      if (int(pct / 10) > int(shown / 10) || (pct > shown && now - last >= 15)) {
+        what = $NF; sub(/\.o$/, "", what); sub(/.*CMakeFiles\/[^\/]*\.dir\//, "", what)
+        printf "build.sh: %3d%% (%d s) %s\n", pct, now - start, what; fflush()
+        shown = pct; last = now
+      }
     }'
 status=${PIPESTATUS[0]}
 set -e
