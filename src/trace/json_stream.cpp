@@ -1,5 +1,6 @@
 #include "trace/json_stream.h"
 
+#include <algorithm>
 #include <cstring>
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -112,9 +113,11 @@ bool JsonEventStream::fill() {
     throw InputError(source_.path(), "byte " + std::to_string(consumed_before_buffer_),
                      "one JSON value (an event or a top-level member) longer than " +
                          std::to_string(kMaxValueBytes >> 20) + " MiB: no trace event is that large (a corrupt file?)");
-  if (buf_.size() < len_ + kChunk + kPadding) buf_.resize(len_ + kChunk + kPadding);
+  const std::size_t chunk = chunk_;
+  chunk_ = std::min(chunk_ * 2, kChunk);
+  if (buf_.size() < len_ + chunk + kPadding) buf_.resize(len_ + chunk + kPadding);
   if (!ahead_ && source_.gzipped()) ahead_ = std::make_unique<ReadAhead>(source_);
-  const std::size_t n = ahead_ ? ahead_->read(buf_.data() + len_, kChunk) : source_.read(buf_.data() + len_, kChunk);
+  const std::size_t n = ahead_ ? ahead_->read(buf_.data() + len_, chunk) : source_.read(buf_.data() + len_, chunk);
   if (n == 0) {
     eof_ = true;
     return false;

@@ -4,6 +4,7 @@
 #include "cmd_host_speed.h"
 #include "cmd_optimize.h"
 #include "cmd_replay.h"
+#include "cmd_sweep.h"
 #include "command.h"
 
 namespace dpro::cli {
@@ -11,6 +12,7 @@ namespace dpro::cli {
 std::vector<std::unique_ptr<Command>> make_commands() {
   std::vector<std::unique_ptr<Command>> commands;
   commands.push_back(make_replay_command());
+  commands.push_back(make_sweep_command());
   commands.push_back(make_optimize_command());
   commands.push_back(make_compare_command());
   commands.push_back(make_convert_command());

@@ -34,9 +34,12 @@ void WhatIfFlags::add_to(CLI::App& replay, Flags flags) {
                     "cluster.gpus_per_node; or the host: host.cpu_speed (2: its CPU side twice as fast; "
                     "'dpro-replay host-speed' measures it between two captures) (repeatable)")
       ->allow_extra_args(false);
-  replay.add_option("--ranks", comm_.ranks,
-                    "Data-parallel scale-out/in: replay the job on N ranks (1 to 2^20). Below the trace's ranks,\n"
-                    "the what-if (its rows, job row, JSON and --timeline) is the job of the first N ranks");
+  if (flags == Flags::kSweep)
+    replay.add_option("--ranks", ranks_list_, "Data-parallel job sizes to sweep, e.g. 8,16,64 (each 1 to 2^20)");
+  else
+    replay.add_option("--ranks", comm_.ranks,
+                      "Data-parallel scale-out/in: replay the job on N ranks (1 to 2^20). Below the trace's ranks,\n"
+                      "the what-if (its rows, job row, JSON and --timeline) is the job of the first N ranks");
   replay.add_option("--bucket-mb", comm_.bucket_mb, "Fuse consecutive all-reduces into gradient buckets of at most X MB");
   replay.add_option("--compress", compress_,
                     "Compress the gradient all-reduces (buckets with --bucket-mb): none, fp16, bf16, topk[:RATIO],\n"
@@ -96,6 +99,64 @@ optimizer::Conditions WhatIfFlags::conditions() const {
   c.comm_sizes = comm_.comm_sizes;
   c.ranks = comm_.ranks;
   return c;
+}
+
+namespace {
+std::vector<std::string> split_values(const std::string& text) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  for (;;) {
+    const std::size_t comma = text.find(',', start);
+    out.push_back(text.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    if (comma == std::string::npos) return out;
+    start = comma + 1;
+  }
+}
+}  // namespace
+
+std::vector<whatif::SweepAxis> WhatIfFlags::sweep_axes() const {
+  std::vector<whatif::SweepAxis> axes;
+  auto add = [&](const std::string& name, const std::string& flag, const std::string& text) {
+    std::vector<std::string> values = split_values(text);
+    for (const std::string& v : values)
+      if (v.empty()) throw InputError("", flag + " " + text, "an empty value: separate the values with one ','");
+    if (values.size() > 1) axes.push_back({name, std::move(values)});
+  };
+  if (!device_.device.empty()) add("device", "--device", device_.device);
+  if (!ranks_list_.empty()) add("ranks", "--ranks", ranks_list_);
+  for (const std::string& s : comm_.settings) {
+    const std::size_t eq = s.find('=');
+    if (eq == std::string::npos) continue;  // the rewrite says what is wrong with it
+    add(s.substr(0, eq), "--set", s.substr(eq + 1));
+  }
+  return axes;
+}
+
+WhatIfFlags WhatIfFlags::at(const whatif::SweepPoint& point) const {
+  WhatIfFlags f = *this;
+  for (const auto& [name, value] : point) {
+    if (name == "device") {
+      f.device_.device = value;
+    } else if (name == "ranks") {
+      f.ranks_list_ = value;
+    } else {
+      for (std::string& s : f.comm_.settings)
+        if (s.compare(0, name.size() + 1, name + "=") == 0) s = name + "=" + value;
+    }
+  }
+  if (!f.ranks_list_.empty()) {
+    std::size_t used = 0;
+    long long n = 0;
+    try {
+      n = std::stoll(f.ranks_list_, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != f.ranks_list_.size() || n < 1 || n > (1 << 20))
+      throw InputError("", "--ranks " + f.ranks_list_, "a job size is a whole number from 1 to 2^20");
+    f.comm_.ranks = static_cast<int>(n);
+  }
+  return f;
 }
 
 optimizer::ResourcePaths WhatIfFlags::paths() const {

@@ -13,6 +13,7 @@
 #include "optimizer/plan.h"
 #include "optimizer/space.h"
 #include "whatif/evaluate.h"
+#include "whatif/sweep.h"
 
 namespace dpro::cli {
 
@@ -21,7 +22,9 @@ class WhatIfFlags {
   // kConditions: the help shows only the flags that set what-if conditions (a search's or a
   // plan's), not those a search decides (--bucket-mb, --compress, --precision-*) nor
   // --device-samples; conditions() refuses those with a message.
-  enum class Flags { kAll, kConditions };
+  // kSweep (`dpro-replay sweep`): --device, --ranks and each --set key take several values
+  // separated by ','; sweep_axes() lists those given more than one, at() gives one point's flags.
+  enum class Flags { kAll, kConditions, kSweep };
   void add_to(CLI::App& replay, Flags flags = Flags::kAll);
   // The rewrites the flags ask for, in the order they apply (host, precision, device, then
   // communication);
@@ -33,6 +36,11 @@ class WhatIfFlags {
   // strategies decide), --precision-dtype (the precision strategy's) and --device-samples (a plan does not carry them).
   optimizer::Conditions conditions() const;
   optimizer::ResourcePaths paths() const;
+  // kSweep: the settings given several values, in the order device, ranks, then --set keys as given.
+  std::vector<whatif::SweepAxis> sweep_axes() const;
+  // kSweep: these flags with one value for each swept setting (the point's). Throws InputError
+  // naming the flag for a job size that is no number.
+  WhatIfFlags at(const whatif::SweepPoint& point) const;
   // Whether any what-if flag was given (host settings included).
   bool any() const {
     return device_enabled() || comm_enabled() || precision_enabled() || !comm_.settings.empty() || !device_.origin_device.empty();
@@ -51,6 +59,7 @@ class WhatIfFlags {
   whatif::CommRetime comm_;  // settings: every --set value, host ones included
   std::string compress_;     // --compress, parsed by comm::parse_compression
   std::string precision_dtype_;
+  std::string ranks_list_;  // kSweep: --ranks as given ("8,16,64")
   std::vector<std::string> precision_classes_;
 };
 
