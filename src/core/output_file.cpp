@@ -281,7 +281,10 @@ void check_output_path(const std::string& path, const std::vector<std::string>& 
 
 void write_output(const std::string& path, const std::function<void(std::ostream&)>& write, bool replace) {
   if (path == "-") {
+    // errno from the write that failed (a full buffer is written out midway), not from a later call.
+    errno = 0;
     write(std::cout);
+    if (!std::cout) throw InputError("", "", "cannot write to standard output: " + reason());
     flush_stdout();
     return;
   }
@@ -300,8 +303,11 @@ void write_output(const std::string& path, const std::function<void(std::ostream
 }
 
 void flush_stdout() {
-  errno = 0;
-  std::cout.flush();
+  // A stream that already failed keeps the errno of its failed write (unless a later call changed it).
+  if (std::cout) {
+    errno = 0;
+    std::cout.flush();
+  }
   if (!std::cout) throw InputError("", "", "cannot write to standard output: " + reason());
 }
 

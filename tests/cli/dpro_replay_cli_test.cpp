@@ -459,14 +459,21 @@ TEST_CASE("Scale-in, --ranks below the trace's ranks: the what-if table and JSON
   const Run c = run_command(std::string(DPRO_REPLAY_BIN) + " compare --json - " + dir + "/r8.json " + dir + "/r4.json");
   REQUIRE(c.code == 0);
   CHECK(nlohmann::json::parse(c.out).at("new").at("median_job_ns").get<Nanos>() == job4);
-  // --timeline shows the 4-rank job: slices and process/thread names of ranks 0..3 only.
+  // --timeline shows the baseline's 8 ranks and, beside them, the 4-rank job: slices, counters
+  // and process/thread names of ranks 0..3 only (each view's critical path is a process of its own).
   REQUIRE(run("replay -q " + test::dlrm_dir() + sizes + " --ranks 4 --timeline " + dir + "/t.json").code == 0);
-  std::set<int> pids, named;
+  std::set<int> pids[2], named[2];
   const auto timeline = nlohmann::json::parse(read_whole_file(dir + "/t.json"));
-  for (const auto& e : timeline.at("traceEvents"))
-    (e.at("ph") == "X" ? pids : named).insert(e.at("pid").get<int>());
-  CHECK(pids == std::set<int>{0, 1, 2, 3});
-  CHECK(named == pids);
+  for (const auto& e : timeline.at("traceEvents")) {
+    // replayer/timeline.h: view v's rank r is process v x 2^21 + r, its critical path v x 2^21 + 2^20.
+    const int pid = e.at("pid").get<int>(), view = pid >> 21, rank = pid & ((1 << 21) - 1);
+    REQUIRE(view < 2);
+    if (rank == (1 << 20)) continue;
+    (e.at("ph") == "X" ? pids[view] : named[view]).insert(rank);
+  }
+  CHECK(pids[0] == std::set<int>{0, 1, 2, 3, 4, 5, 6, 7});
+  CHECK(pids[1] == std::set<int>{0, 1, 2, 3});
+  CHECK(named[1] == pids[1]);
   // --iteration K: the what-if reports step K alone (before, the note listed all 40 steps).
   const Run one = run("replay " + test::source_path("traces/h100/resnet18-gloo2") + " --ranks 1 --iteration 5");
   REQUIRE(one.code == 0);

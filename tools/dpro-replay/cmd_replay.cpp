@@ -166,14 +166,17 @@ class ReplayCommand final : public Command {
       write_output(csv_path_, [&](std::ostream& out) { out << csv; }, force_);
     }
     if (!timeline_path_.empty()) {
-      // --iteration N: that step's window of the timeline (of the what-if's replay when there is one).
-      const replayer::Report& shown = whatif ? whatif->report : baseline.report;
-      std::optional<std::pair<Nanos, Nanos>> window;
-      if (iteration_ && shown.iterations.size() == 1) window = replayer::predicted_window(shown.iterations.front());
-      write_output(timeline_path_, [&](std::ostream& out) {
-        if (whatif) replayer::write_timeline(out, traces, whatif->workload.graph, whatif->simulation, window);
-        else replayer::write_timeline(out, traces, baseline.graph, baseline.simulation, window);
-      }, force_);
+      // With a what-if, the baseline and the what-if side by side; --iteration N: that step's
+      // window of each.
+      auto window_of = [&](const replayer::Report& r) -> std::optional<std::pair<Nanos, Nanos>> {
+        if (iteration_ && r.iterations.size() == 1) return replayer::predicted_window(r.iterations.front());
+        return std::nullopt;
+      };
+      std::vector<replayer::TimelineView> views;
+      views.push_back({&traces, &baseline.graph, &baseline.simulation, whatif ? "baseline" : "predicted", window_of(baseline.report)});
+      if (whatif)
+        views.push_back({whatif->workload.traces.get(), &whatif->workload.graph, &whatif->simulation, "what-if", window_of(whatif->report)});
+      write_output(timeline_path_, [&](std::ostream& out) { replayer::write_timeline(out, views); }, force_);
       log.info("timeline written to " + timeline_path_ + " (open it in ui.perfetto.dev)");
     }
     return 0;
