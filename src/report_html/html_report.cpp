@@ -49,9 +49,9 @@ std::string side(const ReportView& view, std::size_t top) {
   const replayer::StepStats stats = replayer::step_stats(report);
   std::string out = "<div class=\"side\"><h2>" + escape_html(view.label) + "</h2>";
   if (report.iterations.empty()) return out + "<p>no iterations to report</p></div>";
-  out += verdict_section(report, stats);
   out += step_chart_section(report, stats);
   out += breakdown_section(report, stats);
+  out += verdict_section(report, stats);
   if (report.analysed) out += path_ops_section(stats, top);
   if (view.tables) out += tables_section(*view.tables, std::max<std::size_t>(top, 25));
   for (const std::string& note : report.notes) out += "<p class=\"note\">" + escape_html(note) + "</p>";

@@ -140,10 +140,12 @@ std::string step_chart_section(const replayer::Report& report, const replayer::S
     chart.marks.push_back(mark == "warm-up" ? StepMark::kWarmup : mark == "outlier" ? StepMark::kOutlier : StepMark::kSteady);
     chart.values[0].push_back(it.job_measured_ns);
     chart.values[1].push_back(it.job_predicted_ns);
+    if (chart.marks.back() != StepMark::kWarmup)
+      chart.y_max = std::max({chart.y_max, it.job_measured_ns, it.job_predicted_ns});
   }
   return fmt::format(
       "<h3>Step time over iterations</h3><p class=\"note\">job time per step; steady median {} predicted, {} measured; "
-      "{} warm-up and {} outlier step(s), drawn as large dots</p>{}",
+      "{} warm-up and {} outlier step(s), drawn as large dots (warm-up steps above the axis on its top edge)</p>{}",
       format_duration(stats.steady_predicted.median), format_duration(stats.steady_measured.median), stats.warmup.size(),
       stats.outliers.size(), line_chart_svg(chart));
 }

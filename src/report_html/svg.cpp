@@ -65,8 +65,10 @@ std::string line_chart_svg(const LineChart& chart) {
   Nanos top = 0;
   for (const auto& values : chart.values)
     for (Nanos v : values) top = std::max(top, v);
+  if (chart.y_max > 0) top = chart.y_max;
   const int plot_w = kWidth - kLabelWidth - 20, plot_h = 200, y0 = 10, base = y0 + plot_h;
   const double py = scale_of(top, plot_h);
+  const auto y_of = [&](Nanos v) { return base - static_cast<double>(std::min(v, top)) * py; };
   const auto x_of = [&](std::size_t i) {
     return kLabelWidth + (n <= 1 ? plot_w / 2.0 : static_cast<double>(i) * plot_w / static_cast<double>(n - 1));
   };
@@ -85,14 +87,14 @@ std::string line_chart_svg(const LineChart& chart) {
   for (std::size_t s = 0; s < chart.series.size() && s < chart.values.size(); ++s) {
     std::string points;
     for (std::size_t i = 0; i < n && i < chart.values[s].size(); ++i)
-      points += fmt::format("{:.1f},{:.1f} ", x_of(i), base - static_cast<double>(chart.values[s][i]) * py);
+      points += fmt::format("{:.1f},{:.1f} ", x_of(i), y_of(chart.values[s][i]));
     const std::string color = escape_html(chart.series[s].color);
     out += fmt::format("<polyline fill=\"none\" stroke=\"{}\" stroke-width=\"2\" points=\"{}\"/>", color, points);
     for (std::size_t i = 0; i < n && i < chart.values[s].size(); ++i) {
       const StepMark mark = i < chart.marks.size() ? chart.marks[i] : StepMark::kSteady;
       const char* cls = mark == StepMark::kWarmup ? "warmup" : mark == StepMark::kOutlier ? "outlier" : "steady";
       out += fmt::format("<circle class=\"{}\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"{}\" fill=\"{}\"><title>{} {}: {} ({})</title></circle>",
-                         cls, x_of(i), base - static_cast<double>(chart.values[s][i]) * py, mark == StepMark::kSteady ? 3 : 6,
+                         cls, x_of(i), y_of(chart.values[s][i]), mark == StepMark::kSteady ? 3 : 6,
                          color, escape_html(chart.series[s].name), escape_html(chart.x_labels[i]),
                          format_duration(chart.values[s][i]), cls);
     }

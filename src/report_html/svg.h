@@ -32,6 +32,9 @@ struct LineChart {
   std::vector<StepMark> marks;        // one per iteration
   std::vector<Series> series;
   std::vector<std::vector<Nanos>> values;  // [series][iteration]
+  // Top of the y axis; 0: the largest value. Points above it are drawn on the top edge (their
+  // tooltip gives the value), so a long warm-up step does not flatten the steady ones.
+  Nanos y_max = 0;
 };
 
 // Lines over iterations from 0 ns up to the largest value, with the marks and a legend.
