@@ -7,6 +7,7 @@ packages=(build-essential cmake pkg-config libboost-graph-dev libeigen3-dev nloh
           libfmt-dev catch2 libsimdjson-dev zlib1g-dev
           libtorch-dev libopenblas0-openmp  # LibTorch: the learned cost model; OpenBLAS: its speed
           python3  # tools/fuzz_cli.py, run by ctest
+          chromium  # tests/report_html/browser_check.py: the HTML report in a headless browser (~80 MB; the test skips without it)
           clang libclang-rt-dev)  # tools/fuzz.sh: the libFuzzer fuzzers (CI runs them briefly)
 
 missing=()
