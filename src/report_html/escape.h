@@ -10,6 +10,8 @@ namespace dpro::report_html {
 // and each byte that does not begin a valid UTF-8 sequence (stray continuation bytes, overlong
 // forms, surrogates, truncated sequences, code points above U+10FFFF) becomes U+FFFD, so the
 // document stays valid UTF-8. Control characters other than tab and newline become U+FFFD too.
+// The result is also valid XML 1.0 character data and attribute content (the JUnit file of
+// `compare` uses it for that).
 std::string escape_html(std::string_view text);
 
 }  // namespace dpro::report_html
