@@ -76,7 +76,10 @@ def load_in_chromium(chromium, html, screenshot, profile):
     command = [chromium, "--headless", "--disable-gpu", "--no-sandbox", f"--user-data-dir={profile}",
                "--window-size=1400,2200", "--hide-scrollbars", f"--screenshot={screenshot}",
                "--enable-logging=stderr", "--v=0", "file://" + os.path.abspath(html)]
-    done = subprocess.run(command, capture_output=True, text=True, errors="replace", timeout=180)
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, errors="replace", timeout=180)
+    except subprocess.TimeoutExpired:
+        return [f"chromium did not finish loading {html} within 180 s"]
     return [line for line in done.stderr.splitlines() if ":CONSOLE" in line]
 
 
