@@ -43,14 +43,12 @@ document.querySelectorAll('table.sortable th').forEach(function(th){
 });
 )";
 
-std::string side(const ReportView& view, std::size_t top) {
-  DPRO_CHECK(view.report != nullptr);
+std::string side(const ReportView& view, const replayer::StepStats& stats, const ChartScales& scales, std::size_t top) {
   const replayer::Report& report = *view.report;
-  const replayer::StepStats stats = replayer::step_stats(report);
   std::string out = "<div class=\"side\"><h2>" + escape_html(view.label) + "</h2>";
   if (report.iterations.empty()) return out + "<p>no iterations to report</p></div>";
-  out += step_chart_section(report, stats);
-  out += breakdown_section(report, stats);
+  out += step_chart_section(report, stats, scales);
+  out += breakdown_section(report, stats, scales);
   out += verdict_section(report, stats);
   if (report.analysed) out += path_ops_section(stats, top);
   if (view.tables) out += tables_section(*view.tables, std::max<std::size_t>(top, 25));
@@ -64,9 +62,8 @@ std::string change_cell(Nanos from, Nanos to) {
 }
 
 // Median predicted step over the steady steps, per rank and for the job, baseline vs prediction.
-std::string change_table(const HtmlReport& page) {
+std::string change_table(const HtmlReport& page, const replayer::StepStats& bs, const replayer::StepStats& ns) {
   const replayer::Report &base = *page.baseline.report, &next = *page.prediction->report;
-  const replayer::StepStats bs = replayer::step_stats(base), ns = replayer::step_stats(next);
   std::string out = fmt::format(
       "<h2>Baseline vs prediction</h2><p class=\"note\">median predicted step over the steady steps</p><table><thead><tr>"
       "<th></th><th>{}</th><th>{}</th><th>change</th></tr></thead><tbody>",
@@ -103,9 +100,19 @@ std::string render_html(const HtmlReport& page) {
   std::string out = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>" + escape_html(page.title) +
                     "</title><style>" + kStyle + "</style></head><body>";
   out += header(page);
-  if (page.prediction) out += change_table(page);
-  out += "<div class=\"sides\">" + side(page.baseline, page.top);
-  if (page.prediction) out += side(*page.prediction, page.top);
+  const replayer::StepStats base_stats = replayer::step_stats(*page.baseline.report);
+  std::optional<replayer::StepStats> next_stats;
+  // Both sides on one scale, so that bars and lines compare by eye.
+  ChartScales scales = chart_scales(*page.baseline.report, base_stats);
+  if (page.prediction) {
+    DPRO_CHECK(page.prediction->report != nullptr);
+    next_stats = replayer::step_stats(*page.prediction->report);
+    const ChartScales other = chart_scales(*page.prediction->report, *next_stats);
+    scales = {std::max(scales.step, other.step), std::max(scales.rank_step, other.rank_step)};
+    out += change_table(page, base_stats, *next_stats);
+  }
+  out += "<div class=\"sides\">" + side(page.baseline, base_stats, scales, page.top);
+  if (page.prediction) out += side(*page.prediction, *next_stats, scales, page.top);
   out += "</div><script>" + std::string(kScript) + "</script></body></html>\n";
   return out;
 }

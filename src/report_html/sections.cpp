@@ -129,7 +129,22 @@ std::string verdict_section(const replayer::Report& report, const replayer::Step
   return out;
 }
 
-std::string step_chart_section(const replayer::Report& report, const replayer::StepStats& stats) {
+ChartScales chart_scales(const replayer::Report& report, const replayer::StepStats& stats) {
+  ChartScales scales;
+  for (std::size_t i = 0; i < report.iterations.size(); ++i)
+    if (std::string(mark_of(stats, i)) != "warm-up")
+      scales.step = std::max({scales.step, report.iterations[i].job_measured_ns, report.iterations[i].job_predicted_ns});
+  const std::vector<std::size_t> steps = steady_or_all(report, stats);
+  for (int rank : rank_numbers(report)) {
+    Nanos total = 0;
+    for (std::size_t i : steps)
+      if (const auto* r = find_rank(report.iterations[i], rank)) total += r->predicted_ns;
+    scales.rank_step = std::max(scales.rank_step, total / static_cast<Nanos>(std::max<std::size_t>(1, steps.size())));
+  }
+  return scales;
+}
+
+std::string step_chart_section(const replayer::Report& report, const replayer::StepStats& stats, const ChartScales& scales) {
   LineChart chart;
   chart.series = {{"measured", "#9c755f"}, {"predicted", "#4e79a7"}};
   chart.values.resize(2);
@@ -140,9 +155,8 @@ std::string step_chart_section(const replayer::Report& report, const replayer::S
     chart.marks.push_back(mark == "warm-up" ? StepMark::kWarmup : mark == "outlier" ? StepMark::kOutlier : StepMark::kSteady);
     chart.values[0].push_back(it.job_measured_ns);
     chart.values[1].push_back(it.job_predicted_ns);
-    if (chart.marks.back() != StepMark::kWarmup)
-      chart.y_max = std::max({chart.y_max, it.job_measured_ns, it.job_predicted_ns});
   }
+  chart.y_max = scales.step;
   return fmt::format(
       "<h3>Step time over iterations</h3><p class=\"note\">job time per step; steady median {} predicted, {} measured; "
       "{} warm-up and {} outlier step(s), drawn as large dots (warm-up steps above the axis on its top edge)</p>{}",
@@ -150,7 +164,7 @@ std::string step_chart_section(const replayer::Report& report, const replayer::S
       stats.outliers.size(), line_chart_svg(chart));
 }
 
-std::string breakdown_section(const replayer::Report& report, const replayer::StepStats& stats) {
+std::string breakdown_section(const replayer::Report& report, const replayer::StepStats& stats, const ChartScales& scales) {
   if (!report.analysed) return "";
   std::vector<Series> path_series, gpu_series;
   for (int c = 0; c < kCategoryCount; ++c)
@@ -178,9 +192,9 @@ std::string breakdown_section(const replayer::Report& report, const replayer::St
     gpu_bars.push_back(std::move(gpu));
   }
   return "<h3>Critical path per rank</h3><p class=\"note\">mean per steady step; peer_wait: time on another rank's ops</p>" +
-         stacked_bars_svg(path_series, path_bars) +
+         stacked_bars_svg(path_series, path_bars, scales.rank_step) +
          "<h3>GPU busy per rank</h3><p class=\"note\">mean per steady step, a union over streams</p>" +
-         stacked_bars_svg(gpu_series, gpu_bars);
+         stacked_bars_svg(gpu_series, gpu_bars, scales.rank_step);
 }
 
 std::string path_ops_section(const replayer::StepStats& stats, std::size_t top) {

@@ -29,7 +29,7 @@ double scale_of(Nanos max, int pixels) { return max > 0 ? static_cast<double>(pi
 
 }  // namespace
 
-std::string stacked_bars_svg(const std::vector<Series>& series, const std::vector<Bar>& bars) {
+std::string stacked_bars_svg(const std::vector<Series>& series, const std::vector<Bar>& bars, Nanos scale) {
   Nanos longest = 0;
   std::vector<bool> used(series.size(), false);
   for (const Bar& b : bars) {
@@ -37,7 +37,7 @@ std::string stacked_bars_svg(const std::vector<Series>& series, const std::vecto
     for (std::size_t s = 0; s < b.parts.size() && s < series.size(); ++s) used[s] = used[s] || b.parts[s] > 0;
   }
   const int plot = kWidth - kLabelWidth - 90;  // room on the right for the total
-  const double px = scale_of(longest, plot);
+  const double px = scale_of(std::max(longest, scale), plot);
   const int height = static_cast<int>(bars.size()) * (kBarHeight + kBarGap) + kBarGap;
   std::string out = fmt::format("<svg class=\"chart\" viewBox=\"0 0 {} {}\" role=\"img\">", kWidth, height);
   for (std::size_t i = 0; i < bars.size(); ++i) {

@@ -20,8 +20,9 @@ struct Bar {
   std::vector<Nanos> parts;
 };
 
-// Bars scaled to the longest bar's total; a legend of the series with any time above them.
-std::string stacked_bars_svg(const std::vector<Series>& series, const std::vector<Bar>& bars);
+// Bars scaled so that `scale` ns (0: the longest bar's total) spans the plot, so that two charts
+// side by side can share one scale; a legend of the series with any time below them.
+std::string stacked_bars_svg(const std::vector<Series>& series, const std::vector<Bar>& bars, Nanos scale = 0);
 
 // A point's kind on the step chart: steady steps are plain dots, warm-up and outlier steps are
 // marked (step_stats.h).
