@@ -281,7 +281,11 @@ void check_output_path(const std::string& path, const std::vector<std::string>& 
 
 void write_output(const std::string& path, const std::function<void(std::ostream&)>& write, bool replace) {
   if (path == "-") {
+    // An output larger than stdout's buffer fails inside write(): its errno is read here, before
+    // flush_stdout (which starts from errno 0) would find the stream already failed and no reason.
+    errno = 0;
     write(std::cout);
+    if (!std::cout) throw InputError("", "", "cannot write to standard output: " + reason());
     flush_stdout();
     return;
   }
