@@ -17,6 +17,7 @@ packages=(build-essential cmake pkg-config libboost-graph-dev libeigen3-dev nloh
 if [ "$scope" = all ]; then
   packages+=(libtorch-dev libopenblas0-openmp  # LibTorch: the learned cost model; OpenBLAS: its speed
              python3  # tools/fuzz_cli.py and the table checks, run by ctest
+             chromium  # tests/report_html/browser_check.py: the HTML report in a headless browser (~80 MB; the test skips without it)
              clang libclang-rt-dev)  # tools/fuzz.sh: the libFuzzer fuzzers (CI runs them briefly)
 fi
 

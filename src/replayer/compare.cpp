@@ -63,7 +63,89 @@ void add_critical_path(const json& path, const std::string& file, const std::str
     ns[static_cast<int>(Category::kCpuOp)] += static_cast<double>(nanos(path, "cpu_launch_ns", file, where));
 }
 
+Nanos median_of(std::vector<Nanos> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const std::size_t m = v.size() / 2;
+  return v.size() % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
+}
+
+// The names the section's summary marks as warm-up or outlier steps (none without a summary).
+std::set<std::string> unsteady_names(const json& section) {
+  std::set<std::string> names;
+  const auto summary = section.find("summary");
+  if (summary == section.end() || !summary->is_object()) return names;
+  for (const char* key : {"warmup", "outliers"}) {
+    const auto list = summary->find(key);
+    if (list == summary->end() || !list->is_array()) continue;
+    for (const json& name : *list)
+      if (name.is_string()) names.insert(name.get<std::string>());
+  }
+  return names;
+}
+
+// Each rank's step time in the iterations, the steady ones (`steady`[i]) for its noise.
+std::vector<ReportSummary::RankTimes> rank_times(const json& iterations, const std::vector<bool>& steady, bool whatif,
+                                                 const std::string& file, const std::string& where) {
+  std::map<int, ReportSummary::RankTimes> by_rank;
+  std::map<int, std::vector<Nanos>> steady_ns;
+  for (std::size_t i = 0; i < iterations.size(); ++i) {
+    const auto ranks = iterations[i].find("ranks");
+    if (ranks == iterations[i].end() || !ranks->is_array()) continue;
+    for (std::size_t k = 0; k < ranks->size(); ++k) {
+      const std::string at = fmt::format("{}[{}].ranks[{}]", where, i, k);
+      const json& r = (*ranks)[k];
+      if (!member(r, "rank", file, at).is_number_integer()) throw InputError(file, at + ".rank", "not an integer");
+      const int rank = r.at("rank").get<int>();
+      const Nanos ns = nanos(r, whatif ? "predicted_ns" : "measured_ns", file, at);
+      by_rank[rank].rank = rank;
+      by_rank[rank].ns.push_back(ns);
+      if (steady[i]) steady_ns[rank].push_back(ns);
+    }
+  }
+  std::vector<ReportSummary::RankTimes> out;
+  for (auto& [rank, t] : by_rank) {
+    t.median_ns = median_of(t.ns);
+    t.noise_ns = noise_of(steady_ns[rank]);
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+StepCheck check_step(std::string name, Nanos base, Nanos next, Nanos noise, std::optional<double> limit) {
+  StepCheck c{std::move(name), base, next, noise};
+  c.change = base > 0 ? static_cast<double>(next - base) / static_cast<double>(base) : 0.0;
+  using O = StepCheck::Outcome;
+  if (std::abs(next - base) <= noise) c.outcome = O::kWithinNoise;
+  else if (next < base) c.outcome = O::kFaster;
+  else c.outcome = limit && c.change > *limit ? O::kRegression : O::kSlower;
+  return c;
+}
+
 }  // namespace
+
+Nanos noise_of(const std::vector<Nanos>& values) {
+  if (values.empty()) return 0;
+  const Nanos median = median_of(values);
+  std::vector<Nanos> deviations;
+  for (Nanos v : values) deviations.push_back(std::abs(v - median));
+  return static_cast<Nanos>(std::llround(1.4826 * static_cast<double>(median_of(deviations))));
+}
+
+const char* to_string(StepCheck::Outcome o) {
+  switch (o) {
+    case StepCheck::Outcome::kWithinNoise: return "within noise";
+    case StepCheck::Outcome::kFaster: return "faster";
+    case StepCheck::Outcome::kSlower: return "slower";
+    case StepCheck::Outcome::kRegression: return "regression";
+  }
+  return "?";
+}
+
+bool Comparison::failed() const {
+  return std::any_of(checks.begin(), checks.end(), [](const StepCheck& c) { return c.failed(); }) ||
+         (max_slowdown && same_job == false);
+}
 
 ReportSummary summarize_report(const json& report, const std::string& file) {
   ReportSummary s;
@@ -101,6 +183,16 @@ ReportSummary summarize_report(const json& report, const std::string& file) {
       if (seen.insert(key).second) ++listed_in[key];
     }
   }
+  const std::set<std::string> unsteady = unsteady_names(*section);
+  std::vector<bool> steady(iterations.size(), true);
+  std::vector<Nanos> steady_job;
+  for (std::size_t i = 0; i < iterations.size(); ++i) {
+    const auto name = iterations[i].find("name");
+    steady[i] = name == iterations[i].end() || !name->is_string() || !unsteady.contains(name->get<std::string>());
+    if (steady[i]) steady_job.push_back(s.job_ns[i]);
+  }
+  s.job_noise_ns = noise_of(steady_job);
+  s.ranks = rank_times(iterations, steady, s.whatif, file, where);
   const double n = static_cast<double>(s.job_ns.size());
   for (double& v : s.critical_path_ns) v /= n;
   for (auto& [key, v] : s.op_ns) v /= n;
@@ -118,10 +210,7 @@ ReportSummary summarize_report(const json& report, const std::string& file) {
     s.gpus = std::move(gpus);
     if (const auto w = p->find("world_size"); w != p->end() && w->is_number_integer()) s.world_size = w->get<int>();
   }
-  std::vector<Nanos> sorted = s.job_ns;
-  std::sort(sorted.begin(), sorted.end());
-  const std::size_t m = sorted.size() / 2;
-  s.median_job_ns = sorted.size() % 2 ? sorted[m] : (sorted[m - 1] + sorted[m]) / 2;
+  s.median_job_ns = median_of(s.job_ns);
   return s;
 }
 
@@ -140,7 +229,7 @@ ReportSummary parse_report_summary(const std::string& bytes, const std::string& 
 }
 
 Comparison compare_reports(ReportSummary base, ReportSummary next, std::optional<double> max_slowdown,
-                           std::size_t top) {
+                           std::size_t top, bool check_ranks) {
   Comparison c;
   c.base = std::move(base);
   c.next = std::move(next);
@@ -150,6 +239,14 @@ Comparison compare_reports(ReportSummary base, ReportSummary next, std::optional
                                       : 0.0;
   for (int k = 0; k < kCategoryCount; ++k)
     c.critical_path_change_ns[k] = c.next.critical_path_ns[k] - c.base.critical_path_ns[k];
+  c.checks.push_back(check_step("job", c.base.median_job_ns, c.next.median_job_ns,
+                                std::max(c.base.job_noise_ns, c.next.job_noise_ns), max_slowdown));
+  for (const ReportSummary::RankTimes& b : c.base.ranks) {
+    const auto n = std::find_if(c.next.ranks.begin(), c.next.ranks.end(), [&](const auto& r) { return r.rank == b.rank; });
+    if (n != c.next.ranks.end())
+      c.checks.push_back(check_step(fmt::format("rank {}", b.rank), b.median_ns, n->median_ns,
+                                    std::max(b.noise_ns, n->noise_ns), check_ranks ? max_slowdown : std::nullopt));
+  }
   if (c.base.gpus && c.next.gpus) {
     const std::vector<std::string>& a = *c.base.gpus;
     const std::vector<std::string>& b = *c.next.gpus;
@@ -180,6 +277,29 @@ Comparison compare_reports(ReportSummary base, ReportSummary next, std::optional
   return c;
 }
 
+namespace {
+
+// The CI verdict: the job's, then each rank that failed, then a difference of jobs.
+std::string verdict_lines(const Comparison& c) {
+  std::string out;
+  const double limit = 100.0 * *c.max_slowdown;
+  for (const StepCheck& k : c.checks) {
+    const bool job = &k == &c.checks.front();
+    if (k.failed())
+      out += fmt::format("REGRESSION: {} {:+.2f}% is slower than --max-slowdown {}% allows and beyond the noise (+-{})\n",
+                         k.name, 100.0 * k.change, limit, format_duration(k.noise_ns));
+    else if (job && k.outcome == StepCheck::Outcome::kWithinNoise && k.change > *c.max_slowdown)
+      out += fmt::format("ok: {:+.2f}% is within the noise (+-{}), though beyond --max-slowdown {}%\n", 100.0 * k.change,
+                         format_duration(k.noise_ns), limit);
+    else if (job)
+      out += fmt::format("ok: {:+.2f}% is within --max-slowdown {}%\n", 100.0 * k.change, limit);
+  }
+  if (c.same_job == false) out += "FAILED: the two reports describe different recorded jobs\n";
+  return out;
+}
+
+}  // namespace
+
 std::string render_text(const Comparison& c) {
   auto source = [](const ReportSummary& s) {
     return fmt::format("{} ({} iteration{}, {})", s.file, s.job_ns.size(), s.job_ns.size() == 1 ? "" : "s",
@@ -189,8 +309,10 @@ std::string render_text(const Comparison& c) {
   if (!c.job_differences.empty())
     out += fmt::format("note: the two reports describe different recorded jobs ({}): the change is not that of one "
                        "job\n", fmt::join(c.job_differences, "; "));
-  out += fmt::format("job time, median over iterations: {} -> {} ({:+.2f}%)\n", format_duration(c.base.median_job_ns),
-                     format_duration(c.next.median_job_ns), 100.0 * c.change);
+  out += fmt::format("job time, median over iterations: {} -> {} ({:+.2f}%; noise +-{}, the larger spread of the two "
+                     "reports' steady steps)\n",
+                     format_duration(c.base.median_job_ns), format_duration(c.next.median_job_ns), 100.0 * c.change,
+                     format_duration(c.checks.front().noise_ns));
   out += "critical path per iteration (mean):\n";
   for (int k = 0; k < kCategoryCount; ++k) {
     out += fmt::format("  {:<14} {:>12} -> {:>12}  ({})\n", to_string(static_cast<Category>(k)),
@@ -212,12 +334,7 @@ std::string render_text(const Comparison& c) {
                          time(op.base_ns), time(op.new_ns), op.name.substr(0, 90));
     }
   }
-  if (c.max_slowdown) {
-    out += c.regression() ? fmt::format("REGRESSION: {:+.2f}% is slower than --max-slowdown {}% allows\n",
-                                        100.0 * c.change, 100.0 * *c.max_slowdown)
-                          : fmt::format("ok: {:+.2f}% is within --max-slowdown {}%\n", 100.0 * c.change,
-                                        100.0 * *c.max_slowdown);
-  }
+  if (c.max_slowdown) out += verdict_lines(c);
   return out;
 }
 
@@ -231,6 +348,7 @@ nlohmann::json to_json(const Comparison& c) {
                 {"iterations", s.job_ns.size()},
                 {"job_ns", s.job_ns},
                 {"median_job_ns", s.median_job_ns},
+                {"noise_ns", s.job_noise_ns},
                 {"critical_path_mean_ns", path}};
   };
   json ops = json::array();
@@ -245,9 +363,15 @@ nlohmann::json to_json(const Comparison& c) {
   json j = {{"base", summary(c.base)}, {"new", summary(c.next)}, {"change", c.change},
             {"same_job", c.same_job ? json(*c.same_job) : json(nullptr)}, {"job_differences", c.job_differences},
             {"critical_path_change_ns", change}, {"ops", ops}};
+  json checks = json::array();
+  for (const StepCheck& k : c.checks)
+    checks.push_back({{"name", k.name}, {"base_ns", k.base_ns}, {"new_ns", k.new_ns}, {"noise_ns", k.noise_ns},
+                      {"change", k.change}, {"outcome", to_string(k.outcome)}, {"failed", k.failed()}});
+  j["checks"] = checks;
   if (c.max_slowdown) {
     j["max_slowdown"] = *c.max_slowdown;
     j["regression"] = c.regression();
+    j["failed"] = c.failed();
   }
   return j;
 }

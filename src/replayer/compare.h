@@ -2,7 +2,16 @@
 // Comparing two replay reports (the JSON of `dpro-replay replay --json`): the iteration time of
 // a job before and after a change (a new recording of the job, or a what-if), and where on the
 // critical path the time went. Used in CI to catch performance regressions: `dpro-replay
-// compare BASE.json NEW.json --max-slowdown 3` exits 1 when NEW is slower by more than 3 %.
+// compare BASE.json NEW.json --max-slowdown 3` exits 1 when NEW is slower by more than 3 % and by
+// more than the noise.
+//
+// Noise (docs/replay.md, "compare in CI"): a report's noise is sigma = 1.4826 x the median absolute
+// deviation of its steady steps' times (the steps its summary does not mark warm-up or outlier,
+// step_stats.h; all steps for a report without a summary), a robust estimate of one step's spread.
+// A change of the median step time no larger than the larger sigma of the two reports is "within
+// noise" and never fails the check: a job whose steps vary by 5 % does not flap on a 3 % limit. The
+// job's time and each rank's time (in both reports) are checked alike, each with its own noise. A
+// report of one step has no noise estimate (sigma 0): the limit alone decides.
 #include <nlohmann/json.hpp>
 
 #include <map>
@@ -34,7 +43,21 @@ struct ReportSummary {
   // recording): GPU per rank and world size. Absent in reports of older versions.
   std::optional<std::vector<std::string>> gpus;
   std::optional<int> world_size;
+  // The noise of the job time (see the top of this file), ns.
+  Nanos job_noise_ns = 0;
+  // Each rank's step time (measured, or the what-if's prediction) per iteration it is listed in,
+  // its median and noise. Empty for a report whose iterations list no ranks.
+  struct RankTimes {
+    int rank = 0;
+    std::vector<Nanos> ns;
+    Nanos median_ns = 0, noise_ns = 0;
+  };
+  std::vector<RankTimes> ranks;
 };
+
+// sigma = 1.4826 x the median absolute deviation of `values` from their median, rounded; 0 for an
+// empty set.
+Nanos noise_of(const std::vector<Nanos>& values);
 
 // Reads a report; throws InputError naming `file` and the offending key if it is not one.
 ReportSummary summarize_report(const nlohmann::json& report, const std::string& file);
@@ -53,6 +76,23 @@ struct OpChange {
   }
 };
 
+// One check of a comparison: the median step time of the job or of one rank, base vs new.
+struct StepCheck {
+  enum class Outcome : std::uint8_t {
+    kWithinNoise,  // |new - base| <= noise: no change that the steps' spread can tell
+    kFaster,
+    kSlower,        // slower beyond the noise, within --max-slowdown (or no limit given)
+    kRegression,    // slower beyond the noise and beyond --max-slowdown: the check fails
+  };
+  std::string name;  // "job", "rank 3"
+  Nanos base_ns = 0, new_ns = 0;
+  Nanos noise_ns = 0;  // max of the two reports' noise
+  double change = 0;   // (new - base) / base
+  Outcome outcome = Outcome::kWithinNoise;
+  bool failed() const { return outcome == Outcome::kRegression; }
+};
+const char* to_string(StepCheck::Outcome o);
+
 struct Comparison {
   ReportSummary base, next;
   double change = 0;  // (new - base) / base of the median job time
@@ -64,12 +104,19 @@ struct Comparison {
   std::vector<std::string> job_differences;
   std::optional<bool> same_job;
   std::optional<double> max_slowdown;  // fraction, if a limit was given
-  bool regression() const { return max_slowdown && change > *max_slowdown; }
+  // The job first, then every rank present in both reports, by rank.
+  std::vector<StepCheck> checks;
+  // The job's check failed: slower than the limit allows, beyond the noise.
+  bool regression() const { return !checks.empty() && checks.front().failed(); }
+  // What CI acts on: a check of the job or of a rank failed, or, with a limit, the reports describe
+  // different jobs.
+  bool failed() const;
 };
 
-// `top` = how many ops to keep (largest |change| first).
+// `top` = how many ops to keep (largest |change| first). `check_ranks` false: the ranks' checks are
+// still listed but judged without the limit (never a regression); the job alone decides.
 Comparison compare_reports(ReportSummary base, ReportSummary next, std::optional<double> max_slowdown,
-                           std::size_t top);
+                           std::size_t top, bool check_ranks = true);
 
 std::string render_text(const Comparison& c);
 nlohmann::json to_json(const Comparison& c);

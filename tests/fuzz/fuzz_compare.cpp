@@ -27,6 +27,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const auto c = dpro::replayer::compare_reports(s, s, 0.0, 10);
   DPRO_FUZZ_CHECK(c.change == 0.0, std::to_string(c.change));
   DPRO_FUZZ_CHECK(!c.regression(), "a report is a regression against itself");
+  DPRO_FUZZ_CHECK(!c.failed(), "a report fails a check against itself");
   DPRO_FUZZ_CHECK(c.ops.empty(), "a report's ops change against itself");
   DPRO_FUZZ_CHECK(!dpro::replayer::render_text(c).empty(), "empty rendering");
   const nlohmann::json out = dpro::replayer::to_json(c);

@@ -26,6 +26,7 @@ LAYERS = {
     "graph": 2,
     "replayer": 3,
     "costmodel": 4,
+    "report_html": 4,  # renders replayer reports as HTML; the CLI gives it what-if and plan reports
     "costmodel/comm": 5,
     "costmodel/eval": 5,
     "whatif": 6,

@@ -209,3 +209,69 @@ TEST_CASE("compare says when two reports describe different recorded jobs") {
   bad["provenance"]["gpus"] = "V100";
   CHECK_THAT(summary_error(bad), Catch::Contains("provenance.gpus: not an array"));
 }
+
+namespace {
+
+// `report` with each iteration's ranks 0 and 1 (rank 0 at the job's time, rank 1 at `rank1` of it)
+// and a summary marking `warmup` (iteration names) as warm-up steps.
+json report_with_ranks(const std::vector<Nanos>& jobs, double rank1, const std::vector<std::string>& warmup = {}) {
+  json j = report(jobs, 100, 0);
+  for (std::size_t i = 0; i < jobs.size(); ++i)
+    j["iterations"][i]["ranks"] = json::array(
+        {{{"rank", 0}, {"measured_ns", jobs[i]}, {"predicted_ns", jobs[i]}},
+         {{"rank", 1}, {"measured_ns", static_cast<Nanos>(rank1 * static_cast<double>(jobs[i]))}, {"predicted_ns", jobs[i]}}});
+  j["summary"] = {{"warmup", warmup}, {"outliers", json::array()}};
+  return j;
+}
+
+}  // namespace
+
+TEST_CASE("compare noise: 1.4826 x the median absolute deviation of the steady steps") {
+  CHECK(replayer::noise_of({1000, 1100, 900, 1050, 950}) == 74);  // MAD 50
+  CHECK(replayer::noise_of({1000}) == 0);
+  CHECK(replayer::noise_of({}) == 0);
+  // A warm-up step the report's summary names is left out of the noise, not of the median.
+  const auto with = replayer::summarize_report(report_with_ranks({9000, 1000, 1100, 900, 1050, 950}, 1.0, {"ProfilerStep#0"}), "w.json");
+  CHECK(with.job_noise_ns == 74);
+  const auto without = replayer::summarize_report(report_with_ranks({9000, 1000, 1100, 900, 1050, 950}, 1.0), "n.json");
+  CHECK(without.job_noise_ns > 74);
+  REQUIRE(with.ranks.size() == 2);
+  CHECK(with.ranks[1].rank == 1);
+  CHECK(with.ranks[1].median_ns == 1025);
+}
+
+TEST_CASE("compare: a slowdown within the steps' noise passes; the same slowdown of a quiet job fails") {
+  using Outcome = replayer::StepCheck::Outcome;
+  const auto noisy = replayer::summarize_report(report_with_ranks({1000, 1100, 900, 1050, 950}, 1.0), "noisy.json");
+  const auto noisy_later = replayer::summarize_report(report_with_ranks({1040, 1140, 940, 1090, 990}, 1.0), "later.json");
+  const auto c = replayer::compare_reports(noisy, noisy_later, 0.03, 10);
+  CHECK(c.change == Approx(0.04));
+  CHECK(c.checks.front().name == "job");
+  CHECK(c.checks.front().noise_ns == 74);
+  CHECK(c.checks.front().outcome == Outcome::kWithinNoise);
+  CHECK_FALSE(c.failed());
+  CHECK_THAT(replayer::render_text(c), Catch::Contains("within the noise"));
+  const auto quiet = replayer::summarize_report(report_with_ranks({1000, 1000, 1000}, 1.0), "quiet.json");
+  const auto quiet_later = replayer::summarize_report(report_with_ranks({1040, 1040, 1040}, 1.0), "ql.json");
+  const auto q = replayer::compare_reports(quiet, quiet_later, 0.03, 10);
+  CHECK(q.checks.front().outcome == Outcome::kRegression);
+  CHECK(q.failed());
+  CHECK(replayer::compare_reports(quiet, quiet_later, 0.05, 10).checks.front().outcome == Outcome::kSlower);
+  CHECK(replayer::compare_reports(quiet_later, quiet, 0.0, 10).checks.front().outcome == Outcome::kFaster);
+}
+
+TEST_CASE("compare checks each rank's step: a rank that slowed fails, unless the job alone decides") {
+  const auto base = replayer::summarize_report(report_with_ranks({1000, 1000, 1000}, 1.0), "b.json");
+  const auto rank1_slower = replayer::summarize_report(report_with_ranks({1000, 1000, 1000}, 1.2), "n.json");
+  const auto c = replayer::compare_reports(base, rank1_slower, 0.03, 10);
+  REQUIRE(c.checks.size() == 3);  // job, rank 0, rank 1
+  CHECK(c.checks[0].outcome == replayer::StepCheck::Outcome::kWithinNoise);
+  CHECK(c.checks[2].name == "rank 1");
+  CHECK(c.checks[2].failed());
+  CHECK_FALSE(c.regression());
+  CHECK(c.failed());
+  const auto job_only = replayer::compare_reports(base, rank1_slower, 0.03, 10, false);
+  CHECK(job_only.checks[2].outcome == replayer::StepCheck::Outcome::kSlower);
+  CHECK_FALSE(job_only.failed());
+  CHECK(replayer::to_json(c).at("checks").at(2).at("outcome") == "regression");
+}

@@ -21,6 +21,8 @@
 #include "optimizer/space.h"
 #include "output_file.h"
 #include "replayer/replay.h"
+#include "replayer/tables.h"
+#include "report_html/html_report.h"
 #include "trace/loader.h"
 #include "whatif/evaluate.h"
 #include "whatif_flags.h"
@@ -95,6 +97,9 @@ class OptimizeCommand final : public Command {
     sub->add_option("--threads", threads_, "plans replayed at once (default: the machine's cores)")
         ->check(CLI::Range(1, 256));
     sub->add_option("--json", json_path_, "also write the result as JSON to this file ('-' = stdout, no text)");
+    sub->add_option("--html", html_path_,
+                    "also write one self-contained HTML page: the job under the search's conditions and under the chosen\n"
+                    "plan side by side (verdicts, breakdowns, step times, top ops, tables)");
     sub->add_option("--plan-out", plan_path_,
                     "write the chosen plan to this file (for `replay --plan` and the reference executor)");
     sub->add_flag("--allow-partial", allow_partial_,
@@ -116,8 +121,8 @@ class OptimizeCommand final : public Command {
     const optimizer::ResourcePaths paths = whatifs_.paths();
     space_options.device = conditions.device;
     space_options.device_dir = paths.device_dir;
-    check_output_paths({{"--json", json_path_}, {"--plan-out", plan_path_}},
-                       command_line_values(*command_, {"--json", "--plan-out"}), force_);
+    check_output_paths({{"--json", json_path_}, {"--plan-out", plan_path_}, {"--html", html_path_}},
+                       command_line_values(*command_, {"--json", "--plan-out", "--html"}), force_);
     const bool tty = !quiet_ && isatty(STDERR_FILENO);
     trace::LoadOptions load;
     load.allow_partial = allow_partial_;
@@ -190,7 +195,27 @@ class OptimizeCommand final : public Command {
                    force_);
       log.info("plan written to " + plan_path_);
     }
+    if (!html_path_.empty()) write_html({traces, recorded.graph}, conditioned, conditions, paths, plan);
     return 0;
+  }
+
+  // The page shows the job under the conditions (the search's baseline) beside the chosen plan,
+  // both replayed with the full analysis (the search itself scores plans by their times only).
+  void write_html(const whatif::Workload& recorded, const whatif::Evaluation& conditioned, const optimizer::Conditions& conditions,
+                  const optimizer::ResourcePaths& paths, const optimizer::Plan& plan) const {
+    std::vector<whatif::Rewrite> rewrites = optimizer::condition_rewrites(conditions, paths);
+    for (whatif::Rewrite& r : optimizer::decision_rewrites(conditions, plan.decisions, paths)) rewrites.push_back(std::move(r));
+    replayer::Simulator simulator;
+    const whatif::Evaluation planned = whatif::evaluate(recorded, rewrites, simulator, whatif::EvaluateOptions{});
+    const auto tables_of = [](const whatif::Evaluation& e) {
+      return replayer::to_json(replayer::make_tables(*e.workload.traces, e.workload.graph, e.simulation, e.report));
+    };
+    report_html::HtmlReport page;
+    page.title = "dpro optimize: the chosen plan";
+    page.baseline = {"baseline under the search's conditions", &conditioned.report, tables_of(conditioned)};
+    page.prediction = report_html::ReportView{fmt::format("chosen plan: {} decision(s), predicted", plan.decisions.size()),
+                                              &planned.report, tables_of(planned)};
+    write_output(html_path_, [&](std::ostream& out) { out << report_html::render_html(page); }, force_);
   }
 
  private:
@@ -298,6 +323,7 @@ class OptimizeCommand final : public Command {
   std::optional<int> threads_;
   std::string json_path_;
   std::string plan_path_;
+  std::string html_path_;
   bool allow_partial_ = false;
   bool force_ = false;
   bool quiet_ = false;

@@ -24,6 +24,7 @@
 #include "trace/loader.h"
 #include "trace/record_cost.h"
 #include "render_whatif.h"
+#include "report_html/html_report.h"
 #include "whatif/evaluate.h"
 #include "whatif_flags.h"
 
@@ -50,6 +51,9 @@ class ReplayCommand final : public Command {
     sub->add_option("--timeline", timeline_path_,
                     "write the simulated timeline as Chrome/Perfetto JSON to this file ('-' = stdout, no text\n"
                     "report; a name ending in .gz is gzip-compressed)");
+    sub->add_option("--html", html_path_,
+                    "also write the report as one self-contained HTML page to this file (verdicts, breakdown and\n"
+                    "step-time charts, top ops, the tables; with a what-if or --plan, baseline and prediction side by side)");
     sub->add_option("--top", top_ops_, "how many ops of the critical path to list (0 to 1000000)")
         ->default_val(10)
         ->check(CLI::Range(0, 1000000));
@@ -98,8 +102,8 @@ class ReplayCommand final : public Command {
       profiler_cost.given = trace::parse_record_costs(profiler_cost_, "profiler_cost");
     if (!csv_path_.empty() && tables_.size() != 1)
       throw InputError("", "--csv", "writes one table: give exactly one --table (gpu_ops or collectives)");
-    check_output_paths({{"--json", json_path_}, {"--timeline", timeline_path_}, {"--csv", csv_path_}},
-                       command_line_values(*command_, {"--json", "--timeline", "--csv"}), force_);
+    check_output_paths({{"--json", json_path_}, {"--timeline", timeline_path_}, {"--csv", csv_path_}, {"--html", html_path_}},
+                       command_line_values(*command_, {"--json", "--timeline", "--csv", "--html"}), force_);
     trace::LoadOptions load;
     load.allow_partial = allow_partial_;
     load.iteration_marker = iteration_marker_;
@@ -134,32 +138,33 @@ class ReplayCommand final : public Command {
     }
 
     std::optional<replayer::Tables> base_tables, whatif_tables;
-    if (!tables_.empty()) {
+    if (!tables_.empty() || !html_path_.empty()) {
       base_tables = replayer::make_tables(traces, baseline.graph, baseline.simulation, baseline.report);
       if (whatif)
         whatif_tables = replayer::make_tables(*whatif->workload.traces, whatif->workload.graph, whatif->simulation, whatif->report);
     }
-    const bool stdout_is_json = json_path_ == "-" || timeline_path_ == "-" || csv_path_ == "-";
+    const bool stdout_is_json = json_path_ == "-" || timeline_path_ == "-" || csv_path_ == "-" || html_path_ == "-";
     if (!stdout_is_json && !quiet_) {
       std::cout << replayer::render_text(baseline.report);
-      if (base_tables) std::cout << "\n" << render_tables(*base_tables);
+      if (!tables_.empty()) std::cout << "\n" << render_tables(*base_tables);
       if (whatif) std::cout << "\n" << render_comparison(baseline.report, whatif->report);
-      if (whatif_tables) std::cout << "\nwhat-if:\n" << render_tables(*whatif_tables);
+      if (whatif_tables && !tables_.empty()) std::cout << "\nwhat-if:\n" << render_tables(*whatif_tables);
     }
     flush_stdout();  // a text report that went nowhere is an error, not exit 0
     if (!json_path_.empty()) {
       nlohmann::json j = replayer::to_json(baseline.report);
       j["provenance"]["dpro_version"] = DPRO_VERSION;
-      if (base_tables) j["tables"] = replayer::to_json(*base_tables);
+      if (!tables_.empty()) j["tables"] = replayer::to_json(*base_tables);
       if (whatif) {
         j["whatif"] = replayer::to_json(whatif->report);
         for (const whatif::Change& change : whatif->changes) j["whatif"]["changes"][key(change)] = details(change);
         j["whatif"]["gpu_work_after_step"] = to_json(whatif->gpu_work_after_steps);
         if (unmoved) j["whatif"]["unmoved"] = to_json(*unmoved);
-        if (whatif_tables) j["whatif"]["tables"] = replayer::to_json(*whatif_tables);
+        if (whatif_tables && !tables_.empty()) j["whatif"]["tables"] = replayer::to_json(*whatif_tables);
       }
       write_output(json_path_, [&](std::ostream& out) { out << dump_output_json(j, 2) << "\n"; }, force_);
     }
+    if (!html_path_.empty()) write_html(baseline.report, *base_tables, whatif ? &whatif->report : nullptr, whatif_tables);
     if (!csv_path_.empty()) {
       const replayer::Tables& t = whatif_tables ? *whatif_tables : *base_tables;
       const std::string csv = tables_.front() == "gpu_ops" ? replayer::gpu_ops_csv(t) : replayer::collectives_csv(t);
@@ -285,6 +290,20 @@ class ReplayCommand final : public Command {
                "; its times are no iteration time (a `compare` against a job time of 0 is refused)");
   }
 
+  void write_html(const replayer::Report& base, const replayer::Tables& base_tables, const replayer::Report* prediction,
+                  const std::optional<replayer::Tables>& prediction_tables) const {
+    report_html::HtmlReport page;
+    page.title = "dpro replay report";
+    page.top = top_ops_;
+    page.baseline = {"baseline: replay of the trace as measured", &base, replayer::to_json(base_tables)};
+    if (prediction) {
+      page.prediction = report_html::ReportView{plan_path_.empty() ? "what-if: predicted" : "plan " + plan_path_ + ": predicted",
+                                                prediction, std::nullopt};
+      if (prediction_tables) page.prediction->tables = replayer::to_json(*prediction_tables);
+    }
+    write_output(html_path_, [&](std::ostream& out) { out << report_html::render_html(page); }, force_);
+  }
+
   std::string render_tables(const replayer::Tables& t) const {
     std::string out;
     for (const std::string& name : tables_)
@@ -338,6 +357,7 @@ class ReplayCommand final : public Command {
   std::string iteration_marker_;
   std::string json_path_;
   std::string timeline_path_;
+  std::string html_path_;
   std::size_t top_ops_ = 10;
   bool allow_partial_ = false;
   bool per_step_ = false;

@@ -1,0 +1,120 @@
+#include "report_html/html_report.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "core/error.h"
+#include "report_html/escape.h"
+#include "report_html/sections.h"
+#include "replayer/step_stats.h"
+
+namespace dpro::report_html {
+namespace {
+
+constexpr const char* kStyle = R"(
+body{font:14px/1.4 system-ui,sans-serif;margin:20px;color:#222;background:#fff}
+h1{font-size:20px;margin:0 0 4px}h2{font-size:17px;border-bottom:1px solid #ccc}h3{font-size:15px;margin:18px 0 4px}
+h4{margin:10px 0 2px}.note{color:#666;font-size:12px;margin:2px 0 6px}
+.sides{display:grid;grid-template-columns:repeat(auto-fit,minmax(520px,1fr));gap:24px}
+.side{min-width:0}.scroll{overflow-x:auto}
+table{border-collapse:collapse;font-size:12px}th,td{border:1px solid #ddd;padding:2px 6px;text-align:right;white-space:nowrap}
+th{background:#f3f3f3;cursor:pointer}td.text{text-align:left;max-width:420px;overflow:hidden;text-overflow:ellipsis}
+td.mark{color:#b00;font-size:11px}
+.v-gpu{background:#dbe8f5}.v-cpu{background:#fde2c6}.v-comm{background:#fbe0e0}.v-peer{background:#eee3f0}
+.v-wait{background:#eee0d4}.v-idle{background:#eeeeee}
+svg.chart{width:100%;max-width:900px;height:auto;font-size:11px}svg .grid{stroke:#e5e5e5}
+circle.warmup{stroke:#000;stroke-width:1.5}circle.outlier{stroke:#d00;stroke-width:2}
+.legend span{margin-right:12px;font-size:12px;white-space:nowrap}.legend i{display:inline-block;width:10px;height:10px;margin-right:4px}
+.up{color:#b00}.down{color:#070}
+)";
+
+// Click a header to sort its table by that column (numbers by their data-v value, text otherwise).
+constexpr const char* kScript = R"(
+document.querySelectorAll('table.sortable th').forEach(function(th){
+  th.addEventListener('click',function(){
+    var table=th.closest('table'),body=table.tBodies[0],col=th.cellIndex,asc=th.dataset.asc!=='1';
+    var value=function(tr){var td=tr.cells[col];var v=td.dataset.v;return v!==undefined?parseFloat(v):td.textContent;};
+    var rows=Array.prototype.slice.call(body.rows);
+    rows.sort(function(a,b){var x=value(a),y=value(b);var c=typeof x==='number'&&typeof y==='number'?x-y:String(x).localeCompare(String(y));return asc?c:-c;});
+    rows.forEach(function(r){body.appendChild(r);});
+    th.dataset.asc=asc?'1':'0';
+  });
+});
+)";
+
+std::string side(const ReportView& view, const replayer::StepStats& stats, const ChartScales& scales, std::size_t top) {
+  const replayer::Report& report = *view.report;
+  std::string out = "<div class=\"side\"><h2>" + escape_html(view.label) + "</h2>";
+  if (report.iterations.empty()) return out + "<p>no iterations to report</p></div>";
+  out += step_chart_section(report, stats, scales);
+  out += breakdown_section(report, stats, scales);
+  out += verdict_section(report, stats);
+  if (report.analysed) out += path_ops_section(stats, top);
+  if (view.tables) out += tables_section(*view.tables, std::max<std::size_t>(top, 25));
+  for (const std::string& note : report.notes) out += "<p class=\"note\">" + escape_html(note) + "</p>";
+  return out + "</div>";
+}
+
+std::string change_cell(Nanos from, Nanos to) {
+  const double change = 100.0 * static_cast<double>(to - from) / static_cast<double>(std::max<Nanos>(1, from));
+  return fmt::format("<td class=\"{}\">{:+.2f}%</td>", change > 0 ? "up" : change < 0 ? "down" : "", change);
+}
+
+// Median predicted step over the steady steps, per rank and for the job, baseline vs prediction.
+std::string change_table(const HtmlReport& page, const replayer::StepStats& bs, const replayer::StepStats& ns) {
+  const replayer::Report &base = *page.baseline.report, &next = *page.prediction->report;
+  std::string out = fmt::format(
+      "<h2>Baseline vs prediction</h2><p class=\"note\">median predicted step over the steady steps</p><table><thead><tr>"
+      "<th></th><th>{}</th><th>{}</th><th>change</th></tr></thead><tbody>",
+      escape_html(page.baseline.label), escape_html(page.prediction->label));
+  const auto b = steady_rank_medians(base, bs), n = steady_rank_medians(next, ns);
+  for (const auto& [rank, from] : b) {
+    const auto to = std::find_if(n.begin(), n.end(), [&](const auto& x) { return x.first == rank; });
+    if (to == n.end()) continue;
+    out += fmt::format("<tr><td>rank {}</td><td>{}</td><td>{}</td>{}</tr>", rank, format_duration(from),
+                       format_duration(to->second), change_cell(from, to->second));
+  }
+  out += fmt::format("<tr><th>job</th><td>{}</td><td>{}</td>{}</tr></tbody></table>", format_duration(bs.steady_predicted.median),
+                     format_duration(ns.steady_predicted.median),
+                     change_cell(bs.steady_predicted.median, ns.steady_predicted.median));
+  return out;
+}
+
+std::string header(const HtmlReport& page) {
+  const replayer::Report& r = *page.baseline.report;
+  std::string inputs;
+  for (const std::string& in : r.provenance.inputs) inputs += (inputs.empty() ? "" : ", ") + in;
+  std::string gpus;
+  for (const std::string& g : r.provenance.gpus)
+    if (!g.empty() && gpus.find(g) == std::string::npos) gpus += (gpus.empty() ? "" : ", ") + g;
+  return fmt::format("<h1>{}</h1><p class=\"note\">{} rank(s), {} event(s), {} op(s); GPUs: {}<br>inputs: {}</p>",
+                     escape_html(page.title), r.ranks, r.events, r.nodes, escape_html(gpus.empty() ? "not recorded" : gpus),
+                     escape_html(inputs));
+}
+
+}  // namespace
+
+std::string render_html(const HtmlReport& page) {
+  DPRO_CHECK(page.baseline.report != nullptr);
+  std::string out = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>" + escape_html(page.title) +
+                    "</title><style>" + kStyle + "</style></head><body>";
+  out += header(page);
+  const replayer::StepStats base_stats = replayer::step_stats(*page.baseline.report);
+  std::optional<replayer::StepStats> next_stats;
+  // Both sides on one scale, so that bars and lines compare by eye.
+  ChartScales scales = chart_scales(*page.baseline.report, base_stats);
+  if (page.prediction) {
+    DPRO_CHECK(page.prediction->report != nullptr);
+    next_stats = replayer::step_stats(*page.prediction->report);
+    const ChartScales other = chart_scales(*page.prediction->report, *next_stats);
+    scales = {std::max(scales.step, other.step), std::max(scales.rank_step, other.rank_step)};
+    out += change_table(page, base_stats, *next_stats);
+  }
+  out += "<div class=\"sides\">" + side(page.baseline, base_stats, scales, page.top);
+  if (page.prediction) out += side(*page.prediction, *next_stats, scales, page.top);
+  out += "</div><script>" + std::string(kScript) + "</script></body></html>\n";
+  return out;
+}
+
+}  // namespace dpro::report_html
