@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <set>
+#include <string>
+
 #include "core/strings.h"
 #include "costmodel/learned_model.h"
 
@@ -241,6 +244,8 @@ std::string describe_compression(const whatif::CommChange& c) {
                         first ? "" : "; ", comm::to_string(method), m.collectives, mib(m.wire_bytes_before),
                         mib(m.wire_bytes_after), format_duration(m.comm_before), format_duration(m.comm_after),
                         format_duration(m.kernel_time), mib(m.residual_bytes));
+    if (!m.compress_from_profile.empty())
+      text += fmt::format(" (compression kernels: the device profile's {} curve)", m.compress_from_profile);
     first = false;
   }
   if (s.uncompressed) text += fmt::format("; {} left uncompressed", s.uncompressed);
@@ -256,11 +261,13 @@ std::string describe_compression(const whatif::CommChange& c) {
 nlohmann::json compression_details(const comm::CompressionStats& s) {
   using nlohmann::json;
   json methods = json::object();
-  for (const auto& [method, m] : s.by_method)
+  for (const auto& [method, m] : s.by_method) {
     methods[comm::to_string(method)] = {{"collectives", m.collectives},         {"wire_bytes_before", m.wire_bytes_before},
                                         {"wire_bytes_after", m.wire_bytes_after}, {"transfer_before_ns", m.comm_before},
                                         {"transfer_after_ns", m.comm_after},     {"kernel_ns", m.kernel_time},
                                         {"residual_bytes_per_rank", m.residual_bytes}};
+    if (!m.compress_from_profile.empty()) methods[comm::to_string(method)]["compress_from_profile"] = m.compress_from_profile;
+  }
   return {{"allreduces", s.allreduces},
           {"uncompressed", s.uncompressed},
           {"single_rank", s.single_rank},
@@ -447,12 +454,20 @@ void warn_of(const whatif::OpFusionChange&, Logger&) {}
 
 // ---- precision ---------------------------------------------------------------------------------
 
+// " Measured by the device profile: a, b." (empty without a profile: the report stays as it was).
+std::string from_profile_text(const std::set<std::string>& figures) {
+  if (figures.empty()) return "";
+  std::string out = " From the device profile: ";
+  for (const std::string& f : figures) out += (f == *figures.begin() ? "" : ", ") + f;
+  return out + ".";
+}
+
 std::string summary_of(const whatif::PrecisionChange& c) {
   std::size_t kernels = 0;
   for (const auto& [cls, t] : c.lowered) kernels += t.kernels;
-  return fmt::format("precision {} on {}: {} kernels lowered, {} casts ({}); GPU work {} -> {}.",
+  return fmt::format("precision {} on {}: {} kernels lowered, {} casts ({}); GPU work {} -> {}.{}",
                      cm::to_string(c.dtype), c.device, kernels, c.casts, format_duration(c.cast_time),
-                     format_duration(c.gpu_before), format_duration(c.gpu_after));
+                     format_duration(c.gpu_before), format_duration(c.gpu_after), from_profile_text(c.from_profile));
 }
 
 nlohmann::json details_of(const whatif::PrecisionChange& c) {
@@ -470,6 +485,7 @@ nlohmann::json details_of(const whatif::PrecisionChange& c) {
                       {"outside_span", c.outside_span},
                       {"gpu_before_ns", c.gpu_before},
                       {"gpu_after_ns", c.gpu_after}};
+  if (!c.from_profile.empty()) j["from_profile"] = c.from_profile;
   j["lowered"] = nlohmann::json::object();
   for (const auto& [cls, t] : c.lowered)
     j["lowered"][whatif::to_string(cls)] = {

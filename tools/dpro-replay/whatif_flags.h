@@ -52,6 +52,7 @@ class WhatIfFlags {
   std::string compress_;     // --compress, parsed by comm::parse_compression
   std::string precision_dtype_;
   std::vector<std::string> precision_classes_;
+  std::string device_profile_;  // --device-profile
 };
 
 // The error as the user sees it: the library's option name as its flag ("bucket_mb" ->
