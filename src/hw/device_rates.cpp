@@ -37,10 +37,11 @@ std::optional<Measured<double>> DeviceRates::gemm_flops(DType math, std::optiona
   if (!profile_ || !key) return std::nullopt;
   const GemmSample* best = nullptr;
   double best_distance = std::numeric_limits<double>::infinity();
-  const double want = call_flops ? std::log(std::max(*call_flops, 1.0)) : std::numeric_limits<double>::max();
   for (const GemmSample& g : profile_->gemms) {
     if (g.dtype != key->first || g.math != key->second || g.tflops <= 0) continue;
-    const double distance = std::abs(std::log(gemm_flops_of(g)) - want);
+    // Without a size, the largest sample wins: the smallest "distance" is the most FLOPs.
+    const double distance = call_flops ? std::abs(std::log(gemm_flops_of(g)) - std::log(std::max(*call_flops, 1.0)))
+                                       : -gemm_flops_of(g);
     if (distance < best_distance) best = &g, best_distance = distance;
   }
   if (!best) return std::nullopt;
