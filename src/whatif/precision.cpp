@@ -547,7 +547,7 @@ void lower_group(std::vector<Kernel>& kernels, Nanos floor, graph::Dfg& dfg, con
 PrecisionChange precision(Workload& workload, const Precision& options) {
   const cm::DType target = parse_target(options.dtype);
   Lowering lowering{target, cm::dtype_bytes(target), std::max(cm::dtype_bytes(target), 2),
-                          parse_classes(options.classes)};
+                    parse_classes(options.classes)};
   graph::Dfg& dfg = workload.graph.dfg;
   const auto catalog = cm::DeviceCatalog::load_directory(options.device_dir);
   const cm::DeviceSpec* device = options.device.empty() ? nullptr : &catalog.get(options.device, "device");
