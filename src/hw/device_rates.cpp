@@ -70,11 +70,11 @@ std::optional<Measured<KernelFit>> DeviceRates::kernel(const std::string& name, 
   return Measured<KernelFit>{{best->latency_ns, best->ns_per_element, best->param}, figure};
 }
 
-std::optional<Measured<double>> DeviceRates::copy_bytes_per_ns(CopyDirection direction) const {
+std::optional<Measured<CopyFit>> DeviceRates::copy(CopyDirection direction) const {
   if (!profile_) return std::nullopt;
   for (const CopyCurve& c : profile_->copies)
     if (c.kind == direction && c.bandwidth_gbps > 0)
-      return Measured<double>{c.bandwidth_gbps, std::string("copy ") + to_string(direction)};
+      return Measured<CopyFit>{{c.latency_ns, c.bandwidth_gbps}, std::string("copy ") + to_string(direction)};
   return std::nullopt;
 }
 

@@ -16,8 +16,8 @@
 //     found no positive slope;
 //   kernel(name, param): a cast or compression kernel's fit (latency + elements x slope), the curve
 //     of that name whose param is nearest (top-k/random-k density, PowerSGD rank);
-//   copy_bytes_per_ns(direction), launch_ns(): the copy fits' bandwidths and the empty kernel's
-//     GPU time.
+//   copy(direction): the copy fit of that direction (latency + bytes / bandwidth), when it found a
+//     bandwidth; launch_ns(): the empty kernel's GPU time.
 // Thread-safe: const after construction (the optimizer prices from several threads).
 #include <memory>
 #include <optional>
@@ -33,6 +33,13 @@ template <typename T>
 struct Measured {
   T value{};
   std::string figure;
+};
+
+// A copy's fitted time: latency_ns + bytes / bytes_per_ns.
+struct CopyFit {
+  double latency_ns = 0;
+  double bytes_per_ns = 0;  // > 0
+  double ns(double bytes) const { return latency_ns + bytes / bytes_per_ns; }
 };
 
 // A kernel's fitted time: latency_ns + elements x ns_per_element.
@@ -54,7 +61,7 @@ class DeviceRates {
   std::optional<Measured<double>> gemm_flops(DType math, std::optional<double> call_flops) const;  // FLOP/s
   std::optional<Measured<double>> elementwise_bytes_per_ns() const;
   std::optional<Measured<KernelFit>> kernel(const std::string& name, double param = 0) const;
-  std::optional<Measured<double>> copy_bytes_per_ns(CopyDirection direction) const;
+  std::optional<Measured<CopyFit>> copy(CopyDirection direction) const;
   std::optional<Measured<double>> launch_ns() const;  // GPU time of an empty kernel
 
  private:

@@ -236,6 +236,7 @@ std::vector<whatif::Rewrite> condition_rewrites(const Conditions& c, const Resou
     d.origin_device = c.origin_device;
     d.model_path = paths.model_path;
     d.device_dir = paths.device_dir;
+    d.device_profile = paths.device_profile;
     out.emplace_back(std::move(d));
   } else if (!c.origin_device.empty()) {
     throw OptionError("origin_device", c.origin_device, "does nothing without a device");

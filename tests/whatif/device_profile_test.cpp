@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <map>
 #include <cstdlib>
 #include <string>
 
@@ -11,6 +12,7 @@
 #include "hw/cluster.h"
 #include "hw/device_rates.h"
 #include "whatif/comm/compress.h"
+#include "whatif/device_retime.h"
 #include "whatif/precision.h"
 #include "workload_fixtures.h"
 
@@ -172,4 +174,41 @@ TEST_CASE("compression from a profile: the compression kernel is the profile's c
   CHECK(comm::price_method(psgd, bucket, model, rates).compress == nanos_from_double(100'000 + 0.25 * n));
   CHECK(comm::profiled_compression(psgd, 4, rates)->figure == "powersgd:4");
   CHECK_FALSE(comm::profiled_compression(sign, 4, rates));  // no signpack curve: the rule prices it
+}
+
+TEST_CASE("device re-timing with a profile of the target: copies take its fit, latency + bytes / bandwidth") {
+  const std::string dir = test::fresh_dir("device_retime_profile");
+  hw::DeviceProfile p = h100_profile(2);
+  p.device = "H200-SXM-141GB";
+  p.copies = {{hw::CopyDirection::kHostToDevice, 1'000, 10, {}},
+              {hw::CopyDirection::kDeviceToHost, 1'500, 20, {}},
+              {hw::CopyDirection::kDeviceToDevice, 500, 1'000, {}}};
+  whatif::Workload w = test::load_workload("traces/h100/resnet50-emit-nvtx-step");
+  whatif::DeviceRetime retime = test::device("H200-SXM-141GB");
+  retime.device_profile = write_profile(dir, "h200.json", p);
+  const whatif::DeviceChange change = whatif::device_retime(w, retime);
+  const graph::Dfg& dfg = w.graph.dfg;
+  std::map<std::string, std::size_t> checked;
+  for (const graph::NodeId id : dfg.node_ids()) {
+    const graph::Node& n = dfg.node(id);
+    const graph::OpDesc* op = dfg.op(id);
+    if (n.kind != graph::NodeKind::kMemcpy || !op || !op->bytes) continue;
+    const std::string_view name = w.traces->strings.view(n.name);
+    for (const auto& c : p.copies) {
+      const char* word = c.kind == hw::CopyDirection::kHostToDevice   ? "HtoD"
+                         : c.kind == hw::CopyDirection::kDeviceToHost ? "DtoH"
+                                                                      : "DtoD";
+      if (name.find(word) == std::string_view::npos) continue;
+      INFO(name << ", " << *op->bytes << " bytes");
+      CHECK(n.duration == nanos_from_double(c.latency_ns + static_cast<double>(*op->bytes) / c.bandwidth_gbps));
+      ++checked[std::string("copy ") + hw::to_string(c.kind)];
+    }
+  }
+  REQUIRE_FALSE(checked.empty());
+  for (const auto& [figure, count] : checked) CHECK(change.copies_from_profile.at(figure).copies == count);
+  // A profile of the trace's own GPU is not the target's.
+  p.device = kH100;
+  retime.device_profile = write_profile(dir, "h100.json", p);
+  whatif::Workload again = test::load_workload("traces/h100/resnet50-emit-nvtx-step");
+  CHECK_THROWS_AS(whatif::device_retime(again, retime), InputError);
 }

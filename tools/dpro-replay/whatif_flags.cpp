@@ -27,7 +27,8 @@ void WhatIfFlags::add_to(CLI::App& replay, Flags flags) {
                     "A device profile of the GPU the what-ifs price work on (the trace's, or --device's), written by\n"
                     "'dpro-exec calibrate': its measured GEMM throughput per dtype and math mode, elementwise bandwidth,\n"
                     "cast and compression kernel curves replace the datasheet priors of --precision-dtype and\n"
-                    "--compress (and of the optimizer's precision and compression). A profile of another GPU is an error");
+                    "--compress (and of the optimizer's precision and compression), its copy bandwidths re-time the\n"
+                    "copies of a --device re-timing. A profile of another GPU is an error");
   replay.add_option("--cluster", comm_.cluster, "Re-time NCCL ops for this cluster (a name in --clusters-dir)");
   replay.add_option("--origin-cluster", comm_.origin_cluster,
                     "Cluster the trace was recorded on (default: guessed from its GPUs)");
@@ -61,7 +62,11 @@ std::vector<whatif::Rewrite> WhatIfFlags::rewrites() const {
   std::vector<whatif::Rewrite> out;
   std::vector<std::string> cluster;
   if (auto host = whatif::host_retime_from_settings(comm_.settings, &cluster)) out.emplace_back(*host);
-  if (device_enabled()) out.emplace_back(device_);
+  if (device_enabled()) {
+    whatif::DeviceRetime device = device_;
+    device.device_profile = device_profile_;
+    out.emplace_back(std::move(device));
+  }
   if (precision_enabled()) {
     // After a --device re-timing the kernels' times are the target's: the lowering is priced there.
     whatif::Precision precision;
