@@ -26,9 +26,9 @@ void WhatIfFlags::add_to(CLI::App& replay, Flags flags) {
   replay.add_option("--device-profile", device_profile_,
                     "A device profile of the GPU the what-ifs price work on (the trace's, or --device's), written by\n"
                     "'dpro-exec calibrate': its measured GEMM throughput per dtype and math mode, elementwise bandwidth,\n"
-                    "cast and compression kernel curves replace the datasheet priors of --precision-dtype and\n"
-                    "--compress (and of the optimizer's precision and compression), its copy bandwidths re-time the\n"
-                    "copies of a --device re-timing. A profile of another GPU is an error");
+                    "cast and compression kernel curves replace the priors of the precision and gradient compression\n"
+                    "what-ifs (the optimizer's too), its copy bandwidths re-time the copies of a --device re-timing.\n"
+                    "A profile of another GPU is an error (docs/executor.md)");
   replay.add_option("--cluster", comm_.cluster, "Re-time NCCL ops for this cluster (a name in --clusters-dir)");
   replay.add_option("--origin-cluster", comm_.origin_cluster,
                     "Cluster the trace was recorded on (default: guessed from its GPUs)");
