@@ -178,7 +178,7 @@ class Calibrator {
     const std::uint64_t most = *std::max_element(options_.copy_bytes.begin(), options_.copy_bytes.end());
     ScopedBuffer a(device_, most), b(device_, most);
     CopyCurve curve;
-    curve.kind = kind;
+    curve.kind = profile_direction(kind);
     std::vector<double> x, y;
     for (std::uint64_t bytes : options_.copy_bytes) {
       step(fmt::format("copy {} {} bytes", copy_kind_name(kind), bytes));
@@ -217,7 +217,7 @@ class Calibrator {
     const double ns = time_per_call(call);
     const double flops = 2.0 * static_cast<double>(s.m) * static_cast<double>(s.n) * static_cast<double>(s.k) *
                          static_cast<double>(s.batch);
-    return {s.m, s.n, s.k, s.batch, v.dtype, v.math, static_cast<Nanos>(std::llround(ns)), flops / ns / 1e3};
+    return {s.m, s.n, s.k, s.batch, profile_dtype(v.dtype), profile_math(v.math), static_cast<Nanos>(std::llround(ns)), flops / ns / 1e3};
   }
 
   Launch kernel_call(const KernelKind& kind, std::int64_t n, const Span& src, const Span& dst, const Span& residual) {

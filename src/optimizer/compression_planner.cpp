@@ -36,6 +36,8 @@ std::vector<whatif::Rewrite> priced_rewrites(const Conditions& conditions, const
   if (comm->compression) throw OptionError("strategies", "", "the compression planner plans from the uncompressed job");
   comm->price_buckets = true;
   comm->devices_dir = paths.device_dir;
+  comm->device_profile = paths.device_profile;
+  comm->device = conditions.device;
   return rewrites;
 }
 

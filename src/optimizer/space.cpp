@@ -69,8 +69,10 @@ std::size_t gradient_allreduces(const whatif::Workload& base) {
   }));
 }
 
-whatif::Precision precision_of(const std::string& dtype, const std::string& device_dir, const std::string& device) {
+whatif::Precision precision_of(const std::string& dtype, const std::string& device_dir, const std::string& device,
+                               const std::string& device_profile) {
   whatif::Precision p;
+  p.device_profile = device_profile;
   p.device = device;
   p.dtype = dtype;
   p.classes = dtype == "tf32" ? std::vector<std::string>{"gemm", "conv"} : std::vector<std::string>{"all"};
@@ -133,7 +135,7 @@ SearchSpace make_space(const whatif::Workload& base, const SpaceOptions& options
       if (std::string(r.value) == "as_recorded" || !unpriced.empty()) continue;
       whatif::Workload trial = base;
       try {
-        const whatif::PrecisionChange c = whatif::precision(trial, precision_of(r.value, options.device_dir, options.device));
+        const whatif::PrecisionChange c = whatif::precision(trial, precision_of(r.value, options.device_dir, options.device, options.device_profile));
         std::size_t lowered = 0;
         for (const auto& [cls, totals] : c.lowered) lowered += totals.kernels;
         if (lowered == 0 || c.gpu_after >= c.gpu_before) continue;
@@ -234,6 +236,7 @@ std::vector<whatif::Rewrite> condition_rewrites(const Conditions& c, const Resou
     d.origin_device = c.origin_device;
     d.model_path = paths.model_path;
     d.device_dir = paths.device_dir;
+    d.device_profile = paths.device_profile;
     out.emplace_back(std::move(d));
   } else if (!c.origin_device.empty()) {
     throw OptionError("origin_device", c.origin_device, "does nothing without a device");
@@ -270,13 +273,15 @@ std::vector<whatif::Rewrite> decision_rewrites(const Conditions& c, const std::v
         if (d.value == "none") break;
         compression = comm::parse_compression(d.value);
         compression->devices_dir = paths.device_dir;
+        compression->device_profile = paths.device_profile;
+        compression->device = c.device;
         break;
       case Strategy::kPrecision:
         if (d.subject != "all") throw OptionError("precision", d.subject, "the op class of a precision decision is \"all\"");
         if (d.value == "as_recorded") break;
         if (risk_in(kPrecisionRisk, d.value) >= 1.0)
           throw OptionError("precision", d.value, "unknown dtype (tf32, bf16 or fp16)");
-        precision = precision_of(d.value, paths.device_dir, c.device);
+        precision = precision_of(d.value, paths.device_dir, c.device, paths.device_profile);
         break;
       case Strategy::kOpFusion:
         if (d.chain.size() < 2) throw OptionError("op_fusion", describe(d), "a chain has at least 2 kernels");

@@ -29,6 +29,7 @@ struct SpaceOptions {
   std::size_t max_fusion_chains = 16;  // op fusion: the most promising kernel sequences, one variable each
   std::string device;      // the conditions' target GPU ("": the recorded one); precision is priced there
   std::string device_dir;  // GPU spec files
+  std::string device_profile;  // a device profile of that GPU ("" none): hw/device_rates.h
 };
 
 struct SearchSpace {
@@ -65,6 +66,7 @@ double risk_of(const SearchSpace& space, const Assignment& a);
 // Where the what-ifs find their files (the CLI's defaults, or its flags).
 struct ResourcePaths {
   std::string model_path, device_dir, clusters_dir;
+  std::string device_profile;  // measured rates of the target GPU that price precision and compression ("" none)
 };
 
 // The conditions' rewrites that do not depend on the decisions and must come before them (host,

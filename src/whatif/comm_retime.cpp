@@ -46,7 +46,8 @@ void retime(graph::BuiltGraph& built, std::vector<comm::CommOp>& ops, const trac
   if (options.price_buckets)
     change.bucket_pricing = comm::BucketPricing{
         comm::gradient_buckets(dfg, ops, traces, change.buckets ? &change.buckets->bucket_end : nullptr, options.ranks),
-        target_model, comm::measure_gpu_rates(dfg, traces, options.devices_dir)};
+        target_model,
+        comm::measure_gpu_rates(dfg, traces, options.devices_dir, options.device_profile, options.device)};
   if (options.compression)
     change.compression = comm::compress_allreduces(built, ops, traces, target_model, *options.compression,
                                                    change.buckets ? &change.buckets->bucket_end : nullptr,

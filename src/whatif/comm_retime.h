@@ -32,6 +32,10 @@ struct CommRetime {
   // the node ids are those of the uncompressed graph.
   bool price_buckets = false;
   std::string devices_dir;  // GPU spec files the pricing's kernel rates come from ("": the default)
+  // For price_buckets: a device profile of the GPU `device` ("": the trace's) whose curves price
+  // the compression kernels (comm::Compression's fields of the same names; "" none).
+  std::string device_profile;
+  std::string device;
 };
 
 // 1 TiB: above any model's gradients, and MB x 2^20 stays far within the byte counts' int64.

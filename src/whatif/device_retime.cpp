@@ -2,11 +2,14 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
+#include <utility>
 
 #include "core/error.h"
 #include "costmodel/dataset.h"
 #include "costmodel/op_desc_from_graph.h"
 #include "costmodel/residual_correction.h"
+#include "hw/device_rates.h"
 
 namespace dpro::whatif {
 
@@ -23,6 +26,25 @@ bool is_host_copy(const trace::TraceSet& traces, const graph::Node& n) {
   if (n.kind != graph::NodeKind::kMemcpy) return false;
   const std::string_view name = traces.strings.view(n.name);
   return name.find("DtoD") == std::string_view::npos && name.find("PtoP") == std::string_view::npos;
+}
+
+// The profile's fit for a copy node: its direction from its name (CUPTI's "HtoD", "DtoH", "DtoD";
+// peer copies have none), its bytes from the op table; nullopt when either is unknown.
+std::optional<std::pair<hw::Measured<hw::CopyFit>, std::int64_t>> profiled_copy(const hw::DeviceRates& rates,
+                                                                                const trace::TraceSet& traces,
+                                                                                const graph::Dfg& dfg, graph::NodeId id) {
+  const graph::Node& n = dfg.node(id);
+  const graph::OpDesc* op = dfg.op(id);
+  if (!rates.profiled() || n.kind != graph::NodeKind::kMemcpy || !op || !op->bytes || *op->bytes <= 0) return std::nullopt;
+  const std::string_view name = traces.strings.view(n.name);
+  std::optional<hw::CopyDirection> direction;
+  if (name.find("HtoD") != std::string_view::npos) direction = hw::CopyDirection::kHostToDevice;
+  else if (name.find("DtoH") != std::string_view::npos) direction = hw::CopyDirection::kDeviceToHost;
+  else if (name.find("DtoD") != std::string_view::npos) direction = hw::CopyDirection::kDeviceToDevice;
+  if (!direction) return std::nullopt;
+  const auto fit = rates.copy(*direction);
+  if (!fit) return std::nullopt;
+  return std::pair{*fit, *op->bytes};
 }
 
 // --origin-device over a GPU the trace records: once per recorded name that the catalog maps to
@@ -88,6 +110,7 @@ DeviceChange device_retime(Workload& workload, const DeviceRetime& options) {
   graph::Dfg& dfg = workload.graph.dfg;
   const auto catalog = cm::DeviceCatalog::load_directory(options.device_dir);
   const cm::DeviceSpec& target = catalog.get(options.device, "device");
+  const hw::DeviceRates rates = hw::load_device_rates(options.device_profile, &target, catalog);
   DeviceChange change;
   change.target = target.name;
   const cm::DeviceSpec* forced =
@@ -114,6 +137,15 @@ DeviceChange device_retime(Workload& workload, const DeviceRetime& options) {
     const cm::DeviceSpec* origin = forced ? forced : origin_of(catalog, traces, n);
     if (!origin) {
       ++unknown_ranks[n.rank];
+      continue;
+    }
+    if (const auto copy = profiled_copy(rates, traces, dfg, id)) {
+      DeviceChange::ProfiledCopies& c = change.copies_from_profile[copy->first.figure];
+      const Nanos after = nanos_from_double(copy->first.value.ns(static_cast<double>(copy->second)));
+      ++c.copies;
+      c.before = saturating_add(c.before, n.duration);
+      c.after = saturating_add(c.after, after);
+      dfg.node(id).duration = after;
       continue;
     }
     if (n.kind == graph::NodeKind::kCollective || is_host_copy(traces, n)) {

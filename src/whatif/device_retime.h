@@ -22,6 +22,11 @@ struct DeviceRetime {
   std::string model_path;     // learned cost model file
   std::string device_dir;     // directory of GPU spec files
   std::string samples_path;   // ops measured on the target (few-shot correction; "": none)
+  // A device profile of the target (hw/device_profile.h; "": none): copies whose direction it
+  // measured (host to device, device to host, device to device) and whose bytes the trace records
+  // take its fit, latency + bytes / bandwidth, in place of their rule (host copies keep their
+  // time, device copies are priced by the cost model).
+  std::string device_profile;
 };
 
 // What the rewrite did, per rule (costmodel::PricedBy), and what a report says about it.
@@ -62,6 +67,13 @@ struct DeviceChange {
   };
   std::vector<OriginOverride> origin_overrides;
   std::string forced_origin;  // catalog name of origin_device, when given
+  // Copies re-timed from the device profile, by its figure ("copy h2d"): count and summed time
+  // before -> after. They are not in `coverage`.
+  struct ProfiledCopies {
+    std::size_t copies = 0;
+    Nanos before = 0, after = 0;
+  };
+  std::map<std::string, ProfiledCopies> copies_from_profile;
   // Why the learned model is not available (no LibTorch in this build, its plugin missing); "" when
   // it is. Without it kernels are priced by scaling only.
   std::string learned_unavailable;

@@ -12,6 +12,7 @@
 #include "core/strings.h"
 #include "costmodel/op_desc_from_graph.h"
 #include "costmodel/scaling.h"
+#include "hw/device_rates.h"
 #include "trace/iterations.h"
 #include "whatif/device_retime.h"
 
@@ -253,7 +254,34 @@ struct Lowering {
   int target_bytes;      // of GEMM operands
   int activation_bytes;  // of elementwise tensors: fp8 GEMMs keep 16-bit activations (Transformer Engine)
   std::set<OpClass> classes;
+  const hw::DeviceRates* rates = nullptr;  // the profile's figures (none: priors only)
 };
+
+// P_origin and P_target (FLOP/s) of a GEMM kernel of `call_flops` FLOPs (nullopt: not described):
+// the profile's when it measured both arithmetics, else the datasheet's peaks.
+std::pair<double, double> gemm_peaks(const Kernel& k, const Lowering& lowering, std::optional<double> call_flops,
+                                     std::set<std::string>& used) {
+  if (lowering.rates) {
+    const auto origin = lowering.rates->gemm_flops(k.math, call_flops);
+    const auto target = lowering.rates->gemm_flops(lowering.target, call_flops);
+    if (origin && target) {
+      used.insert(origin->figure);
+      used.insert(target->figure);
+      return {origin->value, target->value};
+    }
+  }
+  return {k.spec->peak_flops(k.math), k.spec->peak_flops(lowering.target)};
+}
+
+// Memory bandwidth (bytes/s) of the roofline: the profile's elementwise bandwidth, else the datasheet's.
+double roofline_bandwidth(const Kernel& k, const Lowering& lowering, std::set<std::string>& used) {
+  if (lowering.rates)
+    if (const auto bw = lowering.rates->elementwise_bytes_per_ns()) {
+      used.insert(bw->figure);
+      return bw->value * 1e9;
+    }
+  return k.spec->bandwidth_bytes_per_s();
+}
 
 // A cast kernel to run right before `before` on its stream.
 struct CastNode {
@@ -399,14 +427,16 @@ bool below_target(const Kernel& k, const Lowering& lowering) {
 }
 
 // The time ratio of a GEMM/convolution kernel at the target dtype (the header's rules).
-double gemm_ratio(const Kernel& k, const graph::OpTable& table, const Lowering& lowering, bool* described_op) {
-  const double p_origin = k.spec->peak_flops(k.math), p_target = k.spec->peak_flops(lowering.target);
+double gemm_ratio(const Kernel& k, const graph::OpTable& table, const Lowering& lowering, bool* described_op,
+                  std::set<std::string>& used) {
   const double bytes_ratio = std::min(1.0, static_cast<double>(lowering.target_bytes) / k.element_bytes);
   const cm::OpDesc op = described(table, k);
   *described_op = op.describable() && (op.family == cm::OpFamily::kBmm || op.family == cm::OpFamily::kLinear ||
                                        op.family == cm::OpFamily::kConv2d);
+  const auto [p_origin, p_target] =
+      gemm_peaks(k, lowering, *described_op ? std::optional<double>(op.flops()) : std::nullopt, used);
   if (!*described_op) return (1 - cm::kGemmKernelGamma) * p_origin / p_target + cm::kGemmKernelGamma * bytes_ratio;
-  const double f = op.flops(), b = op.bytes(), bw = k.spec->bandwidth_bytes_per_s();
+  const double f = op.flops(), b = op.bytes(), bw = roofline_bandwidth(k, lowering, used);
   return std::max(f / p_target, b * bytes_ratio / bw) / std::max(f / std::max(p_origin, 1.0), b / bw);
 }
 
@@ -421,7 +451,7 @@ std::optional<Nanos> lowered_time(Kernel& k, Nanos t, Nanos floor, bool in_span,
       return std::nullopt;
     }
     if (!lowering.classes.contains(k.cls)) return std::nullopt;
-    return scaled_above_floor(t, floor, gemm_ratio(k, table, lowering, described_op));
+    return scaled_above_floor(t, floor, gemm_ratio(k, table, lowering, described_op, change.from_profile));
   }
   if (k.integer) return std::nullopt;
   if (k.role == Role::kKeptFp32) {
@@ -443,6 +473,14 @@ std::optional<Nanos> lowered_time(Kernel& k, Nanos t, Nanos floor, bool in_span,
   return scaled_above_floor(t, floor, static_cast<double>(to) / k.element_bytes);
 }
 
+// The profile's fit of autocast's cast to the target dtype (fp32 -> bf16 or fp16), if it has one.
+std::optional<hw::Measured<hw::KernelFit>> cast_fit(const Lowering& lowering) {
+  if (!lowering.rates) return std::nullopt;
+  if (lowering.target == cm::DType::kBFloat16) return lowering.rates->kernel(hw::kCastToBf16Kernel);
+  if (lowering.target == cm::DType::kFloat16) return lowering.rates->kernel(hw::kCastToFp16Kernel);
+  return std::nullopt;
+}
+
 // Autocast's casts for the lowered GEMM kernel kernels[i], when it is its op's first: the op's
 // weight-sized tensor, and its first input when the kernel before the op's kernels was not lowered
 // (its output is fp32). Their summed time, before the op's first kernel.
@@ -458,7 +496,10 @@ std::optional<CastNode> casts_of(const std::vector<Kernel>& kernels, std::size_t
   const bool input_fp32 = op_first == 0 || !kernels[op_first - 1].lowered;
   const int casts = 1 + input_fp32;
   change.casts += casts;
+  const auto fit = cast_fit(lowering);
+  if (fit) change.from_profile.insert(fit->figure);
   auto cast_time = [&](std::int64_t elements) {
+    if (fit) return nanos_from_double(fit->value.ns(static_cast<double>(elements)));
     const double bytes = static_cast<double>(elements) * (k.element_bytes + lowering.activation_bytes);
     return floor + nanos_from_double(bytes / change.cast_bandwidth_gbs);  // GB/s = bytes per ns
   };
@@ -505,8 +546,8 @@ void lower_group(std::vector<Kernel>& kernels, Nanos floor, graph::Dfg& dfg, con
 
 PrecisionChange precision(Workload& workload, const Precision& options) {
   const cm::DType target = parse_target(options.dtype);
-  const Lowering lowering{target, cm::dtype_bytes(target), std::max(cm::dtype_bytes(target), 2),
-                          parse_classes(options.classes)};
+  Lowering lowering{target, cm::dtype_bytes(target), std::max(cm::dtype_bytes(target), 2),
+                    parse_classes(options.classes)};
   graph::Dfg& dfg = workload.graph.dfg;
   const auto catalog = cm::DeviceCatalog::load_directory(options.device_dir);
   const cm::DeviceSpec* device = options.device.empty() ? nullptr : &catalog.get(options.device, "device");
@@ -516,6 +557,10 @@ PrecisionChange precision(Workload& workload, const Precision& options) {
       throw OptionError("precision_dtype", options.dtype,
                         "the trace's GPU (" + spec->name + ") has no " + cm::to_string(target) +
                             " arithmetic: its spec lists no peak for it");
+  hw::DeviceRates rates;
+  if (!options.device_profile.empty())
+    for (const cm::DeviceSpec* spec : kernels.specs) rates = hw::load_device_rates(options.device_profile, spec, catalog);
+  if (rates.profiled()) lowering.rates = &rates;
   PrecisionChange change;
   change.dtype = target;
   if (!kernels.specs.empty()) {

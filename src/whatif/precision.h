@@ -77,6 +77,10 @@ struct Precision {
   // The GPU the kernels' replay times are for: "" for the one each ran on; after a --device
   // re-timing, its target (a catalog name), whose peaks and bandwidth then price the lowering.
   std::string device;
+  // A device profile of that GPU (hw/device_profile.h; "" none): its measured GEMM throughput per
+  // dtype and math mode, elementwise bandwidth and cast curves replace the datasheet priors above
+  // (hw/device_rates.h; docs/executor.md, "How the cost models use the device profile").
+  std::string device_profile;
 };
 
 struct PrecisionChange {
@@ -99,12 +103,21 @@ struct PrecisionChange {
   // outside every span of lowered ops (data preparation, optimizer step).
   std::size_t already_at_dtype = 0, kept_fp32 = 0, outside_span = 0;
   Nanos gpu_before = 0, gpu_after = 0;  // summed replay time of kernels, copies and memsets
+  // The figures of the device profile the pricing used ("gemm bf16/default", "cast_fp32_bf16");
+  // empty without one.
+  std::set<std::string> from_profile;
 };
 
+// With a device profile (Precision::device_profile), a GEMM/conv kernel whose origin and target
+// arithmetic the profile both measured is priced with P_origin and P_target its measured FLOP/s
+// at the op's FLOPs per call (the largest sample's without shapes), BW the profile's elementwise
+// bandwidth where it has one, and a cast of n elements at the profile's cast fit
+// (latency + n x ns_per_element) in place of f + bytes / bandwidth; the other figures keep their
+// priors (whether a kernel is lowered at all still follows the datasheet's peaks).
 // Re-times the workload's kernels in place. Throws OptionError for a dtype that is not a narrower
 // float or that the GPU has no arithmetic for (its spec lists no peak for it: fp8 before Hopper,
 // bf16 before Ampere), and for an unknown class; InputError for a kernel whose GPU the catalog does
-// not know, and for bad spec files.
+// not know, for bad spec files, and for a device profile that is malformed or of another GPU.
 PrecisionChange precision(Workload& workload, const Precision& options);
 
 }  // namespace dpro::whatif

@@ -36,12 +36,12 @@ TEST_CASE("calibration on the GPU: figures of a GPU, and the profile printed", "
   CHECK(p.launch.host_ns_per_launch < 50'000);
   REQUIRE(p.copies.size() == 3);
   for (const CopyCurve& c : p.copies) {
-    INFO(copy_kind_name(c.kind) << ": " << c.latency_ns << " ns + bytes / " << c.bandwidth_gbps << " GB/s");
+    INFO(hw::to_string(c.kind) << ": " << c.latency_ns << " ns + bytes / " << c.bandwidth_gbps << " GB/s");
     CHECK(c.bandwidth_gbps > 1);
     CHECK(c.latency_ns < 100'000);
   }
   for (const GemmSample& g : p.gemms) {
-    INFO(to_string(g.dtype) << " " << math_mode_name(g.math) << " " << g.m << ": " << g.tflops << " TFLOP/s");
+    INFO(hw::to_string(g.dtype) << " " << hw::to_string(g.math) << " " << g.m << ": " << g.tflops << " TFLOP/s");
     CHECK(g.tflops > 0.5);
   }
   for (const KernelCurve& c : p.kernels) {

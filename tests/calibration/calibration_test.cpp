@@ -23,7 +23,7 @@ bool near(double got, double want) { return std::abs(got - want) <= kTolerance *
 
 const CopyCurve& curve_of(const DeviceProfile& p, CopyKind kind) {
   for (const CopyCurve& c : p.copies) {
-    if (c.kind == kind) return c;
+    if (c.kind == profile_direction(kind)) return c;
   }
   FAIL("no copy curve " << copy_kind_name(kind));
   return p.copies.front();
@@ -85,16 +85,16 @@ TEST_CASE("calibration: GEMM throughput per dtype and math mode at each shape", 
   REQUIRE(p.gemms.size() == o.gemm_variants.size() * o.gemm_shapes.size());
   for (const GemmSample& g : p.gemms) {
     const double flops = 2.0 * g.m * g.n * g.k * g.batch;
-    const double rate = g.dtype != DType::kF32 ? 100e3 : g.math == MathMode::kTF32 ? 50e3 : 25e3;  // flops/ns
+    const double rate = g.dtype != hw::DType::kFloat32 ? 100e3 : g.math == hw::GemmMath::kTF32 ? 50e3 : 25e3;  // flops/ns
     const double ns = 2'000 + flops / rate;
-    INFO(to_string(g.dtype) << " " << math_mode_name(g.math) << " " << g.m << "x" << g.n << "x" << g.k << "x" << g.batch
+    INFO(hw::to_string(g.dtype) << " " << hw::to_string(g.math) << " " << g.m << "x" << g.n << "x" << g.k << "x" << g.batch
                             << ": " << g.ns << " ns, " << g.tflops << " TFLOP/s");
     CHECK(near(static_cast<double>(g.ns), ns));
     CHECK(near(g.tflops, flops / ns / 1e3));
   }
   // The 8192^3 half-precision GEMMs come within 0.1 % of the fake's 100 TFLOP/s.
   const GemmSample& big_fp16 = p.gemms[2 * o.gemm_shapes.size() + 2];
-  REQUIRE(big_fp16.dtype == DType::kF16);
+  REQUIRE(big_fp16.dtype == hw::DType::kFloat16);
   REQUIRE(big_fp16.m == 8192);
   CHECK(big_fp16.tflops == Approx(100).epsilon(0.001));
 }

@@ -75,12 +75,12 @@ TEST_CASE("device profile: a calibrated profile survives the JSON round trip", "
   CHECK(back.device == "timed fake");
   CHECK(back.repetitions == 7);
   REQUIRE(back.copies.size() == 3);
-  CHECK(back.copies[2].kind == CopyKind::kDeviceToDevice);
+  CHECK(back.copies[2].kind == hw::CopyDirection::kDeviceToDevice);
   CHECK(back.copies[0].bandwidth_gbps == p.copies[0].bandwidth_gbps);
   REQUIRE(back.gemms.size() == 8);
   CHECK(back.gemms[1].batch == 12);
-  CHECK(back.gemms[3].math == MathMode::kTF32);
-  CHECK(back.gemms[7].dtype == DType::kBF16);
+  CHECK(back.gemms[3].math == hw::GemmMath::kTF32);
+  CHECK(back.gemms[7].dtype == hw::DType::kBFloat16);
   REQUIRE(back.kernels.size() == 6);
   CHECK(back.kernels[5].kernel == "powersgd");
   CHECK(back.kernels[5].samples[1].elements == 1 << 16);

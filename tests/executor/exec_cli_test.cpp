@@ -3,6 +3,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <fstream>
+#include <iterator>
+
 #include "../cli/cli_run.h"
 #include "executor/device_profile.h"
 #include "trace_fixtures.h"
@@ -158,4 +162,111 @@ TEST_CASE("dpro-exec: validate's bad input is one line, exit 2") {
   CHECK(plan.code == 2);
   CHECK(lines(plan.out) == 1);
   CHECK(plan.out.find("plan.json") != std::string::npos);
+}
+
+// ---- the device profile in dpro-replay's pricing (hw/device_rates.h) -------------------------------
+
+namespace {
+
+dpro::test::Run replay_json(const std::string& args) {
+  return run_command(std::string(DPRO_REPLAY_BIN) + " replay -q " + args + " --json - 2>&1");
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// The fake's profile as an H100's (a V100's with `gpu`), with an edit.
+template <typename Edit>
+std::string h100_profile(const std::string& fake, const std::string& out, Edit edit, const char* gpu = "H100-SXM5-80GB") {
+  nlohmann::json j = nlohmann::json::parse(read_file(fake));
+  j["device"] = gpu;
+  edit(j);
+  test::write_text(out, j.dump(2));
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("dpro-replay --device-profile: calibrate --fake's figures price precision and compression; doubling bf16 throughput shortens the GEMMs") {
+  const std::string dir = test::fresh_dir("exec_device_profile");
+  REQUIRE(exec("calibrate --fake --quick -q --out " + dir + "/fake.json").code == 0);
+  // The fake device runs every kernel in 2 us: every dtype's GEMM has one rate, every cast and
+  // compression kernel costs a flat 2 us (no slope).
+  const std::string same = h100_profile(dir + "/fake.json", dir + "/h100.json", [](nlohmann::json&) {});
+  const std::string doubled = h100_profile(dir + "/fake.json", dir + "/h100x2.json", [](nlohmann::json& j) {
+    for (auto& g : j["gemms"])
+      if (g["dtype"] == "bf16") g["tflops"] = 2 * g["tflops"].get<double>();
+  });
+  const std::string trace = "traces/h100/resnet50-emit-nvtx-step --precision-dtype bf16";
+  const auto a = replay_json(trace + " --device-profile " + same), b = replay_json(trace + " --device-profile " + doubled),
+             prior = replay_json(trace);
+  REQUIRE(a.code == 0);
+  REQUIRE(b.code == 0);
+  REQUIRE(prior.code == 0);
+  const auto details = [](const test::Run& r) { return nlohmann::json::parse(r.out)["whatif"]["changes"]["precision"]; };
+  const nlohmann::json da = details(a), db = details(b), dp = details(prior);
+  CHECK_FALSE(dp.contains("from_profile"));
+  for (const char* figure : {"cast_fp32_bf16", "gemm bf16/default", "gemm fp32/tf32"}) {
+    INFO(figure);
+    const auto& used = da["from_profile"];
+    CHECK(std::find(used.begin(), used.end(), figure) != used.end());
+  }
+  const auto after = [&](const nlohmann::json& d, const char* cls) { return d["lowered"][cls]["after_ns"].get<std::int64_t>(); };
+  CHECK(after(db, "conv") < after(da, "conv"));  // compute-bound convolutions at twice the rate
+  CHECK(after(db, "gemm") <= after(da, "gemm"));
+  CHECK(after(db, "elementwise") == after(da, "elementwise"));  // no GEMM rate in them
+  CHECK(db["lowered"]["conv"]["kernels"] == da["lowered"]["conv"]["kernels"]);
+  // Each sized cast is the fake's 2 us, each unsized one the latency floor.
+  const std::int64_t casts = da["casts"], unsized = da["casts_unsized"], floor = da["latency_floor_ns"];
+  CHECK(da["cast_time_ns"].get<std::int64_t>() == 2'000 * (casts - unsized) + floor * unsized);
+
+  // Compression (DLRM on 8 V100s): the profile's top-k curve prices the compression kernels (1 ms each).
+  const std::string slow_topk = h100_profile(
+      dir + "/fake.json", dir + "/topk.json",
+      [](nlohmann::json& j) {
+        for (auto& k : j["kernels"])
+          if (k["kernel"] == "topk") k["latency_ns"] = 1e6;
+      },
+      "V100-SXM2-32GB");
+  const auto ct = replay_json("traces/dlrm-8xV100 --compress topk:0.01 --device-profile " + slow_topk);
+  const auto cp = replay_json("traces/dlrm-8xV100 --compress topk:0.01");
+  REQUIRE(ct.code == 0);
+  REQUIRE(cp.code == 0);
+  const auto topk = [](const test::Run& r) {
+    return nlohmann::json::parse(r.out)["whatif"]["changes"]["communication"]["compression"]["methods"]["topk"];
+  };
+  const nlohmann::json t = topk(ct), p = topk(cp);
+  CHECK(t["compress_from_profile"] == "topk:0.01");
+  CHECK_FALSE(p.contains("compress_from_profile"));
+  const std::int64_t n = t["collectives"], decompress = t["kernel_ns"].get<std::int64_t>() - 1'000'000 * n;
+  CHECK(decompress > 0);                                  // what the rule prices: decompression only
+  CHECK(decompress < p["kernel_ns"].get<std::int64_t>());  // the rule's compression is gone
+}
+
+TEST_CASE("dpro-replay --device-profile: another GPU's or a malformed profile is one line naming the file and item, exit 2") {
+  const std::string dir = test::fresh_dir("exec_device_profile_bad");
+  REQUIRE(exec("calibrate --fake --quick -q --out " + dir + "/fake.json").code == 0);
+  const auto fake = run_command(std::string(DPRO_REPLAY_BIN) + " replay -q traces/h100/resnet50 --precision-dtype bf16 --device-profile " +
+                                dir + "/fake.json 2>&1");
+  CHECK(fake.code == 2);
+  CHECK(lines(fake.out) == 1);
+  CHECK(fake.out.find(dir + "/fake.json") != std::string::npos);
+  CHECK(fake.out.find("'fake'") != std::string::npos);
+  CHECK(fake.out.find("H100-SXM5-80GB") != std::string::npos);
+  const std::string a100 = h100_profile(dir + "/fake.json", dir + "/a100.json", [](nlohmann::json& j) { j["device"] = "A100-SXM4-80GB"; });
+  const auto other = run_command(std::string(DPRO_REPLAY_BIN) + " replay -q traces/dlrm-8xV100 --compress fp16 --device-profile " + a100 + " 2>&1");
+  CHECK(other.code == 2);
+  CHECK(other.out.find("A100-SXM4-80GB") != std::string::npos);
+  const std::string bad = h100_profile(dir + "/fake.json", dir + "/bad.json", [](nlohmann::json& j) { j["gemms"][0]["tflops"] = -1; });
+  const auto malformed = run_command(std::string(DPRO_REPLAY_BIN) + " replay -q traces/h100/resnet50 --precision-dtype bf16 --device-profile " +
+                                     bad + " 2>&1");
+  CHECK(malformed.code == 2);
+  CHECK(lines(malformed.out) == 1);
+  CHECK(malformed.out.find("bad.json") != std::string::npos);
+  CHECK(malformed.out.find("gemms[0].tflops") != std::string::npos);
+  const auto alone = run_command(std::string(DPRO_REPLAY_BIN) + " replay -q traces/h100/resnet50 --device-profile " + bad + " 2>&1");
+  CHECK(alone.code == 2);
+  CHECK(alone.out.find("--device-profile") != std::string::npos);
 }

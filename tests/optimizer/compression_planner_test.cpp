@@ -21,7 +21,7 @@ namespace {
 const char* kAllReduceTrace = "traces/hta/a100-ws2-rank0-nccl.json.gz";
 
 ResourcePaths paths() {
-  return {costmodel::default_model_path(), costmodel::default_device_dir(), test::source_path("configs/clusters")};
+  return {costmodel::default_model_path(), costmodel::default_device_dir(), test::source_path("configs/clusters"), ""};
 }
 
 // A job under `settings` (--set), conditioned as the optimize command does it.

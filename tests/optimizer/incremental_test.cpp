@@ -19,7 +19,7 @@ using namespace dpro::optimizer;
 namespace {
 
 ResourcePaths paths() {
-  return {costmodel::default_model_path(), costmodel::default_device_dir(), test::source_path("configs/clusters")};
+  return {costmodel::default_model_path(), costmodel::default_device_dir(), test::source_path("configs/clusters"), ""};
 }
 
 // A job under its conditions with the full space of every strategy that applies.

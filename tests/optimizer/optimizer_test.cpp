@@ -23,7 +23,7 @@ namespace {
 const char* kAllReduceTrace = "traces/hta/a100-ws2-rank0-nccl.json.gz";
 
 ResourcePaths paths() {
-  return {costmodel::default_model_path(), costmodel::default_device_dir(), test::source_path("configs/clusters")};
+  return {costmodel::default_model_path(), costmodel::default_device_dir(), test::source_path("configs/clusters"), ""};
 }
 
 // The job under `conditions` (condition_rewrites applied), as the optimize command builds it.

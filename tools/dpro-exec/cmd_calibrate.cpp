@@ -15,11 +15,12 @@ class CalibrateCommand final : public Command {
   CLI::App* add_to(CLI::App& parent) override {
     CLI::App* sub = parent.add_subcommand(
         "calibrate",
-        "Measure the GPU and write its device profile (JSON, src/executor/device_profile.h): empty-kernel\n"
+        "Measure the GPU and write its device profile (JSON, src/hw/device_profile.h): empty-kernel\n"
         "launch cost (GPU and host), copy bandwidths (h2d, d2h, d2d), GEMM throughput per dtype and math mode\n"
         "(fp32, TF32, fp16, bf16) at square and transformer shapes, cast and compression kernel costs, and how\n"
         "closely the stand-in kernel meets a requested duration (5 us to 5 ms). Each figure: the median of\n"
-        "--repetitions timed runs after warm-up. The cost models do not read the profile yet.");
+        "--repetitions timed runs after warm-up. 'dpro-replay replay|optimize --device-profile FILE' prices\n"
+        "precision and compression on this GPU with it (docs/executor.md).");
     sub->add_option("--out", out_, "the profile file to write ('-' = stdout)")->required();
     sub->add_option("--repetitions", repetitions_, "timed runs per figure (the median is kept; 1 to 1000)")
         ->check(CLI::Range(1, 1000));

@@ -41,7 +41,7 @@ void apply_plan(const ExecFlags& flags, Job& job) {
   const cli::ResourcePaths& r = cli::resource_paths();
   std::vector<whatif::Rewrite> rewrites;
   try {
-    rewrites = optimizer::decision_rewrites(plan.conditions, plan.decisions, {r.model_path, r.device_dir, r.cluster_dir});
+    rewrites = optimizer::decision_rewrites(plan.conditions, plan.decisions, {r.model_path, r.device_dir, r.cluster_dir, ""});
   } catch (const OptionError& e) {
     throw InputError(flags.plan_path, "decisions: " + e.option() + (e.value().empty() ? "" : " " + e.value()), e.message());
   }

@@ -121,6 +121,7 @@ class OptimizeCommand final : public Command {
     const optimizer::ResourcePaths paths = whatifs_.paths();
     space_options.device = conditions.device;
     space_options.device_dir = paths.device_dir;
+    space_options.device_profile = paths.device_profile;
     check_output_paths({{"--json", json_path_}, {"--plan-out", plan_path_}, {"--html", html_path_}},
                        command_line_values(*command_, {"--json", "--plan-out", "--html"}), force_);
     const bool tty = !quiet_ && isatty(STDERR_FILENO);

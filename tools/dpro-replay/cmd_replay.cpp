@@ -249,6 +249,7 @@ class ReplayCommand final : public Command {
         {"--costmodel", {"--device"}},
         {"--device-specs", {"--device", "--compress", "--precision-dtype"}},
         {"--precision-classes", {"--precision-dtype"}},
+        {"--device-profile", {"--device", "--precision-dtype", "--compress", "--plan"}},
     };
     for (const auto& [option, needs] : kNeeds) {
       if (!given(option) || std::any_of(needs.begin(), needs.end(), given)) continue;

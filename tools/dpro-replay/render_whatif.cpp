@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <set>
+#include <string>
+
 #include "core/strings.h"
 #include "costmodel/learned_model.h"
 
@@ -105,7 +108,18 @@ std::string largest_undescribed(const whatif::DeviceChange& c) {
   return out;
 }
 
-std::string summary_of(const whatif::DeviceChange& c) {
+// " Copies from the device profile: copy h2d: 12 copies, 1.2 ms -> 0.8 ms." ("" without a profile).
+std::string profiled_copies_note(const whatif::DeviceChange& c) {
+  if (c.copies_from_profile.empty()) return "";
+  std::string out = " Copies from the device profile:";
+  for (const auto& [figure, p] : c.copies_from_profile)
+    out += fmt::format(" {}: {} copies, {} -> {};", figure, p.copies, format_duration(p.before),
+                       format_duration(p.after));
+  out.back() = '.';
+  return out;
+}
+
+std::string device_summary(const whatif::DeviceChange& c) {
   using cm::PricedBy;
   return fmt::format(
       "--device {}{}: re-timed {} GPU ops ({} measured). {}Learned compact-AST model: {}{}{}. "
@@ -130,6 +144,8 @@ std::string summary_of(const whatif::DeviceChange& c) {
                      : "",
       count_of(c.undescribable_kernels, "kernel"), undescribed_priced_by(c), math_note(c), largest_undescribed(c));
 }
+
+std::string summary_of(const whatif::DeviceChange& c) { return device_summary(c) + profiled_copies_note(c); }
 
 nlohmann::json details_of(const whatif::DeviceChange& c) {
   nlohmann::json j = {{"target", c.target}};
@@ -168,6 +184,8 @@ nlohmann::json details_of(const whatif::DeviceChange& c) {
   j["undescribed_by_op"] = nlohmann::json::array();
   for (const auto& [name, v] : c.sorted_undescribed())
     j["undescribed_by_op"].push_back({{"op", name}, {"kernels", v.first}, {"measured_ns", v.second}});
+  for (const auto& [figure, p] : c.copies_from_profile)
+    j["copies_from_profile"][figure] = {{"copies", p.copies}, {"before_ns", p.before}, {"after_ns", p.after}};
   return j;
 }
 
@@ -241,6 +259,8 @@ std::string describe_compression(const whatif::CommChange& c) {
                         first ? "" : "; ", comm::to_string(method), m.collectives, mib(m.wire_bytes_before),
                         mib(m.wire_bytes_after), format_duration(m.comm_before), format_duration(m.comm_after),
                         format_duration(m.kernel_time), mib(m.residual_bytes));
+    if (!m.compress_from_profile.empty())
+      text += fmt::format(" (compression kernels: the device profile's {} curve)", m.compress_from_profile);
     first = false;
   }
   if (s.uncompressed) text += fmt::format("; {} left uncompressed", s.uncompressed);
@@ -256,11 +276,13 @@ std::string describe_compression(const whatif::CommChange& c) {
 nlohmann::json compression_details(const comm::CompressionStats& s) {
   using nlohmann::json;
   json methods = json::object();
-  for (const auto& [method, m] : s.by_method)
+  for (const auto& [method, m] : s.by_method) {
     methods[comm::to_string(method)] = {{"collectives", m.collectives},         {"wire_bytes_before", m.wire_bytes_before},
                                         {"wire_bytes_after", m.wire_bytes_after}, {"transfer_before_ns", m.comm_before},
                                         {"transfer_after_ns", m.comm_after},     {"kernel_ns", m.kernel_time},
                                         {"residual_bytes_per_rank", m.residual_bytes}};
+    if (!m.compress_from_profile.empty()) methods[comm::to_string(method)]["compress_from_profile"] = m.compress_from_profile;
+  }
   return {{"allreduces", s.allreduces},
           {"uncompressed", s.uncompressed},
           {"single_rank", s.single_rank},
@@ -447,12 +469,20 @@ void warn_of(const whatif::OpFusionChange&, Logger&) {}
 
 // ---- precision ---------------------------------------------------------------------------------
 
+// " Measured by the device profile: a, b." (empty without a profile: the report stays as it was).
+std::string from_profile_text(const std::set<std::string>& figures) {
+  if (figures.empty()) return "";
+  std::string out = " From the device profile: ";
+  for (const std::string& f : figures) out += (f == *figures.begin() ? "" : ", ") + f;
+  return out + ".";
+}
+
 std::string summary_of(const whatif::PrecisionChange& c) {
   std::size_t kernels = 0;
   for (const auto& [cls, t] : c.lowered) kernels += t.kernels;
-  return fmt::format("precision {} on {}: {} kernels lowered, {} casts ({}); GPU work {} -> {}.",
+  return fmt::format("precision {} on {}: {} kernels lowered, {} casts ({}); GPU work {} -> {}.{}",
                      cm::to_string(c.dtype), c.device, kernels, c.casts, format_duration(c.cast_time),
-                     format_duration(c.gpu_before), format_duration(c.gpu_after));
+                     format_duration(c.gpu_before), format_duration(c.gpu_after), from_profile_text(c.from_profile));
 }
 
 nlohmann::json details_of(const whatif::PrecisionChange& c) {
@@ -470,6 +500,7 @@ nlohmann::json details_of(const whatif::PrecisionChange& c) {
                       {"outside_span", c.outside_span},
                       {"gpu_before_ns", c.gpu_before},
                       {"gpu_after_ns", c.gpu_after}};
+  if (!c.from_profile.empty()) j["from_profile"] = c.from_profile;
   j["lowered"] = nlohmann::json::object();
   for (const auto& [cls, t] : c.lowered)
     j["lowered"][whatif::to_string(cls)] = {

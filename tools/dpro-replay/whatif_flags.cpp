@@ -23,6 +23,12 @@ void WhatIfFlags::add_to(CLI::App& replay, Flags flags) {
   replay.add_option("--precision-classes", precision_classes_,
                     "Op classes --precision-dtype lowers: gemm, conv, elementwise, all (default: all; repeatable)")
       ->allow_extra_args(false);
+  replay.add_option("--device-profile", device_profile_,
+                    "A device profile of the GPU the what-ifs price work on (the trace's, or --device's), written by\n"
+                    "'dpro-exec calibrate': its measured GEMM throughput per dtype and math mode, elementwise bandwidth,\n"
+                    "cast and compression kernel curves replace the priors of the precision and gradient compression\n"
+                    "what-ifs (the optimizer's too), its copy bandwidths re-time the copies of a --device re-timing.\n"
+                    "A profile of another GPU is an error (docs/executor.md)");
   replay.add_option("--cluster", comm_.cluster, "Re-time NCCL ops for this cluster (a name in --clusters-dir)");
   replay.add_option("--origin-cluster", comm_.origin_cluster,
                     "Cluster the trace was recorded on (default: guessed from its GPUs)");
@@ -59,7 +65,11 @@ std::vector<whatif::Rewrite> WhatIfFlags::rewrites() const {
   std::vector<whatif::Rewrite> out;
   std::vector<std::string> cluster;
   if (auto host = whatif::host_retime_from_settings(comm_.settings, &cluster)) out.emplace_back(*host);
-  if (device_enabled()) out.emplace_back(device_);
+  if (device_enabled()) {
+    whatif::DeviceRetime device = device_;
+    device.device_profile = device_profile_;
+    out.emplace_back(std::move(device));
+  }
   if (precision_enabled()) {
     // After a --device re-timing the kernels' times are the target's: the lowering is priced there.
     whatif::Precision precision;
@@ -67,6 +77,7 @@ std::vector<whatif::Rewrite> WhatIfFlags::rewrites() const {
     if (!precision_classes_.empty()) precision.classes = precision_classes_;
     precision.device_dir = device_.device_dir;
     precision.device = device_.device;
+    precision.device_profile = device_profile_;
     out.emplace_back(std::move(precision));
   }
   if (comm_enabled()) {
@@ -75,6 +86,8 @@ std::vector<whatif::Rewrite> WhatIfFlags::rewrites() const {
     if (!compress_.empty()) {
       comm.compression = comm::parse_compression(compress_);
       comm.compression->devices_dir = device_.device_dir;
+      comm.compression->device_profile = device_profile_;
+      comm.compression->device = device_.device;
     }
     out.emplace_back(std::move(comm));
   }
@@ -160,7 +173,7 @@ WhatIfFlags WhatIfFlags::at(const whatif::SweepPoint& point) const {
 }
 
 optimizer::ResourcePaths WhatIfFlags::paths() const {
-  return {device_.model_path, device_.device_dir, comm_.clusters_dir};
+  return {device_.model_path, device_.device_dir, comm_.clusters_dir, device_profile_};
 }
 
 InputError with_flag(const OptionError& e) {

@@ -61,6 +61,7 @@ class WhatIfFlags {
   std::string precision_dtype_;
   std::string ranks_list_;  // kSweep: --ranks as given ("8,16,64")
   std::vector<std::string> precision_classes_;
+  std::string device_profile_;  // --device-profile
 };
 
 // The error as the user sees it: the library's option name as its flag ("bucket_mb" ->

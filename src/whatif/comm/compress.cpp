@@ -249,7 +249,24 @@ void validate(const Compression& compression) {
   }
 }
 
-GpuRates measure_gpu_rates(const graph::Dfg& dfg, const trace::TraceSet& traces, const std::string& devices_dir) {
+std::optional<hw::Measured<hw::KernelFit>> profiled_compression(const CompressionSpec& spec, int element_bytes,
+                                                                const GpuRates& rates) {
+  const hw::DeviceRates& m = rates.measured;
+  switch (spec.method) {
+    case CompressionMethod::kFp16: return element_bytes > 2 ? m.kernel(hw::kCastToFp16Kernel) : std::nullopt;
+    case CompressionMethod::kBf16: return element_bytes > 2 ? m.kernel(hw::kCastToBf16Kernel) : std::nullopt;
+    case CompressionMethod::kTopK: return m.kernel("topk", spec.ratio);
+    case CompressionMethod::kRandomK: return m.kernel("randomk", spec.ratio);
+    case CompressionMethod::kEfSignSgd: return m.kernel("signpack");
+    case CompressionMethod::kPowerSgd: return m.kernel("powersgd", spec.rank);
+    case CompressionMethod::kNone:
+    case CompressionMethod::kDgc: return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+GpuRates measure_gpu_rates(const graph::Dfg& dfg, const trace::TraceSet& traces, const std::string& devices_dir,
+                           const std::string& device_profile, const std::string& device) {
   GpuRates rates;
   const std::string dir = devices_dir.empty() ? hw::DeviceCatalog::default_directory() : devices_dir;
   const hw::DeviceSpec* spec = nullptr;
@@ -258,6 +275,11 @@ GpuRates measure_gpu_rates(const graph::Dfg& dfg, const trace::TraceSet& traces,
   if (catalog)
     for (const std::string& name : traces.gpu_names())
       if (!spec) spec = catalog->find(name);
+  if (!device_profile.empty()) {
+    if (!catalog) throw InputError(dir, "", "no device catalog here, which a device profile's GPU is looked up in");
+    const hw::DeviceSpec* on = device.empty() ? spec : &catalog->get(device, "device");
+    rates.measured = hw::load_device_rates(device_profile, on, *catalog);
+  }
   if (spec) rates.gpu = spec->name;
   rates.fp32_tflops = spec ? spec->peak_flops(hw::DType::kFloat32) / 1e12 : kFallbackFp32Tflops;
 
@@ -348,7 +370,8 @@ MethodCost price_method(const CompressionSpec& spec, const BucketShape& b, const
   double new_us = 0;
   for (const std::int64_t m : plan.messages) new_us += target.estimate({plan.op, m, where}).time_us;
   cost.transfer = old_us > 0 ? nanos_from_double(static_cast<double>(b.transfer) * new_us / old_us) : b.transfer;
-  cost.compress = kernel_time(plan.compress, rates);
+  const auto profiled = profiled_compression(spec, b.element_bytes, rates);
+  cost.compress = profiled ? nanos_from_double(profiled->value.ns(n)) : kernel_time(plan.compress, rates);
   cost.decompress = kernel_time(plan.decompress, rates);
   cost.wire_bytes = plan.wire_bytes;
   cost.residual_bytes = plan.residual_bytes;
@@ -373,7 +396,7 @@ CompressionStats compress_allreduces(graph::BuiltGraph& built, std::vector<CommO
   const std::vector<FoundBucket> found = find_buckets(dfg, ops, traces, bucket_end, ranks);
   if (std::none_of(ops.begin(), ops.end(), [](const CommOp& op) { return op.op == CollectiveOp::kAllReduce && op.bytes; }))
     return stats;
-  stats.rates = measure_gpu_rates(dfg, traces, compression.devices_dir);
+  stats.rates = measure_gpu_rates(dfg, traces, compression.devices_dir, compression.device_profile, compression.device);
 
   graph::Editor editor(built);
   std::map<std::pair<std::size_t, std::pair<CompressionMethod, int>>, std::int64_t> residual;  // per (rank, method, iteration)
@@ -401,6 +424,8 @@ CompressionStats compress_allreduces(graph::BuiltGraph& built, std::vector<CommO
     stats.kernels_inserted += 2;
 
     MethodStats& m = stats.by_method[spec.method];
+    if (const auto profiled = profiled_compression(spec, b.shape.element_bytes, stats.rates))
+      m.compress_from_profile = profiled->figure;
     ++m.collectives;
     m.wire_bytes_before += b.shape.bytes;
     m.wire_bytes_after += cost.wire_bytes;

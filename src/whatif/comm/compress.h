@@ -31,6 +31,10 @@
 //   GpuRates) and the GEMM rate the GPU's fp32 peak x kGemmEfficiency. PowerSGD's three GEMMs
 //   (P = MQ before, Q = M^T P and M ~ P Q^T after; the orthogonalisation of P after) are all
 //   priced, the middle one in the decompression kernel: on one stream the sum is the same.
+//   With a device profile of the GPU, the compression kernel is the profile's measured curve of the
+//   method (latency + n x ns_per_element: fp16/bf16 the fp32 casts, top-k and random-k the curve of
+//   the nearest density, EF-SignSGD signpack, PowerSGD the nearest rank; DGC has none) in place of
+//   the rule above; decompression keeps the rule (calibrate measures no decompression).
 //
 // - Memory. Methods with error feedback (all but fp16/bf16) keep a 4n-byte residual per
 //   gradient on each rank, and move it twice per step (read before compressing, written
@@ -44,6 +48,7 @@
 #include "costmodel/comm/collective_model.h"
 #include "costmodel/comm/comm_ops.h"
 #include "graph/builder.h"
+#include "hw/device_rates.h"
 #include "trace/event.h"
 
 namespace dpro::comm {
@@ -66,6 +71,11 @@ struct Compression {
   // order: the last layers' gradients first); empty: `all` for every bucket.
   std::vector<CompressionSpec> per_bucket;
   std::string devices_dir;                 // GPU spec files ("": hw::DeviceCatalog::default_directory())
+  // A device profile (hw/device_profile.h; "" none) of the GPU the kernels run on: `device` (a
+  // catalog name, after a --device re-timing) or, "", the trace's. Its cast and compression curves
+  // price the compression kernels (GpuRates::measured).
+  std::string device_profile;
+  std::string device;
 };
 
 // "fp16", "topk:0.01", "powersgd:4"; several separated by ',' are a method per bucket
@@ -102,10 +112,18 @@ struct GpuRates {
   std::string bandwidth_source;     // "measured", "datasheet <GPU>", "fallback"
   double fp32_tflops = 0;           // peak of the GPU the trace ran on
   std::string gpu;                  // catalog name; "" when unknown
+  hw::DeviceRates measured;         // a device profile's figures (none without one)
 };
 // From the graph's elementwise kernels at their current replay durations (after a --device
-// re-timing: the target GPU's) and the catalog's spec of the trace's GPU.
-GpuRates measure_gpu_rates(const graph::Dfg& dfg, const trace::TraceSet& traces, const std::string& devices_dir);
+// re-timing: the target GPU's) and the catalog's spec of the trace's GPU; with `device_profile`
+// ("" none), its figures for the GPU `device` (a catalog name; "": the trace's). Throws InputError
+// for a malformed profile or one of another GPU.
+GpuRates measure_gpu_rates(const graph::Dfg& dfg, const trace::TraceSet& traces, const std::string& devices_dir,
+                           const std::string& device_profile = "", const std::string& device = "");
+// The profile's curve that prices `spec`'s compression kernel on gradients of `element_bytes`-wide
+// elements; nullopt without one (then the rule above prices it).
+std::optional<hw::Measured<hw::KernelFit>> profiled_compression(const CompressionSpec& spec, int element_bytes,
+                                                                const GpuRates& rates);
 
 // What one method did; times summed over ranks and steps, bytes summed over ranks and steps of
 // what each rank sends, residual per rank.
@@ -117,6 +135,7 @@ struct MethodStats {
   Nanos comm_after = 0;
   Nanos kernel_time = 0;                 // compression + decompression kernels added
   std::int64_t residual_bytes = 0;       // error-feedback residual per rank (the largest step's)
+  std::string compress_from_profile;     // the device profile's curve that priced its compression kernels ("" none)
 };
 
 struct CompressionStats {

@@ -1,0 +1,214 @@
+// The device profile in the what-ifs' pricing (hw/device_rates.h): the lookup's choices, precision
+// and compression priced from a profile's measured figures, and a profile of another GPU refused.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <map>
+#include <cstdlib>
+#include <string>
+
+#include "core/error.h"
+#include "costmodel/paths.h"
+#include "hw/cluster.h"
+#include "hw/device_rates.h"
+#include "whatif/comm/compress.h"
+#include "whatif/device_retime.h"
+#include "whatif/precision.h"
+#include "workload_fixtures.h"
+
+using namespace dpro;
+
+namespace {
+
+constexpr const char* kH100 = "H100-SXM5-80GB";
+
+hw::GemmSample gemm(std::int64_t m, hw::DType dtype, hw::GemmMath math, double tflops) {
+  hw::GemmSample g;
+  g.m = g.n = g.k = m;
+  g.dtype = dtype;
+  g.math = math;
+  g.tflops = tflops;
+  g.ns = static_cast<Nanos>(2.0 * m * m * m / (tflops * 1e3));
+  return g;
+}
+
+hw::KernelCurve curve(const std::string& kernel, double param, double latency, double slope) {
+  hw::KernelCurve c;
+  c.kernel = kernel;
+  c.param = param;
+  c.latency_ns = latency;
+  c.ns_per_element = slope;
+  return c;
+}
+
+// An H100 profile whose fp32 GEMMs (plain and TF32) run at 1 TFLOP/s and bf16 ones at `bf16_tflops`;
+// casts cost a flat 3 us (no slope: no elementwise bandwidth, which keeps the datasheet's).
+hw::DeviceProfile h100_profile(double bf16_tflops) {
+  hw::DeviceProfile p;
+  p.device = kH100;
+  p.date = "2026-11-26T18:00:00Z";
+  p.repetitions = 3;
+  p.launch = {2'000, 2'500, 200};
+  p.gemms = {gemm(1024, hw::DType::kFloat32, hw::GemmMath::kDefault, 1),
+             gemm(1024, hw::DType::kFloat32, hw::GemmMath::kTF32, 1),
+             gemm(1024, hw::DType::kBFloat16, hw::GemmMath::kDefault, bf16_tflops)};
+  p.kernels = {curve(hw::kCastToBf16Kernel, 0, 3'000, 0), curve("topk", 0.01, 40'000, 0.5),
+               curve("topk", 0.1, 90'000, 0.9), curve("powersgd", 4, 100'000, 0.25)};
+  return p;
+}
+
+std::string write_profile(const std::string& dir, const std::string& name, const hw::DeviceProfile& p) {
+  const std::string path = dir + "/" + name;
+  hw::write_device_profile(path, p, true);
+  return path;
+}
+
+whatif::Precision bf16(const std::string& profile) {
+  whatif::Precision p;
+  p.dtype = "bf16";
+  p.device_dir = costmodel::default_device_dir();
+  p.device_profile = profile;
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("device rates: the GEMM sample nearest in FLOPs per call, the curve nearest in its parameter") {
+  hw::DeviceProfile p = h100_profile(2);
+  p.gemms.push_back(gemm(8192, hw::DType::kBFloat16, hw::GemmMath::kDefault, 600));
+  const hw::DeviceRates rates(std::make_shared<const hw::DeviceProfile>(p));
+  const double small = 2.0 * 1024 * 1024 * 1024, big = 2.0 * 8192 * 8192 * 8192;
+  CHECK(rates.gemm_flops(hw::DType::kBFloat16, small / 3)->value == Approx(2e12));
+  CHECK(rates.gemm_flops(hw::DType::kBFloat16, big * 3)->value == Approx(600e12));
+  CHECK(rates.gemm_flops(hw::DType::kBFloat16, std::nullopt)->value == Approx(600e12));  // the largest
+  CHECK(rates.gemm_flops(hw::DType::kTensorFloat32, small)->figure == "gemm fp32/tf32");
+  CHECK_FALSE(rates.gemm_flops(hw::DType::kFloat16, small));  // not measured: the caller's prior
+  CHECK_FALSE(rates.gemm_flops(hw::DType::kFloat8, small));
+  CHECK(rates.kernel("topk", 0.02)->value.latency_ns == 40'000);
+  CHECK(rates.kernel("topk", 0.2)->figure == "topk:0.1");
+  CHECK_FALSE(rates.kernel("signpack"));
+  CHECK_FALSE(rates.elementwise_bytes_per_ns());  // the cast's fit has no slope
+  p.kernels[0].ns_per_element = 0.002;            // 6 bytes per 2 ps: 3000 GB/s
+  CHECK(hw::DeviceRates(std::make_shared<const hw::DeviceProfile>(p)).elementwise_bytes_per_ns()->value == Approx(3000));
+  CHECK(rates.launch_ns()->value == 2'000);
+  CHECK_FALSE(hw::DeviceRates().gemm_flops(hw::DType::kFloat32, small));
+}
+
+TEST_CASE("device rates: a profile of another GPU, or of a GPU the catalog does not know, is refused") {
+  const std::string dir = test::fresh_dir("device_rates");
+  const auto catalog = hw::DeviceCatalog::load_directory(costmodel::default_device_dir());
+  hw::DeviceProfile p = h100_profile(2);
+  p.device = "NVIDIA H100 80GB HBM3";  // the CUDA name is an alias of the catalog's H100
+  CHECK(hw::load_device_rates(write_profile(dir, "alias.json", p), &catalog.get(kH100), catalog).profiled());
+  CHECK_FALSE(hw::load_device_rates("", &catalog.get(kH100), catalog).profiled());
+  for (const char* other : {"A100-SXM4-80GB", "fake"}) {
+    p.device = other;
+    const std::string file = write_profile(dir, std::string(other) + ".json", p);
+    try {
+      hw::load_device_rates(file, &catalog.get(kH100), catalog);
+      FAIL("no error for a profile of " << other);
+    } catch (const InputError& e) {
+      const std::string what = e.what();
+      CHECK(what.find(file) != std::string::npos);
+      CHECK(what.find("device") != std::string::npos);
+      CHECK(what.find(other) != std::string::npos);
+      CHECK(what.find(kH100) != std::string::npos);
+    }
+  }
+}
+
+TEST_CASE("precision from a profile: doubling bf16 GEMM throughput halves the re-priced GEMMs' time above the floor") {
+  const std::string dir = test::fresh_dir("precision_profile");
+  const whatif::Workload base = test::load_workload("traces/h100/resnet50-emit-nvtx-step");
+  whatif::Workload same = base, doubled = base;
+  // Same FLOP rate at fp32/TF32 and bf16: a GEMM priced from its op's FLOPs keeps its time (it is
+  // compute-bound at 1 TFLOP/s); one without shapes gets 0.5 x 1 + 0.5 x (2 / 4 bytes) = 0.75, and
+  // 0.5 x 0.5 + 0.25 = 0.5 at twice the bf16 rate. The capture (emit_nvtx) records shapes.
+  const whatif::PrecisionChange a = whatif::precision(same, bf16(write_profile(dir, "a.json", h100_profile(1))));
+  const whatif::PrecisionChange b = whatif::precision(doubled, bf16(write_profile(dir, "b.json", h100_profile(2))));
+  CHECK(a.from_profile ==
+        std::set<std::string>{"cast_fp32_bf16", "gemm bf16/default", "gemm fp32/default", "gemm fp32/tf32"});
+  const Nanos f = a.latency_floor;
+  REQUIRE(f > 0);
+  std::size_t halved = 0, two_thirds = 0, other = 0;
+  for (const graph::NodeId id : base.graph.dfg.node_ids()) {
+    const Nanos t0 = base.graph.dfg.node(id).duration, ta = same.graph.dfg.node(id).duration,
+                tb = doubled.graph.dfg.node(id).duration;
+    if (ta == tb) continue;  // kernels the GEMM rate does not price
+    INFO(base.graph.dfg.op_name(id) << ": " << t0 << " -> " << ta << " / " << tb << " ns");
+    const double r = static_cast<double>(tb - f) / static_cast<double>(ta - f);
+    if (std::abs(ta - t0) <= 1 && std::abs(static_cast<double>(tb - f) - 0.5 * (t0 - f)) <= 1) ++halved;
+    else if (std::abs(r - 0.5 / 0.75) < 0.01) ++two_thirds;
+    else ++other;
+  }
+  const auto described = [](const whatif::PrecisionChange& c) {
+    return c.lowered.at(whatif::OpClass::kGemm).described + c.lowered.at(whatif::OpClass::kConv).described;
+  };
+  CHECK(other == 0);
+  CHECK(halved > 0);
+  CHECK(halved == described(b));
+  INFO(two_thirds << " GEMM kernels without shapes (this capture describes every GEMM kernel's op)");
+  // Casts: the profile's flat 3 us each (those without shapes: the floor).
+  CHECK(b.casts > 0);
+  CHECK(b.cast_time == 3'000 * static_cast<Nanos>(b.casts - b.casts_unsized) + f * static_cast<Nanos>(b.casts_unsized));
+  CHECK(b.gpu_after < a.gpu_after);
+}
+
+TEST_CASE("compression from a profile: the compression kernel is the profile's curve, decompression keeps its rule") {
+  comm::GpuRates rates;
+  rates.bandwidth_gbs = 1000;
+  rates.fp32_tflops = 50;
+  const auto clusters = comm::ClusterCatalog::load_directory(test::source_path("configs/clusters"));
+  const comm::CollectiveModel model(clusters.get("dgx-h100"));
+  comm::BucketShape bucket{.bytes = 4 << 20, .element_bytes = 4, .group = 4, .transfer = 100'000};
+  const double n = 1 << 20;
+  const comm::CompressionSpec topk{comm::CompressionMethod::kTopK, 0.02, 4};
+  const comm::CompressionSpec psgd{comm::CompressionMethod::kPowerSgd, 0.01, 4};
+  const comm::CompressionSpec sign{comm::CompressionMethod::kEfSignSgd, 0.01, 4};
+  const comm::MethodCost prior = comm::price_method(topk, bucket, model, rates);
+  rates.measured = hw::DeviceRates(std::make_shared<const hw::DeviceProfile>(h100_profile(2)));
+  const comm::MethodCost measured = comm::price_method(topk, bucket, model, rates);
+  CHECK(measured.compress == nanos_from_double(40'000 + 0.5 * n));  // topk:0.01, the nearest density
+  CHECK(measured.decompress == prior.decompress);
+  CHECK(measured.transfer == prior.transfer);
+  CHECK(comm::price_method(psgd, bucket, model, rates).compress == nanos_from_double(100'000 + 0.25 * n));
+  CHECK(comm::profiled_compression(psgd, 4, rates)->figure == "powersgd:4");
+  CHECK_FALSE(comm::profiled_compression(sign, 4, rates));  // no signpack curve: the rule prices it
+}
+
+TEST_CASE("device re-timing with a profile of the target: copies take its fit, latency + bytes / bandwidth") {
+  const std::string dir = test::fresh_dir("device_retime_profile");
+  hw::DeviceProfile p = h100_profile(2);
+  p.device = "H200-SXM-141GB";
+  p.copies = {{hw::CopyDirection::kHostToDevice, 1'000, 10, {}},
+              {hw::CopyDirection::kDeviceToHost, 1'500, 20, {}},
+              {hw::CopyDirection::kDeviceToDevice, 500, 1'000, {}}};
+  whatif::Workload w = test::load_workload("traces/h100/resnet50-emit-nvtx-step");
+  whatif::DeviceRetime retime = test::device("H200-SXM-141GB");
+  retime.device_profile = write_profile(dir, "h200.json", p);
+  const whatif::DeviceChange change = whatif::device_retime(w, retime);
+  const graph::Dfg& dfg = w.graph.dfg;
+  std::map<std::string, std::size_t> checked;
+  for (const graph::NodeId id : dfg.node_ids()) {
+    const graph::Node& n = dfg.node(id);
+    const graph::OpDesc* op = dfg.op(id);
+    if (n.kind != graph::NodeKind::kMemcpy || !op || !op->bytes) continue;
+    const std::string_view name = w.traces->strings.view(n.name);
+    for (const auto& c : p.copies) {
+      const char* word = c.kind == hw::CopyDirection::kHostToDevice   ? "HtoD"
+                         : c.kind == hw::CopyDirection::kDeviceToHost ? "DtoH"
+                                                                      : "DtoD";
+      if (name.find(word) == std::string_view::npos) continue;
+      INFO(name << ", " << *op->bytes << " bytes");
+      CHECK(n.duration == nanos_from_double(c.latency_ns + static_cast<double>(*op->bytes) / c.bandwidth_gbps));
+      ++checked[std::string("copy ") + hw::to_string(c.kind)];
+    }
+  }
+  REQUIRE_FALSE(checked.empty());
+  for (const auto& [figure, count] : checked) CHECK(change.copies_from_profile.at(figure).copies == count);
+  // A profile of the trace's own GPU is not the target's.
+  p.device = kH100;
+  retime.device_profile = write_profile(dir, "h100.json", p);
+  whatif::Workload again = test::load_workload("traces/h100/resnet50-emit-nvtx-step");
+  CHECK_THROWS_AS(whatif::device_retime(again, retime), InputError);
+}
