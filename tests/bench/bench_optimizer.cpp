@@ -52,7 +52,7 @@ struct Job {
 
 ResourcePaths paths() {
   return {costmodel::default_model_path(), costmodel::default_device_dir(),
-          std::string(DPRO_SOURCE_DIR) + "/configs/clusters"};
+          std::string(DPRO_SOURCE_DIR) + "/configs/clusters", ""};
 }
 
 Job load_job(const std::string& path, const std::vector<std::string>& settings) {
