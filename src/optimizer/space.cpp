@@ -1,6 +1,7 @@
 #include "optimizer/space.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -9,6 +10,7 @@
 #include "core/error.h"
 #include "costmodel/comm/comm_ops.h"
 #include "whatif/comm/compress.h"
+#include "whatif/comm/retime.h"
 #include "whatif/host_retime.h"
 #include "whatif/op_fusion.h"
 #include "whatif/precision.h"
@@ -78,6 +80,23 @@ whatif::Precision precision_of(const std::string& dtype, const std::string& devi
   return p;
 }
 
+// The partition variables (space.h): one per boundary of a step's all-reduces that can merge.
+void add_partition(const whatif::Workload& base, SearchSpace& space) {
+  const comm::StepAllreduces steps = comm::step_allreduces(comm::find_comm_ops(base.graph.dfg, *base.traces), *base.traces);
+  std::size_t added = 0;
+  for (std::size_t p = 1; p < steps.most; ++p) {
+    if (!steps.mergeable[p]) continue;
+    Variable v;
+    v.strategy = Strategy::kPartition;
+    v.subject = std::to_string(p);
+    v.values = {"split", "merge"};
+    space.variables.push_back(std::move(v));
+    ++added;
+  }
+  if (added > 0) space.strategies.push_back(Strategy::kPartition);
+  else space.not_applicable.emplace_back(Strategy::kPartition, "no step has two all-reduces of one group to merge");
+}
+
 }  // namespace
 
 std::vector<std::string> compression_values() {
@@ -102,12 +121,14 @@ SearchSpace make_space(const whatif::Workload& base, const SpaceOptions& options
     if (std::find(space.strategies.begin(), space.strategies.end(), s) == space.strategies.end())
       space.strategies.push_back(s);
   };
-  const bool comm_asked = wanted(options, Strategy::kBuckets) || wanted(options, Strategy::kCompression);
+  const bool partition = wanted(options, Strategy::kPartition);
+  const bool comm_asked = partition || wanted(options, Strategy::kBuckets) || wanted(options, Strategy::kCompression);
   const std::size_t allreduces = comm_asked ? gradient_allreduces(base) : 0;
   for (Strategy s : {Strategy::kBuckets, Strategy::kCompression}) {
-    if (!wanted(options, s)) continue;
+    const bool sizes_for_partition = s == Strategy::kBuckets && partition;
+    if (!wanted(options, s) && !sizes_for_partition) continue;
     if (allreduces == 0) {
-      space.not_applicable.emplace_back(s, "the traces hold no all-reduce");
+      if (wanted(options, s)) space.not_applicable.emplace_back(s, "the traces hold no all-reduce");
       continue;
     }
     Variable v;
@@ -119,7 +140,9 @@ SearchSpace make_space(const whatif::Workload& base, const SpaceOptions& options
     }
     space.variables.push_back(std::move(v));
     add_strategy(s);
+    if (sizes_for_partition) add_partition(base, space);
   }
+  if (partition && allreduces == 0) space.not_applicable.emplace_back(Strategy::kPartition, "the traces hold no all-reduce");
   if (wanted(options, Strategy::kPrecision)) {
     // One decision for the job, as autocast takes it: every GEMM and convolution and the ops
     // between them at the dtype (tf32: GEMMs and convolutions only). A dtype is offered when
@@ -186,17 +209,42 @@ bool AssignmentLess::operator()(const Assignment& x, const Assignment& y) const 
   return x.size() < y.size();
 }
 
-std::vector<Decision> decisions_of(const SearchSpace& space, const Assignment& a) {
+std::vector<std::vector<std::size_t>> decision_variables(const SearchSpace& space, const Assignment& a) {
   DPRO_CHECK(a.size() == space.variables.size());
-  std::vector<Decision> out;
+  std::vector<std::vector<std::size_t>> out;
+  std::optional<std::size_t> partition;  // index into out of the partition decision
   for (std::size_t i = 0; i < a.size(); ++i) {
     if (a[i] == 0) continue;
-    const Variable& v = space.variables[i];
+    if (space.variables[i].strategy != Strategy::kPartition) {
+      out.push_back({i});
+      continue;
+    }
+    if (!partition) {
+      partition = out.size();
+      out.emplace_back();
+    }
+    out[*partition].push_back(i);
+  }
+  return out;
+}
+
+std::vector<Decision> decisions_of(const SearchSpace& space, const Assignment& a) {
+  std::vector<Decision> out;
+  for (const std::vector<std::size_t>& vars : decision_variables(space, a)) {
+    const Variable& v = space.variables[vars.front()];
     Decision d;
     d.strategy = v.strategy;
-    d.subject = v.subject;
-    if (v.strategy == Strategy::kOpFusion) d.chain = v.chain;
-    else d.value = v.values[a[i]];
+    if (v.strategy == Strategy::kPartition) {
+      // The boundaries kept: every partition variable left at "split".
+      for (std::size_t i = 0; i < a.size(); ++i)
+        if (space.variables[i].strategy == Strategy::kPartition && a[i] == 0)
+          d.boundaries.push_back(std::stoul(space.variables[i].subject));
+      d.value = fmt::format("{}", fmt::join(d.boundaries, ","));
+    } else {
+      d.subject = v.subject;
+      if (v.strategy == Strategy::kOpFusion) d.chain = v.chain;
+      else d.value = v.values[a[vars.front()]];
+    }
     out.push_back(std::move(d));
   }
   return out;
@@ -247,6 +295,7 @@ std::vector<whatif::Rewrite> decision_rewrites(const Conditions& c, const std::v
   std::optional<double> bucket_mb;
   std::optional<comm::Compression> compression;
   std::optional<whatif::Precision> precision;
+  std::optional<std::vector<std::size_t>> boundaries;
   whatif::OpFusion fusion;
   fusion.intermediates_kept = kIntermediatesKept;
   for (const Decision& d : decisions) {
@@ -278,6 +327,10 @@ std::vector<whatif::Rewrite> decision_rewrites(const Conditions& c, const std::v
           throw OptionError("precision", d.value, "unknown dtype (tf32, bf16 or fp16)");
         precision = precision_of(d.value, paths.device_dir, c.device);
         break;
+      case Strategy::kPartition:
+        if (boundaries) throw OptionError("partition", d.value, "a plan has at most one partition decision");
+        boundaries = d.boundaries;
+        break;
       case Strategy::kOpFusion:
         if (d.chain.size() < 2) throw OptionError("op_fusion", describe(d), "a chain has at least 2 kernels");
         fusion.chains.push_back(d.chain);
@@ -286,7 +339,7 @@ std::vector<whatif::Rewrite> decision_rewrites(const Conditions& c, const std::v
   }
   if (precision) out.emplace_back(std::move(*precision));
   if (!fusion.chains.empty()) out.emplace_back(std::move(fusion));
-  if (comm_conditions(c) || bucket_mb || compression) {
+  if (comm_conditions(c) || bucket_mb || boundaries || compression) {
     whatif::CommRetime comm;
     comm.cluster = c.cluster;
     comm.origin_cluster = c.origin_cluster;
@@ -296,6 +349,7 @@ std::vector<whatif::Rewrite> decision_rewrites(const Conditions& c, const std::v
     comm.comm_sizes = c.comm_sizes;
     comm.ranks = c.ranks;
     comm.bucket_mb = bucket_mb;
+    comm.bucket_boundaries = boundaries;
     comm.compression = compression;
     out.emplace_back(std::move(comm));
   }

@@ -1,6 +1,7 @@
 #include "render_whatif.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "core/strings.h"
 #include "costmodel/learned_model.h"
@@ -221,8 +222,13 @@ std::string describe_retiming(const whatif::CommChange& c) {
                         "waiting, kept as it was (their transfer is what the model prices, and only it is re-timed).",
                         count_of(c.peer_waiting_ops, "op"), format_duration(c.peer_waiting));
   if (c.buckets)
-    text += fmt::format(" Gradient buckets of {} MB: {} all-reduces per rank -> {}, all-reduce time {} -> {}.",
-                        *c.options.bucket_mb, c.buckets->allreduces, count_of(c.buckets->buckets, "bucket"),
+    text += fmt::format(" Gradient buckets{}{}: {} all-reduces per rank -> {}, all-reduce time {} -> {}.",
+                        c.options.bucket_mb ? fmt::format(" of {} MB", *c.options.bucket_mb) : "",
+                        c.options.bucket_boundaries
+                            ? fmt::format("{} beginning at step positions [{}]", c.options.bucket_mb ? " and" : "",
+                                          fmt::join(*c.options.bucket_boundaries, ", "))
+                            : "",
+                        c.buckets->allreduces, count_of(c.buckets->buckets, "bucket"),
                         format_duration(c.buckets->before), format_duration(c.buckets->after));
   return text;
 }
@@ -381,10 +387,13 @@ nlohmann::json details_of(const whatif::CommChange& c) {
                                                            {"samples", c.fit.samples[i]},
                                                            {"from", comm::to_string(c.fit.source[i])}};
   }
-  if (c.buckets)
-    j["buckets"] = {{"bucket_mb", *c.options.bucket_mb}, {"allreduces_per_rank", c.buckets->allreduces},
+  if (c.buckets) {
+    j["buckets"] = {{"bucket_mb", c.options.bucket_mb ? nlohmann::json(*c.options.bucket_mb) : nlohmann::json(nullptr)},
+                    {"allreduces_per_rank", c.buckets->allreduces},
                     {"buckets_per_rank", c.buckets->buckets}, {"allreduce_before_ns", c.buckets->before},
                     {"allreduce_after_ns", c.buckets->after}};
+    if (c.options.bucket_boundaries) j["buckets"]["boundaries"] = *c.options.bucket_boundaries;
+  }
   if (c.compression) j["compression"] = compression_details(*c.compression);
   if (c.options.ranks) {
     const int n = *c.options.ranks;
