@@ -77,6 +77,16 @@ struct Precision {
   // The GPU the kernels' replay times are for: "" for the one each ran on; after a --device
   // re-timing, its target (a catalog name), whose peaks and bandwidth then price the lowering.
   std::string device;
+  // Further lowerings of other classes at other dtypes, applied after this one in order, each as
+  // if alone with its own dtype and classes (a dtype per op class: the optimizer's decisions).
+  // A class belongs to one lowering at most; casts between two lowered classes of different
+  // dtypes are priced as each lowering prices its own (from fp32).
+  struct Stage {
+    std::string dtype;
+    std::vector<std::string> classes;
+    bool operator==(const Stage&) const = default;
+  };
+  std::vector<Stage> then;
 };
 
 struct PrecisionChange {
@@ -99,6 +109,9 @@ struct PrecisionChange {
   // outside every span of lowered ops (data preparation, optimizer step).
   std::size_t already_at_dtype = 0, kept_fp32 = 0, outside_span = 0;
   Nanos gpu_before = 0, gpu_after = 0;  // summed replay time of kernels, copies and memsets
+  // With Precision::then: the dtype of each further lowering (the figures above are summed over
+  // all of them; dtype and peak_tflops are the first's).
+  std::vector<costmodel::DType> then_dtypes;
 };
 
 // Re-times the workload's kernels in place. Throws OptionError for a dtype that is not a narrower

@@ -45,7 +45,7 @@ def summary(decisions):
         elif d["strategy"] == "partition":
             parts.append(f"partition [{d['value']}]")
         elif d["strategy"] == "precision":
-            parts.append(f"precision {d['value']}")
+            parts.append(f"precision {d.get('subject', 'all')} {d['value']}")
         else:
             parts.append(f"compression {d['value']}")
     if chains:

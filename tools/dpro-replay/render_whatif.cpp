@@ -459,8 +459,10 @@ void warn_of(const whatif::OpFusionChange&, Logger&) {}
 std::string summary_of(const whatif::PrecisionChange& c) {
   std::size_t kernels = 0;
   for (const auto& [cls, t] : c.lowered) kernels += t.kernels;
+  std::string dtypes = cm::to_string(c.dtype);
+  for (const cm::DType d : c.then_dtypes) dtypes += std::string(" then ") + cm::to_string(d);
   return fmt::format("precision {} on {}: {} kernels lowered, {} casts ({}); GPU work {} -> {}.",
-                     cm::to_string(c.dtype), c.device, kernels, c.casts, format_duration(c.cast_time),
+                     dtypes, c.device, kernels, c.casts, format_duration(c.cast_time),
                      format_duration(c.gpu_before), format_duration(c.gpu_after));
 }
 
@@ -479,6 +481,10 @@ nlohmann::json details_of(const whatif::PrecisionChange& c) {
                       {"outside_span", c.outside_span},
                       {"gpu_before_ns", c.gpu_before},
                       {"gpu_after_ns", c.gpu_after}};
+  if (!c.then_dtypes.empty()) {
+    j["then_dtypes"] = nlohmann::json::array();
+    for (const cm::DType d : c.then_dtypes) j["then_dtypes"].push_back(cm::to_string(d));
+  }
   j["lowered"] = nlohmann::json::object();
   for (const auto& [cls, t] : c.lowered)
     j["lowered"][whatif::to_string(cls)] = {
