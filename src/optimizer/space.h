@@ -24,7 +24,7 @@ namespace dpro::optimizer {
 // with partition contains the best single size (and the greedy pass tries every size first).
 struct Variable {
   Strategy strategy = Strategy::kBuckets;
-  std::string subject;             // precision: the op class; partition: the boundary's position
+  std::string subject;             // precision: the op class ("gemm", "conv"); partition: the boundary's position
   std::vector<std::string> chain;  // op_fusion: the kernel sequence this variable fuses
   std::vector<std::string> values; // values[0]: as recorded (no decision)
 };
@@ -79,6 +79,8 @@ struct ResourcePaths {
 // device), in the order they apply.
 std::vector<whatif::Rewrite> condition_rewrites(const Conditions& conditions, const ResourcePaths& paths);
 // The rewrites of `decisions` under `conditions`, to apply after condition_rewrites: precision
+// (one rewrite for every op class's dtype: "all" sets GEMMs and convolutions, a class's own
+// decision overrides it)
 // and op fusion (on the GPU the graph is timed for), then communication (the conditions'
 // cluster, job size and settings, with the buckets and compression decided). Throws OptionError
 // for a decision value no rewrite knows.

@@ -189,3 +189,14 @@ TEST_CASE("optimize --strategies partition: a byte-identical plan for a seed, re
                                     "all-reduces, so a boundary is a position from 1 to 4"));
   CHECK(std::count(r.out.begin(), r.out.end(), '\n') <= 2);  // the one line, after the trace's own warning
 }
+
+TEST_CASE("replay --plan refuses a precision decision for an unknown op class with one line and exit code 2") {
+  const std::string dir = test::fresh_dir("optimize_precision_class");
+  REQUIRE(run("optimize -q " + a100() + " --strategies buckets --budget 2 --plan-out " + dir + "/plan.json").code == 0);
+  nlohmann::json plan = read_json(dir + "/plan.json");
+  plan["decisions"] = {{{"strategy", "precision"}, {"subject", "softmax"}, {"value", "bf16"}}};
+  test::write_text(dir + "/bad_class.json", plan.dump());
+  const Run r = run("replay " + a100() + " --plan " + dir + "/bad_class.json");
+  CHECK(r.code == 2);
+  CHECK_THAT(r.out, Catch::Contains("bad_class.json: decisions: precision softmax: unknown op class (gemm, conv, or all for both)"));
+}
