@@ -1,6 +1,7 @@
 #include "optimizer/plan.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include <limits>
@@ -14,7 +15,7 @@
 namespace dpro::optimizer {
 namespace {
 
-constexpr const char* kStrategyNames[kStrategyCount] = {"buckets", "compression", "precision", "op_fusion"};
+constexpr const char* kStrategyNames[kStrategyCount] = {"buckets", "compression", "precision", "op_fusion", "partition"};
 constexpr const char* kFormat = "dpro-plan";
 constexpr int kVersion = 1;
 
@@ -44,6 +45,23 @@ Nanos nanos_field(const nlohmann::json& obj, const char* key, const std::string&
   return v.get<std::int64_t>();
 }
 
+// A partition's "boundaries": whole numbers >= 1, strictly increasing (their range is the job's:
+// the rewrite checks it).
+std::vector<std::size_t> boundaries_field(const nlohmann::json& o, const std::string& file, const std::string& where) {
+  const nlohmann::json& list = field(o, "boundaries", file, where);
+  const std::string item = where + ".boundaries";
+  if (!list.is_array()) throw InputError(file, item, "must be a list of step positions (whole numbers >= 1), got " + list.dump());
+  std::vector<std::size_t> out;
+  for (const nlohmann::json& b : list) {
+    if (!b.is_number_integer() || b.get<std::int64_t>() < 1)
+      throw InputError(file, item, "a boundary is a step position >= 1 (position 0 always begins a bucket), got " + b.dump());
+    if (!out.empty() && b.get<std::size_t>() <= out.back())
+      throw InputError(file, item, "boundaries must be strictly increasing, got " + list.dump());
+    out.push_back(b.get<std::size_t>());
+  }
+  return out;
+}
+
 // A kernel's function name without return type, namespaces, template and call arguments:
 // "void at::native::vectorized_elementwise_kernel<4, ...>(int, ...)" -> "vectorized_elementwise_kernel".
 std::string short_kernel_name(std::string_view name) {
@@ -65,7 +83,7 @@ const char* to_string(Strategy s) { return kStrategyNames[static_cast<int>(s)]; 
 Strategy parse_strategy(const std::string& name, const std::string& option) {
   for (int i = 0; i < kStrategyCount; ++i)
     if (name == kStrategyNames[i]) return static_cast<Strategy>(i);
-  throw OptionError(option, name, "unknown strategy (one of buckets, compression, precision, op_fusion)");
+  throw OptionError(option, name, "unknown strategy (one of buckets, compression, precision, op_fusion, partition)");
 }
 
 std::string describe(const Decision& d) {
@@ -88,6 +106,10 @@ std::string describe(const Decision& d) {
       return fmt::format("compression per bucket ({} buckets: {})", buckets + 1, parts);
     }
     case Strategy::kPrecision: return "precision " + d.subject + " " + d.value;
+    case Strategy::kPartition:
+      return d.boundaries.empty() ? std::string("partition: one gradient bucket per step")
+                                  : fmt::format("partition: {} gradient buckets per step, beginning at positions 0, {}",
+                                                d.boundaries.size() + 1, fmt::join(d.boundaries, ", "));
     case Strategy::kOpFusion: {
       std::string names;
       for (std::size_t i = 0; i < d.chain.size(); ++i) names += (i ? " -> " : "") + short_kernel_name(d.chain[i]);
@@ -122,6 +144,7 @@ nlohmann::json to_json(const std::vector<Decision>& decisions) {
     nlohmann::json o = {{"strategy", to_string(d.strategy)}};
     if (d.strategy == Strategy::kOpFusion) o["chain"] = d.chain;
     else o["value"] = d.value;
+    if (d.strategy == Strategy::kPartition) o["boundaries"] = d.boundaries;
     if (!d.subject.empty()) o["subject"] = d.subject;
     out.push_back(std::move(o));
   }
@@ -210,6 +233,9 @@ Plan plan_from_json(const nlohmann::json& j, const std::string& file) {
         if (!s.is_string()) throw InputError(file, where + ".chain", "must be a list of kernel names, got " + s.dump());
         d.chain.push_back(s.get<std::string>());
       }
+    } else if (d.strategy == Strategy::kPartition) {
+      d.value = string_field(o, "value", file, where, false);
+      d.boundaries = boundaries_field(o, file, where);
     } else {
       d.value = string_field(o, "value", file, where, true);
     }

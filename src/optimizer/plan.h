@@ -8,6 +8,15 @@
 // executor can act on without dpro's graph ids, and every decision applies to an equivalence
 // class (every rank, every repeated layer):
 //   buckets      value "25"          gradient buckets of at most 25 MiB ("off": as recorded)
+//   partition    boundaries [1, 3]   gradient buckets placed one by one: a step's all-reduces (the
+//                                    recorded ones, in the order the trace runs them: backward order,
+//                                    position 0 first) fused into buckets that begin at position 0
+//                                    and at each listed position (strictly increasing, each from 1 to
+//                                    the step's all-reduces - 1); every other boundary is merged. With
+//                                    a buckets decision too, a bucket begins only where both place a
+//                                    boundary. "value" is the same list as text ("1,3"; "" for one
+//                                    bucket per step), for a person. New in this version-1 format: a
+//                                    reader that predates it refuses the strategy by name.
 //   compression  value "topk:0.01"   every gradient all-reduce compressed by this method
 //                value "none,fp16,.."  a method per gradient bucket, by its position in a step (the
 //                                    order the trace runs the buckets: backward order, 0 first), as
@@ -39,9 +48,9 @@
 
 namespace dpro::optimizer {
 
-enum class Strategy : std::uint8_t { kBuckets, kCompression, kPrecision, kOpFusion };
-inline constexpr int kStrategyCount = 4;
-const char* to_string(Strategy s);  // "buckets", "compression", "precision", "op_fusion"
+enum class Strategy : std::uint8_t { kBuckets, kCompression, kPrecision, kOpFusion, kPartition };
+inline constexpr int kStrategyCount = 5;
+const char* to_string(Strategy s);  // "buckets", "compression", "precision", "op_fusion", "partition"
 // Throws OptionError(option, name) for a name that is no strategy.
 Strategy parse_strategy(const std::string& name, const std::string& option);
 
@@ -50,6 +59,7 @@ struct Decision {
   std::string subject;             // precision: the op class; "" otherwise
   std::string value;               // buckets: MiB or "off"; compression: method; precision: dtype
   std::vector<std::string> chain;  // op_fusion: the kernel names, in stream order
+  std::vector<std::size_t> boundaries = {};  // partition: positions in a step where a bucket begins
   bool operator==(const Decision&) const = default;
 };
 // "compression topk:0.01", "precision gemm bf16", "op_fusion 3 kernels (a -> b -> c)"

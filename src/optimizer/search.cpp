@@ -133,16 +133,25 @@ class Clock {
 std::size_t draw(std::mt19937_64& rng, std::size_t n) { return static_cast<std::size_t>(rng() % n); }
 double draw_unit(std::mt19937_64& rng) { return static_cast<double>(rng() >> 11) * 0x1.0p-53; }
 
-void finish(Evaluator& evaluator, const Limits& limits, SearchResult& r) {
+// The annealing's third partition move (beside split and merge, which set one boundary
+// variable): shift a boundary by one position, exchanging the value of partition variable i with
+// its neighbour's (before it, or after it with `later`) where they differ; otherwise no move.
+void shift_boundary(const SearchSpace& space, Assignment& a, std::size_t i, bool later) {
+  if (!later && i == 0) return;
+  const std::size_t j = later ? i + 1 : i - 1;
+  if (j >= a.size() || space.variables[j].strategy != Strategy::kPartition) return;
+  std::swap(a[i], a[j]);
+}
+
+void finish(Evaluator& evaluator, const SearchSpace& space, const Limits& limits, SearchResult& r) {
   r.pareto = pareto_of(evaluator.scored());
   r.best = r.baseline;
   for (const auto& [a, s] : evaluator.scored())
     if (limits.admits(s) && better(s, r.best.score)) r.best = {a, s};
   std::vector<Assignment> without;
-  for (std::size_t i = 0; i < r.best.assignment.size(); ++i) {
-    if (r.best.assignment[i] == 0) continue;
+  for (const std::vector<std::size_t>& vars : decision_variables(space, r.best.assignment)) {
     Assignment a = r.best.assignment;
-    a[i] = 0;
+    for (std::size_t i : vars) a[i] = 0;
     without.push_back(std::move(a));
   }
   const std::vector<Score> s = evaluator.score(without);
@@ -207,8 +216,9 @@ SearchResult search(Evaluator& evaluator, const SearchSpace& space, const Search
   r.greedy_evaluations = used();
 
   // Simulated annealing from the greedy plan: a move sets one variable (or, one time in four,
-  // two) to another value; moves are drawn in pairs and scored together, the second used only
-  // when the first is rejected. The temperature falls linearly from 2 % of the baseline step.
+  // two) to another value (a partition variable, one time in two, shifts its boundary
+  // instead); moves are drawn in pairs and scored together, the second used only when the
+  // first is rejected. The temperature falls linearly from 2 % of the baseline step.
   std::mt19937_64 rng(options.seed);
   const double t0 = 0.02 * static_cast<double>(std::max<Nanos>(1, r.baseline.score.step_ns));
   const std::size_t max_proposals = 20 * options.max_evaluations + 100;
@@ -224,6 +234,10 @@ SearchResult search(Evaluator& evaluator, const SearchSpace& space, const Search
         const std::size_t i = draw(rng, n);
         const std::size_t values = space.variables[i].values.size();
         if (values < 2) continue;
+        if (space.variables[i].strategy == Strategy::kPartition && draw(rng, 2) == 0) {
+          shift_boundary(space, a, i, draw(rng, 2) == 0);
+          continue;
+        }
         const std::size_t v = (a[i] + 1 + draw(rng, values - 1)) % values;
         a[i] = static_cast<std::uint8_t>(v);
       }
@@ -247,7 +261,7 @@ SearchResult search(Evaluator& evaluator, const SearchSpace& space, const Search
     report_progress(current.score.step_ns);
   }
   r.evaluations = used();
-  finish(evaluator, options.limits, r);
+  finish(evaluator, space, options.limits, r);
   r.seconds = clock.seconds();
   return r;
 }
@@ -278,7 +292,7 @@ SearchResult exhaustive(Evaluator& evaluator, const SearchSpace& space, const Li
   SearchResult r;
   r.baseline = {Assignment(n, 0), evaluator.score({Assignment(n, 0)})[0]};
   r.evaluations = evaluator.replays() - before;
-  finish(evaluator, limits, r);
+  finish(evaluator, space, limits, r);
   r.seconds = clock.seconds();
   return r;
 }

@@ -1,6 +1,7 @@
 #include "optimizer/space.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -9,6 +10,7 @@
 #include "core/error.h"
 #include "costmodel/comm/comm_ops.h"
 #include "whatif/comm/compress.h"
+#include "whatif/comm/retime.h"
 #include "whatif/host_retime.h"
 #include "whatif/op_fusion.h"
 #include "whatif/precision.h"
@@ -46,10 +48,16 @@ double method_risk(const std::string& item) {
 }
 
 // Per precision: tf32 keeps fp32's range with a 10-bit mantissa; bf16 autocast keeps fp32 master
-// weights; fp16 needs loss scaling.
+// weights; fp16 needs loss scaling; fp8 GEMMs need per-tensor scaling (Transformer Engine's
+// recipe) and lose most mantissa. The order is the order the rewrites apply in.
 const std::vector<ValueRisk> kPrecisionRisk = {
-    {"as_recorded", 0.0}, {"tf32", 0.01}, {"bf16", 0.05}, {"fp16", 0.08},
+    {"as_recorded", 0.0}, {"tf32", 0.01}, {"bf16", 0.05}, {"fp16", 0.08}, {"fp8", 0.15},
 };
+
+// The op classes a precision decision is taken for, one variable each. Elementwise and norm
+// kernels are precision-agnostic: they inherit their input's dtype (whatif/precision.h), so they
+// are no decision of their own.
+const std::vector<std::string> kPrecisionClasses = {"gemm", "conv"};
 
 double risk_in(const std::vector<ValueRisk>& table, const std::string& value) {
   for (const ValueRisk& v : table)
@@ -69,15 +77,86 @@ std::size_t gradient_allreduces(const whatif::Workload& base) {
   }));
 }
 
-whatif::Precision precision_of(const std::string& dtype, const std::string& device_dir, const std::string& device,
-                               const std::string& device_profile) {
+whatif::Precision precision_of(const std::string& dtype, std::vector<std::string> classes, const std::string& device_dir,
+                               const std::string& device, const std::string& device_profile) {
   whatif::Precision p;
   p.device_profile = device_profile;
   p.device = device;
   p.dtype = dtype;
-  p.classes = dtype == "tf32" ? std::vector<std::string>{"gemm", "conv"} : std::vector<std::string>{"all"};
+  p.classes = std::move(classes);
   p.device_dir = device_dir;
   return p;
+}
+
+// The dtypes that re-price some kernel of op class `cls` on this GPU (each tried on a copy), and
+// why none can be priced at all ("": some could be tried).
+std::vector<std::string> priced_dtypes(const whatif::Workload& base, const std::string& cls, const SpaceOptions& options,
+                                       std::string& unpriced) {
+  std::vector<std::string> out;
+  for (const ValueRisk& r : kPrecisionRisk) {
+    if (std::string(r.value) == "as_recorded" || !unpriced.empty()) continue;
+    if (std::string(r.value) == "fp8" && cls != "gemm") continue;  // fp8 recipes (Transformer Engine) cover linear layers
+    whatif::Workload trial = base;
+    try {
+      const whatif::PrecisionChange c =
+          whatif::precision(trial, precision_of(r.value, {cls}, options.device_dir, options.device, options.device_profile));
+      std::size_t lowered = 0;
+      for (const auto& [k, totals] : c.lowered) lowered += totals.kernels;
+      if (lowered == 0 || c.gpu_after >= c.gpu_before) continue;
+    } catch (const OptionError&) {
+      continue;  // the GPU has no arithmetic for it
+    } catch (const InputError& e) {
+      unpriced = e.what();
+      continue;
+    }
+    out.push_back(r.value);
+  }
+  return out;
+}
+
+// The precision rewrite of a dtype per op class ("gemm", "conv"): one lowering per dtype, in
+// kPrecisionRisk's order, for the classes at it (the first, then the others as its stages). The elementwise ops between GEMMs and
+// convolutions follow the first 16-bit dtype (autocast's ops inherit their input's dtype; fp8
+// GEMMs write 16 bits, tf32 changes no width), so GEMMs and convolutions both at one 16-bit dtype
+// are the "all" rewrite autocast is.
+std::optional<whatif::Precision> precision_rewrite(const std::map<std::string, std::string>& dtype_of_class,
+                                                   const ResourcePaths& paths, const std::string& device) {
+  std::vector<whatif::Precision> out;
+  bool elementwise_taken = false;
+  for (const ValueRisk& r : kPrecisionRisk) {
+    std::vector<std::string> classes;
+    for (const std::string& cls : kPrecisionClasses)
+      if (const auto it = dtype_of_class.find(cls); it != dtype_of_class.end() && it->second == r.value) classes.push_back(cls);
+    if (classes.empty()) continue;
+    const bool sixteen_bits = std::string(r.value) == "bf16" || std::string(r.value) == "fp16";
+    if (sixteen_bits && !elementwise_taken) {
+      elementwise_taken = true;
+      classes = classes.size() == kPrecisionClasses.size() ? std::vector<std::string>{"all"} : classes;
+      if (classes.front() != "all") classes.push_back("elementwise");
+    }
+    out.push_back(precision_of(r.value, std::move(classes), paths.device_dir, device, paths.device_profile));
+  }
+  if (out.empty()) return std::nullopt;
+  // One rewrite: the first lowering, the others its stages (one precision prefix for the search).
+  for (std::size_t i = 1; i < out.size(); ++i) out.front().then.push_back({out[i].dtype, out[i].classes});
+  return out.front();
+}
+
+// The partition variables (space.h): one per boundary of a step's all-reduces that can merge.
+void add_partition(const whatif::Workload& base, SearchSpace& space) {
+  const comm::StepAllreduces steps = comm::step_allreduces(comm::find_comm_ops(base.graph.dfg, *base.traces), *base.traces);
+  std::size_t added = 0;
+  for (std::size_t p = 1; p < steps.most; ++p) {
+    if (!steps.mergeable[p]) continue;
+    Variable v;
+    v.strategy = Strategy::kPartition;
+    v.subject = std::to_string(p);
+    v.values = {"split", "merge"};
+    space.variables.push_back(std::move(v));
+    ++added;
+  }
+  if (added > 0) space.strategies.push_back(Strategy::kPartition);
+  else space.not_applicable.emplace_back(Strategy::kPartition, "no step has two all-reduces of one group to merge");
 }
 
 }  // namespace
@@ -104,12 +183,14 @@ SearchSpace make_space(const whatif::Workload& base, const SpaceOptions& options
     if (std::find(space.strategies.begin(), space.strategies.end(), s) == space.strategies.end())
       space.strategies.push_back(s);
   };
-  const bool comm_asked = wanted(options, Strategy::kBuckets) || wanted(options, Strategy::kCompression);
+  const bool partition = wanted(options, Strategy::kPartition);
+  const bool comm_asked = partition || wanted(options, Strategy::kBuckets) || wanted(options, Strategy::kCompression);
   const std::size_t allreduces = comm_asked ? gradient_allreduces(base) : 0;
   for (Strategy s : {Strategy::kBuckets, Strategy::kCompression}) {
-    if (!wanted(options, s)) continue;
+    const bool sizes_for_partition = s == Strategy::kBuckets && partition;
+    if (!wanted(options, s) && !sizes_for_partition) continue;
     if (allreduces == 0) {
-      space.not_applicable.emplace_back(s, "the traces hold no all-reduce");
+      if (wanted(options, s)) space.not_applicable.emplace_back(s, "the traces hold no all-reduce");
       continue;
     }
     Variable v;
@@ -121,34 +202,22 @@ SearchSpace make_space(const whatif::Workload& base, const SpaceOptions& options
     }
     space.variables.push_back(std::move(v));
     add_strategy(s);
+    if (sizes_for_partition) add_partition(base, space);
   }
+  if (partition && allreduces == 0) space.not_applicable.emplace_back(Strategy::kPartition, "the traces hold no all-reduce");
   if (wanted(options, Strategy::kPrecision)) {
-    // One decision for the job, as autocast takes it: every GEMM and convolution and the ops
-    // between them at the dtype (tf32: GEMMs and convolutions only). A dtype is offered when
-    // lowering to it re-prices some kernel on this GPU.
-    Variable v;
-    v.strategy = Strategy::kPrecision;
-    v.subject = "all";
-    v.values = {"as_recorded"};
+    // A decision per op class (GEMM/linear/bmm, convolution), each offered the dtypes whose
+    // lowering re-prices some kernel of that class on this GPU.
     std::string unpriced;  // why no dtype can be priced at all (a GPU the catalog does not know)
-    for (const ValueRisk& r : kPrecisionRisk) {
-      if (std::string(r.value) == "as_recorded" || !unpriced.empty()) continue;
-      whatif::Workload trial = base;
-      try {
-        const whatif::PrecisionChange c = whatif::precision(trial, precision_of(r.value, options.device_dir, options.device, options.device_profile));
-        std::size_t lowered = 0;
-        for (const auto& [cls, totals] : c.lowered) lowered += totals.kernels;
-        if (lowered == 0 || c.gpu_after >= c.gpu_before) continue;
-      } catch (const OptionError&) {
-        continue;  // the GPU has no arithmetic for it
-      } catch (const InputError& e) {
-        unpriced = e.what();
-        continue;
-      }
-      v.values.push_back(r.value);
+    for (const std::string& cls : kPrecisionClasses) {
+      Variable v;
+      v.strategy = Strategy::kPrecision;
+      v.subject = cls;
+      v.values = {"as_recorded"};
+      for (std::string& dtype : priced_dtypes(base, cls, options, unpriced)) v.values.push_back(std::move(dtype));
+      if (v.values.size() > 1) space.variables.push_back(std::move(v));
     }
-    if (v.values.size() > 1) {
-      space.variables.push_back(std::move(v));
+    if (std::any_of(space.variables.begin(), space.variables.end(), [](const Variable& v) { return v.strategy == Strategy::kPrecision; })) {
       add_strategy(Strategy::kPrecision);
     } else {
       space.not_applicable.emplace_back(Strategy::kPrecision,
@@ -188,17 +257,42 @@ bool AssignmentLess::operator()(const Assignment& x, const Assignment& y) const 
   return x.size() < y.size();
 }
 
-std::vector<Decision> decisions_of(const SearchSpace& space, const Assignment& a) {
+std::vector<std::vector<std::size_t>> decision_variables(const SearchSpace& space, const Assignment& a) {
   DPRO_CHECK(a.size() == space.variables.size());
-  std::vector<Decision> out;
+  std::vector<std::vector<std::size_t>> out;
+  std::optional<std::size_t> partition;  // index into out of the partition decision
   for (std::size_t i = 0; i < a.size(); ++i) {
     if (a[i] == 0) continue;
-    const Variable& v = space.variables[i];
+    if (space.variables[i].strategy != Strategy::kPartition) {
+      out.push_back({i});
+      continue;
+    }
+    if (!partition) {
+      partition = out.size();
+      out.emplace_back();
+    }
+    out[*partition].push_back(i);
+  }
+  return out;
+}
+
+std::vector<Decision> decisions_of(const SearchSpace& space, const Assignment& a) {
+  std::vector<Decision> out;
+  for (const std::vector<std::size_t>& vars : decision_variables(space, a)) {
+    const Variable& v = space.variables[vars.front()];
     Decision d;
     d.strategy = v.strategy;
-    d.subject = v.subject;
-    if (v.strategy == Strategy::kOpFusion) d.chain = v.chain;
-    else d.value = v.values[a[i]];
+    if (v.strategy == Strategy::kPartition) {
+      // The boundaries kept: every partition variable left at "split".
+      for (std::size_t i = 0; i < a.size(); ++i)
+        if (space.variables[i].strategy == Strategy::kPartition && a[i] == 0)
+          d.boundaries.push_back(std::stoul(space.variables[i].subject));
+      d.value = fmt::format("{}", fmt::join(d.boundaries, ","));
+    } else {
+      d.subject = v.subject;
+      if (v.strategy == Strategy::kOpFusion) d.chain = v.chain;
+      else d.value = v.values[a[vars.front()]];
+    }
     out.push_back(std::move(d));
   }
   return out;
@@ -207,11 +301,12 @@ std::vector<Decision> decisions_of(const SearchSpace& space, const Assignment& a
 
 double risk_of(const std::vector<Decision>& decisions) {
   double risk = 0;
+  double precision = 0;  // the riskiest dtype of the plan's precision decisions (one per op class)
   for (const Decision& d : decisions) {
     if (d.strategy == Strategy::kCompression) risk += compression_risk(d.value);
-    else if (d.strategy == Strategy::kPrecision) risk += risk_in(kPrecisionRisk, d.value);
+    else if (d.strategy == Strategy::kPrecision) precision = std::max(precision, risk_in(kPrecisionRisk, d.value));
   }
-  return risk;
+  return risk + precision;
 }
 
 double risk_of(const SearchSpace& space, const Assignment& a) { return risk_of(decisions_of(space, a)); }
@@ -249,7 +344,8 @@ std::vector<whatif::Rewrite> decision_rewrites(const Conditions& c, const std::v
   std::vector<whatif::Rewrite> out;
   std::optional<double> bucket_mb;
   std::optional<comm::Compression> compression;
-  std::optional<whatif::Precision> precision;
+  std::map<std::string, std::string> dtype_of_class;  // precision: "gemm"/"conv" -> dtype
+  std::optional<std::vector<std::size_t>> boundaries;
   whatif::OpFusion fusion;
   fusion.intermediates_kept = kIntermediatesKept;
   for (const Decision& d : decisions) {
@@ -276,12 +372,19 @@ std::vector<whatif::Rewrite> decision_rewrites(const Conditions& c, const std::v
         compression->device_profile = paths.device_profile;
         compression->device = c.device;
         break;
-      case Strategy::kPrecision:
-        if (d.subject != "all") throw OptionError("precision", d.subject, "the op class of a precision decision is \"all\"");
-        if (d.value == "as_recorded") break;
-        if (risk_in(kPrecisionRisk, d.value) >= 1.0)
-          throw OptionError("precision", d.value, "unknown dtype (tf32, bf16 or fp16)");
-        precision = precision_of(d.value, paths.device_dir, c.device, paths.device_profile);
+      case Strategy::kPrecision: {
+        if (d.subject != "all" && std::find(kPrecisionClasses.begin(), kPrecisionClasses.end(), d.subject) == kPrecisionClasses.end())
+          throw OptionError("precision", d.subject, "unknown op class (gemm, conv, or all for both)");
+        if (d.value != "as_recorded" && risk_in(kPrecisionRisk, d.value) >= 1.0)
+          throw OptionError("precision", d.value, "unknown dtype (tf32, bf16, fp16 or fp8)");
+        // "all" sets both classes; a class's own decision, wherever it comes, overrides it.
+        for (const std::string& cls : kPrecisionClasses)
+          if (d.subject == cls || (d.subject == "all" && !dtype_of_class.contains(cls))) dtype_of_class[cls] = d.value;
+        break;
+      }
+      case Strategy::kPartition:
+        if (boundaries) throw OptionError("partition", d.value, "a plan has at most one partition decision");
+        boundaries = d.boundaries;
         break;
       case Strategy::kOpFusion:
         if (d.chain.size() < 2) throw OptionError("op_fusion", describe(d), "a chain has at least 2 kernels");
@@ -289,9 +392,10 @@ std::vector<whatif::Rewrite> decision_rewrites(const Conditions& c, const std::v
         break;
     }
   }
-  if (precision) out.emplace_back(std::move(*precision));
+  std::erase_if(dtype_of_class, [](const auto& kv) { return kv.second == "as_recorded"; });
+  if (auto p = precision_rewrite(dtype_of_class, paths, c.device)) out.emplace_back(std::move(*p));
   if (!fusion.chains.empty()) out.emplace_back(std::move(fusion));
-  if (comm_conditions(c) || bucket_mb || compression) {
+  if (comm_conditions(c) || bucket_mb || boundaries || compression) {
     whatif::CommRetime comm;
     comm.cluster = c.cluster;
     comm.origin_cluster = c.origin_cluster;
@@ -301,6 +405,7 @@ std::vector<whatif::Rewrite> decision_rewrites(const Conditions& c, const std::v
     comm.comm_sizes = c.comm_sizes;
     comm.ranks = c.ranks;
     comm.bucket_mb = bucket_mb;
+    comm.bucket_boundaries = boundaries;
     comm.compression = compression;
     out.emplace_back(std::move(comm));
   }

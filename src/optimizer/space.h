@@ -17,9 +17,14 @@
 
 namespace dpro::optimizer {
 
+// Partition variables: one per boundary between a step's recorded all-reduces that can merge,
+// subject its position ("1": before the step's second all-reduce), values {"split", "merge"}
+// (split: as recorded). They are one decision (a partition, decisions_of), and the space that
+// has them has the buckets size variable too: every single size is a partition, so a search
+// with partition contains the best single size (and the greedy pass tries every size first).
 struct Variable {
   Strategy strategy = Strategy::kBuckets;
-  std::string subject;             // precision: the op class
+  std::string subject;             // precision: the op class ("gemm", "conv"); partition: the boundary's position
   std::vector<std::string> chain;  // op_fusion: the kernel sequence this variable fuses
   std::vector<std::string> values; // values[0]: as recorded (no decision)
 };
@@ -57,8 +62,11 @@ SearchSpace make_space(const whatif::Workload& base, const SpaceOptions& options
 std::vector<std::string> compression_values();
 double compression_risk(const std::string& value);
 
-// The decisions an assignment takes (variables at a value other than 0), in variable order.
+// The decisions an assignment takes (variables at a value other than 0), in variable order; the
+// partition variables make one decision, where the first of them is. decision_variables: the
+// variables each decision comes from (parallel to decisions_of).
 std::vector<Decision> decisions_of(const SearchSpace& space, const Assignment& a);
+std::vector<std::vector<std::size_t>> decision_variables(const SearchSpace& space, const Assignment& a);
 // The risk of decisions (unknown values count as the highest risk, 1), and of an assignment's.
 double risk_of(const std::vector<Decision>& decisions);
 double risk_of(const SearchSpace& space, const Assignment& a);
@@ -73,6 +81,8 @@ struct ResourcePaths {
 // device), in the order they apply.
 std::vector<whatif::Rewrite> condition_rewrites(const Conditions& conditions, const ResourcePaths& paths);
 // The rewrites of `decisions` under `conditions`, to apply after condition_rewrites: precision
+// (one rewrite for every op class's dtype: "all" sets GEMMs and convolutions, a class's own
+// decision overrides it)
 // and op fusion (on the GPU the graph is timed for), then communication (the conditions'
 // cluster, job size and settings, with the buckets and compression decided). Throws OptionError
 // for a decision value no rewrite knows.

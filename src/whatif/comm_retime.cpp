@@ -39,10 +39,12 @@ void retime(graph::BuiltGraph& built, std::vector<comm::CommOp>& ops, const trac
   for (const auto& op : ops)
     change.alltoalls_inferred += op.size_source == comm::SizeSource::kInferred && op.op == comm::CollectiveOp::kAllToAll;
   change.retimed = comm::retime_collectives(dfg, ops, origin_model, target_model, options.ranks);
-  if (options.bucket_mb)
-    change.buckets = comm::fuse_allreduce_buckets(dfg, ops, traces, target_model,
-                                                  static_cast<std::int64_t>(*options.bucket_mb * kBytesPerMb),
-                                                  options.ranks);
+  if (options.bucket_mb || options.bucket_boundaries) {
+    comm::BucketLayout layout;
+    if (options.bucket_mb) layout.max_bytes = static_cast<std::int64_t>(*options.bucket_mb * kBytesPerMb);
+    layout.boundaries = options.bucket_boundaries;
+    change.buckets = comm::fuse_allreduce_buckets(dfg, ops, traces, target_model, layout, options.ranks);
+  }
   if (options.price_buckets)
     change.bucket_pricing = comm::BucketPricing{
         comm::gradient_buckets(dfg, ops, traces, change.buckets ? &change.buckets->bucket_end : nullptr, options.ranks),

@@ -26,6 +26,10 @@ struct CommRetime {
   std::vector<std::string> comm_sizes;  // host execution traces giving message sizes (files or a directory)
   std::optional<int> ranks;           // data-parallel job size, 1 to comm::kMaxGroupSize
   std::optional<double> bucket_mb;    // gradient bucket size in MiB
+  // Gradient buckets by partition: the positions within a step (its all-reduces in backward
+  // order, 0 first) where a bucket begins (comm::BucketLayout::boundaries); with bucket_mb, a
+  // boundary only where both place one.
+  std::optional<std::vector<std::size_t>> bucket_boundaries;
   std::optional<comm::Compression> compression;  // of the gradient all-reduces (buckets)
   // Also hand out the gradient buckets with the model that prices compression on them
   // (CommChange::bucket_pricing; the optimizer's per-bucket planner). Needs no `compression`:
@@ -71,7 +75,7 @@ struct CommChange {
 };
 
 // Re-times the workload's NCCL ops in place (and, for a scale-in, replaces its graph). Throws
-// OptionError ("ranks", "bucket_mb", "origin_cluster", "cluster", "set", "comm_sizes", "compress") for a
+// OptionError ("ranks", "bucket_mb", "partition", "origin_cluster", "cluster", "set", "comm_sizes", "compress") for a
 // bad option, InputError for bad cluster or host execution trace files.
 CommChange comm_retime(Workload& workload, const CommRetime& options);
 

@@ -544,7 +544,47 @@ void lower_group(std::vector<Kernel>& kernels, Nanos floor, graph::Dfg& dfg, con
 
 }  // namespace
 
+namespace {
+
+PrecisionChange lower(Workload& workload, const Precision& options);
+
+// `more`'s figures added to `into`'s (one lowering after another).
+void add_lowering(PrecisionChange& into, const PrecisionChange& more) {
+  for (const auto& [cls, t] : more.lowered) {
+    auto& totals = into.lowered[cls];
+    totals.kernels += t.kernels;
+    totals.described += t.described;
+    totals.before = saturating_add(totals.before, t.before);
+    totals.after = saturating_add(totals.after, t.after);
+  }
+  into.casts += more.casts;
+  into.casts_unsized += more.casts_unsized;
+  into.cast_time = saturating_add(into.cast_time, more.cast_time);
+  into.already_at_dtype += more.already_at_dtype;
+  into.kept_fp32 += more.kept_fp32;
+  into.outside_span += more.outside_span;
+  into.gpu_after = more.gpu_after;
+  into.then_dtypes.push_back(more.dtype);
+  into.from_profile.insert(more.from_profile.begin(), more.from_profile.end());
+}
+
+}  // namespace
+
 PrecisionChange precision(Workload& workload, const Precision& options) {
+  PrecisionChange change = lower(workload, options);
+  for (const Precision::Stage& stage : options.then) {
+    Precision next = options;
+    next.dtype = stage.dtype;
+    next.classes = stage.classes;
+    next.then.clear();
+    add_lowering(change, lower(workload, next));
+  }
+  return change;
+}
+
+namespace {
+
+PrecisionChange lower(Workload& workload, const Precision& options) {
   const cm::DType target = parse_target(options.dtype);
   Lowering lowering{target, cm::dtype_bytes(target), std::max(cm::dtype_bytes(target), 2),
                     parse_classes(options.classes)};
@@ -583,5 +623,7 @@ PrecisionChange precision(Workload& workload, const Precision& options) {
     if (is_gpu_work(n.kind)) change.gpu_after = saturating_add(change.gpu_after, n.duration);
   return change;
 }
+
+}  // namespace
 
 }  // namespace dpro::whatif

@@ -81,6 +81,16 @@ struct Precision {
   // dtype and math mode, elementwise bandwidth and cast curves replace the datasheet priors above
   // (hw/device_rates.h; docs/executor.md, "How the cost models use the device profile").
   std::string device_profile;
+  // Further lowerings of other classes at other dtypes, applied after this one in order, each as
+  // if alone with its own dtype and classes (a dtype per op class: the optimizer's decisions).
+  // A class belongs to one lowering at most; casts between two lowered classes of different
+  // dtypes are priced as each lowering prices its own (from fp32).
+  struct Stage {
+    std::string dtype;
+    std::vector<std::string> classes;
+    bool operator==(const Stage&) const = default;
+  };
+  std::vector<Stage> then;
 };
 
 struct PrecisionChange {
@@ -106,6 +116,9 @@ struct PrecisionChange {
   // The figures of the device profile the pricing used ("gemm bf16/default", "cast_fp32_bf16");
   // empty without one.
   std::set<std::string> from_profile;
+  // With Precision::then: the dtype of each further lowering (the figures above are summed over
+  // all of them; dtype and peak_tflops are the first's).
+  std::vector<costmodel::DType> then_dtypes;
 };
 
 // With a device profile (Precision::device_profile), a GEMM/conv kernel whose origin and target

@@ -157,3 +157,46 @@ TEST_CASE("replay --precision-dtype after --device prices the lowering on the ta
   REQUIRE(r.code == 0);
   CHECK_THAT(r.out, Catch::Contains("precision bf16 on H200-SXM-141GB") && Catch::Contains("kernels lowered"));
 }
+
+TEST_CASE("optimize --strategies partition: a byte-identical plan for a seed, replay --plan to the nanosecond, a bad boundary refused") {
+  const std::string dir = test::fresh_dir("optimize_partition");
+  for (const char* name : {"a", "b"}) {
+    const Run o = run("optimize -q " + a100() + kSlow + " --strategies partition --budget 24 --seed 3 --plan-out " + dir +
+                      "/" + name + ".json");
+    REQUIRE(o.code == 0);
+  }
+  CHECK(read_whole_file(dir + "/a.json") == read_whole_file(dir + "/b.json"));
+  const nlohmann::json plan = read_json(dir + "/a.json");
+  const auto step = plan.at("predicted").at("step_ns").get<Nanos>();
+  CHECK(step < plan.at("predicted").at("baseline_ns").get<Nanos>());
+  Run r = run("replay " + a100() + " --plan " + dir + "/a.json");
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.out, Catch::Contains("predicted median step " + format_duration(step) + " (the plan file says " +
+                                    format_duration(step)));
+
+  // A partition of its own: one bucket per step, then a boundary past the step's 5 all-reduces.
+  nlohmann::json own = plan;
+  own["decisions"] = {{{"strategy", "partition"}, {"value", ""}, {"boundaries", nlohmann::json::array()}}};
+  test::write_text(dir + "/one_bucket.json", own.dump());
+  r = run("replay " + a100() + " --plan " + dir + "/one_bucket.json");
+  CHECK(r.code == 0);
+  CHECK_THAT(r.out, Catch::Contains("partition: one gradient bucket per step"));
+  own["decisions"][0]["boundaries"] = {2, 7};
+  test::write_text(dir + "/out_of_range.json", own.dump());
+  r = run("replay " + a100() + " --plan " + dir + "/out_of_range.json");
+  CHECK(r.code == 2);
+  CHECK_THAT(r.out, Catch::Contains("out_of_range.json: decisions: partition 7: boundary out of range: a step has at most 5 "
+                                    "all-reduces, so a boundary is a position from 1 to 4"));
+  CHECK(std::count(r.out.begin(), r.out.end(), '\n') <= 2);  // the one line, after the trace's own warning
+}
+
+TEST_CASE("replay --plan refuses a precision decision for an unknown op class with one line and exit code 2") {
+  const std::string dir = test::fresh_dir("optimize_precision_class");
+  REQUIRE(run("optimize -q " + a100() + " --strategies buckets --budget 2 --plan-out " + dir + "/plan.json").code == 0);
+  nlohmann::json plan = read_json(dir + "/plan.json");
+  plan["decisions"] = {{{"strategy", "precision"}, {"subject", "softmax"}, {"value", "bf16"}}};
+  test::write_text(dir + "/bad_class.json", plan.dump());
+  const Run r = run("replay " + a100() + " --plan " + dir + "/bad_class.json");
+  CHECK(r.code == 2);
+  CHECK_THAT(r.out, Catch::Contains("bad_class.json: decisions: precision softmax: unknown op class (gemm, conv, or all for both)"));
+}

@@ -71,3 +71,32 @@ TEST_CASE("rewrites: the compression rewrite's kernels run as compression of the
   test::run_on_fake(run, 1);
   CHECK(run.device.violations().empty());
 }
+
+TEST_CASE("rewrites: a partition plan's buckets run, each all-reduce a stand-in of its bucketed time") {
+  whatif::Workload w = test::load_workload("traces/dlrm-8xV100");
+  whatif::CommRetime c;
+  c.clusters_dir = test::source_path("configs/clusters");
+  c.bucket_boundaries = std::vector<std::size_t>{};  // one bucket per step: the earlier all-reduces take no time
+  const executor::AppliedRewrites applied = executor::apply_rewrites(w, {c});
+  const auto& change = std::get<whatif::CommChange>(applied.changes.at(0));
+  REQUIRE(change.buckets);
+  REQUIRE(change.buckets->buckets < change.buckets->allreduces);
+  test::FakeRun run;
+  run.schedule = executor::build_schedule(w, {.rank = 0, .iteration = std::nullopt, .launch = applied.launch});
+  std::size_t collectives = 0, free = 0;
+  for (const executor::ScheduledLaunch& l : run.schedule.launches) {
+    const auto* k = std::get_if<executor::CollectiveCall>(&l.lowered.launch);
+    if (!k || k->op != "all_reduce") continue;
+    ++collectives;
+    free += k->standin_duration == 0;
+  }
+  CHECK(collectives > 0);
+  CHECK(free > 0);  // the merged members
+  CHECK(free < collectives);  // the carriers
+  test::run_on_fake(run, 1);
+  CHECK(run.device.violations().empty());
+  // A boundary past the step's all-reduces is refused by name.
+  whatif::Workload again = test::load_workload("traces/dlrm-8xV100");
+  c.bucket_boundaries = std::vector<std::size_t>{9};
+  CHECK_THROWS_WITH(executor::apply_rewrites(again, {c}), Catch::Contains("boundary out of range"));
+}

@@ -4,6 +4,7 @@ under a slow network, the plan `dpro-replay optimize` chooses with each strategy
 of them, its predicted median step against the baseline's, and its decisions.
 
 Usage: tools/dev/optimizer_tables.py [--binary build/tools/dpro-replay/dpro-replay] [--budget 150]
+                                    [--only SUBSTRING ...]  (only the traces whose path has one)
 Prints Markdown tables on stdout; every figure comes from a run of the binary made here.
 """
 import argparse
@@ -19,7 +20,7 @@ TRACES = [
     ("h100 bert-ddp", "traces/h100/bert-ddp"),
 ]
 SLOW = ["--set", "cluster.gpus_per_node=1", "--set", "network.inter_node_gbps=1.25"]
-STRATEGIES = ["buckets", "compression", "precision", "op_fusion", "all"]
+STRATEGIES = ["buckets", "partition", "compression", "precision", "op_fusion", "all"]
 
 
 def optimize(binary, trace, strategies, budget, extra):
@@ -41,8 +42,10 @@ def summary(decisions):
             chains += 1
         elif d["strategy"] == "buckets":
             parts.append(f"buckets {d['value']} MiB")
+        elif d["strategy"] == "partition":
+            parts.append(f"partition [{d['value']}]")
         elif d["strategy"] == "precision":
-            parts.append(f"precision {d['value']}")
+            parts.append(f"precision {d.get('subject', 'all')} {d['value']}")
         else:
             parts.append(f"compression {d['value']}")
     if chains:
@@ -54,6 +57,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--binary", default="build/tools/dpro-replay/dpro-replay")
     ap.add_argument("--budget", type=int, default=150)
+    ap.add_argument("--only", nargs="*", default=[], help="only the traces whose path contains one of these")
     args = ap.parse_args()
     print(f"Budget {args.budget} plans per search, seed 1. Cells: predicted median step change (chosen plan).\n")
     for cond_name, extra in (("the trace's own cluster", []), ("10 Gb/s Ethernet, one GPU per node", SLOW)):
@@ -63,6 +67,8 @@ def main():
         for name, trace in TRACES:
             if extra and trace.startswith("traces/h100"):
                 continue  # single-GPU captures: no all-reduce for a network to slow
+            if args.only and not any(o in trace for o in args.only):
+                continue
             cells, baseline = [], None
             for s in STRATEGIES:
                 j = optimize(args.binary, trace, s, args.budget, extra)

@@ -45,7 +45,14 @@ void apply_plan(const ExecFlags& flags, Job& job) {
   } catch (const OptionError& e) {
     throw InputError(flags.plan_path, "decisions: " + e.option() + (e.value().empty() ? "" : " " + e.value()), e.message());
   }
-  const executor::AppliedRewrites applied = executor::apply_rewrites(job.workload, rewrites);
+  executor::AppliedRewrites applied;
+  try {
+    applied = executor::apply_rewrites(job.workload, rewrites);
+  } catch (const OptionError& e) {
+    // A partition's boundaries are checked against the job's steps only when applied.
+    if (e.option() != "partition") throw;
+    throw InputError(flags.plan_path, "decisions: partition " + e.value(), e.message());
+  }
   job.options.launch = applied.launch;
   job.notes.push_back(fmt::format("plan {}: {} decision(s) applied", flags.plan_path, plan.decisions.size()));
   for (const optimizer::Decision& d : plan.decisions) job.notes.push_back("  " + optimizer::describe(d));

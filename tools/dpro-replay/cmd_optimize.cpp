@@ -68,8 +68,9 @@ class OptimizeCommand final : public Command {
         "`dpro-replay replay TRACES --plan FILE` replays a plan written by --plan-out.");
     sub->add_option("traces", traces_, "trace files (.json, .json.gz, .dpro) or directories of them")->required();
     sub->add_option("--strategies", strategies_,
-                    "strategies to search, comma-separated: buckets, compression, precision, op_fusion\n"
-                    "(default: every one that applies to the traces)")
+                    "strategies to search, comma-separated: buckets, compression, precision, op_fusion, partition\n"
+                    "(partition: gradient bucket boundaries placed one by one, searched with the bucket sizes;\n"
+                    "default: every one that applies to the traces)")
         ->delimiter(',');
     sub->add_option("--budget", budget_, "plans to replay at most, the baseline included (1 to 1000000)")
         ->default_val(300)

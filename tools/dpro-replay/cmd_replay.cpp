@@ -216,7 +216,14 @@ class ReplayCommand final : public Command {
       log.info(summary(change));
     };
     replayer::Simulator simulator;
-    whatif::Evaluation e = whatif::evaluate({traces, baseline.graph}, rewrites, simulator, evaluate);
+    whatif::Evaluation e;
+    try {
+      e = whatif::evaluate({traces, baseline.graph}, rewrites, simulator, evaluate);
+    } catch (const OptionError& err) {
+      // A partition's boundaries are checked against the job's steps only when applied.
+      if (!plan || err.option() != "partition") throw;
+      throw InputError(plan_path_, "decisions: partition " + err.value(), err.message());
+    }
     for (const whatif::Change& change : e.changes) e.report.notes.push_back(summary(change));
     if (plan) {
       e.report.notes.push_back(fmt::format(

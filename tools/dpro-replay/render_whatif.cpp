@@ -1,6 +1,7 @@
 #include "render_whatif.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <set>
 #include <string>
@@ -239,8 +240,13 @@ std::string describe_retiming(const whatif::CommChange& c) {
                         "waiting, kept as it was (their transfer is what the model prices, and only it is re-timed).",
                         count_of(c.peer_waiting_ops, "op"), format_duration(c.peer_waiting));
   if (c.buckets)
-    text += fmt::format(" Gradient buckets of {} MB: {} all-reduces per rank -> {}, all-reduce time {} -> {}.",
-                        *c.options.bucket_mb, c.buckets->allreduces, count_of(c.buckets->buckets, "bucket"),
+    text += fmt::format(" Gradient buckets{}{}: {} all-reduces per rank -> {}, all-reduce time {} -> {}.",
+                        c.options.bucket_mb ? fmt::format(" of {} MB", *c.options.bucket_mb) : "",
+                        c.options.bucket_boundaries
+                            ? fmt::format("{} beginning at step positions [{}]", c.options.bucket_mb ? " and" : "",
+                                          fmt::join(*c.options.bucket_boundaries, ", "))
+                            : "",
+                        c.buckets->allreduces, count_of(c.buckets->buckets, "bucket"),
                         format_duration(c.buckets->before), format_duration(c.buckets->after));
   return text;
 }
@@ -403,10 +409,13 @@ nlohmann::json details_of(const whatif::CommChange& c) {
                                                            {"samples", c.fit.samples[i]},
                                                            {"from", comm::to_string(c.fit.source[i])}};
   }
-  if (c.buckets)
-    j["buckets"] = {{"bucket_mb", *c.options.bucket_mb}, {"allreduces_per_rank", c.buckets->allreduces},
+  if (c.buckets) {
+    j["buckets"] = {{"bucket_mb", c.options.bucket_mb ? nlohmann::json(*c.options.bucket_mb) : nlohmann::json(nullptr)},
+                    {"allreduces_per_rank", c.buckets->allreduces},
                     {"buckets_per_rank", c.buckets->buckets}, {"allreduce_before_ns", c.buckets->before},
                     {"allreduce_after_ns", c.buckets->after}};
+    if (c.options.bucket_boundaries) j["buckets"]["boundaries"] = *c.options.bucket_boundaries;
+  }
   if (c.compression) j["compression"] = compression_details(*c.compression);
   if (c.options.ranks) {
     const int n = *c.options.ranks;
@@ -480,8 +489,10 @@ std::string from_profile_text(const std::set<std::string>& figures) {
 std::string summary_of(const whatif::PrecisionChange& c) {
   std::size_t kernels = 0;
   for (const auto& [cls, t] : c.lowered) kernels += t.kernels;
+  std::string dtypes = cm::to_string(c.dtype);
+  for (const cm::DType d : c.then_dtypes) dtypes += std::string(" then ") + cm::to_string(d);
   return fmt::format("precision {} on {}: {} kernels lowered, {} casts ({}); GPU work {} -> {}.{}",
-                     cm::to_string(c.dtype), c.device, kernels, c.casts, format_duration(c.cast_time),
+                     dtypes, c.device, kernels, c.casts, format_duration(c.cast_time),
                      format_duration(c.gpu_before), format_duration(c.gpu_after), from_profile_text(c.from_profile));
 }
 
@@ -501,6 +512,10 @@ nlohmann::json details_of(const whatif::PrecisionChange& c) {
                       {"gpu_before_ns", c.gpu_before},
                       {"gpu_after_ns", c.gpu_after}};
   if (!c.from_profile.empty()) j["from_profile"] = c.from_profile;
+  if (!c.then_dtypes.empty()) {
+    j["then_dtypes"] = nlohmann::json::array();
+    for (const cm::DType d : c.then_dtypes) j["then_dtypes"].push_back(cm::to_string(d));
+  }
   j["lowered"] = nlohmann::json::object();
   for (const auto& [cls, t] : c.lowered)
     j["lowered"][whatif::to_string(cls)] = {

@@ -41,10 +41,41 @@ struct BucketStats {
   std::vector<std::size_t> bucket_end;
 };
 
-// Fuses consecutive all-reduces of each rank (same group, same iteration) into buckets of at
-// most `bucket_bytes` (an all-reduce larger than that stays alone); each bucket runs where
-// its last member ran, the earlier members take no time. Needs `ops` sized. Throws
-// InputError when ranks disagree on their all-reduce sequence.
+// Where gradient buckets begin. A step's all-reduces (one rank's, in the order the trace runs
+// them: backward order, the last layers' gradients first; "position" 0 first) are the units a
+// bucket is made of, and a bucket is contiguous: it runs where its last member ran (DDP: its
+// all-reduce starts when its last gradient is ready). A boundary exists before position p
+// (1 <= p < the step's all-reduces) unless one of the rules below merges it away; both rules
+// given: a boundary only where both keep one. A step's first all-reduce always begins a bucket,
+// and so does one of another group than its predecessor's (nothing can merge them).
+struct BucketLayout {
+  // Buckets of at most this many bytes, filled greedily in order (an all-reduce larger than it
+  // stays alone); none: no size rule.
+  std::optional<std::int64_t> max_bytes;
+  // Partition: the positions where a bucket begins, strictly increasing, each from 1 to the
+  // largest step's all-reduces - 1; every other boundary is merged. None: no partition rule.
+  std::optional<std::vector<std::size_t>> boundaries;
+};
+
+// The all-reduces of the first rank that has some, per step: the most any step holds (the bound
+// of BucketLayout::boundaries) and, per position p, whether the boundary before it can merge at
+// all (index p: the all-reduce there has the same group as the one before it in every step that
+// reaches p; index 0 is false). Sized or not: the optimizer asks before the sizes are known.
+struct StepAllreduces {
+  std::size_t most = 0;
+  std::vector<bool> mergeable;
+};
+StepAllreduces step_allreduces(const std::vector<CommOp>& ops, const trace::TraceSet& traces);
+
+// Fuses consecutive all-reduces of each rank (same group, same iteration) into the buckets
+// `layout` places; each bucket runs where its last member ran, the earlier members take no
+// time. Needs `ops` sized. Throws OptionError("bucket_mb", ...) when ranks disagree on their
+// all-reduce sequence or the size is not positive, OptionError("partition", position, why) for
+// a boundary out of range or out of order.
+BucketStats fuse_allreduce_buckets(graph::Dfg& dfg, std::vector<CommOp>& ops, const trace::TraceSet& traces,
+                                   const CollectiveModel& target, const BucketLayout& layout,
+                                   std::optional<int> ranks = std::nullopt);
+// The size rule alone (BucketLayout::max_bytes = bucket_bytes).
 BucketStats fuse_allreduce_buckets(graph::Dfg& dfg, std::vector<CommOp>& ops, const trace::TraceSet& traces,
                                    const CollectiveModel& target, std::int64_t bucket_bytes,
                                    std::optional<int> ranks = std::nullopt);
