@@ -20,6 +20,9 @@ namespace dpro::executor {
 struct RunOptions {
   int iterations = 1;         // >= 1
   bool time_launches = true;  // two events per launch; off: iteration times only
+  // Per launch (schedule order), the communicator its CollectiveCall runs on (0: a stand-in);
+  // empty: every collective a stand-in. Not owned; outlives the run.
+  const std::vector<CommHandle>* comms = nullptr;
 };
 
 struct RunResult {
