@@ -40,7 +40,9 @@ void assign_groups(const whatif::Workload& w, const std::set<int>& scheduled, Mu
     m.launch_group.emplace_back(s.launches.size(), kNoGroup);
     for (std::size_t i = 0; i < s.launches.size(); ++i) {
       const graph::OpDesc* op = dfg.op(s.launches[i].node);
-      if (!std::holds_alternative<CollectiveCall>(s.launches[i].lowered.launch) || !op || !op->collective) continue;
+      const auto* call = std::get_if<CollectiveCall>(&s.launches[i].lowered.launch);
+      // Point-to-point ops name no peer here: they stay stand-ins.
+      if (!call || call->op == "send" || call->op == "recv" || !op || !op->collective) continue;
       const std::vector<int> recorded = recorded_members(*op->collective, *w.traces);
       std::vector<int> members;
       for (int rank : recorded)
