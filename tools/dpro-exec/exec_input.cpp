@@ -56,6 +56,7 @@ void apply_plan(const ExecFlags& flags, Job& job) {
   }
   const executor::AppliedRewrites applied = executor::apply_rewrites(job.workload, rewrites);
   job.options.launch = applied.launch;
+  for (const std::string& n : applied.notes) job.notes.push_back(n);
   job.notes.push_back(fmt::format("plan {}: {} decision(s) applied", flags.plan_path, plan.decisions.size()));
   for (const optimizer::Decision& d : plan.decisions) job.notes.push_back("  " + optimizer::describe(d));
   if (!plan.conditions.device.empty() || !plan.conditions.cluster.empty() || plan.conditions.ranks)
