@@ -16,6 +16,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <mutex>
 #include <string>
@@ -60,7 +61,7 @@ class FakeFabric final : public CollectiveFabric {
   std::chrono::milliseconds patience_;
   std::mutex mutex_;
   std::condition_variable cv_;
-  std::vector<Comm> comms_;  // handle h is comms_[h - 1]
+  std::deque<Comm> comms_;  // handle h is comms_[h - 1]; a deque: open() keeps waiters' references valid
   bool aborted_ = false;
 };
 

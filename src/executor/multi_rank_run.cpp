@@ -44,12 +44,20 @@ std::vector<RunResult> run_ranks(const std::vector<Device*>& devices, Collective
     runners.emplace_back([&, r] {
       RunOptions o = options;
       o.comms = &comms[r];
+      auto failed = [&first_failed, r] {
+        int none = -1;
+        first_failed.compare_exchange_strong(none, static_cast<int>(r));
+      };
+      // The failing thread marks its rank before it aborts the others' collectives.
+      o.on_failure = [failed, fabric] {
+        failed();
+        if (fabric) fabric->abort();
+      };
       try {
         results[r] = run_schedule(*devices[r], schedule.ranks[r], o);
       } catch (...) {
         errors[r] = std::current_exception();
-        int none = -1;
-        first_failed.compare_exchange_strong(none, static_cast<int>(r));
+        failed();
         if (fabric) fabric->abort();
       }
     });

@@ -92,6 +92,7 @@ struct IterationContext {
   const Handles& handles;
   const std::vector<Launch>& launches;
   HostSignals& signals;
+  const std::function<void()>& on_failure;
   std::uint64_t generation;  // 1-based iteration: what the counters must reach
   Nanos start = 0;           // host clock at the iteration's start
 };
@@ -141,7 +142,7 @@ void run_iteration(const IterationContext& c) {
       } catch (...) {
         errors[t] = std::current_exception();
         int none = -1;
-        first_failed.compare_exchange_strong(none, static_cast<int>(t));
+        if (first_failed.compare_exchange_strong(none, static_cast<int>(t)) && c.on_failure) c.on_failure();
         c.signals.fail();
       }
     });
@@ -194,7 +195,7 @@ RunResult run_schedule(Device& device, const Schedule& schedule, const RunOption
   HostSignals signals(schedule.events, schedule.flags);
   for (int i = 0; i < options.iterations; ++i) {
     device.synchronize();
-    run_iteration({device, schedule, h, launches, signals, static_cast<std::uint64_t>(i) + 1, device.host_now()});
+    run_iteration({device, schedule, h, launches, signals, options.on_failure, static_cast<std::uint64_t>(i) + 1, device.host_now()});
     collect_timing(device, schedule, h, r);
   }
   return r;
