@@ -17,7 +17,8 @@
 // Misuse a real device would punish or silently mishandle is kept as a violation (waiting on an
 // event never recorded, which CUDA ignores; a span outside an allocated buffer; elapsed on an
 // unrecorded event; freeing twice): tests require none.
-// Thread-safe: one mutex around everything.
+// Thread-safe: one mutex around everything, except the wait of a collective on a communicator for
+// its other members (fake_fabric.h), which holds none of this device.
 #include <map>
 #include <mutex>
 #include <optional>
