@@ -23,6 +23,8 @@ namespace dpro::executor {
 using StreamHandle = std::uint32_t;
 using EventHandle = std::uint32_t;
 using BufferHandle = std::uint32_t;
+// A communicator opened by a CollectiveFabric over several devices; 0 is none (a stand-in).
+using CommHandle = std::uint32_t;
 
 enum class DType : std::uint8_t { kF32, kF16, kBF16, kF64, kI32, kI64, kU8 };
 std::size_t dtype_bytes(DType t);
@@ -111,15 +113,19 @@ struct MemsetCall {
   std::uint8_t value = 0;
 };
 
-// A collective of the recorded size. With NCCL and one GPU per rank it is the NCCL call; on a
-// single GPU (several recorded ranks, or one) it runs as a stand-in of `standin_duration`.
+// A collective of the recorded size. With `comm` (a communicator a CollectiveFabric opened over
+// the ranks' devices, one GPU each) it is the real collective (NCCL) of `bytes` over that group;
+// without (comm == 0: one GPU, or a group of one scheduled rank) it runs as a stand-in of
+// `standin_duration`. `bytes` is the whole buffer of one member (all_gather: its output; all_to_all:
+// what it sends to all peers together).
 struct CollectiveCall {
   std::string op;  // "all_reduce", "all_gather", "reduce_scatter", "broadcast", "all_to_all", "send", "recv"
   std::uint64_t bytes = 0;
   DType dtype = DType::kF32;
   Span buffer;
-  int peer = -1;  // send/recv
+  int peer = -1;  // send/recv: the peer's rank in the group
   Nanos standin_duration = 0;
+  CommHandle comm = 0;
 };
 
 using Launch = std::variant<StandinKernel, GemmCall, ElementwiseChain, CastCall, CompressCall, CopyCall, MemsetCall,
@@ -150,6 +156,22 @@ class Device {
   // cost (the executor calls it so that launch pacing is the recorded one).
   virtual Nanos host_now() = 0;
   virtual void host_spin(Nanos duration) = 0;
+};
+
+// Communicators between devices of this process, one rank per device (ncclCommInitAll-style: the
+// NCCL implementation needs no launcher and no bootstrap network). Opened once per group before a
+// run, used from the ranks' host threads at once; every member must issue the collectives of one
+// communicator in the same order (NCCL hangs otherwise: the schedule checks it before the run).
+class CollectiveFabric {
+ public:
+  virtual ~CollectiveFabric() = default;
+  virtual std::string name() const = 0;  // "nccl", "fake"
+  // Opens one communicator over `members` (group rank i is members[i], devices of this fabric's
+  // kind, each at most once); the returned handle names it in every member's CollectiveCall.
+  // Throws std::runtime_error (the library's error text) when it cannot.
+  virtual CommHandle open(const std::vector<Device*>& members) = 0;
+  // A rank failed: collectives waiting for it must give up (throw) instead of hanging. Idempotent.
+  virtual void abort() = 0;
 };
 
 }  // namespace dpro::executor

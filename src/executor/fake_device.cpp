@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "executor/fake_fabric.h"
 #include "executor/launch_lowering.h"
 
 namespace dpro::executor {
@@ -95,7 +96,43 @@ void FakeDevice::check_spans(const Launch& launch) {
   }
 }
 
+void FakeDevice::join(FakeFabric& fabric, CommHandle comm, int member) {
+  std::lock_guard lock(mutex_);
+  comms_[comm] = {&fabric, member};
+}
+
+// The stream's ready time is taken under the lock, the wait for the other members without it (the
+// device's other threads go on), the stream's end set under it again: the schedule issues nothing
+// else on this stream meanwhile (a stream's launches are issued in order).
+void FakeDevice::launch_collective(StreamHandle stream, const CollectiveCall& call) {
+  Nanos ready = 0;
+  Membership m;
+  {
+    std::lock_guard lock(mutex_);
+    check_spans(call);
+    const auto it = comms_.find(call.comm);
+    if (it == comms_.end()) {
+      violations_.push_back("launch: communicator " + std::to_string(call.comm) + " was not opened on this device");
+      return;
+    }
+    m = it->second;
+    ready = std::max(stream_end_[stream_index(stream, "launch")], clock());
+  }
+  const FakeFabric::Started started = m.fabric->issue(call.comm, m.member, call, ready);
+  std::lock_guard lock(mutex_);
+  if (!started.mismatch.empty()) violations_.push_back(started.mismatch);
+  Call& c = log(CallKind::kLaunch);
+  c.stream = stream;
+  c.launch = call;
+  c.start = started.start;
+  c.end = started.start + started.duration;
+  c.collective_wait = started.start - ready;
+  stream_end_[stream] = c.end;
+  clock() += options_.launch_ns;
+}
+
 void FakeDevice::launch(StreamHandle stream, const Launch& launch) {
+  if (const auto* c = std::get_if<CollectiveCall>(&launch); c && c->comm != 0) return launch_collective(stream, *c);
   std::lock_guard lock(mutex_);
   check_spans(launch);
   Call& c = log(CallKind::kLaunch);

@@ -9,14 +9,16 @@
 //     latest time anything reached;
 //   - a stream is FIFO: an op enqueued on it starts at max(the stream's last end, the enqueuing
 //     thread's clock) and a launch lasts launch_duration(): a stand-in its duration, a collective
-//     its standin_duration, any other kernel `Options::kernel_ns`;
+//     its standin_duration, any other kernel `Options::kernel_ns`; a collective on a communicator
+//     (CollectiveCall::comm, fake_fabric.h) starts when every member's stream has reached it;
 //   - record(event, stream) completes when the stream reaches it (same rule); wait(stream, event)
 //     holds the stream until the event's last record completed; synchronize(event) moves the
 //     thread's clock to it; elapsed() is the difference of two completion times.
 // Misuse a real device would punish or silently mishandle is kept as a violation (waiting on an
 // event never recorded, which CUDA ignores; a span outside an allocated buffer; elapsed on an
 // unrecorded event; freeing twice): tests require none.
-// Thread-safe: one mutex around everything.
+// Thread-safe: one mutex around everything, except the wait of a collective on a communicator for
+// its other members (fake_fabric.h), which holds none of this device.
 #include <map>
 #include <mutex>
 #include <optional>
@@ -45,6 +47,9 @@ class FakeDevice final : public Device {
     std::optional<Launch> launch;
     Nanos host_time = 0;            // the calling thread's clock when it called
     Nanos start = 0, end = 0;       // on the stream (launches, records), or the host (spins, syncs)
+    // A collective on a communicator (fake_fabric.h): how long it waited for its last member after
+    // its own stream was ready.
+    Nanos collective_wait = 0;
   };
 
   FakeDevice() : FakeDevice(Options{}) {}
@@ -72,6 +77,9 @@ class FakeDevice final : public Device {
   std::uint64_t peak_allocated_bytes() const;
   std::size_t allocations() const;        // allocate() calls so far
 
+  // Called by FakeFabric::open: this device is member `member` of communicator `comm`.
+  void join(class FakeFabric& fabric, CommHandle comm, int member);
+
  private:
   struct Event {
     bool recorded = false;
@@ -88,8 +96,15 @@ class FakeDevice final : public Device {
   Event& event(EventHandle e, const char* call);
   std::size_t stream_index(StreamHandle s, const char* call);
 
+  void launch_collective(StreamHandle stream, const CollectiveCall& call);
+
   Options options_;
   mutable std::mutex mutex_;
+  struct Membership {
+    class FakeFabric* fabric = nullptr;
+    int member = 0;
+  };
+  std::map<CommHandle, Membership> comms_;
   std::vector<Nanos> stream_end_;
   std::vector<Event> events_;
   std::map<BufferHandle, std::uint64_t> buffers_;  // live buffers and their sizes

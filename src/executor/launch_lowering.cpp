@@ -109,7 +109,10 @@ std::string collective_op_name(std::string_view normalised) {
   return std::string(normalised);
 }
 
-LoweredLaunch lower_collective(const graph::Dfg& dfg, graph::NodeId node) {
+LoweredLaunch lower_collective(const graph::Dfg& dfg, graph::NodeId node, const LaunchOptions& options) {
+  const auto bucket = options.buckets.find(node);
+  if (bucket != options.buckets.end() && !bucket->second.last)
+    return {StandinKernel{{1, 1, 1}, {1, 1, 1}, 0}, OpClass::kCollective, "gradient bucket member: runs in its last member's call"};
   CollectiveCall c;
   c.standin_duration = dfg.node(node).duration;
   const graph::OpDesc* op = dfg.op(node);
@@ -118,7 +121,8 @@ LoweredLaunch lower_collective(const graph::Dfg& dfg, graph::NodeId node) {
     c.op = collective_op_name(dfg.ops().name(d.op));
     const auto parsed = d.dtype.empty() ? std::nullopt : hw::parse_dtype(std::string(dfg.ops().name(d.dtype)));
     c.dtype = parsed ? executor_dtype(*parsed).value_or(DType::kF32) : DType::kF32;
-    const std::int64_t elements = std::max(d.in_nelems.value_or(0), d.out_nelems.value_or(0));
+    const std::int64_t elements = bucket != options.buckets.end() ? bucket->second.bucket_elements
+                                                                   : std::max(d.in_nelems.value_or(0), d.out_nelems.value_or(0));
     c.bytes = bytes_of(elements, c.dtype);
   } else {
     c.op = "all_reduce";  // size unknown: a stand-in of the recorded time on any device
@@ -206,7 +210,7 @@ LoweredLaunch lower_launch(const graph::Dfg& dfg, graph::NodeId node, const Laun
   DPRO_CHECK(dfg.finalized());
   switch (dfg.node(node).kind) {
     case graph::NodeKind::kKernel: return lower_kernel(dfg, node, options);
-    case graph::NodeKind::kCollective: return lower_collective(dfg, node);
+    case graph::NodeKind::kCollective: return lower_collective(dfg, node, options);
     case graph::NodeKind::kMemcpy: return lower_copy(dfg, node);
     case graph::NodeKind::kMemset: return lower_memset(dfg, node);
     default: DPRO_CHECK(false && "lower_launch: not a GPU op");

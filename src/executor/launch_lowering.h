@@ -13,6 +13,7 @@
 //     no ElementwiseOp names) -> StandinKernel of the node's grid, block and replay duration.
 // Spans carry the bytes each operand needs; their buffer and offset are the memory plan's.
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -30,11 +31,20 @@ enum class OpClass : std::uint8_t { kGemm, kConv, kElementwise, kFused, kCast, k
 inline constexpr int kOpClassCount = static_cast<int>(OpClass::kOther) + 1;
 const char* to_string(OpClass c);  // "gemm", "conv", "elementwise", "fused", "cast", "compress", "copy", ...
 
+// A gradient bucket's part in the plan (the buckets decision): its all-reduces run as one call of
+// the bucket's elements where its last member ran; the earlier members issue no call (an empty
+// stand-in keeps their place on the stream), as the replay gives them no time.
+struct BucketMember {
+  std::int64_t bucket_elements = 0;  // the whole bucket's (of the last member's dtype)
+  bool last = false;
+};
+
 struct LaunchOptions {
   DType cast_to = DType::kBF16;  // the precision rewrite's target dtype (its casts' destination)
   comm::Compression compression; // the compression decision (method parameters of its kernels)
   // Launching ops lent by a like step (a capture with shapes in one step only); nullptr: none.
   const costmodel::LikeStepLaunchers* like_steps = nullptr;
+  std::map<graph::NodeId, BucketMember> buckets;  // by all-reduce node (plan_rewrites.h)
 };
 
 struct LoweredLaunch {

@@ -1,5 +1,6 @@
 #include "executor/runner.h"
 
+#include <atomic>
 #include <condition_variable>
 #include <exception>
 #include <mutex>
@@ -72,12 +73,15 @@ Handles create_handles(Device& device, const Schedule& s, bool time_launches) {
 }
 
 // The launches with their spans pointing into `arena`.
-std::vector<Launch> bind_arena(const Schedule& s, BufferHandle arena) {
+// ... and each collective on its communicator.
+std::vector<Launch> bind_arena(const Schedule& s, BufferHandle arena, const std::vector<CommHandle>* comms) {
+  if (comms && comms->size() != s.launches.size()) throw std::invalid_argument("RunOptions::comms: one per launch");
   std::vector<Launch> out;
   out.reserve(s.launches.size());
-  for (const ScheduledLaunch& l : s.launches) {
-    out.push_back(l.lowered.launch);
+  for (std::size_t i = 0; i < s.launches.size(); ++i) {
+    out.push_back(s.launches[i].lowered.launch);
     for (const Slot& slot : slots_of(out.back())) slot.span->buffer = arena;
+    if (auto* c = std::get_if<CollectiveCall>(&out.back()); c && comms) c->comm = (*comms)[i];
   }
   return out;
 }
@@ -88,6 +92,7 @@ struct IterationContext {
   const Handles& handles;
   const std::vector<Launch>& launches;
   HostSignals& signals;
+  const std::function<void()>& on_failure;
   std::uint64_t generation;  // 1-based iteration: what the counters must reach
   Nanos start = 0;           // host clock at the iteration's start
 };
@@ -128,20 +133,22 @@ void run_iteration(const IterationContext& c) {
   c.device.record(h.begin, h.control);
   for (StreamHandle s : h.streams) c.device.wait(s, h.begin);
   std::vector<std::exception_ptr> errors(c.schedule.threads.size());
+  std::atomic<int> first_failed{-1};  // the thread that failed on its own (the others: "another host thread failed")
   std::vector<std::thread> threads;
   for (std::size_t t = 0; t < c.schedule.threads.size(); ++t) {
-    threads.emplace_back([&c, &errors, t] {
+    threads.emplace_back([&c, &errors, &first_failed, t] {
       try {
         for (const HostStep& step : c.schedule.threads[t].steps) run_step(c, step);
       } catch (...) {
         errors[t] = std::current_exception();
+        int none = -1;
+        if (first_failed.compare_exchange_strong(none, static_cast<int>(t)) && c.on_failure) c.on_failure();
         c.signals.fail();
       }
     });
   }
   for (std::thread& t : threads) t.join();
-  for (const std::exception_ptr& e : errors)  // the first real failure, not "another thread failed"
-    if (e) std::rethrow_exception(e);
+  if (const int f = first_failed.load(); f >= 0) std::rethrow_exception(errors[static_cast<std::size_t>(f)]);
   // The iteration ends when both its GPU work and its host threads have: the end event is recorded
   // after the join (a host tail after the last launch counts, as it does in the recorded step).
   c.device.synchronize();
@@ -184,11 +191,11 @@ RunResult run_schedule(Device& device, const Schedule& schedule, const RunOption
       if (allocated) device.free(arena);
     }
   } guard{device, arena, r.arena_bytes > 0};
-  const std::vector<Launch> launches = bind_arena(schedule, arena);
+  const std::vector<Launch> launches = bind_arena(schedule, arena, options.comms);
   HostSignals signals(schedule.events, schedule.flags);
   for (int i = 0; i < options.iterations; ++i) {
     device.synchronize();
-    run_iteration({device, schedule, h, launches, signals, static_cast<std::uint64_t>(i) + 1, device.host_now()});
+    run_iteration({device, schedule, h, launches, signals, options.on_failure, static_cast<std::uint64_t>(i) + 1, device.host_now()});
     collect_timing(device, schedule, h, r);
   }
   return r;

@@ -9,6 +9,7 @@
 // time_launches, each launch is bracketed by two events on its stream, which gives its start and
 // end relative to the iteration's begin and each stream's busy time (the sum of its launches').
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,12 @@ namespace dpro::executor {
 struct RunOptions {
   int iterations = 1;         // >= 1
   bool time_launches = true;  // two events per launch; off: iteration times only
+  // Per launch (schedule order), the communicator its CollectiveCall runs on (0: a stand-in);
+  // empty: every collective a stand-in. Not owned; outlives the run.
+  const std::vector<CommHandle>* comms = nullptr;
+  // Called by the host thread that fails first, before the others stop: run_ranks aborts the
+  // collective fabric with it, so that this rank's threads waiting in a collective stop too.
+  std::function<void()> on_failure;
 };
 
 struct RunResult {

@@ -269,4 +269,42 @@ TEST_CASE("dpro-replay --device-profile: another GPU's or a malformed profile is
   const auto alone = run_command(std::string(DPRO_REPLAY_BIN) + " replay -q traces/h100/resnet50 --device-profile " + bad + " 2>&1");
   CHECK(alone.code == 2);
   CHECK(alone.out.find("--device-profile") != std::string::npos);
+TEST_CASE("dpro-exec: run --ranks and --all-ranks run several ranks on fake devices joined by collectives") {
+  const auto four = exec_stdout("run -q --fake traces/dlrm-8xV100 --ranks 0-3 --iterations 2 --json");
+  REQUIRE(four.code == 0);
+  const nlohmann::json j = nlohmann::json::parse(four.out);
+  REQUIRE(j["ranks"].size() == 4);
+  for (int r = 0; r < 4; ++r) {
+    CHECK(j["ranks"][r]["rank"] == r);
+    CHECK(j["ranks"][r]["iteration_ns"].size() == 2);
+  }
+  CHECK(j["notes"].dump().find("4 of its 8 recorded members") != std::string::npos);
+  const auto all = exec("run -q --fake traces/dlrm-8xV100 --all-ranks --iterations 1");
+  REQUIRE(all.code == 0);
+  CHECK(all.out.find("8 ranks at once, one device each") != std::string::npos);
+  CHECK(all.out.find("rank 7,") != std::string::npos);
+  // One GPU: the ranks one after another, collectives as stand-ins.
+  const auto one = exec("run -q --fake traces/dlrm-8xV100 --ranks 2,5 --gpus 1 --iterations 1");
+  REQUIRE(one.code == 0);
+  CHECK(one.out.find("2 ranks one after another on one device") != std::string::npos);
+  const auto v = exec_stdout("validate -q --fake traces/dlrm-8xV100 --ranks 0-1 --iterations 1 --json -");
+  REQUIRE(v.code == 0);
+  CHECK(nlohmann::json::parse(v.out)["ranks"].size() == 2);
+}
+
+TEST_CASE("dpro-exec: bad --ranks and --gpus are one line, exit 2") {
+  for (const char* args : {"--ranks 0-9", "--ranks 3-1", "--ranks x", "--ranks 0-3 --gpus 3", "--ranks 0-1 --rank 0"}) {
+    INFO(args);
+    const auto r = exec(std::string("run -q --fake traces/dlrm-8xV100 --iterations 1 ") + args);
+    CHECK(r.code == 2);
+    CHECK(r.out.find("--") != std::string::npos);  // names the option
+  }
+  const auto gpus = exec("run -q --fake traces/dlrm-8xV100 --iterations 1 --ranks 0-3 --gpus 3");
+  CHECK(gpus.out.find("--gpus 3") != std::string::npos);
+  CHECK(lines(gpus.out) == 1);
+#if !DPRO_EXECUTOR_CUDA
+  const auto no_cuda = exec("run -q traces/dlrm-8xV100 --ranks 0-1 --iterations 1");
+  CHECK(no_cuda.code == 2);
+  CHECK(no_cuda.out.find("no CUDA executor") != std::string::npos);
+#endif
 }

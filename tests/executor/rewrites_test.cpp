@@ -99,4 +99,47 @@ TEST_CASE("rewrites: a partition plan's buckets run, each all-reduce a stand-in 
   whatif::Workload again = test::load_workload("traces/dlrm-8xV100");
   c.bucket_boundaries = std::vector<std::size_t>{9};
   CHECK_THROWS_WITH(executor::apply_rewrites(again, {c}), Catch::Contains("boundary out of range"));
+TEST_CASE("rewrites: a bucket decision runs each bucket as one collective call of its members' bytes") {
+  const whatif::Workload plain = test::load_workload("traces/dlrm-8xV100");
+  const executor::Schedule before = executor::build_schedule(plain, {.rank = 0, .iteration = std::nullopt, .launch = {}});
+  whatif::Workload w = test::load_workload("traces/dlrm-8xV100");
+  whatif::CommRetime c;
+  c.clusters_dir = test::source_path("configs/clusters");
+  c.bucket_mb = 64;
+  const executor::AppliedRewrites applied = executor::apply_rewrites(w, {c});
+  CHECK(applied.notes.empty());
+  REQUIRE_FALSE(applied.launch.buckets.empty());
+  test::FakeRun run;
+  run.schedule = executor::build_schedule(w, {.rank = 0, .iteration = std::nullopt, .launch = applied.launch});
+  // The all-reduces of the window: their bytes before, and the calls the bucketed schedule makes.
+  std::uint64_t recorded_bytes = 0, bucket_bytes = 0;
+  std::size_t recorded_calls = 0, bucket_calls = 0, members_without_call = 0;
+  for (const executor::ScheduledLaunch& l : before.launches)
+    if (const auto* k = std::get_if<executor::CollectiveCall>(&l.lowered.launch); k && k->op == "all_reduce" && k->bytes > 0) {
+      recorded_bytes += k->bytes;
+      ++recorded_calls;
+    }
+  for (const executor::ScheduledLaunch& l : run.schedule.launches) {
+    const auto member = applied.launch.buckets.find(l.node);
+    if (member == applied.launch.buckets.end()) continue;
+    if (!member->second.last) {
+      const auto* s = std::get_if<executor::StandinKernel>(&l.lowered.launch);
+      REQUIRE(s != nullptr);
+      CHECK(s->duration == 0);
+      ++members_without_call;
+      continue;
+    }
+    const auto& k = std::get<executor::CollectiveCall>(l.lowered.launch);
+    CHECK(k.bytes == static_cast<std::uint64_t>(member->second.bucket_elements) * executor::dtype_bytes(k.dtype));
+    CHECK(k.buffer.bytes == k.bytes);
+    bucket_bytes += k.bytes;
+    ++bucket_calls;
+  }
+  INFO(recorded_calls << " all-reduces of " << recorded_bytes << " bytes -> " << bucket_calls << " calls");
+  CHECK(bucket_calls >= 1);
+  CHECK(bucket_calls < recorded_calls);
+  CHECK(bucket_calls + members_without_call == recorded_calls);
+  CHECK(bucket_bytes == recorded_bytes);
+  test::run_on_fake(run, 1);
+  CHECK(run.device.violations().empty());
 }

@@ -5,6 +5,7 @@
 #include "core/json_fields.h"
 #include "core/output_file.h"
 #include "exec_input.h"
+#include "multi_rank_cli.h"
 #include "executor/validation.h"
 #include "render.h"
 #include "replayer/engine.h"
@@ -21,11 +22,12 @@ class ValidateCommand final : public Command {
         "Run one rank's iteration (or a plan's version of it) as `run` does, replay the same graph (the plan\n"
         "applied) as `dpro-replay replay` does, and print measured vs predicted: the step per iteration and its\n"
         "median, the time per op class (sum over its launches) and each stream's busy time, with errors in %.");
-    flags_.add_to(*sub, /*json_flag=*/false);
+    flags_.add_to(*sub, /*json_flag=*/false, /*multi_rank=*/true);
     sub->add_option("--iterations", iterations_, "times to run the iteration (1 to 100000)")
         ->default_val(10)
         ->check(CLI::Range(1, 100000));
-    device_.add_to(*sub, "measure on the fake device (no GPU: each launch takes its recorded or stand-in time)");
+    device_.add_to(*sub, "measure on the fake device (no GPU: each launch takes its recorded or stand-in time)",
+                   /*multi_rank=*/true);
     sub->add_option("--json", json_path_, "write the comparison as JSON to this file ('-': standard output, no text)");
     sub->add_flag("--force", force_, "replace an existing --json file");
     return sub;
@@ -35,6 +37,7 @@ class ValidateCommand final : public Command {
     std::vector<std::string> inputs = flags_.traces;
     if (!flags_.plan_path.empty()) inputs.push_back(flags_.plan_path);
     if (!json_path_.empty()) check_output_path(json_path_, inputs, force_);
+    if (!flags_.ranks.empty() || flags_.all_ranks) return validate_ranks();
     std::unique_ptr<executor::Device> device = device_.open();
     if (!device) {
       std::fprintf(stderr, "%s", kNoCudaExecutor);
@@ -48,12 +51,8 @@ class ValidateCommand final : public Command {
     options.time_launches = true;
     const executor::RunResult r = executor::run_schedule(*device, s, options);
     if (const int bad = fake_violations(*device)) return bad;
-    // The prediction: the replay of the graph the schedule was lowered from (same nodes).
-    const replayer::Simulation sim = replayer::simulate(job.workload.graph.dfg);
-    replayer::ReportOptions report_options;
-    report_options.analysis = false;
-    const replayer::Report report = replayer::make_report(*job.workload.traces, job.workload.graph, sim, report_options);
-    const executor::Validation v = executor::compare_run(s, r, sim, report);
+    const Prediction p(job);
+    const executor::Validation v = executor::compare_run(s, r, p.sim, p.report);
     if (json_path_ != "-") std::cout << validation_text(v, job.notes);
     if (!json_path_.empty())
       write_output(json_path_, [&](std::ostream& out) { out << dump_output_json(validation_json(v, job.notes), 2) << "\n"; },
@@ -63,6 +62,52 @@ class ValidateCommand final : public Command {
   }
 
  private:
+  // The prediction: the replay of the graph the schedules were lowered from (same nodes).
+  struct Prediction {
+    replayer::Simulation sim;
+    replayer::Report report;
+    explicit Prediction(const Job& job)
+        : sim(replayer::simulate(job.workload.graph.dfg)),
+          report(replayer::make_report(*job.workload.traces, job.workload.graph, sim, times_only())) {}
+    static replayer::ReportOptions times_only() {
+      replayer::ReportOptions o;
+      o.analysis = false;
+      return o;
+    }
+  };
+
+  // Several ranks: each rank's comparison, in rank order (JSON: {"notes", "ranks": [...]}).
+  int validate_ranks() {
+    Logger log(flags_.quiet ? LogLevel::kError : LogLevel::kWarning);
+    const Job job = load_job(flags_, log);
+    const std::vector<int> ranks = *requested_ranks(flags_, *job.workload.traces);
+    std::string error;
+    RankDevices devices = open_rank_devices(device_, ranks.size(), error);
+    if (devices.devices.empty()) {
+      std::fprintf(stderr, "%s", error.c_str());
+      return 2;
+    }
+    const executor::MultiRankSchedule m = executor::build_multi_rank_schedule(job.workload, ranks, job.options);
+    executor::RunOptions options;
+    options.iterations = iterations_;
+    options.time_launches = true;
+    const std::vector<executor::RunResult> results = run_multi(devices, m, options);
+    if (const int bad = multi_fake_violations(devices)) return bad;
+    const Prediction p(job);
+    std::vector<std::string> notes = job.notes;
+    for (std::string& n : multi_rank_notes(devices, m)) notes.push_back(std::move(n));
+    nlohmann::json out{{"notes", notes}, {"ranks", nlohmann::json::array()}};
+    for (std::size_t r = 0; r < results.size(); ++r) {
+      const executor::Validation v = executor::compare_run(m.ranks[r], results[r], p.sim, p.report);
+      if (json_path_ != "-") std::cout << validation_text(v, r == 0 ? notes : std::vector<std::string>{});
+      if (!json_path_.empty()) out["ranks"].push_back(validation_json(v, {}));
+    }
+    if (!json_path_.empty())
+      write_output(json_path_, [&](std::ostream& o) { o << dump_output_json(out, 2) << "\n"; }, force_);
+    flush_stdout();
+    return 0;
+  }
+
   ExecFlags flags_;
   int iterations_ = 10;
   DeviceFlags device_;

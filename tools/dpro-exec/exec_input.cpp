@@ -19,9 +19,18 @@
 
 namespace dpro::exec_cli {
 
-void ExecFlags::add_to(CLI::App& sub, bool json_flag) {
+void ExecFlags::add_to(CLI::App& sub, bool json_flag, bool multi_rank) {
   sub.add_option("traces", traces, "trace files (.json, .json.gz, .dpro) or directories of them, one job")->required();
-  sub.add_option("--rank", rank, "the rank whose part of the job runs (default: the first the traces hold)")->check(CLI::NonNegativeNumber);
+  CLI::Option* one = sub.add_option("--rank", rank, "the rank whose part of the job runs (default: the first the traces hold)")
+                         ->check(CLI::NonNegativeNumber);
+  if (multi_rank) {
+    CLI::Option* list = sub.add_option("--ranks", ranks,
+                                       "several ranks at once, e.g. 0-3 or 0,2,5: one GPU each with NCCL collectives\n"
+                                       "(see --gpus), or fake devices joined by a fake collective fabric with --fake");
+    CLI::Option* all = sub.add_flag("--all-ranks", all_ranks, "every rank the traces hold (as --ranks)");
+    one->excludes(list)->excludes(all);
+    list->excludes(all);
+  }
   sub.add_option("--iteration", iteration,
                  "the recorded iteration to run, ProfilerStep#N (default: the middle one the rank recorded)");
   sub.add_option("--plan", plan_path,
@@ -54,6 +63,7 @@ void apply_plan(const ExecFlags& flags, Job& job) {
     throw InputError(flags.plan_path, "decisions: partition " + e.value(), e.message());
   }
   job.options.launch = applied.launch;
+  for (const std::string& n : applied.notes) job.notes.push_back(n);
   job.notes.push_back(fmt::format("plan {}: {} decision(s) applied", flags.plan_path, plan.decisions.size()));
   for (const optimizer::Decision& d : plan.decisions) job.notes.push_back("  " + optimizer::describe(d));
   if (!plan.conditions.device.empty() || !plan.conditions.cluster.empty() || plan.conditions.ranks)
@@ -75,8 +85,15 @@ Job load_job(const ExecFlags& flags, Logger& log) {
   return job;
 }
 
-void DeviceFlags::add_to(CLI::App& sub, const std::string& fake_help) {
-  sub.add_option("--gpu", gpu, "the CUDA device ordinal")->default_val(0)->check(CLI::NonNegativeNumber);
+void DeviceFlags::add_to(CLI::App& sub, const std::string& fake_help, bool multi_rank) {
+  sub.add_option("--gpu", gpu, multi_rank ? "the CUDA device ordinal (several ranks: the first GPU)" : "the CUDA device ordinal")
+      ->default_val(0)
+      ->check(CLI::NonNegativeNumber);
+  if (multi_rank)
+    sub.add_option("--gpus", gpus,
+                   "with --ranks / --all-ranks: GPUs to use, 1 (the ranks one after another, collectives as stand-ins)\n"
+                   "or the number of ranks (the default: one GPU each from --gpu on, collectives on NCCL)")
+        ->check(CLI::PositiveNumber);
   sub.add_flag("--fake", fake, fake_help);
 }
 

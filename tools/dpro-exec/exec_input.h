@@ -19,12 +19,15 @@ namespace dpro::exec_cli {
 struct ExecFlags {
   std::vector<std::string> traces;
   std::optional<int> rank;
+  std::string ranks;       // --ranks "0-3", "0,2,5" (run, validate)
+  bool all_ranks = false;  // --all-ranks
   std::optional<std::int64_t> iteration;
   std::string plan_path;
   bool json = false;
   bool quiet = false;
   // json_flag: a --json flag (print JSON); validate gives its own --json FILE instead.
-  void add_to(CLI::App& sub, bool json_flag = true);
+  // multi_rank: --ranks and --all-ranks (multi_rank_cli.h).
+  void add_to(CLI::App& sub, bool json_flag = true, bool multi_rank = false);
 };
 
 struct Job {
@@ -43,8 +46,9 @@ std::unique_ptr<executor::Device> open_device(bool fake, int gpu);
 // --gpu and --fake, which run, validate and calibrate share; `fake_help` says what --fake does there.
 struct DeviceFlags {
   int gpu = 0;
+  int gpus = 0;  // several ranks: 0 = one GPU per rank (multi_rank_cli.h)
   bool fake = false;
-  void add_to(CLI::App& sub, const std::string& fake_help);
+  void add_to(CLI::App& sub, const std::string& fake_help, bool multi_rank = false);
   std::unique_ptr<executor::Device> open() const { return open_device(fake, gpu); }
 };
 

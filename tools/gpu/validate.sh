@@ -5,6 +5,7 @@
 # `dpro-replay optimize --strategies op_fusion | precision | buckets,compression` (small budgets).
 # Everything lands under one folder, $OUT (default ./validate-out): build.log, cuda_device_tests.log,
 # <job>/{baseline,op_fusion,precision,buckets_compression}.{json,log}, <job>/plan-*.json,
+# dlrm-8xV100-ranks0-<N-1>/multi_rank.{json,log} (several GPUs: DLRM's ranks at once, NCCL),
 # summary.tsv (one line per step: step, status, seconds, measured/predicted step, error) and
 # summary.txt. The whole run keeps within TOTAL_S (480 s): every step has a timeout and a step
 # that no longer fits is skipped and said so in the summary.
@@ -63,7 +64,8 @@ step_figures() {
   [ -s "$1" ] || return 0
   python3 - "$1" "$SUMMARY" <<'PYEOF' || true
 import json, sys
-j = json.load(open(sys.argv[1]))["step"]
+j = json.load(open(sys.argv[1]))
+j = (j["ranks"][0] if "ranks" in j else j)["step"]  # several ranks: the first rank's step
 lines = open(sys.argv[2]).read().splitlines()
 f = lines[-1].split("\t")
 f[3:6] = [str(j["measured_ns"]), str(j["predicted_ns"]), "" if j["error_pct"] is None else "%.1f" % j["error_pct"]]
@@ -97,6 +99,21 @@ fi
 
 # 3. The device profile (launch cost, copies, GEMMs per dtype, casts, compression, stand-in accuracy).
 step calibrate 90 "$OUT/calibrate.log" "$EXEC" calibrate $FAKE_FLAG --out "$OUT/device-profile.json" --force
+
+# 3b. Several ranks at once, one GPU each, collectives on NCCL: DLRM ranks 0..N-1 with N = the GPUs
+# (up to its 8 ranks), validated per rank. Only where there are two GPUs or more (FAKE=1: 4 ranks on
+# fake devices joined by the fake fabric).
+NGPU=$(nvidia-smi -L 2>/dev/null | wc -l)
+if [ "$FAKE" = 1 ] || [ "$NGPU" -ge 2 ]; then
+  n=4; [ "$FAKE" = 1 ] || n=$(( NGPU < 8 ? NGPU : 8 ))
+  d=$OUT/dlrm-8xV100-ranks0-$((n - 1)); mkdir -p "$d"
+  # shellcheck disable=SC2086
+  step "dlrm-${n}gpu" 60 "$d/multi_rank.log" "$EXEC" validate -q $FAKE_FLAG --ranks "0-$((n - 1))" --gpus "$n" \
+    --iterations "$ITERS" traces/dlrm-8xV100 --json "$d/multi_rank.json" --force
+  step_figures "$d/multi_rank.json"
+else
+  note dlrm-multi-gpu "skipped: one GPU ($NGPU found by nvidia-smi -L)" 0
+fi
 
 # 4. Per job: the baseline and three plans, each run and replayed by dpro-exec validate.
 for job in $JOBS; do

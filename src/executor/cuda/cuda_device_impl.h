@@ -19,6 +19,15 @@
 
 namespace dpro::executor::cuda {
 
+// This device's member of a communicator (nccl_fabric.cpp): runs a collective of the group on
+// `stream` over `buffer` (c.bytes of device memory). Kept behind this interface so that the device
+// compiles without NCCL's headers.
+class CommMember {
+ public:
+  virtual ~CommMember() = default;
+  virtual void run(cudaStream_t stream, const CollectiveCall& c, void* buffer) = 0;
+};
+
 class CudaDevice final : public Device {
  public:
   explicit CudaDevice(int ordinal);
@@ -40,6 +49,10 @@ class CudaDevice final : public Device {
 
   // cuda_upload / cuda_download.
   void copy_host(const Span& span, void* host, bool to_device);
+  int ordinal() const { return ordinal_; }
+  // The fabric that opened communicator `comm` over this device (nccl_fabric.cpp); shared so that
+  // it lives as long as either.
+  void join(CommHandle comm, std::shared_ptr<CommMember> member);
 
  private:
   struct Buffer {
@@ -80,6 +93,7 @@ class CudaDevice final : public Device {
   std::map<std::uint32_t, int> occupancy_;  // stand-in threads per block -> resident blocks per SM
   std::vector<void*> staging_;  // pinned host memory; the last is the current, older ones kept until the end
   std::uint64_t staging_bytes_ = 0;
+  std::map<CommHandle, std::shared_ptr<CommMember>> comms_;
 };
 
 }  // namespace dpro::executor::cuda

@@ -110,10 +110,26 @@ void CudaDevice::run(cudaStream_t s, const MemsetCall& m) {
   check(cudaMemsetAsync(resolve(m.dst, m.dst.bytes, "memset"), m.value, m.dst.bytes, s), "cudaMemsetAsync");
 }
 
+void CudaDevice::join(CommHandle comm, std::shared_ptr<CommMember> member) {
+  std::lock_guard lock(mutex_);
+  comms_[comm] = std::move(member);
+}
+
 void CudaDevice::run(cudaStream_t s, const CollectiveCall& c) {
-  // One GPU: NCCL refuses several ranks per device, so the collective holds its stream (and a
-  // ring's worth of SMs) for the recorded time. NCCL across GPUs is not wired in yet.
-  run(s, StandinKernel{kCollectiveGrid, kCollectiveBlock, c.standin_duration});
+  if (c.comm == 0) {
+    // One GPU: NCCL refuses several ranks per device, so the collective holds its stream (and a
+    // ring's worth of SMs) for the recorded time.
+    run(s, StandinKernel{kCollectiveGrid, kCollectiveBlock, c.standin_duration});
+    return;
+  }
+  std::shared_ptr<CommMember> member;
+  {
+    std::lock_guard lock(mutex_);
+    const auto it = comms_.find(c.comm);
+    if (it == comms_.end()) throw std::runtime_error("collective: communicator " + std::to_string(c.comm) + " is not open on GPU " + std::to_string(ordinal_));
+    member = it->second;
+  }
+  member->run(s, c, c.bytes > 0 ? resolve(c.buffer, c.bytes, "collective buffer") : nullptr);
 }
 
 // The SM clock against %globaltimer over 2 ms (clock64's rate for short spins), then one-wave

@@ -1,0 +1,56 @@
+#pragma once
+// Several ranks of one job, one device each (docs/executor.md, "Several ranks"): each rank's
+// schedule as build_schedule makes it, for the same recorded iteration, plus the collective groups
+// that join them. A rank's collective runs on its group's communicator (CollectiveCall::comm) where
+// two or more of the group's recorded members are scheduled (the group narrowed to them: ranks 0-3
+// of an 8-rank job run their world all-reduce among 4), and as a stand-in otherwise.
+//
+// Issue order. NCCL hangs unless every member issues the collectives of one communicator in the
+// same order. Within a rank, the collectives of a group are issued in recorded order (a host flag
+// orders two that different host threads issue); across ranks, the k-th collective of a group must
+// be the same collective (same barrier of the graph where it has one, op, bytes and dtype) on
+// every member: build_multi_rank_schedule checks it and throws InputError naming the first
+// position where two members differ.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "executor/runner.h"
+#include "executor/schedule.h"
+
+namespace dpro::executor {
+
+inline constexpr std::uint32_t kNoGroup = UINT32_MAX;
+
+struct RankGroup {
+  std::string name;             // the recorded process group (communicator id)
+  std::vector<int> ranks;       // scheduled members, ascending: group rank i is ranks[i]
+  std::size_t recorded_size = 0;  // members the recorded group had
+  std::size_t collectives = 0;    // per member, per iteration
+};
+
+struct MultiRankSchedule {
+  std::vector<Schedule> ranks;                         // ascending rank
+  std::vector<RankGroup> groups;                       // groups of two or more scheduled members
+  std::vector<std::vector<std::uint32_t>> launch_group;  // per rank, per launch: index into groups, or kNoGroup
+};
+
+// `ranks`: the trace ranks to schedule (at least one, each at most once); the iteration is
+// options.iteration or the first rank's middle one, for every rank. Throws OptionError("--ranks")
+// for a rank the traces do not hold, OptionError("--iteration") for an iteration a rank did not
+// record, InputError for collectives the members would issue in different orders.
+MultiRankSchedule build_multi_rank_schedule(const whatif::Workload& workload, const std::vector<int>& ranks,
+                                            ScheduleOptions options);
+
+// Where the members of a group would issue different collectives at the same position: a message,
+// empty when every group agrees. (build_multi_rank_schedule throws with it.)
+std::string collective_order_mismatch(const graph::Dfg& dfg, const MultiRankSchedule& schedule);
+
+// Plays every rank's schedule at once, rank i on devices[i] (its own host threads), each
+// iteration's timing as run_schedule's. `fabric` opens one communicator per group over its
+// members' devices; nullptr runs every collective as a stand-in (one GPU). A rank that fails aborts
+// the fabric so that the others stop; the first failure is rethrown after every rank stopped.
+std::vector<RunResult> run_ranks(const std::vector<Device*>& devices, CollectiveFabric* fabric,
+                                 const MultiRankSchedule& schedule, const RunOptions& options);
+
+}  // namespace dpro::executor
