@@ -269,6 +269,8 @@ TEST_CASE("dpro-replay --device-profile: another GPU's or a malformed profile is
   const auto alone = run_command(std::string(DPRO_REPLAY_BIN) + " replay -q traces/h100/resnet50 --device-profile " + bad + " 2>&1");
   CHECK(alone.code == 2);
   CHECK(alone.out.find("--device-profile") != std::string::npos);
+}
+
 TEST_CASE("dpro-exec: run --ranks and --all-ranks run several ranks on fake devices joined by collectives") {
   const auto four = exec_stdout("run -q --fake traces/dlrm-8xV100 --ranks 0-3 --iterations 2 --json");
   REQUIRE(four.code == 0);

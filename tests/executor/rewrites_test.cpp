@@ -99,6 +99,8 @@ TEST_CASE("rewrites: a partition plan's buckets run, each all-reduce a stand-in 
   whatif::Workload again = test::load_workload("traces/dlrm-8xV100");
   c.bucket_boundaries = std::vector<std::size_t>{9};
   CHECK_THROWS_WITH(executor::apply_rewrites(again, {c}), Catch::Contains("boundary out of range"));
+}
+
 TEST_CASE("rewrites: a bucket decision runs each bucket as one collective call of its members' bytes") {
   const whatif::Workload plain = test::load_workload("traces/dlrm-8xV100");
   const executor::Schedule before = executor::build_schedule(plain, {.rank = 0, .iteration = std::nullopt, .launch = {}});

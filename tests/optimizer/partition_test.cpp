@@ -21,7 +21,7 @@ using namespace dpro::optimizer;
 namespace {
 
 ResourcePaths paths() {
-  return {costmodel::default_model_path(), costmodel::default_device_dir(), test::source_path("configs/clusters")};
+  return {costmodel::default_model_path(), costmodel::default_device_dir(), test::source_path("configs/clusters"), ""};
 }
 
 struct Job {

@@ -17,7 +17,7 @@ using namespace dpro::optimizer;
 namespace {
 
 ResourcePaths paths() {
-  return {costmodel::default_model_path(), costmodel::default_device_dir(), test::source_path("configs/clusters")};
+  return {costmodel::default_model_path(), costmodel::default_device_dir(), test::source_path("configs/clusters"), ""};
 }
 
 Decision precision(const std::string& cls, const std::string& dtype) { return {Strategy::kPrecision, cls, dtype, {}}; }
