@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <map>
 
+#include "replayer/tables_internal.h"
+
 namespace dpro::replayer {
 
 using nlohmann::json;
@@ -40,12 +42,6 @@ std::int64_t call_bytes(const graph::Dfg& dfg, const graph::CollectiveDesc& c) {
 template <typename Row>
 void sort_rows(std::vector<Row>& rows) {
   std::stable_sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.predicted > b.predicted; });
-}
-
-std::string csv_field(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return out + "\"";
 }
 
 }  // namespace
@@ -108,6 +104,11 @@ Tables make_tables(const trace::TraceSet& traces, const graph::BuiltGraph& built
   }
   sort_rows(t.gpu_ops);
   sort_rows(t.collectives);
+  t.operators = operator_rows(traces, report);
+  t.phases = phase_rows(traces, report);
+  t.memory = memory_rows(traces, report);
+  t.overlap = overlap_rows(traces, dfg, sim, report);
+  t.idle = idle_rows(traces, dfg, sim, report);
   return t;
 }
 
@@ -154,7 +155,9 @@ json to_json(const Tables& t) {
     coll.push_back({{"rank", r.rank}, {"name", r.name}, {"op", r.op}, {"count", r.count}, {"bytes", r.bytes},
                     {"measured_ns", r.measured}, {"predicted_ns", r.predicted}, {"transfer_ns", r.transfer},
                     {"bus_gbps", r.bus_gbps ? json(*r.bus_gbps) : json(nullptr)}});
-  return {{"iterations", t.iterations}, {"gpu_ops", gpu}, {"collectives", coll}};
+  json out = {{"iterations", t.iterations}, {"gpu_ops", gpu}, {"collectives", coll}};
+  add_views_json(t, out);
+  return out;
 }
 
 std::string gpu_ops_csv(const Tables& t) {

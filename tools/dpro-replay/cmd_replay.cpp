@@ -54,12 +54,16 @@ class ReplayCommand final : public Command {
         ->default_val(10)
         ->check(CLI::Range(0, 1000000));
     sub->add_option("--table", tables_,
-                    "also print a table: gpu_ops (kernels, copies, sets by name and rank: count, time per iteration,\n"
-                    "measured, longest, share of the rank's GPU time) or collectives (op, bytes, replayed transfer,\n"
-                    "measured time with waiting, NCCL bus bandwidth); both with --table gpu_ops,collectives. With a\n"
-                    "what-if, the what-if's tables follow. --json then holds them under \"tables\"")
+                    "also print tables, comma-separated (docs/replay.md): gpu_ops (kernels, copies, sets by name and\n"
+                    "rank: count, time per iteration, measured, longest, share), collectives (op, bytes, replayed\n"
+                    "transfer, measured time with waiting, NCCL bus bandwidth), operators (CPU ops: count, self and\n"
+                    "total time, GPU time launched, shapes), overlap (communication vs computation: exposed, hidden),\n"
+                    "idle (GPU idle by cause: host wait, kernel wait, peer wait, other), memory (peak allocated and\n"
+                    "reserved per rank and step), phases (forward / backward / optimizer and other step annotations:\n"
+                    "CPU span, GPU time). With a what-if, the what-if's tables follow. --json then holds them under\n"
+                    "\"tables\"; --per-step adds a line per step to overlap, idle and phases")
         ->delimiter(',')
-        ->check(CLI::IsMember({"gpu_ops", "collectives"}));
+        ->check(CLI::IsMember(replayer::table_names()));
     sub->add_option("--csv", csv_path_, "write the one --table asked for as CSV to this file (of the what-if's replay with a what-if)");
     sub->add_flag("--per-step", per_step_,
                   "a block per iteration in the text report also when there are more than 3 (by default: a summary\n"
@@ -97,7 +101,7 @@ class ReplayCommand final : public Command {
     if (command_->get_option("--profiler-cost")->count() > 0)
       profiler_cost.given = trace::parse_record_costs(profiler_cost_, "profiler_cost");
     if (!csv_path_.empty() && tables_.size() != 1)
-      throw InputError("", "--csv", "writes one table: give exactly one --table (gpu_ops or collectives)");
+      throw InputError("", "--csv", "writes one table: give exactly one --table");
     check_output_paths({{"--json", json_path_}, {"--timeline", timeline_path_}, {"--csv", csv_path_}},
                        command_line_values(*command_, {"--json", "--timeline", "--csv"}), force_);
     trace::LoadOptions load;
@@ -162,7 +166,7 @@ class ReplayCommand final : public Command {
     }
     if (!csv_path_.empty()) {
       const replayer::Tables& t = whatif_tables ? *whatif_tables : *base_tables;
-      const std::string csv = tables_.front() == "gpu_ops" ? replayer::gpu_ops_csv(t) : replayer::collectives_csv(t);
+      const std::string csv = replayer::table_csv(t, tables_.front());
       write_output(csv_path_, [&](std::ostream& out) { out << csv; }, force_);
     }
     if (!timeline_path_.empty()) {
@@ -285,7 +289,7 @@ class ReplayCommand final : public Command {
   std::string render_tables(const replayer::Tables& t) const {
     std::string out;
     for (const std::string& name : tables_)
-      out += name == "gpu_ops" ? replayer::render_gpu_ops(t, top_ops_) : replayer::render_collectives(t, top_ops_);
+      out += replayer::render_table(t, name, top_ops_, per_step_);
     return out;
   }
 
