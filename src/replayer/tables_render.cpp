@@ -114,7 +114,7 @@ std::string render_overlap(const Tables& t, bool per_step) {
   if (t.overlap.empty()) return out + "  none\n";
   for (const OverlapRow& r : summed(t.overlap, [](const OverlapRow& r) { return r.rank; }, add_overlap)) {
     out += overlap_line(r, t, true);
-    if (per_step)
+    if (per_step && t.iterations > 1)  // one step: its line is the mean
       for (const OverlapRow& s : t.overlap)
         if (s.rank == r.rank) out += overlap_line(s, t, false);
   }
@@ -130,7 +130,7 @@ std::string render_idle(const Tables& t, bool per_step) {
   if (t.idle.empty()) return out + "  none\n";
   for (const IdleRow& r : summed(t.idle, [](const IdleRow& r) { return r.rank; }, add_idle)) {
     out += idle_line(r, t, true);
-    if (per_step)
+    if (per_step && t.iterations > 1)  // one step: its line is the mean
       for (const IdleRow& s : t.idle)
         if (s.rank == r.rank) out += idle_line(s, t, false);
   }
@@ -158,7 +158,7 @@ std::string render_phases(const Tables& t, bool per_step) {
   const auto key = [](const PhaseRow& r) { return std::make_pair(r.rank, r.phase); };
   for (const PhaseRow& r : summed(t.phases, key, add_phase)) {
     out += phase_line(r, t, true);
-    if (per_step)
+    if (per_step && t.iterations > 1)  // one step: its line is the mean
       for (const PhaseRow& s : t.phases)
         if (key(s) == key(r)) out += phase_line(s, t, false);
   }

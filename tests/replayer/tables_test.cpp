@@ -139,7 +139,7 @@ TEST_CASE("Overlap and idle tables agree with the report's GPU breakdown on ever
 
 TEST_CASE("Operators: self within total, launched GPU time within the rank's GPU time, shapes where recorded") {
   test::CapturingLog log;
-  const std::string f = test::source_path("traces/hta/a100-ws2-rank0-nccl.json.gz");
+  const std::string f = test::source_path("traces/hta/sampled-ws128-rank0.json.gz");  // records "Input Dims"
   const auto traces = test::load({f}, log.log, true);
   const auto replay = replayer::replay_traces(traces, {}, log.log);
   const replayer::Tables t = replayer::make_tables(traces, replay.graph, replay.simulation, replay.report);
