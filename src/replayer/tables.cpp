@@ -13,18 +13,6 @@ using nlohmann::json;
 
 namespace {
 
-// Each rank's predicted step windows, [begin, end) in replay time.
-std::map<int, std::vector<std::pair<Nanos, Nanos>>> windows_of(const Report& report) {
-  std::map<int, std::vector<std::pair<Nanos, Nanos>>> w;
-  for (const IterationReport& it : report.iterations)
-    for (const RankIteration& r : it.ranks) w[r.rank].emplace_back(r.predicted_start, r.predicted_start + r.predicted_ns);
-  return w;
-}
-
-bool inside(const std::vector<std::pair<Nanos, Nanos>>& windows, Nanos t) {
-  return std::any_of(windows.begin(), windows.end(), [t](const auto& w) { return t >= w.first && t < w.second; });
-}
-
 double bus_factor(const std::string& op, int n) {
   if (n < 2) return 1.0;
   const double ranks = static_cast<double>(n);
@@ -51,7 +39,7 @@ Tables make_tables(const trace::TraceSet& traces, const graph::BuiltGraph& built
   Tables t;
   t.iterations = report.iterations.size();
   const graph::Dfg& dfg = built.dfg;
-  const auto windows = windows_of(report);
+  const auto windows = predicted_windows(report);
   std::map<std::pair<int, std::string>, GpuOpRow> gpu;
   std::map<std::pair<int, std::string>, CollectiveRow> coll;
   std::map<std::pair<int, std::string>, std::pair<double, int>> bus;  // busBw-weighted bytes, group size
@@ -60,7 +48,7 @@ Tables make_tables(const trace::TraceSet& traces, const graph::BuiltGraph& built
     const graph::Node& n = dfg.node(id);
     if (!graph::on_gpu(n.kind) || !graph::is_op(n.kind)) continue;
     const auto w = windows.find(n.rank);
-    if (w == windows.end() || !inside(w->second, sim.start[id])) continue;
+    if (w == windows.end() || !window_of(w->second, sim.start[id])) continue;
     const graph::OpDesc* op = dfg.op(id);
     const std::string name(n.name.value == 0 && op ? dfg.ops().name(op->name) : traces.strings.view(n.name));
     const Nanos replayed = sim.end[id] - sim.start[id];

@@ -115,7 +115,7 @@ struct PhaseRow {
   std::string phase;   // "forward", "backward", "optimizer", or the annotation's name
   std::size_t ranges = 0;
   Nanos cpu = 0;       // the union of its ranges, clipped to the step
-  Nanos gpu = 0;       // measured GPU time of work launched from calls inside its ranges
+  Nanos gpu = 0;       // measured GPU time of the work launched by calls (any thread) starting in its ranges
 };
 
 struct Tables {
