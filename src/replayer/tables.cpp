@@ -5,23 +5,13 @@
 #include <algorithm>
 #include <map>
 
+#include "replayer/tables_internal.h"
+
 namespace dpro::replayer {
 
 using nlohmann::json;
 
 namespace {
-
-// Each rank's predicted step windows, [begin, end) in replay time.
-std::map<int, std::vector<std::pair<Nanos, Nanos>>> windows_of(const Report& report) {
-  std::map<int, std::vector<std::pair<Nanos, Nanos>>> w;
-  for (const IterationReport& it : report.iterations)
-    for (const RankIteration& r : it.ranks) w[r.rank].emplace_back(r.predicted_start, r.predicted_start + r.predicted_ns);
-  return w;
-}
-
-bool inside(const std::vector<std::pair<Nanos, Nanos>>& windows, Nanos t) {
-  return std::any_of(windows.begin(), windows.end(), [t](const auto& w) { return t >= w.first && t < w.second; });
-}
 
 double bus_factor(const std::string& op, int n) {
   if (n < 2) return 1.0;
@@ -42,12 +32,6 @@ void sort_rows(std::vector<Row>& rows) {
   std::stable_sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.predicted > b.predicted; });
 }
 
-std::string csv_field(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return out + "\"";
-}
-
 }  // namespace
 
 Tables make_tables(const trace::TraceSet& traces, const graph::BuiltGraph& built, const Simulation& sim,
@@ -55,7 +39,7 @@ Tables make_tables(const trace::TraceSet& traces, const graph::BuiltGraph& built
   Tables t;
   t.iterations = report.iterations.size();
   const graph::Dfg& dfg = built.dfg;
-  const auto windows = windows_of(report);
+  const auto windows = predicted_windows(report);
   std::map<std::pair<int, std::string>, GpuOpRow> gpu;
   std::map<std::pair<int, std::string>, CollectiveRow> coll;
   std::map<std::pair<int, std::string>, std::pair<double, int>> bus;  // busBw-weighted bytes, group size
@@ -64,7 +48,7 @@ Tables make_tables(const trace::TraceSet& traces, const graph::BuiltGraph& built
     const graph::Node& n = dfg.node(id);
     if (!graph::on_gpu(n.kind) || !graph::is_op(n.kind)) continue;
     const auto w = windows.find(n.rank);
-    if (w == windows.end() || !inside(w->second, sim.start[id])) continue;
+    if (w == windows.end() || !window_of(w->second, sim.start[id])) continue;
     const graph::OpDesc* op = dfg.op(id);
     const std::string name(n.name.value == 0 && op ? dfg.ops().name(op->name) : traces.strings.view(n.name));
     const Nanos replayed = sim.end[id] - sim.start[id];
@@ -108,6 +92,11 @@ Tables make_tables(const trace::TraceSet& traces, const graph::BuiltGraph& built
   }
   sort_rows(t.gpu_ops);
   sort_rows(t.collectives);
+  t.operators = operator_rows(traces, report);
+  t.phases = phase_rows(traces, report);
+  t.memory = memory_rows(traces, report);
+  t.overlap = overlap_rows(traces, dfg, sim, report);
+  t.idle = idle_rows(traces, dfg, sim, report);
   return t;
 }
 
@@ -154,7 +143,9 @@ json to_json(const Tables& t) {
     coll.push_back({{"rank", r.rank}, {"name", r.name}, {"op", r.op}, {"count", r.count}, {"bytes", r.bytes},
                     {"measured_ns", r.measured}, {"predicted_ns", r.predicted}, {"transfer_ns", r.transfer},
                     {"bus_gbps", r.bus_gbps ? json(*r.bus_gbps) : json(nullptr)}});
-  return {{"iterations", t.iterations}, {"gpu_ops", gpu}, {"collectives", coll}};
+  json out = {{"iterations", t.iterations}, {"gpu_ops", gpu}, {"collectives", coll}};
+  add_views_json(t, out);
+  return out;
 }
 
 std::string gpu_ops_csv(const Tables& t) {

@@ -188,6 +188,14 @@ struct ProcessGroup {
   std::vector<int> ranks;
 };
 
+// One Kineto "[memory]" instant event of a CUDA device: what the caching allocator held after an
+// allocation or free, in bytes.
+struct MemorySample {
+  Nanos at = 0;                          // trace clock, like Event::start
+  std::int64_t allocated = 0;            // "Total Allocated"
+  std::optional<std::int64_t> reserved;  // "Total Reserved", when recorded
+};
+
 // Everything recorded for one rank.
 struct TraceRank {
   std::string file;  // source path, for messages
@@ -211,6 +219,9 @@ struct TraceRank {
   // events (profile_memory=True): the largest "Total Reserved" (else "Total Allocated") of a CUDA
   // device; none for traces without them.
   std::optional<std::int64_t> peak_gpu_memory_bytes;
+  // The "[memory]" samples of CUDA devices that give "Total Allocated", in trace order (Kineto
+  // traces only; the native format does not carry them), for peaks per iteration.
+  std::vector<MemorySample> gpu_memory;
 
   const EventAttrs* attrs_of(const Event& e) const {
     return e.attrs == kNoAttrs ? nullptr : &attrs[e.attrs];

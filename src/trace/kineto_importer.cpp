@@ -552,6 +552,8 @@ void KinetoReader::on_parsed(ParsedEvent& event, std::uint64_t index) {
     const std::optional<std::int64_t> held = args.total_reserved ? args.total_reserved : args.total_allocated;
     if (held && *held >= 0 && args.device_type.value_or(1) == 1)
       rank.peak_gpu_memory_bytes = std::max(rank.peak_gpu_memory_bytes.value_or(0), *held);
+    if (ts && args.total_allocated && *args.total_allocated >= 0 && args.device_type.value_or(1) == 1)
+      rank.gpu_memory.push_back(MemorySample{*ts, *args.total_allocated, args.total_reserved});
     return;
   }
   if (ph != "X") return;
@@ -728,6 +730,7 @@ void KinetoReader::finish() {
       throw InputError(path, "event '" + std::string(strings.view(e.name)).substr(0, 60) + "'",
                        "its time after baseTimeNanoseconds is beyond 3e18 ns");
   }
+  for (MemorySample& m : rank.gpu_memory) m.at += base;  // into the events' clock (both within kMaxTraceNanos: no overflow)
   if (rank.rank_known && rank.world_size && rank.rank >= *rank.world_size)
     throw InputError(path, "distributedInfo", "rank " + std::to_string(rank.rank) + " of a " +
                                                   std::to_string(*rank.world_size) + "-rank job");

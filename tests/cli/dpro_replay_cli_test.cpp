@@ -786,3 +786,27 @@ TEST_CASE("replay --table prints GPU-op and collective tables; --csv writes the 
   CHECK_THAT(r.out, Catch::Contains("--csv") && Catch::Contains("exactly one --table"));
   CHECK(run("replay -q --table kernels_and_more " + test::dlrm_dir()).code == 2);
 }
+
+TEST_CASE("replay --table operators,overlap,idle,memory,phases: text, CSV, --help names them, an unknown name is one line") {
+  const std::string dir = test::fresh_dir("cli_views");
+  const std::string a100 = test::source_path("traces/hta/a100-ws2-rank0-nccl.json.gz");
+  Run r = run("replay --table operators,overlap,idle,memory,phases --top 5 " + a100);
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.out, Catch::Contains("CPU operators over") && Catch::Contains("communication vs computation") &&
+                        Catch::Contains("GPU idle time by cause") && Catch::Contains("not recorded") &&
+                        Catch::Contains("forward") && Catch::Contains("backward") && Catch::Contains("optimizer"));
+  for (const std::string name : {"operators", "overlap", "idle", "memory", "phases"}) {
+    const std::string file = dir + "/" + name + ".csv";
+    REQUIRE(run("replay -q --table " + name + " --csv " + file + " " + a100).code == 0);
+    const std::string csv = read_whole_file(file);
+    CHECK(csv.rfind("rank,", 0) == 0);
+    CHECK(std::count(csv.begin(), csv.end(), '\n') >= 2);
+  }
+  const Run help = run("replay --help");
+  for (const std::string name : {"gpu_ops", "collectives", "operators", "overlap", "idle", "memory", "phases"})
+    CHECK_THAT(help.out, Catch::Contains(name));
+  r = run("replay -q --table overlap,kernels_and_more " + a100);
+  CHECK(r.code == 2);
+  CHECK(std::count(r.out.begin(), r.out.end(), '\n') == 1);
+  CHECK_THAT(r.out, Catch::Contains("kernels_and_more"));
+}

@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <map>
 
 #include "core/byte_source.h"
 #include "replayer/replay.h"
@@ -106,4 +107,77 @@ TEST_CASE("Tables render as text, JSON and CSV with one row per name and rank") 
   }
   CHECK_THAT(replayer::render_collectives(t, 3), Catch::Contains("alltoall") && Catch::Contains("more (--top)"));
   for (std::size_t k = 1; k < t.gpu_ops.size(); ++k) CHECK(t.gpu_ops[k - 1].predicted >= t.gpu_ops[k].predicted);
+}
+
+TEST_CASE("Overlap and idle tables agree with the report's GPU breakdown on every rank and step of DLRM") {
+  test::CapturingLog log;
+  const auto traces = test::load({test::dlrm_dir()}, log.log);
+  const auto replay = replayer::replay_traces(traces, {}, log.log);
+  const replayer::Tables t = replayer::make_tables(traces, replay.graph, replay.simulation, replay.report);
+  std::size_t rank_steps = 0;
+  for (const auto& it : replay.report.iterations) rank_steps += it.ranks.size();
+  REQUIRE(t.overlap.size() == rank_steps);
+  REQUIRE(t.idle.size() == rank_steps);
+  std::size_t k = 0;
+  Nanos communication = 0;
+  for (const auto& it : replay.report.iterations)
+    for (const auto& r : it.ranks) {
+      const replayer::OverlapRow& o = t.overlap[k];
+      const replayer::IdleRow& i = t.idle[k++];
+      REQUIRE(o.rank == r.rank);
+      // The report gives compute first and communication only where no compute runs: exposed.
+      CHECK(o.compute == r.gpu_busy[replayer::Category::kCompute]);
+      CHECK(o.exposed() == r.gpu_busy[replayer::Category::kCommunication]);
+      CHECK(o.overlapped <= std::min(o.compute, o.communication));
+      CHECK(i.idle == r.gpu_idle);
+      CHECK(i.host_wait + i.kernel_wait + i.peer_wait + i.other == i.idle);
+      CHECK(o.span == r.predicted_ns);
+      communication += o.communication;
+    }
+  CHECK(communication > 0);  // DLRM's all-to-alls and all-reduces
+}
+
+TEST_CASE("Operators: self within total, launched GPU time within the rank's GPU time, shapes where recorded") {
+  test::CapturingLog log;
+  const std::string f = test::source_path("traces/hta/sampled-ws128-rank0.json.gz");  // records "Input Dims"
+  const auto traces = test::load({f}, log.log, true);
+  const auto replay = replayer::replay_traces(traces, {}, log.log);
+  const replayer::Tables t = replayer::make_tables(traces, replay.graph, replay.simulation, replay.report);
+  REQUIRE(t.operators.size() > 10);
+  bool shapes = false, launched = false;
+  for (std::size_t k = 0; k < t.operators.size(); ++k) {
+    const replayer::OperatorRow& r = t.operators[k];
+    CHECK(r.self <= r.total);
+    CHECK(r.gpu_self <= r.gpu);
+    CHECK(r.name.rfind("ProfilerStep#", 0) != 0);  // the iteration marker is no operator
+    if (k > 0) CHECK(t.operators[k - 1].self >= r.self);
+    shapes = shapes || !r.shapes.empty();
+    launched = launched || (r.name.rfind("aten::", 0) == 0 && r.gpu_self > 0);
+  }
+  CHECK(shapes);
+  CHECK(launched);
+  const std::string text = replayer::render_operators(t, 5);
+  CHECK_THAT(text, Catch::Contains("more (--top)"));
+  CHECK(replayer::to_json(t).at("operators").size() == t.operators.size());
+}
+
+TEST_CASE("Phases: forward, backward and optimizer of every step of the A100 trace, each inside its step") {
+  test::CapturingLog log;
+  const std::string f = test::source_path("traces/hta/a100-ws2-rank0-nccl.json.gz");
+  const auto traces = test::load({f}, log.log, true);
+  const auto replay = replayer::replay_traces(traces, {}, log.log);
+  const replayer::Tables t = replayer::make_tables(traces, replay.graph, replay.simulation, replay.report);
+  std::map<std::int64_t, Nanos> step_ns;
+  for (const auto& it : replay.report.iterations) step_ns[it.number] = it.ranks.at(0).measured_ns;
+  std::map<std::string, std::size_t> steps_with;
+  for (const replayer::PhaseRow& p : t.phases) {
+    ++steps_with[p.phase];
+    CHECK(p.cpu <= step_ns.at(p.step));
+    CHECK(p.ranges > 0);
+  }
+  for (const std::string phase : {"forward", "backward", "optimizer"}) CHECK(steps_with[phase] == step_ns.size());
+  // Memory: a trace without "[memory]" events says so, per rank.
+  REQUIRE(t.memory.size() == 1);
+  CHECK_FALSE(t.memory.front().recorded);
+  CHECK_THAT(replayer::render_memory(t), Catch::Contains("not recorded"));
 }

@@ -58,12 +58,15 @@ class ReplayCommand final : public Command {
         ->default_val(10)
         ->check(CLI::Range(0, 1000000));
     sub->add_option("--table", tables_,
-                    "also print a table: gpu_ops (kernels, copies, sets by name and rank: count, time per iteration,\n"
-                    "measured, longest, share of the rank's GPU time) or collectives (op, bytes, replayed transfer,\n"
-                    "measured time with waiting, NCCL bus bandwidth); both with --table gpu_ops,collectives. With a\n"
-                    "what-if, the what-if's tables follow. --json then holds them under \"tables\"")
-        ->delimiter(',')
-        ->check(CLI::IsMember({"gpu_ops", "collectives"}));
+                    "also print tables, comma-separated (docs/replay.md): gpu_ops (kernels, copies, sets by name and\n"
+                    "rank: count, time per iteration, measured, longest, share), collectives (op, bytes, replayed\n"
+                    "transfer, measured time with waiting, NCCL bus bandwidth), operators (CPU ops: count, self and\n"
+                    "total time, GPU time launched, shapes), overlap (communication vs computation: exposed, hidden),\n"
+                    "idle (GPU idle by cause: host wait, kernel wait, peer wait, other), memory (peak allocated and\n"
+                    "reserved per rank and step), phases (forward / backward / optimizer and other step annotations:\n"
+                    "CPU span, GPU time). With a what-if, the what-if's tables follow. --json then holds them under\n"
+                    "\"tables\"; --per-step adds a line per step to overlap, idle and phases")
+        ->delimiter(',');  // names checked in check_option_combinations: one line, exit 2
     sub->add_option("--csv", csv_path_, "write the one --table asked for as CSV to this file (of the what-if's replay with a what-if)");
     sub->add_flag("--per-step", per_step_,
                   "a block per iteration in the text report also when there are more than 3 (by default: a summary\n"
@@ -101,7 +104,7 @@ class ReplayCommand final : public Command {
     if (command_->get_option("--profiler-cost")->count() > 0)
       profiler_cost.given = trace::parse_record_costs(profiler_cost_, "profiler_cost");
     if (!csv_path_.empty() && tables_.size() != 1)
-      throw InputError("", "--csv", "writes one table: give exactly one --table (gpu_ops or collectives)");
+      throw InputError("", "--csv", "writes one table: give exactly one --table");
     check_output_paths({{"--json", json_path_}, {"--timeline", timeline_path_}, {"--csv", csv_path_}, {"--html", html_path_}},
                        command_line_values(*command_, {"--json", "--timeline", "--csv", "--html"}), force_);
     trace::LoadOptions load;
@@ -167,7 +170,7 @@ class ReplayCommand final : public Command {
     if (!html_path_.empty()) write_html(baseline.report, *base_tables, whatif ? &whatif->report : nullptr, whatif_tables);
     if (!csv_path_.empty()) {
       const replayer::Tables& t = whatif_tables ? *whatif_tables : *base_tables;
-      const std::string csv = tables_.front() == "gpu_ops" ? replayer::gpu_ops_csv(t) : replayer::collectives_csv(t);
+      const std::string csv = replayer::table_csv(t, tables_.front());
       write_output(csv_path_, [&](std::ostream& out) { out << csv; }, force_);
     }
     if (!timeline_path_.empty()) {
@@ -242,6 +245,13 @@ class ReplayCommand final : public Command {
   // An option that only changes another one's work does nothing alone: an error rather than a
   // silently ignored flag. (--costmodel and --device-specs have defaults: only a given one counts.)
   void check_option_combinations() const {
+    const std::vector<std::string>& names = replayer::table_names();
+    for (const std::string& name : tables_) {
+      if (std::find(names.begin(), names.end(), name) != names.end()) continue;
+      std::string known;
+      for (const std::string& n : names) known += (known.empty() ? "" : ", ") + n;
+      throw InputError("", "--table " + name, "no such table; the tables are " + known);
+    }
     auto given = [&](const char* name) {
       const CLI::Option* o = command_->get_option_no_throw(name);
       DPRO_CHECK(o);  // the table below names only options of this command
@@ -315,7 +325,7 @@ class ReplayCommand final : public Command {
   std::string render_tables(const replayer::Tables& t) const {
     std::string out;
     for (const std::string& name : tables_)
-      out += name == "gpu_ops" ? replayer::render_gpu_ops(t, top_ops_) : replayer::render_collectives(t, top_ops_);
+      out += replayer::render_table(t, name, top_ops_, per_step_);
     return out;
   }
 

@@ -35,6 +35,7 @@ Nanos median(std::vector<Nanos> v) {
 
 void shift_rank(TraceRank& rank, Nanos offset) {
   for (auto& e : rank.events) e.start += offset;
+  for (auto& m : rank.gpu_memory) m.at += offset;
   for (auto& it : rank.iterations) {
     it.start += offset;
     it.end += offset;
