@@ -6,6 +6,7 @@
 // data-parallel job of another size (groups resized; below the trace's ranks the workload becomes
 // the graph of the first N ranks, comm::scale_in); optionally gradient compression of the
 // data-parallel all-reduces after re-timing and bucketing (comm::compress_allreduces).
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -17,6 +18,21 @@
 #include "whatif/workload.h"
 
 namespace dpro::whatif {
+
+// What comm_retime reads that no edit of the workload changes, made once: the catalog of
+// clusters_dir and the GPU-rate meter (comm::GpuRateMeter) of a base workload. An evaluation of
+// many plans (optimizer/incremental.h) makes one for the job it rewrites and hands it to the
+// communication rewrite of every plan, whose workload is a rewritten copy of that job.
+// Immutable once made: threads share it.
+struct CommRetimeCache {
+  // Reads the catalog in `clusters_dir` (InputError for a bad file) and the GPU spec files in
+  // `devices_dir` ("": the default), and describes `base`'s kernel ops.
+  CommRetimeCache(const Workload& base, std::string clusters_dir, std::string devices_dir);
+  std::string clusters_dir;
+  std::string devices_dir;
+  comm::ClusterCatalog clusters;
+  comm::GpuRateMeter rates;  // for graphs whose op table extends `base`'s
+};
 
 struct CommRetime {
   std::string cluster;                // target cluster name ("": the origin, changed by `settings`)
@@ -32,6 +48,10 @@ struct CommRetime {
   // the node ids are those of the uncompressed graph.
   bool price_buckets = false;
   std::string devices_dir;  // GPU spec files the pricing's kernel rates come from ("": the default)
+  // Made on a workload this one is a rewritten copy of (or this one), with the same traces; its
+  // catalog is used when its clusters_dir is this one's, its meter when its devices_dir is the
+  // one the rates are measured with. Null: both are read here. The results are equal either way.
+  std::shared_ptr<const CommRetimeCache> cache;
 };
 
 // 1 TiB: above any model's gradients, and MB x 2^20 stays far within the byte counts' int64.
