@@ -7,7 +7,8 @@
 // what it was (a fused node keeps its first part's id; an inserted node or edge gets the next
 // id), and a dropped one must not be passed again (refused). commit() then compacts: it drops
 // the tombstones, renumbers the rest in their old order, rebuilds the CSR view, rewrites
-// RankNodes, and returns the old -> new maps. Consumers (replayer, reports) never see a
+// RankNodes, and returns the old -> new maps (when nothing was dropped, every id stays: it
+// rebuilds the CSR view only and returns identity maps). Consumers (replayer, reports) never see a
 // tombstone: they read the graph after commit(). The destructor commits pending edits.
 // Batching the compaction keeps a sequence of edits linear in the graph's size, not
 // quadratic.
