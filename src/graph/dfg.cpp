@@ -99,6 +99,7 @@ void Dfg::finalize() {
   csr_ = CsrGraph(boost::edges_are_unsorted_multi_pass, pairs.begin(), pairs.end(), ids.begin(),
                   nodes_.size());
   finalized_ = true;
+  ++csr_version_;
 }
 
 }  // namespace dpro::graph

@@ -150,6 +150,8 @@ class Dfg {
   // is the caller's to rewrite.
   void renumber_nodes(const IdVector<NodeId, NodeId>& new_id);
   bool finalized() const { return finalized_; }
+  // Bumped by every finalize(): a holder of the CSR view (graph::Editor) can tell it was rebuilt.
+  std::uint64_t csr_version() const { return csr_version_; }
 
   std::size_t node_count() const { return nodes_.size(); }
   // The nodes that are not untraced work (ops and barriers): what reports call the graph's ops.
@@ -192,6 +194,7 @@ class Dfg {
   CsrGraph csr_;
   Nanos origin_ = 0;
   bool finalized_ = false;
+  std::uint64_t csr_version_ = 0;
 };
 
 }  // namespace dpro::graph

@@ -22,16 +22,59 @@ std::size_t point_of(NodeId v, Point p) { return 2 * static_cast<std::size_t>(v.
 
 Editor::Editor(Dfg& dfg, std::vector<RankNodes>* ranks) : dfg_(dfg), ranks_(ranks) { index_graph(); }
 
-void Editor::index_graph() {
+void Editor::index_graph() const {
+  if (indexed_) return;
+  if (!dfg_.finalized()) dfg_.finalize();
   const std::size_t n = dfg_.node_count();
-  in_.assign(n, {});
-  out_.assign(n, {});
+  slot_.assign(n, -1);
+  lists_.clear();
   node_alive_.assign(n, 1);
   edge_alive_.assign(dfg_.edge_count(), 1);
   fused_into_.assign(n, NodeId::none());
   prev_on_track_.assign(n, NodeId::none());
   next_on_track_.assign(n, NodeId::none());
-  for (const EdgeId e : dfg_.edge_ids()) link(e);
+  csr_nodes_ = n;
+  csr_version_ = dfg_.csr_version();
+  indexed_ = true;
+}
+
+// A node no edit reached has the live edges the CSR view lists (every edit that drops or moves
+// an edge first makes the lists of both its ends), in id order, as an index of the whole graph
+// made by linking every edge in id order would hold them.
+Editor::Adjacency& Editor::adjacency(NodeId node) const {
+  index_graph();
+  std::int32_t& slot = slot_[node];
+  if (slot >= 0) return lists_[static_cast<std::size_t>(slot)];
+  DPRO_CHECK(dfg_.csr_version() == csr_version_ && node.value < csr_nodes_);
+  Adjacency& a = lists_.emplace_back();
+  slot = static_cast<std::int32_t>(lists_.size() - 1);
+  const auto& g = dfg_.csr_;
+  for (auto [it, end] = boost::in_edges(node.value, g); it != end; ++it) a.in.push_back(EdgeId(g[*it]));
+  for (auto [it, end] = boost::out_edges(node.value, g); it != end; ++it) a.out.push_back(EdgeId(g[*it]));
+  std::sort(a.in.begin(), a.in.end());
+  std::sort(a.out.begin(), a.out.end());
+  return a;
+}
+
+template <typename F>
+void Editor::for_each_out(NodeId node, F&& f) const {
+  const std::int32_t slot = slot_[node];
+  if (slot >= 0) {
+    for (const EdgeId e : lists_[static_cast<std::size_t>(slot)].out) f(e);
+    return;
+  }
+  DPRO_CHECK(dfg_.csr_version() == csr_version_ && node.value < csr_nodes_);
+  for (auto [it, end] = boost::out_edges(node.value, dfg_.csr_); it != end; ++it) f(EdgeId(dfg_.csr_[*it]));
+}
+
+bool Editor::alive(NodeId node) const {
+  index_graph();
+  return node_alive_.contains(node) && node_alive_[node];
+}
+
+bool Editor::edge_alive(EdgeId edge) const {
+  index_graph();
+  return edge_alive_.contains(edge) && edge_alive_[edge];
 }
 
 Editor::~Editor() {
@@ -46,25 +89,26 @@ void Editor::check_node(NodeId node, const char* edit) const {
 
 void Editor::link(EdgeId e) {
   const Edge& edge = dfg_.edges_[e];
-  out_[edge.src].push_back(e);
-  in_[edge.dst].push_back(e);
+  adjacency(edge.src).out.push_back(e);
+  adjacency(edge.dst).in.push_back(e);
 }
 
 void Editor::unlink(EdgeId e) {
   const Edge& edge = dfg_.edges_[e];
   auto erase = [e](std::vector<EdgeId>& list) { list.erase(std::find(list.begin(), list.end(), e)); };
-  erase(out_[edge.src]);
-  erase(in_[edge.dst]);
+  erase(adjacency(edge.src).out);
+  erase(adjacency(edge.dst).in);
 }
 
 void Editor::drop_edge(EdgeId e) {
   unlink(e);
   edge_alive_[e] = 0;
+  dropped_ = true;
 }
 
 bool Editor::merge_parallel(EdgeId e) {
   const Edge& edge = dfg_.edges_[e];
-  for (EdgeId other : out_[edge.src]) {
+  for (EdgeId other : adjacency(edge.src).out) {
     Edge& o = dfg_.edges_[other];
     if (other == e || o.dst != edge.dst || o.src_point != edge.src_point || o.dst_point != edge.dst_point) continue;
     o.gap = std::max(o.gap, edge.gap);
@@ -103,7 +147,7 @@ std::vector<NodeId> Editor::track_order(std::span<const NodeId> nodes) const {
   NodeId head;
   std::size_t heads = 0;
   for (NodeId n : nodes) {
-    const bool has_part_before = std::any_of(in_[n].begin(), in_[n].end(), [&](EdgeId e) {
+    const bool has_part_before = std::any_of(adjacency(n).in.begin(), adjacency(n).in.end(), [&](EdgeId e) {
       return is_track_order(dfg_.edges_[e].kind) && is_part(dfg_.edges_[e].src);
     });
     if (!has_part_before) {
@@ -115,7 +159,7 @@ std::vector<NodeId> Editor::track_order(std::span<const NodeId> nodes) const {
   for (NodeId at = head; at.valid() && order.size() < nodes.size();) {
     order.push_back(at);
     NodeId next;
-    for (EdgeId e : out_[at]) {
+    for (EdgeId e : adjacency(at).out) {
       if (is_track_order(dfg_.edges_[e].kind) && is_part(dfg_.edges_[e].dst)) next = dfg_.edges_[e].dst;
     }
     at = next;
@@ -142,10 +186,10 @@ bool Editor::walk_points(std::vector<std::size_t> stack, Visit visit) const {
     if (next == Walk::kStop) return true;
     if (next == Walk::kSkip) continue;
     if (here == Point::kStart) stack.push_back(at + 1);
-    for (EdgeId e : out_[v]) {
+    for_each_out(v, [&](EdgeId e) {
       const Edge& edge = dfg_.edges_[e];
       if (edge.src_point == here) stack.push_back(point_of(edge.dst, edge.dst_point));
-    }
+    });
   }
   return false;
 }
@@ -160,7 +204,7 @@ bool Editor::makes_cycle(const std::vector<NodeId>& parts) const {
   for (const Point from : {Point::kEnd, Point::kStart}) {
     std::vector<std::size_t> stack;
     for (NodeId p : parts) {
-      for (EdgeId e : out_[p]) {
+      for (EdgeId e : adjacency(p).out) {
         const Edge& edge = dfg_.edges_[e];
         if (edge.src_point == from && !part[edge.dst]) stack.push_back(point_of(edge.dst, edge.dst_point));
       }
@@ -180,10 +224,10 @@ std::vector<NodeId> Editor::with_untraced_between(std::span<const NodeId> nodes)
   std::vector<NodeId> out(nodes.begin(), nodes.end());
   auto is_given = [&](NodeId n) { return std::find(nodes.begin(), nodes.end(), n) != nodes.end(); };
   for (NodeId n : nodes) {
-    for (EdgeId e : in_[n]) {
+    for (EdgeId e : adjacency(n).in) {
       const Edge& edge = dfg_.edges_[e];
       if (!is_track_order(edge.kind) || dfg_.nodes_[edge.src].kind != NodeKind::kUntraced) continue;
-      const bool after_part = std::any_of(in_[edge.src].begin(), in_[edge.src].end(), [&](EdgeId b) {
+      const bool after_part = std::any_of(adjacency(edge.src).in.begin(), adjacency(edge.src).in.end(), [&](EdgeId b) {
         return is_track_order(dfg_.edges_[b].kind) && is_given(dfg_.edges_[b].src);
       });
       if (after_part) out.push_back(edge.src);
@@ -198,32 +242,56 @@ std::vector<NodeId> Editor::with_untraced_between(std::span<const NodeId> nodes)
 // fused node would have been one before: no walk is needed (op fusion's legal chains).
 bool Editor::meets_graph_at_ends(const std::vector<NodeId>& parts) const {
   for (std::size_t i = 0; i < parts.size(); ++i) {
-    for (EdgeId e : in_[parts[i]])
+    for (EdgeId e : adjacency(parts[i]).in)
       if (i > 0 && dfg_.edges_[e].src != parts[i - 1]) return false;
-    for (EdgeId e : out_[parts[i]])
+    for (EdgeId e : adjacency(parts[i]).out)
       if (i + 1 < parts.size() && dfg_.edges_[e].dst != parts[i + 1]) return false;
+  }
+  return true;
+}
+
+// Whether, for every edge u.a -> new node and every edge new node -> w.b, the graph already has
+// the edge u.a -> w.b (points as given). A cycle through the new node would then run from w.b
+// back to u.a without it, and close with that edge: a cycle before the insert, which the graph
+// (acyclic, as every edit keeps it) has not. So no walk is needed: a node put beside another,
+// with that node's own edges (a compression kernel before its collective, copying the
+// collective's start-side in-edges), is O(degree^2), not O(what lies downstream).
+bool Editor::shortcut_edges_exist(NodeId node) const {
+  const Adjacency& a = adjacency(node);
+  for (const EdgeId i : a.in) {
+    const Edge& in = dfg_.edges_[i];
+    for (const EdgeId o : a.out) {
+      const Edge& out = dfg_.edges_[o];
+      const std::vector<EdgeId>& from_u = adjacency(in.src).out;
+      const bool exists = std::any_of(from_u.begin(), from_u.end(), [&](EdgeId e) {
+        const Edge& x = dfg_.edges_[e];
+        return x.dst == out.dst && x.src_point == in.src_point && x.dst_point == out.dst_point;
+      });
+      if (!exists) return false;
+    }
   }
   return true;
 }
 
 // The parts in track order; throws unless they can be fused.
 std::vector<NodeId> Editor::fusable_parts(std::span<const NodeId> nodes) const {
-  const std::string what = "fuse of nodes " + node_list(nodes);
-  if (nodes.size() < 2) throw InputError("", what, "fusing needs at least two nodes");
+  // The edit named for an error only (most edits succeed: no string for them).
+  const auto what = [&] { return "fuse of nodes " + node_list(nodes); };
+  if (nodes.size() < 2) throw InputError("", what(), "fusing needs at least two nodes");
   for (NodeId n : nodes) check_node(n, "fuse");
   for (std::size_t i = 0; i < nodes.size(); ++i) {
     if (std::find(nodes.begin() + static_cast<std::ptrdiff_t>(i) + 1, nodes.end(), nodes[i]) != nodes.end()) {
-      throw InputError("", what, "node " + to_string(nodes[i]) + " is given twice");
+      throw InputError("", what(), "node " + to_string(nodes[i]) + " is given twice");
     }
   }
   const Node& first = dfg_.nodes_[nodes[0]];
   for (NodeId n : nodes) {
     const Node& node = dfg_.nodes_[n];
-    if (!node.track.valid()) throw InputError("", what, "node " + to_string(n) + " is a " + to_string(node.kind) + " on no track");
+    if (!node.track.valid()) throw InputError("", what(), "node " + to_string(n) + " is a " + to_string(node.kind) + " on no track");
     if (node.track != first.track) {
       const Track& a = dfg_.tracks_[first.track];
       const Track& b = dfg_.tracks_[node.track];
-      throw InputError("", what,
+      throw InputError("", what(),
                        "nodes of different tracks cannot be fused: node " + to_string(nodes[0]) + " is on " + a.name +
                            " of rank " + std::to_string(a.rank) + ", node " + to_string(n) + " on " + b.name +
                            " of rank " + std::to_string(b.rank));
@@ -231,7 +299,7 @@ std::vector<NodeId> Editor::fusable_parts(std::span<const NodeId> nodes) const {
   }
   std::vector<NodeId> parts = track_order(with_untraced_between(nodes));
   if (!meets_graph_at_ends(parts) && makes_cycle(parts)) {
-    throw InputError("", what, "the fused op would depend on itself: another op waits for one of them and is waited for by another");
+    throw InputError("", what(), "the fused op would depend on itself: another op waits for one of them and is waited for by another");
   }
   return parts;
 }
@@ -241,26 +309,42 @@ std::vector<NodeId> Editor::fusable_parts(std::span<const NodeId> nodes) const {
 OpId Editor::fused_op(const std::vector<NodeId>& parts) {
   OpDesc desc;
   desc.kind = dfg_.nodes_[parts.front()].kind;
-  std::string name = "fused(";
   bool all_bytes = true, all_flops = true;
   std::int64_t bytes = 0, flops = 0;
   for (NodeId p : parts) {
     if (dfg_.nodes_[p].kind == NodeKind::kUntraced) continue;  // no op
     const OpDesc* part = dfg_.op(p);
-    name += std::string(p == parts.front() ? "" : " + ") + std::string(part ? dfg_.ops_.name(part->name) : "?");
     desc.parts.push_back(dfg_.op_of(p));
     all_bytes = all_bytes && part && part->bytes;
     all_flops = all_flops && part && part->flops;
     if (all_bytes) bytes += *part->bytes;
     if (all_flops) flops += *part->flops;
   }
-  desc.name = dfg_.ops_.intern(name + ")");
+  desc.name = fused_name(desc.parts, dfg_.nodes_[parts.front()].kind == NodeKind::kUntraced);
   if (all_bytes) desc.bytes = bytes;
   if (all_flops) desc.flops = flops;
   return dfg_.ops_.add(std::move(desc));
 }
 
+// "fused(a + b + c)" from the parts' op names ("?" for a part without one), interned; made once
+// per sequence of ops (a chain fused at every occurrence: the kernel names are long).
+NameId Editor::fused_name(const std::vector<OpId>& ops, bool untraced_first) {
+  std::vector<std::uint32_t> key{untraced_first ? 1u : 0u};
+  for (const OpId op : ops) key.push_back(op.value);
+  const auto known = fused_names_.find(key);
+  if (known != fused_names_.end()) return known->second;
+  std::string name = "fused(";
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    name += i == 0 && !untraced_first ? "" : " + ";
+    name += ops[i].valid() ? std::string(dfg_.ops_.name(dfg_.ops_.op(ops[i]).name)) : std::string("?");
+  }
+  const NameId id = dfg_.ops_.intern(name + ")");
+  fused_names_.emplace(std::move(key), id);
+  return id;
+}
+
 NodeId Editor::fuse(std::span<const NodeId> nodes) {
+  index_graph();
   const std::vector<NodeId> parts = fusable_parts(nodes);
   const NodeId fused = parts.front();
   // What the parts waited for between one another (their delays, the gaps of the track-order
@@ -274,14 +358,14 @@ NodeId Editor::fuse(std::span<const NodeId> nodes) {
     const Node& part = dfg_.nodes_[parts[i]];
     delay += part.delay;
     (part.kind == NodeKind::kUntraced ? delay : duration) += part.duration;
-    for (EdgeId e : in_[parts[i]]) {
+    for (EdgeId e : adjacency(parts[i]).in) {
       const Edge& edge = dfg_.edges_[e];
       if (edge.src == parts[i - 1] && is_track_order(edge.kind)) delay += edge.gap;
     }
   }
   auto is_part = [&](NodeId n) { return std::find(parts.begin(), parts.end(), n) != parts.end(); };
   for (NodeId p : parts) {
-    for (EdgeId e : std::vector<EdgeId>(in_[p])) {
+    for (EdgeId e : std::vector<EdgeId>(adjacency(p).in)) {
       if (!edge_alive_[e]) continue;
       if (is_part(dfg_.edges_[e].src)) {
         drop_edge(e);
@@ -290,7 +374,7 @@ NodeId Editor::fuse(std::span<const NodeId> nodes) {
         merge_parallel(e);
       }
     }
-    for (EdgeId e : std::vector<EdgeId>(out_[p])) {
+    for (EdgeId e : std::vector<EdgeId>(adjacency(p).out)) {
       if (!edge_alive_[e]) continue;
       if (is_part(dfg_.edges_[e].dst)) {
         drop_edge(e);
@@ -313,11 +397,13 @@ NodeId Editor::fuse(std::span<const NodeId> nodes) {
     node_alive_[p] = 0;
     fused_into_[p] = fused;
   }
+  dropped_ = true;
   touched();
   return fused;
 }
 
 NodeId Editor::insert(const Node& node, std::span<const Edge> edges, OpId op) {
+  index_graph();
   if (op.valid() && !op.below(dfg_.ops_.size())) {
     throw InputError("", "insert", "op " + to_string(op) + " is not in the op table");
   }
@@ -333,8 +419,8 @@ NodeId Editor::insert(const Node& node, std::span<const Edge> edges, OpId op) {
     if (dst != id) check_node(dst, "insert");
   }
   dfg_.nodes_.push_back(node);
-  in_.emplace_back();
-  out_.emplace_back();
+  lists_.emplace_back();
+  slot_.push_back(static_cast<std::int32_t>(lists_.size() - 1));
   node_alive_.push_back(1);
   fused_into_.push_back(NodeId::none());
   prev_on_track_.push_back(NodeId::none());
@@ -347,10 +433,11 @@ NodeId Editor::insert(const Node& node, std::span<const Edge> edges, OpId op) {
     add_edge(e, /*merge=*/false);
   }
   touched();
-  if (makes_cycle({id})) {
+  if (!shortcut_edges_exist(id) && makes_cycle({id})) {
     // Undo: the graph must be unchanged after a refused edit. Nothing merged yet.
     for (std::uint32_t e = first_edge; e < dfg_.edges_.size(); ++e) drop_edge(EdgeId(e));
     node_alive_[id] = 0;
+    dropped_ = true;
     throw InputError("", "insert", "the new node's edges make a dependency cycle");
   }
   for (std::uint32_t e = first_edge; e < dfg_.edges_.size(); ++e) {
@@ -362,8 +449,8 @@ NodeId Editor::insert(const Node& node, std::span<const Edge> edges, OpId op) {
 void Editor::remove(NodeId node) {
   check_node(node, "remove");
   Node& gone = dfg_.nodes_[node];
-  const std::vector<EdgeId> ins = in_[node];
-  const std::vector<EdgeId> outs = out_[node];
+  const std::vector<EdgeId> ins = adjacency(node).in;
+  const std::vector<EdgeId> outs = adjacency(node).out;
   for (EdgeId e : ins) {
     const Edge& in = dfg_.edges_[e];
     if (is_track_order(in.kind) && dfg_.nodes_[in.src].track == gone.track) prev_on_track_[node] = in.src;
@@ -375,6 +462,7 @@ void Editor::remove(NodeId node) {
   for (EdgeId e : ins) drop_edge(e);
   for (EdgeId e : outs) drop_edge(e);
   node_alive_[node] = 0;
+  dropped_ = true;
   // Keep each dependency that ran through the node. An in-edge to its end and an out-edge
   // from its start had no path between them (a blocking copy's launch and wait): not bridged.
   for (EdgeId i : ins) {
@@ -388,7 +476,7 @@ void Editor::remove(NodeId node) {
   for (EdgeId o : outs) {
     const NodeId succ = dfg_.edges_[o].dst;
     Node& s = dfg_.nodes_[succ];
-    const bool has_start_dependency = std::any_of(in_[succ].begin(), in_[succ].end(), [&](EdgeId e) {
+    const bool has_start_dependency = std::any_of(adjacency(succ).in.begin(), adjacency(succ).in.end(), [&](EdgeId e) {
       return dfg_.edges_[e].dst_point == Point::kStart;
     });
     if (!has_start_dependency && !s.release) s.release = gone.release ? *gone.release : gone.measured_start - dfg_.origin();
@@ -397,22 +485,22 @@ void Editor::remove(NodeId node) {
 }
 
 void Editor::remove_edge(EdgeId edge) {
-  const std::string what = "remove of edge " + to_string(edge);
-  if (!edge_alive(edge)) throw InputError("", what, "edge " + to_string(edge) + " is not in the graph");
-  if (is_track_order(dfg_.edges_[edge].kind)) throw InputError("", what, "a track-order edge goes with its node (remove)");
+  const auto what = [&] { return "remove of edge " + to_string(edge); };
+  if (!edge_alive(edge)) throw InputError("", what(), "edge " + to_string(edge) + " is not in the graph");
+  if (is_track_order(dfg_.edges_[edge].kind)) throw InputError("", what(), "a track-order edge goes with its node (remove)");
   drop_edge(edge);
   touched();
 }
 
 void Editor::redirect(EdgeId edge, std::optional<NodeId> src, std::optional<NodeId> dst) {
-  const std::string what = "redirect of edge " + to_string(edge);
-  if (!edge_alive(edge)) throw InputError("", what, "edge " + to_string(edge) + " is not in the graph");
+  const auto what = [&] { return "redirect of edge " + to_string(edge); };
+  if (!edge_alive(edge)) throw InputError("", what(), "edge " + to_string(edge) + " is not in the graph");
   const Edge old = dfg_.edges_[edge];
   const NodeId s = src.value_or(old.src);
   const NodeId d = dst.value_or(old.dst);
   check_node(s, "redirect");
   check_node(d, "redirect");
-  if (s == d) throw InputError("", what, "an edge from node " + to_string(s) + " to itself");
+  if (s == d) throw InputError("", what(), "an edge from node " + to_string(s) + " to itself");
   move_edge(edge, s, d);
   // A cycle through the moved edge: its destination reaches its source.
   const bool cycle = walk_points({point_of(d, old.dst_point)}, [&](NodeId v, Point here) {
@@ -420,7 +508,7 @@ void Editor::redirect(EdgeId edge, std::optional<NodeId> src, std::optional<Node
   });
   if (cycle) {
     move_edge(edge, old.src, old.dst);
-    throw InputError("", what, "node " + to_string(d) + " already leads to node " + to_string(s) + ": a dependency cycle");
+    throw InputError("", what(), "node " + to_string(d) + " already leads to node " + to_string(s) + ": a dependency cycle");
   }
   merge_parallel(edge);
   touched();
@@ -438,6 +526,7 @@ void Editor::set_duration(NodeId node, Nanos duration) {
 }
 
 Renumbering Editor::commit() {
+  if (!dropped_) return commit_additions();
   Renumbering map;
   const std::size_t n = dfg_.nodes_.size();
   map.node.assign(n, NodeId::none());
@@ -455,58 +544,82 @@ Renumbering Editor::commit() {
   for (const EdgeId e : dfg_.edge_ids()) {
     if (edge_alive_[e]) map.edge[e] = EdgeId(next_edge++);
   }
+  if (ranks_) renumber_ranks(map);
+  compact(map);
+  dfg_.finalize();
+  close_index();
+  return map;
+}
 
-  if (ranks_) {
-    // A removed node's place in an enclosing event's [first, last] range passes to its live
-    // neighbours on the track; `stop` is the other end of the range, past which it is empty.
-    auto live = [&](NodeId v, const IdVector<NodeId, NodeId>& step, NodeId stop) {
-      while (v.valid() && !map.node[v].valid()) {
-        if (v == stop) return NodeId::none();
-        v = step[v];
-      }
-      return v.valid() ? map.node[v] : NodeId::none();
-    };
-    for (RankNodes& r : *ranks_) {
-      for (NodeId& v : r.node_of_event) {
-        if (v.valid()) v = map.node[v];
-      }
-      for (const EventRef e : r.first_inside.ids()) {
-        const NodeId first = r.first_inside[e], last = r.last_inside[e];
-        if (!first.valid()) continue;
-        const NodeId f = live(first, next_on_track_, last);
-        const NodeId l = live(last, prev_on_track_, first);
-        const bool empty = !f.valid() || !l.valid();
-        r.first_inside[e] = empty ? NodeId::none() : f;
-        r.last_inside[e] = empty ? NodeId::none() : l;
-      }
+// Nothing was dropped: every id stays, the added nodes and edges are already at the ends of the
+// tables, and the builder's maps hold.
+Renumbering Editor::commit_additions() {
+  Renumbering map;
+  map.node.resize(dfg_.nodes_.size());
+  for (const NodeId v : dfg_.node_ids()) map.node[v] = v;
+  map.edge.resize(dfg_.edges_.size());
+  for (const EdgeId e : dfg_.edge_ids()) map.edge[e] = e;
+  dfg_.finalize();
+  close_index();
+  return map;
+}
+
+void Editor::close_index() {
+  indexed_ = false;  // reopened on the compacted graph by the next edit
+  lists_.clear();
+  pending_ = false;
+  dropped_ = false;
+}
+
+void Editor::renumber_ranks(const Renumbering& map) {
+  // A removed node's place in an enclosing event's [first, last] range passes to its live
+  // neighbours on the track; `stop` is the other end of the range, past which it is empty.
+  auto live = [&](NodeId v, const IdVector<NodeId, NodeId>& step, NodeId stop) {
+    while (v.valid() && !map.node[v].valid()) {
+      if (v == stop) return NodeId::none();
+      v = step[v];
+    }
+    return v.valid() ? map.node[v] : NodeId::none();
+  };
+  for (RankNodes& r : *ranks_) {
+    for (NodeId& v : r.node_of_event) {
+      if (v.valid()) v = map.node[v];
+    }
+    for (const EventRef e : r.first_inside.ids()) {
+      const NodeId first = r.first_inside[e], last = r.last_inside[e];
+      if (!first.valid()) continue;
+      const NodeId f = live(first, next_on_track_, last);
+      const NodeId l = live(last, prev_on_track_, first);
+      const bool empty = !f.valid() || !l.valid();
+      r.first_inside[e] = empty ? NodeId::none() : f;
+      r.last_inside[e] = empty ? NodeId::none() : l;
     }
   }
+}
 
-  IdVector<NodeId, Node> nodes;
-  nodes.reserve(next);
-  IdVector<NodeId, OpId> ops;
+// Moves the live nodes, their ops and the live edges down over the dropped ones, in place (a
+// node's or edge's new id is never above its old one).
+void Editor::compact(const Renumbering& map) {
+  const bool has_ops = !dfg_.node_ops_.empty();
+  if (has_ops) dfg_.node_ops_.resize(dfg_.nodes_.size(), kNoOp);  // shorter meant kNoOp for the rest
+  std::uint32_t next = 0;
   for (const NodeId v : dfg_.node_ids()) {
     if (!node_alive_[v]) continue;
-    nodes.push_back(dfg_.nodes_[v]);
-    if (!dfg_.node_ops_.empty()) ops.push_back(dfg_.op_of(v));
+    const NodeId to(next++);
+    if (to != v) dfg_.nodes_[to] = std::move(dfg_.nodes_[v]);
+    if (has_ops) dfg_.node_ops_[to] = dfg_.node_ops_[v];
   }
-  IdVector<EdgeId, Edge> edges;
-  edges.reserve(next_edge);
+  dfg_.nodes_.resize(next);
+  if (has_ops) dfg_.node_ops_.resize(next);
+  std::uint32_t next_edge = 0;
   for (const EdgeId e : dfg_.edge_ids()) {
     if (!edge_alive_[e]) continue;
-    Edge edge = dfg_.edges_[e];
-    edge.src = map.node[edge.src];
-    edge.dst = map.node[edge.dst];
-    edges.push_back(edge);
+    Edge& to = dfg_.edges_[EdgeId(next_edge++)];
+    to = dfg_.edges_[e];
+    to.src = map.node[to.src];
+    to.dst = map.node[to.dst];
   }
-  dfg_.nodes_ = std::move(nodes);
-  dfg_.node_ops_ = std::move(ops);
-  dfg_.edges_ = std::move(edges);
-  dfg_.finalize();
-
-  index_graph();  // start afresh on the compacted graph
-  pending_ = false;
-  return map;
+  dfg_.edges_.resize(next_edge);
 }
 
 }  // namespace dpro::graph

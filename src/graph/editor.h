@@ -7,15 +7,31 @@
 // what it was (a fused node keeps its first part's id; an inserted node or edge gets the next
 // id), and a dropped one must not be passed again (refused). commit() then compacts: it drops
 // the tombstones, renumbers the rest in their old order, rebuilds the CSR view, rewrites
-// RankNodes, and returns the old -> new maps. Consumers (replayer, reports) never see a
+// RankNodes, and returns the old -> new maps (when nothing was dropped, every id stays: it
+// rebuilds the CSR view only and returns identity maps). Consumers (replayer, reports) never see a
 // tombstone: they read the graph after commit(). The destructor commits pending edits.
 // Batching the compaction keeps a sequence of edits linear in the graph's size, not
-// quadratic. Costs: opening an Editor and commit() are O(nodes + edges); remove and
+// quadratic.
+//
+// Index. The Editor's adjacency lists are made per node, the first time an edit or a query
+// reaches the node, from the CSR view the graph had when the index was opened (the graph is
+// finalized then if it was not); a node no edit reached costs nothing but a few bytes of
+// flags. So opening an Editor allocates nothing per node, and a rewrite that edits k nodes
+// builds k lists, not one per node of the graph (the optimizer evaluates thousands of plans,
+// each a few rewrites of a large graph: docs/optimizer.md, "Incremental evaluation"). Nothing
+// else may rebuild the CSR view while the Editor is open (checked: Dfg::csr_version).
+//
+// Costs: opening an Editor is O(nodes + edges) in flags (memset), no allocation per node;
+// commit() is O(nodes + edges) when an edit dropped a node or an edge (the compaction), and
+// O(nodes) plus the CSR rebuild when edits only added or re-timed (no renumbering); after a
+// commit the index is reopened on the next edit, not at once; remove and
 // set_duration and remove_edge are O(degree); fuse, insert and redirect also search for the
 // cycle they could make, up to O(nodes + edges) each (the part of the graph downstream of the
 // edit), except a fuse of a run that meets the graph at its ends only (no edge into a part but
-// the first, none out of a part but the last, besides those along the run), which cannot make
-// one in an acyclic graph and is O(degree).
+// the first, none out of a part but the last, besides those along the run), and an insert whose
+// every pair of an in-edge u -> new and an out-edge new -> w has an edge u -> w already (a node
+// put beside another with that one's edges), which cannot make one in an acyclic graph and are
+// O(degree) and O(degree^2).
 //
 // Timing. An edit keeps each node's delay (measured residual wait) and release; it does not
 // recompute them from measured times (compute_measured_delays would undo a what-if). A fused
@@ -31,6 +47,8 @@
 // cycle, a self-loop) throws InputError naming the edit and the nodes; the graph is then
 // unchanged.
 #include <cstdint>
+#include <deque>
+#include <map>
 #include <optional>
 #include <span>
 #include <vector>
@@ -95,21 +113,33 @@ class Editor {
   // Applies the pending edits; see above. The graph is finalized afterwards.
   Renumbering commit();
 
-  bool alive(NodeId node) const { return node_alive_.contains(node) && node_alive_[node]; }
-  bool edge_alive(EdgeId edge) const { return edge_alive_.contains(edge) && edge_alive_[edge]; }
-  // Live edge ids into / out of a node, as of the pending edits.
-  const std::vector<EdgeId>& in_edges(NodeId node) const { return in_[node]; }
-  const std::vector<EdgeId>& out_edges(NodeId node) const { return out_[node]; }
+  bool alive(NodeId node) const;
+  bool edge_alive(EdgeId edge) const;
+  // Live edge ids into / out of a node, as of the pending edits, in id order as far as no edit
+  // moved an edge. The reference stays valid until commit().
+  const std::vector<EdgeId>& in_edges(NodeId node) const { return adjacency(node).in; }
+  const std::vector<EdgeId>& out_edges(NodeId node) const { return adjacency(node).out; }
 
  private:
   void check_node(NodeId node, const char* edit) const;
+  Renumbering commit_additions();
+  void renumber_ranks(const Renumbering& map);
+  void compact(const Renumbering& map);
+  void close_index();
   void touched();
   EdgeId add_edge(const Edge& edge, bool merge = true);
   void move_edge(EdgeId edge, NodeId src, NodeId dst);
   void drop_edge(EdgeId edge);
   void unlink(EdgeId edge);
-  // The adjacency, liveness and track-neighbour indexes of the graph as it stands (all alive).
-  void index_graph();
+  // Opens the index on the graph as it stands (all alive), unless it is open.
+  void index_graph() const;
+  struct Adjacency {
+    std::vector<EdgeId> in, out;  // live edges
+  };
+  // The node's lists, made from the CSR view on first use.
+  Adjacency& adjacency(NodeId node) const;
+  // Calls f(edge) for each live edge out of `node`, making no list (read-only walks).
+  template <typename F> void for_each_out(NodeId node, F&& f) const;
   void link(EdgeId edge);
   // Merges `edge` into an existing live parallel edge (same endpoints and points), if any.
   bool merge_parallel(EdgeId edge);
@@ -117,7 +147,9 @@ class Editor {
   std::vector<NodeId> with_untraced_between(std::span<const NodeId> nodes) const;
   std::vector<NodeId> fusable_parts(std::span<const NodeId> nodes) const;
   OpId fused_op(const std::vector<NodeId>& parts);
+  NameId fused_name(const std::vector<OpId>& ops, bool untraced_first);
   bool meets_graph_at_ends(const std::vector<NodeId>& parts) const;
+  bool shortcut_edges_exist(NodeId node) const;
   // Whether `nodes`, taken as one node, would lie on a cycle.
   bool makes_cycle(const std::vector<NodeId>& nodes) const;
   // Walks the points (a node's start and its end, index 2 x node + end) reachable from `from`
@@ -128,14 +160,20 @@ class Editor {
 
   Dfg& dfg_;
   std::vector<RankNodes>* ranks_;
-  IdVector<NodeId, std::vector<EdgeId>> in_;   // live edges per node
-  IdVector<NodeId, std::vector<EdgeId>> out_;
-  IdVector<NodeId, char> node_alive_;
-  IdVector<EdgeId, char> edge_alive_;
-  IdVector<NodeId, NodeId> fused_into_;  // a fused-away part -> its fused node (none otherwise)
-  IdVector<NodeId, NodeId> prev_on_track_;  // a removed node -> its track predecessor (none if none)
-  IdVector<NodeId, NodeId> next_on_track_;
+  // The index (mutable: made on first use, also by const queries).
+  mutable IdVector<NodeId, std::int32_t> slot_;  // into lists_; -1: not made, the CSR view holds
+  mutable std::deque<Adjacency> lists_;          // a deque: references stay valid as it grows
+  mutable IdVector<NodeId, char> node_alive_;
+  mutable IdVector<EdgeId, char> edge_alive_;
+  mutable IdVector<NodeId, NodeId> fused_into_;  // a fused-away part -> its fused node (none otherwise)
+  mutable IdVector<NodeId, NodeId> prev_on_track_;  // a removed node -> its track predecessor (none if none)
+  mutable IdVector<NodeId, NodeId> next_on_track_;
+  mutable std::size_t csr_nodes_ = 0;  // nodes the CSR view had when the index opened
+  mutable std::uint64_t csr_version_ = 0;
+  mutable bool indexed_ = false;
+  std::map<std::vector<std::uint32_t>, NameId> fused_names_;  // fused_name's, by the ops' ids
   bool pending_ = false;
+  bool dropped_ = false;  // an edit dropped a node or an edge: commit() compacts
 };
 
 }  // namespace dpro::graph

@@ -24,7 +24,11 @@ PrefixEvaluator::PrefixEvaluator(const whatif::Workload& conditioned, const Sear
       conditions_(std::move(conditions)),
       paths_(std::move(paths)),
       max_cached_(std::clamp<std::size_t>(kCachedNodes / (2 * std::max<std::size_t>(1, conditioned.graph.dfg.node_count())), 1,
-                                          std::max<std::size_t>(1, max_cached))) {}
+                                          std::max<std::size_t>(1, max_cached))) {
+  graph::Dfg dfg = conditioned.graph.dfg;  // check_acyclic needs a finalized graph
+  if (!dfg.finalized()) dfg.finalize();
+  graph::check_acyclic(dfg, *conditioned.traces);
+}
 
 // Level 0 keeps the precision variables, level 1 also the op-fusion ones: the decisions that
 // make the rewrites of that prefix (decision_rewrites).
@@ -51,6 +55,18 @@ std::shared_ptr<const whatif::Workload> PrefixEvaluator::find(std::size_t level,
   changes = it->second.changes;
   (level == 1 ? stats_.from_fusion : stats_.from_precision) += 1;
   return it->second.workload;
+}
+
+// A fusion prefix is kept from its second evaluation on: most moves of a search change a fusion
+// variable (DLRM: 15 of 18 variables are chains), so most fusion prefixes are met once, and
+// keeping each would cost a copy of the graph per evaluation, more than the reuse saves
+// (docs/optimizer.md, "Incremental evaluation").
+bool PrefixEvaluator::seen_before(const Assignment& key) {
+  const std::lock_guard lock(mutex_);
+  if (std::find(seen_.begin(), seen_.end(), key) != seen_.end()) return true;
+  seen_.push_back(key);
+  if (seen_.size() > kSeenKeys) seen_.pop_front();
+  return false;
 }
 
 void PrefixEvaluator::remember(Level& level, const Assignment& key, const whatif::Workload& w,
@@ -103,8 +119,35 @@ whatif::Change PrefixEvaluator::fuse(whatif::Workload& w, const whatif::OpFusion
   return whatif::op_fusion(w, fusion, *p.pricer);
 }
 
+std::shared_ptr<const whatif::CommRetimeCache> PrefixEvaluator::comm_cache(const whatif::CommRetime& comm) {
+  // decision_rewrites gives every compression paths_.device_dir (comm_retime uses the meter only
+  // where the directories match).
+  const std::string& devices = paths_.device_dir;
+  {
+    const std::lock_guard lock(mutex_);
+    if (comm_cache_ && comm_cache_->clusters_dir == comm.clusters_dir) return comm_cache_;
+    if (comm_cache_ || comm_cache_failed_) return nullptr;  // this plan reads its own, as a full evaluation does
+  }
+  std::shared_ptr<const whatif::CommRetimeCache> made;
+  try {
+    made = std::make_shared<const whatif::CommRetimeCache>(
+        conditioned_, comm.clusters_dir, devices, paths_.device_profile,
+        comm.compression ? comm.compression->device : comm.device);
+  } catch (const std::exception&) {
+    // A bad file: each plan reads the files itself and fails where and as whatif::evaluate does.
+    const std::lock_guard lock(mutex_);
+    comm_cache_failed_ = true;
+    return nullptr;
+  }
+  const std::lock_guard lock(mutex_);
+  if (!comm_cache_) comm_cache_ = std::move(made);
+  return comm_cache_;
+}
+
 PlanOutcome PrefixEvaluator::evaluate(const Assignment& a, replayer::Simulator& simulator) {
-  const std::vector<whatif::Rewrite> rewrites = decision_rewrites(conditions_, decisions_of(space_, a), paths_);
+  std::vector<whatif::Rewrite> rewrites = decision_rewrites(conditions_, decisions_of(space_, a), paths_);
+  for (whatif::Rewrite& r : rewrites)
+    if (auto* comm = std::get_if<whatif::CommRetime>(&r)) comm->cache = comm_cache(*comm);
   // decision_rewrites' order: [precision] [op fusion] [communication].
   const std::size_t p1 = leading<whatif::Precision>(rewrites, 0);
   const std::size_t p2 = leading<whatif::OpFusion>(rewrites, p1);
@@ -126,11 +169,12 @@ PlanOutcome PrefixEvaluator::evaluate(const Assignment& a, replayer::Simulator& 
     const auto* fusion = std::get_if<whatif::OpFusion>(&rewrites[applied]);
     out.changes.push_back(fusion ? fuse(w, *fusion, p1 > 0, keys[0]) : whatif::apply(w, rewrites[applied]));
     if (applied + 1 == p1) remember(levels_[0], keys[0], w, out.changes);
-    if (applied + 1 == p2 && p2 > p1) remember(levels_[1], keys[1], w, out.changes);
+    if (applied + 1 == p2 && p2 > p1 && seen_before(keys[1])) remember(levels_[1], keys[1], w, out.changes);
   }
   graph::Dfg& dfg = w.graph.dfg;
   if (!dfg.finalized()) dfg.finalize();
-  graph::check_acyclic(dfg, *w.traces);
+  // No check_acyclic: the constructor checked the conditioned job, and no rewrite of the space
+  // can close a cycle (see the class comment), so whatif::evaluate's check never throws here.
   out.simulation = &simulator.run(dfg);
   replayer::ReportOptions options;
   options.top_ops = 0;

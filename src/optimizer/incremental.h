@@ -16,6 +16,13 @@
 // and the median step are identical to whatif::evaluate's (tests/optimizer/incremental_test.cpp
 // checks that, 0 ns, on real traces).
 //
+// Per graph, not per plan: the op-fusion calibration (above), the communication rewrite's cluster
+// catalog and GPU-rate meter (whatif::CommRetimeCache), and the cycle check. The check is made
+// once, on the conditioned job: no rewrite of the space can close a cycle in an acyclic graph
+// (graph::Editor refuses a fusion or an insert that would; precision's casts and compression's
+// kernels are put beside an op with that op's own edges, graph/editor.h; buckets and re-timing
+// change durations only), so whatif::evaluate's check of each plan never throws and is skipped.
+//
 // What it does not do (docs/optimizer.md, "Incremental evaluation"): restart the discrete-event
 // replay itself from a mid-run snapshot. The replay is 2-6 % of an evaluation on the bundled
 // traces, and every decision of the space touches the first iteration (a compression method or
@@ -23,6 +30,7 @@
 // before the earliest affected node falls in the first step: at most 2-4 % of the replay (median
 // over sampled plans, bench_optimizer incremental), about 0.1 % of an evaluation.
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -59,7 +67,8 @@ class PrefixEvaluator {
   // `conditioned` (the job under its conditions) and `space` must outlive the evaluator.
   // `max_cached`: workloads kept per prefix level (least recently used dropped first). Each is a
   // copy of the graph (ResNet-50, 80k nodes: about 40 MB), so fewer are kept of a large graph: at
-  // most kCachedNodes nodes over both levels, and at least one workload per level.
+  // most kCachedNodes nodes over both levels, and at least one workload per level. Throws
+  // InputError when `conditioned` has a dependency cycle (whatif::evaluate made it: it has none).
   PrefixEvaluator(const whatif::Workload& conditioned, const SearchSpace& space, Conditions conditions,
                   ResourcePaths paths, std::size_t max_cached = 4);
 
@@ -90,6 +99,7 @@ class PrefixEvaluator {
   // `precision` is false), made on first use; none if that prefix is no longer cached.
   Pricing pricing(bool precision, const Assignment& key, bool intermediates_kept);
   whatif::Change fuse(whatif::Workload& w, const whatif::OpFusion& fusion, bool precision, const Assignment& key);
+  bool seen_before(const Assignment& fusion_key);  // and notes it
   void remember(Level& level, const Assignment& key, const whatif::Workload& w, const std::vector<whatif::Change>& changes);
 
   const whatif::Workload& conditioned_;
@@ -98,11 +108,18 @@ class PrefixEvaluator {
   ResourcePaths paths_;
   std::size_t max_cached_;
   Level levels_[2];  // after precision; after precision and op fusion
+  // The communication rewrite's catalog and GPU-rate meter, made on conditioned_ by the first
+  // plan that re-times communication (so a bad cluster file throws where whatif::evaluate's would).
+  std::shared_ptr<const whatif::CommRetimeCache> comm_cache(const whatif::CommRetime& comm);
   std::shared_ptr<const whatif::FusionPricer> base_pricer_;  // on conditioned_
+  std::shared_ptr<const whatif::CommRetimeCache> comm_cache_;
+  bool comm_cache_failed_ = false;
+  static constexpr std::size_t kSeenKeys = 64;
+  std::deque<Assignment> seen_;  // the last kSeenKeys fusion prefixes evaluated, oldest first
   std::optional<bool> pricer_kept_;  // the intermediates_kept flag of every cached calibration
   std::uint64_t clock_ = 0;
   PrefixStats stats_;
-  mutable std::mutex mutex_;  // guards levels_, base_pricer_, pricer_kept_, clock_, stats_
+  mutable std::mutex mutex_;  // guards levels_, seen_, base_pricer_, comm_cache_, pricer_kept_, clock_, stats_
 };
 
 }  // namespace dpro::optimizer

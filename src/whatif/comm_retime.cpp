@@ -22,6 +22,13 @@ OptionError unknown_origin(const trace::TraceSet& traces, const comm::ClusterCat
                      traces.ranks.empty() ? "" : traces.ranks.front().file);
 }
 
+const comm::GpuRateMeter* meter_for(const CommRetime& options, const std::string& devices_dir,
+                                    const std::string& device_profile, const std::string& device) {
+  const auto& c = options.cache;
+  return c && c->devices_dir == devices_dir && c->device_profile == device_profile && c->device == device ? &c->rates
+                                                                                                          : nullptr;
+}
+
 // Sizes the NCCL ops, calibrates the model on them and re-times them (and fuses buckets).
 void retime(graph::BuiltGraph& built, std::vector<comm::CommOp>& ops, const trace::TraceSet& traces,
             const comm::ClusterSpec& origin, const comm::ClusterSpec& target, const CommRetime& options,
@@ -49,14 +56,27 @@ void retime(graph::BuiltGraph& built, std::vector<comm::CommOp>& ops, const trac
     change.bucket_pricing = comm::BucketPricing{
         comm::gradient_buckets(dfg, ops, traces, change.buckets ? &change.buckets->bucket_end : nullptr, options.ranks),
         target_model,
-        comm::measure_gpu_rates(dfg, traces, options.devices_dir, options.device_profile, options.device)};
+        meter_for(options, options.devices_dir, options.device_profile, options.device)
+            ? meter_for(options, options.devices_dir, options.device_profile, options.device)->measure(dfg)
+            : comm::measure_gpu_rates(dfg, traces, options.devices_dir, options.device_profile, options.device)};
   if (options.compression)
     change.compression = comm::compress_allreduces(built, ops, traces, target_model, *options.compression,
                                                    change.buckets ? &change.buckets->bucket_end : nullptr,
-                                                   options.ranks);
+                                                   options.ranks,
+                                                   meter_for(options, options.compression->devices_dir,
+                                                             options.compression->device_profile, options.compression->device));
 }
 
 }  // namespace
+
+CommRetimeCache::CommRetimeCache(const Workload& base, std::string clusters, std::string devices, std::string profile,
+                                 std::string gpu)
+    : clusters_dir(std::move(clusters)),
+      devices_dir(std::move(devices)),
+      device_profile(std::move(profile)),
+      device(std::move(gpu)),
+      clusters(comm::ClusterCatalog::load_directory(clusters_dir)),
+      rates(base.graph.dfg, *base.traces, devices_dir, device_profile, device) {}
 
 CommChange comm_retime(Workload& workload, const CommRetime& options) {
   const trace::TraceSet& traces = *workload.traces;
@@ -75,7 +95,10 @@ CommChange comm_retime(Workload& workload, const CommRetime& options) {
   change.options = options;
   std::vector<comm::CommOp> ops = comm::find_comm_ops(dfg, traces);
   change.nccl_ops = ops.size();
-  const auto catalog = comm::ClusterCatalog::load_directory(options.clusters_dir);
+  std::optional<comm::ClusterCatalog> read;
+  if (!options.cache || options.cache->clusters_dir != options.clusters_dir)
+    read = comm::ClusterCatalog::load_directory(options.clusters_dir);
+  const comm::ClusterCatalog& catalog = read ? *read : options.cache->clusters;
   const comm::ClusterSpec* guessed = options.origin_cluster.empty() ? catalog.guess(traces.gpu_names()) : nullptr;
   const comm::ClusterSpec* origin =
       options.origin_cluster.empty() ? guessed : &catalog.get(options.origin_cluster, "origin_cluster");

@@ -6,6 +6,7 @@
 // data-parallel job of another size (groups resized; below the trace's ranks the workload becomes
 // the graph of the first N ranks, comm::scale_in); optionally gradient compression of the
 // data-parallel all-reduces after re-timing and bucketing (comm::compress_allreduces).
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -17,6 +18,25 @@
 #include "whatif/workload.h"
 
 namespace dpro::whatif {
+
+// What comm_retime reads that no edit of the workload changes, made once: the catalog of
+// clusters_dir and the GPU-rate meter (comm::GpuRateMeter) of a base workload. An evaluation of
+// many plans (optimizer/incremental.h) makes one for the job it rewrites and hands it to the
+// communication rewrite of every plan, whose workload is a rewritten copy of that job.
+// Immutable once made: threads share it.
+struct CommRetimeCache {
+  // Reads the catalog in `clusters_dir` (InputError for a bad file) and the GPU spec files in
+  // `devices_dir` ("": the default), and describes `base`'s kernel ops.
+  // With a device profile of GPU `device` (comm::GpuRateMeter's), used only by rewrites that name
+  // the same profile and GPU.
+  CommRetimeCache(const Workload& base, std::string clusters_dir, std::string devices_dir, std::string device_profile = "",
+                  std::string device = "");
+  std::string clusters_dir;
+  std::string devices_dir;
+  std::string device_profile, device;
+  comm::ClusterCatalog clusters;
+  comm::GpuRateMeter rates;  // for graphs whose op table extends `base`'s
+};
 
 struct CommRetime {
   std::string cluster;                // target cluster name ("": the origin, changed by `settings`)
@@ -40,6 +60,10 @@ struct CommRetime {
   // the compression kernels (comm::Compression's fields of the same names; "" none).
   std::string device_profile;
   std::string device;
+  // Made on a workload this one is a rewritten copy of (or this one), with the same traces; its
+  // catalog is used when its clusters_dir is this one's, its meter when its devices_dir is the
+  // one the rates are measured with. Null: both are read here. The results are equal either way.
+  std::shared_ptr<const CommRetimeCache> cache;
 };
 
 // 1 TiB: above any model's gradients, and MB x 2^20 stays far within the byte counts' int64.

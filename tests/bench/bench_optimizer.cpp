@@ -4,7 +4,7 @@
 //        rewrite kind, finalize, cycle check, replay, report, post-replay checks; medians over PLANS random plans)
 //   bench_optimizer incremental TRACE PLANS [SET...]  full against incremental evaluation (optimizer/
 //        incremental.h) on PLANS plans of an annealing-like walk: median time of each, their ratio, plans
-//        identical to the ns, the share of the replay a snapshot restart could skip at most; then a
+//        identical to the ns (wall and CPU time), the share of the replay a snapshot restart could skip at most; then a
 //        search of PLANS plans (2 threads) twice each way, the times summed per way, and how many scores
 //        agree. Exit 1 on a mismatch.
 //   bench_optimizer search TRACE BUDGET [SET...]  a whole search: plans replayed, seconds, plans per second
@@ -106,6 +106,7 @@ int phases(const std::string& path, int plans, const std::vector<std::string>& s
   replayer::Simulator simulator;
   std::vector<std::vector<double>> ms(7);
   std::vector<std::vector<double>> by_kind(std::variant_size_v<whatif::Rewrite>);
+  std::vector<std::vector<double>> scratch(2);
   const char* names[] = {"copy", "rewrites", "finalize", "cycle_check", "simulate", "report", "after_steps"};
   for (int i = 0; i < plans; ++i) {
     Assignment a(space.variables.size(), 0);
@@ -118,6 +119,15 @@ int phases(const std::string& path, int plans, const std::vector<std::string>& s
     };
     whatif::Workload w = job.conditioned;
     lap(0);
+    {
+      const auto t1 = std::chrono::steady_clock::now();
+      const graph::OpTable ops = job.conditioned.graph.dfg.ops();
+      scratch[0].push_back(1e3 * bench::seconds_since(t1));
+      const auto t2 = std::chrono::steady_clock::now();
+      const auto ranks = job.conditioned.graph.ranks;
+      scratch[1].push_back(1e3 * bench::seconds_since(t2));
+      t = std::chrono::steady_clock::now();
+    }
     for (const whatif::Rewrite& r : rewrites) {
       const auto t1 = std::chrono::steady_clock::now();
       whatif::apply(w, r);
@@ -140,6 +150,7 @@ int phases(const std::string& path, int plans, const std::vector<std::string>& s
   }
   std::string extra = "\"trace\": \"" + name_of(path) + "\", \"plans\": " + std::to_string(plans);
   for (std::size_t k = 0; k < ms.size(); ++k) extra += ", \"" + std::string(names[k]) + "_ms\": " + std::to_string(bench::median(ms[k]));
+  extra += ", \"copy_op_table_ms\": " + std::to_string(bench::median(scratch[0])) + ", \"copy_rank_maps_ms\": " + std::to_string(bench::median(scratch[1]));
   const char* kinds[] = {"host", "device", "comm", "op_fusion", "precision"};
   for (std::size_t k = 0; k < by_kind.size(); ++k)
     if (!by_kind[k].empty())
@@ -199,7 +210,7 @@ int incremental(const std::string& path, int plans, const std::vector<std::strin
   whatif::EvaluateOptions full_options;
   full_options.report.top_ops = 0;
   full_options.report.analysis = false;
-  std::vector<double> full_ms, incr_ms, prefix_share;
+  std::vector<double> full_ms, incr_ms, full_cpu_ms, incr_cpu_ms, prefix_share;
   std::size_t matched = 0;
   const replayer::Simulation base_sim = replayer::simulate(job.conditioned.graph.dfg);
   Assignment a(space.variables.size(), 0);
@@ -209,14 +220,18 @@ int incremental(const std::string& path, int plans, const std::vector<std::strin
       if (n > 1) a[v] = static_cast<std::uint8_t>((a[v] + 1 + rng() % (n - 1)) % n);
     }
     auto t0 = std::chrono::steady_clock::now();
+    double c0 = bench::cpu_seconds();
     const whatif::Evaluation full =
         whatif::evaluate(job.conditioned, decision_rewrites(job.conditions, decisions_of(space, a), paths()), full_sim, full_options);
     const Nanos full_step = median_step(full.report);
     full_ms.push_back(1e3 * bench::seconds_since(t0));
+    full_cpu_ms.push_back(1e3 * (bench::cpu_seconds() - c0));
     t0 = std::chrono::steady_clock::now();
+    c0 = bench::cpu_seconds();
     const PlanOutcome incr = prefix.evaluate(a, incr_sim);
     const Nanos incr_step = median_step(incr.report);
     incr_ms.push_back(1e3 * bench::seconds_since(t0));
+    incr_cpu_ms.push_back(1e3 * (bench::cpu_seconds() - c0));
     if (same_times(full.simulation, *incr.simulation) && full_step == incr_step) ++matched;
     prefix_share.push_back(unchanged_prefix_share(job.conditioned.graph.dfg, base_sim, full.workload.graph.dfg, full.simulation));
   }
@@ -225,6 +240,8 @@ int incremental(const std::string& path, int plans, const std::vector<std::strin
   const std::string extra = "\"trace\": \"" + name_of(path) + "\", \"plans\": " + std::to_string(plans) +
                             ", \"nodes\": " + std::to_string(job.conditioned.graph.dfg.node_count()) +
                             ", \"full_ms\": " + std::to_string(full) + ", \"incremental_ms\": " + std::to_string(incr) +
+                            ", \"full_cpu_ms\": " + std::to_string(bench::median(full_cpu_ms)) +
+                            ", \"incremental_cpu_ms\": " + std::to_string(bench::median(incr_cpu_ms)) +
                             ", \"matched\": " + std::to_string(matched) + ", \"checks\": " + std::to_string(plans) +
                             ", \"from_base\": " + std::to_string(st.from_base) + ", \"from_precision\": " +
                             std::to_string(st.from_precision) + ", \"from_fusion\": " + std::to_string(st.from_fusion) +
@@ -234,6 +251,10 @@ int incremental(const std::string& path, int plans, const std::vector<std::strin
   bench::emit("optimizer_full_eval_ms", full, "ms", extra);
   bench::emit("optimizer_incremental_eval_ms", incr, "ms", extra);
   bench::emit("optimizer_incremental_speedup", full / incr, "full/incremental", extra);
+  // The same on CPU time (this process's; the walk runs on one thread): a shared machine's other
+  // work stretches wall time, not this.
+  bench::emit("optimizer_incremental_speedup_cpu", bench::median(full_cpu_ms) / bench::median(incr_cpu_ms),
+              "full/incremental", extra);
   bench::emit("optimizer_incremental_exact_checks", static_cast<double>(matched), "plans", extra);
   // A whole search (PLANS plans, 2 threads) each way, twice, in the order full, incremental,
   // incremental, full (a shared machine's load drifts): the time of each way summed over its two

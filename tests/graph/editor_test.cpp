@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <array>
 #include <optional>
 #include <set>
@@ -299,4 +300,53 @@ TEST_CASE("Removing a CPU op moves the event ranges that began or ended with it 
   CHECK(rank.first_inside[first_event] == NodeId::none());
   CHECK(rank.last_inside[first_event] == NodeId::none());
   replayer::simulate(built.dfg);
+}
+
+TEST_CASE("The editor's lists are the graph's, an insert beside a node keeps every id, a cycle is still refused, and the editor goes on after a commit") {
+  auto [built, before, a, b, c] = alexnet_with_three_kernels();
+  graph::Editor editor(built);
+  // Lists made on first use equal the graph's own (in id order).
+  for (const NodeId v : {a, b, c, NodeId(0), NodeId(static_cast<std::uint32_t>(built.dfg.node_count() - 1))}) {
+    std::vector<graph::EdgeId> in, out;
+    built.dfg.for_each_in_edge(v, [&](graph::EdgeId e) { in.push_back(e); });
+    built.dfg.for_each_out_edge(v, [&](graph::EdgeId e) { out.push_back(e); });
+    std::sort(in.begin(), in.end());
+    std::sort(out.begin(), out.end());
+    CHECK(editor.in_edges(v) == in);
+    CHECK(editor.out_edges(v) == out);
+  }
+  // Beside b with b's start-side in-edges, and before it on its stream (as compression's kernel).
+  std::vector<Edge> edges;
+  for (const graph::EdgeId e : editor.in_edges(b)) {
+    Edge edge = built.dfg.edge(e);
+    if (edge.dst_point != Point::kStart) continue;
+    edge.dst = NodeId::none();
+    edges.push_back(edge);
+  }
+  edges.push_back(Edge{NodeId::none(), b, EdgeKind::kStreamOrder});
+  graph::Node extra = built.dfg.node(b);
+  extra.duration = 700;
+  extra.delay = 0;
+  extra.event = graph::EventRef::none();
+  const std::size_t nodes = built.dfg.node_count();
+  const NodeId x = editor.insert(extra, edges);
+  // c's end before a's start closes a -> b -> c -> new -> a: refused, the graph unchanged.
+  const std::array<Edge, 2> cycle{Edge{c, NodeId::none(), EdgeKind::kStreamOrder},
+                                  Edge{NodeId::none(), a, EdgeKind::kStreamOrder}};
+  CHECK_THROWS_AS(editor.insert(extra, cycle), InputError);
+  const auto map = editor.commit();
+  for (const NodeId v : built.dfg.node_ids())
+    if (v.value < nodes) REQUIRE(map.node[v] == v);  // nothing was renumbered but the refused node
+  const replayer::Simulation after = replayer::simulate(built.dfg);
+  CHECK(after.start[b] >= after.end[map.node[x]]);
+  CHECK(after.end[b] >= before.end[b] + 700);
+  // The same editor fuses on the committed graph (its index reopens on the new ids); a fused op
+  // that costs what its parts cost leaves the next kernel's times as they were.
+  const std::array<NodeId, 2> xb{map.node[x], b};
+  editor.fuse(xb);
+  const auto again = editor.commit();
+  CHECK(built.dfg.node_count() == nodes);  // the refused node and b, a part, are gone
+  const replayer::Simulation fused = replayer::simulate(built.dfg);
+  CHECK(fused.start[again.node[c]] == after.start[c]);
+  CHECK(fused.end[again.node[c]] == after.end[c]);
 }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <limits>
 
 #include "core/error.h"
 #include "costmodel/op_desc_from_graph.h"
@@ -267,7 +268,11 @@ std::optional<hw::Measured<hw::KernelFit>> profiled_compression(const Compressio
 
 GpuRates measure_gpu_rates(const graph::Dfg& dfg, const trace::TraceSet& traces, const std::string& devices_dir,
                            const std::string& device_profile, const std::string& device) {
-  GpuRates rates;
+  return GpuRateMeter(dfg, traces, devices_dir, device_profile, device).measure(dfg);
+}
+
+GpuRateMeter::GpuRateMeter(const graph::Dfg& dfg, const trace::TraceSet& traces, const std::string& devices_dir,
+                           const std::string& device_profile, const std::string& device) {
   const std::string dir = devices_dir.empty() ? hw::DeviceCatalog::default_directory() : devices_dir;
   const hw::DeviceSpec* spec = nullptr;
   std::optional<hw::DeviceCatalog> catalog;
@@ -278,31 +283,49 @@ GpuRates measure_gpu_rates(const graph::Dfg& dfg, const trace::TraceSet& traces,
   if (!device_profile.empty()) {
     if (!catalog) throw InputError(dir, "", "no device catalog here, which a device profile's GPU is looked up in");
     const hw::DeviceSpec* on = device.empty() ? spec : &catalog->get(device, "device");
-    rates.measured = hw::load_device_rates(device_profile, on, *catalog);
+    spec_rates_.measured = hw::load_device_rates(device_profile, on, *catalog);
   }
-  if (spec) rates.gpu = spec->name;
-  rates.fp32_tflops = spec ? spec->peak_flops(hw::DType::kFloat32) / 1e12 : kFallbackFp32Tflops;
+  if (spec) spec_rates_.gpu = spec->name;
+  spec_rates_.fp32_tflops = spec ? spec->peak_flops(hw::DType::kFloat32) / 1e12 : kFallbackFp32Tflops;
+  if (spec) {
+    spec_rates_.bandwidth_gbs = spec->memory_bandwidth_gbs * kDatasheetBandwidthEfficiency;
+    spec_rates_.bandwidth_source = "datasheet " + spec->name;
+  } else {
+    spec_rates_.bandwidth_gbs = kFallbackBandwidthGbs;
+    spec_rates_.bandwidth_source = "fallback";
+  }
+  op_bytes_.assign(dfg.ops().size(), std::numeric_limits<double>::quiet_NaN());
+  for (const graph::NodeId id : dfg.node_ids()) {
+    const graph::OpId op = dfg.op_of(id);
+    if (dfg.node(id).kind == graph::NodeKind::kKernel && op.valid() && std::isnan(op_bytes_[op.value]))
+      op_bytes_[op.value] = sample_bytes(dfg, op);
+  }
+}
 
+double GpuRateMeter::sample_bytes(const graph::Dfg& dfg, graph::OpId op) const {
+  const graph::OpDesc& desc = dfg.ops().op(op);
+  const costmodel::OpDesc d = costmodel::op_desc_of_kernel(dfg.ops(), desc, desc);
+  if (!is_elementwise(d.family) || !d.describable() || d.bytes() < kMinBandwidthSampleBytes) return kNotASample;
+  return d.bytes();
+}
+
+GpuRates GpuRateMeter::measure(const graph::Dfg& dfg) const {
+  GpuRates rates = spec_rates_;
   double bytes = 0, ns = 0;
   for (const graph::NodeId id : dfg.node_ids()) {
     const graph::Node& n = dfg.node(id);
-    const graph::OpDesc* op = dfg.op(id);
-    if (n.kind != graph::NodeKind::kKernel || !op || n.duration <= 0) continue;
-    const costmodel::OpDesc d = costmodel::op_desc_of_kernel(dfg.ops(), *op, *op);
-    if (!is_elementwise(d.family) || !d.describable() || d.bytes() < kMinBandwidthSampleBytes) continue;
-    bytes += d.bytes();
+    const graph::OpId op = dfg.op_of(id);
+    if (n.kind != graph::NodeKind::kKernel || !op.valid() || n.duration <= 0) continue;
+    const bool described = op.value < op_bytes_.size() && !std::isnan(op_bytes_[op.value]);
+    const double b = described ? op_bytes_[op.value] : sample_bytes(dfg, op);
+    if (b == kNotASample) continue;
+    bytes += b;
     ns += static_cast<double>(n.duration);
     ++rates.bandwidth_kernels;
   }
   if (rates.bandwidth_kernels > 0) {
     rates.bandwidth_gbs = bytes / ns;
     rates.bandwidth_source = "measured";
-  } else if (spec) {
-    rates.bandwidth_gbs = spec->memory_bandwidth_gbs * kDatasheetBandwidthEfficiency;
-    rates.bandwidth_source = "datasheet " + spec->name;
-  } else {
-    rates.bandwidth_gbs = kFallbackBandwidthGbs;
-    rates.bandwidth_source = "fallback";
   }
   return rates;
 }
@@ -389,14 +412,16 @@ std::vector<GradientBucket> gradient_buckets(const graph::Dfg& dfg, const std::v
 
 CompressionStats compress_allreduces(graph::BuiltGraph& built, std::vector<CommOp>& ops, const trace::TraceSet& traces,
                                      const CollectiveModel& target, const Compression& compression,
-                                     const std::vector<std::size_t>* bucket_end, std::optional<int> ranks) {
+                                     const std::vector<std::size_t>* bucket_end, std::optional<int> ranks,
+                                     const GpuRateMeter* meter) {
   validate(compression);
   CompressionStats stats;
   graph::Dfg& dfg = built.dfg;
   const std::vector<FoundBucket> found = find_buckets(dfg, ops, traces, bucket_end, ranks);
   if (std::none_of(ops.begin(), ops.end(), [](const CommOp& op) { return op.op == CollectiveOp::kAllReduce && op.bytes; }))
     return stats;
-  stats.rates = measure_gpu_rates(dfg, traces, compression.devices_dir, compression.device_profile, compression.device);
+  stats.rates = meter ? meter->measure(dfg)
+                      : measure_gpu_rates(dfg, traces, compression.devices_dir, compression.device_profile, compression.device);
 
   graph::Editor editor(built);
   std::map<std::pair<std::size_t, std::pair<CompressionMethod, int>>, std::int64_t> residual;  // per (rank, method, iteration)

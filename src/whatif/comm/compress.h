@@ -125,6 +125,31 @@ GpuRates measure_gpu_rates(const graph::Dfg& dfg, const trace::TraceSet& traces,
 std::optional<hw::Measured<hw::KernelFit>> profiled_compression(const CompressionSpec& spec, int element_bytes,
                                                                 const GpuRates& rates);
 
+// measure_gpu_rates with what does not depend on the durations done once: the catalog read from
+// disk, and each kernel op's description (whether it is a bandwidth sample, and its bytes). An
+// evaluation of many plans of one graph (optimizer/incremental.h) measures each rewritten copy
+// of it with one meter: a pass over the nodes, no description, no file. Immutable once made
+// (threads share it).
+class GpuRateMeter {
+ public:
+  // Reads the catalog in `devices_dir` ("": the default) and the device profile (as
+  // measure_gpu_rates), and describes the kernel ops of `dfg`.
+  GpuRateMeter(const graph::Dfg& dfg, const trace::TraceSet& traces, const std::string& devices_dir,
+               const std::string& device_profile = "", const std::string& device = "");
+  // Equal to measure_gpu_rates(dfg, traces, devices_dir) for the traces the meter was made with
+  // and a graph whose op table extends the one it was made on (that graph, or a copy of it edited
+  // since: an op table only grows, graph/op_table.h): ops the meter described are looked up, any
+  // other (a fused op, an inserted kernel) is described anew.
+  GpuRates measure(const graph::Dfg& dfg) const;
+
+ private:
+  static constexpr double kNotASample = -1;
+  // The op's bytes if its kernels are bandwidth samples, else kNotASample.
+  double sample_bytes(const graph::Dfg& dfg, graph::OpId op) const;
+  GpuRates spec_rates_;           // gpu, fp32_tflops; bandwidth from the datasheet or fallback
+  std::vector<double> op_bytes_;  // per op id of the table it was made on; NaN: not described
+};
+
 // What one method did; times summed over ranks and steps, bytes summed over ranks and steps of
 // what each rank sends, residual per rank.
 struct MethodStats {
@@ -199,8 +224,11 @@ struct BucketPricing {
 // fuse_allreduce_buckets made (exclusive ends into each rank's sized all-reduces; the last
 // member carries the bucket's time), or nullptr for one bucket per all-reduce. `ranks` as in
 // retime_collectives. Only inserts nodes and edges: every id of `ops` stays valid.
+// `meter`: one made for compression.devices_dir on a graph `built` is a copy of (the rates then
+// cost a pass over the nodes), or null to measure them here; the result is the same.
 CompressionStats compress_allreduces(graph::BuiltGraph& built, std::vector<CommOp>& ops, const trace::TraceSet& traces,
                                      const CollectiveModel& target, const Compression& compression,
-                                     const std::vector<std::size_t>* bucket_end, std::optional<int> ranks);
+                                     const std::vector<std::size_t>* bucket_end, std::optional<int> ranks,
+                                     const GpuRateMeter* meter = nullptr);
 
 }  // namespace dpro::comm
