@@ -33,6 +33,12 @@ def load(path):
     if not isinstance(events, list):
         print(f"cross_device_check: {path}: no traceEvents list", file=sys.stderr)
         sys.exit(2)
+    # dpro-replay's timeline of a what-if holds the baseline and the what-if side by side, view v's
+    # processes at pid v x 2^21 + rank (src/replayer/timeline.h): the last view is the prediction.
+    views = [e["pid"] >> 21 for e in events if isinstance(e, dict) and isinstance(e.get("pid"), int) and e["pid"] >= 0]
+    if views and max(views) > 0:
+        last = max(views)
+        events = [e for e in events if isinstance(e, dict) and isinstance(e.get("pid"), int) and e["pid"] >> 21 == last]
     return events
 
 
