@@ -52,15 +52,15 @@ class RunCommand final : public Command {
  private:
   int run_ranks() {
     Logger log(flags_.quiet ? LogLevel::kError : LogLevel::kWarning);
-    const Job job = load_job(flags_, log);
-    const std::vector<int> ranks = *requested_ranks(flags_, *job.workload.traces);
     std::string error;
-    RankDevices devices = open_rank_devices(device_, ranks.size(), error);
-    if (devices.devices.empty()) {
+    const std::unique_ptr<MultiRankJob> prepared = prepare_multi_rank(flags_, device_, log, error);
+    if (!prepared) {
       std::fprintf(stderr, "%s", error.c_str());
       return 2;
     }
-    const executor::MultiRankSchedule m = executor::build_multi_rank_schedule(job.workload, ranks, job.options);
+    const Job& job = prepared->job;
+    RankDevices& devices = prepared->devices;
+    const executor::MultiRankSchedule& m = prepared->schedule;
     executor::RunOptions options;
     options.iterations = iterations_;
     const std::vector<executor::RunResult> results = run_multi(devices, m, options);

@@ -122,4 +122,14 @@ std::vector<std::string> multi_rank_notes(const RankDevices& d, const executor::
   return out;
 }
 
+std::unique_ptr<MultiRankJob> prepare_multi_rank(const ExecFlags& flags, const DeviceFlags& device, Logger& log,
+                                                 std::string& error) {
+  auto m = std::make_unique<MultiRankJob>(MultiRankJob{load_job(flags, log), {}, {}, {}});
+  m->ranks = *requested_ranks(flags, *m->job.workload.traces);
+  m->devices = open_rank_devices(device, m->ranks.size(), error);
+  if (m->devices.devices.empty()) return nullptr;
+  m->schedule = executor::build_multi_rank_schedule(m->job.workload, m->ranks, m->job.options);
+  return m;
+}
+
 }  // namespace dpro::exec_cli

@@ -31,6 +31,18 @@ struct RankDevices {
 // build lacks, what to print (exit 2).
 RankDevices open_rank_devices(const DeviceFlags& flags, std::size_t ranks, std::string& error);
 
+// What `run` and `validate` of several ranks start from: the job, the ranks asked for, their
+// devices and the schedule (built on `job`, which stays where it is: heap-held). Null when the
+// devices cannot be opened (`error`: what to print, exit 2).
+struct MultiRankJob {
+  Job job;
+  std::vector<int> ranks;
+  RankDevices devices;
+  executor::MultiRankSchedule schedule;
+};
+std::unique_ptr<MultiRankJob> prepare_multi_rank(const ExecFlags& flags, const DeviceFlags& device, Logger& log,
+                                               std::string& error);
+
 // Runs every rank: together on their devices (run_ranks), or one after another on the one device.
 std::vector<executor::RunResult> run_multi(RankDevices& devices, const executor::MultiRankSchedule& m,
                                            const executor::RunOptions& options);
