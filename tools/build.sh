@@ -22,19 +22,21 @@ cmake -S . -B build -DCMAKE_BUILD_TYPE=Release "${configure[@]}" > build.log 2>&
 echo "build.sh: building $what on $jobs cores"
 start=$(date +%s)
 # cmake prints "[ 42%] Building CXX object .../x.cpp.o" per step: show a line at each new tenth, and
-# at least every 15 s while steps complete, so that a long build is never silent.
+# at least every 15 s while steps complete, so that a long build is never silent. (Read by bash
+# line by line: awk would read the pipe in blocks and print in bursts.)
 set +e
-cmake --build build -j "$jobs" "${targets[@]}" 2>&1 | tee -a build.log |
-  awk -v start="$start" '
-    match($0, /^\[ *[0-9]+%\]/) {
-      pct = substr($0, RSTART + 1, RLENGTH - 3) + 0
-      now = systime()
-      if (int(pct / 10) > int(shown / 10) || (pct > shown && now - last >= 15)) {
-        what = $NF; sub(/\.o$/, "", what); sub(/.*CMakeFiles\/[^\/]*\.dir\//, "", what)
-        printf "build.sh: %3d%% (%d s) %s\n", pct, now - start, what; fflush()
-        shown = pct; last = now
-      }
-    }'
+cmake --build build -j "$jobs" "${targets[@]}" 2>&1 | tee -a build.log | {
+  shown=-1 last=-15
+  while IFS= read -r line; do
+    [[ $line =~ ^\[\ *([0-9]+)%\] ]] || continue
+    pct=${BASH_REMATCH[1]}
+    if (( pct / 10 > shown / 10 || (pct > shown && SECONDS - last >= 15) )); then
+      what=${line##* }; what=${what%.o}; what=${what##*.dir/}
+      printf 'build.sh: %3d%% (%d s) %s\n' "$pct" $(( $(date +%s) - start )) "$what"
+      shown=$pct last=$SECONDS
+    fi
+  done
+}
 status=${PIPESTATUS[0]}
 set -e
 [ "$status" -eq 0 ] || { tail -50 build.log; exit 1; }
