@@ -8,11 +8,10 @@
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
-#include <sstream>
 
 #include "replayer/replay.h"
-#include "replayer/timeline.h"
 #include "trace/iterations.h"
+#include "replay_fixtures.h"
 #include "trace_fixtures.h"
 
 using namespace dpro;
@@ -46,8 +45,7 @@ TEST_CASE("Every bundled trace with a ProfilerStep replays within 2% per step") 
 }
 
 TEST_CASE("DLRM on 8 V100s: every rank within 5%, the job within 2%") {
-  test::CapturingLog log;
-  const auto r = replay({test::dlrm_dir()}, log);
+  const auto& r = test::dlrm_replayed().replay;
   REQUIRE(r.report.iterations.size() == 1);
   const auto& it = r.report.iterations[0];
   CHECK(it.name == "ProfilerStep#10");
@@ -61,8 +59,7 @@ TEST_CASE("DLRM on 8 V100s: every rank within 5%, the job within 2%") {
 }
 
 TEST_CASE("The critical path covers each rank's whole predicted step, once") {
-  test::CapturingLog log;
-  const auto r = replay({test::dlrm_dir()}, log);
+  const auto& r = test::dlrm_replayed().replay;
   for (const auto& rank : r.report.iterations[0].ranks) {
     INFO("rank " << rank.rank);
     CHECK(rank.critical_path.total() == rank.predicted_ns);
@@ -73,6 +70,7 @@ TEST_CASE("The critical path covers each rank's whole predicted step, once") {
   // A capture whose kernels may start up to 2 us before their launch call returns (kept as
   // rounding-sized negative delays): the path steps forward in time there, and its segments
   // must not count that time twice (they did: 80-297 us too much per step of this trace).
+  test::CapturingLog log;
   const auto bert = replay({test::source_path("traces/h100/bert-ddp")}, log);
   REQUIRE(bert.report.iterations.size() == 40);
   for (const auto& it : bert.report.iterations) {
@@ -95,8 +93,7 @@ TEST_CASE("Option --iteration picks one step, and an unknown step is an error li
 }
 
 TEST_CASE("The JSON report keeps the documented shape") {
-  test::CapturingLog log;
-  const auto r = replay({test::dlrm_dir()}, log);
+  const auto& r = test::dlrm_replayed().replay;
   const nlohmann::json j = replayer::to_json(r.report);
   const auto& it = j.at("iterations").at(0);
   CHECK(it.at("name") == "ProfilerStep#10");
@@ -106,28 +103,6 @@ TEST_CASE("The JSON report keeps the documented shape") {
   CHECK(it.at("ranks").at(0).at("predicted_ns").is_number_integer());
   CHECK(it.at("job").at("measured_ns") == 20823000);
   CHECK(it.at("job").at("predicted_ns").is_number_integer());
-}
-
-TEST_CASE("The simulated timeline is Chrome trace JSON with one process per rank") {
-  test::CapturingLog log;
-  const auto set = test::load({test::dlrm_dir()}, log.log);
-  const auto r = replayer::replay_traces(set, {}, log.log);
-  std::ostringstream out;
-  replayer::write_timeline(out, set, r.graph, r.simulation);
-  const auto j = nlohmann::json::parse(out.str());
-  std::set<int> pids;
-  std::size_t slices = 0, steps = 0;
-  for (const auto& e : j.at("traceEvents")) {
-    if (e.at("ph") == "X" && e.at("pid") != replayer::kPathPid) {  // the critical path's own process apart
-      ++slices;
-      pids.insert(e.at("pid").get<int>());
-      CHECK(e.at("dur").get<double>() >= 0);
-      if (e.at("name") == "ProfilerStep#10") ++steps;
-    }
-  }
-  CHECK(pids == std::set<int>{0, 1, 2, 3, 4, 5, 6, 7});
-  CHECK(steps == 8);
-  CHECK(slices > r.graph.dfg.node_count() - 8);  // every op but the 8 barriers, plus enclosing ranges
 }
 
 TEST_CASE("With measured costs, every op of every bundled trace replays at its measured time") {

@@ -5,18 +5,19 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "replayer/replay.h"
 #include "replayer/timeline.h"
+#include "replay_fixtures.h"
 #include "trace_fixtures.h"
 
 using namespace dpro;
 
 TEST_CASE("The timeline's critical path covers the replay without gaps, and its counters balance") {
-  test::CapturingLog log;
-  const auto set = test::load({test::dlrm_dir()}, log.log);
-  const auto r = replayer::replay_traces(set, {}, log.log);
+  const auto& set = test::dlrm_replayed().set;
+  const auto& r = test::dlrm_replayed().replay;
   std::ostringstream out;
   replayer::write_timeline(out, set, r.graph, r.simulation);
   const auto j = nlohmann::json::parse(out.str());
@@ -52,9 +53,8 @@ TEST_CASE("The timeline's critical path covers the replay without gaps, and its 
 }
 
 TEST_CASE("Two views of the timeline share one file without sharing a process") {
-  test::CapturingLog log;
-  const auto set = test::load({test::dlrm_dir()}, log.log);
-  const auto r = replayer::replay_traces(set, {}, log.log);
+  const auto& set = test::dlrm_replayed().set;
+  const auto& r = test::dlrm_replayed().replay;
   std::ostringstream out;
   replayer::write_timeline(out, {{&set, &r.graph, &r.simulation, "baseline", std::nullopt},
                                  {&set, &r.graph, &r.simulation, "what-if", std::nullopt}});
@@ -70,4 +70,25 @@ TEST_CASE("Two views of the timeline share one file without sharing a process") 
   CHECK(std::count(names.begin(), names.end(), "rank 3 (baseline)") == 1);
   CHECK(std::count(names.begin(), names.end(), "rank 3 (what-if)") == 1);
   CHECK(std::count(names.begin(), names.end(), "critical path (what-if)") == 1);
+}
+
+TEST_CASE("The simulated timeline is Chrome trace JSON with one process per rank") {
+  const auto& set = test::dlrm_replayed().set;
+  const auto& r = test::dlrm_replayed().replay;
+  std::ostringstream out;
+  replayer::write_timeline(out, set, r.graph, r.simulation);
+  const auto j = nlohmann::json::parse(out.str());
+  std::set<int> pids;
+  std::size_t slices = 0, steps = 0;
+  for (const auto& e : j.at("traceEvents")) {
+    if (e.at("ph") == "X" && e.at("pid") != replayer::kPathPid) {  // the critical path's own process apart
+      ++slices;
+      pids.insert(e.at("pid").get<int>());
+      CHECK(e.at("dur").get<double>() >= 0);
+      if (e.at("name") == "ProfilerStep#10") ++steps;
+    }
+  }
+  CHECK(pids == std::set<int>{0, 1, 2, 3, 4, 5, 6, 7});
+  CHECK(steps == 8);
+  CHECK(slices > r.graph.dfg.node_count() - 8);  // every op but the 8 barriers, plus enclosing ranges
 }
