@@ -1,6 +1,7 @@
 #include "executor/multi_rank.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <map>
 #include <set>
 #include <stdexcept>
@@ -112,7 +113,79 @@ bool same_collective(const graph::Dfg& dfg, const ScheduledLaunch& a, const Sche
   return !ba || !bb || *ba == *bb;
 }
 
+// The k-th collective of group g, one vertex per (g, k): vertex index offsets per group.
+std::vector<std::size_t> instance_offsets(const MultiRankSchedule& m, const std::vector<std::vector<std::uint32_t>>& position) {
+  std::vector<std::size_t> count(m.groups.size(), 0);
+  for (std::size_t r = 0; r < m.ranks.size(); ++r)
+    for (std::size_t i = 0; i < m.launch_group[r].size(); ++i)
+      if (const std::uint32_t g = m.launch_group[r][i]; g != kNoGroup) count[g] = std::max<std::size_t>(count[g], position[r][i] + 1);
+  std::vector<std::size_t> offset(m.groups.size() + 1, 0);
+  for (std::size_t g = 0; g < m.groups.size(); ++g) offset[g + 1] = offset[g] + count[g];
+  return offset;
+}
+
 }  // namespace
+
+std::string collective_wait_cycle(const MultiRankSchedule& m, const std::vector<std::vector<std::uint32_t>>& position) {
+  const std::vector<std::size_t> offset = instance_offsets(m, position);
+  struct Arc {
+    std::size_t to;
+    int rank;
+    std::uint32_t stream;
+  };
+  std::vector<std::vector<Arc>> out(offset.back());
+  auto vertex = [&](std::size_t r, std::size_t i) { return offset[m.launch_group[r][i]] + position[r][i]; };
+  for (std::size_t r = 0; r < m.ranks.size(); ++r) {
+    std::map<std::uint32_t, std::size_t> last_on_stream;  // stream -> its latest group collective
+    for (std::size_t i = 0; i < m.launch_group[r].size(); ++i) {
+      if (m.launch_group[r][i] == kNoGroup) continue;
+      const std::uint32_t stream = m.ranks[r].launches[i].stream;
+      if (auto it = last_on_stream.find(stream); it != last_on_stream.end() && m.launch_group[r][it->second] != m.launch_group[r][i])
+        out[vertex(r, it->second)].push_back({vertex(r, i), m.ranks[r].rank, stream});
+      last_on_stream[stream] = i;
+    }
+  }
+  auto name = [&](std::size_t v) {
+    std::size_t g = 0;
+    while (offset[g + 1] <= v) ++g;
+    const std::string& n = m.groups[g].name;
+    return "group " + (n.empty() ? std::string("(unnamed)") : n) + " #" + std::to_string(v - offset[g]);
+  };
+  // Depth-first search, iterative; a back arc closes a cycle, read back through the parents.
+  std::vector<std::uint8_t> state(out.size(), 0);  // 0 new, 1 on the path, 2 done
+  std::vector<std::pair<std::size_t, const Arc*>> parent(out.size(), {SIZE_MAX, nullptr});
+  for (std::size_t root = 0; root < out.size(); ++root) {
+    if (state[root]) continue;
+    std::vector<std::pair<std::size_t, std::size_t>> stack{{root, 0}};  // vertex, next arc
+    state[root] = 1;
+    while (!stack.empty()) {
+      auto& [v, next] = stack.back();
+      if (next == out[v].size()) {
+        state[v] = 2;
+        stack.pop_back();
+        continue;
+      }
+      const Arc& a = out[v][next++];
+      if (state[a.to] == 0) {
+        state[a.to] = 1;
+        parent[a.to] = {v, &a};
+        stack.push_back({a.to, 0});
+      } else if (state[a.to] == 1) {
+        std::vector<std::string> steps{"rank " + std::to_string(a.rank) + " issues " + name(v) + " before " + name(a.to) +
+                                       " on stream " + std::to_string(a.stream)};
+        for (std::size_t u = v; u != a.to; u = parent[u].first) {
+          const Arc* in = parent[u].second;
+          steps.push_back("rank " + std::to_string(in->rank) + " issues " + name(parent[u].first) + " before " + name(u) +
+                          " on stream " + std::to_string(in->stream));
+        }
+        std::string msg = "collectives of different groups would wait on each other in a cycle (NCCL would hang): ";
+        for (std::size_t k = steps.size(); k-- > 0;) msg += steps[k] + (k ? "; " : "");
+        return msg;
+      }
+    }
+  }
+  return "";
+}
 
 std::string collective_order_mismatch(const graph::Dfg& dfg, const MultiRankSchedule& m) {
   std::map<int, std::size_t> rank_index;
@@ -138,7 +211,17 @@ std::string collective_order_mismatch(const graph::Dfg& dfg, const MultiRankSche
                " collectives in the window (NCCL would hang)";
     }
   }
-  return "";
+  // Every group agrees on its own order; across groups, a stream runs its collectives one after
+  // another, so two ranks issuing two groups' collectives in opposite stream orders wait forever.
+  std::vector<std::vector<std::uint32_t>> position(m.ranks.size());
+  for (std::size_t r = 0; r < m.ranks.size(); ++r) {
+    position[r].assign(m.launch_group[r].size(), 0);
+    for (std::uint32_t g = 0; g < m.groups.size(); ++g) {
+      const std::vector<std::uint32_t> seq = group_sequence(dfg, m, r, g);
+      for (std::uint32_t k = 0; k < seq.size(); ++k) position[r][seq[k]] = k;
+    }
+  }
+  return collective_wait_cycle(m, position);
 }
 
 MultiRankSchedule build_multi_rank_schedule(const whatif::Workload& workload, const std::vector<int>& ranks,

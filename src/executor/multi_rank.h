@@ -9,8 +9,9 @@
 // same order. Within a rank, the collectives of a group are issued in recorded order (a host flag
 // orders two that different host threads issue); across ranks, the k-th collective of a group must
 // be the same collective (same barrier of the graph where it has one, op, bytes and dtype) on
-// every member: build_multi_rank_schedule checks it and throws InputError naming the first
-// position where two members differ.
+// every member, and no two groups' collectives may wait on each other in a cycle through the
+// members' streams: build_multi_rank_schedule checks both and throws InputError naming the first
+// position where two members differ, or the cycle.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -42,9 +43,18 @@ struct MultiRankSchedule {
 MultiRankSchedule build_multi_rank_schedule(const whatif::Workload& workload, const std::vector<int>& ranks,
                                             ScheduleOptions options);
 
-// Where the members of a group would issue different collectives at the same position: a message,
-// empty when every group agrees. (build_multi_rank_schedule throws with it.)
+// Where the members of a group would issue different collectives at the same position, or where
+// collectives of different groups would wait on each other in a cycle (collective_wait_cycle): a
+// message, empty when every group agrees. (build_multi_rank_schedule throws with it.)
 std::string collective_order_mismatch(const graph::Dfg& dfg, const MultiRankSchedule& schedule);
+
+// A cycle of waits between collectives of different groups, as a message naming each step (rank,
+// the two collectives, the stream), or "" when there is none. A device stream runs its launches one
+// after another, so a rank that issues group A's k-th collective before group B's j-th on one stream
+// makes B#j wait for A#k; two ranks issuing them in opposite orders hang NCCL. Only stream order is
+// followed (waits through events between streams are not). `position[r][i]`: the index of rank r's
+// launch i among its group's collectives (ignored for launches of no group).
+std::string collective_wait_cycle(const MultiRankSchedule& schedule, const std::vector<std::vector<std::uint32_t>>& position);
 
 // Plays every rank's schedule at once, rank i on devices[i] (its own host threads), each
 // iteration's timing as run_schedule's. `fabric` opens one communicator per group over its

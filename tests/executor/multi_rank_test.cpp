@@ -3,6 +3,7 @@
 // collective waits for its last member, a rank that never issues one ends the run with an error.
 #include <catch2/catch.hpp>
 
+#include <cstdint>
 #include <memory>
 #include <numeric>
 
@@ -136,6 +137,55 @@ TEST_CASE("multi-rank: members that would issue different collectives are found 
   REQUIRE(seen.size() == 1);
   CHECK(seen.front().find("collective #0: member ") == 0);
   CHECK(seen.front().find("24580 bytes") != std::string::npos);
+}
+
+namespace {
+
+// Each launch's index among its group's collectives, counted in launch order.
+std::vector<std::vector<std::uint32_t>> positions(const executor::MultiRankSchedule& m) {
+  std::vector<std::vector<std::uint32_t>> out(m.ranks.size());
+  for (std::size_t r = 0; r < m.ranks.size(); ++r) {
+    std::vector<std::uint32_t> seen(m.groups.size(), 0);
+    for (std::uint32_t g : m.launch_group[r]) out[r].push_back(g == executor::kNoGroup ? 0 : seen[g]++);
+  }
+  return out;
+}
+
+// Rank r's first `count` collectives of a group, by launch index.
+std::vector<std::size_t> first_collectives(const executor::MultiRankSchedule& m, std::size_t r, std::size_t count) {
+  std::vector<std::size_t> out;
+  for (std::size_t i = 0; i < m.launch_group[r].size() && out.size() < count; ++i)
+    if (m.launch_group[r][i] != executor::kNoGroup) out.push_back(i);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("multi-rank: two groups' collectives issued in opposite stream orders on two ranks are a cycle, found before the run") {
+  executor::MultiRankSchedule m = executor::build_multi_rank_schedule(dlrm(), {0, 1}, {});
+  REQUIRE(m.groups.size() == 1);
+  CHECK(executor::collective_wait_cycle(m, positions(m)).empty());
+  const std::vector<std::size_t> a = first_collectives(m, 0, 2), b = first_collectives(m, 1, 2);
+  REQUIRE(a.size() == 2);
+  REQUIRE(b.size() == 2);
+  REQUIRE(m.ranks[0].launches[a[0]].stream == m.ranks[0].launches[a[1]].stream);
+  REQUIRE(m.ranks[1].launches[b[0]].stream == m.ranks[1].launches[b[1]].stream);
+  m.groups.push_back({"B", {0, 1}, 2, 0});
+  SECTION("the same collective moved to group B on both ranks: both issue B#0 first, no cycle") {
+    m.launch_group[0][a[0]] = 1;
+    m.launch_group[1][b[0]] = 1;
+    CHECK(executor::collective_wait_cycle(m, positions(m)).empty());
+  }
+  SECTION("rank 0 issues B#0 before A#0, rank 1 A#0 before B#0: a cycle naming both ranks and collectives") {
+    m.launch_group[0][a[0]] = 1;
+    m.launch_group[1][b[1]] = 1;
+    const std::string cycle = executor::collective_wait_cycle(m, positions(m));
+    INFO(cycle);
+    CHECK(cycle.find("cycle (NCCL would hang)") != std::string::npos);
+    CHECK(cycle.find("rank 0 issues group B #0 before group ") != std::string::npos);
+    CHECK(cycle.find("rank 1 issues group ") != std::string::npos);
+    CHECK(cycle.find(" before group B #0") != std::string::npos);
+  }
 }
 
 TEST_CASE("multi-rank: a rank that never issues a collective ends the run with an error naming it, not a hang") {
