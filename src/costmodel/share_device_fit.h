@@ -3,7 +3,9 @@
 // its machine enter through a few explicit scalars fitted on a handful of ops measured there,
 // the share curves (the prior) staying as they are:
 //
-//   - the machine's host overhead and host floor (ms), what every host-timed latency carries;
+//   - the machine's host overhead and host floor (ms), what every host-timed latency carries,
+//     and a scale of the prior's kernel floors (1, 1/2, 1/4 or 1/10: fitted with the host, as
+//     only their sum shows in the smallest ops);
 //   - per family group (GEMM-like bmm/linear, conv, ln/softmax, elementwise), and per family
 //     where it has samples enough, a sustained-share multiplier m: kernel ms = max(kernel floor,
 //     roofline ms / (share x m)); with samples enough, log m follows log roofline time on a line
@@ -43,6 +45,7 @@ struct FittedShare {
 
 struct DeviceScalars {
   double host_overhead_ms = 0, host_floor_ms = 0;
+  double kernel_floor_scale = 1;           // of the prior's kernel floors (fitted with the host)
   bool host_fitted = false;                // false: the prior's host figures
   std::vector<FittedShare> shares;         // groups first, then families (which override them)
   std::map<ShareGroup, std::size_t> rows;  // samples per group

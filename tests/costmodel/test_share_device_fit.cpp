@@ -149,7 +149,7 @@ TEST_CASE("share few-shot: a group with too few samples keeps the prior's share 
     if (m.op.family == OpFamily::kConv2d) CHECK(*fitted.latency_ms(m.op, h100) == *prior().latency_ms(m.op, h100));
 }
 
-TEST_CASE("share few-shot: samples of another GPU are an error; the draw covers every group and repeats") {
+TEST_CASE("share few-shot: samples of another GPU are an error and the draw covers every group and repeats") {
   const DeviceSpec& h100 = catalog().get("H100-SXM5-80GB");
   std::vector<const Measurement*> t4_rows;
   for (const auto& m : subset()) t4_rows.push_back(&m);
