@@ -30,6 +30,19 @@ for n in 20 50; do
   done
 done
 
+echo "## 50 samples, simpler forms (one multiplier per group, with and without a slope): what each part gives"
+for spec in "$root/data/costmodel/neusight-test/NVIDIA_L4.csv.gz:L4" \
+            "$root/data/costmodel/neusight-test/NVIDIA_H100_80GB_HBM3.csv.gz:H100-SXM5-80GB" \
+            "$root/data/costmodel/neusight-test/NVIDIA_A100_80GB_PCIe.csv.gz:A100-PCIE-80GB" \
+            "$work/h100.csv:H100-SXM5-80GB" "$work/h100-rerun.csv:H100-SXM5-80GB" \
+            "$work/h200.csv:H200-SXM-141GB" "$work/h200-rerun.csv:H200-SXM-141GB"; do
+  for form in "--min-family-rows 1000 --min-slope-rows 1000" "--min-family-rows 1000"; do
+    # shellcheck disable=SC2086
+    echo "$(basename "${spec%:*}") $form: $("$cli" costmodel few-shot-shares --device "${spec##*:}" -n 50 $form "${spec%:*}" 2>/dev/null | grep '^few-shot' | sed 's/.*MAPE of the other rows //')"
+  done
+done
+echo
+
 echo "## pick -> predict --device-samples (L4, 50 rows, seed 1): the rows not drawn"
 all="$root/data/costmodel/neusight-test/NVIDIA_L4.csv.gz"
 zcat "$all" > "$work/l4.csv"

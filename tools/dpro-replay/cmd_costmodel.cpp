@@ -138,6 +138,12 @@ class CostModelCommand : public Command {
         ->check(CLI::Range(1, 100000));
     few_shot_->add_option("--seeds", few_shot_seeds_, "Seeds of the draws (default: 1 2 3 4 5)");
     few_shot_->add_option("--shares", few_shot_shares_, "Share table (the prior)")->default_val(resource_paths().shares_path);
+    few_shot_->add_option("--min-family-rows", few_shot_options_.min_family_rows,
+                          "Samples a family needs for a multiplier of its own (more than -n: group multipliers only)")
+        ->default_val(few_shot_options_.min_family_rows);
+    few_shot_->add_option("--min-slope-rows", few_shot_options_.min_slope_rows,
+                          "Samples a multiplier needs to follow the roofline time (more than -n: levels only)")
+        ->default_val(few_shot_options_.min_slope_rows);
 
     adapt_ = app_->add_subcommand("adapt", "Fine-tune the learned model on ops measured on a new GPU (few-shot)");
     adapt_->add_option("--device", adapt_device_, "The GPU the samples were measured on")->required();
@@ -358,7 +364,7 @@ class CostModelCommand : public Command {
     const auto rows = cm::all_rows(data);
     const cm::ShareTable prior = cm::load_share_table(few_shot_shares_);
     if (few_shot_seeds_.empty()) few_shot_seeds_ = {1, 2, 3, 4, 5};
-    const auto runs = cm::share_few_shot(prior, rows, device, few_shot_n_, few_shot_seeds_);
+    const auto runs = cm::share_few_shot(prior, rows, device, few_shot_n_, few_shot_seeds_, few_shot_options_);
     const std::vector<cm::ShareGroup> groups = {cm::ShareGroup::kGemm, cm::ShareGroup::kConv, cm::ShareGroup::kNorm,
                                                 cm::ShareGroup::kElementwise};
     auto group_cell = [&](const cm::ShareScore& s, cm::ShareGroup g) {
@@ -372,11 +378,13 @@ class CostModelCommand : public Command {
     std::cout << "| seed | samples | MAPE % (other rows) | GEMM | conv | ln/softmax | elementwise | host overhead us | "
                  "host floor us | share multipliers (at the samples' median roofline time; slope per decade) |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n";
     std::vector<double> all;
+    std::map<cm::ShareGroup, std::vector<double>> per_group;
     for (const auto& run : runs) {
       std::string cells, multipliers;
       for (auto g : groups) {
         const cm::MapeCell c = group_cell(run.score, g);
         cells += c.count ? fmt::format(" {:.1f} |", c.mape_percent()) : " |";
+        if (c.count) per_group[g].push_back(c.mape_percent());
       }
       for (const auto& u : run.scalars.shares)
         multipliers += fmt::format("{}{} x{:.3g} {:+.2f}", multipliers.empty() ? "" : "; ", u.label,
@@ -388,9 +396,15 @@ class CostModelCommand : public Command {
     }
     double mean = 0;
     for (double x : all) mean += x / static_cast<double>(all.size());
-    std::cout << fmt::format("\nfew-shot {} samples on {}: MAPE of the other rows {:.1f} % (mean of {} seeds; {:.1f}-{:.1f})\n",
+    std::string group_means;
+    for (const auto& [g, v] : per_group) {
+      double m = 0;
+      for (double x : v) m += x / static_cast<double>(v.size());
+      group_means += fmt::format("{}{} {:.1f}", group_means.empty() ? "" : ", ", cm::to_string(g), m);
+    }
+    std::cout << fmt::format("\nfew-shot {} samples on {}: MAPE of the other rows {:.1f} % (mean of {} seeds; {:.1f}-{:.1f}; {})\n",
                              few_shot_n_, device.name, mean, all.size(), *std::min_element(all.begin(), all.end()),
-                             *std::max_element(all.begin(), all.end()));
+                             *std::max_element(all.begin(), all.end()), group_means);
     return 0;
   }
 
@@ -617,6 +631,7 @@ class CostModelCommand : public Command {
   std::uint64_t pick_seed_ = 1;
   std::size_t few_shot_n_ = 50;
   std::vector<std::uint64_t> few_shot_seeds_;
+  cm::DeviceFitOptions few_shot_options_;
   std::string pricer_ = "learned", shares_path_, shares_output_;
   bool shares_logo_ = false, no_host_floor_ = false;
   cm::ShareFitOptions share_options_;
