@@ -711,7 +711,7 @@ TEST_CASE("costmodel predict --pricer roofline-share --device-samples fits the d
                                "--device-samples", samples, in, "-o", out, "--force"}),
                       Catch::Contains("predict_share_samples.csv") && Catch::Contains("row 7") &&
                           Catch::Contains("not on H100-SXM5-80GB"));
-  // few-shot-shares scores the rows not drawn: 2 of 6 drawn here.
+  // few-shot-shares scores the rows not drawn: 2 of 4 drawn here.
   std::ofstream(samples, std::ios::trunc) << "OPName,Latency,Device,B,H,M,N,K\n"
                                             "add,0.013,H100-SXM5-80GB,1024,1024,,,\n"
                                             "add,0.09,H100-SXM5-80GB,16384,16384,,,\n"
@@ -728,6 +728,16 @@ TEST_CASE("costmodel predict --pricer roofline-share --device-samples fits the d
   std::cout.rdbuf(saved);
   const std::string table = captured.str();
   CHECK_THAT(table, Catch::Contains("| 3 | 2 |") && Catch::Contains("few-shot 2 samples on H100-SXM5-80GB"));
+  // pick --pricer roofline-share: one row of each group here, and only with the GPU named.
+  const std::string picked = dpro::test::binary_path("predict_share_picked.csv");
+  run_cli({"costmodel", "pick", "--pricer", "roofline-share", "--device", "H100-SXM5-80GB", "-n", "2", samples, "-o",
+           picked, "--force"});
+  const auto p = dpro::costmodel::read_csv_file(picked);
+  REQUIRE(p.rows.size() == 2);
+  CHECK(p.rows[0][0] != p.rows[1][0]);  // a GEMM and an elementwise op, not two adds
+  CHECK((p.rows[0][0] == "linear" || p.rows[1][0] == "linear"));
+  REQUIRE_THROWS_WITH(run_cli({"costmodel", "pick", "--pricer", "roofline-share", samples}),
+                      Catch::Contains("needs --device"));
 }
 
 TEST_CASE("costmodel fit-shares writes a table with its provenance and does not overwrite one unasked") {
