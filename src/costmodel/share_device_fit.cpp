@@ -30,6 +30,7 @@ struct Row {
   double measured_ms;
   double kernel_at_prior_ms;  // roofline / prior share (m = 1)
   double kernel_floor_ms;
+  double roofline_ms;
   double x;  // log10(roofline us)
 };
 
@@ -41,9 +42,8 @@ struct Host {
 double l1_log_error(const std::vector<Row>& rows, const Host& h, const ShareMultiplier& m) {
   double sum = 0;
   for (const Row& r : rows) {
-    const double x = std::clamp(r.x, m.lo, m.hi);
-    const double scale = std::pow(10.0, m.log10_at_centre + m.slope * (x - m.centre));
-    const double predicted = std::max(h.floor_ms, h.overhead_ms + std::max(r.kernel_floor_ms * h.kernel_floor_scale, r.kernel_at_prior_ms / scale));
+    const double kernel = std::max(r.kernel_floor_ms * h.kernel_floor_scale, r.kernel_at_prior_ms / m.at(r.roofline_ms));
+    const double predicted = std::max(h.floor_ms, h.overhead_ms + kernel);
     sum += std::abs(std::log(predicted / r.measured_ms));
   }
   return sum;
@@ -123,7 +123,7 @@ std::vector<Row> rows_of(const ShareTable& prior, const std::vector<const Measur
     if (f == prior.families.end() || !k || !(m->latency_ms > 0)) continue;  // no curve: nothing to scale
     const double r = share_roofline_ms(m->op, device);
     const double at_prior = r / prior.share(m->op.family, r, relative_intensity(m->op, device));
-    rows.push_back({m->op.family, share_group(m->op.family), m->latency_ms, at_prior, f->second.kernel_floor_ms,
+    rows.push_back({m->op.family, share_group(m->op.family), m->latency_ms, at_prior, f->second.kernel_floor_ms, r,
                     std::log10(std::max(r, 1e-12) * 1e3)});
   }
   return rows;

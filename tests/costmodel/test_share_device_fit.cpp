@@ -86,7 +86,7 @@ std::vector<OpDesc> ops_of(const std::vector<Measurement>& rows) {
 
 }  // namespace
 
-TEST_CASE("share few-shot: the fit recovers the scalars that made synthetic rows, from 50 of them") {
+TEST_CASE("costmodel share few-shot: the fit recovers the scalars that made synthetic rows, from 50 of them") {
   const DeviceSpec& h100 = catalog().get("H100-SXM5-80GB");
   const std::map<ShareGroup, double> m = {{ShareGroup::kGemm, 1.8}, {ShareGroup::kConv, 0.6}, {ShareGroup::kNorm, 1.3},
                                           {ShareGroup::kElementwise, 1.15}};
@@ -123,7 +123,7 @@ TEST_CASE("share few-shot: the fit recovers the scalars that made synthetic rows
   }
 }
 
-TEST_CASE("share few-shot: a group with too few samples keeps the prior's share and says so") {
+TEST_CASE("costmodel share few-shot: a group with too few samples keeps the prior's share and says so") {
   const DeviceSpec& h100 = catalog().get("H100-SXM5-80GB");
   const DeviceScalars known =
       scalars(0.015, 0.020, {{ShareGroup::kGemm, 2.0}, {ShareGroup::kConv, 2.0}, {ShareGroup::kElementwise, 0.8}});
@@ -149,7 +149,7 @@ TEST_CASE("share few-shot: a group with too few samples keeps the prior's share 
     if (m.op.family == OpFamily::kConv2d) CHECK(*fitted.latency_ms(m.op, h100) == *prior().latency_ms(m.op, h100));
 }
 
-TEST_CASE("share few-shot: samples of another GPU are an error and the draw covers every group and repeats") {
+TEST_CASE("costmodel share few-shot: samples of another GPU are an error and the draw covers every group and repeats") {
   const DeviceSpec& h100 = catalog().get("H100-SXM5-80GB");
   std::vector<const Measurement*> t4_rows;
   for (const auto& m : subset()) t4_rows.push_back(&m);
@@ -166,7 +166,7 @@ TEST_CASE("share few-shot: samples of another GPU are an error and the draw cove
   CHECK(pick_share_samples(ops, h100, ops.size() + 10, 1).size() == ops.size());
 }
 
-TEST_CASE("share few-shot: the evaluation scores only the rows it did not draw") {
+TEST_CASE("costmodel share few-shot: the evaluation scores only the rows it did not draw") {
   const DeviceSpec& h100 = catalog().get("H100-SXM5-80GB");
   const DeviceScalars known = scalars(0.013, 0.016, {{ShareGroup::kGemm, 1.4}, {ShareGroup::kConv, 0.7},
                                                      {ShareGroup::kNorm, 1.1}, {ShareGroup::kElementwise, 1.2}});
