@@ -8,7 +8,7 @@
 # (data/costmodel/measured-2026-11-23). Then one pick -> predict --device-samples round trip,
 # which must give the same MAPE as the few-shot table's seed-1 row of that GPU (same draw, same fit).
 #
-#   tools/costmodel/share_few_shot_eval.sh [BUILD_DIR]      (default: build; about a minute)
+#   tools/costmodel/share_few_shot_eval.sh [BUILD_DIR]      (default: build; 2-3 minutes on 2 cores)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 build="${1:-$root/build}"
@@ -51,8 +51,8 @@ zcat "$all" > "$work/l4.csv"
 mape "L4, 50 samples, the other rows" predict --pricer roofline-share --device L4 --device-samples "$work/l4-samples.csv" "$work/l4-rest.csv"
 
 echo
-echo "## What scalars can reach at most: a multiplier per (family, half decade of the predicted latency)"
-echo "## fitted on ALL of a GPU's rows (the median log ratio of each cell), scored on the same rows"
+echo "## A reference for what scalars can reach: a multiplier per (family, half decade of the predicted"
+echo "## latency) fitted on ALL of a GPU's rows (the median log ratio of each cell), scored on the same rows"
 for spec in "$root/data/costmodel/neusight-test/NVIDIA_L4.csv.gz:L4" \
             "$root/data/costmodel/neusight-test/NVIDIA_H100_80GB_HBM3.csv.gz:H100-SXM5-80GB" \
             "$root/data/costmodel/neusight-test/NVIDIA_A100_80GB_PCIe.csv.gz:A100-PCIE-80GB" \
