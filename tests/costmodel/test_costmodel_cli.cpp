@@ -728,6 +728,8 @@ TEST_CASE("costmodel predict --pricer roofline-share --device-samples fits the d
   std::cout.rdbuf(saved);
   const std::string table = captured.str();
   CHECK_THAT(table, Catch::Contains("| 3 | 2 |") && Catch::Contains("few-shot 2 samples on H100-SXM5-80GB"));
+  REQUIRE_THROWS_WITH(run_cli({"costmodel", "few-shot-shares", "--device", "H100-SXM5-80GB", "-n", "4", samples}),
+                      Catch::Contains("-n 4") && Catch::Contains("leaves no row to score: the file has 4 rows"));
   // pick --pricer roofline-share: one row of each group here, and only with the GPU named.
   const std::string picked = dpro::test::binary_path("predict_share_picked.csv");
   run_cli({"costmodel", "pick", "--pricer", "roofline-share", "--device", "H100-SXM5-80GB", "-n", "2", samples, "-o",

@@ -362,6 +362,10 @@ class CostModelCommand : public Command {
     const cm::DeviceSpec& device = catalog.get(few_shot_device_);
     const auto data = cm::load_samples_of(few_shot_input_, catalog, device);
     const auto rows = cm::all_rows(data);
+    if (few_shot_n_ >= rows.size())
+      throw OptionError("-n", std::to_string(few_shot_n_),
+                        fmt::format("leaves no row to score: the file has {}", count_of(rows.size(), "row")),
+                        few_shot_input_);
     const cm::ShareTable prior = cm::load_share_table(few_shot_shares_);
     if (few_shot_seeds_.empty()) few_shot_seeds_ = {1, 2, 3, 4, 5};
     const auto runs = cm::share_few_shot(prior, rows, device, few_shot_n_, few_shot_seeds_, few_shot_options_);
