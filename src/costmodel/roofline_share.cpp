@@ -66,6 +66,11 @@ double relative_intensity(const OpDesc& op, const DeviceSpec& device) {
   return std::clamp(x, -kIntensityLimit, kIntensityLimit);  // NaN: stays NaN, lround of it is not used
 }
 
+double ShareMultiplier::at(double roofline_ms) const {
+  const double x = std::clamp(std::log10(std::max(roofline_ms, 1e-12) * 1e3), lo, hi);
+  return std::pow(10.0, log10_at_centre + slope * (x - centre));
+}
+
 double ShareTable::share(OpFamily family, double roofline_ms, double intensity) const {
   const auto it = families.find(family);
   if (it == families.end() || it->second.by_intensity.empty()) return kMaxShare;
@@ -93,7 +98,9 @@ std::optional<double> ShareTable::kernel_ms(const OpDesc& op, const DeviceSpec& 
   const auto it = families.find(op.family);
   if (it == families.end()) return std::nullopt;
   const double r = share_roofline_ms(op, device);
-  return std::max(it->second.kernel_floor_ms, r / share(op.family, r, relative_intensity(op, device)));
+  const auto m = share_multiplier.find(op.family);
+  const double scale = m == share_multiplier.end() ? 1.0 : m->second.at(r);
+  return std::max(it->second.kernel_floor_ms, r / (scale * share(op.family, r, relative_intensity(op, device))));
 }
 
 std::optional<double> ShareTable::latency_ms(const OpDesc& op, const DeviceSpec& device) const {

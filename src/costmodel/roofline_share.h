@@ -47,6 +47,13 @@ struct FamilyShares {
 inline constexpr double kIntensityLimit = 2.0;
 double relative_intensity(const OpDesc& op, const DeviceSpec& device);
 
+// A device's correction of a family's share: log10 m = log10_at_centre + slope x (x - centre),
+// x = log10(roofline us) held within [lo, hi] (the samples' range: no extrapolated trend).
+struct ShareMultiplier {
+  double log10_at_centre = 0, slope = 0, centre = 0, lo = 0, hi = 0;
+  double at(double roofline_ms) const;
+};
+
 struct ShareTable {
   double bucket_width = 0.5;     // decades of roofline time
   double intensity_width = 0;    // decades of relative intensity per bucket; 0: one curve per family
@@ -56,6 +63,10 @@ struct ShareTable {
   // Per training GPU, for the record (not used to predict: a trace's machine is not theirs).
   std::map<std::string, double> gpu_host_overhead_ms, gpu_host_floor_ms;
   std::string provenance;  // the command and data that made it
+  // A device's sustained-share multiplier per family (share_device_fit.h), not capped at
+  // kMaxShare (a cache-resident op can beat DRAM bandwidth); absent: 1. Not in the JSON file:
+  // it belongs to one target GPU, not to the prior.
+  std::map<OpFamily, ShareMultiplier> share_multiplier;
 
   // The share of its roofline bound an op's kernel reaches: in (0, kMaxShare].
   double share(OpFamily family, double roofline_ms, double relative_intensity = 0) const;

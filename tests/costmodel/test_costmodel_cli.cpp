@@ -685,6 +685,63 @@ TEST_CASE("costmodel predict --pricer roofline-share scores the Latency and Kern
                       Catch::Contains("bad_shares.json") && Catch::Contains("intensity_width_decades"));
 }
 
+TEST_CASE("costmodel predict --pricer roofline-share --device-samples fits the device scalars on its GPU only") {
+  const std::string in = dpro::test::binary_path("predict_share_samples_in.csv");
+  const std::string samples = dpro::test::binary_path("predict_share_samples.csv");
+  const std::string out = dpro::test::binary_path("predict_share_samples_out.csv");
+  std::ofstream(in) << "OPName,Latency,Device,B,H,M,N,K\n"
+                       "add,0.02,H100-SXM5-80GB,1024,1024,,,\n"
+                       "linear,0.5,H100-SXM5-80GB,8,,2048,2048,2048\n";
+  std::ofstream(samples) << "OPName,Latency,Device,B,H,M,N,K\n"
+                            "add,0.013,H100-SXM5-80GB,1024,1024,,,\n"
+                            "add,0.014,H100-SXM5-80GB,1024,4096,,,\n"
+                            "relu,0.013,H100-SXM5-80GB,2048,1024,,,\n"
+                            "add,0.09,H100-SXM5-80GB,16384,16384,,,\n"
+                            "linear,0.2,H100-SXM5-80GB,8,,2048,2048,2048\n";
+  const std::string log = stderr_of({"costmodel", "predict", "--pricer", "roofline-share", "--device", "H100-SXM5-80GB",
+                                     "--device-samples", samples, in, "-o", out, "--force"});
+  CHECK_THAT(log, Catch::Contains("(fitted)") && Catch::Contains("elementwise: share x") &&
+                      Catch::Contains("GEMM (bmm, linear): 1 sample, fewer than the 3 a multiplier needs"));
+  const auto t = dpro::costmodel::read_csv_file(out);
+  REQUIRE(t.rows.size() == 2);
+  CHECK(std::stod(t.rows[0].back()) < 0.016);  // the fitted host, not the prior's 26 us floor
+  // A sample of another GPU: the file and its row.
+  std::ofstream(samples, std::ios::app) << "add,0.02,T4,1024,1024,,,\n";
+  REQUIRE_THROWS_WITH(run_cli({"costmodel", "predict", "--pricer", "roofline-share", "--device", "H100-SXM5-80GB",
+                               "--device-samples", samples, in, "-o", out, "--force"}),
+                      Catch::Contains("predict_share_samples.csv") && Catch::Contains("row 7") &&
+                          Catch::Contains("not on H100-SXM5-80GB"));
+  // few-shot-shares scores the rows not drawn: 2 of 4 drawn here.
+  std::ofstream(samples, std::ios::trunc) << "OPName,Latency,Device,B,H,M,N,K\n"
+                                            "add,0.013,H100-SXM5-80GB,1024,1024,,,\n"
+                                            "add,0.09,H100-SXM5-80GB,16384,16384,,,\n"
+                                            "relu,0.013,H100-SXM5-80GB,2048,1024,,,\n"
+                                            "linear,0.2,H100-SXM5-80GB,8,,2048,2048,2048\n";
+  std::ostringstream captured;
+  auto* saved = std::cout.rdbuf(captured.rdbuf());
+  try {
+    run_cli({"costmodel", "few-shot-shares", "--device", "H100-SXM5-80GB", "-n", "2", "--seeds", "3", samples});
+  } catch (...) {
+    std::cout.rdbuf(saved);
+    throw;
+  }
+  std::cout.rdbuf(saved);
+  const std::string table = captured.str();
+  CHECK_THAT(table, Catch::Contains("| 3 | 2 |") && Catch::Contains("few-shot 2 samples on H100-SXM5-80GB"));
+  REQUIRE_THROWS_WITH(run_cli({"costmodel", "few-shot-shares", "--device", "H100-SXM5-80GB", "-n", "4", samples}),
+                      Catch::Contains("-n 4") && Catch::Contains("leaves no row to score: the file has 4 rows"));
+  // pick --pricer roofline-share: one row of each group here, and only with the GPU named.
+  const std::string picked = dpro::test::binary_path("predict_share_picked.csv");
+  run_cli({"costmodel", "pick", "--pricer", "roofline-share", "--device", "H100-SXM5-80GB", "-n", "2", samples, "-o",
+           picked, "--force"});
+  const auto p = dpro::costmodel::read_csv_file(picked);
+  REQUIRE(p.rows.size() == 2);
+  CHECK(p.rows[0][0] != p.rows[1][0]);  // a GEMM and an elementwise op, not two adds
+  CHECK((p.rows[0][0] == "linear" || p.rows[1][0] == "linear"));
+  REQUIRE_THROWS_WITH(run_cli({"costmodel", "pick", "--pricer", "roofline-share", samples}),
+                      Catch::Contains("needs --device"));
+}
+
 TEST_CASE("costmodel fit-shares writes a table with its provenance and does not overwrite one unasked") {
   const std::string data = dpro::test::source_path("data/costmodel/subset");
   const std::string table = dpro::test::binary_path("fit_shares.json");

@@ -75,8 +75,9 @@ class CostModelCommand : public Command {
     predict_->add_option("file", predict_input_, "CSV with OPName and the op's dimension columns")->required();
     predict_->add_option("-o,--output", output_, "Output CSV (default: stdout)");
     predict_->add_flag("--force", force_, "Overwrite an existing output file");
-    predict_->add_option("--samples", samples_path_,
-                         "Ops measured on the --device GPU (same schema): correct the learned model by them (few-shot)");
+    predict_->add_option("--samples,--device-samples", samples_path_,
+                         "Ops measured on the --device GPU (same schema), few-shot: correct the learned model by "
+                         "them, or fit the roofline-share model's device scalars on them");
     predict_->add_option("--pricer", pricer_, "learned (the learned model, the roofline where it has no price) or "
                                               "roofline-share (the analytic model of --shares)")
         ->default_val("learned")
@@ -118,6 +119,31 @@ class CostModelCommand : public Command {
     pick_->add_option("-n,--count", pick_count_, "How many ops to choose")->default_val(200)->check(CLI::Range(1, 1000000));
     pick_->add_option("-o,--output", pick_output_, "Output CSV of the chosen rows (default: stdout)");
     pick_->add_flag("--force", force_, "Overwrite an existing output file");
+    pick_->add_option("--pricer", pick_pricer_, "learned (k-means over op features) or roofline-share (per family "
+                                                "group, spread over the ops' roofline time on --device)")
+        ->default_val("learned")
+        ->check(CLI::IsMember({"learned", "roofline-share"}));
+    pick_->add_option("--device", pick_device_, "The GPU to measure on (--pricer roofline-share)");
+    pick_->add_option("--seed", pick_seed_, "Seed of the draw within each stratum (--pricer roofline-share)")
+        ->default_val(1);
+
+    few_shot_ = app_->add_subcommand(
+        "few-shot-shares", "Score the roofline-share model's few-shot fit on a GPU's measured rows: per seed, -n rows "
+                           "drawn as `pick --pricer roofline-share` draws them, the device's scalars fitted on them, "
+                           "the MAPE of the other rows only");
+    few_shot_->add_option("--device", few_shot_device_, "The GPU the rows were measured on")->required();
+    few_shot_->add_option("file", few_shot_input_, "Measured rows (CSV or directory, shared-data schema)")->required();
+    few_shot_->add_option("-n,--samples", few_shot_n_, "Rows drawn as samples per seed")
+        ->default_val(50)
+        ->check(CLI::Range(1, 100000));
+    few_shot_->add_option("--seeds", few_shot_seeds_, "Seeds of the draws (default: 1 2 3 4 5)");
+    few_shot_->add_option("--shares", few_shot_shares_, "Share table (the prior)")->default_val(resource_paths().shares_path);
+    few_shot_->add_option("--min-family-rows", few_shot_options_.min_family_rows,
+                          "Samples a family needs for a multiplier of its own (more than -n: group multipliers only)")
+        ->default_val(few_shot_options_.min_family_rows);
+    few_shot_->add_option("--min-slope-rows", few_shot_options_.min_slope_rows,
+                          "Samples a multiplier needs to follow the roofline time (more than -n: levels only)")
+        ->default_val(few_shot_options_.min_slope_rows);
 
     adapt_ = app_->add_subcommand("adapt", "Fine-tune the learned model on ops measured on a new GPU (few-shot)");
     adapt_->add_option("--device", adapt_device_, "The GPU the samples were measured on")->required();
@@ -157,7 +183,8 @@ class CostModelCommand : public Command {
     if (upgrade_->parsed()) return upgrade();
     if (predict_->parsed()) return pricer_ == "learned" ? predict(catalog, log) : predict_by_shares(catalog);
     if (fit_shares_->parsed()) return fit_shares(catalog);
-    if (pick_->parsed()) return pick();
+    if (pick_->parsed()) return pick_pricer_ == "learned" ? pick() : pick_for_shares(catalog);
+    if (few_shot_->parsed()) return few_shot_shares(catalog);
     if (retime_->parsed()) return retime(catalog);
     if (adapt_->parsed()) return adapt(catalog, log);
     if (train_->parsed()) return train(catalog, log);
@@ -307,6 +334,84 @@ class CostModelCommand : public Command {
     return 0;
   }
 
+  // pick --pricer roofline-share: rows spread over family groups and roofline time on --device.
+  int pick_for_shares(const cm::DeviceCatalog& catalog) {
+    if (pick_device_.empty()) throw OptionError("--pricer roofline-share", "", "needs --device (the GPU to measure on)");
+    const cm::DeviceSpec& device = catalog.get(pick_device_);
+    const cm::CsvTable table = cm::read_csv_file(pick_input_);
+    if (pick_output_.empty()) pick_output_ = "-";
+    check_output_path(pick_output_, {pick_input_}, force_);
+    const cm::OpRowReader reader(table, pick_input_);
+    reader.require_names();
+    std::vector<cm::OpDesc> ops;
+    for (std::size_t r = 0; r < table.rows.size(); ++r) ops.push_back(reader.read(r));
+    const auto picked = cm::pick_share_samples(ops, device, static_cast<std::size_t>(pick_count_), pick_seed_);
+    write_output(pick_output_, [&](std::ostream& out) {
+      out << cm::format_csv_row(table.header) << "\n";
+      for (auto r : picked) out << cm::format_csv_row(table.rows[r]) << "\n";
+    }, force_);
+    std::cerr << fmt::format("chose {} of {} rows for the roofline-share model on {}: measure these there, then pass "
+                             "them to `costmodel predict --pricer roofline-share --device-samples`\n",
+                             picked.size(), table.rows.size(), device.name);
+    return 0;
+  }
+
+  // Markdown: per seed the MAPE of the rows not drawn, overall and per family group; then the
+  // mean and the range over the seeds, beside the zero-shot MAPE of all the rows.
+  int few_shot_shares(const cm::DeviceCatalog& catalog) {
+    const cm::DeviceSpec& device = catalog.get(few_shot_device_);
+    const auto data = cm::load_samples_of(few_shot_input_, catalog, device);
+    const auto rows = cm::all_rows(data);
+    if (few_shot_n_ >= rows.size())
+      throw OptionError("-n", std::to_string(few_shot_n_),
+                        fmt::format("leaves no row to score: the file has {}", count_of(rows.size(), "row")),
+                        few_shot_input_);
+    const cm::ShareTable prior = cm::load_share_table(few_shot_shares_);
+    if (few_shot_seeds_.empty()) few_shot_seeds_ = {1, 2, 3, 4, 5};
+    const auto runs = cm::share_few_shot(prior, rows, device, few_shot_n_, few_shot_seeds_, few_shot_options_);
+    const std::vector<cm::ShareGroup> groups = {cm::ShareGroup::kGemm, cm::ShareGroup::kConv, cm::ShareGroup::kNorm,
+                                                cm::ShareGroup::kElementwise};
+    auto group_cell = [&](const cm::ShareScore& s, cm::ShareGroup g) {
+      cm::MapeCell c;
+      for (const auto& [family, cell] : s.latency_by_family)
+        if (cm::share_group(cm::family_from_name(family)) == g) c.sum_ape += cell.sum_ape, c.count += cell.count;
+      return c;
+    };
+    std::cout << fmt::format("{} rows of {} ({}); zero-shot MAPE {:.1f} %\n\n", rows.size(), device.name,
+                             few_shot_input_, cm::score_share_table(prior, rows).latency.mape_percent());
+    std::cout << "| seed | samples | MAPE % (other rows) | GEMM | conv | ln/softmax | elementwise | host overhead us | "
+                 "host floor us | share multipliers (at the samples' median roofline time; slope per decade) |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n";
+    std::vector<double> all;
+    std::map<cm::ShareGroup, std::vector<double>> per_group;
+    for (const auto& run : runs) {
+      std::string cells, multipliers;
+      for (auto g : groups) {
+        const cm::MapeCell c = group_cell(run.score, g);
+        cells += c.count ? fmt::format(" {:.1f} |", c.mape_percent()) : " |";
+        if (c.count) per_group[g].push_back(c.mape_percent());
+      }
+      for (const auto& u : run.scalars.shares)
+        multipliers += fmt::format("{}{} x{:.3g} {:+.2f}", multipliers.empty() ? "" : "; ", u.label,
+                                   std::pow(10.0, u.multiplier.log10_at_centre), u.multiplier.slope);
+      all.push_back(run.score.latency.mape_percent());
+      std::cout << fmt::format("| {} | {} | {:.1f} |{} {:.1f} | {:.1f} | {} |\n", run.seed, run.samples, all.back(), cells,
+                               run.scalars.host_overhead_ms * 1e3, run.scalars.host_floor_ms * 1e3, multipliers);
+      for (const auto& note : run.scalars.notes) std::cerr << fmt::format("seed {}: {}\n", run.seed, note);
+    }
+    double mean = 0;
+    for (double x : all) mean += x / static_cast<double>(all.size());
+    std::string group_means;
+    for (const auto& [g, v] : per_group) {
+      double m = 0;
+      for (double x : v) m += x / static_cast<double>(v.size());
+      group_means += fmt::format("{}{} {:.1f}", group_means.empty() ? "" : ", ", cm::to_string(g), m);
+    }
+    std::cout << fmt::format("\nfew-shot {} samples on {}: MAPE of the other rows {:.1f} % (mean of {} seeds; {:.1f}-{:.1f}; {})\n",
+                             few_shot_n_, device.name, mean, all.size(), *std::min_element(all.begin(), all.end()),
+                             *std::max_element(all.begin(), all.end()), group_means);
+    return 0;
+  }
+
   // Loading checks the file as it is (a version 5 file without the header checksum field by
   // field); saving writes this build's format. The figures and weights are the same.
   int upgrade() {
@@ -402,11 +507,15 @@ class CostModelCommand : public Command {
   // the Kernel Time columns (the kernel time predicted for the latter).
   int predict_by_shares(const cm::DeviceCatalog& catalog) {
     const cm::DeviceSpec& device = catalog.get(device_);
-    if (!output_.empty()) check_output_path(output_, {predict_input_, shares_path_}, force_);
-    if (!samples_path_.empty())
-      throw OptionError("samples", "", "is for the learned model (--pricer learned)", samples_path_);
+    if (!output_.empty()) check_output_path(output_, {predict_input_, shares_path_, samples_path_}, force_);
     const cm::CsvTable table = cm::read_csv_file(predict_input_);
-    const cm::ShareTable shares = cm::load_share_table(shares_path_);
+    cm::ShareTable shares = cm::load_share_table(shares_path_);
+    if (!samples_path_.empty()) {
+      const auto samples = cm::load_samples_of(samples_path_, catalog, device);
+      const cm::DeviceScalars scalars = cm::fit_device_scalars(shares, cm::all_rows(samples), device);
+      for (const auto& line : cm::describe(scalars)) std::cerr << samples_path_ << ": " << line << "\n";
+      shares = cm::with_device_scalars(shares, scalars);
+    }
     const cm::TablePrices prices = cm::price_table_by_shares(table, predict_input_, catalog, device, shares, true);
     const int predicted_col = table.column("predicted_ms");
     std::string out = cm::format_csv_row(with_column(table.header, predicted_col, "predicted_ms")) + "\n";
@@ -521,6 +630,12 @@ class CostModelCommand : public Command {
   CLI::App* retime_ = nullptr;
   CLI::App* upgrade_ = nullptr;
   CLI::App* fit_shares_ = nullptr;
+  CLI::App* few_shot_ = nullptr;
+  std::string pick_pricer_ = "learned", pick_device_, few_shot_device_, few_shot_input_, few_shot_shares_;
+  std::uint64_t pick_seed_ = 1;
+  std::size_t few_shot_n_ = 50;
+  std::vector<std::uint64_t> few_shot_seeds_;
+  cm::DeviceFitOptions few_shot_options_;
   std::string pricer_ = "learned", shares_path_, shares_output_;
   bool shares_logo_ = false, no_host_floor_ = false;
   cm::ShareFitOptions share_options_;

@@ -8,6 +8,7 @@
 #include "costmodel/dataset.h"
 #include "costmodel/eval/evaluate.h"
 #include "costmodel/roofline_share.h"
+#include "costmodel/share_device_fit.h"
 
 namespace dpro::costmodel {
 
@@ -23,5 +24,17 @@ ShareScore score_share_table(const ShareTable& table, const std::vector<const Me
 // model's leave-one-GPU-out): the table fitted on the other GPUs' rows, scored on its rows.
 std::map<std::string, ShareScore> share_leave_one_gpu_out(const std::vector<const Measurement*>& data,
                                                           const ShareFitOptions& options);
+
+// Few-shot, scored honestly: for each seed, `n` rows of `rows` (all measured on `device`) drawn by
+// pick_share_samples, the device's scalars fitted on them, and the MAPE of the rest only.
+struct FewShotRun {
+  std::uint64_t seed = 0;
+  std::size_t samples = 0;
+  ShareScore score;  // the rows not drawn
+  DeviceScalars scalars;
+};
+std::vector<FewShotRun> share_few_shot(const ShareTable& prior, const std::vector<const Measurement*>& rows,
+                                       const DeviceSpec& device, std::size_t n, const std::vector<std::uint64_t>& seeds,
+                                       const DeviceFitOptions& options = {});
 
 }  // namespace dpro::costmodel

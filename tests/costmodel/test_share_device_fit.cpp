@@ -1,0 +1,184 @@
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "costmodel/dataset.h"
+#include "costmodel/eval/share_eval.h"
+#include "costmodel/paths.h"
+#include "costmodel/roofline_share.h"
+#include "costmodel/share_device_fit.h"
+#include "costmodel_fixtures.h"
+
+using namespace dpro::costmodel;
+using dpro::test::catalog;
+
+namespace {
+
+const std::vector<Measurement>& subset() {
+  static const auto rows = load_measurements(test_subset_dir(), catalog());
+  return rows;
+}
+
+const ShareTable& prior() {
+  static const ShareTable t = [] {
+    std::vector<const Measurement*> p;
+    for (const auto& m : subset()) p.push_back(&m);
+    return fit_share_table(p);
+  }();
+  return t;
+}
+
+// The subset's ops as if measured on `device` by the model itself with `scalars` (one row per
+// configuration: the subset measures each on five GPUs).
+std::vector<Measurement> synthetic(const DeviceSpec& device, const DeviceScalars& scalars) {
+  const ShareTable truth = with_device_scalars(prior(), scalars);
+  std::vector<Measurement> out;
+  std::set<std::string> seen;
+  for (const auto& m : subset()) {
+    std::string key = to_string(m.op.family);
+    for (auto d : m.op.dims) key += "," + std::to_string(d);
+    if (!seen.insert(key).second) continue;
+    Measurement s = m;
+    s.device = &device;
+    s.latency_ms = *truth.latency_ms(m.op, device);
+    out.push_back(s);
+  }
+  return out;
+}
+
+// Scalars with one multiplier per group (`slope` decades per decade of roofline time around
+// 10^2 us, over every time).
+DeviceScalars scalars(double overhead_ms, double floor_ms, const std::map<ShareGroup, double>& m,
+                      std::map<ShareGroup, double> slope = {}) {
+  DeviceScalars s;
+  s.host_overhead_ms = overhead_ms, s.host_floor_ms = floor_ms;
+  for (const auto& [g, v] : m) {
+    FittedShare u{to_string(g), {}, 0, {std::log10(v), slope[g], 2.0, -100, 100}};
+    for (const auto& [family, f] : prior().families)
+      if (share_group(family) == g) u.families.push_back(family);
+    s.shares.push_back(u);
+  }
+  return s;
+}
+
+// The multiplier the fit gives `family`'s rows at roofline time 10^x us.
+double multiplier_of(const DeviceScalars& s, OpFamily family, double x) {
+  const ShareTable t = with_device_scalars(prior(), s);
+  return t.share_multiplier.at(family).at(std::pow(10.0, x) * 1e-3);
+}
+
+std::vector<const Measurement*> pointers(const std::vector<Measurement>& rows, const std::vector<std::size_t>& at) {
+  std::vector<const Measurement*> out;
+  for (std::size_t i : at) out.push_back(&rows[i]);
+  return out;
+}
+
+std::vector<OpDesc> ops_of(const std::vector<Measurement>& rows) {
+  std::vector<OpDesc> ops;
+  for (const auto& m : rows) ops.push_back(m.op);
+  return ops;
+}
+
+}  // namespace
+
+TEST_CASE("costmodel share few-shot: the fit recovers the scalars that made synthetic rows, from 50 of them") {
+  const DeviceSpec& h100 = catalog().get("H100-SXM5-80GB");
+  const std::map<ShareGroup, double> m = {{ShareGroup::kGemm, 1.8}, {ShareGroup::kConv, 0.6}, {ShareGroup::kNorm, 1.3},
+                                          {ShareGroup::kElementwise, 1.15}};
+  // The host floor above overhead + kernel floor: it binds for the smallest ops.
+  const DeviceScalars known = scalars(0.012, 0.030, m);
+  const auto rows = synthetic(h100, known);
+  REQUIRE(rows.size() > 200);
+  const auto picked = pick_share_samples(ops_of(rows), h100, 50, 7);
+  REQUIRE(picked.size() == 50);
+  const DeviceScalars fit = fit_device_scalars(prior(), pointers(rows, picked), h100);
+  CHECK(fit.host_fitted);
+  CHECK(fit.notes.empty());
+  CHECK(fit.host_overhead_ms == Approx(0.012).margin(0.0005));
+  CHECK(fit.host_floor_ms == Approx(0.030).margin(0.0005));
+  REQUIRE(fit.shares.size() >= 4);
+  for (const auto& u : fit.shares) {
+    CHECK(std::pow(10.0, u.multiplier.log10_at_centre) == Approx(m.at(share_group(u.families[0]))).epsilon(0.02));
+    CHECK(std::abs(u.multiplier.slope) < 0.03);
+  }
+  // And so every row, drawn or not, is priced as the scalars priced it.
+  const ShareTable fitted = with_device_scalars(prior(), fit);
+  for (const auto& m : rows) CHECK(*fitted.latency_ms(m.op, h100) == Approx(m.latency_ms).epsilon(0.02));
+  // The L4, its GEMMs' share falling with their size: the slope is found too.
+  const DeviceSpec& l4 = catalog().get("L4");
+  const auto l4_rows = synthetic(l4, scalars(0.015, 0.02, {{ShareGroup::kGemm, 0.5}, {ShareGroup::kElementwise, 1.0}},
+                                             {{ShareGroup::kGemm, -0.3}}));
+  const DeviceScalars l4_fit = fit_device_scalars(prior(), pointers(l4_rows, pick_share_samples(ops_of(l4_rows), l4, 50, 2)), l4);
+  for (OpFamily f : {OpFamily::kBmm, OpFamily::kLinear}) {
+    const ShareMultiplier m = with_device_scalars(prior(), l4_fit).share_multiplier.at(f);
+    CHECK(m.hi - m.lo > 1.0);  // the samples span a decade and more of roofline time
+    CHECK(m.slope == Approx(-0.3).margin(0.03));
+    for (double x : {m.lo, m.centre, m.hi})
+      CHECK(multiplier_of(l4_fit, f, x) == Approx(0.5 * std::pow(10.0, -0.3 * (x - 2))).epsilon(0.03));
+  }
+}
+
+TEST_CASE("costmodel share few-shot: a group with too few samples keeps the prior's share and says so") {
+  const DeviceSpec& h100 = catalog().get("H100-SXM5-80GB");
+  const DeviceScalars known =
+      scalars(0.015, 0.020, {{ShareGroup::kGemm, 2.0}, {ShareGroup::kConv, 2.0}, {ShareGroup::kElementwise, 0.8}});
+  const auto rows = synthetic(h100, known);
+  std::vector<std::size_t> at;
+  std::size_t conv = 0, elementwise = 0;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const ShareGroup g = share_group(rows[i].op.family);
+    if (g == ShareGroup::kConv && conv < 2) ++conv, at.push_back(i);
+    if (g == ShareGroup::kElementwise && elementwise < 2) ++elementwise, at.push_back(i);
+  }
+  REQUIRE(conv == 2);
+  const DeviceScalars fit = fit_device_scalars(prior(), pointers(rows, at), h100);
+  CHECK(fit.shares.empty());
+  CHECK_FALSE(fit.host_fitted);
+  CHECK(fit.host_overhead_ms == prior().host_overhead_ms);
+  REQUIRE(fit.notes.size() == 3);
+  CHECK_THAT(fit.notes[0], Catch::Contains("conv: 2 samples, fewer than the 3 a multiplier needs: the prior share"));
+  CHECK_THAT(fit.notes[2], Catch::Contains("host: 2 elementwise samples"));
+  // The conv rows are priced as the prior prices them.
+  const ShareTable fitted = with_device_scalars(prior(), fit);
+  for (const auto& m : rows)
+    if (m.op.family == OpFamily::kConv2d) CHECK(*fitted.latency_ms(m.op, h100) == *prior().latency_ms(m.op, h100));
+}
+
+TEST_CASE("costmodel share few-shot: samples of another GPU are an error and the draw covers every group and repeats") {
+  const DeviceSpec& h100 = catalog().get("H100-SXM5-80GB");
+  std::vector<const Measurement*> t4_rows;
+  for (const auto& m : subset()) t4_rows.push_back(&m);
+  CHECK_THROWS_AS(fit_device_scalars(prior(), t4_rows, h100), dpro::InputError);
+  CHECK_THROWS_AS(fit_device_scalars(prior(), {}, h100), dpro::InputError);
+  const auto ops = ops_of(subset());
+  const auto a = pick_share_samples(ops, h100, 20, 5), b = pick_share_samples(ops, h100, 20, 5);
+  CHECK(a == b);
+  CHECK(a != pick_share_samples(ops, h100, 20, 6));
+  std::map<ShareGroup, int> per_group;
+  for (std::size_t i : a) ++per_group[share_group(ops[i].family)];
+  CHECK(per_group == std::map<ShareGroup, int>{{ShareGroup::kGemm, 5}, {ShareGroup::kConv, 5}, {ShareGroup::kNorm, 5},
+                                               {ShareGroup::kElementwise, 5}});
+  CHECK(pick_share_samples(ops, h100, ops.size() + 10, 1).size() == ops.size());
+}
+
+TEST_CASE("costmodel share few-shot: the evaluation scores only the rows it did not draw") {
+  const DeviceSpec& h100 = catalog().get("H100-SXM5-80GB");
+  const DeviceScalars known = scalars(0.013, 0.016, {{ShareGroup::kGemm, 1.4}, {ShareGroup::kConv, 0.7},
+                                                     {ShareGroup::kNorm, 1.1}, {ShareGroup::kElementwise, 1.2}});
+  const auto rows = synthetic(h100, known);
+  std::vector<const Measurement*> all;
+  for (const auto& m : rows) all.push_back(&m);
+  const auto runs = share_few_shot(prior(), all, h100, 40, {1, 2});
+  REQUIRE(runs.size() == 2);
+  for (const auto& run : runs) {
+    CHECK(run.samples == 40);
+    CHECK(run.score.latency.count + run.score.not_priced == rows.size() - 40);
+    CHECK(run.score.latency.mape_percent() < 2.0);  // the model's own rows: the scalars are found
+  }
+  CHECK(score_share_table(prior(), all).latency.mape_percent() > 10.0);  // and the prior's are not them
+}
