@@ -63,11 +63,19 @@ std::string header(const HtmlReport& page) {
                      escape_html(inputs));
 }
 
+std::string advice_section(const std::vector<replayer::Advice>& advice) {
+  if (advice.empty()) return "";
+  std::string out = "<h2>Advice</h2><p class=\"note\">rules over the baseline's steady steps: the evidence, then what to try</p><ul class=\"advice\">";
+  for (const replayer::Advice& a : advice)
+    out += "<li><b>" + escape_html(a.evidence) + "</b> &rarr; " + escape_html(a.action) + "</li>";
+  return out + "</ul>";
+}
+
 }  // namespace
 
 std::string render_html(const HtmlReport& page) {
   DPRO_CHECK(page.baseline.report != nullptr);
-  std::string out = page_head(page.title) + header(page);
+  std::string out = page_head(page.title) + header(page) + advice_section(page.advice);
   const replayer::StepStats base_stats = replayer::step_stats(*page.baseline.report);
   std::optional<replayer::StepStats> next_stats;
   // Both sides on one scale, so that bars and lines compare by eye.
