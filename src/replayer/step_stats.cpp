@@ -123,6 +123,7 @@ StepStats step_stats(const Report& report) {
 
 SteadyChange steady_change(const Report& baseline, const StepStats& baseline_stats, const Report& whatif) {
   std::vector<Nanos> from, to;
+  SteadyChange c;
   for (std::size_t i : baseline_stats.steady) {
     const IterationReport& b = baseline.iterations[i];
     const auto w = std::find_if(whatif.iterations.begin(), whatif.iterations.end(), [&](const IterationReport& x) {
@@ -131,8 +132,8 @@ SteadyChange steady_change(const Report& baseline, const StepStats& baseline_sta
     if (w == whatif.iterations.end()) continue;
     from.push_back(b.job_predicted_ns);
     to.push_back(w->job_predicted_ns);
+    c.whatif_steps.push_back(static_cast<std::size_t>(w - whatif.iterations.begin()));
   }
-  SteadyChange c;
   c.steps = from.size();
   c.baseline_median = distribution_of(std::move(from)).median;
   c.whatif_median = distribution_of(std::move(to)).median;

@@ -46,10 +46,13 @@ StepStats step_stats(const Report& report);
 // A what-if's median step against its baseline's, over the same steps: the baseline's steady
 // steps (its warm-up and outliers left out), matched in the what-if by iteration number. Taking
 // each report's own steady set would compare medians over different steps whenever the what-if
-// moves a step across the warm-up or outlier line. `steps` is how many steps both have.
+// moves a step across the warm-up or outlier line. `steps` is how many steps both have;
+// `whatif_steps` are those steps' indices into the what-if's iterations (in the baseline's steady
+// order), so that a caller summarising more of them need not match the steps again.
 struct SteadyChange {
   std::size_t steps = 0;
   Nanos baseline_median = 0, whatif_median = 0;
+  std::vector<std::size_t> whatif_steps;
 };
 SteadyChange steady_change(const Report& baseline, const StepStats& baseline_stats, const Report& whatif);
 

@@ -27,6 +27,31 @@ std::int64_t call_bytes(const graph::Dfg& dfg, const graph::CollectiveDesc& c) {
   return elem * std::max(c.in_nelems.value_or(0), c.out_nelems.value_or(0));
 }
 
+// Duration-weighted sums of a kernel name's efficiency fields (GpuOpRow), in the order occupancy,
+// blocks per SM, warps per SM.
+struct EfficiencySums {
+  double value[3] = {}, weight[3] = {};
+
+  void add(const trace::KernelEfficiency& e, Nanos duration) {
+    const double w = static_cast<double>(std::max<Nanos>(duration, 1));
+    const std::optional<double> fields[3] = {e.achieved_occupancy_pct, e.blocks_per_sm, e.warps_per_sm};
+    for (int k = 0; k < 3; ++k)
+      if (fields[k]) value[k] += *fields[k] * w, weight[k] += w;
+  }
+  void fill(GpuOpRow& r) const {
+    std::optional<double>* fields[3] = {&r.occupancy_pct, &r.blocks_per_sm, &r.warps_per_sm};
+    for (int k = 0; k < 3; ++k)
+      if (weight[k] > 0) *fields[k] = value[k] / weight[k];
+  }
+};
+
+const trace::KernelEfficiency* efficiency_of(const trace::TraceSet& traces, const graph::Node& n) {
+  const trace::TraceRank* rank = traces.find_rank(n.rank);
+  const trace::Event* e = rank ? graph::event_of(*rank, n.event) : nullptr;
+  const trace::EventAttrs* a = e ? rank->attrs_of(*e) : nullptr;
+  return a && a->efficiency ? &*a->efficiency : nullptr;
+}
+
 template <typename Row>
 void sort_rows(std::vector<Row>& rows) {
   std::stable_sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.predicted > b.predicted; });
@@ -43,6 +68,7 @@ Tables make_tables(const trace::TraceSet& traces, const graph::BuiltGraph& built
   std::map<std::pair<int, std::string>, GpuOpRow> gpu;
   std::map<std::pair<int, std::string>, CollectiveRow> coll;
   std::map<std::pair<int, std::string>, std::pair<double, int>> bus;  // busBw-weighted bytes, group size
+  std::map<std::pair<int, std::string>, EfficiencySums> efficiency;
   std::map<int, Nanos> rank_gpu_time;
   for (const graph::NodeId id : dfg.node_ids()) {
     const graph::Node& n = dfg.node(id);
@@ -79,8 +105,10 @@ Tables make_tables(const trace::TraceSet& traces, const graph::BuiltGraph& built
     r.measured += n.measured_duration;
     r.predicted += replayed;
     r.max = std::max(r.max, replayed);
+    if (const trace::KernelEfficiency* e = efficiency_of(traces, n)) efficiency[{n.rank, name}].add(*e, n.measured_duration);
   }
   for (auto& [key, r] : gpu) {
+    if (const auto e = efficiency.find(key); e != efficiency.end()) e->second.fill(r);
     const Nanos total = rank_gpu_time[r.rank];
     r.share = total > 0 ? static_cast<double>(r.predicted) / static_cast<double>(total) : 0.0;
     t.gpu_ops.push_back(std::move(r));
@@ -100,16 +128,38 @@ Tables make_tables(const trace::TraceSet& traces, const graph::BuiltGraph& built
   return t;
 }
 
+namespace {
+
+bool any_efficiency(const Tables& t) {
+  return std::any_of(t.gpu_ops.begin(), t.gpu_ops.end(), [](const GpuOpRow& r) { return r.occupancy_pct || r.blocks_per_sm || r.warps_per_sm; });
+}
+
+std::string optional_figure(const std::optional<double>& v, int width, int decimals) {
+  return v ? fmt::format("{:>{}.{}f}", *v, width, decimals) : fmt::format("{:>{}}", "-", width);
+}
+
+json optional_json(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
+
+}  // namespace
+
 std::string render_gpu_ops(const Tables& t, std::size_t top) {
   const Nanos n = static_cast<Nanos>(std::max<std::size_t>(1, t.iterations));
-  std::string out = fmt::format("GPU ops over {} iteration(s), by replayed time (per iteration: the total / {}):\n"
-                                "  {:>4}  {:>7}  {:>8}  {:>12}  {:>12}  {:>12}  {:>6}  {}\n",
-                                t.iterations, t.iterations, "rank", "kind", "count", "per iter", "measured", "max", "share", "name");
+  // The efficiency columns only for traces that record them (Kineto's kernel args).
+  const bool efficiency = any_efficiency(t);
+  std::string out = fmt::format("GPU ops over {} iteration(s), by replayed time (per iteration: the total / {}{}):\n"
+                                "  {:>4}  {:>7}  {:>8}  {:>12}  {:>12}  {:>12}  {:>6}  {}{}\n",
+                                t.iterations, t.iterations,
+                                efficiency ? "; occupancy %, blocks and warps per SM: means weighted by measured time" : "", "rank",
+                                "kind", "count", "per iter", "measured", "max", "share",
+                                efficiency ? fmt::format("{:>6}  {:>7}  {:>8}  ", "occ %", "blk/SM", "warps/SM") : "", "name");
   for (std::size_t k = 0; k < std::min(top, t.gpu_ops.size()); ++k) {
     const GpuOpRow& r = t.gpu_ops[k];
-    out += fmt::format("  {:>4}  {:>7}  {:>8}  {:>12}  {:>12}  {:>12}  {:>5.1f}%  {}\n", r.rank, graph::to_string(r.kind), r.count,
+    const std::string figures = efficiency ? optional_figure(r.occupancy_pct, 6, 1) + "  " + optional_figure(r.blocks_per_sm, 7, 2) +
+                                                 "  " + optional_figure(r.warps_per_sm, 8, 2) + "  "
+                                           : "";
+    out += fmt::format("  {:>4}  {:>7}  {:>8}  {:>12}  {:>12}  {:>12}  {:>5.1f}%  {}{}\n", r.rank, graph::to_string(r.kind), r.count,
                        format_duration(r.predicted / n), format_duration(r.measured / n), format_duration(r.max),
-                       100.0 * r.share, r.name.substr(0, 100));
+                       100.0 * r.share, figures, r.name.substr(0, 100));
   }
   if (t.gpu_ops.size() > top) out += fmt::format("  ... {} more (--top)\n", t.gpu_ops.size() - top);
   return out;
@@ -138,7 +188,9 @@ json to_json(const Tables& t) {
   json gpu = json::array(), coll = json::array();
   for (const GpuOpRow& r : t.gpu_ops)
     gpu.push_back({{"rank", r.rank}, {"name", r.name}, {"kind", graph::to_string(r.kind)}, {"count", r.count},
-                   {"measured_ns", r.measured}, {"predicted_ns", r.predicted}, {"max_ns", r.max}, {"share", r.share}});
+                   {"measured_ns", r.measured}, {"predicted_ns", r.predicted}, {"max_ns", r.max}, {"share", r.share},
+                   {"occupancy_percent", optional_json(r.occupancy_pct)}, {"blocks_per_sm", optional_json(r.blocks_per_sm)},
+                   {"warps_per_sm", optional_json(r.warps_per_sm)}});
   for (const CollectiveRow& r : t.collectives)
     coll.push_back({{"rank", r.rank}, {"name", r.name}, {"op", r.op}, {"count", r.count}, {"bytes", r.bytes},
                     {"measured_ns", r.measured}, {"predicted_ns", r.predicted}, {"transfer_ns", r.transfer},
@@ -149,10 +201,11 @@ json to_json(const Tables& t) {
 }
 
 std::string gpu_ops_csv(const Tables& t) {
-  std::string out = "rank,kind,name,count,measured_ns,predicted_ns,max_ns,share\n";
+  std::string out = "rank,kind,name,count,measured_ns,predicted_ns,max_ns,share,occupancy_percent,blocks_per_sm,warps_per_sm\n";
+  const auto field = [](const std::optional<double>& v) { return v ? fmt::format("{:.4f}", *v) : std::string(); };
   for (const GpuOpRow& r : t.gpu_ops)
-    out += fmt::format("{},{},{},{},{},{},{},{:.6f}\n", r.rank, graph::to_string(r.kind), csv_field(r.name), r.count, r.measured,
-                       r.predicted, r.max, r.share);
+    out += fmt::format("{},{},{},{},{},{},{},{:.6f},{},{},{}\n", r.rank, graph::to_string(r.kind), csv_field(r.name), r.count,
+                       r.measured, r.predicted, r.max, r.share, field(r.occupancy_pct), field(r.blocks_per_sm), field(r.warps_per_sm));
   return out;
 }
 

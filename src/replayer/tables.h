@@ -32,6 +32,10 @@ struct GpuOpRow {
   Nanos predicted = 0;  // sum of replayed durations
   Nanos max = 0;        // longest replayed instance
   double share = 0;     // of the rank's replayed GPU-op time (kernels, copies, sets, collectives)
+  // Kernels of traces that record them (Kineto's "est. achieved occupancy %", "blocks per SM",
+  // "warps per SM"): the mean over the row's instances that give the field, each weighted by its
+  // measured duration (at least 1 ns), so that the long launches count most, as in Nsight Systems.
+  std::optional<double> occupancy_pct, blocks_per_sm, warps_per_sm;
 };
 
 struct CollectiveRow {

@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 
+#include "replayer/advice.h"
 #include "replayer/report.h"
 
 namespace dpro::report_html {
@@ -27,6 +28,7 @@ struct HtmlReport {
   std::string title;  // plain text
   ReportView baseline;
   std::optional<ReportView> prediction;
+  std::vector<replayer::Advice> advice;  // the baseline's (replayer/advice.h), shown under the header
   std::size_t top = 10;  // rows of the critical path's top ops; the tables show max(top, 25) rows each
 };
 

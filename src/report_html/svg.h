@@ -24,6 +24,22 @@ struct Bar {
 // side by side can share one scale; a legend of the series with any time below them.
 std::string stacked_bars_svg(const std::vector<Series>& series, const std::vector<Bar>& bars, Nanos scale = 0);
 
+// Vertical bars in groups along the x axis: each group has one bar per series (a sweep: the groups
+// are one setting's values, the series the combinations of the others), all from 0 ns up.
+struct BarGroup {
+  std::string label;
+  std::vector<Nanos> values;  // one per series, in the chart's series order
+  std::vector<std::string> notes;  // optional, per series: printed above the bar ("+3.1%") and in its tooltip
+};
+struct GroupedBarChart {
+  std::vector<Series> series;
+  std::vector<BarGroup> groups;
+  // A horizontal dashed line across the plot (a sweep: the baseline's step); 0: none.
+  Nanos reference = 0;
+  std::string reference_label;
+};
+std::string grouped_bars_svg(const GroupedBarChart& chart);
+
 // A point's kind on the step chart: steady steps are plain dots, warm-up and outlier steps are
 // marked (step_stats.h).
 enum class StepMark { kSteady, kWarmup, kOutlier };

@@ -77,6 +77,13 @@ struct SyncInfo {
   std::optional<std::int64_t> event_record_correlation;  // correlation of the cudaEventRecord waited on
 };
 
+// What CUPTI (through Kineto) estimates of a kernel launch's use of the GPU, when the trace says.
+struct KernelEfficiency {
+  std::optional<double> achieved_occupancy_pct;  // "est. achieved occupancy %": 0 .. 100
+  std::optional<double> blocks_per_sm;           // "blocks per SM": the grid's blocks / the GPU's SMs
+  std::optional<double> warps_per_sm;            // "warps per SM"
+};
+
 // An optional value kept out of line: one pointer where it is absent, so that a large member few
 // records have (collective and sync details) costs the others 8 bytes instead of its size.
 // Reads like std::optional; copies copy the value.
@@ -122,7 +129,7 @@ class Boxed {
 };
 
 // Attributes that only some events carry; stored out of line (Event::attrs indexes them).
-// Collective and sync details are boxed: a record without them is about 200 bytes, not 600.
+// Collective, sync and kernel-efficiency details are boxed: a record without them is about 200 bytes, not 600.
 struct EventAttrs {
   std::optional<std::int64_t> bytes;        // memcpy/memset size
   std::optional<std::int64_t> device;
@@ -136,6 +143,7 @@ struct EventAttrs {
   std::string input_types;  // raw JSON text of "Input type", empty when absent
   Boxed<CollectiveInfo> collective;
   Boxed<SyncInfo> sync;
+  Boxed<KernelEfficiency> efficiency;  // kernels of Kineto traces
 };
 
 constexpr std::uint32_t kNoAttrs = 0xffffffffu;

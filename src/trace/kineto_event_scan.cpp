@@ -2,6 +2,7 @@
 
 #include <simdjson.h>
 
+#include <charconv>
 #include <cstring>
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -65,9 +66,11 @@ ArgKey arg_key(std::string_view k) {
       break;
     case 12:
       if (k == "Out msg size") return ArgKey::kOutNelems;
+      if (k == "warps per SM") return ArgKey::kWarpsPerSm;
       break;
     case 13:
       if (k == "Fwd thread id") return ArgKey::kFwdThreadId;
+      if (k == "blocks per SM") return ArgKey::kBlocksPerSm;
       if (k == "In msg nelems") return ArgKey::kInNelems;
       break;
     case 14:
@@ -93,6 +96,7 @@ ArgKey arg_key(std::string_view k) {
       break;
     case 25:
       if (k == "Process Group Description") return ArgKey::kPgDesc;
+      if (k == "est. achieved occupancy %") return ArgKey::kOccupancy;
       break;
     case 33:
       if (k == "wait_on_cuda_event_record_corr_id") return ArgKey::kWaitOnEventRecordCorr;
@@ -122,6 +126,15 @@ std::optional<std::int64_t>* int_arg(RawArgs& a, ArgKey key) {
     case ArgKey::kTotalAllocated: return &a.total_allocated;
     case ArgKey::kTotalReserved: return &a.total_reserved;
     case ArgKey::kDeviceType: return &a.device_type;
+    default: return nullptr;
+  }
+}
+
+std::optional<double>* real_arg(RawArgs& a, ArgKey key) {
+  switch (key) {
+    case ArgKey::kOccupancy: return &a.occupancy_pct;
+    case ArgKey::kBlocksPerSm: return &a.blocks_per_sm;
+    case ArgKey::kWarpsPerSm: return &a.warps_per_sm;
     default: return nullptr;
   }
 }
@@ -219,6 +232,14 @@ class Scanner {
     }
     out = negative ? -v : v;
     return true;
+  }
+
+  // A JSON number as a double (from_chars reads it exactly as strtod would, without the locale).
+  bool real(double& out) {
+    std::string_view t;
+    if (!number(t) || !number_is_json(t)) return false;
+    const auto [end, error] = std::from_chars(t.data(), t.data() + t.size(), out);
+    return error == std::errc() && end == t.data() + t.size();
   }
 
   // Any value, checked and passed over.
@@ -351,6 +372,10 @@ bool read_args(Scanner& s, RawArgs& a) {
       std::string_view text;
       if (!s.string(text)) return false;
       *text_field = std::string(text);
+    } else if (auto* real_field = real_arg(a, k)) {
+      double x = 0;
+      if (!s.real(x)) return false;  // a string or another form: the general reader's case
+      *real_field = x;
     } else if (k == ArgKey::kGrid || k == ArgKey::kBlock) {
       if (!read_dim3(s, k == ArgKey::kGrid ? a.grid : a.block)) return false;
     } else if (k == ArgKey::kPgRanks) {

@@ -22,6 +22,7 @@ struct RawArgs {
   std::optional<std::int64_t> sequence_number, fwd_thread_id, group_size, in_nelems, out_nelems;
   std::optional<std::int64_t> wait_on_stream, wait_on_event_record_corr, rank_start, rank_stride;
   std::optional<std::int64_t> total_allocated, total_reserved, device_type;  // "[memory]" instant events
+  std::optional<double> occupancy_pct, blocks_per_sm, warps_per_sm;         // a kernel's launch efficiency
   std::optional<std::array<int, 3>> grid, block;
   std::optional<std::string> collective_name, dtype, pg_name, pg_desc, pg_ranks, sync_kind;
   std::string input_dims, input_types;
@@ -39,6 +40,8 @@ enum class ArgKey : std::uint8_t {
   kCorrelation, kExternalId, kDevice, kStream, kBytes, kCbid, kSequenceNumber, kFwdThreadId,
   kInNelems, kOutNelems, kGroupSize, kRankStart, kRankStride, kWaitOnStream, kWaitOnEventRecordCorr,
   kTotalAllocated, kTotalReserved, kDeviceType,
+  // real numbers
+  kOccupancy, kBlocksPerSm, kWarpsPerSm,
   // three-component sizes
   kGrid, kBlock,
   // text
@@ -51,6 +54,8 @@ enum class ArgKey : std::uint8_t {
 ArgKey arg_key(std::string_view key);
 // The field of `a` a whole-number key fills; null for other keys.
 std::optional<std::int64_t>* int_arg(RawArgs& a, ArgKey key);
+// The field of `a` a real-number key fills; null for other keys.
+std::optional<double>* real_arg(RawArgs& a, ArgKey key);
 // The field of `a` a text key fills; null for other keys.
 std::optional<std::string>* text_arg(RawArgs& a, ArgKey key);
 

@@ -239,6 +239,9 @@ void read_args(od::object args, RawArgs& a) {
       *number = as_int(v);
     } else if (auto* text = text_arg(a, k)) {
       *text = as_text(v);
+    } else if (auto* real = real_arg(a, k)) {
+      double x = 0;  // a number; anything else is not recorded
+      *real = v.get_double().get(x) == simdjson::SUCCESS ? std::optional<double>(x) : std::nullopt;
     } else if (k == ArgKey::kGrid || k == ArgKey::kBlock) {
       (k == ArgKey::kGrid ? a.grid : a.block) = as_dim3(v);
     } else if (k == ArgKey::kPgRanks) {
@@ -627,6 +630,8 @@ void KinetoReader::store_event(EventKind kind, std::string_view name, Nanos ts, 
     attrs.grid = a.grid;
     attrs.block = a.block;
     attrs.bytes = a.bytes;
+    if (a.occupancy_pct || a.blocks_per_sm || a.warps_per_sm)
+      attrs.efficiency = KernelEfficiency{a.occupancy_pct, a.blocks_per_sm, a.warps_per_sm};
     any = true;
   }
   if (a.cbid) { attrs.cbid = a.cbid; any = true; }

@@ -1,6 +1,5 @@
 #include "whatif/sweep.h"
 
-#include <algorithm>
 #include <map>
 #include <set>
 
@@ -46,19 +45,13 @@ SweepRow sweep_row(SweepPoint point, const replayer::Report& baseline, const rep
                    ? static_cast<double>(c.whatif_median) / static_cast<double>(c.baseline_median) - 1.0
                    : 0.0;
   std::map<std::string, std::size_t> verdicts;
-  std::size_t compared = 0;
-  for (std::size_t i : baseline_stats.steady) {
-    const replayer::IterationReport& b = baseline.iterations[i];
-    const auto w = std::find_if(whatif.iterations.begin(), whatif.iterations.end(), [&](const replayer::IterationReport& x) {
-      return x.number == b.number && x.whole_trace == b.whole_trace;
-    });
-    if (w == whatif.iterations.end()) continue;
-    ++compared;
-    for (int k = 0; k < replayer::kCategoryCount; ++k) row.critical_path[k] += w->job_critical_path.by_category[k];
-    if (whatif.analysed) ++verdicts[replayer::headline(w->verdict)];
+  for (std::size_t i : c.whatif_steps) {
+    const replayer::IterationReport& w = whatif.iterations[i];
+    for (int k = 0; k < replayer::kCategoryCount; ++k) row.critical_path[k] += w.job_critical_path.by_category[k];
+    if (whatif.analysed) ++verdicts[replayer::headline(w.verdict)];
   }
-  if (compared > 0)
-    for (Nanos& v : row.critical_path) v /= static_cast<Nanos>(compared);
+  if (c.steps > 0)
+    for (Nanos& v : row.critical_path) v /= static_cast<Nanos>(c.steps);
   // The most frequent verdict; ties go to the name first in order, so that the row is deterministic.
   std::size_t best = 0;
   for (const auto& [name, n] : verdicts)

@@ -33,6 +33,8 @@ TEST_CASE("html report: replay --html writes the baseline page, and never overwr
   CHECK(html.rfind("<!DOCTYPE html>", 0) == 0);
   CHECK(count_of(html, "<div class=\"side\">") == 1);
   CHECK(count_of(html, "<h4>collectives</h4>") == 1);
+  CHECK(count_of(html, "<h2>Advice</h2>") == 1);  // DLRM: exposed communication, its straggler, ...
+  CHECK(count_of(html, "exposed communication 36.6% of the step") == 1);
   r = run("replay -q --html " + page + " " + test::dlrm_dir());
   CHECK(r.code == 2);
   CHECK_THAT(r.out, Catch::Contains("--force"));
@@ -59,4 +61,20 @@ TEST_CASE("html report: a what-if and an optimizer plan are shown beside their b
   CHECK(count_of(html, "baseline under the search&#39;s conditions") >= 2);
   CHECK(count_of(html, "chosen plan:") >= 2);
   CHECK(count_of(html, "<div class=\"side\">") == 2);
+}
+
+TEST_CASE("advice: the text and JSON reports carry the advice, and -q prints nothing") {
+  Run r = run("replay " + test::dlrm_dir());
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.out, Catch::Contains("\nadvice (from the steady steps") &&
+                        Catch::Contains("  - exposed communication 36.6% of the step") && !Catch::Contains("GPU-bound: kernels"));
+  r = run("replay -q " + test::dlrm_dir());
+  CHECK(r.code == 0);
+  CHECK(r.out.empty());
+  r = run("replay -q --json - " + test::dlrm_dir());
+  REQUIRE(r.code == 0);
+  const std::string json = r.out;
+  CHECK(count_of(json, "\"rule\": \"exposed_communication\"") == 1);
+  CHECK(count_of(json, "\"rule\": \"straggler\"") == 1);
+  CHECK(count_of(json, "\"rule\": \"gpu_bound\"") == 0);
 }

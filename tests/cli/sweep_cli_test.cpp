@@ -68,6 +68,28 @@ TEST_CASE("dpro-replay sweep prints one row per point and writes CSV") {
   std::filesystem::remove(csv);
 }
 
+TEST_CASE("dpro-replay sweep --html writes one page with the chart and the table, -q printing nothing") {
+  const std::string html = (std::filesystem::temp_directory_path() / ("dpro-sweep-" + std::to_string(::getpid()) + ".html")).string();
+  std::filesystem::remove(html);
+  const Run r = run("sweep -q " + test::dlrm_dir() + " --set cluster.gpus_per_node=1 --ranks 8,16 --set network.inter_node_gbps=10,100 --html " + html);
+  REQUIRE(r.code == 0);
+  CHECK(r.out.empty());
+  const std::string page = read_whole_file(html);
+  CHECK(page.rfind("<!DOCTYPE html>", 0) == 0);
+  const auto count = [&](const std::string& part) {
+    std::size_t n = 0;
+    for (std::size_t at = page.find(part); at != std::string::npos; at = page.find(part, at + 1)) ++n;
+    return n;
+  };
+  CHECK(count("<rect ") == 4);                  // one bar per point
+  CHECK(count("class=\"reference\"") == 1);  // the baseline
+  CHECK(page.find("20.823 ms") != std::string::npos);
+  CHECK(page.find("network.inter_node_gbps=100") != std::string::npos);
+  CHECK(page.find("http") == std::string::npos);
+  CHECK(run("sweep -q " + test::dlrm_dir() + " --ranks 8,16 --html " + html).code == 2);  // no overwrite without --force
+  std::filesystem::remove(html);
+}
+
 TEST_CASE("dpro-replay sweep refuses what it cannot sweep, naming the flag") {
   const Run none = run("sweep " + test::dlrm_dir() + " --device H100-SXM5-80GB");
   CHECK(none.code == 2);

@@ -90,10 +90,12 @@ TEST_CASE("A what-if's steady median is taken over the baseline's steady steps, 
   CHECK(c.steps == 8);
   CHECK(c.baseline_median == 103);  // (103 + 104) / 2 rounded down
   CHECK(c.whatif_median == 83);     // of 80..86 and 200: (83 + 84) / 2 rounded down
+  CHECK(c.whatif_steps == std::vector<std::size_t>{1, 2, 3, 4, 5, 6, 7, 8});
   // A what-if without some of the baseline's steps compares the steps both have.
   const replayer::Report shorter = steps_report({280, 80, 81});
   const replayer::SteadyChange s = replayer::steady_change(base, b, shorter);
   CHECK(s.steps == 2);
   CHECK(s.baseline_median == 100);
   CHECK(s.whatif_median == 80);
+  CHECK(s.whatif_steps == std::vector<std::size_t>{1, 2});
 }

@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """The HTML report in a real browser: `dpro-replay replay TRACE --html` for the bundled 8-rank DLRM
-trace and the GPU-bound ResNet-50 trace, each loaded by headless chromium (Debian's package), which
-must log no console message (the page logs nothing itself: any message is an error or an uncaught
-exception) and take a screenshot that shows the charts: not blank, and the breakdown charts'
-colours present. A page that throws is loaded first, to show that this chromium reports console
+trace and the GPU-bound ResNet-50 trace, and `dpro-replay sweep --html` of the DLRM trace over two
+settings, each loaded by headless chromium (Debian's package), which must log no console message
+(the page logs nothing itself: any message is an error or an uncaught exception) and take a
+screenshot that shows the charts: not blank, and the charts' colours present (the breakdown bars;
+the sweep's bars of both series). A page that throws is loaded first, to show that this chromium reports console
 errors at all (otherwise "no errors" would prove nothing).
 
 Exit 0: passed; 1: failed (one line per finding); 77: chromium is not installed (ctest: skipped).
@@ -18,13 +19,20 @@ import sys
 import tempfile
 import zlib
 
-TRACES = {"dlrm": "traces/dlrm-8xV100", "resnet50": "traces/h100/resnet50"}
-# Colours of the charts (src/report_html/sections.cpp): compute, communication, cpu_untraced, launch.
+# The dpro-replay arguments of each page (the output file follows them).
+PAGES = {"dlrm": ["replay", "traces/dlrm-8xV100"], "resnet50": ["replay", "traces/h100/resnet50"],
+         "sweep-dlrm": ["sweep", "traces/dlrm-8xV100", "--set", "cluster.gpus_per_node=1", "--ranks", "8,16",
+                        "--set", "network.inter_node_gbps=10,100"]}
+# Colours of the charts (src/report_html/sections.cpp): compute, communication, cpu_untraced, launch;
+# the sweep's first two series (src/report_html/sweep_page.cpp) are the first two of these colours.
 CHART_COLOURS = {"compute": (0x4E, 0x79, 0xA7), "communication": (0xF2, 0x8E, 0x2B),
-                 "cpu_untraced": (0xED, 0xC9, 0x48), "launch": (0xB0, 0x7A, 0xA1)}
-# Each page must show at least these of them (DLRM: communication-heavy; ResNet-50: one GPU, no NCCL).
+                 "cpu_untraced": (0xED, 0xC9, 0x48), "launch": (0xB0, 0x7A, 0xA1),
+                 "sweep series 1": (0x4E, 0x79, 0xA7), "sweep series 2": (0xF2, 0x8E, 0x2B)}
+# Each page must show at least these of them (DLRM: communication-heavy; ResNet-50: one GPU, no NCCL;
+# the sweep: two network speeds at each of two job sizes).
 REQUIRED = {"dlrm": ["compute", "communication", "cpu_untraced", "launch"],
-            "resnet50": ["compute", "cpu_untraced", "launch"]}
+            "resnet50": ["compute", "cpu_untraced", "launch"],
+            "sweep-dlrm": ["sweep series 1", "sweep series 2"]}
 
 
 def png_pixels(path):
@@ -117,9 +125,9 @@ def main():
             f.write("<!DOCTYPE html><html><body><script>no_such_function();</script></body></html>")
         if not load_in_chromium(chromium, bad, os.path.join(tmp, "throws.png"), os.path.join(tmp, "profile")):
             findings.append("chromium logged no console error for a page that throws: this check cannot see errors")
-        for name, trace in TRACES.items():
+        for name, arguments in PAGES.items():
             html, png = os.path.join(tmp, f"report-{name}.html"), os.path.join(tmp, f"report-{name}.png")
-            run = subprocess.run([args.binary, "replay", trace, "--html", html, "-q"], capture_output=True, text=True)
+            run = subprocess.run([args.binary] + arguments + ["--html", html, "-q"], capture_output=True, text=True)
             if run.returncode != 0:
                 findings.append(f"{name}: dpro-replay exit {run.returncode}: {run.stdout}{run.stderr}")
                 continue

@@ -39,6 +39,11 @@ TEST_CASE("scan_event reads a kernel event in one pass", "[trace][kineto]") {
   CHECK(e.args.pg_ranks == "[0, 1]");
   CHECK(e.args.in_nelems == 1024);
   CHECK(e.args.input_dims == "[[2, 3], []]");
+  ParsedEvent k;
+  REQUIRE(scan(R"({"ph": "X", "ts": 1, "dur": 1, "args": {"blocks per SM": 0.8, "warps per SM": 3.2, "est. achieved occupancy %": 5}})", k) > 0);
+  CHECK(k.args.blocks_per_sm == 0.8);
+  CHECK(k.args.warps_per_sm == 3.2);
+  CHECK(k.args.occupancy_pct == 5.0);
 }
 
 TEST_CASE("scan_event reads thread names and text pids", "[trace][kineto]") {
@@ -58,6 +63,7 @@ TEST_CASE("scan_event declines what the general reader must judge", "[trace][kin
   CHECK(declines(R"({"ph": "X", "ts": "12", "dur": 1})"));                      // a time as text
   CHECK(declines(R"({"ph": "X", "ts": 1e999, "dur": 1})"));                     // a time out of bounds
   CHECK(declines(R"({"ph": "X", "ts": 1, "dur": 1, "args": {"bytes": 0.5}})"));  // a size with a fraction
+  CHECK(declines(R"({"ph": "X", "ts": 1, "dur": 1, "args": {"blocks per SM": "0.8"}})"));  // an efficiency figure as text
   CHECK(declines(R"({"ph": "X", "ts": 1, "dur": 1, "args": {"grid": null}})"));
   CHECK(declines(R"({"ph": "X", "ts": 01, "dur": 1, "extra": 01})"));           // leading zero
   CHECK(declines(R"({"ph": "X", "ts": 1, "dur": 1,})"));                         // trailing comma

@@ -212,3 +212,33 @@ TEST_CASE("distributedInfo and baseTimeNanoseconds out of range are errors namin
     REQUIRE_THROWS_WITH(test::load({write_trace(top)}, log.log, true), Catch::Contains("t.json") && Catch::Contains(expected));
   }
 }
+
+TEST_CASE("A kernel's occupancy, blocks and warps per SM are kept, by the one-pass reader and the general one alike") {
+  // The second kernel's escaped name sends it to the simdjson reader; the memcpy has none of the fields.
+  const std::string dir = test::fresh_dir("efficiency");
+  test::write_text(dir + "/t.json", R"({"traceEvents": [
+    {"ph": "X", "cat": "kernel", "name": "k1", "pid": 0, "tid": 7, "ts": 10, "dur": 5,
+     "args": {"stream": 7, "correlation": 1, "blocks per SM": 0.8, "warps per SM": 3.2, "est. achieved occupancy %": 5}},
+    {"ph": "X", "cat": "kernel", "name": "k\"2", "pid": 0, "tid": 7, "ts": 20, "dur": 5,
+     "args": {"stream": 7, "correlation": 2, "blocks per SM": 12.5, "warps per SM": 50, "est. achieved occupancy %": 63}},
+    {"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy HtoD", "pid": 0, "tid": 7, "ts": 30, "dur": 5,
+     "args": {"stream": 7, "correlation": 3, "bytes": 64}}]})");
+  test::CapturingLog log;
+  const auto traces = test::load({dir + "/t.json"}, log.log, true);
+  const trace::TraceRank& rank = traces.ranks.at(0);
+  std::vector<const trace::KernelEfficiency*> found;
+  for (const trace::Event& e : rank.events) {
+    const trace::EventAttrs* a = rank.attrs_of(e);
+    found.push_back(a && a->efficiency ? &*a->efficiency : nullptr);
+  }
+  REQUIRE(found.size() == 3);
+  REQUIRE(found[0] != nullptr);
+  CHECK(found[0]->blocks_per_sm == 0.8);
+  CHECK(found[0]->warps_per_sm == 3.2);
+  CHECK(found[0]->achieved_occupancy_pct == 5.0);
+  REQUIRE(found[1] != nullptr);
+  CHECK(found[1]->blocks_per_sm == 12.5);
+  CHECK(found[1]->warps_per_sm == 50.0);
+  CHECK(found[1]->achieved_occupancy_pct == 63.0);
+  CHECK(found[2] == nullptr);
+}

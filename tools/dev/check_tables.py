@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
-"""Checks `dpro-replay replay --table operators,overlap,idle,memory,phases` against the same
-figures computed here straight from one rank's raw Kineto JSON (no dpro code in between).
+"""Checks `dpro-replay replay --table operators,overlap,idle,memory,phases,gpu_ops` against the same
+figures computed here straight from one rank's raw Kineto JSON (no dpro code in between); of
+gpu_ops, the kernels' counts and their efficiency fields (duration-weighted means of "est. achieved
+occupancy %", "blocks per SM", "warps per SM").
 
 Usage: tools/dev/check_tables.py --binary BIN --raw RANK_FILE [--inputs TRACE_OR_DIR ...]
                                  [--inject-memory]
@@ -10,7 +12,7 @@ Usage: tools/dev/check_tables.py --binary BIN --raw RANK_FILE [--inputs TRACE_OR
   after every GPU op's launch, a deterministic saw-tooth) and checks the memory table on it.
 
 A figure agrees when it is within 1 % of its step (operators: of all steps together); counts and
-the sum of the idle causes must be exact. Prints one line per table and exits 1 on a mismatch.
+the sum of the idle causes must be exact; an efficiency mean within 0.1 % of its value. Prints one line per table and exits 1 on a mismatch.
 """
 import argparse
 import bisect
@@ -304,6 +306,39 @@ def check_memory(raw, j, rows, ck):
         ck.near(f"memory: step {s[0]} samples", t.get("samples"), len(inside), 0, exact=True)
 
 
+EFFICIENCY = {"occupancy_percent": "est. achieved occupancy %", "blocks_per_sm": "blocks per SM", "warps_per_sm": "warps per SM"}
+
+
+def check_efficiency(raw, rows, ck):
+    """Per kernel name, over the kernels that start in a step: count and duration-weighted means."""
+    sums = {}
+    for g in raw.gpu:
+        if (g.get("cat") or "").lower() != "kernel" or g["name"].startswith(NCCL) or raw.step_of(g["s"]) is None:
+            continue
+        k = sums.setdefault(g["name"], {"count": 0, **{f: [Decimal(0), Decimal(0)] for f in EFFICIENCY}})
+        k["count"] += 1
+        weight = Decimal(max(g["d"], 1))
+        for field, arg in EFFICIENCY.items():
+            v = (g.get("args") or {}).get(arg)
+            if isinstance(v, (int, Decimal)):
+                k[field][0] += Decimal(v) * weight
+                k[field][1] += weight
+    table = {r["name"]: r for r in rows if r["rank"] == raw.rank and r["kind"] == "kernel"}
+    recorded = 0
+    for name, k in sums.items():
+        r = table.get(name, {})
+        ck.near(f"gpu_ops: {name[:60]} count", r.get("count"), k["count"], 0, exact=True)
+        for field in EFFICIENCY:
+            value, weight = k[field]
+            if weight == 0:
+                ck.near(f"gpu_ops: {name[:60]} {field} absent", r.get(field), None, 0, exact=True)
+                continue
+            recorded += 1
+            want, got = float(value / weight), r.get(field)
+            ck.near(f"gpu_ops: {name[:60]} {field}", got if got is not None else float("nan"), want, abs(want) * 0.1)
+    return recorded
+
+
 def inject_memory(j, path):
     """A saw-tooth of allocations after each GPU op's launch: deterministic and step-dependent."""
     gpu = sorted((e for e in j["traceEvents"] if e.get("ph") == "X" and (e.get("cat") or "").lower() in GPU_CATS),
@@ -337,7 +372,7 @@ def main():
             inject_memory(j, injected)
             inputs = [injected]
             j = load(injected)
-        names = "operators,overlap,idle,memory,phases"
+        names = "operators,overlap,idle,memory,phases,gpu_ops"
         run = subprocess.run([args.binary, "replay", *inputs, "--table", names, "--json", "-"], capture_output=True, text=True)
     if run.returncode != 0:
         print(f"dpro-replay failed ({run.returncode}): {run.stderr.strip()}")
@@ -351,7 +386,9 @@ def main():
     check_idle(raw, tables["idle"], report, ck)
     check_phases(raw, tables["phases"], ck)
     check_memory(raw, j, tables["memory"], ck)
-    print(f"{args.raw} rank {raw.rank}: {len(raw.steps)} step(s), {ck.checked} figures checked, {len(ck.failures)} off")
+    efficiency = check_efficiency(raw, tables["gpu_ops"], ck)
+    print(f"{args.raw} rank {raw.rank}: {len(raw.steps)} step(s), {ck.checked} figures checked "
+          f"({efficiency} kernel efficiency means), {len(ck.failures)} off")
     for f in ck.failures[:40]:
         print("  " + f)
     return 1 if ck.failures else 0

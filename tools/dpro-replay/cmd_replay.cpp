@@ -17,6 +17,7 @@
 #include "optimizer/search.h"
 #include "optimizer/space.h"
 #include "output_file.h"
+#include "replayer/advice.h"
 #include "replayer/replay.h"
 #include "replayer/step_stats.h"
 #include "replayer/tables.h"
@@ -140,9 +141,12 @@ class ReplayCommand final : public Command {
       whatif->report.notes.push_back(unmoved_note(*unmoved));
     }
 
-    std::optional<replayer::Tables> base_tables, whatif_tables;
+    // The baseline's tables always: the advice reads them.
+    std::optional<replayer::Tables> base_tables = replayer::make_tables(traces, baseline.graph, baseline.simulation, baseline.report),
+                                    whatif_tables;
+    const std::vector<replayer::Advice> advice =
+        replayer::advise(baseline.report, replayer::step_stats(baseline.report), *base_tables);
     if (!tables_.empty() || !html_path_.empty()) {
-      base_tables = replayer::make_tables(traces, baseline.graph, baseline.simulation, baseline.report);
       if (whatif)
         whatif_tables = replayer::make_tables(*whatif->workload.traces, whatif->workload.graph, whatif->simulation, whatif->report);
     }
@@ -152,12 +156,14 @@ class ReplayCommand final : public Command {
       if (!tables_.empty()) std::cout << "\n" << render_tables(*base_tables);
       if (whatif) std::cout << "\n" << render_comparison(baseline.report, whatif->report);
       if (whatif_tables && !tables_.empty()) std::cout << "\nwhat-if:\n" << render_tables(*whatif_tables);
+      if (!advice.empty()) std::cout << "\n" << replayer::render_advice(advice);
     }
     flush_stdout();  // a text report that went nowhere is an error, not exit 0
     if (!json_path_.empty()) {
       nlohmann::json j = replayer::to_json(baseline.report);
       j["provenance"]["dpro_version"] = DPRO_VERSION;
       if (!tables_.empty()) j["tables"] = replayer::to_json(*base_tables);
+      j["advice"] = replayer::to_json(advice);
       if (whatif) {
         j["whatif"] = replayer::to_json(whatif->report);
         for (const whatif::Change& change : whatif->changes) j["whatif"]["changes"][key(change)] = details(change);
@@ -167,7 +173,7 @@ class ReplayCommand final : public Command {
       }
       write_output(json_path_, [&](std::ostream& out) { out << dump_output_json(j, 2) << "\n"; }, force_);
     }
-    if (!html_path_.empty()) write_html(baseline.report, *base_tables, whatif ? &whatif->report : nullptr, whatif_tables);
+    if (!html_path_.empty()) write_html(baseline.report, *base_tables, advice, whatif ? &whatif->report : nullptr, whatif_tables);
     if (!csv_path_.empty()) {
       const replayer::Tables& t = whatif_tables ? *whatif_tables : *base_tables;
       const std::string csv = replayer::table_csv(t, tables_.front());
@@ -308,9 +314,10 @@ class ReplayCommand final : public Command {
                "; its times are no iteration time (a `compare` against a job time of 0 is refused)");
   }
 
-  void write_html(const replayer::Report& base, const replayer::Tables& base_tables, const replayer::Report* prediction,
-                  const std::optional<replayer::Tables>& prediction_tables) const {
+  void write_html(const replayer::Report& base, const replayer::Tables& base_tables, const std::vector<replayer::Advice>& advice,
+                  const replayer::Report* prediction, const std::optional<replayer::Tables>& prediction_tables) const {
     report_html::HtmlReport page;
+    page.advice = advice;
     page.title = "dpro replay report";
     page.top = top_ops_;
     page.baseline = {"baseline: replay of the trace as measured", &base, replayer::to_json(base_tables)};

@@ -14,6 +14,7 @@
 #include "replayer/replay.h"
 #include "replayer/step_stats.h"
 #include "replayer/verdict.h"
+#include "report_html/sweep_page.h"
 #include "trace/loader.h"
 #include "whatif/evaluate.h"
 #include "whatif/sweep.h"
@@ -56,12 +57,15 @@ class SweepCommand final : public Command {
                     "a CPU annotation or operator whose occurrences are the iterations, instead of ProfilerStep#N");
     sub->add_option("--json", json_path_, "also write the table as JSON to this file ('-' = stdout, no text)");
     sub->add_option("--csv", csv_path_, "also write the table as CSV to this file ('-' = stdout, no text)");
+    sub->add_option("--html", html_path_,
+                    "also write one self-contained HTML page to this file: a chart of every point's median step\n"
+                    "against the baseline (bars grouped by the first swept setting when there are several) and the table");
     sub->add_option("--max-points", max_points_, "refuse a sweep of more points than this (each is one what-if replay)")
         ->default_val(64)
         ->check(CLI::Range(1, 4096));
     sub->add_flag("--allow-partial", allow_partial_, "accept a multi-rank set that lacks some ranks");
     sub->add_flag("--force", force_, "overwrite existing output files");
-    sub->add_flag("-q,--quiet", quiet_, "print nothing but errors (--json and --csv files are still written)");
+    sub->add_flag("-q,--quiet", quiet_, "print nothing but errors (--json, --csv and --html files are still written)");
     whatifs_.add_to(*sub, WhatIfFlags::Flags::kSweep);
     command_ = sub;
     return sub;
@@ -79,7 +83,8 @@ class SweepCommand final : public Command {
       throw InputError("", flag_of(e.value()), e.message() + (e.message().find("points") != std::string::npos
                                                                    ? " (--max-points raises the limit)" : ""));
     }
-    check_output_paths({{"--json", json_path_}, {"--csv", csv_path_}}, command_line_values(*command_, {"--json", "--csv"}), force_);
+    check_output_paths({{"--json", json_path_}, {"--csv", csv_path_}, {"--html", html_path_}},
+                       command_line_values(*command_, {"--json", "--csv", "--html"}), force_);
     for (const whatif::SweepPoint& p : points) whatifs_.at(p).rewrites();  // every point's flags checked before the replays
 
     trace::LoadOptions load;
@@ -103,7 +108,7 @@ class SweepCommand final : public Command {
     }
     if (progress) std::fprintf(stderr, "\rsweep: %zu points replayed\033[K\n", points.size());
 
-    const bool stdout_taken = json_path_ == "-" || csv_path_ == "-";
+    const bool stdout_taken = json_path_ == "-" || csv_path_ == "-" || html_path_ == "-";
     if (!quiet_ && !stdout_taken) std::cout << render(axes, rows);
     flush_stdout();
     if (!json_path_.empty()) {
@@ -111,6 +116,9 @@ class SweepCommand final : public Command {
       write_output(json_path_, [&](std::ostream& out) { out << dump_output_json(j, 2) << "\n"; }, force_);
     }
     if (!csv_path_.empty()) write_output(csv_path_, [&](std::ostream& out) { out << to_csv(axes, rows); }, force_);
+    if (!html_path_.empty())
+      write_output(html_path_, [&](std::ostream& out) { out << report_html::render_sweep_html(page_of(axes, rows, baseline.report)); },
+                   force_);
     return 0;
   }
 
@@ -163,6 +171,22 @@ class SweepCommand final : public Command {
     return j;
   }
 
+  static report_html::SweepPage page_of(const std::vector<whatif::SweepAxis>& axes, const std::vector<whatif::SweepRow>& rows,
+                                       const replayer::Report& baseline) {
+    report_html::SweepPage page;
+    page.title = "dpro sweep";
+    page.provenance = baseline.provenance;
+    for (const whatif::SweepAxis& a : axes) page.axes.push_back(a.name);
+    if (!rows.empty()) page.baseline_ns = rows.front().baseline_ns, page.baseline_steps = rows.front().steps;
+    for (const whatif::SweepRow& r : rows) {
+      report_html::SweepPagePoint p{{}, r.predicted_ns, r.change, r.steps, r.verdict, {}};
+      for (const auto& [name, value] : r.point) p.values.push_back(value);
+      std::copy(std::begin(r.critical_path), std::end(r.critical_path), p.critical_path.by_category);
+      page.points.push_back(std::move(p));
+    }
+    return page;
+  }
+
   static std::string to_csv(const std::vector<whatif::SweepAxis>& axes, const std::vector<whatif::SweepRow>& rows) {
     std::vector<std::string> header;
     for (const whatif::SweepAxis& a : axes) header.push_back(a.name);
@@ -181,7 +205,7 @@ class SweepCommand final : public Command {
   }
 
   std::vector<std::string> traces_;
-  std::string iteration_marker_, json_path_, csv_path_;
+  std::string iteration_marker_, json_path_, csv_path_, html_path_;
   std::size_t max_points_ = 64;
   bool allow_partial_ = false, force_ = false, quiet_ = false;
   WhatIfFlags whatifs_;
