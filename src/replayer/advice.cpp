@@ -101,6 +101,11 @@ void job_rules(const Report& report, const StepStats& stats, const Tables& t, st
 
 }  // namespace
 
+const std::vector<std::string>& advice_tables() {
+  static const std::vector<std::string> names{"gpu_ops", "overlap", "idle"};
+  return names;
+}
+
 std::vector<Advice> advise(const Report& report, const StepStats& stats, const Tables& tables) {
   std::vector<Advice> out;
   if (!report.analysed || report.iterations.empty()) return out;

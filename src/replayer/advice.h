@@ -29,6 +29,9 @@ inline constexpr double kLaunchShare = 0.15, kUntracedShare = 0.20, kComputeShar
                         kCopiesShare = 0.10, kExposedShare = 0.10, kHostStarvedShare = 0.30, kStragglerSteps = 0.5;
 inline constexpr Nanos kSmallKernel = 10'000;  // a kernel whose mean measured time is under 10 us
 
+// The tables advise reads (make_tables' `only`).
+const std::vector<std::string>& advice_tables();
+
 // Empty for a report that is not analysed or has no iterations. `tables` from make_tables over the
 // same replay (their overlap, idle and gpu_ops rows).
 std::vector<Advice> advise(const Report& report, const StepStats& stats, const Tables& tables);

@@ -60,9 +60,16 @@ void sort_rows(std::vector<Row>& rows) {
 }  // namespace
 
 Tables make_tables(const trace::TraceSet& traces, const graph::BuiltGraph& built, const Simulation& sim,
-                   const Report& report) {
+                   const Report& report, const std::vector<std::string>& only) {
   Tables t;
   t.iterations = report.iterations.size();
+  auto wanted = [&](std::string_view name) { return only.empty() || std::find(only.begin(), only.end(), name) != only.end(); };
+  if (wanted("operators")) t.operators = operator_rows(traces, report);
+  if (wanted("phases")) t.phases = phase_rows(traces, report);
+  if (wanted("memory")) t.memory = memory_rows(traces, report);
+  if (wanted("overlap")) t.overlap = overlap_rows(traces, built.dfg, sim, report);
+  if (wanted("idle")) t.idle = idle_rows(traces, built.dfg, sim, report);
+  if (!wanted("gpu_ops") && !wanted("collectives")) return t;
   const graph::Dfg& dfg = built.dfg;
   const auto windows = predicted_windows(report);
   std::map<std::pair<int, std::string>, GpuOpRow> gpu;
@@ -120,11 +127,6 @@ Tables make_tables(const trace::TraceSet& traces, const graph::BuiltGraph& built
   }
   sort_rows(t.gpu_ops);
   sort_rows(t.collectives);
-  t.operators = operator_rows(traces, report);
-  t.phases = phase_rows(traces, report);
-  t.memory = memory_rows(traces, report);
-  t.overlap = overlap_rows(traces, dfg, sim, report);
-  t.idle = idle_rows(traces, dfg, sim, report);
   return t;
 }
 

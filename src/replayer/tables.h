@@ -136,8 +136,11 @@ struct Tables {
 // The names --table accepts, in the order they are listed.
 const std::vector<std::string>& table_names();
 
+// Builds the tables named in `only` (names of table_names(); "gpu_ops" also builds collectives),
+// every one when `only` is empty; the others stay empty. A report that shows no table but its
+// advice builds only advice_tables() (the operators, phases and memory tables cost as much again).
 Tables make_tables(const trace::TraceSet& traces, const graph::BuiltGraph& built, const Simulation& sim,
-                   const Report& report);
+                   const Report& report, const std::vector<std::string>& only = {});
 
 // `top` rows of each table ("" for a table not asked for).
 std::string render_gpu_ops(const Tables& t, std::size_t top);

@@ -41,6 +41,7 @@ class JsonEventStream {
 
  private:
   bool fill();  // appends more input; false at end of input
+  void grow(std::size_t capacity);  // a buffer of `capacity` bytes holding [0, len_)
   void skip_ws();
   char peek();  // next non-space byte, filling as needed; '\0' at end of input
   std::string_view take_value(std::size_t* padded_capacity);
@@ -49,12 +50,18 @@ class JsonEventStream {
 
   ByteSource& source_;
   std::unique_ptr<ReadAhead> ahead_;  // gzip input: inflated in a second thread
-  std::string buf_;          // [0, len_) valid data, then >= kPadding spare bytes
+  // [0, len_) valid data, then >= kPadding readable bytes of cap_ (zeroed by each read that
+  // adds data). Not a std::string: growing one zero-fills all the new room, and under ASan a
+  // large zeroed block is a fresh mmap per file.
+  std::unique_ptr<char[]> buf_;
+  std::size_t cap_ = 0;
   std::size_t len_ = 0;
   std::size_t pos_ = 0;
   // Bytes the next fill asks for: 64 KiB first, doubling to 1 MiB, so that a small file gets a
   // small buffer (a fuzzer's input, a test's trace: a 1 MiB zero-filled buffer per file was most
-  // of their import under ASan) and a large one soon reads in full chunks.
+  // of their import under ASan) and a large one soon reads in full chunks. A fill whose buffer
+  // has a quarter of a chunk free reads into that room instead of growing: the read that finds
+  // the end of a small file does not enlarge its buffer.
   std::size_t chunk_ = std::size_t{64} << 10;
   std::uint64_t consumed_before_buffer_ = 0;
   std::uint64_t events_ = 0;

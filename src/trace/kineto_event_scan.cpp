@@ -2,6 +2,7 @@
 
 #include <simdjson.h>
 
+#include <array>
 #include <charconv>
 #include <cstring>
 #if defined(__SSE2__)
@@ -154,6 +155,19 @@ namespace {
 
 constexpr int kMaxDepth = 64;  // deeper values are left to the general reader
 
+// Byte classes, looked up instead of compared: one test per byte instead of four to seven (each
+// comparison is also a callback in a fuzzing build, which made these loops most of an input's time).
+enum : unsigned char { kSpaceByte = 1, kNumberByte = 2 };
+constexpr std::array<unsigned char, 256> make_byte_classes() {
+  std::array<unsigned char, 256> t{};
+  for (unsigned char c : {' ', '\n', '\r', '\t'}) t[c] = kSpaceByte;
+  for (unsigned char c = '0'; c <= '9'; ++c) t[c] = kNumberByte;
+  for (unsigned char c : {'-', '.', '+', 'e', 'E'}) t[c] = kNumberByte;
+  return t;
+}
+constexpr std::array<unsigned char, 256> kByteClass = make_byte_classes();
+inline bool byte_is(char c, unsigned char cls) { return (kByteClass[static_cast<unsigned char>(c)] & cls) != 0; }
+
 // A cursor over one event's text. Every method returns false to decline: the caller then stops
 // and the event goes to the general reader.
 class Scanner {
@@ -165,7 +179,7 @@ class Scanner {
 
   // Skips white space; false at the end of the text (the event is not complete).
   bool ws() {
-    while (p_ < end_ && (*p_ == ' ' || *p_ == '\n' || *p_ == '\r' || *p_ == '\t')) ++p_;
+    while (p_ < end_ && byte_is(*p_, kSpaceByte)) ++p_;
     return p_ < end_;
   }
   bool take(char c) {
@@ -209,7 +223,7 @@ class Scanner {
   bool number(std::string_view& token) {
     if (!ws()) return false;
     const char* s = p_;
-    while (p_ < end_ && ((*p_ >= '0' && *p_ <= '9') || *p_ == '-' || *p_ == '.' || *p_ == '+' || *p_ == 'e' || *p_ == 'E')) ++p_;
+    while (p_ < end_ && byte_is(*p_, kNumberByte)) ++p_;
     if (p_ == s || p_ >= end_) return false;  // a number ends before the end of its event
     token = std::string_view(s, static_cast<std::size_t>(p_ - s));
     return true;

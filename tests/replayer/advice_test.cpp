@@ -65,3 +65,23 @@ TEST_CASE("advice: rendered one line per rule, nothing when there is none") {
   CHECK(text == "advice (from the steady steps; rules, see docs/replay.md):\n  - copies 12.0% of the critical path -> pin host memory\n");
   CHECK(replayer::to_json({{"copies", "e", "a"}}).dump() == R"([{"action":"a","evidence":"e","rule":"copies"}])");
 }
+
+TEST_CASE("advice: built from advice_tables() alone it says what it says with every table, and the rest stay empty") {
+  for (const char* trace : {"traces/h100/resnet50", "traces/dlrm-8xV100", "traces/h100/bert-ddp"}) {
+    INFO(trace);
+    test::CapturingLog log;
+    const auto traces = test::load({test::source_path(trace)}, log.log, true);
+    const auto replay = replayer::replay_traces(traces, {}, log.log);
+    const replayer::StepStats stats = replayer::step_stats(replay.report);
+    const replayer::Tables all = replayer::make_tables(traces, replay.graph, replay.simulation, replay.report);
+    const replayer::Tables some =
+        replayer::make_tables(traces, replay.graph, replay.simulation, replay.report, replayer::advice_tables());
+    CHECK(some.operators.empty());
+    CHECK(some.phases.empty());
+    CHECK(some.memory.empty());
+    CHECK_FALSE(all.operators.empty());
+    CHECK(some.gpu_ops.size() == all.gpu_ops.size());
+    CHECK(some.idle.size() == all.idle.size());
+    CHECK(replayer::to_json(replayer::advise(replay.report, stats, some)) == replayer::to_json(replayer::advise(replay.report, stats, all)));
+  }
+}

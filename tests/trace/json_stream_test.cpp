@@ -116,3 +116,27 @@ TEST_CASE("One JSON value longer than the bound is an InputError, and one just b
   REQUIRE(c.events.size() == 1);
   CHECK(c.events[0].size() > bound - (2 << 20));
 }
+
+TEST_CASE("Files of any size around the read chunks' edges are read whole and event by event") {
+  // The buffer starts at 64 KiB, reads into its free room, and grows by doubling: files just
+  // below, at and above those sizes, with events of uneven lengths, must come back unchanged.
+  for (const std::size_t target : {std::size_t{100}, std::size_t{65'500}, std::size_t{65'600}, std::size_t{98'304},
+                                   std::size_t{131'072}, std::size_t{200'000}, std::size_t{450'000},
+                                   std::size_t{1'100'000}}) {
+    std::vector<std::string> expected;
+    std::string text = R"({"traceEvents": [)";
+    for (std::size_t i = 0; text.size() < target; ++i) {
+      std::string e = R"({"name": ")" + std::string(1 + (i * 7919) % 3001, static_cast<char>('a' + i % 26)) +
+                      R"(", "ts": )" + std::to_string(i) + "}";
+      if (!expected.empty()) text += ", ";
+      text += e;
+      expected.push_back(std::move(e));
+    }
+    text += R"(], "baseTimeNanoseconds": 5})";
+    INFO("file of " << text.size() << " bytes");
+    const auto c = stream_text(text);
+    CHECK(c.events == expected);
+    REQUIRE(c.members.size() == 1);
+    CHECK(c.members[0].second == "5");
+  }
+}

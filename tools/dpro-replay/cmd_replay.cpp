@@ -141,12 +141,15 @@ class ReplayCommand final : public Command {
       whatif->report.notes.push_back(unmoved_note(*unmoved));
     }
 
-    // The baseline's tables always: the advice reads them.
-    std::optional<replayer::Tables> base_tables = replayer::make_tables(traces, baseline.graph, baseline.simulation, baseline.report),
-                                    whatif_tables;
+    // The baseline's tables always: the advice reads some of them; every one where they are shown.
+    const bool show_tables = !tables_.empty() || !html_path_.empty();
+    std::optional<replayer::Tables> base_tables =
+        replayer::make_tables(traces, baseline.graph, baseline.simulation, baseline.report,
+                              show_tables ? std::vector<std::string>{} : replayer::advice_tables());
+    std::optional<replayer::Tables> whatif_tables;
     const std::vector<replayer::Advice> advice =
         replayer::advise(baseline.report, replayer::step_stats(baseline.report), *base_tables);
-    if (!tables_.empty() || !html_path_.empty()) {
+    if (show_tables) {
       if (whatif)
         whatif_tables = replayer::make_tables(*whatif->workload.traces, whatif->workload.graph, whatif->simulation, whatif->report);
     }
