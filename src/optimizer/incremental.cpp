@@ -100,7 +100,7 @@ PrefixEvaluator::Pricing PrefixEvaluator::pricing(bool precision, const Assignme
   }
   if (p.pricer) return p;
   const whatif::Workload& graph = p.workload ? *p.workload : conditioned_;
-  p.pricer = std::make_shared<const whatif::FusionPricer>(*graph.traces, graph.graph.dfg, intermediates_kept);
+  p.pricer = std::make_shared<const Fusing>(graph, intermediates_kept);
   const std::lock_guard lock(mutex_);
   if (!precision) {
     if (!base_pricer_) base_pricer_ = p.pricer;
@@ -116,7 +116,7 @@ whatif::Change PrefixEvaluator::fuse(whatif::Workload& w, const whatif::OpFusion
                                      const Assignment& key) {
   const Pricing p = pricing(precision, key, fusion.intermediates_kept);
   if (!p.pricer) return whatif::op_fusion(w, fusion);
-  return whatif::op_fusion(w, fusion, *p.pricer);
+  return whatif::op_fusion(w, fusion, p.pricer->pricer, p.pricer->streams);
 }
 
 std::shared_ptr<const whatif::CommRetimeCache> PrefixEvaluator::comm_cache(const whatif::CommRetime& comm) {

@@ -4,8 +4,9 @@
 // decisions of the early rewrites share the workload those rewrites make. It is kept, per prefix
 // of decisions, and a later plan with the same prefix starts from a copy of it and applies only
 // the remaining rewrites, then replays and reports as whatif::evaluate does. The op-fusion
-// rewrite's calibration (whatif::FusionPricer) is likewise made once per graph it fuses (the
-// conditioned job, or each precision prefix) and reused by every plan that fuses a copy of it.
+// rewrite's calibration (whatif::FusionPricer) and its view of the streams (whatif::FusionStreams)
+// are likewise made once per graph it fuses (the conditioned job, or each precision prefix) and
+// reused by every plan that fuses a copy of it.
 //
 // Exactness: a rewrite is a deterministic function of the workload it edits and its own
 // parameters (no clock, no randomness, no state between calls), and the parameters of each
@@ -42,6 +43,7 @@
 #include "replayer/report.h"
 #include "whatif/evaluate.h"
 #include "whatif/fusion_pricing.h"
+#include "whatif/op_fusion.h"
 
 namespace dpro::optimizer {
 
@@ -83,16 +85,24 @@ class PrefixEvaluator {
   PrefixStats stats() const;
 
  private:
+  // What fusing a copy of one graph reads of that graph, made once on it: the calibration and
+  // the streams (whatif::op_fusion's overloads taking them give the same result).
+  struct Fusing {
+    Fusing(const whatif::Workload& w, bool intermediates_kept)
+        : pricer(*w.traces, w.graph.dfg, intermediates_kept), streams(*w.traces, w.graph.dfg) {}
+    whatif::FusionPricer pricer;
+    whatif::FusionStreams streams;
+  };
   struct Entry {
     std::shared_ptr<const whatif::Workload> workload;
     std::vector<whatif::Change> changes;  // of the prefix's rewrites
     std::uint64_t used = 0;
-    std::shared_ptr<const whatif::FusionPricer> pricer;  // on *workload, once a plan fused it
+    std::shared_ptr<const Fusing> pricer;  // on *workload, once a plan fused it
   };
   // A calibration and the graph it reads (kept alive while in use).
   struct Pricing {
     std::shared_ptr<const whatif::Workload> workload;  // null: the conditioned job
-    std::shared_ptr<const whatif::FusionPricer> pricer;
+    std::shared_ptr<const Fusing> pricer;
   };
   using Level = std::map<Assignment, Entry, AssignmentLess>;
   Assignment project(const Assignment& a, std::size_t level) const;
@@ -114,7 +124,7 @@ class PrefixEvaluator {
   // The communication rewrite's catalog and GPU-rate meter, made on conditioned_ by the first
   // plan that re-times communication (so a bad cluster file throws where whatif::evaluate's would).
   std::shared_ptr<const whatif::CommRetimeCache> comm_cache(const whatif::CommRetime& comm);
-  std::shared_ptr<const whatif::FusionPricer> base_pricer_;  // on conditioned_
+  std::shared_ptr<const Fusing> base_pricer_;  // on conditioned_
   std::shared_ptr<const whatif::CommRetimeCache> comm_cache_;
   bool comm_cache_failed_ = false;
   static constexpr std::size_t kSeenKeys = 64;
