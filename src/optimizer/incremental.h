@@ -25,11 +25,11 @@
 // change durations only), so whatif::evaluate's check of each plan never throws and is skipped.
 //
 // What it does not do (docs/optimizer.md, "Incremental evaluation"): restart the discrete-event
-// replay itself from a mid-run snapshot. The replay is 2-6 % of an evaluation on the bundled
-// traces, and every decision of the space touches the first iteration (a compression method or
-// bucket size applies to every all-reduce, a fusion chain to every occurrence), so a snapshot
-// before the earliest affected node falls in the first step: at most 2-4 % of the replay (median
-// over sampled plans, bench_optimizer incremental), about 0.1 % of an evaluation.
+// replay itself from a mid-run snapshot. The replay is about a quarter of an incremental
+// evaluation on DLRM, but every decision of the space touches the first iteration (a compression
+// method or bucket size applies to every all-reduce, a fusion chain to every occurrence), so a
+// snapshot before the earliest affected node falls in the first step: at most 1-4 % of the replay
+// (median over sampled plans, bench_optimizer incremental), under 1 % of an evaluation.
 #include <cstdint>
 #include <deque>
 #include <map>
