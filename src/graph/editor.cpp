@@ -95,7 +95,7 @@ void Editor::link(EdgeId e) {
 
 void Editor::unlink(EdgeId e) {
   const Edge& edge = dfg_.edges_[e];
-  auto erase = [e](std::vector<EdgeId>& list) { list.erase(std::find(list.begin(), list.end(), e)); };
+  auto erase = [e](EdgeList& list) { list.erase(std::find(list.begin(), list.end(), e)); };
   erase(adjacency(edge.src).out);
   erase(adjacency(edge.dst).in);
 }
@@ -262,7 +262,7 @@ bool Editor::shortcut_edges_exist(NodeId node) const {
     const Edge& in = dfg_.edges_[i];
     for (const EdgeId o : a.out) {
       const Edge& out = dfg_.edges_[o];
-      const std::vector<EdgeId>& from_u = adjacency(in.src).out;
+      const EdgeList& from_u = adjacency(in.src).out;
       const bool exists = std::any_of(from_u.begin(), from_u.end(), [&](EdgeId e) {
         const Edge& x = dfg_.edges_[e];
         return x.dst == out.dst && x.src_point == in.src_point && x.dst_point == out.dst_point;
@@ -365,7 +365,7 @@ NodeId Editor::fuse(std::span<const NodeId> nodes) {
   }
   auto is_part = [&](NodeId n) { return std::find(parts.begin(), parts.end(), n) != parts.end(); };
   for (NodeId p : parts) {
-    for (EdgeId e : std::vector<EdgeId>(adjacency(p).in)) {
+    for (EdgeId e : EdgeList(adjacency(p).in)) {
       if (!edge_alive_[e]) continue;
       if (is_part(dfg_.edges_[e].src)) {
         drop_edge(e);
@@ -374,7 +374,7 @@ NodeId Editor::fuse(std::span<const NodeId> nodes) {
         merge_parallel(e);
       }
     }
-    for (EdgeId e : std::vector<EdgeId>(adjacency(p).out)) {
+    for (EdgeId e : EdgeList(adjacency(p).out)) {
       if (!edge_alive_[e]) continue;
       if (is_part(dfg_.edges_[e].dst)) {
         drop_edge(e);
@@ -397,7 +397,7 @@ NodeId Editor::fuse(std::span<const NodeId> nodes) {
     node_alive_[p] = 0;
     fused_into_[p] = fused;
   }
-  dropped_ = true;
+  dropped_ = nodes_dropped_ = true;
   touched();
   return fused;
 }
@@ -437,7 +437,7 @@ NodeId Editor::insert(const Node& node, std::span<const Edge> edges, OpId op) {
     // Undo: the graph must be unchanged after a refused edit. Nothing merged yet.
     for (std::uint32_t e = first_edge; e < dfg_.edges_.size(); ++e) drop_edge(EdgeId(e));
     node_alive_[id] = 0;
-    dropped_ = true;
+    dropped_ = nodes_dropped_ = true;
     throw InputError("", "insert", "the new node's edges make a dependency cycle");
   }
   for (std::uint32_t e = first_edge; e < dfg_.edges_.size(); ++e) {
@@ -449,8 +449,8 @@ NodeId Editor::insert(const Node& node, std::span<const Edge> edges, OpId op) {
 void Editor::remove(NodeId node) {
   check_node(node, "remove");
   Node& gone = dfg_.nodes_[node];
-  const std::vector<EdgeId> ins = adjacency(node).in;
-  const std::vector<EdgeId> outs = adjacency(node).out;
+  const EdgeList ins = adjacency(node).in;
+  const EdgeList outs = adjacency(node).out;
   for (EdgeId e : ins) {
     const Edge& in = dfg_.edges_[e];
     if (is_track_order(in.kind) && dfg_.nodes_[in.src].track == gone.track) prev_on_track_[node] = in.src;
@@ -462,7 +462,7 @@ void Editor::remove(NodeId node) {
   for (EdgeId e : ins) drop_edge(e);
   for (EdgeId e : outs) drop_edge(e);
   node_alive_[node] = 0;
-  dropped_ = true;
+  dropped_ = nodes_dropped_ = true;
   // Keep each dependency that ran through the node. An in-edge to its end and an out-edge
   // from its start had no path between them (a blocking copy's launch and wait): not bridged.
   for (EdgeId i : ins) {
@@ -544,7 +544,8 @@ Renumbering Editor::commit() {
   for (const EdgeId e : dfg_.edge_ids()) {
     if (edge_alive_[e]) map.edge[e] = EdgeId(next_edge++);
   }
-  if (ranks_) renumber_ranks(map);
+  // Only edges dropped: every node keeps its id, so the rank maps hold as they are.
+  if (ranks_ && nodes_dropped_) renumber_ranks(map);
   compact(map);
   dfg_.finalize();
   close_index();
@@ -568,7 +569,7 @@ void Editor::close_index() {
   indexed_ = false;  // reopened on the compacted graph by the next edit
   lists_.clear();
   pending_ = false;
-  dropped_ = false;
+  dropped_ = nodes_dropped_ = false;
 }
 
 void Editor::renumber_ranks(const Renumbering& map) {
@@ -598,8 +599,21 @@ void Editor::renumber_ranks(const Renumbering& map) {
 }
 
 // Moves the live nodes, their ops and the live edges down over the dropped ones, in place (a
-// node's or edge's new id is never above its old one).
+// node's or edge's new id is never above its old one). With no node dropped, only edges move.
 void Editor::compact(const Renumbering& map) {
+  if (nodes_dropped_) compact_nodes();
+  std::uint32_t next_edge = 0;
+  for (const EdgeId e : dfg_.edge_ids()) {
+    if (!edge_alive_[e]) continue;
+    Edge& to = dfg_.edges_[EdgeId(next_edge++)];
+    to = dfg_.edges_[e];
+    to.src = map.node[to.src];
+    to.dst = map.node[to.dst];
+  }
+  dfg_.edges_.resize(next_edge);
+}
+
+void Editor::compact_nodes() {
   const bool has_ops = !dfg_.node_ops_.empty();
   if (has_ops) dfg_.node_ops_.resize(dfg_.nodes_.size(), kNoOp);  // shorter meant kNoOp for the rest
   std::uint32_t next = 0;
@@ -611,15 +625,6 @@ void Editor::compact(const Renumbering& map) {
   }
   dfg_.nodes_.resize(next);
   if (has_ops) dfg_.node_ops_.resize(next);
-  std::uint32_t next_edge = 0;
-  for (const EdgeId e : dfg_.edge_ids()) {
-    if (!edge_alive_[e]) continue;
-    Edge& to = dfg_.edges_[EdgeId(next_edge++)];
-    to = dfg_.edges_[e];
-    to.src = map.node[to.src];
-    to.dst = map.node[to.dst];
-  }
-  dfg_.edges_.resize(next_edge);
 }
 
 }  // namespace dpro::graph

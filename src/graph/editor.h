@@ -53,6 +53,8 @@
 #include <span>
 #include <vector>
 
+#include <boost/container/small_vector.hpp>
+
 #include "graph/builder.h"
 #include "graph/dfg.h"
 
@@ -116,15 +118,22 @@ class Editor {
   bool alive(NodeId node) const;
   bool edge_alive(EdgeId edge) const;
   // Live edge ids into / out of a node, as of the pending edits, in id order as far as no edit
-  // moved an edge. The reference stays valid until commit().
-  const std::vector<EdgeId>& in_edges(NodeId node) const { return adjacency(node).in; }
-  const std::vector<EdgeId>& out_edges(NodeId node) const { return adjacency(node).out; }
+  // moved an edge. The view stays valid until the next edit (or commit()).
+  std::span<const EdgeId> in_edges(NodeId node) const {
+    const auto& in = adjacency(node).in;
+    return {in.data(), in.size()};
+  }
+  std::span<const EdgeId> out_edges(NodeId node) const {
+    const auto& out = adjacency(node).out;
+    return {out.data(), out.size()};
+  }
 
  private:
   void check_node(NodeId node, const char* edit) const;
   Renumbering commit_additions();
   void renumber_ranks(const Renumbering& map);
   void compact(const Renumbering& map);
+  void compact_nodes();  // the live nodes and their ops down over the dropped ones
   void close_index();
   void touched();
   EdgeId add_edge(const Edge& edge, bool merge = true);
@@ -133,8 +142,11 @@ class Editor {
   void unlink(EdgeId edge);
   // Opens the index on the graph as it stands (all alive), unless it is open.
   void index_graph() const;
+  // Most nodes have a few edges each way: kept inline, a node's lists cost no allocation (making
+  // and freeing them was most of the Editor's malloc and free in an optimizer evaluation).
+  using EdgeList = boost::container::small_vector<EdgeId, 6>;
   struct Adjacency {
-    std::vector<EdgeId> in, out;  // live edges
+    EdgeList in, out;  // live edges
   };
   // The node's lists, made from the CSR view on first use.
   Adjacency& adjacency(NodeId node) const;
@@ -174,6 +186,7 @@ class Editor {
   std::map<std::vector<std::uint32_t>, NameId> fused_names_;  // fused_name's, by the ops' ids
   bool pending_ = false;
   bool dropped_ = false;  // an edit dropped a node or an edge: commit() compacts
+  bool nodes_dropped_ = false;  // an edit dropped a node: commit() renumbers nodes too
 };
 
 }  // namespace dpro::graph

@@ -100,7 +100,7 @@ PrefixEvaluator::Pricing PrefixEvaluator::pricing(bool precision, const Assignme
   }
   if (p.pricer) return p;
   const whatif::Workload& graph = p.workload ? *p.workload : conditioned_;
-  p.pricer = std::make_shared<const whatif::FusionPricer>(*graph.traces, graph.graph.dfg, intermediates_kept);
+  p.pricer = std::make_shared<const Fusing>(graph, intermediates_kept);
   const std::lock_guard lock(mutex_);
   if (!precision) {
     if (!base_pricer_) base_pricer_ = p.pricer;
@@ -116,7 +116,7 @@ whatif::Change PrefixEvaluator::fuse(whatif::Workload& w, const whatif::OpFusion
                                      const Assignment& key) {
   const Pricing p = pricing(precision, key, fusion.intermediates_kept);
   if (!p.pricer) return whatif::op_fusion(w, fusion);
-  return whatif::op_fusion(w, fusion, *p.pricer);
+  return whatif::op_fusion(w, fusion, p.pricer->pricer, p.pricer->streams);
 }
 
 std::shared_ptr<const whatif::CommRetimeCache> PrefixEvaluator::comm_cache(const whatif::CommRetime& comm) {
@@ -144,7 +144,7 @@ std::shared_ptr<const whatif::CommRetimeCache> PrefixEvaluator::comm_cache(const
   return comm_cache_;
 }
 
-PlanOutcome PrefixEvaluator::evaluate(const Assignment& a, replayer::Simulator& simulator) {
+PlanOutcome PrefixEvaluator::evaluate(const Assignment& a, replayer::Simulator& simulator, whatif::Workload* scratch) {
   std::vector<whatif::Rewrite> rewrites = decision_rewrites(conditions_, decisions_of(space_, a), paths_);
   for (whatif::Rewrite& r : rewrites)
     if (auto* comm = std::get_if<whatif::CommRetime>(&r)) comm->cache = comm_cache(*comm);
@@ -164,7 +164,9 @@ PlanOutcome PrefixEvaluator::evaluate(const Assignment& a, replayer::Simulator& 
     ++stats_.from_base;
   }
 
-  whatif::Workload w = start ? *start : conditioned_;
+  whatif::Workload local;
+  whatif::Workload& w = scratch ? *scratch : local;
+  w = start ? *start : conditioned_;  // an assignment: the scratch's tables keep their capacity
   for (; applied < rewrites.size(); ++applied) {
     const auto* fusion = std::get_if<whatif::OpFusion>(&rewrites[applied]);
     out.changes.push_back(fusion ? fuse(w, *fusion, p1 > 0, keys[0]) : whatif::apply(w, rewrites[applied]));

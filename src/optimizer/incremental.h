@@ -4,8 +4,9 @@
 // decisions of the early rewrites share the workload those rewrites make. It is kept, per prefix
 // of decisions, and a later plan with the same prefix starts from a copy of it and applies only
 // the remaining rewrites, then replays and reports as whatif::evaluate does. The op-fusion
-// rewrite's calibration (whatif::FusionPricer) is likewise made once per graph it fuses (the
-// conditioned job, or each precision prefix) and reused by every plan that fuses a copy of it.
+// rewrite's calibration (whatif::FusionPricer) and its view of the streams (whatif::FusionStreams)
+// are likewise made once per graph it fuses (the conditioned job, or each precision prefix) and
+// reused by every plan that fuses a copy of it.
 //
 // Exactness: a rewrite is a deterministic function of the workload it edits and its own
 // parameters (no clock, no randomness, no state between calls), and the parameters of each
@@ -24,11 +25,11 @@
 // change durations only), so whatif::evaluate's check of each plan never throws and is skipped.
 //
 // What it does not do (docs/optimizer.md, "Incremental evaluation"): restart the discrete-event
-// replay itself from a mid-run snapshot. The replay is 2-6 % of an evaluation on the bundled
-// traces, and every decision of the space touches the first iteration (a compression method or
-// bucket size applies to every all-reduce, a fusion chain to every occurrence), so a snapshot
-// before the earliest affected node falls in the first step: at most 2-4 % of the replay (median
-// over sampled plans, bench_optimizer incremental), about 0.1 % of an evaluation.
+// replay itself from a mid-run snapshot. The replay is about a quarter of an incremental
+// evaluation on DLRM, but every decision of the space touches the first iteration (a compression
+// method or bucket size applies to every all-reduce, a fusion chain to every occurrence), so a
+// snapshot before the earliest affected node falls in the first step: at most 1-4 % of the replay
+// (median over sampled plans, bench_optimizer incremental), under 1 % of an evaluation.
 #include <cstdint>
 #include <deque>
 #include <map>
@@ -42,6 +43,7 @@
 #include "replayer/report.h"
 #include "whatif/evaluate.h"
 #include "whatif/fusion_pricing.h"
+#include "whatif/op_fusion.h"
 
 namespace dpro::optimizer {
 
@@ -74,22 +76,33 @@ class PrefixEvaluator {
 
   // The plan's evaluation, equal to whatif::evaluate(conditioned, decision_rewrites(...),
   // simulator, options with top_ops = 0 and analysis = false) in simulation, report and change
-  // records. Throws what the rewrites throw.
-  PlanOutcome evaluate(const Assignment& a, replayer::Simulator& simulator);
+  // records. Throws what the rewrites throw. `scratch` (optional, one per thread, like the
+  // simulator): the workload the plan's rewrites edit, assigned over instead of made anew, so
+  // that its tables keep their memory from one plan to the next (making and freeing a copy of the
+  // graph per plan was 13 % of an evaluation on DLRM). Its content on return is unspecified.
+  PlanOutcome evaluate(const Assignment& a, replayer::Simulator& simulator, whatif::Workload* scratch = nullptr);
   static constexpr std::size_t kCachedNodes = 1'000'000;  // about 0.5 GB at ~500 bytes per node
   PrefixStats stats() const;
 
  private:
+  // What fusing a copy of one graph reads of that graph, made once on it: the calibration and
+  // the streams (whatif::op_fusion's overloads taking them give the same result).
+  struct Fusing {
+    Fusing(const whatif::Workload& w, bool intermediates_kept)
+        : pricer(*w.traces, w.graph.dfg, intermediates_kept), streams(*w.traces, w.graph.dfg) {}
+    whatif::FusionPricer pricer;
+    whatif::FusionStreams streams;
+  };
   struct Entry {
     std::shared_ptr<const whatif::Workload> workload;
     std::vector<whatif::Change> changes;  // of the prefix's rewrites
     std::uint64_t used = 0;
-    std::shared_ptr<const whatif::FusionPricer> pricer;  // on *workload, once a plan fused it
+    std::shared_ptr<const Fusing> pricer;  // on *workload, once a plan fused it
   };
   // A calibration and the graph it reads (kept alive while in use).
   struct Pricing {
     std::shared_ptr<const whatif::Workload> workload;  // null: the conditioned job
-    std::shared_ptr<const whatif::FusionPricer> pricer;
+    std::shared_ptr<const Fusing> pricer;
   };
   using Level = std::map<Assignment, Entry, AssignmentLess>;
   Assignment project(const Assignment& a, std::size_t level) const;
@@ -111,7 +124,7 @@ class PrefixEvaluator {
   // The communication rewrite's catalog and GPU-rate meter, made on conditioned_ by the first
   // plan that re-times communication (so a bad cluster file throws where whatif::evaluate's would).
   std::shared_ptr<const whatif::CommRetimeCache> comm_cache(const whatif::CommRetime& comm);
-  std::shared_ptr<const whatif::FusionPricer> base_pricer_;  // on conditioned_
+  std::shared_ptr<const Fusing> base_pricer_;  // on conditioned_
   std::shared_ptr<const whatif::CommRetimeCache> comm_cache_;
   bool comm_cache_failed_ = false;
   static constexpr std::size_t kSeenKeys = 64;

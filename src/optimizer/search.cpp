@@ -37,7 +37,10 @@ std::int64_t extra_memory_bytes(const std::vector<whatif::Change>& changes) {
 Evaluator::Evaluator(const whatif::Workload& conditioned, const SearchSpace& space, Conditions conditions,
                      ResourcePaths paths, int threads, EvaluationMode mode)
     : conditioned_(conditioned), space_(space), conditions_(std::move(conditions)), paths_(std::move(paths)) {
-  for (int i = 0; i < std::max(1, threads); ++i) simulators_.push_back(std::make_unique<replayer::Simulator>());
+  for (int i = 0; i < std::max(1, threads); ++i) {
+    simulators_.push_back(std::make_unique<replayer::Simulator>());
+    scratch_.push_back(std::make_unique<whatif::Workload>());
+  }
   if (mode == EvaluationMode::kIncremental)
     prefix_ = std::make_unique<PrefixEvaluator>(conditioned_, space_, conditions_, paths_);
 }
@@ -48,7 +51,7 @@ PrefixStats Evaluator::prefix_stats() const { return prefix_ ? prefix_->stats() 
 
 Score Evaluator::replay(const Assignment& a, std::size_t worker) {
   if (prefix_) {
-    const PlanOutcome o = prefix_->evaluate(a, *simulators_[worker]);
+    const PlanOutcome o = prefix_->evaluate(a, *simulators_[worker], scratch_[worker].get());
     return {median_step(o.report), risk_of(space_, a), extra_memory_bytes(o.changes)};
   }
   whatif::EvaluateOptions options;

@@ -77,6 +77,7 @@ class Evaluator {
   Conditions conditions_;
   ResourcePaths paths_;
   std::vector<std::unique_ptr<replayer::Simulator>> simulators_;
+  std::vector<std::unique_ptr<whatif::Workload>> scratch_;  // per worker, as the simulators (PrefixEvaluator::evaluate)
   std::unique_ptr<PrefixEvaluator> prefix_;  // shared by the threads; none in full mode
   std::map<Assignment, Score, AssignmentLess> memo_;
 };

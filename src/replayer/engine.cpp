@@ -140,7 +140,9 @@ class Simulator::Engine {
     DPRO_CHECK(n_ < (1u << 31) && dfg_->edge_count() < (1u << 31));
     const auto& edges = dfg_->edges();
     state_.assign(n_, NodeState{});
+    ClockReach reach;  // summed in the passes below, checked before the edges are placed
     for (const graph::Edge& e : edges) {
+      reach.add(e.gap);
       NodeState& s = state_[e.src];
       ++(e.src_point == Point::kStart ? s.out_mid : s.out_end);  // counts, for now
       NodeState& d = state_[e.dst];
@@ -160,10 +162,13 @@ class Simulator::Engine {
       offset = st.out_end;
       st.delay = node.delay;
       st.duration = node.duration;
+      reach.add(node.duration);
+      reach.add(node.delay);
+      if (node.release) reach.release = std::max(reach.release, magnitude(*node.release));
       st.start = st.end = INT64_MIN;
       st.start_cause = st.end_cause = EdgeId::none();
     }
-    check_clock_reach();
+    check_clock_reach(reach);
     out_.resize(edges.size());
     // Place edges: out_begin/out_mid serve as fill cursors and are restored afterwards.
     for (const EdgeId id : dfg_->edge_ids()) {
@@ -189,18 +194,14 @@ class Simulator::Engine {
   // a path, so their magnitudes summed over the graph bound the clock. Above kMaxReplayNanos
   // the graph is refused, before any addition could overflow (a what-if that made ops absurdly
   // slow, or traces whose times add up to centuries).
-  void check_clock_reach() const {
-    std::uint64_t reach = 0, release = 0;
+  struct ClockReach {
+    std::uint64_t sum = 0, release = 0;  // of every duration, delay and gap; the latest release
     bool over = false;
-    const auto add = [&](Nanos t) { over |= __builtin_add_overflow(reach, magnitude(t), &reach); };
-    for (const NodeId v : dfg_->node_ids()) {
-      const graph::Node& node = dfg_->node(v);
-      add(node.duration);
-      add(node.delay);
-      if (node.release) release = std::max(release, magnitude(*node.release));
-    }
-    for (const graph::Edge& e : dfg_->edges()) add(e.gap);
-    over |= __builtin_add_overflow(reach, release, &reach);
+    void add(Nanos t) { over |= __builtin_add_overflow(sum, magnitude(t), &sum); }
+  };
+  static void check_clock_reach(ClockReach r) {
+    std::uint64_t reach = 0;
+    const bool over = r.over || __builtin_add_overflow(r.sum, r.release, &reach);
     if (over || reach > static_cast<std::uint64_t>(kMaxReplayNanos))
       throw InputError("", "replay",
                        "the graph's op times, delays and release times add up to " +

@@ -1,5 +1,7 @@
 #include "whatif/comm_retime.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "core/error.h"
@@ -29,6 +31,24 @@ const comm::GpuRateMeter* meter_for(const CommRetime& options, const std::string
                                                                                                           : nullptr;
 }
 
+// Whether two sample lists are the same to comm::fit_calibration_detailed, which reads each
+// sample's call and time, in order, and nothing else (not the instance ids: they are node ids,
+// which other rewrites renumber).
+bool same_to_fit(const std::vector<comm::CommSample>& a, const std::vector<comm::CommSample>& b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](const comm::CommSample& x, const comm::CommSample& y) {
+    const comm::Placement &p = x.call.placement, &q = y.call.placement;
+    return x.call.op == y.call.op && x.call.bytes == y.call.bytes && p.ranks == q.ranks && p.nodes == q.nodes &&
+           p.ranks_per_node == q.ranks_per_node && x.time_us == y.time_us;
+  });
+}
+
+// The fit of the samples on `origin`: the cache's memo where `origin` is a spec of its catalog.
+comm::CalibrationFit fit_of(const CommRetime& options, const comm::ClusterSpec& origin,
+                            const std::vector<comm::CommSample>& samples) {
+  if (options.cache && options.cache->holds(&origin)) return options.cache->fit(origin, samples);
+  return comm::fit_calibration_detailed(origin, samples);
+}
+
 // Sizes the NCCL ops, calibrates the model on them and re-times them (and fuses buckets).
 void retime(graph::BuiltGraph& built, std::vector<comm::CommOp>& ops, const trace::TraceSet& traces,
             const comm::ClusterSpec& origin, const comm::ClusterSpec& target, const CommRetime& options,
@@ -38,7 +58,7 @@ void retime(graph::BuiltGraph& built, std::vector<comm::CommOp>& ops, const trac
     change.sized_by_host_et = comm::attach_host_et_sizes(ops, traces, trace::expand_host_et_paths(options.comm_sizes));
   const auto samples = comm::make_samples(ops, origin);
   change.samples = samples.size();
-  change.fit = comm::fit_calibration_detailed(origin, samples);
+  change.fit = fit_of(options, origin, samples);
   const comm::CollectiveModel origin_model(origin, change.fit.calibration), target_model(target, change.fit.calibration);
   for (const auto& op : ops) change.sized_by_trace += op.size_source == comm::SizeSource::kTrace;
   change.peer_waiting_ops = comm::split_peer_waiting(ops, origin_model, &change.peer_waiting);
@@ -77,6 +97,24 @@ CommRetimeCache::CommRetimeCache(const Workload& base, std::string clusters, std
       device(std::move(gpu)),
       clusters(comm::ClusterCatalog::load_directory(clusters_dir)),
       rates(base.graph.dfg, *base.traces, devices_dir, device_profile, device) {}
+
+bool CommRetimeCache::holds(const comm::ClusterSpec* spec) const {
+  return std::any_of(clusters.all().begin(), clusters.all().end(), [&](const auto& entry) { return &entry.second == spec; });
+}
+
+comm::CalibrationFit CommRetimeCache::fit(const comm::ClusterSpec& origin,
+                                          const std::vector<comm::CommSample>& samples) const {
+  {
+    const std::lock_guard lock(fits_mutex_);
+    for (const Fitted& f : fits_)
+      if (f.origin == &origin && same_to_fit(f.samples, samples)) return f.fit;
+  }
+  comm::CalibrationFit made = comm::fit_calibration_detailed(origin, samples);  // outside the lock
+  const std::lock_guard lock(fits_mutex_);
+  fits_.push_back(Fitted{&origin, samples, made});
+  if (fits_.size() > kFitsKept) fits_.pop_front();
+  return made;
+}
 
 CommChange comm_retime(Workload& workload, const CommRetime& options) {
   const trace::TraceSet& traces = *workload.traces;

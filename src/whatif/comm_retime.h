@@ -6,7 +6,9 @@
 // data-parallel job of another size (groups resized; below the trace's ranks the workload becomes
 // the graph of the first N ranks, comm::scale_in); optionally gradient compression of the
 // data-parallel all-reduces after re-timing and bucketing (comm::compress_allreduces).
+#include <deque>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -36,6 +38,26 @@ struct CommRetimeCache {
   std::string device_profile, device;
   comm::ClusterCatalog clusters;
   comm::GpuRateMeter rates;  // for graphs whose op table extends `base`'s
+
+  // The calibration fit of `samples` on `origin`, which must be a spec of `clusters` (holds()):
+  // comm::fit_calibration_detailed's, memoised. Rewrites other than communication's leave the
+  // NCCL ops, and so the samples, as they were, so the plans of a search fit the same samples
+  // again and again (the fit was 5 % of an incremental evaluation on DLRM). A memo entry serves
+  // only samples equal to its own in every field the fit reads (each one's call and time, in
+  // order), so the fit returned is the one computed.
+  // Thread-safe.
+  comm::CalibrationFit fit(const comm::ClusterSpec& origin, const std::vector<comm::CommSample>& samples) const;
+  bool holds(const comm::ClusterSpec* spec) const;  // a spec of `clusters` (by address)
+
+ private:
+  struct Fitted {
+    const comm::ClusterSpec* origin;
+    std::vector<comm::CommSample> samples;
+    comm::CalibrationFit fit;
+  };
+  static constexpr std::size_t kFitsKept = 4;
+  mutable std::mutex fits_mutex_;
+  mutable std::deque<Fitted> fits_;  // the last kFitsKept fits made, oldest first
 };
 
 struct CommRetime {

@@ -33,86 +33,66 @@ std::size_t ChainFusion::skipped_total() const {
   return n;
 }
 
+FusionStreams::FusionStreams(const trace::TraceSet& traces, const graph::Dfg& dfg) : traces_(traces), dfg_(dfg) {
+  const std::size_t n = dfg.node_count();
+  feeds_other_.assign(n, 0);
+  fed_by_other_.assign(n, 0);
+  launches_.assign(n, 0);
+  launch_.assign(n, EdgeId::none());
+  IdVector<NodeId, std::uint32_t> launched(n, 0);  // per call: the GPU ops it launches
+  for (const EdgeId e : dfg.edge_ids()) {
+    const graph::Edge& edge = dfg.edge(e);
+    const bool across = dfg.node(edge.src).track != dfg.node(edge.dst).track || !dfg.node(edge.src).track.valid();
+    if (edge.kind == EdgeKind::kLaunch) {
+      ++launched[edge.src];
+      ++launches_[edge.dst];
+      launch_[edge.dst] = e;
+      continue;
+    }
+    if (!across) continue;
+    feeds_other_[edge.src] = 1;
+    fed_by_other_[edge.dst] = 1;
+  }
+  for (const NodeId id : dfg.node_ids()) {
+    if (launches_[id] == 1 && launched[dfg.edge(launch_[id]).src] > 1) launches_[id] = 2;
+  }
+  std::map<std::uint32_t, std::vector<NodeId>> by_track;
+  for (const NodeId id : dfg.node_ids()) {
+    const graph::Node& node = dfg.node(id);
+    if (graph::on_gpu(node.kind) && node.kind != NodeKind::kBarrier && node.track.valid())
+      by_track[node.track.value].push_back(id);
+  }
+  for (auto& [track, ops] : by_track) {
+    std::sort(ops.begin(), ops.end(), [&](NodeId a, NodeId b) {
+      return std::pair(dfg.node(a).measured_start, a) < std::pair(dfg.node(b).measured_start, b);
+    });
+    streams_.push_back(std::move(ops));
+  }
+}
+
+std::string_view FusionStreams::name(NodeId id) const {
+  const std::string_view own = dfg_.op_name(id);
+  return own.empty() ? traces_.strings.view(dfg_.node(id).name) : own;
+}
+
+std::optional<FusionSkip> FusionStreams::cut(NodeId before, NodeId after) const {
+  if (feeds_other_[before]) return FusionSkip::kFeedsOtherTrack;
+  if (fed_by_other_[after]) return FusionSkip::kFedByOtherTrack;
+  if (launches_[after] > 1) return FusionSkip::kSharedLaunch;
+  return std::nullopt;
+}
+
+EdgeId FusionStreams::own_launch(NodeId id) const { return launches_[id] == 1 ? launch_[id] : EdgeId::none(); }
+
+std::vector<EdgeId> FusionStreams::removable_launches(std::span<const NodeId> parts) const {
+  std::vector<EdgeId> out;
+  if (!own_launch(parts.front()).valid()) return out;
+  for (std::size_t i = 1; i < parts.size(); ++i)
+    if (own_launch(parts[i]).valid()) out.push_back(own_launch(parts[i]));
+  return out;
+}
+
 namespace {
-
-// The GPU ops of each stream in stream order, their names, and what the legality rule needs to
-// know of each kernel's edges; read once, before any edit.
-class StreamView {
- public:
-  StreamView(const trace::TraceSet& traces, const graph::Dfg& dfg) : traces_(traces), dfg_(dfg) {
-    const std::size_t n = dfg.node_count();
-    feeds_other_.assign(n, 0);
-    fed_by_other_.assign(n, 0);
-    launches_.assign(n, 0);
-    launch_.assign(n, EdgeId::none());
-    IdVector<NodeId, std::uint32_t> launched(n, 0);  // per call: the GPU ops it launches
-    for (const EdgeId e : dfg.edge_ids()) {
-      const graph::Edge& edge = dfg.edge(e);
-      const bool across = dfg.node(edge.src).track != dfg.node(edge.dst).track || !dfg.node(edge.src).track.valid();
-      if (edge.kind == EdgeKind::kLaunch) {
-        ++launched[edge.src];
-        ++launches_[edge.dst];
-        launch_[edge.dst] = e;
-        continue;
-      }
-      if (!across) continue;
-      feeds_other_[edge.src] = 1;
-      fed_by_other_[edge.dst] = 1;
-    }
-    for (const NodeId id : dfg.node_ids()) {
-      if (launches_[id] == 1 && launched[dfg.edge(launch_[id]).src] > 1) launches_[id] = 2;
-    }
-    std::map<std::uint32_t, std::vector<NodeId>> by_track;
-    for (const NodeId id : dfg.node_ids()) {
-      const graph::Node& node = dfg.node(id);
-      if (graph::on_gpu(node.kind) && node.kind != NodeKind::kBarrier && node.track.valid())
-        by_track[node.track.value].push_back(id);
-    }
-    for (auto& [track, ops] : by_track) {
-      std::sort(ops.begin(), ops.end(), [&](NodeId a, NodeId b) {
-        return std::pair(dfg.node(a).measured_start, a) < std::pair(dfg.node(b).measured_start, b);
-      });
-      streams_.push_back(std::move(ops));
-    }
-  }
-
-  const std::vector<std::vector<NodeId>>& streams() const { return streams_; }
-
-  std::string_view name(NodeId id) const {
-    const std::string_view own = dfg_.op_name(id);
-    return own.empty() ? traces_.strings.view(dfg_.node(id).name) : own;
-  }
-
-  // Why `after` cannot follow `before` inside one fused kernel; none when it can.
-  std::optional<FusionSkip> cut(NodeId before, NodeId after) const {
-    if (feeds_other_[before]) return FusionSkip::kFeedsOtherTrack;
-    if (fed_by_other_[after]) return FusionSkip::kFedByOtherTrack;
-    if (launches_[after] > 1) return FusionSkip::kSharedLaunch;
-    return std::nullopt;
-  }
-
-  // The kLaunch edge into a kernel that its call alone launches; none otherwise.
-  EdgeId own_launch(NodeId id) const { return launches_[id] == 1 ? launch_[id] : EdgeId::none(); }
-
-  // Launch calls a fusion of `parts` removes: those of every part but the first, when the
-  // first has a launch of its own to launch the fused kernel.
-  std::vector<EdgeId> removable_launches(std::span<const NodeId> parts) const {
-    std::vector<EdgeId> out;
-    if (!own_launch(parts.front()).valid()) return out;
-    for (std::size_t i = 1; i < parts.size(); ++i)
-      if (own_launch(parts[i]).valid()) out.push_back(own_launch(parts[i]));
-    return out;
-  }
-
- private:
-  const trace::TraceSet& traces_;
-  const graph::Dfg& dfg_;
-  IdVector<NodeId, char> feeds_other_;   // has an out-edge to another track (launches aside)
-  IdVector<NodeId, char> fed_by_other_;  // has an in-edge from another track (launches aside)
-  IdVector<NodeId, std::uint8_t> launches_;  // 0: none, 1: its own launch call, 2: several or a shared call
-  IdVector<NodeId, EdgeId> launch_;
-  std::vector<std::vector<NodeId>> streams_;
-};
 
 std::string chain_text(const std::vector<std::string>& chain) {
   std::string out;
@@ -125,7 +105,7 @@ using Instance = std::vector<NodeId>;
 
 // The occurrences of `chain` on the streams among kernels not yet `taken`, left to right without
 // overlap; the legal ones are returned (and taken), the others counted in `skipped`.
-std::vector<Instance> occurrences(const StreamView& view, const graph::Dfg& dfg,
+std::vector<Instance> occurrences(const FusionStreams& view, const graph::Dfg& dfg,
                                   const std::vector<std::string>& chain, IdVector<NodeId, char>& taken,
                                   std::array<std::size_t, kFusionSkipCount>& skipped) {
   std::vector<Instance> out;
@@ -172,7 +152,7 @@ void keep_wait_before(graph::Editor& editor, graph::Dfg& dfg, NodeId call) {
 // launch edges go first, without a bridge (removing a call bridges its edges: the fused kernel
 // would wait for the thread to reach the call); the parts then meet the graph at the run's ends
 // only, and the editor fuses them without a search for cycles (graph/editor.h).
-void fuse_instance(graph::Editor& editor, graph::Dfg& dfg, const StreamView& view, const FusionPricer& pricer,
+void fuse_instance(graph::Editor& editor, graph::Dfg& dfg, const FusionStreams& view, const FusionPricer& pricer,
                    const Instance& parts, ChainFusion& record) {
   const FusedPrice price = pricer.price(parts);
   const Nanos first_delay = dfg.node(parts.front()).delay;
@@ -209,7 +189,7 @@ bool is_nccl(std::string_view name) {
   return name.find("nccl") != std::string_view::npos || name.find("NCCL") != std::string_view::npos;
 }
 
-bool fusable_kernel(const graph::Dfg& dfg, const StreamView& view, const FusionPricer& pricer, NodeId id) {
+bool fusable_kernel(const graph::Dfg& dfg, const FusionStreams& view, const FusionPricer& pricer, NodeId id) {
   if (dfg.node(id).kind != NodeKind::kKernel) return false;
   const std::string_view name = view.name(id);
   if (is_nccl(name) || costmodel::is_gemm_or_conv_kernel(std::string(name))) return false;
@@ -245,11 +225,20 @@ OpFusionChange op_fusion(Workload& workload, const OpFusion& options) {
 }
 
 OpFusionChange op_fusion(Workload& workload, const OpFusion& options, const FusionPricer& pricer) {
+  const FusionStreams view(*workload.traces, workload.graph.dfg);
+  return op_fusion(workload, options, pricer, view);
+}
+
+// `view` may be of an unedited copy of the graph: a name is read only for a kernel not yet taken,
+// which no edit has reached (the `taken` test comes first in occurrences), and its other tables
+// are read for the ids of the graph as it was.
+OpFusionChange op_fusion(Workload& workload, const OpFusion& options, const FusionPricer& pricer,
+                         const FusionStreams& view) {
   check_chains(options);
   OpFusionChange change;
   change.options = options;
   graph::Dfg& dfg = workload.graph.dfg;
-  const StreamView view(*workload.traces, dfg);
+  DPRO_CHECK(view.node_count() == dfg.node_count());
   IdVector<NodeId, char> taken(dfg.node_count(), 0);
   graph::Editor editor(workload.graph);
   for (const std::vector<std::string>& chain : options.chains) {
@@ -273,7 +262,7 @@ std::vector<FusionCandidate> find_fusion_candidates(const Workload& workload, co
   if (options.max_length < 2)
     throw OptionError("max_length", std::to_string(options.max_length), "a chain has at least two kernels");
   const graph::Dfg& dfg = workload.graph.dfg;
-  const StreamView view(*workload.traces, dfg);
+  const FusionStreams view(*workload.traces, dfg);
   const FusionPricer pricer(*workload.traces, dfg, options.intermediates_kept);
   std::map<std::vector<std::string>, FusionCandidate> classes;
   auto add = [&](std::span<const NodeId> parts) {

@@ -23,7 +23,10 @@
 // the launches.
 #include <array>
 #include <cstdint>
+#include <optional>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/time.h"
@@ -79,6 +82,39 @@ class FusionPricer;
 // fuses many copies of one graph calibrates once. The result is the same, since fusing reads only
 // what the edits leave alone (the durations, kinds and tracks of kernels not yet fused).
 OpFusionChange op_fusion(Workload& workload, const OpFusion& options, const FusionPricer& pricer);
+
+// The streams of a graph as op fusion reads them: each stream's GPU ops in stream order, the
+// kernels' names, and what the legality rule needs to know of each kernel's edges. Made on a
+// graph before any edit; reads it (which must outlive this) for names.
+class FusionStreams {
+ public:
+  FusionStreams(const trace::TraceSet& traces, const graph::Dfg& dfg);
+  const std::vector<std::vector<graph::NodeId>>& streams() const { return streams_; }
+  std::size_t node_count() const { return launch_.size(); }  // of the graph it was made on
+  std::string_view name(graph::NodeId id) const;
+  // Why `after` cannot follow `before` inside one fused kernel; none when it can.
+  std::optional<FusionSkip> cut(graph::NodeId before, graph::NodeId after) const;
+  // The kLaunch edge into a kernel that its call alone launches; none otherwise.
+  graph::EdgeId own_launch(graph::NodeId id) const;
+  // Launch calls a fusion of `parts` removes: those of every part but the first, when the
+  // first has a launch of its own to launch the fused kernel.
+  std::vector<graph::EdgeId> removable_launches(std::span<const graph::NodeId> parts) const;
+
+ private:
+  const trace::TraceSet& traces_;
+  const graph::Dfg& dfg_;
+  IdVector<graph::NodeId, char> feeds_other_;   // has an out-edge to another track (launches aside)
+  IdVector<graph::NodeId, char> fed_by_other_;  // has an in-edge from another track (launches aside)
+  IdVector<graph::NodeId, std::uint8_t> launches_;  // 0: none, 1: its own launch call, 2: several or a shared call
+  IdVector<graph::NodeId, graph::EdgeId> launch_;
+  std::vector<std::vector<graph::NodeId>> streams_;
+};
+
+// The same, with the streams made on this graph or on an unedited copy of it (which must outlive
+// the call): a caller that fuses many copies of one graph reads its streams once. The result is
+// the same (op_fusion.cpp says why).
+OpFusionChange op_fusion(Workload& workload, const OpFusion& options, const FusionPricer& pricer,
+                         const FusionStreams& streams);
 
 // A class of fusable chains: the same kernel-name sequence, wherever it runs.
 struct FusionCandidate {

@@ -34,6 +34,7 @@
 #include "costmodel/paths.h"
 #include "optimizer/compression_planner.h"
 #include "optimizer/incremental.h"
+#include "optimizer/optimizer_fixtures.h"
 #include "optimizer/search.h"
 #include "optimizer/space.h"
 #include "replayer/replay.h"
@@ -50,11 +51,6 @@ struct Job {
   Conditions conditions;
 };
 
-ResourcePaths paths() {
-  return {costmodel::default_model_path(), costmodel::default_device_dir(),
-          std::string(DPRO_SOURCE_DIR) + "/configs/clusters", ""};
-}
-
 Job load_job(const std::string& path, const std::vector<std::string>& settings) {
   Logger quiet(LogLevel::kError);
   Job job;
@@ -63,7 +59,7 @@ Job load_job(const std::string& path, const std::vector<std::string>& settings) 
   replayer::Replay recorded = replayer::replay_traces(*job.traces, options, quiet);
   job.conditions.settings = settings;
   replayer::Simulator simulator;
-  job.conditioned = whatif::evaluate({job.traces, recorded.graph}, condition_rewrites(job.conditions, paths()),
+  job.conditioned = whatif::evaluate({job.traces, recorded.graph}, condition_rewrites(job.conditions, test::resource_paths()),
                                      simulator, {})
                         .workload;
   return job;
@@ -82,7 +78,7 @@ int eval(const std::string& path, int plans, const std::vector<std::string>& set
   const SearchSpace space = make_space(job.conditioned, space_options());
   std::mt19937_64 rng(1);
   std::vector<double> seconds;
-  Evaluator ev(job.conditioned, space, job.conditions, paths(), 1);
+  Evaluator ev(job.conditioned, space, job.conditions, test::resource_paths(), 1);
   for (int i = 0; i < plans; ++i) {
     Assignment a(space.variables.size(), 0);
     for (std::size_t v = 0; v < a.size(); ++v) a[v] = static_cast<std::uint8_t>(rng() % space.variables[v].values.size());
@@ -111,7 +107,7 @@ int phases(const std::string& path, int plans, const std::vector<std::string>& s
   for (int i = 0; i < plans; ++i) {
     Assignment a(space.variables.size(), 0);
     for (std::size_t v = 0; v < a.size(); ++v) a[v] = static_cast<std::uint8_t>(rng() % space.variables[v].values.size());
-    const auto rewrites = decision_rewrites(job.conditions, decisions_of(space, a), paths());
+    const auto rewrites = decision_rewrites(job.conditions, decisions_of(space, a), test::resource_paths());
     auto t = std::chrono::steady_clock::now();
     auto lap = [&](std::size_t k) {
       ms[k].push_back(1e3 * bench::seconds_since(t));
@@ -206,7 +202,8 @@ int incremental(const std::string& path, int plans, const std::vector<std::strin
   const SearchSpace space = make_space(job.conditioned, space_options());
   std::mt19937_64 rng(1);
   replayer::Simulator full_sim, incr_sim;
-  PrefixEvaluator prefix(job.conditioned, space, job.conditions, paths());
+  whatif::Workload scratch;  // the incremental path's, as each search thread has one
+  PrefixEvaluator prefix(job.conditioned, space, job.conditions, test::resource_paths());
   whatif::EvaluateOptions full_options;
   full_options.report.top_ops = 0;
   full_options.report.analysis = false;
@@ -222,13 +219,13 @@ int incremental(const std::string& path, int plans, const std::vector<std::strin
     auto t0 = std::chrono::steady_clock::now();
     double c0 = bench::cpu_seconds();
     const whatif::Evaluation full =
-        whatif::evaluate(job.conditioned, decision_rewrites(job.conditions, decisions_of(space, a), paths()), full_sim, full_options);
+        whatif::evaluate(job.conditioned, decision_rewrites(job.conditions, decisions_of(space, a), test::resource_paths()), full_sim, full_options);
     const Nanos full_step = median_step(full.report);
     full_ms.push_back(1e3 * bench::seconds_since(t0));
     full_cpu_ms.push_back(1e3 * (bench::cpu_seconds() - c0));
     t0 = std::chrono::steady_clock::now();
     c0 = bench::cpu_seconds();
-    const PlanOutcome incr = prefix.evaluate(a, incr_sim);
+    const PlanOutcome incr = prefix.evaluate(a, incr_sim, &scratch);
     const Nanos incr_step = median_step(incr.report);
     incr_ms.push_back(1e3 * bench::seconds_since(t0));
     incr_cpu_ms.push_back(1e3 * (bench::cpu_seconds() - c0));
@@ -263,7 +260,7 @@ int incremental(const std::string& path, int plans, const std::vector<std::strin
   std::map<Assignment, Score, AssignmentLess> scored[2];
   PrefixStats stats;
   for (const int m : {0, 1, 1, 0}) {
-    Evaluator ev(job.conditioned, space, job.conditions, paths(), 2, m == 0 ? EvaluationMode::kFull : EvaluationMode::kIncremental);
+    Evaluator ev(job.conditioned, space, job.conditions, test::resource_paths(), 2, m == 0 ? EvaluationMode::kFull : EvaluationMode::kIncremental);
     SearchOptions o;
     o.max_evaluations = static_cast<std::size_t>(plans);
     const auto t0 = std::chrono::steady_clock::now();
@@ -291,7 +288,7 @@ int incremental(const std::string& path, int plans, const std::vector<std::strin
 int run_search(const std::string& path, std::size_t budget, const std::vector<std::string>& settings) {
   const Job job = load_job(path, settings);
   const SearchSpace space = make_space(job.conditioned, space_options());
-  Evaluator ev(job.conditioned, space, job.conditions, paths(), 2);
+  Evaluator ev(job.conditioned, space, job.conditions, test::resource_paths(), 2);
   SearchOptions o;
   o.max_evaluations = budget;
   const auto t0 = std::chrono::steady_clock::now();
@@ -325,9 +322,9 @@ int quality(std::size_t max_plans, double budget_percent, const std::vector<std:
         space.variables.push_back(full.variables[i]);
       }
       if (space.variables.size() < 2) continue;
-      Evaluator all_ev(job.conditioned, space, job.conditions, paths(), 2);
+      Evaluator all_ev(job.conditioned, space, job.conditions, test::resource_paths(), 2);
       const SearchResult all = exhaustive(all_ev, space, Limits{}, max_plans);
-      Evaluator ev(job.conditioned, space, job.conditions, paths(), 2);
+      Evaluator ev(job.conditioned, space, job.conditions, test::resource_paths(), 2);
       SearchOptions o;
       o.max_evaluations = std::max<std::size_t>(2, static_cast<std::size_t>(budget_percent / 100.0 * static_cast<double>(plans)));
       const SearchResult found = search(ev, space, o);
@@ -418,13 +415,13 @@ int planner(const std::string& path, std::size_t parts, const std::vector<std::s
   const Job job = load_job(path, settings);
   const PlannerOptions options;
   PlannerModel model;
-  const double build_ms = median_ms_of([&] { model = build_model(job.conditioned, job.conditions, {}, paths(), options); }, 3);
+  const double build_ms = median_ms_of([&] { model = build_model(job.conditioned, job.conditions, {}, test::resource_paths(), options); }, 3);
   CompressionPlan plan;
   const double choose_ms = median_ms_of([&] { plan = choose(model, options); }, 5);
   auto replayed = [&](const std::string& value) {
     std::vector<Decision> d;
     if (value != "none") d.push_back({Strategy::kCompression, "", value, {}});
-    return replay_step(job.conditioned, job.conditions, d, paths());
+    return replay_step(job.conditioned, job.conditions, d, test::resource_paths());
   };
   const Nanos none = replayed("none"), single = replayed(plan.best_single), planned = replayed(plan.value);
   // Espresso's upper bound: compression that costs nothing (no transfer, no kernels), by the model.

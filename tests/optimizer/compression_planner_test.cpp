@@ -5,10 +5,10 @@
 #include <algorithm>
 
 #include "core/error.h"
-#include "costmodel/paths.h"
 #include "optimizer/compression_planner.h"
 #include "optimizer/memory.h"
 #include "trace_fixtures.h"
+#include "optimizer/optimizer_fixtures.h"
 #include "optimizer/search.h"
 #include "whatif/workload_fixtures.h"
 
@@ -20,10 +20,6 @@ namespace {
 // Rank 0 of a 2-rank A100 job with DDP all-reduces (torch.profiler, HTA's test data): 5 buckets a step.
 const char* kAllReduceTrace = "traces/hta/a100-ws2-rank0-nccl.json.gz";
 
-ResourcePaths paths() {
-  return {costmodel::default_model_path(), costmodel::default_device_dir(), test::source_path("configs/clusters"), ""};
-}
-
 // A job under `settings` (--set), conditioned as the optimize command does it.
 struct Job {
   whatif::Workload base;
@@ -32,12 +28,12 @@ struct Job {
   Job(const char* trace, std::vector<std::string> settings) : base(test::load_workload(trace)) {
     conditions.settings = std::move(settings);
     replayer::Simulator simulator;
-    conditioned = whatif::evaluate(base, condition_rewrites(conditions, paths()), simulator, {}).workload;
+    conditioned = whatif::evaluate(base, condition_rewrites(conditions, test::resource_paths()), simulator, {}).workload;
   }
   Nanos replayed(const std::string& value) const {
     std::vector<Decision> d;
     if (value != "none") d.push_back({Strategy::kCompression, "", value, {}});
-    return replay_step(conditioned, conditions, d, paths());
+    return replay_step(conditioned, conditions, d, test::resource_paths());
   }
 };
 
@@ -48,7 +44,7 @@ const std::vector<std::string> kSlow = {"network.inter_node_gbps=0.5", "network.
 TEST_CASE("the compression planner leaves every bucket uncompressed where the network is fast") {
   for (const char* trace : {kAllReduceTrace, "traces/dlrm-8xV100"}) {
     const Job job(trace, {});
-    const PlannerModel model = build_model(job.conditioned, job.conditions, {}, paths(), {});
+    const PlannerModel model = build_model(job.conditioned, job.conditions, {}, test::resource_paths(), {});
     REQUIRE(model.positions >= 3);
     const CompressionPlan plan = choose(model, {});
     CHECK(std::all_of(plan.choice.begin(), plan.choice.end(), [](std::size_t m) { return m == 0; }));
@@ -60,7 +56,7 @@ TEST_CASE("the compression planner leaves every bucket uncompressed where the ne
 
 TEST_CASE("the compression planner compresses where the network is slow, and its plan replays faster") {
   const Job job(kAllReduceTrace, kSlow);
-  const PlannerModel model = build_model(job.conditioned, job.conditions, {}, paths(), {});
+  const PlannerModel model = build_model(job.conditioned, job.conditions, {}, test::resource_paths(), {});
   const CompressionPlan plan = choose(model, {});
   CHECK(std::any_of(plan.choice.begin(), plan.choice.end(), [](std::size_t m) { return m != 0; }));
   CHECK(plan.planned.median_ns < plan.none.median_ns);
@@ -70,7 +66,7 @@ TEST_CASE("the compression planner compresses where the network is slow, and its
   CHECK(job.replayed(plan.value) < none);
   // The same on the 8-rank DLRM job over 10 Gb/s Ethernet, one GPU per node.
   const Job dlrm("traces/dlrm-8xV100", {"cluster.gpus_per_node=1", "network.inter_node_gbps=1.25"});
-  const CompressionPlan p8 = choose(build_model(dlrm.conditioned, dlrm.conditions, {}, paths(), {}), {});
+  const CompressionPlan p8 = choose(build_model(dlrm.conditioned, dlrm.conditions, {}, test::resource_paths(), {}), {});
   CHECK(dlrm.replayed(p8.value) < dlrm.replayed("none"));
 }
 
@@ -81,24 +77,24 @@ TEST_CASE("the planned per-bucket plan, replayed, is no slower than any single m
   SearchSpace space = make_space(job.conditioned, o);
   const std::size_t singles = space.variables.at(0).values.size();
   std::string why;
-  const auto plan = add_planned_compression(space, job.conditioned, job.conditions, paths(), {}, &why);
+  const auto plan = add_planned_compression(space, job.conditioned, job.conditions, test::resource_paths(), {}, &why);
   REQUIRE(plan);
   REQUIRE(space.variables[0].values.size() == singles + 1);
   CHECK(space.variables[0].values.back() == plan->value);
-  Evaluator ev(job.conditioned, space, job.conditions, paths(), 2);
+  Evaluator ev(job.conditioned, space, job.conditions, test::resource_paths(), 2);
   const SearchResult all = exhaustive(ev, space, Limits{});
   const Nanos planned = ev.score({{static_cast<std::uint8_t>(singles)}})[0].step_ns;
   for (std::uint8_t v = 0; v < singles; ++v) CHECK(planned <= ev.score({{v}})[0].step_ns);
   // Whatever the planner proposes, the search chooses by replay: its best is the fastest value.
   SearchOptions s;
   s.max_evaluations = 20;
-  Evaluator ev2(job.conditioned, space, job.conditions, paths(), 2);
+  Evaluator ev2(job.conditioned, space, job.conditions, test::resource_paths(), 2);
   CHECK(search(ev2, space, s).best.score.step_ns == all.best.score.step_ns);
 }
 
 TEST_CASE("the planner keeps within a risk and a memory limit") {
   const Job job(kAllReduceTrace, kSlow);
-  const PlannerModel model = build_model(job.conditioned, job.conditions, {}, paths(), {});
+  const PlannerModel model = build_model(job.conditioned, job.conditions, {}, test::resource_paths(), {});
   PlannerOptions careful;
   careful.max_risk = 0.05;
   const CompressionPlan safe = choose(model, careful);
@@ -120,7 +116,7 @@ TEST_CASE("a per-bucket compression value: its risk is its riskiest method's, an
   CHECK(describe({Strategy::kCompression, "", "none,powersgd:4,none", {}}) ==
         "compression per bucket (3 buckets: 2 none, 1 powersgd:4)");
   // decision_rewrites hands the list to the compression rewrite, a method per bucket.
-  const auto rewrites = decision_rewrites({}, {{Strategy::kCompression, "", "none,fp16", {}}}, paths());
+  const auto rewrites = decision_rewrites({}, {{Strategy::kCompression, "", "none,fp16", {}}}, test::resource_paths());
   REQUIRE(rewrites.size() == 1);
   const auto& comm = std::get<whatif::CommRetime>(rewrites[0]);
   REQUIRE(comm.compression);
@@ -130,11 +126,11 @@ TEST_CASE("a per-bucket compression value: its risk is its riskiest method's, an
 
 TEST_CASE("a job without a gradient all-reduce has nothing for the planner, and says so") {
   const Job job("traces/hta/simple-add-kineto.json.gz", {});
-  CHECK_THROWS_AS(build_model(job.conditioned, job.conditions, {}, paths(), {}), OptionError);
+  CHECK_THROWS_AS(build_model(job.conditioned, job.conditions, {}, test::resource_paths(), {}), OptionError);
   SpaceOptions o;
   SearchSpace space = make_space(job.conditioned, o);
   std::string why;
-  CHECK(!add_planned_compression(space, job.conditioned, job.conditions, paths(), {}, &why));
+  CHECK(!add_planned_compression(space, job.conditioned, job.conditions, test::resource_paths(), {}, &why));
   CHECK_THAT(why, Catch::Contains("no compression decision"));
 }
 

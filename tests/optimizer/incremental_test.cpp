@@ -7,20 +7,20 @@
 
 #include <random>
 
+#include "costmodel/comm/calibration.h"
+#include "costmodel/comm/comm_ops.h"
 #include "costmodel/paths.h"
 #include "optimizer/incremental.h"
+#include "optimizer/optimizer_fixtures.h"
 #include "optimizer/search.h"
 #include "optimizer/space.h"
+#include "whatif/comm_retime.h"
 #include "whatif/workload_fixtures.h"
 
 using namespace dpro;
 using namespace dpro::optimizer;
 
 namespace {
-
-ResourcePaths paths() {
-  return {costmodel::default_model_path(), costmodel::default_device_dir(), test::source_path("configs/clusters"), ""};
-}
 
 // A job under its conditions with the full space of every strategy that applies.
 struct Job {
@@ -31,7 +31,7 @@ struct Job {
   Job(const char* trace, std::vector<std::string> settings) : base(test::load_workload(trace)) {
     conditions.settings = std::move(settings);
     replayer::Simulator simulator;
-    conditioned = whatif::evaluate(base, condition_rewrites(conditions, paths()), simulator, {}).workload;
+    conditioned = whatif::evaluate(base, condition_rewrites(conditions, test::resource_paths()), simulator, {}).workload;
     SpaceOptions o;
     o.device_dir = costmodel::default_device_dir();
     o.max_fusion_chains = 6;
@@ -68,17 +68,29 @@ std::string plan_text(const Assignment& a) {
   return out;
 }
 
+bool same_fit(const comm::CalibrationFit& a, const comm::CalibrationFit& b) {
+  for (int i = 0; i < comm::kCollectiveOpCount; ++i) {
+    if (a.calibration.op[i].latency != b.calibration.op[i].latency ||
+        a.calibration.op[i].byte_time != b.calibration.op[i].byte_time || a.source[i] != b.source[i] ||
+        a.samples[i] != b.samples[i])
+      return false;
+  }
+  return true;
+}
+
 // Evaluates `plans` both ways and checks them equal; returns how often a prefix was reused.
 std::size_t check_equal(const Job& j, const std::vector<Assignment>& plans, std::size_t max_cached) {
-  PrefixEvaluator incremental(j.conditioned, j.space, j.conditions, paths(), max_cached);
+  PrefixEvaluator incremental(j.conditioned, j.space, j.conditions, test::resource_paths(), max_cached);
   replayer::Simulator full_sim, incr_sim;
   whatif::EvaluateOptions options;
   options.report.top_ops = 0;
   options.report.analysis = false;
-  for (const Assignment& a : plans) {
+  whatif::Workload scratch;  // handed to every other plan: exact with and without it
+  for (std::size_t i = 0; i < plans.size(); ++i) {
+    const Assignment& a = plans[i];
     const whatif::Evaluation full = whatif::evaluate(
-        j.conditioned, decision_rewrites(j.conditions, decisions_of(j.space, a), paths()), full_sim, options);
-    const PlanOutcome incr = incremental.evaluate(a, incr_sim);
+        j.conditioned, decision_rewrites(j.conditions, decisions_of(j.space, a), test::resource_paths()), full_sim, options);
+    const PlanOutcome incr = incremental.evaluate(a, incr_sim, i % 2 == 0 ? &scratch : nullptr);
     INFO("plan " << plan_text(a));
     REQUIRE(incr.simulation->start.size() == full.simulation.start.size());
     CHECK(incr.simulation->start == full.simulation.start);
@@ -96,6 +108,9 @@ std::size_t check_equal(const Job& j, const std::vector<Assignment>& plans, std:
         CHECK(g.gpu_after == f->gpu_after);
       } else if (const auto* p = std::get_if<whatif::PrecisionChange>(&full.changes[k])) {
         CHECK(std::get<whatif::PrecisionChange>(incr.changes[k]).gpu_after == p->gpu_after);
+      } else if (const auto* c = std::get_if<whatif::CommChange>(&full.changes[k])) {
+        // The incremental path's fit comes from the cache's memo (whatif::CommRetimeCache::fit).
+        CHECK(same_fit(std::get<whatif::CommChange>(incr.changes[k]).fit, c->fit));
       }
     }
   }
@@ -129,8 +144,8 @@ TEST_CASE("the search scores the same plans the same in incremental and full mod
   SearchOptions s;
   s.seed = 5;
   s.max_evaluations = 40;
-  Evaluator full(j.conditioned, j.space, j.conditions, paths(), 2, EvaluationMode::kFull);
-  Evaluator incr(j.conditioned, j.space, j.conditions, paths(), 2, EvaluationMode::kIncremental);
+  Evaluator full(j.conditioned, j.space, j.conditions, test::resource_paths(), 2, EvaluationMode::kFull);
+  Evaluator incr(j.conditioned, j.space, j.conditions, test::resource_paths(), 2, EvaluationMode::kIncremental);
   const SearchResult a = search(full, j.space, s);
   const SearchResult b = search(incr, j.space, s);
   CHECK(a.best.assignment == b.best.assignment);
@@ -146,4 +161,32 @@ TEST_CASE("the search scores the same plans the same in incremental and full mod
   const PrefixStats st = incr.prefix_stats();
   CHECK(st.from_precision + st.from_fusion > 0);
   CHECK(full.prefix_stats().from_base == 0);
+}
+
+TEST_CASE("the communication cache's fit memo gives the fit of the samples it is handed") {
+  const Job j("traces/dlrm-8xV100", {});
+  const whatif::CommRetimeCache cache(j.conditioned, test::resource_paths().clusters_dir, costmodel::default_device_dir());
+  const auto& traces = *j.conditioned.traces;
+  const comm::ClusterSpec* origin = cache.clusters.guess(traces.gpu_names());
+  REQUIRE(origin);
+  CHECK(cache.holds(origin));
+  const comm::ClusterSpec copy = *origin;
+  CHECK_FALSE(cache.holds(&copy));  // a spec of another catalog, or a changed one: no memo
+  const std::vector<comm::CommSample> samples =
+      comm::make_samples(comm::find_comm_ops(j.conditioned.graph.dfg, traces), *origin);
+  REQUIRE(samples.size() > 4);
+  const comm::CalibrationFit direct = comm::fit_calibration_detailed(*origin, samples);
+  CHECK(same_fit(cache.fit(*origin, samples), direct));
+  CHECK(same_fit(cache.fit(*origin, samples), direct));  // from the memo
+  // Samples that differ in a time the fit reads are fitted anew, and the first are still served.
+  std::vector<comm::CommSample> slower = samples;
+  for (comm::CommSample& s : slower) s.time_us *= 3;
+  const comm::CalibrationFit direct_slower = comm::fit_calibration_detailed(*origin, slower);
+  REQUIRE_FALSE(same_fit(direct_slower, direct));
+  CHECK(same_fit(cache.fit(*origin, slower), direct_slower));
+  CHECK(same_fit(cache.fit(*origin, samples), direct));
+  // Instance ids are node ids that other rewrites renumber; the fit does not read them.
+  std::vector<comm::CommSample> renumbered = samples;
+  for (comm::CommSample& s : renumbered) s.instance += 7;
+  CHECK(same_fit(cache.fit(*origin, renumbered), direct));
 }

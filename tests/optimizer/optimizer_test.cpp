@@ -9,6 +9,7 @@
 
 #include "core/error.h"
 #include "optimizer/plan.h"
+#include "optimizer/optimizer_fixtures.h"
 #include "optimizer/search.h"
 #include "optimizer/space.h"
 #include "costmodel/paths.h"
@@ -22,14 +23,10 @@ namespace {
 // Rank 0 of a 2-rank A100 job with DDP all-reduces (torch.profiler, HTA's test data).
 const char* kAllReduceTrace = "traces/hta/a100-ws2-rank0-nccl.json.gz";
 
-ResourcePaths paths() {
-  return {costmodel::default_model_path(), costmodel::default_device_dir(), test::source_path("configs/clusters"), ""};
-}
-
 // The job under `conditions` (condition_rewrites applied), as the optimize command builds it.
 whatif::Workload conditioned(const whatif::Workload& base, const Conditions& conditions) {
   replayer::Simulator simulator;
-  return whatif::evaluate(base, condition_rewrites(conditions, paths()), simulator, {}).workload;
+  return whatif::evaluate(base, condition_rewrites(conditions, test::resource_paths()), simulator, {}).workload;
 }
 
 // The A100 job on a slow network (all-reduces then matter) and the space of `strategies` on it.
@@ -145,8 +142,8 @@ TEST_CASE("the search is deterministic for a seed, whatever the number of thread
   SearchOptions s;
   s.seed = 3;
   s.max_evaluations = 24;
-  Evaluator one(j.job, j.space, j.conditions, paths(), 1);
-  Evaluator two(j.job, j.space, j.conditions, paths(), 2);
+  Evaluator one(j.job, j.space, j.conditions, test::resource_paths(), 1);
+  Evaluator two(j.job, j.space, j.conditions, test::resource_paths(), 2);
   const SearchResult a = search(one, j.space, s);
   const SearchResult b = search(two, j.space, s);
   CHECK(a.evaluations == s.max_evaluations);
@@ -159,10 +156,10 @@ TEST_CASE("the search is deterministic for a seed, whatever the number of thread
 
 TEST_CASE("the search finds what exhaustive enumeration finds on a small space") {
   const SlowJob j({Strategy::kBuckets, Strategy::kCompression});
-  Evaluator ev(j.job, j.space, j.conditions, paths(), 2);
+  Evaluator ev(j.job, j.space, j.conditions, test::resource_paths(), 2);
   const SearchResult all = exhaustive(ev, j.space, Limits{});
   CHECK(all.evaluations == 64);
-  Evaluator ev2(j.job, j.space, j.conditions, paths(), 2);
+  Evaluator ev2(j.job, j.space, j.conditions, test::resource_paths(), 2);
   SearchOptions s;
   s.max_evaluations = 24;
   const SearchResult found = search(ev2, j.space, s);
@@ -175,7 +172,7 @@ TEST_CASE("the search finds what exhaustive enumeration finds on a small space")
 
 TEST_CASE("a risk or memory limit keeps the chosen plan within it") {
   const SlowJob j({Strategy::kCompression});
-  Evaluator ev(j.job, j.space, j.conditions, paths(), 2);
+  Evaluator ev(j.job, j.space, j.conditions, test::resource_paths(), 2);
   const SearchResult free = exhaustive(ev, j.space, Limits{});
   REQUIRE(free.best.score.risk > 0.1);  // a lossy method is fastest here
   Limits careful;
@@ -203,11 +200,11 @@ TEST_CASE("a plan's score is the replay of its rewrites in one what-if, as repla
   SpaceOptions o;
   o.strategies = {Strategy::kBuckets};
   const SearchSpace space = make_space(job, o);
-  Evaluator ev(job, space, c, paths(), 1);
+  Evaluator ev(job, space, c, test::resource_paths(), 1);
   for (std::uint8_t v = 0; v < space.variables[0].values.size(); v += 3) {
     const Assignment a = {v};
-    std::vector<whatif::Rewrite> rewrites = condition_rewrites(c, paths());
-    for (whatif::Rewrite& r : decision_rewrites(c, decisions_of(space, a), paths())) rewrites.push_back(std::move(r));
+    std::vector<whatif::Rewrite> rewrites = condition_rewrites(c, test::resource_paths());
+    for (whatif::Rewrite& r : decision_rewrites(c, decisions_of(space, a), test::resource_paths())) rewrites.push_back(std::move(r));
     replayer::Simulator simulator;
     const whatif::Evaluation one_go = whatif::evaluate(base, rewrites, simulator, {});
     CHECK(ev.score({a})[0].step_ns == median_step(one_go.report));

@@ -10,6 +10,7 @@
 
 #include "core/error.h"
 #include "optimizer/plan.h"
+#include "optimizer/optimizer_fixtures.h"
 #include "optimizer/search.h"
 #include "optimizer/space.h"
 #include "costmodel/paths.h"
@@ -20,10 +21,6 @@ using namespace dpro::optimizer;
 
 namespace {
 
-ResourcePaths paths() {
-  return {costmodel::default_model_path(), costmodel::default_device_dir(), test::source_path("configs/clusters"), ""};
-}
-
 struct Job {
   whatif::Workload base;
   Conditions conditions;
@@ -31,7 +28,7 @@ struct Job {
   Job(const std::string& trace, std::vector<std::string> settings) : base(test::load_workload(trace)) {
     conditions.settings = std::move(settings);
     replayer::Simulator simulator;
-    conditioned = whatif::evaluate(base, condition_rewrites(conditions, paths()), simulator, {}).workload;
+    conditioned = whatif::evaluate(base, condition_rewrites(conditions, test::resource_paths()), simulator, {}).workload;
   }
   SearchSpace space(std::vector<Strategy> strategies) const {
     SpaceOptions o;
@@ -43,7 +40,7 @@ struct Job {
   std::pair<Nanos, std::vector<std::size_t>> replay(const std::vector<Decision>& decisions) const {
     replayer::Simulator simulator;
     const whatif::Evaluation e =
-        whatif::evaluate(conditioned, decision_rewrites(conditions, decisions, paths()), simulator, {});
+        whatif::evaluate(conditioned, decision_rewrites(conditions, decisions, test::resource_paths()), simulator, {});
     std::vector<std::size_t> ends;
     for (const whatif::Change& c : e.changes)
       if (const auto* comm = std::get_if<whatif::CommChange>(&c); comm && comm->buckets) ends = comm->buckets->bucket_end;
@@ -136,10 +133,10 @@ TEST_CASE("partition: the search reaches at least the best single bucket size, o
                                         std::pair{std::string("traces/dlrm-8xV100"), kSlowDlrm}}) {
     const Job job(trace, settings);
     const SearchSpace sizes = job.space({Strategy::kBuckets});
-    Evaluator by_size(job.conditioned, sizes, job.conditions, paths(), 2);
+    Evaluator by_size(job.conditioned, sizes, job.conditions, test::resource_paths(), 2);
     const SearchResult best_size = exhaustive(by_size, sizes, Limits{});
     const SearchSpace s = job.space({Strategy::kPartition});
-    Evaluator ev(job.conditioned, s, job.conditions, paths(), 2);
+    Evaluator ev(job.conditioned, s, job.conditions, test::resource_paths(), 2);
     SearchOptions o;
     o.max_evaluations = 30;
     const SearchResult found = search(ev, s, o);
@@ -155,7 +152,7 @@ TEST_CASE("partition: the same seed gives the same plan bytes, on 1 thread or 2"
   const SearchSpace s = a100.space({Strategy::kPartition, Strategy::kCompression});
   std::vector<std::string> bytes;
   for (int threads : {1, 2}) {
-    Evaluator ev(a100.conditioned, s, a100.conditions, paths(), threads);
+    Evaluator ev(a100.conditioned, s, a100.conditions, test::resource_paths(), threads);
     SearchOptions o;
     o.seed = 11;
     o.max_evaluations = 40;
@@ -199,7 +196,7 @@ TEST_CASE("partition: a boundary beyond the steps' all-reduces is an OptionError
                          return e.option() == "partition" && e.value() == "5" &&
                                 std::string(e.what()).find("at most 5 all-reduces") != std::string::npos;
                        }));
-  CHECK_THROWS_AS(decision_rewrites({}, {partition({1}), partition({2})}, paths()), OptionError);
+  CHECK_THROWS_AS(decision_rewrites({}, {partition({1}), partition({2})}, test::resource_paths()), OptionError);
   // One bucket per step: fewer all-reduces than buckets of 1 MiB leave.
   const auto merged = a100.replay({partition({})});
   const auto split = a100.replay({{Strategy::kBuckets, "", "1", {}}});

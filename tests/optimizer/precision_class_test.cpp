@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "core/error.h"
+#include "optimizer/optimizer_fixtures.h"
 #include "optimizer/search.h"
 #include "optimizer/space.h"
 #include "costmodel/paths.h"
@@ -16,17 +17,13 @@ using namespace dpro::optimizer;
 
 namespace {
 
-ResourcePaths paths() {
-  return {costmodel::default_model_path(), costmodel::default_device_dir(), test::source_path("configs/clusters"), ""};
-}
-
 Decision precision(const std::string& cls, const std::string& dtype) { return {Strategy::kPrecision, cls, dtype, {}}; }
 
 // The lowerings of `decisions`' precision rewrite (itself and its stages), as (dtype, classes).
 std::vector<std::pair<std::string, std::vector<std::string>>> rewrites_of(const std::vector<Decision>& decisions) {
   std::vector<std::pair<std::string, std::vector<std::string>>> out;
   std::size_t rewrites = 0;
-  for (const whatif::Rewrite& r : decision_rewrites({}, decisions, paths())) {
+  for (const whatif::Rewrite& r : decision_rewrites({}, decisions, test::resource_paths())) {
     const auto* p = std::get_if<whatif::Precision>(&r);
     if (!p) continue;
     ++rewrites;
@@ -77,7 +74,7 @@ TEST_CASE("precision per class on the H100 ResNet-50: conv-only bf16 and bf16 ev
     CHECK(std::find(v.values.begin(), v.values.end(), "bf16") != v.values.end());
   }
 
-  Evaluator ev(fp32, space, {}, paths(), 2);
+  Evaluator ev(fp32, space, {}, test::resource_paths(), 2);
   auto assignment = [&](const std::string& gemm, const std::string& conv) {
     Assignment a(2, 0);
     for (std::size_t i = 0; i < 2; ++i) {
@@ -98,12 +95,12 @@ TEST_CASE("precision per class on the H100 ResNet-50: conv-only bf16 and bf16 ev
   replayer::Simulator simulator;
   // Two dtypes in one plan (TF32 GEMMs, bf16 convolutions) are one rewrite and replay.
   const whatif::Evaluation mixed = whatif::evaluate(
-      fp32, decision_rewrites({}, {precision("gemm", "tf32"), precision("conv", "bf16")}, paths()), simulator, {});
+      fp32, decision_rewrites({}, {precision("gemm", "tf32"), precision("conv", "bf16")}, test::resource_paths()), simulator, {});
   CHECK(median_step(mixed.report) < baseline);
   const auto& change = std::get<whatif::PrecisionChange>(mixed.changes.at(0));
   CHECK(change.then_dtypes == std::vector<costmodel::DType>{costmodel::DType::kBFloat16});
   const whatif::Evaluation all =
-      whatif::evaluate(fp32, decision_rewrites({}, {precision("all", "bf16")}, paths()), simulator, {});
+      whatif::evaluate(fp32, decision_rewrites({}, {precision("all", "bf16")}, test::resource_paths()), simulator, {});
   CHECK(median_step(all.report) == everywhere);
   // And it predicts the bf16 job recorded on the same GPU within 10 %.
   const whatif::Workload bf16 = test::load_workload("traces/h100/resnet50-bf16");
