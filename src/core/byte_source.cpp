@@ -1,7 +1,5 @@
 #include "core/byte_source.h"
 
-#include <zlib.h>
-
 #include <cerrno>
 #include <condition_variable>
 #include <deque>
@@ -11,30 +9,53 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <stdexcept>
 #include <vector>
 
 #include "core/error.h"
+#include "core/gzip_inflater.h"
 #include "core/output_file.h"
 
 namespace dpro {
 
 struct ByteSource::Impl {
   std::FILE* file = nullptr;
-  z_stream zs{};
-  bool inflating = false;
-  bool stream_end = false;
-  unsigned char head[2] = {};                 // the bytes read to tell gzip from plain
+  std::unique_ptr<GzipInflater> inflater;  // gzip input only
+  bool member_ended = false;                // the last gzip member read is complete
+  unsigned char head[2] = {};               // the bytes read to tell gzip from plain
   std::size_t pending = 0, pending_at = 0;  // plain input: bytes of head read before the first read()
-  // Compressed input waiting for the inflater; allocated for gzip only (a 1 MiB buffer per plain
-  // file opened costs more than reading a small file: the loader opens each file twice).
+  // Compressed input waiting for the inflater, [in_at, in_len); allocated for gzip only (a 1 MiB
+  // buffer per plain file opened costs more than reading a small file: the loader opens each
+  // file twice).
   std::vector<unsigned char> in_buf;
+  std::size_t in_at = 0, in_len = 0;
   ~Impl() {
-    if (inflating) inflateEnd(&zs);
     if (file) std::fclose(file);
+  }
+  std::size_t available() const { return in_len - in_at; }
+  // Moves what is left of the input to the front and appends what the file has; false at its end.
+  bool refill(const std::string& path, std::uint64_t& raw_bytes) {
+    std::memmove(in_buf.data(), in_buf.data() + in_at, available());
+    in_len -= in_at;
+    in_at = 0;
+    const std::size_t n = std::fread(in_buf.data() + in_len, 1, in_buf.size() - in_len, file);
+    if (n == 0 && std::ferror(file)) throw InputError(path, "", "read error");
+    raw_bytes += n;
+    in_len += n;
+    return n > 0;
   }
 };
 
-ByteSource::ByteSource(std::string path) : path_(std::move(path)), impl_(std::make_unique<Impl>()) {
+namespace {
+std::unique_ptr<GzipInflater> make_inflater(GzipDecoder decoder) {
+  if (decoder == GzipDecoder::kFastest)
+    if (auto isal = make_isal_inflater()) return isal;
+  return make_zlib_inflater();
+}
+}  // namespace
+
+ByteSource::ByteSource(std::string path, GzipDecoder decoder)
+    : path_(std::move(path)), impl_(std::make_unique<Impl>()) {
   impl_->file = std::fopen(path_.c_str(), "rb");
   if (!impl_->file) throw InputError(path_, "", std::string("cannot open: ") + std::strerror(errno));
   note_opened_input(fileno(impl_->file));  // no output of this process may replace it
@@ -45,18 +66,22 @@ ByteSource::ByteSource(std::string path) : path_(std::move(path)), impl_(std::ma
   raw_bytes_ += got;
   gzipped_ = got == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
   if (gzipped_) {
-    if (inflateInit2(&impl_->zs, 15 + 32) != Z_OK) throw InputError(path_, "", "cannot start gzip decoder");
-    impl_->inflating = true;
+    try {
+      impl_->inflater = make_inflater(decoder);
+    } catch (const std::exception& e) {
+      throw InputError(path_, "", e.what());
+    }
     impl_->in_buf.resize(1 << 20);
     std::memcpy(impl_->in_buf.data(), magic, got);
-    impl_->zs.next_in = impl_->in_buf.data();
-    impl_->zs.avail_in = static_cast<uInt>(got);
+    impl_->in_len = got;
   } else {
     impl_->pending = got;
   }
 }
 
 ByteSource::~ByteSource() = default;
+
+const char* ByteSource::gzip_decoder() const { return impl_->inflater ? impl_->inflater->name() : ""; }
 
 std::size_t ByteSource::read(char* out, std::size_t capacity) {
   if (!gzipped_) {
@@ -68,42 +93,38 @@ std::size_t ByteSource::read(char* out, std::size_t capacity) {
     raw_bytes_ += n;
     return given + n;
   }
-  z_stream& zs = impl_->zs;
-  zs.next_out = reinterpret_cast<Bytef*>(out);
-  zs.avail_out = static_cast<uInt>(capacity);
-  while (zs.avail_out > 0) {
-    if (impl_->stream_end) {
+  return read_gzip(reinterpret_cast<unsigned char*>(out), capacity);
+}
+
+std::size_t ByteSource::read_gzip(unsigned char* out, std::size_t capacity) {
+  Impl& m = *impl_;
+  std::size_t given = 0;
+  while (given < capacity) {
+    if (m.member_ended) {
       // Concatenated gzip members are legal; anything else after the end is ignored.
-      if (zs.avail_in == 0) {
-        const std::size_t n = std::fread(impl_->in_buf.data(), 1, impl_->in_buf.size(), impl_->file);
-        raw_bytes_ += n;
-        zs.next_in = impl_->in_buf.data();
-        zs.avail_in = static_cast<uInt>(n);
+      while (m.available() < 2 && m.refill(path_, raw_bytes_)) {
       }
-      if (zs.avail_in < 2 || zs.next_in[0] != 0x1f || zs.next_in[1] != 0x8b) break;
-      inflateReset(&zs);
-      impl_->stream_end = false;
+      const unsigned char* next = m.in_buf.data() + m.in_at;
+      if (m.available() < 2 || next[0] != 0x1f || next[1] != 0x8b) break;
+      m.member_ended = false;
     }
-    if (zs.avail_in == 0) {
-      const std::size_t n = std::fread(impl_->in_buf.data(), 1, impl_->in_buf.size(), impl_->file);
-      if (n == 0) {
-        if (std::ferror(impl_->file)) throw InputError(path_, "", "read error");
-        throw InputError(path_, "", "truncated gzip data (the file ends inside the compressed stream)");
-      }
-      raw_bytes_ += n;
-      zs.next_in = impl_->in_buf.data();
-      zs.avail_in = static_cast<uInt>(n);
+    if (m.available() == 0 && !m.refill(path_, raw_bytes_))
+      throw InputError(path_, "", "truncated gzip data (the file ends inside the compressed stream)");
+    GzipInflater::Step step;
+    try {
+      step = m.inflater->inflate(m.in_buf.data() + m.in_at, m.available(), out + given, capacity - given);
+    } catch (const std::runtime_error& e) {
+      throw InputError(path_, "", std::string("corrupt gzip data: ") + e.what());
     }
-    const int rc = inflate(&zs, Z_NO_FLUSH);
-    if (rc == Z_STREAM_END) {
-      impl_->stream_end = true;
-      continue;
-    }
-    if (rc != Z_OK && rc != Z_BUF_ERROR) {
-      throw InputError(path_, "", std::string("corrupt gzip data: ") + (zs.msg ? zs.msg : "inflate failed"));
-    }
+    m.in_at += step.consumed;
+    given += step.produced;
+    m.member_ended = step.member_end;
+    // No progress with input left: the decoder wants more of it at once (a header split by the
+    // buffer's end); the next pass appends to what is left.
+    if (step.consumed == 0 && step.produced == 0 && !step.member_end && !m.refill(path_, raw_bytes_))
+      throw InputError(path_, "", "truncated gzip data (the file ends inside the compressed stream)");
   }
-  return capacity - zs.avail_out;
+  return given;
 }
 
 struct ReadAhead::Shared {

@@ -9,9 +9,13 @@
 
 namespace dpro {
 
+// Which decoder inflates gzip input: the fastest this build has (ISA-L when built with it), or
+// zlib (tests compare the two).
+enum class GzipDecoder { kFastest, kZlib };
+
 class ByteSource {
  public:
-  explicit ByteSource(std::string path);
+  explicit ByteSource(std::string path, GzipDecoder decoder = GzipDecoder::kFastest);
   ~ByteSource();
   ByteSource(const ByteSource&) = delete;
   ByteSource& operator=(const ByteSource&) = delete;
@@ -22,8 +26,11 @@ class ByteSource {
   const std::string& path() const { return path_; }
   bool gzipped() const { return gzipped_; }
   std::uint64_t compressed_bytes_read() const { return raw_bytes_; }
+  // The gzip decoder in use ("isa-l", "zlib"); empty for plain input.
+  const char* gzip_decoder() const;
 
  private:
+  std::size_t read_gzip(unsigned char* out, std::size_t capacity);
   struct Impl;
   std::string path_;
   bool gzipped_ = false;
