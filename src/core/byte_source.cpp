@@ -1,5 +1,8 @@
 #include "core/byte_source.h"
 
+#include <sys/stat.h>
+
+#include <algorithm>
 #include <cerrno>
 #include <condition_variable>
 #include <deque>
@@ -24,21 +27,21 @@ struct ByteSource::Impl {
   bool member_ended = false;                // the last gzip member read is complete
   unsigned char head[2] = {};               // the bytes read to tell gzip from plain
   std::size_t pending = 0, pending_at = 0;  // plain input: bytes of head read before the first read()
-  // Compressed input waiting for the inflater, [in_at, in_len); allocated for gzip only (a 1 MiB
-  // buffer per plain file opened costs more than reading a small file: the loader opens each
-  // file twice).
-  std::vector<unsigned char> in_buf;
-  std::size_t in_at = 0, in_len = 0;
+  // Compressed input waiting for the inflater, [in_at, in_len); allocated for gzip only, as large
+  // as the file up to 1 MiB, and not zero-filled: a small file's read (the loader opens each file
+  // twice, and ranks are often small) then does not pay for a 1 MiB buffer's pages.
+  std::unique_ptr<unsigned char[]> in_buf;
+  std::size_t in_cap = 0, in_at = 0, in_len = 0;
   ~Impl() {
     if (file) std::fclose(file);
   }
   std::size_t available() const { return in_len - in_at; }
   // Moves what is left of the input to the front and appends what the file has; false at its end.
   bool refill(const std::string& path, std::uint64_t& raw_bytes) {
-    std::memmove(in_buf.data(), in_buf.data() + in_at, available());
+    std::memmove(in_buf.get(), in_buf.get() + in_at, available());
     in_len -= in_at;
     in_at = 0;
-    const std::size_t n = std::fread(in_buf.data() + in_len, 1, in_buf.size() - in_len, file);
+    const std::size_t n = std::fread(in_buf.get() + in_len, 1, in_cap - in_len, file);
     if (n == 0 && std::ferror(file)) throw InputError(path, "", "read error");
     raw_bytes += n;
     in_len += n;
@@ -71,8 +74,12 @@ ByteSource::ByteSource(std::string path, GzipDecoder decoder)
     } catch (const std::exception& e) {
       throw InputError(path_, "", e.what());
     }
-    impl_->in_buf.resize(1 << 20);
-    std::memcpy(impl_->in_buf.data(), magic, got);
+    constexpr std::size_t kMaxInput = std::size_t{1} << 20, kMinInput = std::size_t{4} << 10;
+    struct stat st {};
+    const bool sized = ::fstat(fileno(impl_->file), &st) == 0 && S_ISREG(st.st_mode);
+    impl_->in_cap = sized ? std::clamp<std::size_t>(static_cast<std::size_t>(st.st_size), kMinInput, kMaxInput) : kMaxInput;
+    impl_->in_buf.reset(new unsigned char[impl_->in_cap]);
+    std::memcpy(impl_->in_buf.get(), magic, got);
     impl_->in_len = got;
   } else {
     impl_->pending = got;
@@ -104,7 +111,7 @@ std::size_t ByteSource::read_gzip(unsigned char* out, std::size_t capacity) {
       // Concatenated gzip members are legal; anything else after the end is ignored.
       while (m.available() < 2 && m.refill(path_, raw_bytes_)) {
       }
-      const unsigned char* next = m.in_buf.data() + m.in_at;
+      const unsigned char* next = m.in_buf.get() + m.in_at;
       if (m.available() < 2 || next[0] != 0x1f || next[1] != 0x8b) break;
       m.member_ended = false;
     }
@@ -112,7 +119,7 @@ std::size_t ByteSource::read_gzip(unsigned char* out, std::size_t capacity) {
       throw InputError(path_, "", "truncated gzip data (the file ends inside the compressed stream)");
     GzipInflater::Step step;
     try {
-      step = m.inflater->inflate(m.in_buf.data() + m.in_at, m.available(), out + given, capacity - given);
+      step = m.inflater->inflate(m.in_buf.get() + m.in_at, m.available(), out + given, capacity - given);
     } catch (const std::runtime_error& e) {
       throw InputError(path_, "", std::string("corrupt gzip data: ") + e.what());
     }
@@ -131,13 +138,13 @@ struct ReadAhead::Shared {
   static constexpr std::size_t kBlock = 1 << 20;
   static constexpr std::size_t kDepth = 4;  // blocks read ahead at most
   struct Block {
-    std::vector<char> data;
+    std::unique_ptr<char[]> data;  // kBlock bytes, not zero-filled
     std::size_t size = 0;
   };
   std::mutex mutex;
   std::condition_variable changed;
   std::deque<Block> ready;         // read, in order, not yet handed over
-  std::vector<std::vector<char>> spare;  // handed over, for reuse
+  std::vector<std::unique_ptr<char[]>> spare;  // handed over, for reuse
   bool done = false;               // the reader has stopped: end of data, or `error`
   bool stop = false;               // the consumer is gone
   std::exception_ptr error;
@@ -147,7 +154,7 @@ struct ReadAhead::Shared {
 
   void run(ByteSource& source) {
     for (;;) {
-      std::vector<char> data;
+      std::unique_ptr<char[]> data;
       {
         std::unique_lock lock(mutex);
         changed.wait(lock, [&] { return stop || ready.size() < kDepth; });
@@ -157,11 +164,11 @@ struct ReadAhead::Shared {
           spare.pop_back();
         }
       }
-      data.resize(kBlock);
+      if (!data) data.reset(new char[kBlock]);
       std::size_t n = 0;
       std::exception_ptr failed;
       try {
-        n = source.read(data.data(), data.size());
+        n = source.read(data.get(), kBlock);
       } catch (...) {
         failed = std::current_exception();
       }
@@ -177,11 +184,24 @@ struct ReadAhead::Shared {
   }
 };
 
-ReadAhead::ReadAhead(ByteSource& source) : shared_(std::make_unique<Shared>()) {
+namespace {
+thread_local bool t_read_inline = false;  // a ReadAheadInline lives on this thread
+}  // namespace
+
+ReadAheadInline::ReadAheadInline() : outer_(t_read_inline) { t_read_inline = true; }
+ReadAheadInline::~ReadAheadInline() { t_read_inline = outer_; }
+
+ReadAhead::ReadAhead(ByteSource& source) {
+  if (t_read_inline) {
+    direct_ = &source;
+    return;
+  }
+  shared_ = std::make_unique<Shared>();
   shared_->reader = std::thread([this, &source] { shared_->run(source); });
 }
 
 ReadAhead::~ReadAhead() {
+  if (!shared_) return;
   {
     std::lock_guard lock(shared_->mutex);
     shared_->stop = true;
@@ -191,12 +211,13 @@ ReadAhead::~ReadAhead() {
 }
 
 std::size_t ReadAhead::read(char* out, std::size_t capacity) {
+  if (direct_) return direct_->read(out, capacity);
   Shared& s = *shared_;
   std::size_t given = 0;
   while (given < capacity) {
     if (s.current_at == s.current.size) {
       std::unique_lock lock(s.mutex);
-      if (!s.current.data.empty()) s.spare.push_back(std::move(s.current.data));
+      if (s.current.data) s.spare.push_back(std::move(s.current.data));
       s.current = {};
       s.current_at = 0;
       s.changed.notify_all();
@@ -211,7 +232,7 @@ std::size_t ReadAhead::read(char* out, std::size_t capacity) {
       s.ready.pop_front();
     }
     const std::size_t n = std::min(capacity - given, s.current.size - s.current_at);
-    std::memcpy(out + given, s.current.data.data() + s.current_at, n);
+    std::memcpy(out + given, s.current.data.get() + s.current_at, n);
     s.current_at += n;
     given += n;
   }

@@ -41,7 +41,8 @@ class ByteSource {
 // Reads a ByteSource ahead of its caller in a second thread (for gzip: inflating while the caller
 // parses what was inflated before), a few blocks of 1 MiB at most. An error reading is rethrown
 // by read() once the data before it has been handed over, as reading it directly would have.
-// The source must outlive this object; the destructor stops and joins the thread.
+// The source must outlive this object; the destructor stops and joins the thread. Under a
+// ReadAheadInline it reads on the caller's thread instead.
 class ReadAhead {
  public:
   explicit ReadAhead(ByteSource& source);
@@ -54,7 +55,23 @@ class ReadAhead {
 
  private:
   struct Shared;
-  std::unique_ptr<Shared> shared_;
+  std::unique_ptr<Shared> shared_;  // the reader thread's state; none when reading inline
+  ByteSource* direct_ = nullptr;    // reading inline (under a ReadAheadInline): the source
+};
+
+// While one lives on a thread, the ReadAheads made on that thread read on it, with no thread of
+// their own: for callers that already keep every core busy (the loader reading rank files in
+// parallel), where a reader thread per file would only compete with them and add its start and
+// its handoffs to each file's cost.
+class ReadAheadInline {
+ public:
+  ReadAheadInline();
+  ~ReadAheadInline();
+  ReadAheadInline(const ReadAheadInline&) = delete;
+  ReadAheadInline& operator=(const ReadAheadInline&) = delete;
+
+ private:
+  bool outer_;  // the state before this one, restored by the destructor
 };
 
 // Whole (inflated) contents of a small file; for configs and tests, not for traces.
