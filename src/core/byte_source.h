@@ -52,6 +52,8 @@ class ReadAhead {
 
   // As ByteSource::read.
   std::size_t read(char* out, std::size_t capacity);
+  // Whether a thread of its own reads the source (false under a ReadAheadInline).
+  bool threaded() const { return shared_ != nullptr; }
 
  private:
   struct Shared;

@@ -120,3 +120,47 @@ TEST_CASE("A gzip file whose checksum does not match its data is an InputError")
 TEST_CASE("A missing file is an InputError naming it") {
   CHECK_THROWS_WITH(ByteSource("/nonexistent/trace.json"), Catch::Contains("/nonexistent/trace.json"));
 }
+
+namespace {
+// All of a gzip file read through a ReadAhead, and the error that ended it ("" when none).
+std::pair<std::string, std::string> read_ahead_all(const std::string& path, bool threaded) {
+  ByteSource source(path);
+  dpro::ReadAhead ahead(source);
+  CHECK(ahead.threaded() == threaded);
+  std::string data, chunk(100'003, '\0');
+  try {
+    while (const std::size_t n = ahead.read(chunk.data(), chunk.size())) data.append(chunk.data(), n);
+  } catch (const InputError& e) {
+    return {data, e.what()};
+  }
+  return {data, ""};
+}
+}  // namespace
+
+TEST_CASE("ReadAhead hands over the bytes and errors of its source, in a thread of its own or inline") {
+  const std::string path = dpro::test::source_path("traces/hta/a100-ws2-rank0-nccl.json.gz");
+  const std::string expected = read_all(path, GzipDecoder::kFastest);
+  const std::string whole = read_raw(path);
+  const std::string truncated = temp_path("ahead-truncated.json.gz");
+  { std::ofstream(truncated, std::ios::binary) << whole.substr(0, whole.size() / 2); }
+  const auto check = [&](bool threaded) {
+    CHECK(read_ahead_all(path, threaded) == std::pair<std::string, std::string>{expected, ""});
+    const auto [data, error] = read_ahead_all(truncated, threaded);
+    CHECK(error.find("truncated gzip data") != std::string::npos);
+    CHECK(data.size() > expected.size() / 4);  // what was inflated before the end is handed over
+    CHECK(expected.compare(0, data.size(), data) == 0);
+  };
+  SECTION("in a thread") { check(true); }
+  SECTION("inline, under a ReadAheadInline, which nests") {
+    dpro::ReadAheadInline outer;
+    {
+      dpro::ReadAheadInline inner;
+      check(false);
+    }
+    check(false);  // still inline: the inner scope restored the outer one's state
+  }
+  SECTION("in a thread again once the scope has ended") {
+    { dpro::ReadAheadInline scope; }
+    check(true);
+  }
+}
