@@ -9,6 +9,8 @@
 //   bench_import ranks DIR [THREADS] [REPEATS]
 //                                            a set of rank files read on one thread and on THREADS
 //                                            (default 2), alternately: MB/s of each and the speedup
+//   bench_import inflate FILE.gz [REPEATS]  inflating alone, in memory, with each decoder of the
+//                                            build (zlib, ISA-L): MB of output per CPU second
 //   bench_import make-ranks SRC DIR N        N rank files, copies of SRC, each saying its rank of N
 //   bench_import make-skipped OUT MB         a synthetic trace of MB megabytes that is mostly
 //                                            python_function events (dropped at import)
@@ -21,11 +23,13 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <regex>
 #include <thread>
 
 #include "bench_util.h"
 #include "core/byte_source.h"
+#include "core/gzip_inflater.h"
 #include "core/log.h"
 #include "trace/json_stream.h"
 #include "trace/loader.h"
@@ -371,6 +375,42 @@ int ranks(const std::string& path, int threads, int repeats) {
   return 0;
 }
 
+// Inflates all of `packed` (gzip members) with `inflater`: bytes of output.
+std::size_t inflate_in_memory(const std::string& packed, GzipInflater& inflater, std::vector<unsigned char>& out) {
+  const auto* in = reinterpret_cast<const unsigned char*>(packed.data());
+  std::size_t at = 0, total = 0;
+  for (;;) {
+    const GzipInflater::Step step = inflater.inflate(in + at, packed.size() - at, out.data(), out.size());
+    at += step.consumed;
+    total += step.produced;
+    if (step.member_end || (step.consumed == 0 && step.produced == 0)) return total;
+  }
+}
+
+int inflate_speed(const std::string& path, int repeats) {
+  std::string packed;
+  {
+    std::ifstream in(path, std::ios::binary);
+    packed.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  std::vector<unsigned char> out(1 << 20);
+  for (const auto& make : {make_zlib_inflater, make_isal_inflater}) {
+    if (!make()) continue;  // a build without ISA-L
+    std::vector<double> cpu;
+    std::size_t bytes = 0;
+    std::string name;
+    for (int i = 0; i < repeats; ++i) {
+      const auto inflater = make();
+      name = inflater->name();
+      cpu.push_back(timed([&] { bytes = inflate_in_memory(packed, *inflater, out); }).cpu);
+    }
+    bench::emit("inflate_speed", static_cast<double>(bytes) / 1e6 / bench::median(cpu), "MB/cpu-s",
+                "\"file\": \"" + file_name(path) + "\", \"decoder\": \"" + name + "\", \"uncompressed_mb\": " +
+                    std::to_string(static_cast<double>(bytes) / 1e6) + ", \"repeats\": " + std::to_string(repeats));
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -380,6 +420,7 @@ int main(int argc, char** argv) {
     if (mode == "memory" && argc >= 3) return memory(argv[2]);
     if (mode == "compare" && argc >= 3)
       return compare(argv[2], argc > 3 ? std::atoi(argv[3]) : 5, !(argc > 4 && std::string(argv[4]) == "--no-gzip"));
+    if (mode == "inflate" && argc >= 3) return inflate_speed(argv[2], argc > 3 ? std::atoi(argv[3]) : 5);
     if (mode == "make-skipped" && argc >= 4) return make_skipped(argv[2], std::atof(argv[3]));
     if (mode == "make-ranks" && argc >= 5) return make_ranks(argv[2], argv[3], std::atoi(argv[4]));
     if (mode == "ranks" && argc >= 3)
@@ -391,7 +432,7 @@ int main(int argc, char** argv) {
   }
   std::fprintf(stderr,
                "usage: bench_import speed FILE [REPEATS] | memory FILE | compare FILE [REPEATS] [--no-gzip] |\n"
-               "       ranks DIR [THREADS] [REPEATS] | make-ranks SRC DIR N |\n"
+               "       ranks DIR [THREADS] [REPEATS] | inflate FILE.gz [REPEATS] | make-ranks SRC DIR N |\n"
                "       make-skipped OUT MB | make-replicated SRC OUT MB\n");
   return 2;
 }
