@@ -77,6 +77,7 @@ ByteSource::ByteSource(std::string path, GzipDecoder decoder)
     constexpr std::size_t kMaxInput = std::size_t{1} << 20, kMinInput = std::size_t{4} << 10;
     struct stat st {};
     const bool sized = ::fstat(fileno(impl_->file), &st) == 0 && S_ISREG(st.st_mode);
+    if (sized) file_bytes_ = static_cast<std::uint64_t>(st.st_size);
     impl_->in_cap = sized ? std::clamp<std::size_t>(static_cast<std::size_t>(st.st_size), kMinInput, kMaxInput) : kMaxInput;
     impl_->in_buf.reset(new unsigned char[impl_->in_cap]);
     std::memcpy(impl_->in_buf.get(), magic, got);
@@ -192,7 +193,7 @@ ReadAheadInline::ReadAheadInline() : outer_(t_read_inline) { t_read_inline = tru
 ReadAheadInline::~ReadAheadInline() { t_read_inline = outer_; }
 
 ReadAhead::ReadAhead(ByteSource& source) {
-  if (t_read_inline) {
+  if (t_read_inline || (source.file_bytes() > 0 && source.file_bytes() < kMinThreadedBytes)) {
     direct_ = &source;
     return;
   }

@@ -164,3 +164,14 @@ TEST_CASE("ReadAhead hands over the bytes and errors of its source, in a thread 
     check(true);
   }
 }
+
+TEST_CASE("A small gzip file is inflated inline, a large one in a thread") {
+  const std::string small = dpro::test::source_path("traces/hta/triton.json.gz");
+  const std::string large = dpro::test::source_path("traces/hta/a100-ws2-rank0-nccl.json.gz");
+  ByteSource small_source(small), large_source(large);
+  REQUIRE(small_source.file_bytes() < dpro::ReadAhead::kMinThreadedBytes);
+  REQUIRE(large_source.file_bytes() >= dpro::ReadAhead::kMinThreadedBytes);
+  CHECK_FALSE(dpro::ReadAhead(small_source).threaded());
+  CHECK(dpro::ReadAhead(large_source).threaded());
+  CHECK(read_ahead_all(small, false).first == read_all(small, GzipDecoder::kZlib));
+}
