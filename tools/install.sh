@@ -13,6 +13,7 @@ esac
 
 packages=(build-essential cmake pkg-config libboost-graph-dev libeigen3-dev nlohmann-json3-dev libcli11-dev
           libfmt-dev libsimdjson-dev zlib1g-dev
+          libisal-dev  # ISA-L: inflates gzip traces ~3x faster than zlib (optional in CMake: zlib without it)
           catch2)  # configuring the tree looks for Catch2 even when only dpro-replay is built
 if [ "$scope" = all ]; then
   packages+=(libtorch-dev libopenblas0-openmp  # LibTorch: the learned cost model; OpenBLAS: its speed

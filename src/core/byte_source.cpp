@@ -1,7 +1,8 @@
 #include "core/byte_source.h"
 
-#include <zlib.h>
+#include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <condition_variable>
 #include <deque>
@@ -11,30 +12,53 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <stdexcept>
 #include <vector>
 
 #include "core/error.h"
+#include "core/gzip_inflater.h"
 #include "core/output_file.h"
 
 namespace dpro {
 
 struct ByteSource::Impl {
   std::FILE* file = nullptr;
-  z_stream zs{};
-  bool inflating = false;
-  bool stream_end = false;
-  unsigned char head[2] = {};                 // the bytes read to tell gzip from plain
+  std::unique_ptr<GzipInflater> inflater;  // gzip input only
+  bool member_ended = false;                // the last gzip member read is complete
+  unsigned char head[2] = {};               // the bytes read to tell gzip from plain
   std::size_t pending = 0, pending_at = 0;  // plain input: bytes of head read before the first read()
-  // Compressed input waiting for the inflater; allocated for gzip only (a 1 MiB buffer per plain
-  // file opened costs more than reading a small file: the loader opens each file twice).
-  std::vector<unsigned char> in_buf;
+  // Compressed input waiting for the inflater, [in_at, in_len); allocated for gzip only, as large
+  // as the file up to 1 MiB, and not zero-filled: a small file's read (the loader opens each file
+  // twice, and ranks are often small) then does not pay for a 1 MiB buffer's pages.
+  std::unique_ptr<unsigned char[]> in_buf;
+  std::size_t in_cap = 0, in_at = 0, in_len = 0;
   ~Impl() {
-    if (inflating) inflateEnd(&zs);
     if (file) std::fclose(file);
+  }
+  std::size_t available() const { return in_len - in_at; }
+  // Moves what is left of the input to the front and appends what the file has; false at its end.
+  bool refill(const std::string& path, std::uint64_t& raw_bytes) {
+    std::memmove(in_buf.get(), in_buf.get() + in_at, available());
+    in_len -= in_at;
+    in_at = 0;
+    const std::size_t n = std::fread(in_buf.get() + in_len, 1, in_cap - in_len, file);
+    if (n == 0 && std::ferror(file)) throw InputError(path, "", "read error");
+    raw_bytes += n;
+    in_len += n;
+    return n > 0;
   }
 };
 
-ByteSource::ByteSource(std::string path) : path_(std::move(path)), impl_(std::make_unique<Impl>()) {
+namespace {
+std::unique_ptr<GzipInflater> make_inflater(GzipDecoder decoder) {
+  if (decoder == GzipDecoder::kFastest)
+    if (auto isal = make_isal_inflater()) return isal;
+  return make_zlib_inflater();
+}
+}  // namespace
+
+ByteSource::ByteSource(std::string path, GzipDecoder decoder)
+    : path_(std::move(path)), impl_(std::make_unique<Impl>()) {
   impl_->file = std::fopen(path_.c_str(), "rb");
   if (!impl_->file) throw InputError(path_, "", std::string("cannot open: ") + std::strerror(errno));
   note_opened_input(fileno(impl_->file));  // no output of this process may replace it
@@ -45,18 +69,27 @@ ByteSource::ByteSource(std::string path) : path_(std::move(path)), impl_(std::ma
   raw_bytes_ += got;
   gzipped_ = got == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
   if (gzipped_) {
-    if (inflateInit2(&impl_->zs, 15 + 32) != Z_OK) throw InputError(path_, "", "cannot start gzip decoder");
-    impl_->inflating = true;
-    impl_->in_buf.resize(1 << 20);
-    std::memcpy(impl_->in_buf.data(), magic, got);
-    impl_->zs.next_in = impl_->in_buf.data();
-    impl_->zs.avail_in = static_cast<uInt>(got);
+    try {
+      impl_->inflater = make_inflater(decoder);
+    } catch (const std::exception& e) {
+      throw InputError(path_, "", e.what());
+    }
+    constexpr std::size_t kMaxInput = std::size_t{1} << 20, kMinInput = std::size_t{4} << 10;
+    struct stat st {};
+    const bool sized = ::fstat(fileno(impl_->file), &st) == 0 && S_ISREG(st.st_mode);
+    if (sized) file_bytes_ = static_cast<std::uint64_t>(st.st_size);
+    impl_->in_cap = sized ? std::clamp<std::size_t>(static_cast<std::size_t>(st.st_size), kMinInput, kMaxInput) : kMaxInput;
+    impl_->in_buf.reset(new unsigned char[impl_->in_cap]);
+    std::memcpy(impl_->in_buf.get(), magic, got);
+    impl_->in_len = got;
   } else {
     impl_->pending = got;
   }
 }
 
 ByteSource::~ByteSource() = default;
+
+const char* ByteSource::gzip_decoder() const { return impl_->inflater ? impl_->inflater->name() : ""; }
 
 std::size_t ByteSource::read(char* out, std::size_t capacity) {
   if (!gzipped_) {
@@ -68,55 +101,51 @@ std::size_t ByteSource::read(char* out, std::size_t capacity) {
     raw_bytes_ += n;
     return given + n;
   }
-  z_stream& zs = impl_->zs;
-  zs.next_out = reinterpret_cast<Bytef*>(out);
-  zs.avail_out = static_cast<uInt>(capacity);
-  while (zs.avail_out > 0) {
-    if (impl_->stream_end) {
+  return read_gzip(reinterpret_cast<unsigned char*>(out), capacity);
+}
+
+std::size_t ByteSource::read_gzip(unsigned char* out, std::size_t capacity) {
+  Impl& m = *impl_;
+  std::size_t given = 0;
+  while (given < capacity) {
+    if (m.member_ended) {
       // Concatenated gzip members are legal; anything else after the end is ignored.
-      if (zs.avail_in == 0) {
-        const std::size_t n = std::fread(impl_->in_buf.data(), 1, impl_->in_buf.size(), impl_->file);
-        raw_bytes_ += n;
-        zs.next_in = impl_->in_buf.data();
-        zs.avail_in = static_cast<uInt>(n);
+      while (m.available() < 2 && m.refill(path_, raw_bytes_)) {
       }
-      if (zs.avail_in < 2 || zs.next_in[0] != 0x1f || zs.next_in[1] != 0x8b) break;
-      inflateReset(&zs);
-      impl_->stream_end = false;
+      const unsigned char* next = m.in_buf.get() + m.in_at;
+      if (m.available() < 2 || next[0] != 0x1f || next[1] != 0x8b) break;
+      m.member_ended = false;
     }
-    if (zs.avail_in == 0) {
-      const std::size_t n = std::fread(impl_->in_buf.data(), 1, impl_->in_buf.size(), impl_->file);
-      if (n == 0) {
-        if (std::ferror(impl_->file)) throw InputError(path_, "", "read error");
-        throw InputError(path_, "", "truncated gzip data (the file ends inside the compressed stream)");
-      }
-      raw_bytes_ += n;
-      zs.next_in = impl_->in_buf.data();
-      zs.avail_in = static_cast<uInt>(n);
+    if (m.available() == 0 && !m.refill(path_, raw_bytes_))
+      throw InputError(path_, "", "truncated gzip data (the file ends inside the compressed stream)");
+    GzipInflater::Step step;
+    try {
+      step = m.inflater->inflate(m.in_buf.get() + m.in_at, m.available(), out + given, capacity - given);
+    } catch (const std::runtime_error& e) {
+      throw InputError(path_, "", std::string("corrupt gzip data: ") + e.what());
     }
-    const int rc = inflate(&zs, Z_NO_FLUSH);
-    if (rc == Z_STREAM_END) {
-      impl_->stream_end = true;
-      continue;
-    }
-    if (rc != Z_OK && rc != Z_BUF_ERROR) {
-      throw InputError(path_, "", std::string("corrupt gzip data: ") + (zs.msg ? zs.msg : "inflate failed"));
-    }
+    m.in_at += step.consumed;
+    given += step.produced;
+    m.member_ended = step.member_end;
+    // No progress with input left: the decoder wants more of it at once (a header split by the
+    // buffer's end); the next pass appends to what is left.
+    if (step.consumed == 0 && step.produced == 0 && !step.member_end && !m.refill(path_, raw_bytes_))
+      throw InputError(path_, "", "truncated gzip data (the file ends inside the compressed stream)");
   }
-  return capacity - zs.avail_out;
+  return given;
 }
 
 struct ReadAhead::Shared {
   static constexpr std::size_t kBlock = 1 << 20;
   static constexpr std::size_t kDepth = 4;  // blocks read ahead at most
   struct Block {
-    std::vector<char> data;
+    std::unique_ptr<char[]> data;  // kBlock bytes, not zero-filled
     std::size_t size = 0;
   };
   std::mutex mutex;
   std::condition_variable changed;
   std::deque<Block> ready;         // read, in order, not yet handed over
-  std::vector<std::vector<char>> spare;  // handed over, for reuse
+  std::vector<std::unique_ptr<char[]>> spare;  // handed over, for reuse
   bool done = false;               // the reader has stopped: end of data, or `error`
   bool stop = false;               // the consumer is gone
   std::exception_ptr error;
@@ -126,7 +155,7 @@ struct ReadAhead::Shared {
 
   void run(ByteSource& source) {
     for (;;) {
-      std::vector<char> data;
+      std::unique_ptr<char[]> data;
       {
         std::unique_lock lock(mutex);
         changed.wait(lock, [&] { return stop || ready.size() < kDepth; });
@@ -136,11 +165,11 @@ struct ReadAhead::Shared {
           spare.pop_back();
         }
       }
-      data.resize(kBlock);
+      if (!data) data.reset(new char[kBlock]);
       std::size_t n = 0;
       std::exception_ptr failed;
       try {
-        n = source.read(data.data(), data.size());
+        n = source.read(data.get(), kBlock);
       } catch (...) {
         failed = std::current_exception();
       }
@@ -156,11 +185,24 @@ struct ReadAhead::Shared {
   }
 };
 
-ReadAhead::ReadAhead(ByteSource& source) : shared_(std::make_unique<Shared>()) {
+namespace {
+thread_local bool t_read_inline = false;  // a ReadAheadInline lives on this thread
+}  // namespace
+
+ReadAheadInline::ReadAheadInline() : outer_(t_read_inline) { t_read_inline = true; }
+ReadAheadInline::~ReadAheadInline() { t_read_inline = outer_; }
+
+ReadAhead::ReadAhead(ByteSource& source) {
+  if (t_read_inline || (source.file_bytes() > 0 && source.file_bytes() < kMinThreadedBytes)) {
+    direct_ = &source;
+    return;
+  }
+  shared_ = std::make_unique<Shared>();
   shared_->reader = std::thread([this, &source] { shared_->run(source); });
 }
 
 ReadAhead::~ReadAhead() {
+  if (!shared_) return;
   {
     std::lock_guard lock(shared_->mutex);
     shared_->stop = true;
@@ -170,12 +212,13 @@ ReadAhead::~ReadAhead() {
 }
 
 std::size_t ReadAhead::read(char* out, std::size_t capacity) {
+  if (direct_) return direct_->read(out, capacity);
   Shared& s = *shared_;
   std::size_t given = 0;
   while (given < capacity) {
     if (s.current_at == s.current.size) {
       std::unique_lock lock(s.mutex);
-      if (!s.current.data.empty()) s.spare.push_back(std::move(s.current.data));
+      if (s.current.data) s.spare.push_back(std::move(s.current.data));
       s.current = {};
       s.current_at = 0;
       s.changed.notify_all();
@@ -190,7 +233,7 @@ std::size_t ReadAhead::read(char* out, std::size_t capacity) {
       s.ready.pop_front();
     }
     const std::size_t n = std::min(capacity - given, s.current.size - s.current_at);
-    std::memcpy(out + given, s.current.data.data() + s.current_at, n);
+    std::memcpy(out + given, s.current.data.get() + s.current_at, n);
     s.current_at += n;
     given += n;
   }

@@ -250,12 +250,20 @@ std::vector<FileRead> read_files(const std::vector<std::string>& files, const Lo
     }
   };
   if (threads <= 1) {
-    work();
-  } else {
-    std::vector<std::thread> pool;
-    for (std::size_t t = 0; t < threads; ++t) pool.emplace_back(work);
-    for (std::thread& t : pool) t.join();
+    work();  // a gzip file is inflated by a thread of its own (ReadAhead) while this one parses
+    return reads;
   }
+  // Every thread reads files, the caller's included (one thread fewer to start). Each reads
+  // gzip inline: the files already keep the cores busy, and a reader thread per file cost its
+  // start and its handoffs on every file (most of the fixed cost of a small rank file).
+  const auto work_inline = [&] {
+    ReadAheadInline on_this_thread;
+    work();
+  };
+  std::vector<std::thread> pool;
+  for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(work_inline);
+  work_inline();
+  for (std::thread& t : pool) t.join();
   return reads;
 }
 

@@ -9,6 +9,8 @@
 //   bench_import ranks DIR [THREADS] [REPEATS]
 //                                            a set of rank files read on one thread and on THREADS
 //                                            (default 2), alternately: MB/s of each and the speedup
+//   bench_import inflate FILE.gz [REPEATS]  inflating alone, in memory, with each decoder of the
+//                                            build (zlib, ISA-L): MB of output per CPU second
 //   bench_import make-ranks SRC DIR N        N rank files, copies of SRC, each saying its rank of N
 //   bench_import make-skipped OUT MB         a synthetic trace of MB megabytes that is mostly
 //                                            python_function events (dropped at import)
@@ -21,11 +23,13 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <regex>
 #include <thread>
 
 #include "bench_util.h"
 #include "core/byte_source.h"
+#include "core/gzip_inflater.h"
 #include "core/log.h"
 #include "trace/json_stream.h"
 #include "trace/loader.h"
@@ -227,17 +231,22 @@ int compare(const std::string& path, int repeats, bool with_gzip) {
 
   if (!with_gzip) return 0;
   // The same trace gzip-compressed and plain, imported alternately.
-  std::vector<double> gz_wall, plain_wall, gz_cpu;
+  std::vector<double> gz_wall, plain_wall, gz_cpu, plain_cpu;
   for (int i = 0; i < repeats; ++i) {
     const Timing g = timed([&] { import_once({gz}); });
     gz_wall.push_back(g.wall);
     gz_cpu.push_back(g.cpu);
-    plain_wall.push_back(timed([&] { import_once({plain}); }).wall);
+    const Timing p = timed([&] { import_once({plain}); });
+    plain_wall.push_back(p.wall);
+    plain_cpu.push_back(p.cpu);
   }
   bench::emit("import_gzip_vs_plain", bench::median(gz_wall) / bench::median(plain_wall), "wall-time ratio",
               common + ", \"gzip_mb_per_s\": " + std::to_string(mb / bench::median(gz_wall)) +
                   ", \"gzip_cpu_mb_per_s\": " + std::to_string(mb / bench::median(gz_cpu)) +
-                  ", \"plain_mb_per_s\": " + std::to_string(mb / bench::median(plain_wall)));
+                  ", \"plain_mb_per_s\": " + std::to_string(mb / bench::median(plain_wall)) +
+                  ", \"plain_cpu_mb_per_s\": " + std::to_string(mb / bench::median(plain_cpu)) +
+                  ", \"cpu_ratio\": " + std::to_string(bench::median(gz_cpu) / bench::median(plain_cpu)) +
+                  ", \"decoder\": \"" + ByteSource(gz).gzip_decoder() + "\"");
   return 0;
 }
 
@@ -341,18 +350,64 @@ int ranks(const std::string& path, int threads, int repeats) {
   const std::vector<std::string> files = trace::expand_trace_paths({path});
   double mb = 0;
   for (const std::string& f : files) mb += static_cast<double>(uncompressed_size(f)) / 1e6;
-  std::vector<double> one, many;
+  std::vector<double> one, many, one_cpu, many_cpu;
   for (int i = 0; i < repeats; ++i) {
-    one.push_back(timed([&] { import_once({path}, 1); }).wall);
-    many.push_back(timed([&] { import_once({path}, threads); }).wall);
+    const Timing a = timed([&] { import_once({path}, 1); });
+    const Timing b = timed([&] { import_once({path}, threads); });
+    one.push_back(a.wall);
+    one_cpu.push_back(a.cpu);
+    many.push_back(b.wall);
+    many_cpu.push_back(b.cpu);
   }
   const std::string common = "\"set\": \"" + path + "\", \"files\": " + std::to_string(files.size()) +
                              ", \"uncompressed_mb\": " + std::to_string(mb) + ", \"repeats\": " + std::to_string(repeats);
   bench::emit("import_ranks_1_thread", mb / bench::median(one), "MB/s", common);
   bench::emit("import_ranks_threads", mb / bench::median(many), "MB/s", common + ", \"threads\": " + std::to_string(threads));
+  // CPU seconds of a whole import on one thread and on THREADS: their ratio is the work the
+  // parallel read adds (on a shared machine the wall-time speedup also depends on the other
+  // tenants' load; the CPU figures do not).
   bench::emit("import_ranks_speedup", bench::median(one) / bench::median(many), "x",
               common + ", \"threads\": " + std::to_string(threads) + ", \"cores\": " +
-                  std::to_string(std::thread::hardware_concurrency()));
+                  std::to_string(std::thread::hardware_concurrency()) + ", \"cpu_s_1_thread\": " +
+                  std::to_string(bench::median(one_cpu)) + ", \"cpu_s_threads\": " + std::to_string(bench::median(many_cpu)) +
+                  ", \"wall_s_1_thread\": " + std::to_string(bench::median(one)) +
+                  ", \"wall_s_threads\": " + std::to_string(bench::median(many)));
+  return 0;
+}
+
+// Inflates all of `packed` (gzip members) with `inflater`: bytes of output.
+std::size_t inflate_in_memory(const std::string& packed, GzipInflater& inflater, std::vector<unsigned char>& out) {
+  const auto* in = reinterpret_cast<const unsigned char*>(packed.data());
+  std::size_t at = 0, total = 0;
+  for (;;) {
+    const GzipInflater::Step step = inflater.inflate(in + at, packed.size() - at, out.data(), out.size());
+    at += step.consumed;
+    total += step.produced;
+    if (step.member_end || (step.consumed == 0 && step.produced == 0)) return total;
+  }
+}
+
+int inflate_speed(const std::string& path, int repeats) {
+  std::string packed;
+  {
+    std::ifstream in(path, std::ios::binary);
+    packed.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  std::vector<unsigned char> out(1 << 20);
+  for (const auto& make : {make_zlib_inflater, make_isal_inflater}) {
+    if (!make()) continue;  // a build without ISA-L
+    std::vector<double> cpu;
+    std::size_t bytes = 0;
+    std::string name;
+    for (int i = 0; i < repeats; ++i) {
+      const auto inflater = make();
+      name = inflater->name();
+      cpu.push_back(timed([&] { bytes = inflate_in_memory(packed, *inflater, out); }).cpu);
+    }
+    bench::emit("inflate_speed", static_cast<double>(bytes) / 1e6 / bench::median(cpu), "MB/cpu-s",
+                "\"file\": \"" + file_name(path) + "\", \"decoder\": \"" + name + "\", \"uncompressed_mb\": " +
+                    std::to_string(static_cast<double>(bytes) / 1e6) + ", \"repeats\": " + std::to_string(repeats));
+  }
   return 0;
 }
 
@@ -365,6 +420,7 @@ int main(int argc, char** argv) {
     if (mode == "memory" && argc >= 3) return memory(argv[2]);
     if (mode == "compare" && argc >= 3)
       return compare(argv[2], argc > 3 ? std::atoi(argv[3]) : 5, !(argc > 4 && std::string(argv[4]) == "--no-gzip"));
+    if (mode == "inflate" && argc >= 3) return inflate_speed(argv[2], argc > 3 ? std::atoi(argv[3]) : 5);
     if (mode == "make-skipped" && argc >= 4) return make_skipped(argv[2], std::atof(argv[3]));
     if (mode == "make-ranks" && argc >= 5) return make_ranks(argv[2], argv[3], std::atoi(argv[4]));
     if (mode == "ranks" && argc >= 3)
@@ -376,7 +432,7 @@ int main(int argc, char** argv) {
   }
   std::fprintf(stderr,
                "usage: bench_import speed FILE [REPEATS] | memory FILE | compare FILE [REPEATS] [--no-gzip] |\n"
-               "       ranks DIR [THREADS] [REPEATS] | make-ranks SRC DIR N |\n"
+               "       ranks DIR [THREADS] [REPEATS] | inflate FILE.gz [REPEATS] | make-ranks SRC DIR N |\n"
                "       make-skipped OUT MB | make-replicated SRC OUT MB\n");
   return 2;
 }

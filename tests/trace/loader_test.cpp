@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <map>
 
@@ -97,6 +98,30 @@ TEST_CASE("In a parallel read the first file's error in file order is the one re
       FAIL("no error");
     } catch (const InputError& e) {
       CHECK_THAT(e.what(), Catch::Contains("bad1.json") && Catch::Contains("negative duration"));
+    }
+  }
+}
+
+TEST_CASE("A truncated gzip rank file read in parallel (inflated inline) is an error naming it") {
+  const fs::path dir = test::fresh_dir("parallel_gzip_error");
+  std::vector<std::string> files = test::dlrm_files();
+  std::string packed;
+  {
+    std::ifstream in(files[6], std::ios::binary);
+    packed.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  const std::string cut = (dir / "cut.json.gz").string();
+  std::ofstream(cut, std::ios::binary) << packed.substr(0, packed.size() * 3 / 4);
+  files[6] = cut;
+  for (unsigned threads : {1u, 2u, 4u}) {
+    test::CapturingLog log;
+    trace::LoadOptions options;
+    options.threads = threads;
+    try {
+      trace::load_traces(files, options, log.log);
+      FAIL("no error");
+    } catch (const InputError& e) {
+      CHECK_THAT(e.what(), Catch::Contains("cut.json.gz") && Catch::Contains("truncated gzip data"));
     }
   }
 }
