@@ -12,8 +12,9 @@ shift || true
 # plugin's callbacks from several threads, the injected library in a child process
 # (tests/profiler: "[process]"), the step window and record-cost calibration, the launcher, the
 # optimizer (its evaluator replays plans on several threads), and the executor's runner (one host
-# thread per recorded CPU thread on the fake device; several ranks at once on the fake fabric).
-threaded_tests=(test_nccl_plugin test_profiler_process test_step_window test_record_cost test_launcher optimizer_tests optimizer_incremental_tests executor_tests executor_multi_rank_tests)
+# thread per recorded CPU thread on the fake device; several ranks at once on the fake fabric),
+# gzip read-ahead in a second thread (core_tests) and rank files loaded in parallel (trace_tests).
+threaded_tests=(test_nccl_plugin test_profiler_process test_step_window test_record_cost test_launcher optimizer_tests optimizer_incremental_tests executor_tests executor_multi_rank_tests core_tests trace_tests)
 case "$kind" in
   asan) sanitize=address,undefined; targets=(all) ;;
   tsan) sanitize=thread; targets=("${threaded_tests[@]}") ;;
