@@ -1,13 +1,13 @@
 #include "trace/json_stream.h"
 
 #include <algorithm>
-#include <array>
 #include <cstring>
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
 
 #include "core/error.h"
+#include "trace/json_bytes.h"
 
 namespace dpro::trace {
 namespace {
@@ -15,14 +15,7 @@ namespace {
 constexpr std::size_t kChunk = 1 << 20;
 constexpr std::size_t kMaxValue = std::size_t{512} << 20;
 
-// A table, not four comparisons: one test per byte (each comparison is a callback in a fuzzing build).
-constexpr std::array<bool, 256> make_space_table() {
-  std::array<bool, 256> t{};
-  for (unsigned char c : {' ', '\n', '\r', '\t'}) t[c] = true;
-  return t;
-}
-constexpr std::array<bool, 256> kSpace = make_space_table();
-bool is_space(char c) { return kSpace[static_cast<unsigned char>(c)]; }
+bool is_space(char c) { return json_bytes::is(c, json_bytes::kSpace); }
 
 // First byte in [q, end) that is one of the structural bytes of `set`, or end. 16 bytes at a
 // time with SSE2 (part of every x86-64 CPU); the tail byte by byte.

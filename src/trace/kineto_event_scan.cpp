@@ -10,6 +10,7 @@
 #endif
 
 #include "core/strings.h"
+#include "trace/json_bytes.h"
 #include "trace/kineto_importer.h"
 
 namespace dpro::trace {
@@ -155,19 +156,6 @@ namespace {
 
 constexpr int kMaxDepth = 64;  // deeper values are left to the general reader
 
-// Byte classes, looked up instead of compared: one test per byte instead of four to seven (each
-// comparison is also a callback in a fuzzing build, which made these loops most of an input's time).
-enum : unsigned char { kSpaceByte = 1, kNumberByte = 2 };
-constexpr std::array<unsigned char, 256> make_byte_classes() {
-  std::array<unsigned char, 256> t{};
-  for (unsigned char c : {' ', '\n', '\r', '\t'}) t[c] = kSpaceByte;
-  for (unsigned char c = '0'; c <= '9'; ++c) t[c] = kNumberByte;
-  for (unsigned char c : {'-', '.', '+', 'e', 'E'}) t[c] = kNumberByte;
-  return t;
-}
-constexpr std::array<unsigned char, 256> kByteClass = make_byte_classes();
-inline bool byte_is(char c, unsigned char cls) { return (kByteClass[static_cast<unsigned char>(c)] & cls) != 0; }
-
 // A cursor over one event's text. Every method returns false to decline: the caller then stops
 // and the event goes to the general reader.
 class Scanner {
@@ -179,7 +167,7 @@ class Scanner {
 
   // Skips white space; false at the end of the text (the event is not complete).
   bool ws() {
-    while (p_ < end_ && byte_is(*p_, kSpaceByte)) ++p_;
+    while (p_ < end_ && json_bytes::is(*p_, json_bytes::kSpace)) ++p_;
     return p_ < end_;
   }
   bool take(char c) {
@@ -223,7 +211,7 @@ class Scanner {
   bool number(std::string_view& token) {
     if (!ws()) return false;
     const char* s = p_;
-    while (p_ < end_ && byte_is(*p_, kNumberByte)) ++p_;
+    while (p_ < end_ && json_bytes::is(*p_, json_bytes::kNumber)) ++p_;
     if (p_ == s || p_ >= end_) return false;  // a number ends before the end of its event
     token = std::string_view(s, static_cast<std::size_t>(p_ - s));
     return true;
