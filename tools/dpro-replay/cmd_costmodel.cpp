@@ -371,44 +371,31 @@ class CostModelCommand : public Command {
     const auto runs = cm::share_few_shot(prior, rows, device, few_shot_n_, few_shot_seeds_, few_shot_options_);
     const std::vector<cm::ShareGroup> groups = {cm::ShareGroup::kGemm, cm::ShareGroup::kConv, cm::ShareGroup::kNorm,
                                                 cm::ShareGroup::kElementwise};
-    auto group_cell = [&](const cm::ShareScore& s, cm::ShareGroup g) {
-      cm::MapeCell c;
-      for (const auto& [family, cell] : s.latency_by_family)
-        if (cm::share_group(cm::family_from_name(family)) == g) c.sum_ape += cell.sum_ape, c.count += cell.count;
-      return c;
-    };
     std::cout << fmt::format("{} rows of {} ({}); zero-shot MAPE {:.1f} %\n\n", rows.size(), device.name,
                              few_shot_input_, cm::score_share_table(prior, rows).latency.mape_percent());
     std::cout << "| seed | samples | MAPE % (other rows) | GEMM | conv | ln/softmax | elementwise | host overhead us | "
                  "host floor us | share multipliers (at the samples' median roofline time; slope per decade) |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n";
-    std::vector<double> all;
-    std::map<cm::ShareGroup, std::vector<double>> per_group;
     for (const auto& run : runs) {
+      const auto by_group = cm::latency_by_group(run.score);
       std::string cells, multipliers;
       for (auto g : groups) {
-        const cm::MapeCell c = group_cell(run.score, g);
-        cells += c.count ? fmt::format(" {:.1f} |", c.mape_percent()) : " |";
-        if (c.count) per_group[g].push_back(c.mape_percent());
+        const auto c = by_group.find(g);
+        cells += c != by_group.end() && c->second.count ? fmt::format(" {:.1f} |", c->second.mape_percent()) : " |";
       }
       for (const auto& u : run.scalars.shares)
         multipliers += fmt::format("{}{} x{:.3g} {:+.2f}", multipliers.empty() ? "" : "; ", u.label,
                                    std::pow(10.0, u.multiplier.log10_at_centre), u.multiplier.slope);
-      all.push_back(run.score.latency.mape_percent());
-      std::cout << fmt::format("| {} | {} | {:.1f} |{} {:.1f} | {:.1f} | {} |\n", run.seed, run.samples, all.back(), cells,
-                               run.scalars.host_overhead_ms * 1e3, run.scalars.host_floor_ms * 1e3, multipliers);
+      std::cout << fmt::format("| {} | {} | {:.1f} |{} {:.1f} | {:.1f} | {} |\n", run.seed, run.samples,
+                               run.score.latency.mape_percent(), cells, run.scalars.host_overhead_ms * 1e3,
+                               run.scalars.host_floor_ms * 1e3, multipliers);
       for (const auto& note : run.scalars.notes) std::cerr << fmt::format("seed {}: {}\n", run.seed, note);
     }
-    double mean = 0;
-    for (double x : all) mean += x / static_cast<double>(all.size());
+    const cm::FewShotSummary summary = cm::summarize(runs);
     std::string group_means;
-    for (const auto& [g, v] : per_group) {
-      double m = 0;
-      for (double x : v) m += x / static_cast<double>(v.size());
+    for (const auto& [g, m] : summary.group_mean)
       group_means += fmt::format("{}{} {:.1f}", group_means.empty() ? "" : ", ", cm::to_string(g), m);
-    }
     std::cout << fmt::format("\nfew-shot {} samples on {}: MAPE of the other rows {:.1f} % (mean of {} seeds; {:.1f}-{:.1f}; {})\n",
-                             few_shot_n_, device.name, mean, all.size(), *std::min_element(all.begin(), all.end()),
-                             *std::max_element(all.begin(), all.end()), group_means);
+                             few_shot_n_, device.name, summary.mean, runs.size(), summary.min, summary.max, group_means);
     return 0;
   }
 

@@ -1,5 +1,7 @@
 #include "costmodel/eval/share_eval.h"
 
+#include <algorithm>
+
 namespace dpro::costmodel {
 
 ShareScore score_share_table(const ShareTable& table, const std::vector<const Measurement*>& rows) {
@@ -54,6 +56,35 @@ std::vector<FewShotRun> share_few_shot(const ShareTable& prior, const std::vecto
     out.push_back(std::move(run));
   }
   return out;
+}
+
+std::map<ShareGroup, MapeCell> latency_by_group(const ShareScore& score) {
+  std::map<ShareGroup, MapeCell> out;
+  for (const auto& [family, cell] : score.latency_by_family) {
+    MapeCell& c = out[share_group(family_from_name(family))];
+    c.sum_ape += cell.sum_ape;
+    c.count += cell.count;
+  }
+  return out;
+}
+
+FewShotSummary summarize(const std::vector<FewShotRun>& runs) {
+  FewShotSummary s;
+  s.min = s.max = runs.front().score.latency.mape_percent();
+  std::map<ShareGroup, std::vector<double>> per_group;
+  for (const FewShotRun& run : runs) {
+    const double mape = run.score.latency.mape_percent();
+    s.mean += mape / static_cast<double>(runs.size());
+    s.min = std::min(s.min, mape);
+    s.max = std::max(s.max, mape);
+    for (const auto& [group, cell] : latency_by_group(run.score))
+      if (cell.count) per_group[group].push_back(cell.mape_percent());
+  }
+  for (const auto& [group, values] : per_group) {
+    double& mean = s.group_mean[group];
+    for (double x : values) mean += x / static_cast<double>(values.size());
+  }
+  return s;
 }
 
 }  // namespace dpro::costmodel

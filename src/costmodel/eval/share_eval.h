@@ -37,4 +37,15 @@ std::vector<FewShotRun> share_few_shot(const ShareTable& prior, const std::vecto
                                        const DeviceSpec& device, std::size_t n, const std::vector<std::uint64_t>& seeds,
                                        const DeviceFitOptions& options = {});
 
+// A score's latency MAPE per family group (groups with scored rows only).
+std::map<ShareGroup, MapeCell> latency_by_group(const ShareScore& score);
+
+// The runs' latency MAPE %: mean, lowest and highest over the runs, and per family group the mean
+// over the runs that scored it. Runs must not be empty.
+struct FewShotSummary {
+  double mean = 0, min = 0, max = 0;
+  std::map<ShareGroup, double> group_mean;
+};
+FewShotSummary summarize(const std::vector<FewShotRun>& runs);
+
 }  // namespace dpro::costmodel
