@@ -45,8 +45,8 @@ struct EfficiencySums {
   }
 };
 
-const trace::KernelEfficiency* efficiency_of(const trace::TraceSet& traces, const graph::Node& n) {
-  const trace::TraceRank* rank = traces.find_rank(n.rank);
+// `rank`: the node's rank's trace (nullptr when the set has none).
+const trace::KernelEfficiency* efficiency_of(const trace::TraceRank* rank, const graph::Node& n) {
   const trace::Event* e = rank ? graph::event_of(*rank, n.event) : nullptr;
   const trace::EventAttrs* a = e ? rank->attrs_of(*e) : nullptr;
   return a && a->efficiency ? &*a->efficiency : nullptr;
@@ -77,6 +77,8 @@ Tables make_tables(const trace::TraceSet& traces, const graph::BuiltGraph& built
   std::map<std::pair<int, std::string>, std::pair<double, int>> bus;  // busBw-weighted bytes, group size
   std::map<std::pair<int, std::string>, EfficiencySums> efficiency;
   std::map<int, Nanos> rank_gpu_time;
+  std::map<int, const trace::TraceRank*> rank_trace;  // looked up once per rank, not per kernel
+  for (const trace::TraceRank& r : traces.ranks) rank_trace.emplace(r.rank, &r);
   for (const graph::NodeId id : dfg.node_ids()) {
     const graph::Node& n = dfg.node(id);
     if (!graph::on_gpu(n.kind) || !graph::is_op(n.kind)) continue;
@@ -112,7 +114,8 @@ Tables make_tables(const trace::TraceSet& traces, const graph::BuiltGraph& built
     r.measured += n.measured_duration;
     r.predicted += replayed;
     r.max = std::max(r.max, replayed);
-    if (const trace::KernelEfficiency* e = efficiency_of(traces, n)) efficiency[{n.rank, name}].add(*e, n.measured_duration);
+    const auto rank = rank_trace.find(n.rank);
+    if (const trace::KernelEfficiency* e = efficiency_of(rank == rank_trace.end() ? nullptr : rank->second, n)) efficiency[{n.rank, name}].add(*e, n.measured_duration);
   }
   for (auto& [key, r] : gpu) {
     if (const auto e = efficiency.find(key); e != efficiency.end()) e->second.fill(r);
