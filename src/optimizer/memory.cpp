@@ -40,10 +40,10 @@ std::optional<MemoryEstimate> estimate_memory_per_rank(const whatif::Workload& j
   e.activation_bytes = act->bytes;
   e.bytes += act->bytes;
   e.source = fmt::format("{} x the {:.3f} GiB of gradients a rank all-reduces in a step: weights, gradients and "
-                         "Adam's two moments; plus {:.3f} GiB of activations, estimated as the first-input bytes of "
-                         "the {} forward ops that launch kernels in rank {}'s median step",
+                         "Adam's two moments; plus {:.3f} MiB of activations, estimated as the bytes of the activation "
+                         "input of the {} forward ops that launch kernels in rank {}'s median step",
                          kTrainingStateFactor, static_cast<double>(e.gradient_bytes) / kBytesPerGiB,
-                         static_cast<double>(act->bytes) / kBytesPerGiB, act->ops, act->rank);
+                         static_cast<double>(act->bytes) / (1024.0 * 1024.0), act->ops, act->rank);
   return e;
 }
 

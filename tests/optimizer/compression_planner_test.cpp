@@ -235,5 +235,5 @@ TEST_CASE("on the 8-rank DLRM job (shapes recorded) the memory estimate adds act
   REQUIRE(memory);
   CHECK(memory->activation_bytes == act->bytes);
   CHECK(memory->bytes == kTrainingStateFactor * memory->gradient_bytes + act->bytes);
-  CHECK_THAT(memory->source, Catch::Contains("of activations, estimated as the first-input bytes"));
+  CHECK_THAT(memory->source, Catch::Contains("MiB of activations, estimated as the bytes of the activation input"));
 }

@@ -310,6 +310,8 @@ class OptimizeCommand final : public Command {
     j["not_applicable"] = std::move(left_out);
     if (job_memory_)
       j["memory"] = {{"job_bytes_per_rank", job_memory_->bytes}, {"estimated_from", job_memory_->source},
+                     {"gradient_bytes_per_rank", job_memory_->gradient_bytes},
+                     {"activation_bytes_per_rank", job_memory_->activation_bytes},
                      {"budget_bytes_per_rank", static_cast<std::int64_t>(*memory_budget_gib_ * kGiB)}};
     if (planned_)
       j["compression_planner"] = {{"value", planned_->value},
