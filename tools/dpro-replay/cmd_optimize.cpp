@@ -132,6 +132,8 @@ class OptimizeCommand final : public Command {
     space_options.device_profile = paths.device_profile;
     check_output_paths({{"--json", json_path_}, {"--plan-out", plan_path_}, {"--html", html_path_}},
                        command_line_values(*command_, {"--json", "--plan-out", "--html"}), force_);
+    // A bad rules file is refused before the traces are read.
+    if (!tolerances_path_.empty()) tolerances_ = optimizer::read_tolerances(tolerances_path_);
     const bool tty = !quiet_ && isatty(STDERR_FILENO);
     trace::LoadOptions load;
     load.allow_partial = allow_partial_;
@@ -151,7 +153,6 @@ class OptimizeCommand final : public Command {
       const std::int64_t room = optimizer::headroom_under_budget(*memory_budget_gib_, job_memory_);
       max_extra_memory = std::min(max_extra_memory.value_or(room), room);
     }
-    if (!tolerances_path_.empty()) tolerances_ = optimizer::read_tolerances(tolerances_path_);
     optimizer::SearchSpace space = optimizer::make_space(conditioned.workload, space_options);
     optimizer::PlannerOptions planner;
     if (max_risk_) planner.max_risk = *max_risk_;
