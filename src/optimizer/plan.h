@@ -38,7 +38,7 @@
 //    "search": {"seed": 1, "evaluations": 200, "strategies": ["buckets", ...]},
 //    "tolerances": {"file": "tol.json", "fingerprint": "16 hex digits", "rules": [...]}}
 //   "tolerances" is there only when `optimize --tolerances` gave rules (optional in version 1;
-//   `replay --plan` reads and ignores it: the decisions already honour the rules).
+//   `replay --plan` checks the decisions against it: tolerances.h's check_plan_tolerances).
 #include <nlohmann/json_fwd.hpp>
 
 #include <cstdint>

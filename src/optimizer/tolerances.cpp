@@ -273,9 +273,30 @@ ToleranceEffect apply_tolerances(SearchSpace& space, const Tolerances& t, std::s
   return effect;
 }
 
+std::size_t bucket_positions(const graph::BuiltGraph& graph, const trace::TraceSet& traces) {
+  return comm::step_allreduces(comm::find_comm_ops(graph.dfg, traces), traces).most;
+}
+
 ToleranceEffect apply_tolerances(SearchSpace& space, const Tolerances& t, const whatif::Workload& job) {
-  const std::size_t positions = comm::step_allreduces(comm::find_comm_ops(job.graph.dfg, *job.traces), *job.traces).most;
-  return apply_tolerances(space, t, positions);
+  return apply_tolerances(space, t, bucket_positions(job.graph, *job.traces));
+}
+
+void check_plan_tolerances(const Plan& plan, const graph::BuiltGraph& graph, const trace::TraceSet& traces,
+                           const std::string& file) {
+  if (plan.tolerances_rules.empty()) return;
+  // plan_from_json took the rules as valid JSON; parse_tolerances names their item under "tolerances".
+  nlohmann::json recorded;
+  recorded["rules"] = nlohmann::json::parse(plan.tolerances_rules);
+  const Tolerances t = parse_tolerances(recorded, file + " (tolerances)");
+  if (fmt::format("{:016x}", t.fingerprint) != plan.tolerances_fingerprint)
+    throw InputError(file, "tolerances.fingerprint",
+                     fmt::format("\"{}\" is not the fingerprint of the recorded rules ({:016x}): the rules or the "
+                                 "fingerprint were edited",
+                                 plan.tolerances_fingerprint, t.fingerprint));
+  const std::size_t positions = bucket_positions(graph, traces);
+  for (const Decision& d : plan.decisions)
+    if (!decisions_allowed(t, {d}, positions))
+      throw InputError(file, "decisions", describe(d) + ": forbidden by the plan's own tolerances (" + plan.tolerances_file + ")");
 }
 
 }  // namespace dpro::optimizer

@@ -90,4 +90,13 @@ ToleranceEffect apply_tolerances(SearchSpace& space, const Tolerances& t, std::s
 // The same, with the bucket positions of `job` (the job under its conditions).
 ToleranceEffect apply_tolerances(SearchSpace& space, const Tolerances& t, const whatif::Workload& job);
 
+// The most gradient all-reduces a step of the job runs (the positions "bucket:N" counts).
+std::size_t bucket_positions(const graph::BuiltGraph& graph, const trace::TraceSet& traces);
+
+// For `replay --plan`: a plan that records tolerances (Plan::tolerances_rules) must carry their
+// fingerprint and decisions that honour them. Throws InputError naming `file` ("tolerances.rules[0]...",
+// "tolerances.fingerprint", "decisions") otherwise; a plan without tolerances passes.
+void check_plan_tolerances(const Plan& plan, const graph::BuiltGraph& graph, const trace::TraceSet& traces,
+                           const std::string& file);
+
 }  // namespace dpro::optimizer

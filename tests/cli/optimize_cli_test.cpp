@@ -270,3 +270,30 @@ TEST_CASE("optimize --tolerances refuses a bad file with one line naming the fil
   CHECK(missing.code == 2);
   CHECK_THAT(missing.out, Catch::Contains("absent.json"));
 }
+
+TEST_CASE("replay --plan refuses a plan whose decisions break its own recorded tolerances, or whose rules were edited") {
+  const std::string dir = test::fresh_dir("optimize_tolerances_replay");
+  test::write_text(dir + "/tol.json", R"({"rules": [{"match": "bucket:0", "compression": ["none"]}]})");
+  REQUIRE(run("optimize -q " + a100() + kSlow + " --strategies compression --budget 12 --tolerances " + dir +
+              "/tol.json --plan-out " + dir + "/plan.json")
+              .code == 0);
+  nlohmann::json plan = read_json(dir + "/plan.json");
+  REQUIRE(plan.at("decisions").size() == 1);
+  CHECK(plan.at("decisions")[0].at("value").get<std::string>().substr(0, 5) == "none,");
+  REQUIRE(run("replay " + a100() + " --plan " + dir + "/plan.json").code == 0);
+  // One method for every bucket compresses bucket 0, which the recorded rule forbids.
+  nlohmann::json broken = plan;
+  broken["decisions"][0]["value"] = "powersgd:4";
+  test::write_text(dir + "/broken.json", broken.dump());
+  Run r = run("replay " + a100() + " --plan " + dir + "/broken.json");
+  CHECK(r.code == 2);
+  CHECK_THAT(r.out, Catch::Contains("broken.json: decisions: compression powersgd:4: forbidden by the plan's own tolerances"));
+  // Rules edited without their fingerprint.
+  nlohmann::json edited = plan;
+  edited["tolerances"]["rules"][0]["compression"] = {"none", "powersgd"};
+  test::write_text(dir + "/edited.json", edited.dump());
+  r = run("replay " + a100() + " --plan " + dir + "/edited.json");
+  CHECK(r.code == 2);
+  CHECK_THAT(r.out, Catch::Contains("edited.json: tolerances.fingerprint"));
+  CHECK(std::count(r.out.begin(), r.out.end(), '\n') <= 2);
+}
