@@ -229,6 +229,20 @@ TEST_CASE("optimize --tolerances: forbidden precision stays out of the plan and 
   const Run r = run("replay " + test::source_path("traces/h100/resnet50") + " --plan " + dir + "/plan.json");
   REQUIRE(r.code == 0);
   CHECK_THAT(r.out, Catch::Contains("(the plan file says " + format_duration(step)));
+  // Under --max-risk 0.1 the job's GEMMs go to bf16; a rule without bf16 for GEMMs moves them off it.
+  test::write_text(dir + "/nobf16.json", R"({"rules": [{"match": "gemm", "precision": ["tf32", "fp16", "fp8"]}]})");
+  for (const bool rules : {false, true}) {
+    const std::string out = dir + (rules ? "/ruled.json" : "/free.json");
+    REQUIRE(run("optimize -q " + test::source_path("traces/h100/resnet50") + " --strategies precision --budget 30 --max-risk 0.1" +
+                (rules ? " --tolerances " + dir + "/nobf16.json" : std::string()) + " --plan-out " + out)
+                .code == 0);
+    std::string gemm;
+    const nlohmann::json chosen = read_json(out);
+    for (const nlohmann::json& d : chosen.at("decisions"))
+      if (d.at("subject") == "gemm") gemm = d.at("value").get<std::string>();
+    if (rules) CHECK((gemm != "bf16" && !gemm.empty()));
+    else CHECK(gemm == "bf16");
+  }
 }
 
 TEST_CASE("optimize --tolerances: compression forbidden on a slow network keeps every bucket uncompressed") {
