@@ -304,6 +304,9 @@ CompressionPlan choose(const PlannerModel& model, const PlannerOptions& options)
   for (std::size_t m = 0; m < model.methods.size(); ++m)
     if (m == 0 || model.risks[m] <= options.max_risk) allowed.push_back(m);
   auto admits = [&](const PlannedScore& s) { return s.extra_memory_bytes <= options.max_extra_memory_bytes; };
+  auto allowed_at = [&](std::size_t p, std::size_t m) {
+    return m == 0 || !options.method_allowed || options.method_allowed(p, model.methods[m]);
+  };
   auto evaluate = [&](const BucketChoice& c) {
     ++plan.evaluations;
     return score(model, c);
@@ -315,6 +318,9 @@ CompressionPlan choose(const PlannerModel& model, const PlannerOptions& options)
   plan.best_single = model.methods[0];
   for (const std::size_t m : allowed) {
     if (m == 0) continue;
+    bool everywhere = true;
+    for (std::size_t p = 0; p < model.positions; ++p) everywhere = everywhere && allowed_at(p, m);
+    if (!everywhere) continue;
     const BucketChoice all(model.positions, m);
     const PlannedScore s = evaluate(all);
     if (admits(s) && better(s, best_score)) best = all, best_score = s, plan.best_single = model.methods[m];
@@ -326,7 +332,7 @@ CompressionPlan choose(const PlannerModel& model, const PlannerOptions& options)
     bool changed = false;
     for (std::size_t p = 0; p < model.positions; ++p) {
       for (const std::size_t m : tried[p]) {
-        if (m == best[p]) continue;
+        if (m == best[p] || !allowed_at(p, m)) continue;
         BucketChoice trial = best;
         trial[p] = m;
         const PlannedScore s = evaluate(trial);

@@ -25,6 +25,7 @@
 // risk limit (a method's risk, space.h) and an error-feedback memory limit; passes until one
 // changes nothing. The result is verified by one real replay (replay_compression).
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <optional>
 #include <string>
@@ -42,6 +43,9 @@ struct PlannerOptions {
   std::vector<std::string> methods;
   double max_risk = std::numeric_limits<double>::infinity();
   std::int64_t max_extra_memory_bytes = std::numeric_limits<std::int64_t>::max();  // per rank
+  // Whether a method may compress the bucket at a position (per-bucket tolerances, tolerances.h);
+  // empty: every method everywhere. A single method for all buckets must be allowed at each.
+  std::function<bool(std::size_t position, const std::string& method)> method_allowed;
 };
 
 // The analytic model; plain data, so that a benchmark can build larger cases from a real one.

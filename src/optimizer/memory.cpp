@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <map>
+#include <string_view>
+#include <vector>
 
 #include "core/error.h"
 #include "costmodel/comm/comm_ops.h"
@@ -15,7 +17,7 @@ std::optional<MemoryEstimate> estimate_memory_per_rank(const whatif::Workload& j
   std::optional<MemoryEstimate> recorded;
   for (const trace::TraceRank& r : job.traces->ranks)
     if (r.peak_gpu_memory_bytes && (!recorded || *r.peak_gpu_memory_bytes > recorded->bytes))
-      recorded = MemoryEstimate{*r.peak_gpu_memory_bytes, 0, fmt::format("the peak the trace's memory events record, rank {}", r.rank)};
+      recorded = MemoryEstimate{*r.peak_gpu_memory_bytes, 0, 0, fmt::format("the peak the trace's memory events record, rank {}", r.rank)};
   if (recorded) return recorded;
   const std::vector<comm::CommOp> ops = comm::find_comm_ops(job.graph.dfg, *job.traces);
   std::map<std::pair<std::size_t, int>, std::int64_t> per_step;  // (rank index, iteration) -> gradient bytes
@@ -28,10 +30,99 @@ std::optional<MemoryEstimate> estimate_memory_per_rank(const whatif::Workload& j
   MemoryEstimate e;
   for (const auto& [key, bytes] : per_step) e.gradient_bytes = std::max(e.gradient_bytes, bytes);
   e.bytes = e.gradient_bytes * kTrainingStateFactor;
+  const std::optional<ActivationEstimate> act = estimate_activation_bytes(job);
+  if (!act) {
+    e.source = fmt::format("{} x the {:.3f} GiB of gradients a rank all-reduces in a step: weights, gradients and "
+                           "Adam's two moments; activations not counted (no step records tensor shapes and a backward op)",
+                           kTrainingStateFactor, static_cast<double>(e.gradient_bytes) / kBytesPerGiB);
+    return e;
+  }
+  e.activation_bytes = act->bytes;
+  e.bytes += act->bytes;
   e.source = fmt::format("{} x the {:.3f} GiB of gradients a rank all-reduces in a step: weights, gradients and "
-                         "Adam's two moments; activations not counted",
-                         kTrainingStateFactor, static_cast<double>(e.gradient_bytes) / kBytesPerGiB);
+                         "Adam's two moments; plus {:.3f} MiB of activations, estimated as the bytes of the activation "
+                         "input of the {} forward ops that launch kernels in rank {}'s median step",
+                         kTrainingStateFactor, static_cast<double>(e.gradient_bytes) / kBytesPerGiB,
+                         static_cast<double>(act->bytes) / (1024.0 * 1024.0), act->ops, act->rank);
   return e;
+}
+
+namespace {
+
+// Bytes of one element of a recorded dtype ("float", "c10::Half", ...); 4 when unknown.
+std::int64_t element_bytes(std::string_view dtype) {
+  if (dtype == "double" || dtype == "long int" || dtype == "long" || dtype == "int64" || dtype == "c10::complex<float>") return 8;
+  if (dtype == "c10::Half" || dtype == "c10::BFloat16" || dtype == "short int" || dtype == "half" || dtype == "bfloat16") return 2;
+  if (dtype == "bool" || dtype == "unsigned char" || dtype == "signed char" || dtype == "c10::Float8_e4m3fn" ||
+      dtype == "c10::Float8_e5m2")
+    return 1;
+  return 4;
+}
+
+}  // namespace
+
+std::optional<ActivationEstimate> estimate_activation_bytes(const whatif::Workload& job) {
+  const trace::TraceSet& traces = *job.traces;
+  const graph::Dfg& dfg = job.graph.dfg;
+  std::optional<ActivationEstimate> best;
+  for (std::size_t ri = 0; ri < traces.ranks.size() && ri < job.graph.ranks.size(); ++ri) {
+    const trace::TraceRank& rank = traces.ranks[ri];
+    const graph::RankNodes& nodes = job.graph.ranks[ri];
+    // Per step: the forward span [start, first backward op).
+    std::vector<std::pair<Nanos, Nanos>> forward;
+    for (const trace::Iteration& it : rank.iterations) {
+      std::optional<Nanos> backward;
+      for (const trace::Event& e : rank.events) {
+        if (e.start < it.start || e.start >= it.end || e.kind != trace::EventKind::kCpuOp) continue;
+        if (traces.name(e).find("Backward") != std::string_view::npos) {
+          backward = e.start;
+          break;  // events are sorted by start
+        }
+      }
+      if (backward) forward.emplace_back(it.start, *backward);
+    }
+    if (forward.empty()) continue;
+    std::vector<std::int64_t> bytes(forward.size(), 0);
+    std::vector<std::size_t> ops(forward.size(), 0);
+    std::vector<bool> counted(rank.events.size(), false);  // launcher events already counted
+    for (std::uint32_t ev = 0; ev < rank.events.size(); ++ev) {
+      const graph::EventRef ref(ev);
+      if (!ref.below(nodes.node_of_event.size())) break;
+      const graph::NodeId id = nodes.node_of_event[ref];
+      if (!id.valid()) continue;
+      const graph::Node& n = dfg.node(id);
+      if (n.kind != graph::NodeKind::kKernel || !n.parent_op.valid()) continue;
+      const trace::Event* launcher = graph::event_of(rank, n.parent_op);
+      if (!launcher) continue;
+      std::size_t step = forward.size();
+      for (std::size_t k = 0; k < forward.size(); ++k)
+        if (launcher->start >= forward[k].first && launcher->start < forward[k].second) step = k;
+      if (step == forward.size()) continue;
+      if (!n.parent_op.below(counted.size()) || counted[n.parent_op.value]) continue;
+      const graph::OpDesc* op = dfg.op(id);
+      if (!op) continue;
+      // An embedding's first input is its table (a parameter, in the gradients' estimate); what it
+      // saves is its indices.
+      if (dfg.ops().name(op->launcher).find("embedding") != std::string_view::npos) continue;
+      for (const graph::TensorDesc& t : op->inputs) {
+        if (t.shape.size() < 2) continue;  // scalars, lists, biases: the activation is the first of 2 or more dims
+        std::int64_t elements = 1;
+        for (const std::int64_t d : t.shape) elements *= std::max<std::int64_t>(d, 0);
+        bytes[step] += elements * element_bytes(dfg.ops().name(t.dtype));
+        ++ops[step];
+        counted[n.parent_op.value] = true;
+        break;  // the first such input only
+      }
+    }
+    std::vector<std::size_t> order;
+    for (std::size_t k = 0; k < forward.size(); ++k)
+      if (ops[k] > 0) order.push_back(k);
+    if (order.empty()) continue;
+    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return bytes[a] < bytes[b]; });
+    const std::size_t median = order[order.size() / 2];
+    if (!best || bytes[median] > best->bytes) best = ActivationEstimate{bytes[median], rank.rank, order.size(), ops[median]};
+  }
+  return best;
 }
 
 std::int64_t headroom_under_budget(double budget_gib, const std::optional<MemoryEstimate>& job) {

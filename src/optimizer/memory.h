@@ -8,9 +8,10 @@
 // The bundled traces record none, so the estimate then comes from what the graph knows:
 // the gradient bytes a rank all-reduces in one step (the largest step's, the largest rank's) are
 // the model's parameters at the gradient's width, and training keeps kTrainingStateFactor times
-// that: weights, gradients and the two moments of Adam at the same width. Activations, workspace
-// and the allocator's cache are not counted: the estimate is a lower bound, so a budget refused
-// for being below it is certainly too small.
+// that: weights, gradients and the two moments of Adam at the same width. Where the trace records
+// tensor shapes, the activation estimate below is added (a proxy, not a bound); workspace and the
+// allocator's cache are never counted. Without shapes the estimate is a lower bound, so a budget
+// refused for being below it is certainly too small.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -25,8 +26,30 @@ inline constexpr double kBytesPerGiB = 1024.0 * 1024.0 * 1024.0;
 struct MemoryEstimate {
   std::int64_t bytes = 0;       // per rank
   std::int64_t gradient_bytes = 0;  // 0 when recorded
+  std::int64_t activation_bytes = 0;  // the activation estimate counted in `bytes` (0: recorded, or none)
   std::string source;           // how it was estimated, for messages
 };
+
+// Activations a training step keeps for its backward pass, estimated from the tensor shapes the
+// trace records ("Input Dims": Kineto with record_shapes=True, dpro-profile's op ranges). The
+// proxy: in each step, the forward pass is the span from the step's start to its first backward
+// op (an event whose name contains "Backward": autograd's evaluate_function records); every CPU op
+// there that launches a GPU kernel reads an activation, its first tensor input of 2 or more
+// dimensions (addmm's first is the bias), and the proxy counts those bytes once per op (shape
+// product x the recorded dtype's size; unknown dtypes count 4 bytes). Embedding ops are left out:
+// their first input is the table, a parameter.
+// Autograd saves the input of convolutions, linear layers, batch norm and activations for their
+// gradients, so this is the order of magnitude of the saved activations; it over-counts ops that
+// save nothing (adds, in-place ops) and tensors read by several ops, and under-counts saved
+// outputs and second inputs (attention's keys and values). Of the steps, the median; of the
+// ranks, the largest. nullopt when no step has both recorded shapes and a backward op.
+struct ActivationEstimate {
+  std::int64_t bytes = 0;
+  int rank = 0;               // the rank it is for (trace rank number)
+  std::size_t steps = 0;      // steps the median is over
+  std::size_t ops = 0;        // forward ops counted in the median step
+};
+std::optional<ActivationEstimate> estimate_activation_bytes(const whatif::Workload& job);
 
 // nullopt when the job gives nothing to estimate from (no memory event, no gradient all-reduce).
 std::optional<MemoryEstimate> estimate_memory_per_rank(const whatif::Workload& job);

@@ -166,6 +166,10 @@ nlohmann::json to_json(const Plan& plan) {
   nlohmann::json strategies = nlohmann::json::array();
   for (Strategy s : plan.strategies) strategies.push_back(to_string(s));
   j["search"] = {{"seed", plan.seed}, {"evaluations", plan.evaluations}, {"strategies", strategies}};
+  if (!plan.tolerances_rules.empty())
+    j["tolerances"] = {{"file", plan.tolerances_file},
+                       {"fingerprint", plan.tolerances_fingerprint},
+                       {"rules", nlohmann::json::parse(plan.tolerances_rules)}};
   return j;
 }
 
@@ -249,6 +253,14 @@ Plan plan_from_json(const nlohmann::json& j, const std::string& file) {
     if (const auto r = it->find("risk"); r != it->end() && r->is_number()) plan.risk = r->get<double>();
     if (const auto m = it->find("extra_memory_bytes"); m != it->end() && m->is_number_integer())
       plan.extra_memory_bytes = m->get<std::int64_t>();
+  }
+  if (const auto it = j.find("tolerances"); it != j.end()) {
+    if (!it->is_object()) throw InputError(file, "tolerances", "must be an object");
+    plan.tolerances_file = string_field(*it, "file", file, "tolerances", false);
+    plan.tolerances_fingerprint = string_field(*it, "fingerprint", file, "tolerances", false);
+    const auto rules = it->find("rules");
+    if (rules == it->end() || !rules->is_array()) throw InputError(file, "tolerances.rules", "must be a list of rules");
+    plan.tolerances_rules = rules->dump();
   }
   return plan;
 }

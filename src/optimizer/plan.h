@@ -35,7 +35,10 @@
 //    "decisions": [{"strategy": "buckets", "value": "25"}, ...],
 //    "predicted": {"baseline_ns": 1, "step_ns": 1, "risk": 0.1, "extra_memory_bytes": 0,
 //                  "gains_ns": [..per decision..]},
-//    "search": {"seed": 1, "evaluations": 200, "strategies": ["buckets", ...]}}
+//    "search": {"seed": 1, "evaluations": 200, "strategies": ["buckets", ...]},
+//    "tolerances": {"file": "tol.json", "fingerprint": "16 hex digits", "rules": [...]}}
+//   "tolerances" is there only when `optimize --tolerances` gave rules (optional in version 1;
+//   `replay --plan` checks the decisions against it: tolerances.h's check_plan_tolerances).
 #include <nlohmann/json_fwd.hpp>
 
 #include <cstdint>
@@ -98,6 +101,10 @@ struct Plan {
   std::uint64_t seed = 0;
   std::size_t evaluations = 0;
   std::vector<Strategy> strategies;
+  // The per-layer tolerances the search honoured (tolerances.h), "" none: the file as given, the
+  // rules' fingerprint (16 hex digits) and the rules themselves as canonical JSON text, so that
+  // the search can be rerun under the same rules from the plan alone.
+  std::string tolerances_file, tolerances_fingerprint, tolerances_rules;
 };
 
 nlohmann::json to_json(const Plan& plan);

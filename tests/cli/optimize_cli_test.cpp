@@ -200,3 +200,114 @@ TEST_CASE("replay --plan refuses a precision decision for an unknown op class wi
   CHECK(r.code == 2);
   CHECK_THAT(r.out, Catch::Contains("bad_class.json: decisions: precision softmax: unknown op class (gemm, conv, or all for both)"));
 }
+
+TEST_CASE("optimize --tolerances: forbidden precision stays out of the plan and the Pareto set on the H100 ResNet-50") {
+  const std::string dir = test::fresh_dir("optimize_tolerances_precision");
+  // Without rules this job's GEMMs go to fp8 (docs/optimizer.md); a rule allows tf32 and bf16 only,
+  // and convolutions nothing riskier than tf32.
+  test::write_text(dir + "/tol.json", R"({"rules": [{"match": "gemm", "precision": ["tf32", "bf16"]},
+                                                     {"match": "conv", "max_risk": 0.01}]})");
+  const Run o = run("optimize " + test::source_path("traces/h100/resnet50") +
+                    " --strategies precision --budget 10 --tolerances " + dir + "/tol.json --plan-out " + dir +
+                    "/plan.json --json " + dir + "/result.json");
+  REQUIRE(o.code == 0);
+  CHECK_THAT(o.out, Catch::Contains("tolerances " + dir + "/tol.json: 2 rule(s)"));
+  const nlohmann::json result = read_json(dir + "/result.json");
+  std::size_t precision_decisions = 0;
+  for (const nlohmann::json& p : result.at("pareto"))
+    for (const nlohmann::json& d : p.at("decisions")) {
+      ++precision_decisions;
+      if (d.at("subject") == "gemm") CHECK((d.at("value") == "tf32" || d.at("value") == "bf16"));
+      if (d.at("subject") == "conv") CHECK(d.at("value") == "tf32");
+    }
+  CHECK(precision_decisions > 0);  // the rules leave something to decide
+  const nlohmann::json plan = read_json(dir + "/plan.json");
+  for (const nlohmann::json& d : plan.at("decisions")) CHECK(d.at("value") != "fp8");
+  CHECK(plan.at("tolerances").at("rules").size() == 2);
+  CHECK(plan.at("tolerances").at("fingerprint").get<std::string>().size() == 16);
+  const auto step = plan.at("predicted").at("step_ns").get<Nanos>();
+  const Run r = run("replay " + test::source_path("traces/h100/resnet50") + " --plan " + dir + "/plan.json");
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.out, Catch::Contains("(the plan file says " + format_duration(step)));
+  // Under --max-risk 0.1 the job's GEMMs go to bf16; a rule without bf16 for GEMMs moves them off it.
+  test::write_text(dir + "/nobf16.json", R"({"rules": [{"match": "gemm", "precision": ["tf32", "fp16", "fp8"]}]})");
+  for (const bool rules : {false, true}) {
+    const std::string out = dir + (rules ? "/ruled.json" : "/free.json");
+    REQUIRE(run("optimize -q " + test::source_path("traces/h100/resnet50") + " --strategies precision --budget 30 --max-risk 0.1" +
+                (rules ? " --tolerances " + dir + "/nobf16.json" : std::string()) + " --plan-out " + out)
+                .code == 0);
+    std::string gemm;
+    const nlohmann::json chosen = read_json(out);
+    for (const nlohmann::json& d : chosen.at("decisions"))
+      if (d.at("subject") == "gemm") gemm = d.at("value").get<std::string>();
+    if (rules) CHECK((gemm != "bf16" && !gemm.empty()));
+    else CHECK(gemm == "bf16");
+  }
+}
+
+TEST_CASE("optimize --tolerances: compression forbidden on a slow network keeps every bucket uncompressed") {
+  const std::string dir = test::fresh_dir("optimize_tolerances_compression");
+  test::write_text(dir + "/none.json", R"({"rules": [{"match": "*", "compression": ["none"]}, {"match": "bucket:9", "compression": ["fp16"]}]})");
+  const Run o = run("optimize " + a100() + kSlow + " --strategies buckets,compression --budget 12 --tolerances " + dir +
+                    "/none.json --json " + dir + "/result.json");
+  REQUIRE(o.code == 0);
+  // The job runs 5 buckets a step: bucket 9 matches nothing, which is a warning, not an error.
+  CHECK_THAT(o.out, Catch::Contains("none.json: rules[1] (\"bucket:9\") matches no decision of this search"));
+  CHECK_THAT(o.out, Catch::Contains("compression left out: every decision forbidden by the tolerances"));
+  const nlohmann::json result = read_json(dir + "/result.json");
+  for (const nlohmann::json& p : result.at("pareto"))
+    for (const nlohmann::json& d : p.at("decisions")) CHECK(d.at("strategy") != "compression");
+  CHECK(result.at("plan").at("tolerances").at("rules")[0].at("compression") == nlohmann::json::array({"none"}));
+  // Compression alone, all of it forbidden: nothing to search, one line, exit 2.
+  const Run all = run("optimize " + a100() + kSlow + " --strategies compression --tolerances " + dir + "/none.json");
+  CHECK(all.code == 2);
+  CHECK_THAT(all.out, Catch::Contains("the rules forbid every decision"));
+}
+
+TEST_CASE("optimize --tolerances refuses a bad file with one line naming the file and the item, exit code 2") {
+  const std::string dir = test::fresh_dir("optimize_tolerances_bad");
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"{", "notjson.json: not valid JSON"},
+      {R"({"rules": [{"match": "gemm", "dtype": ["bf16"]}]})", "unknown.json: rules[0].dtype: unknown key"},
+      {R"({"rules": [{"match": "gemm", "precision": ["bf8"]}]})", "dtype.json: rules[0].precision: unknown dtype \"bf8\""},
+      {R"({"rules": [{"match": "bucket:0", "compression": ["zip"]}]})", "method.json: rules[0].compression: unknown method \"zip\""},
+  };
+  const char* names[] = {"notjson.json", "unknown.json", "dtype.json", "method.json"};
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    test::write_text(dir + "/" + names[i], cases[i].first);
+    const Run r = run("optimize " + a100() + " --strategies compression --tolerances " + dir + "/" + names[i]);
+    CHECK(r.code == 2);
+    CHECK_THAT(r.out, Catch::Contains(cases[i].second));
+    CHECK(std::count(r.out.begin(), r.out.end(), '\n') <= 2);  // the one line, after the trace's own warning
+  }
+  const Run missing = run("optimize " + a100() + " --tolerances " + dir + "/absent.json");
+  CHECK(missing.code == 2);
+  CHECK_THAT(missing.out, Catch::Contains("absent.json"));
+}
+
+TEST_CASE("replay --plan refuses a plan whose decisions break its own recorded tolerances, or whose rules were edited") {
+  const std::string dir = test::fresh_dir("optimize_tolerances_replay");
+  test::write_text(dir + "/tol.json", R"({"rules": [{"match": "bucket:0", "compression": ["none"]}]})");
+  REQUIRE(run("optimize -q " + a100() + kSlow + " --strategies compression --budget 12 --tolerances " + dir +
+              "/tol.json --plan-out " + dir + "/plan.json")
+              .code == 0);
+  nlohmann::json plan = read_json(dir + "/plan.json");
+  REQUIRE(plan.at("decisions").size() == 1);
+  CHECK(plan.at("decisions")[0].at("value").get<std::string>().substr(0, 5) == "none,");
+  REQUIRE(run("replay " + a100() + " --plan " + dir + "/plan.json").code == 0);
+  // One method for every bucket compresses bucket 0, which the recorded rule forbids.
+  nlohmann::json broken = plan;
+  broken["decisions"][0]["value"] = "powersgd:4";
+  test::write_text(dir + "/broken.json", broken.dump());
+  Run r = run("replay " + a100() + " --plan " + dir + "/broken.json");
+  CHECK(r.code == 2);
+  CHECK_THAT(r.out, Catch::Contains("broken.json: decisions: compression powersgd:4: forbidden by the plan's own tolerances"));
+  // Rules edited without their fingerprint.
+  nlohmann::json edited = plan;
+  edited["tolerances"]["rules"][0]["compression"] = {"none", "powersgd"};
+  test::write_text(dir + "/edited.json", edited.dump());
+  r = run("replay " + a100() + " --plan " + dir + "/edited.json");
+  CHECK(r.code == 2);
+  CHECK_THAT(r.out, Catch::Contains("edited.json: tolerances.fingerprint"));
+  CHECK(std::count(r.out.begin(), r.out.end(), '\n') <= 2);
+}

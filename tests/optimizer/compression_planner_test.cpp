@@ -173,3 +173,67 @@ TEST_CASE("a job's memory per rank is the peak its memory events record, where t
   CHECK_THROWS_WITH(headroom_under_budget(2, memory), Catch::Contains("at least 3.000 GiB"));
   CHECK(headroom_under_budget(4, memory) == std::int64_t{1} << 30);
 }
+
+namespace {
+
+// One step of a Kineto trace with shapes: forward ops that launch kernels (an fp32 addmm, a bf16
+// relu, an embedding bag), a view that launches none, then the backward pass (autograd's evaluate_function)
+// with an mm of its own.
+const char* kShapesTrace = R"({"traceEvents": [
+  {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 1, "tid": 1, "ts": 1000, "dur": 1000},
+  {"ph": "X", "cat": "cpu_op", "name": "aten::addmm", "pid": 1, "tid": 1, "ts": 1100, "dur": 50,
+   "args": {"Input Dims": [[512], [64, 256], [256, 512]], "Input type": ["float", "float", "float"]}},
+  {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 1110, "dur": 5, "args": {"correlation": 1}},
+  {"ph": "X", "cat": "kernel", "name": "sgemm_kernel", "pid": 0, "tid": 7, "ts": 1120, "dur": 30, "args": {"correlation": 1, "device": 0, "stream": 7}},
+  {"ph": "X", "cat": "cpu_op", "name": "aten::relu", "pid": 1, "tid": 1, "ts": 1200, "dur": 30,
+   "args": {"Input Dims": [[64, 512]], "Input type": ["c10::BFloat16"]}},
+  {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 1205, "dur": 5, "args": {"correlation": 2}},
+  {"ph": "X", "cat": "kernel", "name": "relu_kernel", "pid": 0, "tid": 7, "ts": 1215, "dur": 10, "args": {"correlation": 2, "device": 0, "stream": 7}},
+  {"ph": "X", "cat": "cpu_op", "name": "aten::view", "pid": 1, "tid": 1, "ts": 1250, "dur": 5,
+   "args": {"Input Dims": [[64, 512], []], "Input type": ["float", "ScalarList"]}},
+  {"ph": "X", "cat": "cpu_op", "name": "aten::embedding_bag", "pid": 1, "tid": 1, "ts": 1300, "dur": 30,
+   "args": {"Input Dims": [[1000, 64], [128], [16]], "Input type": ["float", "long int", "long int"]}},
+  {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 1305, "dur": 5, "args": {"correlation": 4}},
+  {"ph": "X", "cat": "kernel", "name": "embedding_bag_kernel", "pid": 0, "tid": 7, "ts": 1315, "dur": 10, "args": {"correlation": 4, "device": 0, "stream": 7}},
+  {"ph": "X", "cat": "cpu_op", "name": "autograd::engine::evaluate_function: AddmmBackward0", "pid": 1, "tid": 1, "ts": 1400, "dur": 100},
+  {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 1410, "dur": 50,
+   "args": {"Input Dims": [[64, 512], [512, 256]], "Input type": ["float", "float"]}},
+  {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 1420, "dur": 5, "args": {"correlation": 3}},
+  {"ph": "X", "cat": "kernel", "name": "sgemm_kernel", "pid": 0, "tid": 7, "ts": 1430, "dur": 30, "args": {"correlation": 3, "device": 0, "stream": 7}}
+]})";
+
+}  // namespace
+
+TEST_CASE("the activation estimate counts the first tensor input of each forward op that launches a kernel") {
+  const std::string dir = test::fresh_dir("activation_shapes");
+  test::write_text(dir + "/shapes.json", kShapesTrace);
+  Logger quiet(LogLevel::kQuiet);
+  const auto traces = std::make_shared<const trace::TraceSet>(test::load({dir + "/shapes.json"}, quiet));
+  const whatif::Workload job{traces, graph::build_graph(*traces, graph::BuildOptions{}, quiet)};
+  const auto act = estimate_activation_bytes(job);
+  REQUIRE(act);
+  // addmm's first input of 2 dimensions [64, 256] at 4 bytes (not its bias), and relu's [64, 512]
+  // at 2; not the view (no kernel), not the embedding's table, not the backward mm.
+  CHECK(act->bytes == 64 * 256 * 4 + 64 * 512 * 2);
+  CHECK(act->ops == 2);
+  CHECK(act->steps == 1);
+  // No all-reduce: no gradient estimate to add it to.
+  CHECK(!estimate_memory_per_rank(job));
+  // A trace without shapes has no activation estimate, and the gradient estimate says so.
+  const Job a100(kAllReduceTrace, {});
+  CHECK(!estimate_activation_bytes(a100.conditioned));
+  CHECK_THAT(estimate_memory_per_rank(a100.conditioned)->source, Catch::Contains("activations not counted"));
+}
+
+TEST_CASE("on the 8-rank DLRM job (shapes recorded) the memory estimate adds activations to 4 x the gradients") {
+  const Job dlrm("traces/dlrm-8xV100", {});
+  const auto act = estimate_activation_bytes(dlrm.conditioned);
+  REQUIRE(act);
+  CHECK(act->bytes > 0);
+  CHECK(act->ops > 10);
+  const auto memory = estimate_memory_per_rank(dlrm.conditioned);
+  REQUIRE(memory);
+  CHECK(memory->activation_bytes == act->bytes);
+  CHECK(memory->bytes == kTrainingStateFactor * memory->gradient_bytes + act->bytes);
+  CHECK_THAT(memory->source, Catch::Contains("MiB of activations, estimated as the bytes of the activation input"));
+}

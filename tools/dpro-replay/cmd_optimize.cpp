@@ -19,6 +19,7 @@
 #include "optimizer/plan.h"
 #include "optimizer/search.h"
 #include "optimizer/space.h"
+#include "optimizer/tolerances.h"
 #include "output_file.h"
 #include "replayer/replay.h"
 #include "replayer/tables.h"
@@ -90,11 +91,17 @@ class OptimizeCommand final : public Command {
                     "residuals of lossy compression; default: no limit)")
         ->check(CLI::Range(0.0, 1e6));
     sub->add_option("--memory-budget", memory_budget_gib_,
-                    "total memory per rank (GiB) a plan must fit in. The job's own memory per rank is estimated as\n"
-                    "4 x the gradient bytes a rank all-reduces in a step (weights, gradients and Adam's two moments;\n"
-                    "activations are not counted, so it is a lower bound); a budget below it is refused, and a plan\n"
-                    "may add at most the rest. Needs a job with gradient all-reduces")
+                    "total memory per rank (GiB) a plan must fit in. The job's own memory per rank is the peak its\n"
+                    "memory events record, else 4 x the gradient bytes a rank all-reduces in a step (weights, gradients\n"
+                    "and Adam's two moments) plus, where the trace records tensor shapes, an activation estimate\n"
+                    "(docs/optimizer.md); a budget below it is refused, and a plan may add at most the rest. Needs a\n"
+                    "job with memory events or gradient all-reduces")
         ->check(CLI::Range(0.0, 1e6));
+    sub->add_option("--tolerances", tolerances_path_,
+                    "per-layer tolerances: a JSON file of rules that limit what the search may decide per op class\n"
+                    "(gemm, conv), gradient bucket (bucket:N) or kernel-name substring (fusion chains), e.g.\n"
+                    "{\"rules\": [{\"match\": \"gemm\", \"precision\": [\"tf32\"]}, {\"match\": \"bucket:0\", \"compression\": [\"none\"]}]};\n"
+                    "forbidden decisions are taken out of the search (docs/optimizer.md)");
     sub->add_option("--threads", threads_, "plans replayed at once (default: the machine's cores)")
         ->check(CLI::Range(1, 256));
     sub->add_option("--json", json_path_, "also write the result as JSON to this file ('-' = stdout, no text)");
@@ -125,6 +132,8 @@ class OptimizeCommand final : public Command {
     space_options.device_profile = paths.device_profile;
     check_output_paths({{"--json", json_path_}, {"--plan-out", plan_path_}, {"--html", html_path_}},
                        command_line_values(*command_, {"--json", "--plan-out", "--html"}), force_);
+    // A bad rules file is refused before the traces are read.
+    if (!tolerances_path_.empty()) tolerances_ = optimizer::read_tolerances(tolerances_path_);
     const bool tty = !quiet_ && isatty(STDERR_FILENO);
     trace::LoadOptions load;
     load.allow_partial = allow_partial_;
@@ -147,12 +156,22 @@ class OptimizeCommand final : public Command {
     optimizer::SearchSpace space = optimizer::make_space(conditioned.workload, space_options);
     optimizer::PlannerOptions planner;
     if (max_risk_) planner.max_risk = *max_risk_;
+    if (tolerances_)
+      planner.method_allowed = [this](std::size_t p, const std::string& m) { return optimizer::compression_allowed(*tolerances_, p, m); };
     if (max_extra_memory) planner.max_extra_memory_bytes = *max_extra_memory;
     std::string no_plan;
     const auto clock = std::chrono::steady_clock::now();
     planned_ = optimizer::add_planned_compression(space, conditioned.workload, conditions, paths, planner, &no_plan);
     planner_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - clock).count();
     if (!planned_) log.info("compression planner: " + no_plan);
+    if (tolerances_) {
+      const optimizer::ToleranceEffect effect = optimizer::apply_tolerances(space, *tolerances_, conditioned.workload);
+      for (const std::string& rule : effect.unmatched)
+        log.warn(fmt::format("{}: {} matches no decision of this search", tolerances_path_, rule));
+      tolerance_text_ = fmt::format("tolerances {}: {} rule(s), {} value(s) and {} decision(s) taken out of the search\n",
+                                    tolerances_path_, tolerances_->rules.size(), effect.values_removed,
+                                    effect.variables_removed);
+    }
     for (const auto& [s, why] : space.not_applicable)
       if (!strategies_.empty()) log.warn(fmt::format("strategy {} left out: {}", optimizer::to_string(s), why));
     const int threads = threads_ ? *threads_ : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -185,6 +204,11 @@ class OptimizeCommand final : public Command {
     plan.seed = seed_;
     plan.evaluations = result.evaluations;
     plan.strategies = space.strategies;
+    if (tolerances_) {
+      plan.tolerances_file = tolerances_path_;
+      plan.tolerances_fingerprint = fmt::format("{:016x}", tolerances_->fingerprint);
+      plan.tolerances_rules = optimizer::rules_json(*tolerances_).dump();
+    }
 
     const bool stdout_json = json_path_ == "-";
     if (!stdout_json && !quiet_) std::cout << render_text(space, result, plan, threads);
@@ -231,6 +255,7 @@ class OptimizeCommand final : public Command {
     out += fmt::format("searched {} plans in {:.2f} s on {} thread(s): greedy {}, annealing {}{}\n", r.evaluations,
                        r.seconds, threads, r.greedy_evaluations, r.evaluations - r.greedy_evaluations,
                        r.stopped_by_time ? " (stopped by --time-limit)" : "");
+    out += tolerance_text_;
     out += fmt::format("baseline (no change, under the conditions): median step {}\n",
                        format_duration(r.baseline.score.step_ns));
     if (job_memory_)
@@ -286,6 +311,8 @@ class OptimizeCommand final : public Command {
     j["not_applicable"] = std::move(left_out);
     if (job_memory_)
       j["memory"] = {{"job_bytes_per_rank", job_memory_->bytes}, {"estimated_from", job_memory_->source},
+                     {"gradient_bytes_per_rank", job_memory_->gradient_bytes},
+                     {"activation_bytes_per_rank", job_memory_->activation_bytes},
                      {"budget_bytes_per_rank", static_cast<std::int64_t>(*memory_budget_gib_ * kGiB)}};
     if (planned_)
       j["compression_planner"] = {{"value", planned_->value},
@@ -311,6 +338,9 @@ class OptimizeCommand final : public Command {
   }
 
   std::optional<optimizer::CompressionPlan> planned_;
+  std::string tolerances_path_;
+  std::optional<optimizer::Tolerances> tolerances_;
+  std::string tolerance_text_;
   std::optional<double> memory_budget_gib_;
   std::optional<optimizer::MemoryEstimate> job_memory_;
   Nanos planned_replayed_ = 0;

@@ -14,6 +14,7 @@
 #include "core/log.h"
 #include "costmodel/hw.h"
 #include "optimizer/plan.h"
+#include "optimizer/tolerances.h"
 #include "optimizer/search.h"
 #include "optimizer/space.h"
 #include "output_file.h"
@@ -210,6 +211,7 @@ class ReplayCommand final : public Command {
     if (!plan_path_.empty()) {
       plan = optimizer::read_plan(plan_path_);
       optimizer::check_plan_matches(*plan, baseline.graph, plan_path_);
+      optimizer::check_plan_tolerances(*plan, baseline.graph, *traces, plan_path_);
       rewrites = optimizer::condition_rewrites(plan->conditions, whatifs_.paths());
       try {
         for (whatif::Rewrite& r : optimizer::decision_rewrites(plan->conditions, plan->decisions, whatifs_.paths()))
