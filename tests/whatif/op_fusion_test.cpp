@@ -601,7 +601,7 @@ TEST_CASE("op_fusion: figures of GEMM epilogues and launch-queue waits", "[.][ep
                 100.0 * static_cast<double>(a - b) / static_cast<double>(b));
     for (std::size_t i = 0; i < std::min<std::size_t>(4, epilogues.size()); ++i) {
       std::string names;
-      for (const auto& k : epilogues[i].kernels) names += (names.empty() ? "" : " -> ") + k.substr(0, 60);
+      for (const auto& k : epilogues[i].kernels) names += (names.empty() ? "" : " -> ") + k.substr(0, 110);
       std::printf("  top %zu: x%zu, saving %s: %s\n", i + 1, epilogues[i].instances,
                   format_duration(epilogues[i].gpu_saving()).c_str(), names.c_str());
     }
