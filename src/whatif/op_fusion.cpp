@@ -134,7 +134,9 @@ EpilogueOp FusionStreams::epilogue_op(NodeId id, const FusionPricer& pricer) con
     return EpilogueOp::kNone;
   }
   if (op == "gelu") return EpilogueOp::kGelu;
-  if (op == "relu") return EpilogueOp::kRelu;
+  // PyTorch's relu runs as clamp_min(x, 0), and a profiler names the innermost op; the bound is
+  // not recorded, and a clamp_min after a GEMM is taken to be that relu.
+  if (op == "relu" || op == "clamp_min") return EpilogueOp::kRelu;
   if (op == "gelu_backward") return EpilogueOp::kDGelu;
   if (op == "threshold_backward" || op == "relu_backward") return EpilogueOp::kDRelu;
   if (op == "sum") return EpilogueOp::kBGrad;

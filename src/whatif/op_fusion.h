@@ -80,8 +80,9 @@ const char* to_string(FusionSkip skip);
 // bias and activation is cuDNN's, not cuBLASLt's.
 bool is_epilogue_gemm(std::string_view kernel_name);
 // One elementwise kernel as an epilogue step: judged by the framework op that launched it
-// (aten::gelu, aten::relu, aten::gelu_backward, aten::threshold_backward, aten::sum, aten::add
-// of a broadcast vector: a bias), else by the kernel's name.
+// (aten::gelu, aten::relu or the clamp_min it runs as, aten::gelu_backward,
+// aten::threshold_backward, aten::sum, aten::add of a broadcast vector: a bias), else by the
+// kernel's name.
 enum class EpilogueOp : std::uint8_t { kNone, kBias, kRelu, kGelu, kDRelu, kDGelu, kBGrad };
 const char* to_string(EpilogueOp op);
 // Whether cuBLASLt has an epilogue for these steps after a GEMM: bias; relu; gelu; bias, relu;

@@ -410,8 +410,9 @@ TEST_CASE("op_fusion: a GEMM fuses with a gelu after it as an epilogue, and with
 
 TEST_CASE("op_fusion: GEMM epilogue candidates on bundled traces are a GEMM and a cuBLASLt epilogue, priced within bounds") {
   std::size_t found = 0, modelled = 0;
+  std::map<whatif::EpilogueOp, std::size_t> kinds;
   for (const char* path : {"traces/h100/bert-ddp", "traces/h100/bert-ddp-emit-nvtx-step", "traces/h100/gpt2",
-                           "traces/h100/resnet50", "traces/hta/a100-ws2-rank0-nccl.json.gz"}) {
+                           "traces/h100/resnet50", "traces/hta/a100-ws2-rank0-nccl.json.gz", "traces/dlrm-8xV100"}) {
     INFO(path);
     const whatif::Workload w = load_workload(path);
     const whatif::FusionStreams view(*w.traces, w.graph.dfg);
@@ -432,6 +433,7 @@ TEST_CASE("op_fusion: GEMM epilogue candidates on bundled traces are a GEMM and 
         std::vector<whatif::EpilogueOp> steps;
         for (std::size_t i = 1; i < parts.size(); ++i) steps.push_back(view.epilogue_op(parts[i], pricer));
         REQUIRE(whatif::epilogue_supported(steps));
+        for (const whatif::EpilogueOp e : steps) ++kinds[e];
         // The fused kernel takes at least the GEMM's time and at most the parts' together.
         const whatif::FusedPrice price = pricer.price_epilogue(parts);
         REQUIRE(price.duration >= w.graph.dfg.node(parts.front()).duration);
@@ -450,6 +452,8 @@ TEST_CASE("op_fusion: GEMM epilogue candidates on bundled traces are a GEMM and 
   }
   CHECK(found > 500);   // bert's GEMM -> gelu, forward, in both captures
   CHECK(modelled > 50);  // the emit_nvtx step records the shapes
+  CHECK(kinds[whatif::EpilogueOp::kGelu] > 500);  // bert's GELU kernel after its bias GEMMs
+  CHECK(kinds[whatif::EpilogueOp::kRelu] > 0);    // DLRM's MLPs: aten::clamp_min (relu) after a GEMM
 }
 
 TEST_CASE("op_fusion: fusing bert's GEMM epilogues removes a kernel and a launch each and replays no slower") {
@@ -572,7 +576,7 @@ TEST_CASE("op_fusion: figures of fusing every candidate", "[.][figures]") {
 TEST_CASE("op_fusion: figures of GEMM epilogues and launch-queue waits", "[.][epilogue-figures]") {
   for (const char* path : {"traces/h100/gpt2", "traces/h100/bert-ddp", "traces/h100/resnet50",
                            "traces/h100/gpt2-emit-nvtx-step", "traces/h100/bert-ddp-emit-nvtx-step",
-                           "traces/hta/a100-ws2-rank0-nccl.json.gz"}) {
+                           "traces/hta/a100-ws2-rank0-nccl.json.gz", "traces/dlrm-8xV100"}) {
     const whatif::Workload base = load_workload(path);
     std::size_t queue_edges = 0;
     for (const graph::EdgeId e : base.graph.dfg.edge_ids())
