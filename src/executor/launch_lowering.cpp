@@ -8,6 +8,7 @@
 #include "core/strings.h"
 #include "costmodel/op_desc.h"
 #include "executor/lowering_internal.h"
+#include "whatif/op_fusion.h"
 
 namespace dpro::executor {
 
@@ -67,6 +68,10 @@ ElementwiseChain chain_of(const std::vector<ElementwiseOfOp>& parts) {
 
 LoweredLaunch lower_fused(const graph::Dfg& dfg, graph::NodeId node) {
   const graph::OpDesc& fused = *dfg.op(node);
+  // A GEMM fused with its epilogue (whatif/op_fusion.h): one kernel, the fused duration, until
+  // GemmCall takes a cuBLASLt epilogue.
+  if (!fused.parts.empty() && whatif::is_epilogue_gemm(dfg.ops().name(dfg.ops().op(fused.parts.front()).name)))
+    return standin(dfg, node, OpClass::kFused, "GEMM with a cuBLASLt epilogue: GemmCall takes no epilogue yet");
   std::vector<ElementwiseOfOp> parts;
   for (graph::OpId p : fused.parts) {
     const auto e = elementwise_of(dfg.ops(), dfg.ops().op(p), dfg.ops().op(p));

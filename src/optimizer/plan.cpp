@@ -11,6 +11,7 @@
 #include "core/error.h"
 #include "core/hash.h"
 #include "core/output_file.h"
+#include "whatif/op_fusion.h"
 
 namespace dpro::optimizer {
 namespace {
@@ -113,6 +114,9 @@ std::string describe(const Decision& d) {
     case Strategy::kOpFusion: {
       std::string names;
       for (std::size_t i = 0; i < d.chain.size(); ++i) names += (i ? " -> " : "") + short_kernel_name(d.chain[i]);
+      // A chain headed by a GEMM is the GEMM with a cuBLASLt epilogue (whatif/op_fusion.h).
+      if (whatif::is_epilogue_gemm(d.chain.front()))
+        return fmt::format("op_fusion: GEMM epilogue of {} kernels ({})", d.chain.size(), names);
       return fmt::format("op_fusion of {} kernels ({})", d.chain.size(), names);
     }
   }

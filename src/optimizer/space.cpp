@@ -239,8 +239,21 @@ SearchSpace make_space(const whatif::Workload& base, const SpaceOptions& options
       space.variables.push_back(std::move(v));
       ++kept;
     }
-    if (kept > 0) add_strategy(Strategy::kOpFusion);
-    else space.not_applicable.emplace_back(Strategy::kOpFusion, "no legal chain of memory-bound kernels to fuse");
+    // GEMM epilogues (whatif/op_fusion.h): a chain headed by a GEMM, after the chains above (a
+    // kernel a chain takes first is not fused again).
+    std::size_t epilogues = 0;
+    for (const whatif::FusionCandidate& c : whatif::find_epilogue_candidates(base, co)) {
+      if (epilogues == options.max_epilogue_chains) break;
+      if (c.gpu_saving() <= 0 && c.launch_time_saved <= 0) continue;
+      Variable v;
+      v.strategy = Strategy::kOpFusion;
+      v.chain = c.kernels;
+      v.values = {"off", "on"};
+      space.variables.push_back(std::move(v));
+      ++epilogues;
+    }
+    if (kept + epilogues > 0) add_strategy(Strategy::kOpFusion);
+    else space.not_applicable.emplace_back(Strategy::kOpFusion, "no legal chain of memory-bound kernels or GEMM epilogue to fuse");
   }
   if (space.variables.empty()) {
     std::string why;

@@ -32,6 +32,7 @@ struct Variable {
 struct SpaceOptions {
   std::vector<Strategy> strategies;  // the strategies to search; empty: every strategy that applies
   std::size_t max_fusion_chains = 16;  // op fusion: the most promising kernel sequences, one variable each
+  std::size_t max_epilogue_chains = 8;  // op fusion: the most promising GEMM epilogues (GEMM + its bias/activation), one each
   std::string device;      // the conditions' target GPU ("": the recorded one); precision is priced there
   std::string device_dir;  // GPU spec files
   std::string device_profile;  // a device profile of that GPU ("" none): hw/device_rates.h

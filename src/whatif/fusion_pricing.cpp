@@ -109,4 +109,34 @@ FusedPrice FusionPricer::price(std::span<const graph::NodeId> parts) const {
   return out;
 }
 
+FusedPrice FusionPricer::price_epilogue(std::span<const graph::NodeId> parts) const {
+  FusedPrice out;
+  if (parts.empty()) return out;
+  for (const graph::NodeId p : parts) out.parts = saturating_add(out.parts, dfg_.node(p).duration);
+  const Nanos gemm = dfg_.node(parts.front()).duration;
+  const DeviceRates* device = rates(parts.front());
+  const bool described = device && device->bytes_per_ns && *device->bytes_per_ns > 0 &&
+                         std::all_of(parts.begin() + 1, parts.end(), [&](graph::NodeId p) { return descs_[p].describable(); });
+  if (!described) {
+    out.fallback = true;
+    out.duration = gemm + nanos_from_double(kFallbackRestShare * static_cast<double>(out.parts - gemm));
+    out.duration = std::clamp(out.duration, gemm, out.parts);
+    return out;
+  }
+  const double reuse = intermediates_kept_ ? 1.0 : 2.0;
+  double bytes = 0;
+  for (std::size_t i = 1; i < parts.size(); ++i) {
+    const cm::OpDesc& op = descs_[parts[i]];
+    const double read = op.bytes() - op.bytes_written();
+    // The GEMM's output when its description has it; else the step is taken to read a tensor of
+    // its own output's size from it (an elementwise op on the GEMM's output).
+    const cm::OpDesc& producer = descs_[parts[i - 1]];
+    const double written = i == 1 && !producer.describable() ? op.bytes_written() : producer.bytes_written();
+    bytes += std::max(0.0, op.bytes() - reuse * std::min(written, read));
+  }
+  out.bytes = bytes;
+  out.duration = std::clamp(gemm + nanos_from_double(bytes / *device->bytes_per_ns), gemm, std::max(gemm, out.parts));
+  return out;
+}
+
 }  // namespace dpro::whatif

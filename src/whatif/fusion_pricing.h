@@ -28,6 +28,19 @@
 // parts. A unary elementwise op that reads its producer's output saves half its traffic fused
 // (its read; its write stays), a binary one a third; 1/2 is the unary case, and the kernel
 // launch gaps between the parts go in every case.
+// GEMM epilogues (price_epilogue; op_fusion.h says which are legal): the GEMM keeps its own replay
+// duration, and the epilogue steps add what they still move beyond what the GEMM moves, at the
+// same calibrated bandwidth:
+//
+//   epilogue bytes = sum over steps i of  bytes(i) - reuse x min(written(i-1), read(i))
+//   fused          = clamp(GEMM + epilogue bytes / bandwidth, GEMM, the sum of the parts)
+//
+// with step 0 the GEMM (written: its output) and reuse as above (2: the intermediate is neither
+// written nor re-read; 1 with `intermediates_kept`: cuBLASLt's _AUX epilogues still store the
+// pre-activation for the backward pass, only its re-read goes). A gelu step then costs nothing
+// (2) or its output's write (1); a bias step the bias vector's read. The epilogue's arithmetic
+// is taken as free: a few flops per output element against the GEMM's 2K. Fallback (a step or
+// the device not described): GEMM + kFallbackRestShare x the steps' replay durations.
 #include <optional>
 #include <span>
 #include <unordered_map>
@@ -66,6 +79,8 @@ class FusionPricer {
 
   // `parts`: kernels of one stream, consecutive, in stream order.
   FusedPrice price(std::span<const graph::NodeId> parts) const;
+  // The same for a GEMM (parts[0]) and its epilogue steps (parts[1..]); see above.
+  FusedPrice price_epilogue(std::span<const graph::NodeId> parts) const;
   // The cost-model description of a kernel (family kUnknown when the graph does not say).
   const costmodel::OpDesc& desc(graph::NodeId kernel) const;
   // Whether the description makes the kernel memory-bound: an elementwise, activation or

@@ -23,8 +23,44 @@ const char* to_string(FusionSkip skip) {
     case FusionSkip::kFeedsOtherTrack: return "feeds_other_track";
     case FusionSkip::kFedByOtherTrack: return "fed_by_other_track";
     case FusionSkip::kSharedLaunch: return "shared_launch";
+    case FusionSkip::kNotEpilogue: return "not_an_epilogue";
   }
   return "?";
+}
+
+const char* to_string(EpilogueOp op) {
+  switch (op) {
+    case EpilogueOp::kNone: return "none";
+    case EpilogueOp::kBias: return "bias";
+    case EpilogueOp::kRelu: return "relu";
+    case EpilogueOp::kGelu: return "gelu";
+    case EpilogueOp::kDRelu: return "drelu";
+    case EpilogueOp::kDGelu: return "dgelu";
+    case EpilogueOp::kBGrad: return "bgrad";
+  }
+  return "?";
+}
+
+bool is_epilogue_gemm(std::string_view kernel_name) {
+  const std::string name(kernel_name.substr(0, std::min<std::size_t>(kernel_name.size(), 512)));
+  if (!costmodel::is_gemm_or_conv_kernel(name)) return false;
+  const std::string lower = ascii_lower(name);
+  for (const char* conv : {"conv", "winograd", "fft", "implicit", "dgrad", "wgrad", "fprop", "cudnn"})
+    if (lower.find(conv) != std::string::npos) return false;
+  return true;
+}
+
+// cuBLASLt's epilogues (cublasLtEpilogue_t): BIAS; RELU, GELU and their _BIAS and _AUX forms;
+// DRELU, DGELU and their _BGRAD forms (the bias gradient, a sum over the batch of the step's
+// output). A residual add, a cast, dropout or a norm after a GEMM has none.
+bool epilogue_supported(std::span<const EpilogueOp> steps) {
+  using E = EpilogueOp;
+  auto activation = [](E e) { return e == E::kRelu || e == E::kGelu; };
+  auto backward = [](E e) { return e == E::kDRelu || e == E::kDGelu; };
+  if (steps.size() == 1) return steps[0] == E::kBias || activation(steps[0]) || backward(steps[0]);
+  if (steps.size() == 2)
+    return (steps[0] == E::kBias && activation(steps[1])) || (backward(steps[0]) && steps[1] == E::kBGrad);
+  return false;
 }
 
 std::size_t ChainFusion::skipped_total() const {
@@ -49,7 +85,7 @@ FusionStreams::FusionStreams(const trace::TraceSet& traces, const graph::Dfg& df
       launch_[edge.dst] = e;
       continue;
     }
-    if (!across) continue;
+    if (!across || edge.kind == EdgeKind::kLaunchQueue) continue;  // queue waits: op_fusion.h
     feeds_other_[edge.src] = 1;
     fed_by_other_[edge.dst] = 1;
   }
@@ -82,6 +118,39 @@ std::optional<FusionSkip> FusionStreams::cut(NodeId before, NodeId after) const 
   return std::nullopt;
 }
 
+EpilogueOp FusionStreams::epilogue_op(NodeId id, const FusionPricer& pricer) const {
+  if (dfg_.node(id).kind != NodeKind::kKernel) return EpilogueOp::kNone;
+  const graph::OpDesc* own = dfg_.op(id);
+  std::string op = own ? ascii_lower(dfg_.ops().name(own->launcher)) : std::string();  // "" when none
+  if (op.starts_with("aten::")) op.erase(0, 6);
+  if (!op.empty() && op.back() == '_') op.pop_back();  // in place: relu_, add_
+  if (op.empty()) {  // no launching op: the kernel's name (PyTorch's functors name the op)
+    const std::string lower = ascii_lower(name(id).substr(0, std::min<std::size_t>(name(id).size(), 512)));
+    if (lower.find("gelu_backward") != std::string::npos || lower.find("gelubackward") != std::string::npos)
+      return EpilogueOp::kDGelu;
+    if (lower.find("threshold_backward") != std::string::npos) return EpilogueOp::kDRelu;
+    if (lower.find("gelu") != std::string::npos) return EpilogueOp::kGelu;
+    if (lower.find("relu") != std::string::npos) return EpilogueOp::kRelu;
+    return EpilogueOp::kNone;
+  }
+  if (op == "gelu") return EpilogueOp::kGelu;
+  // PyTorch's relu runs as clamp_min(x, 0), and a profiler names the innermost op; the bound is
+  // not recorded, and a clamp_min after a GEMM is taken to be that relu.
+  if (op == "relu" || op == "clamp_min") return EpilogueOp::kRelu;
+  if (op == "gelu_backward") return EpilogueOp::kDGelu;
+  if (op == "threshold_backward" || op == "relu_backward") return EpilogueOp::kDRelu;
+  if (op == "sum") return EpilogueOp::kBGrad;
+  if (op == "add") {
+    // A bias: the other operand is a vector broadcast over the output (at most an eighth of it);
+    // a residual add reads a second tensor of the output's size.
+    const costmodel::OpDesc& d = pricer.desc(id);
+    if (!d.describable()) return EpilogueOp::kNone;
+    const double written = d.bytes_written(), read = d.bytes() - written;
+    return read - written <= written / 8 ? EpilogueOp::kBias : EpilogueOp::kNone;
+  }
+  return EpilogueOp::kNone;
+}
+
 EdgeId FusionStreams::own_launch(NodeId id) const { return launches_[id] == 1 ? launch_[id] : EdgeId::none(); }
 
 std::vector<EdgeId> FusionStreams::removable_launches(std::span<const NodeId> parts) const {
@@ -105,11 +174,12 @@ using Instance = std::vector<NodeId>;
 
 // The occurrences of `chain` on the streams among kernels not yet `taken`, left to right without
 // overlap; the legal ones are returned (and taken), the others counted in `skipped`.
-std::vector<Instance> occurrences(const FusionStreams& view, const graph::Dfg& dfg,
+std::vector<Instance> occurrences(const FusionStreams& view, const graph::Dfg& dfg, const FusionPricer& pricer,
                                   const std::vector<std::string>& chain, IdVector<NodeId, char>& taken,
                                   std::array<std::size_t, kFusionSkipCount>& skipped) {
   std::vector<Instance> out;
   const std::size_t k = chain.size();
+  const bool epilogue = is_epilogue_gemm(chain.front());
   for (const std::vector<NodeId>& stream : view.streams()) {
     for (std::size_t i = 0; i + k <= stream.size();) {
       bool match = true;
@@ -123,6 +193,11 @@ std::vector<Instance> occurrences(const FusionStreams& view, const graph::Dfg& d
       }
       std::optional<FusionSkip> why;
       for (std::size_t j = 1; j < k && !why; ++j) why = view.cut(stream[i + j - 1], stream[i + j]);
+      if (!why && epilogue) {
+        std::vector<EpilogueOp> steps;
+        for (std::size_t j = 1; j < k; ++j) steps.push_back(view.epilogue_op(stream[i + j], pricer));
+        if (!epilogue_supported(steps)) why = FusionSkip::kNotEpilogue;
+      }
       if (why) {
         ++skipped[static_cast<int>(*why)];
         ++i;
@@ -152,12 +227,23 @@ void keep_wait_before(graph::Editor& editor, graph::Dfg& dfg, NodeId call) {
 // launch edges go first, without a bridge (removing a call bridges its edges: the fused kernel
 // would wait for the thread to reach the call); the parts then meet the graph at the run's ends
 // only, and the editor fuses them without a search for cycles (graph/editor.h).
+// Launch-queue edges out of the parts but the last, and into the removed launch calls, go
+// first (op_fusion.h, "Launch-queue waits").
 void fuse_instance(graph::Editor& editor, graph::Dfg& dfg, const FusionStreams& view, const FusionPricer& pricer,
                    const Instance& parts, ChainFusion& record) {
-  const FusedPrice price = pricer.price(parts);
+  const FusedPrice price = record.epilogue ? pricer.price_epilogue(parts) : pricer.price(parts);
   const Nanos first_delay = dfg.node(parts.front()).delay;
+  auto drop_queue_edges = [&](std::span<const EdgeId> edges) {
+    std::vector<EdgeId> queue;
+    for (const EdgeId q : edges)
+      if (dfg.edge(q).kind == EdgeKind::kLaunchQueue) queue.push_back(q);
+    for (const EdgeId q : queue) editor.remove_edge(q);
+    record.queue_waits_removed += queue.size();
+  };
+  for (std::size_t i = 0; i + 1 < parts.size(); ++i) drop_queue_edges(editor.out_edges(parts[i]));
   for (const EdgeId e : view.removable_launches(parts)) {
     const NodeId call = dfg.edge(e).src;
+    drop_queue_edges(editor.in_edges(call));
     editor.remove_edge(e);
     record.launch_time_removed = saturating_add(record.launch_time_removed, dfg.node(call).duration);
     keep_wait_before(editor, dfg, call);
@@ -244,9 +330,12 @@ OpFusionChange op_fusion(Workload& workload, const OpFusion& options, const Fusi
   for (const std::vector<std::string>& chain : options.chains) {
     ChainFusion& record = change.chains.emplace_back();
     record.kernels = chain;
-    for (const Instance& parts : occurrences(view, dfg, chain, taken, record.skipped))
+    record.epilogue = is_epilogue_gemm(chain.front());
+    for (const Instance& parts : occurrences(view, dfg, pricer, chain, taken, record.skipped))
       fuse_instance(editor, dfg, view, pricer, parts, record);
     change.instances += record.instances;
+    change.queue_waits_removed += record.queue_waits_removed;
+    if (record.epilogue) change.epilogue_instances += record.instances;
     change.skipped += record.skipped_total();
     change.launches_removed += record.launches_removed;
     change.priced_by_fallback += record.priced_by_fallback;
@@ -298,6 +387,56 @@ std::vector<FusionCandidate> find_fusion_candidates(const Workload& workload, co
       run.push_back(id);
     }
     flush(run);
+  }
+  std::vector<FusionCandidate> out;
+  for (auto& [names, c] : classes)
+    if (c.instances >= options.min_instances) out.push_back(std::move(c));
+  std::sort(out.begin(), out.end(), [](const FusionCandidate& a, const FusionCandidate& b) {
+    if (a.gpu_saving() != b.gpu_saving()) return a.gpu_saving() > b.gpu_saving();
+    if (a.launches_saved != b.launches_saved) return a.launches_saved > b.launches_saved;
+    return a.kernels < b.kernels;
+  });
+  return out;
+}
+
+std::vector<FusionCandidate> find_epilogue_candidates(const Workload& workload, const CandidateOptions& options) {
+  const graph::Dfg& dfg = workload.graph.dfg;
+  const FusionStreams view(*workload.traces, dfg);
+  const FusionPricer pricer(*workload.traces, dfg, options.intermediates_kept);
+  std::map<std::vector<std::string>, FusionCandidate> classes;
+  constexpr std::size_t kMaxSteps = 2;  // epilogue_supported has none longer
+  for (const std::vector<NodeId>& stream : view.streams()) {
+    for (std::size_t i = 0; i < stream.size(); ++i) {
+      const NodeId gemm = stream[i];
+      if (dfg.node(gemm).kind != NodeKind::kKernel || !is_epilogue_gemm(view.name(gemm))) continue;
+      // The longest legal run after the GEMM that is an epilogue cuBLASLt has.
+      std::vector<EpilogueOp> steps;
+      std::size_t best = 0;
+      for (std::size_t j = i + 1; j < stream.size() && j - i <= kMaxSteps; ++j) {
+        if (dfg.node(stream[j]).kind != NodeKind::kKernel || view.cut(stream[j - 1], stream[j])) break;
+        steps.push_back(view.epilogue_op(stream[j], pricer));
+        if (steps.back() == EpilogueOp::kNone) break;
+        if (epilogue_supported(steps)) best = steps.size();
+      }
+      if (best == 0) continue;
+      const std::span<const NodeId> parts(stream.data() + i, best + 1);
+      std::vector<std::string> names;
+      for (const NodeId p : parts) names.emplace_back(view.name(p));
+      FusionCandidate& c = classes[names];
+      if (c.kernels.empty()) c.kernels = std::move(names);
+      c.epilogue = true;
+      const FusedPrice price = pricer.price_epilogue(parts);
+      ++c.instances;
+      c.occurrences.emplace_back(parts.begin(), parts.end());
+      c.measured = saturating_add(c.measured, price.parts);
+      c.predicted = saturating_add(c.predicted, price.duration);
+      c.priced_by_fallback += price.fallback ? 1 : 0;
+      for (const EdgeId e : view.removable_launches(parts)) {
+        ++c.launches_saved;
+        c.launch_time_saved = saturating_add(c.launch_time_saved, dfg.node(dfg.edge(e).src).duration);
+      }
+      i += best;
+    }
   }
   std::vector<FusionCandidate> out;
   for (auto& [names, c] : classes)

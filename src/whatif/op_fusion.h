@@ -11,12 +11,32 @@
 // stream (no copy, memset, collective or other kernel between them), and nothing outside the
 // chain's stream depends on a part but the last, or is depended on by a part but the first:
 //   - no part but the last has an out-edge to another track (another stream waiting on an
-//     event it recorded, a blocking sync or a full launch queue on a CPU thread, a barrier);
+//     event it recorded, a blocking sync on a CPU thread, a barrier), launch-queue edges aside;
 //   - no part but the first has an in-edge from another track except its own launch, and
 //     that launch call launches this part only (a graph launch of many kernels stays).
 // Such a run meets the rest of the graph at its ends only (once the launches of its inner
 // parts are gone), so fusing it contracts a path and makes no cycle the graph did not have.
 // A chain that occurs nowhere, or only where it is illegal, changes nothing.
+//
+// Launch-queue waits (graph/launch_queue.h: a launch call that blocked until an earlier GPU op
+// freed its queue slot, EdgeKind::kLaunchQueue) do not cut a chain. The fused kernel takes one
+// queue slot where its parts took k, and it has one launch where they had k:
+//   - a queue edge out of a part but the last goes (the launch that waited for that part's slot
+//     finds a free one: k-1 fewer ops are in flight ahead of it); the last part's stays, on the
+//     fused kernel (the launch that waited for it now waits for the whole fused kernel);
+//   - a removed launch call's own queue wait goes with it (no launch, no slot to wait for);
+//     the launches after it keep theirs.
+// Both move the queue towards what it holds after the fusion; the queue edges are not re-derived
+// from the new launch order (the launches after a fused chain could get k-1 ops further ahead).
+//
+// GEMM epilogues (cuBLASLt's CUBLASLT_MATMUL_DESC_EPILOGUE): a chain whose first kernel is a GEMM
+// (is_epilogue_gemm) fuses the elementwise kernels after it into the GEMM, as cuBLASLt computes
+// them on the GEMM's output tile before it is stored. Only the epilogues cuBLASLt has are legal
+// (EpilogueOp, epilogue_supported): forward bias, relu, gelu and bias + relu/gelu
+// (CUBLASLT_EPILOGUE_BIAS, RELU[_BIAS], GELU[_BIAS]; their _AUX variants store the
+// pre-activation a training step keeps for backward), and backward drelu/dgelu with an optional
+// bias-gradient reduction after it (DRELU, DGELU, DRELU_BGRAD, DGELU_BGRAD). Other occurrences of
+// such a chain are skipped (FusionSkip::kNotEpilogue). Priced by FusionPricer::price_epilogue.
 //
 // The fused node (graph::Editor::fuse) waits for what its first part waited for; the delays
 // and stream gaps between the parts (launch latency, the GPU idling between kernels) go with
@@ -50,9 +70,24 @@ enum class FusionSkip : std::uint8_t {
   kFeedsOtherTrack,  // a part but the last has a dependant on another track
   kFedByOtherTrack,  // a part but the first waits for another track (not its own launch)
   kSharedLaunch,     // a part but the first has a launch call that launches other GPU ops too
+  kNotEpilogue,      // a GEMM-headed chain whose later parts are no epilogue cuBLASLt has
 };
-inline constexpr int kFusionSkipCount = static_cast<int>(FusionSkip::kSharedLaunch) + 1;
+inline constexpr int kFusionSkipCount = static_cast<int>(FusionSkip::kNotEpilogue) + 1;
 const char* to_string(FusionSkip skip);
+
+// GEMM epilogues (above). A GEMM kernel by name: costmodel::is_gemm_or_conv_kernel, less the
+// convolutions (cuDNN's, implicit GEMM, winograd, fft, dgrad/wgrad/fprop engines), whose fused
+// bias and activation is cuDNN's, not cuBLASLt's.
+bool is_epilogue_gemm(std::string_view kernel_name);
+// One elementwise kernel as an epilogue step: judged by the framework op that launched it
+// (aten::gelu, aten::relu or the clamp_min it runs as, aten::gelu_backward,
+// aten::threshold_backward, aten::sum, aten::add of a broadcast vector: a bias), else by the
+// kernel's name.
+enum class EpilogueOp : std::uint8_t { kNone, kBias, kRelu, kGelu, kDRelu, kDGelu, kBGrad };
+const char* to_string(EpilogueOp op);
+// Whether cuBLASLt has an epilogue for these steps after a GEMM: bias; relu; gelu; bias, relu;
+// bias, gelu; drelu; dgelu; drelu, bgrad; dgelu, bgrad.
+bool epilogue_supported(std::span<const EpilogueOp> steps);
 
 struct ChainFusion {
   std::vector<std::string> kernels;
@@ -62,6 +97,8 @@ struct ChainFusion {
   std::size_t priced_by_fallback = 0;  // instances priced by the fallback rule
   Nanos gpu_before = 0, gpu_after = 0;  // the parts' replay durations / the fused kernels', summed
   Nanos launch_time_removed = 0;       // the removed launch calls' own durations, summed
+  std::size_t queue_waits_removed = 0;  // launch-queue edges dropped (see above)
+  bool epilogue = false;                // a GEMM epilogue chain (its first name is a GEMM kernel)
   std::size_t skipped_total() const;
 };
 
@@ -69,6 +106,8 @@ struct OpFusionChange {
   OpFusion options;
   std::vector<ChainFusion> chains;  // parallel to options.chains
   std::size_t instances = 0, skipped = 0, launches_removed = 0, priced_by_fallback = 0;
+  std::size_t queue_waits_removed = 0;
+  std::size_t epilogue_instances = 0;  // of `instances`, GEMMs fused with their epilogue
   Nanos gpu_before = 0, gpu_after = 0, launch_time_removed = 0;
 };
 
@@ -94,6 +133,8 @@ class FusionStreams {
   std::string_view name(graph::NodeId id) const;
   // Why `after` cannot follow `before` inside one fused kernel; none when it can.
   std::optional<FusionSkip> cut(graph::NodeId before, graph::NodeId after) const;
+  // The kernel as an epilogue step (see EpilogueOp); `pricer` tells a bias from a residual add.
+  EpilogueOp epilogue_op(graph::NodeId id, const FusionPricer& pricer) const;
   // The kLaunch edge into a kernel that its call alone launches; none otherwise.
   graph::EdgeId own_launch(graph::NodeId id) const;
   // Launch calls a fusion of `parts` removes: those of every part but the first, when the
@@ -128,6 +169,7 @@ struct FusionCandidate {
   std::size_t launches_saved = 0;  // launch calls the fusion removes, over the instances
   Nanos launch_time_saved = 0;     // their own CPU time
   std::size_t priced_by_fallback = 0;
+  bool epilogue = false;  // a GEMM with its epilogue (find_epilogue_candidates)
   Nanos gpu_saving() const { return measured - predicted; }
 };
 
@@ -143,6 +185,13 @@ struct CandidateOptions {
 // 2 or more such kernels on a stream, split at options.max_length, grouped by kernel names.
 // Largest predicted GPU saving first (then launches saved, then names).
 std::vector<FusionCandidate> find_fusion_candidates(const Workload& workload, const CandidateOptions& options = {});
+
+// The legal GEMM epilogue chains: each GEMM kernel (is_epilogue_gemm) with the longest run of
+// kernels after it on its stream that is legal (as above) and an epilogue cuBLASLt has
+// (epilogue_supported), grouped by kernel names, priced by FusionPricer::price_epilogue. Sorted
+// as find_fusion_candidates sorts. options.max_length does not apply (an epilogue has at most 2
+// steps).
+std::vector<FusionCandidate> find_epilogue_candidates(const Workload& workload, const CandidateOptions& options = {});
 
 // The rewrite that fuses every candidate, in the given order.
 OpFusion fuse_candidates(const std::vector<FusionCandidate>& candidates, bool intermediates_kept = false);

@@ -311,3 +311,30 @@ TEST_CASE("replay --plan refuses a plan whose decisions break its own recorded t
   CHECK_THAT(r.out, Catch::Contains("edited.json: tolerances.fingerprint"));
   CHECK(std::count(r.out.begin(), r.out.end(), '\n') <= 2);
 }
+
+TEST_CASE("optimize --strategies op_fusion on bert chooses a GEMM epilogue, and replay --plan reproduces the plan") {
+  const std::string dir = test::fresh_dir("optimize_epilogue");
+  const std::string bert = test::source_path("traces/h100/bert-ddp");
+  const Run o = run("optimize " + bert + " --strategies op_fusion --budget 40 --plan-out " + dir + "/plan.json");
+  REQUIRE(o.code == 0);
+  CHECK_THAT(o.out, Catch::Contains("op_fusion: GEMM epilogue of 2 kernels (nvjet_sm90"));
+  const nlohmann::json plan = read_json(dir + "/plan.json");
+  // The decision names the GEMM kernel first, then the kernels its epilogue replaces.
+  std::size_t epilogues = 0;
+  for (const auto& d : plan.at("decisions")) {
+    if (d.at("strategy") != "op_fusion") continue;
+    const auto chain = d.at("chain").get<std::vector<std::string>>();
+    if (chain.front().rfind("nvjet_sm90", 0) == 0) {
+      ++epilogues;
+      CHECK(chain.size() == 2);
+      CHECK(chain.back().find("elementwise_kernel") != std::string::npos);
+    }
+  }
+  CHECK(epilogues >= 1);
+  const auto step = plan.at("predicted").at("step_ns").get<Nanos>();
+  CHECK(step < plan.at("predicted").at("baseline_ns").get<Nanos>());
+  const Run r = run("replay " + bert + " --plan " + dir + "/plan.json");
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.out, Catch::Contains("predicted median step " + format_duration(step) + " (the plan file says " +
+                                    format_duration(step)));
+}

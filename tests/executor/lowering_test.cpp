@@ -4,6 +4,7 @@
 #include "costmodel/op_desc_from_graph.h"
 #include "executor/launch_lowering.h"
 #include "executor_fixtures.h"
+#include "whatif/op_fusion.h"
 
 using namespace dpro;
 using executor::ElementwiseOp;
@@ -79,4 +80,26 @@ TEST_CASE("lowering: NCCL kernels become collectives of the recorded size that s
   }
   CHECK(collectives > 0);
   CHECK(sized > 0);
+}
+
+TEST_CASE("lowering: a GEMM fused with its epilogue runs as one kernel of the fused duration") {
+  whatif::Workload w = test::load_workload("traces/h100/bert-ddp-emit-nvtx-step");
+  const auto candidates = whatif::find_epilogue_candidates(w);
+  REQUIRE(!candidates.empty());
+  const whatif::OpFusionChange change = whatif::op_fusion(w, whatif::fuse_candidates(candidates));
+  REQUIRE(change.epilogue_instances > 0);
+  const graph::Dfg& dfg = w.graph.dfg;
+  std::size_t epilogues = 0;
+  for (graph::NodeId id : dfg.node_ids()) {
+    const graph::OpDesc* op = dfg.op(id);
+    if (dfg.node(id).kind != graph::NodeKind::kKernel || !op || op->parts.empty()) continue;
+    if (!whatif::is_epilogue_gemm(dfg.ops().name(dfg.ops().op(op->parts.front()).name))) continue;
+    ++epilogues;
+    const executor::LoweredLaunch l = executor::lower_launch(dfg, id, {});
+    REQUIRE(l.is_standin());
+    REQUIRE(l.op_class == executor::OpClass::kFused);
+    REQUIRE(std::get<executor::StandinKernel>(l.launch).duration == dfg.node(id).duration);
+    REQUIRE(l.standin_reason.find("epilogue") != std::string::npos);
+  }
+  CHECK(epilogues == change.epilogue_instances);
 }

@@ -4,7 +4,9 @@
 #include <algorithm>
 #include <array>
 #include <cstdio>
+#include <map>
 #include <memory>
+#include <string>
 
 #include "core/error.h"
 #include "graph/builder.h"
@@ -25,6 +27,14 @@ using test::load_workload;
 namespace {
 
 Nanos job_ns(const replayer::Report& r) { return r.iterations.at(0).job_predicted_ns; }
+
+// The median of the iterations' predicted job steps (the optimizer's objective).
+Nanos median_step(const replayer::Report& r) {
+  std::vector<Nanos> steps;
+  for (const auto& it : r.iterations) steps.push_back(it.job_predicted_ns);
+  std::sort(steps.begin(), steps.end());
+  return steps.size() % 2 ? steps[steps.size() / 2] : (steps[steps.size() / 2 - 1] + steps[steps.size() / 2]) / 2;
+}
 
 std::size_t count_kind(const graph::Dfg& dfg, NodeKind kind) {
   return static_cast<std::size_t>(
@@ -48,8 +58,10 @@ void check_legal(const graph::Dfg& dfg, const std::vector<NodeId>& parts) {
       });
       REQUIRE(joined);
     }
-    if (i + 1 < parts.size()) {
-      dfg.for_each_out_edge(parts[i], [&](graph::EdgeId e) { REQUIRE(dfg.node(dfg.edge(e).dst).track == track); });
+    if (i + 1 < parts.size()) {  // launch-queue edges aside (op_fusion.h)
+      dfg.for_each_out_edge(parts[i], [&](graph::EdgeId e) {
+        if (dfg.edge(e).kind != EdgeKind::kLaunchQueue) REQUIRE(dfg.node(dfg.edge(e).dst).track == track);
+      });
     }
   }
 }
@@ -202,7 +214,7 @@ struct SmallGraph {
   NodeId other;
 };
 
-SmallGraph small_graph() {
+SmallGraph small_graph(std::array<const char*, 3> names = {"k_a", "k_b", "k_c"}) {
   SmallGraph g;
   graph::Dfg& dfg = g.built.dfg;
   const auto thread = dfg.add_track({0, trace::ResourceKind::kCpuThread, 1, 1, "main"});
@@ -215,7 +227,6 @@ SmallGraph small_graph() {
     return dfg.ops().add(d);
   };
   const graph::OpId launch = op("cudaLaunchKernel", NodeKind::kRuntimeCall);
-  const char* names[] = {"k_a", "k_b", "k_c"};
   for (int i = 0; i < 3; ++i) {
     graph::Node call;
     call.kind = NodeKind::kRuntimeCall;
@@ -296,6 +307,213 @@ TEST_CASE("op_fusion: a chain with a cross-stream event wait inside is not fused
   }
 }
 
+TEST_CASE("op_fusion: launch-queue waits do not cut a chain, and the fused chain's waiting launches go") {
+  const whatif::OpFusion abc{{{"k_a", "k_b", "k_c"}}};
+  SmallGraph g = small_graph();
+  graph::Dfg& dfg = g.built.dfg;
+  // A later launch call on the thread waited for k_a's queue slot, another for k_c's; k_b's launch
+  // call waited for stream 2's k_x.
+  graph::Node later = dfg.node(g.calls[2]);
+  later.measured_start = 3000;
+  const NodeId wait_a = dfg.add_node(later);
+  later.measured_start = 4000;
+  const NodeId wait_c = dfg.add_node(later);
+  dfg.add_edge(Edge{g.calls[2], wait_a, EdgeKind::kThreadOrder});
+  dfg.add_edge(Edge{wait_a, wait_c, EdgeKind::kThreadOrder});
+  dfg.add_edge(Edge{g.kernels[0], wait_a, EdgeKind::kLaunchQueue, Point::kEnd, Point::kEnd});
+  dfg.add_edge(Edge{g.kernels[2], wait_c, EdgeKind::kLaunchQueue, Point::kEnd, Point::kEnd});
+  dfg.add_edge(Edge{g.other, g.calls[1], EdgeKind::kLaunchQueue, Point::kEnd, Point::kEnd});
+  dfg.finalize();
+  const std::size_t queue_edges_before = 3;
+  whatif::Workload w{g.traces, std::move(g.built)};
+  const whatif::OpFusionChange c = whatif::op_fusion(w, abc);
+  CHECK(c.instances == 1);
+  CHECK(c.skipped == 0);
+  CHECK(c.launches_removed == 2);
+  // k_a's edge (an inner part) and the removed call's own wait go; k_c's stays on the fused kernel.
+  CHECK(c.queue_waits_removed == 2);
+  const graph::Dfg& fused = w.graph.dfg;
+  std::size_t queue_edges = 0;
+  for (const graph::EdgeId e : fused.edge_ids()) {
+    if (fused.edge(e).kind != EdgeKind::kLaunchQueue) continue;
+    ++queue_edges;
+    CHECK(fused.node(fused.edge(e).src).kind == NodeKind::kKernel);
+    CHECK(fused.op_name(fused.edge(e).src) != "k_x");  // the removed call's wait went with it
+  }
+  CHECK(queue_edges == queue_edges_before - 2);
+  CHECK(count_kind(fused, NodeKind::kKernel) == 2);
+  graph::check_acyclic(fused, *w.traces);
+}
+
+TEST_CASE("op_fusion: cuBLASLt epilogues are bias, relu, gelu, bias then an activation, and drelu/dgelu with bgrad") {
+  using E = whatif::EpilogueOp;
+  auto ok = [](std::initializer_list<E> steps) { return whatif::epilogue_supported(std::vector<E>(steps)); };
+  CHECK(ok({E::kBias}));
+  CHECK(ok({E::kGelu}));
+  CHECK(ok({E::kRelu}));
+  CHECK(ok({E::kBias, E::kGelu}));
+  CHECK(ok({E::kBias, E::kRelu}));
+  CHECK(ok({E::kDGelu}));
+  CHECK(ok({E::kDGelu, E::kBGrad}));
+  CHECK(ok({E::kDRelu, E::kBGrad}));
+  CHECK_FALSE(ok({}));
+  CHECK_FALSE(ok({E::kBGrad}));  // cuBLASLt's BGRADA/B reduce a GEMM input, not its output
+  CHECK_FALSE(ok({E::kGelu, E::kBias}));
+  CHECK_FALSE(ok({E::kBias, E::kBias}));
+  CHECK_FALSE(ok({E::kGelu, E::kRelu}));
+  CHECK_FALSE(ok({E::kBias, E::kGelu, E::kBias}));
+  CHECK_FALSE(ok({E::kNone}));
+  CHECK(whatif::is_epilogue_gemm("nvjet_sm90_tst_192x128_64x5_1x2_h_bz_coopB_TNT"));
+  CHECK(whatif::is_epilogue_gemm("sm90_xmma_gemm_f32f32_tf32f32_f32_tn_n_tilesize128x128x32_warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_cublas"));
+  CHECK(whatif::is_epilogue_gemm("void cutlass::Kernel2<cutlass_80_tensorop_s1688gemm_256x64_16x4_nn_align4>(Params)"));
+  CHECK_FALSE(whatif::is_epilogue_gemm("sm80_xmma_fprop_implicit_gemm_tf32f32_tf32f32_f32_nhwckrsc_nhwc"));
+  CHECK_FALSE(whatif::is_epilogue_gemm("void cudnn::winograd_nonfused::winogradForwardData4x4<float, float>"));
+  CHECK_FALSE(whatif::is_epilogue_gemm("void at::native::vectorized_elementwise_kernel<4, at::native::GeluCUDAKernelImpl>"));
+}
+
+TEST_CASE("op_fusion: a GEMM fuses with a gelu after it as an epilogue, and with no other kernel") {
+  const char* gemm = "nvjet_sm90_tst_128x256_64x4_1x2_h_bz_coopA_NNT";
+  SECTION("GEMM -> gelu: fused, priced as the GEMM plus half the gelu (no shapes: the fallback)") {
+    SmallGraph g = small_graph({gemm, "gelu_kernel", "k_c"});
+    g.built.dfg.finalize();
+    whatif::Workload w{g.traces, std::move(g.built)};
+    const whatif::OpFusionChange c = whatif::op_fusion(w, whatif::OpFusion{{{gemm, "gelu_kernel"}}});
+    CHECK(c.instances == 1);
+    CHECK(c.epilogue_instances == 1);
+    CHECK(c.chains.at(0).epilogue);
+    CHECK(c.launches_removed == 1);
+    CHECK(c.priced_by_fallback == 1);
+    CHECK(c.gpu_before == 3000);
+    CHECK(c.gpu_after == 1500 + 750);
+    CHECK(count_kind(w.graph.dfg, NodeKind::kKernel) == 3);
+    graph::check_acyclic(w.graph.dfg, *w.traces);
+  }
+  SECTION("GEMM -> gelu -> a kernel no epilogue has: skipped") {
+    SmallGraph g = small_graph({gemm, "gelu_kernel", "k_c"});
+    g.built.dfg.finalize();
+    whatif::Workload w{g.traces, std::move(g.built)};
+    const whatif::OpFusionChange c = whatif::op_fusion(w, whatif::OpFusion{{{gemm, "gelu_kernel", "k_c"}}});
+    CHECK(c.instances == 0);
+    CHECK(c.chains.at(0).skipped[static_cast<int>(whatif::FusionSkip::kNotEpilogue)] == 1);
+    CHECK(count_kind(w.graph.dfg, NodeKind::kKernel) == 4);
+  }
+  SECTION("GEMM -> gelu with stream 2 waiting for the GEMM: not fused") {
+    SmallGraph g = small_graph({gemm, "gelu_kernel", "k_c"});
+    g.built.dfg.add_edge(Edge{g.kernels[0], g.other, EdgeKind::kStreamWait});
+    g.built.dfg.finalize();
+    whatif::Workload w{g.traces, std::move(g.built)};
+    const whatif::OpFusionChange c = whatif::op_fusion(w, whatif::OpFusion{{{gemm, "gelu_kernel"}}});
+    CHECK(c.instances == 0);
+    CHECK(c.chains.at(0).skipped[static_cast<int>(whatif::FusionSkip::kFeedsOtherTrack)] == 1);
+  }
+}
+
+TEST_CASE("op_fusion: GEMM epilogue candidates on bundled traces are a GEMM and a cuBLASLt epilogue, priced within bounds") {
+  std::size_t found = 0, modelled = 0;
+  std::map<whatif::EpilogueOp, std::size_t> kinds;
+  for (const char* path : {"traces/h100/bert-ddp", "traces/h100/bert-ddp-emit-nvtx-step", "traces/h100/gpt2",
+                           "traces/h100/resnet50", "traces/hta/a100-ws2-rank0-nccl.json.gz", "traces/dlrm-8xV100"}) {
+    INFO(path);
+    const whatif::Workload w = load_workload(path);
+    const whatif::FusionStreams view(*w.traces, w.graph.dfg);
+    const whatif::FusionPricer pricer(*w.traces, w.graph.dfg, true);
+    whatif::CandidateOptions co;
+    co.intermediates_kept = true;
+    const auto candidates = whatif::find_epilogue_candidates(w, co);
+    for (const whatif::FusionCandidate& c : candidates) {
+      INFO(c.kernels.front());
+      REQUIRE(c.epilogue);
+      REQUIRE(whatif::is_epilogue_gemm(c.kernels.front()));
+      REQUIRE(c.kernels.size() >= 2);
+      REQUIRE(c.kernels.size() <= 3);
+      REQUIRE(c.instances == c.occurrences.size());
+      REQUIRE(c.predicted <= c.measured);
+      for (const auto& parts : c.occurrences) {
+        check_legal(w.graph.dfg, parts);
+        std::vector<whatif::EpilogueOp> steps;
+        for (std::size_t i = 1; i < parts.size(); ++i) steps.push_back(view.epilogue_op(parts[i], pricer));
+        REQUIRE(whatif::epilogue_supported(steps));
+        for (const whatif::EpilogueOp e : steps) ++kinds[e];
+        // The fused kernel takes at least the GEMM's time and at most the parts' together.
+        const whatif::FusedPrice price = pricer.price_epilogue(parts);
+        REQUIRE(price.duration >= w.graph.dfg.node(parts.front()).duration);
+        REQUIRE(price.duration <= price.parts);
+        if (!price.fallback) {
+          ++modelled;
+          double steps_bytes = 0;
+          for (std::size_t i = 1; i < parts.size(); ++i) steps_bytes += pricer.desc(parts[i]).bytes();
+          REQUIRE(price.bytes <= steps_bytes);  // the epilogue moves less than its kernels did
+        }
+      }
+      found += c.instances;
+    }
+    for (std::size_t i = 1; i < candidates.size(); ++i)
+      REQUIRE(candidates[i - 1].gpu_saving() >= candidates[i].gpu_saving());
+  }
+  CHECK(found > 500);   // bert's GEMM -> gelu, forward, in both captures
+  CHECK(modelled > 50);  // the emit_nvtx step records the shapes
+  CHECK(kinds[whatif::EpilogueOp::kGelu] > 500);  // bert's GELU kernel after its bias GEMMs
+  CHECK(kinds[whatif::EpilogueOp::kRelu] > 0);    // DLRM's MLPs: aten::clamp_min (relu) after a GEMM
+}
+
+TEST_CASE("op_fusion: fusing bert's GEMM epilogues removes a kernel and a launch each and replays no slower") {
+  const whatif::Workload base = load_workload("traces/h100/bert-ddp-emit-nvtx-step");
+  whatif::CandidateOptions co;
+  co.intermediates_kept = true;
+  const auto candidates = whatif::find_epilogue_candidates(base, co);
+  REQUIRE(!candidates.empty());
+  std::size_t removed_kernels = 0;
+  for (const auto& c : candidates) removed_kernels += (c.kernels.size() - 1) * c.instances;
+  replayer::Simulator simulator;
+  const whatif::Evaluation before = whatif::evaluate(base, {}, simulator, {});
+  const whatif::Evaluation after = whatif::evaluate(base, {whatif::fuse_candidates(candidates, true)}, simulator, {});
+  const auto& c = std::get<whatif::OpFusionChange>(after.changes.at(0));
+  CHECK(c.epilogue_instances == c.instances);
+  std::size_t instances = 0;
+  for (const auto& cand : candidates) instances += cand.instances;
+  CHECK(c.instances == instances);
+  CHECK(c.gpu_after < c.gpu_before);
+  const graph::Dfg& fused = after.workload.graph.dfg;
+  CHECK(count_kind(fused, NodeKind::kKernel) == count_kind(base.graph.dfg, NodeKind::kKernel) - removed_kernels);
+  CHECK(count_kind(fused, NodeKind::kRuntimeCall) == count_kind(base.graph.dfg, NodeKind::kRuntimeCall) - c.launches_removed);
+  // Each fused kernel keeps its GEMM's op first among its parts (what the executor lowers).
+  std::size_t epilogue_nodes = 0;
+  for (const NodeId id : fused.node_ids()) {
+    const graph::OpDesc* d = fused.op(id);
+    if (!d || d->parts.empty()) continue;
+    if (whatif::is_epilogue_gemm(fused.ops().name(fused.ops().op(d->parts.front()).name))) ++epilogue_nodes;
+  }
+  CHECK(epilogue_nodes == c.instances);
+  graph::check_acyclic(fused, *after.workload.traces);
+  CHECK(median_step(after.report) <= median_step(before.report));
+}
+
+TEST_CASE("op_fusion: on gpt2, chains through launch-queue waits fuse and drop those waits") {
+  const whatif::Workload base = load_workload("traces/h100/gpt2");
+  const auto candidates = whatif::find_fusion_candidates(base);
+  // Occurrences with a launch-queue edge out of an inner part: cut before (kFeedsOtherTrack).
+  std::size_t through_queue = 0;
+  for (const auto& c : candidates)
+    for (const auto& parts : c.occurrences)
+      for (std::size_t i = 0; i + 1 < parts.size(); ++i)
+        base.graph.dfg.for_each_out_edge(parts[i], [&](graph::EdgeId e) {
+          through_queue += base.graph.dfg.edge(e).kind == EdgeKind::kLaunchQueue ? 1 : 0;
+        });
+  CHECK(through_queue > 100);
+  replayer::Simulator simulator;
+  const whatif::Evaluation before = whatif::evaluate(base, {}, simulator, {});
+  const whatif::Evaluation after = whatif::evaluate(base, {whatif::fuse_candidates(candidates)}, simulator, {});
+  const auto& c = std::get<whatif::OpFusionChange>(after.changes.at(0));
+  CHECK(c.queue_waits_removed >= through_queue);
+  CHECK(c.chains.size() == candidates.size());
+  std::size_t feeds_other = 0;
+  for (const auto& chain : c.chains) feeds_other += chain.skipped[static_cast<int>(whatif::FusionSkip::kFeedsOtherTrack)];
+  CHECK(c.instances > 0);
+  graph::check_acyclic(after.workload.graph.dfg, *after.workload.traces);
+  CHECK(median_step(after.report) <= median_step(before.report));
+  INFO("occurrences skipped for feeding another track: " << feeds_other);
+}
+
 // The figures of the op-fusion report (hidden: run by hand with
 // `whatif_op_fusion_tests "[figures]"`): per trace, the candidate classes and instances, and the
 // replayed iteration before and after fusing every candidate.
@@ -348,5 +566,87 @@ TEST_CASE("op_fusion: figures of fusing every candidate", "[.][figures]") {
       std::printf("  top %zu: %zu kernels x %zu, saving %s, first %s\n", i + 1, candidates[i].kernels.size(),
                   candidates[i].instances, format_duration(candidates[i].gpu_saving()).c_str(),
                   candidates[i].kernels.front().substr(0, 90).c_str());
+  }
+}
+
+// The figures of GEMM epilogues and of launch-queue waits in fusion (hidden: run by hand with
+// `whatif_op_fusion_tests "[epilogue-figures]"`): per trace, the epilogue classes and instances,
+// the top classes, the iteration before and after fusing every epilogue candidate; and the
+// launch-queue edges the memory-bound chains drop.
+TEST_CASE("op_fusion: figures of GEMM epilogues and launch-queue waits", "[.][epilogue-figures]") {
+  for (const char* path : {"traces/h100/gpt2", "traces/h100/bert-ddp", "traces/h100/resnet50",
+                           "traces/h100/gpt2-emit-nvtx-step", "traces/h100/bert-ddp-emit-nvtx-step",
+                           "traces/hta/a100-ws2-rank0-nccl.json.gz", "traces/dlrm-8xV100"}) {
+    const whatif::Workload base = load_workload(path);
+    std::size_t queue_edges = 0;
+    for (const graph::EdgeId e : base.graph.dfg.edge_ids())
+      queue_edges += base.graph.dfg.edge(e).kind == EdgeKind::kLaunchQueue ? 1 : 0;
+    whatif::CandidateOptions co;
+    co.intermediates_kept = true;
+    const auto epilogues = whatif::find_epilogue_candidates(base, co);
+    std::size_t instances = 0, fallback = 0;
+    Nanos measured = 0, predicted = 0;
+    for (const auto& c : epilogues) {
+      instances += c.instances;
+      fallback += c.priced_by_fallback;
+      measured += c.measured;
+      predicted += c.predicted;
+    }
+    replayer::Simulator simulator;
+    const whatif::Evaluation before = whatif::evaluate(base, {}, simulator, {});
+    const whatif::Evaluation after = whatif::evaluate(base, {whatif::fuse_candidates(epilogues, true)}, simulator, {});
+    const auto& c = std::get<whatif::OpFusionChange>(after.changes.at(0));
+    const Nanos b = median_step(before.report), a = median_step(after.report);
+    std::printf("%s: launch-queue edges %zu; epilogues: %zu classes, %zu instances (%zu by fallback), GPU %s -> %s; "
+                "fused %zu, launches removed %zu, queue waits removed %zu; median step %s -> %s (%+.2f%%)\n",
+                path, queue_edges, epilogues.size(), instances, fallback, format_duration(measured).c_str(),
+                format_duration(predicted).c_str(), c.instances, c.launches_removed, c.queue_waits_removed,
+                format_duration(b).c_str(), format_duration(a).c_str(),
+                100.0 * static_cast<double>(a - b) / static_cast<double>(b));
+    for (std::size_t i = 0; i < std::min<std::size_t>(4, epilogues.size()); ++i) {
+      std::string names;
+      for (const auto& k : epilogues[i].kernels) names += (names.empty() ? "" : " -> ") + k.substr(0, 110);
+      std::printf("  top %zu: x%zu, saving %s: %s\n", i + 1, epilogues[i].instances,
+                  format_duration(epilogues[i].gpu_saving()).c_str(), names.c_str());
+    }
+    // What follows a GEMM on its stream: the launching op of the next kernel (top 4).
+    const whatif::FusionStreams view(*base.traces, base.graph.dfg);
+    std::map<std::string, std::size_t> next_ops;
+    for (const auto& stream : view.streams())
+      for (std::size_t i = 0; i + 1 < stream.size(); ++i)
+        if (whatif::is_epilogue_gemm(view.name(stream[i]))) {
+          const graph::OpDesc* d = base.graph.dfg.op(stream[i + 1]);
+          std::string op = d ? std::string(base.graph.dfg.ops().name(d->launcher)) : std::string();
+          if (op.empty()) op = std::string(view.name(stream[i + 1]).substr(0, 100));
+          ++next_ops[std::string(view.name(stream[i]).substr(0, 40)) + " => " + op];
+        }
+    std::vector<std::pair<std::size_t, std::string>> ranked;
+    for (const auto& [name, n] : next_ops) ranked.emplace_back(n, name.empty() ? "(no launching op)" : name);
+    std::sort(ranked.rbegin(), ranked.rend());
+    std::string after_gemm;
+    for (std::size_t i = 0; i < std::min<std::size_t>(5, ranked.size()); ++i)
+      after_gemm += (i ? ", " : "") + ranked[i].second + " x" + std::to_string(ranked[i].first);
+    std::printf("  after a GEMM: %s\n", after_gemm.c_str());
+    // Fused chains that a launch-queue edge out of an inner part cut before (op_fusion.h).
+    const auto chains = whatif::find_fusion_candidates(base, co);
+    std::size_t chain_instances = 0, through_queue = 0;
+    for (const auto& cand : chains)
+      for (const auto& parts : cand.occurrences) {
+        ++chain_instances;
+        bool queued = false;
+        for (std::size_t i = 0; i + 1 < parts.size(); ++i)
+          base.graph.dfg.for_each_out_edge(parts[i], [&](graph::EdgeId e) {
+            queued = queued || base.graph.dfg.edge(e).kind == EdgeKind::kLaunchQueue;
+          });
+        through_queue += queued ? 1 : 0;
+      }
+    std::printf("  memory-bound chain instances %zu, of which %zu have a launch-queue edge out of an inner part\n",
+                chain_instances, through_queue);
+    const whatif::Evaluation fused = whatif::evaluate(base, {whatif::fuse_candidates(chains, true)}, simulator, {});
+    const auto& f = std::get<whatif::OpFusionChange>(fused.changes.at(0));
+    std::printf("  memory-bound chains: %zu classes, fused %zu, queue waits removed %zu, median step %s -> %s (%+.2f%%)\n",
+                chains.size(), f.instances, f.queue_waits_removed, format_duration(b).c_str(),
+                format_duration(median_step(fused.report)).c_str(),
+                100.0 * static_cast<double>(median_step(fused.report) - b) / static_cast<double>(b));
   }
 }
