@@ -64,8 +64,10 @@ def kineto_cut(path, per_signature=1, max_devices=2, max_name=160):
     importer tells apart (phase, category, name class, set of argument keys, text or number pid:
     `signature`), every ProfilerStep span and instant event, then what those refer to: the
     runtime call or kernel of the same correlation id, the flow events of that id (both ends)
-    and the thread_name metadata of their threads. Events stay in file order. Names are cut to
-    `max_name` characters, process groups to 3 of at most 8 ranks, the free-text INFO dropped."""
+    and the thread_name metadata of their threads; the first pair of events of one start time
+    (of different and of equal durations) and the first repeated event. Events stay in file
+    order, laid out as Kineto writes them (`kineto_layout`). Names are cut to `max_name`
+    characters, process groups to 3 of at most 8 ranks, the free-text INFO dropped."""
     trace = json.loads(read(path))
     events = trace["traceEvents"]
     if isinstance(trace.get("deviceProperties"), list):
