@@ -38,25 +38,188 @@ def write(target, name, data):
         f.write(data)
 
 
-def kineto_cut(path, per_category):
-    """The trace's top-level members and the first `per_category` events of each (ph, cat)."""
+NAME_CLASSES = ("nccl:", "nccl", "rccl", "profilerstep", "record_param_comms", "[memory]")
+
+
+def name_class(e):
+    """What of an event's name the importer and the loader look at: a collective's kernel
+    (nccl/rccl), an NCCL range annotation ("nccl:"), a ProfilerStep span, PyTorch's
+    record_param_comms op, a memory instant event; metadata events by their name."""
+    name = str(e.get("name", ""))
+    if e.get("ph") == "M":
+        return name
+    lower = name.lower()
+    return next((c for c in NAME_CLASSES if lower.startswith(c)), "")
+
+
+def signature(e):
+    args = e.get("args")
+    keys = tuple(sorted(args)) if isinstance(args, dict) else None
+    return (e.get("ph"), e.get("cat"), name_class(e), keys, type(e.get("pid")).__name__)
+
+
+def kineto_cut(path, per_signature=1, max_devices=2, max_name=160):
+    """A small Kineto seed from a bundled trace: its top-level members (at most `max_devices`
+    entries of deviceProperties) and, of its events, the first `per_signature` of each kind the
+    importer tells apart (phase, category, name class, set of argument keys, text or number pid:
+    `signature`), every ProfilerStep span and instant event, then what those refer to: the
+    runtime call or kernel of the same correlation id, the flow events of that id (both ends)
+    and the thread_name metadata of their threads; the first pair of events of one start time
+    (of different and of equal durations) and the first repeated event. Events stay in file
+    order, laid out as Kineto writes them (`kineto_layout`). Names are cut to `max_name`
+    characters, process groups to 3 of at most 8 ranks, the free-text INFO dropped."""
     trace = json.loads(read(path))
-    counts, kept = {}, []
-    for e in trace["traceEvents"]:
-        key = (e.get("ph"), e.get("cat"))
-        counts[key] = counts.get(key, 0) + 1
-        if counts[key] <= per_category:
-            kept.append(e)
-    trace["traceEvents"] = kept
-    return json.dumps(trace, separators=(",", ":")).encode()
+    events = trace["traceEvents"]
+    if isinstance(trace.get("deviceProperties"), list):
+        trace["deviceProperties"] = trace["deviceProperties"][:max_devices]
+    counts, keep = {}, set()
+    for i, e in enumerate(events):
+        sig = signature(e)
+        counts[sig] = counts.get(sig, 0) + 1
+        if counts[sig] <= per_signature or name_class(e) == "profilerstep" or e.get("ph") in ("i", "I"):
+            keep.add(i)
+    by_corr, by_flow = {}, {}
+    for i, e in enumerate(events):
+        args = e.get("args") if isinstance(e.get("args"), dict) else {}
+        if e.get("ph") == "X" and "correlation" in args:
+            by_corr.setdefault(args["correlation"], []).append(i)
+        if e.get("ph") in ("s", "f") and "id" in e:
+            by_flow.setdefault((e.get("cat"), e["id"]), []).append(i)
+    for i in sorted(keep):  # partners of the kept events (one level: enough to pair them)
+        e = events[i]
+        args = e.get("args") if isinstance(e.get("args"), dict) else {}
+        if e.get("ph") == "X" and "correlation" in args:
+            keep.update(by_corr.get(args["correlation"], [])[:2])
+            keep.update(by_flow.get(("ac2g", args["correlation"]), [])[:2])
+        if e.get("ph") in ("s", "f") and "id" in e:
+            keep.update(by_flow.get((e.get("cat"), e["id"]), [])[:2])
+            if e.get("cat") == "ac2g":
+                keep.update(by_corr.get(e["id"], [])[:2])
+    # Events of one start time (the sort's ties, longer first, then file order) and a repeat
+    # (event_checks' drop_repeated_events): the first pair of each relation the trace has.
+    pairs, first_at = {}, {}
+    for i, e in enumerate(events):
+        if e.get("ph") != "X" or not isinstance(e.get("ts"), (int, float)):
+            continue
+        for j in first_at.get(e["ts"], []):
+            o = events[j]
+            if o.get("dur") != e.get("dur"):
+                relation = "longer first"
+            elif (o.get("name"), o.get("pid"), o.get("tid"), o.get("args")) != (e.get("name"), e.get("pid"),
+                                                                                 e.get("tid"), e.get("args")):
+                relation = "file order"
+            else:
+                relation = "repeat"
+            pairs.setdefault(relation, (j, i))
+        first_at.setdefault(e["ts"], []).append(i)
+    for pair in pairs.values():
+        keep.update(pair)
+    threads = {(events[i].get("pid"), events[i].get("tid")) for i in keep}
+    for i, e in enumerate(events):
+        if e.get("ph") == "M" and e.get("name") == "thread_name" and (e.get("pid"), e.get("tid")) in threads:
+            keep.add(i)
+    trace["traceEvents"] = [events[i] for i in sorted(keep)]
+    for e in trace["traceEvents"]:  # a kernel's name can be kilobytes of C++ template; the importer reads prefixes
+        if isinstance(e.get("name"), str) and len(e["name"]) > max_name:
+            e["name"] = e["name"][:max_name]
+    trace.pop("INFO", None)  # a kilobyte of free text the importer skips as any unknown member (others stay)
+    info = trace.get("distributedInfo")
+    if isinstance(info, dict) and isinstance(info.get("pg_config"), list):
+        info["pg_config"] = info["pg_config"][:3]
+        for g in info["pg_config"]:
+            if isinstance(g, dict) and isinstance(g.get("ranks"), list):
+                g["ranks"] = g["ranks"][:8]
+    return kineto_layout(trace)
+
+
+def kineto_layout(trace):
+    """JSON laid out as Kineto writes it (a member per line, an event per line, ", " and ": "
+    between items), so that the seeds carry white space where the scanners meet it."""
+    members = []
+    for k, v in trace.items():
+        if k == "traceEvents":
+            v = "[\n  " + ",\n  ".join(json.dumps(e) for e in v) + "\n]"
+        else:
+            v = json.dumps(v)
+        members.append(json.dumps(k) + ": " + v)
+    return ("{\n  " + ",\n  ".join(members) + "\n}\n").encode()
+
+
+# Kinds of event none of the bundled traces has, written by hand (each as the importer reads it,
+# kineto_importer.cpp): begin/end pairs ("B"/"E", nested, and an "E" with no "B"), memory
+# instant events ("[memory]", CUDA and CPU Device Type), async_cpu_to_gpu flows, a
+# python_function span, a Process Group Ranks list truncated with "..." (completed from Global
+# rank start/stride) and older category spellings ("Kernel", "Runtime", "Memcpy").
+HAND_WRITTEN = {
+    "distributedInfo": {"backend": "nccl", "rank": 1, "world_size": 40,
+                        "pg_config": [{"pg_name": "0", "pg_desc": "default_pg", "pg_size": 40, "ranks": []}]},
+    "deviceProperties": [{"id": 0, "name": "NVIDIA H100", "totalGlobalMem": 85000000000, "computeMajor": 9,
+                          "computeMinor": 0, "numSms": 132}],
+    "baseTimeNanoseconds": 1700000000000000000,
+    "traceEvents": [
+        {"ph": "M", "name": "thread_name", "pid": 7, "tid": 7, "args": {"name": "python main"}},
+        {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#3", "pid": 7, "tid": 7, "ts": 100, "dur": 900},
+        {"ph": "B", "cat": "cpu_op", "name": "aten::linear", "pid": 7, "tid": 7, "ts": 110,
+         "args": {"External id": 5, "Input Dims": [[8, 16], [32, 16], [32]], "Input type": ["float", "float", "float"]}},
+        {"ph": "B", "cat": "python_function", "name": "torch/nn/functional.py(12): linear", "pid": 7, "tid": 7,
+         "ts": 112},
+        {"ph": "E", "pid": 7, "tid": 7, "ts": 150},
+        {"ph": "X", "cat": "Runtime", "name": "cudaLaunchKernel", "pid": 7, "tid": 7, "ts": 152, "dur": 5,
+         "args": {"External id": 5, "cbid": 211, "correlation": 41}},
+        {"ph": "s", "cat": "async_cpu_to_gpu", "id": 41, "pid": 7, "tid": 7, "ts": 152, "name": "launch"},
+        {"ph": "E", "pid": 7, "tid": 7, "ts": 160},
+        {"ph": "E", "pid": 7, "tid": 9, "ts": 161},
+        {"ph": "i", "cat": "cpu_instant_event", "name": "[memory]", "pid": 7, "tid": 7, "ts": 170, "s": "t",
+         "args": {"Device Type": 1, "Device Id": 0, "Addr": 1, "Bytes": 4096, "Total Allocated": 8192,
+                  "Total Reserved": 20971520}},
+        {"ph": "i", "cat": "cpu_instant_event", "name": "[memory]", "pid": 7, "tid": 7, "ts": 171, "s": "t",
+         "args": {"Device Type": 0, "Device Id": -1, "Bytes": 64, "Total Allocated": 64, "Total Reserved": 0}},
+        {"ph": "X", "cat": "cpu_op", "name": "record_param_comms", "pid": 7, "tid": 7, "ts": 180, "dur": 40,
+         "args": {"External id": 6, "Collective name": "allreduce", "Group size": 40, "dtype": "Float",
+                  "In msg nelems": 1024, "Out msg nelems": 1024, "Process Group Name": "0",
+                  "Process Group Ranks": "[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, "
+                                         "20, 21, 22, 23, 24, 25, 26, 27, 28, 29, ...]",
+                  "Global rank start": 0, "Global rank stride": 1}},
+        {"ph": "X", "cat": "Runtime", "name": "cudaLaunchKernel", "pid": 7, "tid": 7, "ts": 190, "dur": 5,
+         "args": {"External id": 6, "cbid": 211, "correlation": 42}},
+        {"ph": "X", "cat": "Kernel", "name": "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)",
+         "pid": 0, "tid": 20, "ts": 200, "dur": 300,
+         "args": {"External id": 6, "device": 0, "stream": 20, "correlation": 42, "grid": [4, 1, 1],
+                  "block": [640, 1, 1], "Collective name": "allreduce", "In msg size": 4096, "Out msg size": 4096}},
+        {"ph": "f", "cat": "async_cpu_to_gpu", "id": 41, "pid": 0, "tid": 20, "ts": 400, "bp": "e", "name": "launch"},
+        {"ph": "X", "cat": "Kernel", "name": "sm90_xmma_gemm_f32f32_tf32f32", "pid": 0, "tid": 7, "ts": 400, "dur": 50,
+         "args": {"device": 0, "stream": 7, "correlation": 41, "grid": [1, 2, 1], "block": [128, 1, 1]}},
+        {"ph": "X", "cat": "Memcpy", "name": "Memcpy HtoD (Pageable -> Device)", "pid": 0, "tid": 7, "ts": 460,
+         "dur": 20, "args": {"device": 0, "stream": 7, "correlation": 43, "bytes": 4096}},
+    ],
+}
 
 
 def kineto():
-    for name in ["cpu-only", "cuda-event-sync", "triton", "simple-add-kineto"]:
-        write("kineto", name + ".json", read(f"traces/hta/{name}.json.gz"))
-    write("kineto", "a100-ws2-rank0-nccl-cut.json", kineto_cut("traces/hta/a100-ws2-rank0-nccl.json.gz", 40))
-    write("kineto", "dlrm-worker0-cut.json",
-          kineto_cut("traces/dlrm-8xV100/worker0_step_12.1694128201545.pt.trace.json.gz", 40))
+    cuts = {"a100-ws2-rank0-nccl": "traces/hta/a100-ws2-rank0-nccl.json.gz",
+            "dlrm-worker0": "traces/dlrm-8xV100/worker0_step_12.1694128201545.pt.trace.json.gz",
+            "cpu-only": "traces/hta/cpu-only.json.gz",
+            "cuda-event-sync": "traces/hta/cuda-event-sync.json.gz",
+            "triton": "traces/hta/triton.json.gz",
+            "simple-add-kineto": "traces/hta/simple-add-kineto.json.gz",
+            "amd-mi250-toy": "traces/hta/amd-mi250-toy.json.gz",
+            "cupti-counters": "traces/hta/cupti-counters.json.gz",
+            "sampled-ws128-rank1": "traces/hta/sampled-ws128-rank1.json.gz"}
+    seeds = out_dir("kineto")
+    for name in os.listdir(seeds):  # the seeds are exactly what this writes
+        os.remove(os.path.join(seeds, name))
+    for name, path in cuts.items():
+        write("kineto", name + "-cut.json", kineto_cut(path))
+    write("kineto", "hand-written-begin-end-memory.json", json.dumps(HAND_WRITTEN, separators=(",", ":")).encode())
+    # One input past the stream's first 64 KiB read (json_stream.h), so that the fuzzer reaches its
+    # refill and buffer growth and an event cut by a read: the simple-add cut after a long INFO
+    # member (the a100 trace's INFO text repeated to 63,000 characters, then cut there).
+    trace = json.loads(kineto_cut("traces/hta/simple-add-kineto.json.gz").decode())
+    info = json.loads(read("traces/hta/a100-ws2-rank0-nccl.json.gz"))["INFO"]
+    text = info if isinstance(info, str) else json.dumps(info)
+    long_info = {"INFO": (text * (63000 // len(text) + 1))[:63000]}
+    write("kineto", "simple-add-kineto-cut-after-long-member.json",
+          kineto_layout(dict(long_info, **trace)))
 
 
 def varint(data, pos):
