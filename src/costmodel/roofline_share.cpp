@@ -106,7 +106,8 @@ double gemm_efficiency(const OpDesc& op, const DeviceSpec& device, const GemmWav
   double eff = 1;
   if (form.tile) eff *= tile_eff;
   if (form.wave) {
-    const double blocks = grid_blocks > 0 ? grid_blocks : tiles;
+    double blocks = grid_blocks > 0 ? grid_blocks : tiles;
+    if (grid_blocks <= 0 && !named && op.kernel_name.empty() && form.likely_split_k) blocks = std::max(blocks, slots);
     if (blocks > 0) eff *= wave_eff(blocks);
   }
   return std::clamp(eff, 1e-6, 1.0);
@@ -257,6 +258,7 @@ std::string share_table_to_json(const ShareTable& t) {
     j["gemm_efficiency"]["conv_wave"] = t.gemm.conv_wave;
     j["gemm_efficiency"]["blocks_per_sm"] = t.gemm.blocks_per_sm;
     j["gemm_efficiency"]["exponent"] = t.gemm.exponent;
+    j["gemm_efficiency"]["likely_split_k"] = t.gemm.likely_split_k;
   }
   j["host_overhead_ms"] = t.host_overhead_ms;
   j["host_floor_ms"] = t.host_floor_ms;
@@ -312,6 +314,11 @@ ShareTable share_table_from_json(const std::string& text, const std::string& fil
     t.gemm.blocks_per_sm =
         static_cast<int>(number(g, "blocks_per_sm", "gemm_efficiency.blocks_per_sm", 1, 64));
     t.gemm.exponent = number(g, "exponent", "gemm_efficiency.exponent", 0, 4);
+    if (g.contains("likely_split_k")) {
+      if (!g["likely_split_k"].is_boolean())
+        throw InputError(file, "gemm_efficiency.likely_split_k", "must be true or false");
+      t.gemm.likely_split_k = g["likely_split_k"].get<bool>();
+    }
   }
   t.host_floor_ms = number(j, "host_floor_ms", "host_floor_ms", 0, 1e3);
   if (j.contains("training_gpus") && j["training_gpus"].is_object())

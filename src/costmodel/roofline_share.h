@@ -62,12 +62,16 @@ struct ShareMultiplier {
 // and batch included) over those of the waves they take, at `blocks_per_sm` resident blocks per
 // SM. Where the name has no tile, tile efficiency is 1; where the grid is not recorded, the
 // blocks are the output tiles; where neither is known (an op of a trace that did not record its
-// kernel), the likely tile is 128 (64 where a side is under 128) on each side.
+// kernel), the likely tile is 128 (64 where a side is under 128) on each side, one block per
+// tile (or, with likely_split_k, at least one full wave).
 struct GemmWaves {
   bool tile = false, wave = false;
   bool conv_wave = false;  // wave efficiency for conv's kernels too (their grid; no tile)
   int blocks_per_sm = 1;
   double exponent = 1;  // the compute bound is divided by efficiency^exponent
+  // An op whose kernel is unknown: its likely kernel splits K so that fewer output tiles than
+  // the GPU's block slots still fill one wave (cuBLAS's split-K), instead of one block per tile.
+  bool likely_split_k = false;
   bool any() const { return tile || wave || conv_wave; }
   std::string form() const;  // "none", "tile", "wave", "tile+wave", each "+conv" when conv_wave
 };

@@ -183,6 +183,12 @@ TEST_CASE("roofline share: GEMM tile and wave efficiency from the kernel name an
   // Unknown kernel: the likely tile, 64 on a side under 128.
   OpDesc bare = make_op(OpFamily::kLinear, {1, 100, 1000, 64});
   CHECK(gemm_efficiency(bare, a100, tile) == Approx(100.0 * 1000 / (2 * 8 * 64 * 128)));
+  // ... 2 x 8 = 16 tiles, one block each: 16 of 108 slots; with likely split-K, one full wave.
+  CHECK(gemm_efficiency(bare, a100, wave) == Approx(16.0 / 108));
+  GemmWaves split = wave;
+  split.likely_split_k = true;
+  CHECK(gemm_efficiency(bare, a100, split) == Approx(1.0));
+  CHECK(gemm_efficiency(op, a100, split) == Approx(112.0 / 216));  // a recorded grid is kept
   // Other families, and a form that is off: 1.
   CHECK(gemm_efficiency(make_op(OpFamily::kAdd, {4096, 4096}), a100, both) == 1.0);
   CHECK(gemm_efficiency(op, a100, GemmWaves{}) == 1.0);
@@ -204,11 +210,13 @@ TEST_CASE("roofline share: a table's GEMM form survives its JSON file, and a bad
   t.gemm.tile = t.gemm.wave = t.gemm.conv_wave = true;
   t.gemm.exponent = 0.5;
   t.gemm.blocks_per_sm = 2;
+  t.gemm.likely_split_k = true;
   const std::string json = share_table_to_json(t);
   const ShareTable back = share_table_from_json(json, "g.json");
   CHECK(back.gemm.form() == "tile+wave+conv");
   CHECK(back.gemm.exponent == 0.5);
   CHECK(back.gemm.blocks_per_sm == 2);
+  CHECK(back.gemm.likely_split_k);
   CHECK(share_table_from_json(share_table_to_json(subset_table()), "n.json").gemm.form() == "none");
   std::string bad = json;
   bad.replace(bad.find("\"exponent\": 0.5"), 15, "\"exponent\": -1");

@@ -7,7 +7,7 @@
 #      GPUs, then scored once on the GPUs outside the data, two ways:
 #      (a) "recorded": each row's own kernel name and grid (what a trace recorded on the target gives);
 #      (b) "likely": the same rows with Kernel Name, Kernels and Grid blanked (an op whose kernel is
-#          not known: the likely tile, 128 a side or 64 under 128, one block per tile);
+#          not known: the likely tile, 128 a side or 64 under 128, split-K to at least one wave);
 #   3. few-shot, 50 samples, seeds 1-5 (`costmodel few-shot-shares --shares`), both tables, recorded.
 #
 #   tools/costmodel/share_gemm_eval.sh [BUILD_DIR]   (default: build; needs ../shared/data/neusight/train)
@@ -17,7 +17,7 @@ build="${1:-$root/build}"
 # shellcheck source=tools/costmodel/eval_common.sh
 source "$root/tools/costmodel/eval_common.sh"
 train="${DPRO_SHARED_TRAIN:-$root/../shared/data/neusight/train}"
-chosen="--gemm-waves tile+wave+conv --gemm-exponent 0.5"
+chosen="--gemm-waves tile+wave+conv --gemm-exponent 0.5 --gemm-likely-split-k"
 
 logo() {  # logo ARGS...: one line, mean and bmm/linear/conv of fit-shares --logo ARGS
   "$cli" costmodel fit-shares --data "$train" --logo "$@" 2>&1 |
@@ -37,6 +37,14 @@ for form in "--gemm-waves none" \
             "--gemm-waves tile+wave+conv --gemm-exponent 0.5"; do
   # shellcheck disable=SC2086
   echo "$form: $(logo $form)"
+done
+
+echo
+echo "### the likely kernel (held-out rows without kernel name and grid, --logo-blank-kernels)"
+for form in "--gemm-waves none" "--gemm-waves tile+wave+conv --gemm-exponent 0.5" \
+            "--gemm-waves tile+wave+conv --gemm-exponent 0.5 --gemm-likely-split-k"; do
+  # shellcheck disable=SC2086
+  echo "$form: $(logo --logo-blank-kernels $form)"
 done
 
 echo

@@ -122,6 +122,10 @@ class CostModelCommand : public Command {
                             "Resident blocks per SM a GEMM's waves are counted with")
         ->default_val(share_options_.gemm.blocks_per_sm)
         ->check(CLI::Range(1, 64));
+    fit_shares_->add_flag("--gemm-likely-split-k", share_options_.gemm.likely_split_k,
+                          "An op whose kernel is unknown: its likely kernel fills at least one wave (split-K)");
+    fit_shares_->add_flag("--logo-blank-kernels", logo_blank_kernels_,
+                          "With --logo: score each held-out GPU's rows without their kernel name and grid");
     fit_shares_->add_option("--gemm-exponent", share_options_.gemm.exponent,
                             "The compute bound is divided by (tile x wave efficiency) to this power")
         ->default_val(share_options_.gemm.exponent)
@@ -557,7 +561,7 @@ class CostModelCommand : public Command {
     share_options_.gemm.wave = gemm_waves_.find("wave") != std::string::npos;
     share_options_.gemm.conv_wave = gemm_waves_.find("conv") != std::string::npos;
     if (shares_logo_) {
-      print_share_logo(cm::share_leave_one_gpu_out(data, share_options_));
+      print_share_logo(cm::share_leave_one_gpu_out(data, share_options_, logo_blank_kernels_));
       return 0;
     }
     cm::ShareTable table = cm::fit_share_table(data, share_options_);
@@ -566,9 +570,10 @@ class CostModelCommand : public Command {
         "--min-rows {}{}{}: {} rows of {}",
         data_, share_options_.bucket_width, share_options_.intensity_width, share_options_.floor_margin, share_options_.floor_quantile,
         share_options_.min_rows, no_host_floor_ ? " --no-host-floor" : "",
-        share_options_.gemm.any() ? fmt::format(" --gemm-waves {} --gemm-blocks-per-sm {} --gemm-exponent {}",
+        share_options_.gemm.any() ? fmt::format(" --gemm-waves {} --gemm-blocks-per-sm {} --gemm-exponent {}{}",
                                                 share_options_.gemm.form(), share_options_.gemm.blocks_per_sm,
-                                                share_options_.gemm.exponent)
+                                                share_options_.gemm.exponent,
+                                                share_options_.gemm.likely_split_k ? " --gemm-likely-split-k" : "")
                                   : "",
         rows.size(), fmt::join(gpus, ", "));
     const std::string json = cm::share_table_to_json(table);
@@ -646,7 +651,7 @@ class CostModelCommand : public Command {
   std::vector<std::uint64_t> few_shot_seeds_;
   cm::DeviceFitOptions few_shot_options_;
   std::string pricer_ = "learned", shares_path_, shares_output_;
-  bool shares_logo_ = false, no_host_floor_ = false;
+  bool shares_logo_ = false, no_host_floor_ = false, logo_blank_kernels_ = false;
   std::string gemm_waves_ = "none";
   cm::ShareFitOptions share_options_;
   // Each subcommand has its own variables: CLI11 writes default values at declaration.
