@@ -8,6 +8,9 @@
 #      (a) "recorded": each row's own kernel name and grid (what a trace recorded on the target gives);
 #      (b) "likely": the same rows with Kernel Name, Kernels and Grid blanked (an op whose kernel is
 #          not known: the likely tile, 128 a side or 64 under 128, split-K to at least one wave);
+#      (c) "A100's": our H100/H200 rows (every GEMM shape of them is in the training data) with
+#          the kernel name, kernel list and grid the same shape (family, B, M, N, K) ran with on the
+#          training A100 (A100-PCIE-40GB; conv: A100 80GB PCIe); emptied where it has none;
 #   3. few-shot, 50 samples, seeds 1-5 (`costmodel few-shot-shares --shares`), both tables, recorded.
 #
 #   tools/costmodel/share_gemm_eval.sh [BUILD_DIR]   (default: build; needs ../shared/data/neusight/train)
@@ -84,6 +87,50 @@ for spec in "${specs[@]}"; do
     mape "$name $table recorded" predict --pricer roofline-share --shares "$work/$table.json" --device "$gpu" "$file"
     mape "$name $table likely" predict --pricer roofline-share --shares "$work/$table.json" --device "$gpu" "$work/blank.csv"
   done
+done
+
+python3 - "$train" "$work/a100.tsv" <<'PYEOF'
+import csv, glob, gzip, sys
+with open(sys.argv[2], "w") as out:
+    for f in sorted(glob.glob(f"{sys.argv[1]}/*/NVIDIA_A100*.csv.gz")):
+        with gzip.open(f, "rt", newline="") as g:
+            for r in csv.DictReader(g):
+                if r["OPName"] in ("bmm", "linear", "conv2d", "conv"):
+                    dims = [r[c] for c in r if c not in ("OPName", "Latency", "Device", "Torch Version", "CUDNN Version",
+                            "Kernel Name", "Warps per SM", "Blocks per SM", "Grid x", "Grid y", "Grid z", "Block x",
+                            "Block y", "Block z", "CUDA Version", "Kernels", "Kernel Time")]
+                    out.write("\t".join([r["OPName"], ",".join(dims), r["Kernel Name"], r["Kernels"],
+                                         r["Grid x"], r["Grid y"], r["Grid z"]]) + "\n")
+PYEOF
+echo
+echo "### (c) our runs with the A100's kernel of the same shape"
+for spec in "${specs[@]:0:4}"; do
+  python3 - "${spec%:*}" "$work/a100.tsv" "$work/a100k.csv" <<'PYEOF'
+import csv, sys
+known = {}
+for line in open(sys.argv[2]):
+    op, dims, name, kernels, gx, gy, gz = line.rstrip("\n").split("\t")
+    known.setdefault((op, dims), (name, kernels, gx, gy, gz))
+meta = {"OPName", "Latency", "Device", "Torch Version", "CUDNN Version", "Kernel Name", "Warps per SM",
+        "Blocks per SM", "Grid x", "Grid y", "Grid z", "Block x", "Block y", "Block z", "CUDA Version", "Kernels",
+        "Kernel Time"}
+with open(sys.argv[1], newline="") as f, open(sys.argv[3], "w", newline="") as out:
+    r = csv.DictReader(f)
+    w = csv.DictWriter(out, r.fieldnames)
+    w.writeheader()
+    found = total = 0
+    for row in r:
+        if row["OPName"] in ("bmm", "linear", "conv2d", "conv"):
+            total += 1
+            dims = ",".join(row[c] for c in r.fieldnames if c not in meta and row[c] != "")
+            k = known.get((row["OPName"], dims))
+            found += k is not None
+            name, kernels, gx, gy, gz = k or ("", "", "", "", "")
+            row.update({"Kernel Name": name, "Kernels": kernels, "Grid x": gx, "Grid y": gy, "Grid z": gz})
+        w.writerow(row)
+print(f"{sys.argv[1].split('/')[-1]}: {found} of {total} GEMM and conv rows have the A100's kernel", file=sys.stderr)
+PYEOF
+  mape "$(basename "${spec%:*}") gemm A100's" predict --pricer roofline-share --shares "$work/gemm.json" --device "${spec##*:}" "$work/a100k.csv"
 done
 
 echo
