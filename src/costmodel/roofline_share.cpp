@@ -55,6 +55,72 @@ double share_roofline_ms(const OpDesc& op, const DeviceSpec& device) {
   return std::max(op.flops() / rate, op.bytes() / device.bandwidth_bytes_per_s()) * 1e3;
 }
 
+std::pair<int, int> kernel_name_tile(const std::string& name) {
+  auto digit = [&](std::size_t i) { return i < name.size() && name[i] >= '0' && name[i] <= '9'; };
+  for (std::size_t i = 0; i < name.size(); ++i) {
+    if (!digit(i) || (i > 0 && digit(i - 1))) continue;
+    std::size_t j = i;
+    long a = 0, b = 0;
+    while (digit(j) && a < 100000) a = a * 10 + (name[j++] - '0');
+    if (j >= name.size() || name[j] != 'x') continue;
+    std::size_t k = ++j;
+    while (digit(k) && b < 100000) b = b * 10 + (name[k++] - '0');
+    if (k > j && a >= 16 && b >= 16) return {static_cast<int>(a), static_cast<int>(b)};
+  }
+  return {0, 0};
+}
+
+std::string GemmWaves::form() const {
+  std::string f = tile && wave ? "tile+wave" : tile ? "tile" : wave ? "wave" : "none";
+  return conv_wave ? f + "+conv" : f;
+}
+
+double gemm_efficiency(const OpDesc& op, const DeviceSpec& device, const GemmWaves& form) {
+  if (!op.describable()) return 1;
+  const bool gemm = op.family == OpFamily::kBmm || op.family == OpFamily::kLinear;
+  const bool conv = op.family == OpFamily::kConv2d;
+  if (!(gemm && (form.tile || form.wave)) && !(conv && form.conv_wave)) return 1;
+  const double slots = static_cast<double>(std::max(1, device.sms)) * std::max(1, form.blocks_per_sm);
+  auto wave_eff = [&](double blocks) {
+    blocks = std::max(1.0, blocks);
+    return blocks / (std::ceil(blocks / slots) * slots);
+  };
+  const double grid_blocks =
+      op.grid ? static_cast<double>((*op.grid)[0]) * (*op.grid)[1] * (*op.grid)[2] : 0.0;
+  if (conv) return grid_blocks > 0 ? wave_eff(grid_blocks) : 1.0;
+  const double b = static_cast<double>(op.dims[0]), m = static_cast<double>(op.dims[1]),
+               n = static_cast<double>(op.dims[2]);
+  auto [tm, tn] = kernel_name_tile(op.kernel_name);
+  const bool named = tm > 0;
+  if (!named && op.kernel_name.empty()) {  // the likely kernel
+    tm = m >= 128 ? 128 : 64;
+    tn = n >= 128 ? 128 : 64;
+  }
+  double tiles = 0, tile_eff = 1;
+  if (tm > 0) {
+    // The orientation that pads least (cuBLAS is column-major: its rows may be ours columns).
+    const double a = std::ceil(m / tm) * std::ceil(n / tn), c = std::ceil(m / tn) * std::ceil(n / tm);
+    tiles = b * std::min(a, c);
+    tile_eff = b * m * n / (tiles * tm * tn);
+  }
+  double eff = 1;
+  if (form.tile) eff *= tile_eff;
+  if (form.wave) {
+    double blocks = grid_blocks > 0 ? grid_blocks : tiles;
+    if (grid_blocks <= 0 && !named && op.kernel_name.empty() && form.likely_split_k) blocks = std::max(blocks, slots);
+    if (blocks > 0) eff *= wave_eff(blocks);
+  }
+  return std::clamp(eff, 1e-6, 1.0);
+}
+
+double ShareTable::roofline_ms(const OpDesc& op, const DeviceSpec& device) const {
+  if (!gemm.any() || !op.describable()) return share_roofline_ms(op, device);
+  // Padding costs arithmetic, not DRAM traffic: only the compute bound is divided.
+  const double rate = op.dtype == DType::kFloat32 ? device.sustained_fp32_flops() : device.peak_flops(op.dtype);
+  return std::max(op.flops() / rate / std::pow(gemm_efficiency(op, device, gemm), gemm.exponent), op.bytes() / device.bandwidth_bytes_per_s()) *
+         1e3;
+}
+
 int intensity_bucket(double relative_intensity, double width) {
   return width > 0 ? static_cast<int>(std::lround(relative_intensity / width)) : 0;
 }
@@ -97,7 +163,7 @@ std::optional<double> ShareTable::kernel_ms(const OpDesc& op, const DeviceSpec& 
   if (!op.describable()) return std::nullopt;
   const auto it = families.find(op.family);
   if (it == families.end()) return std::nullopt;
-  const double r = share_roofline_ms(op, device);
+  const double r = roofline_ms(op, device);
   const auto m = share_multiplier.find(op.family);
   const double scale = m == share_multiplier.end() ? 1.0 : m->second.at(r);
   return std::max(it->second.kernel_floor_ms, r / (scale * share(op.family, r, relative_intensity(op, device))));
@@ -112,6 +178,7 @@ std::optional<double> ShareTable::latency_ms(const OpDesc& op, const DeviceSpec&
 ShareTable fit_share_table(const std::vector<const Measurement*>& data, const ShareFitOptions& options) {
   ShareTable t;
   t.bucket_width = options.bucket_width;
+  t.gemm = options.gemm;
   t.gpu_host_overhead_ms = measurement_overheads_ms(data);
   if (t.gpu_host_overhead_ms.empty())
     throw InputError("", "data", "no GPU with enough large elementwise rows to fit a host overhead on");
@@ -127,7 +194,7 @@ ShareTable fit_share_table(const std::vector<const Measurement*>& data, const Sh
   std::map<OpFamily, std::map<int, std::map<std::string, std::map<int, std::vector<double>>>>> shares;
   std::map<OpFamily, std::map<std::string, std::vector<double>>> kernel_parts;
   for (const Measurement* m : data) {
-    const double r = share_roofline_ms(m->op, *m->device);
+    const double r = t.roofline_ms(m->op, *m->device);
     if (!(r > 0)) continue;
     const std::string& gpu = m->device->name;
     const auto c = t.gpu_host_overhead_ms.find(gpu);
@@ -185,6 +252,14 @@ std::string share_table_to_json(const ShareTable& t) {
   j["provenance"] = t.provenance;
   j["bucket_width_decades"] = t.bucket_width;
   j["intensity_width_decades"] = t.intensity_width;
+  if (t.gemm.any()) {
+    j["gemm_efficiency"]["tile"] = t.gemm.tile;
+    j["gemm_efficiency"]["wave"] = t.gemm.wave;
+    j["gemm_efficiency"]["conv_wave"] = t.gemm.conv_wave;
+    j["gemm_efficiency"]["blocks_per_sm"] = t.gemm.blocks_per_sm;
+    j["gemm_efficiency"]["exponent"] = t.gemm.exponent;
+    j["gemm_efficiency"]["likely_split_k"] = t.gemm.likely_split_k;
+  }
   j["host_overhead_ms"] = t.host_overhead_ms;
   j["host_floor_ms"] = t.host_floor_ms;
   j["training_gpus"] = nlohmann::ordered_json::object();
@@ -226,6 +301,25 @@ ShareTable share_table_from_json(const std::string& text, const std::string& fil
   t.bucket_width = number(j, "bucket_width_decades", "bucket_width_decades", 0.01, 10);
   t.intensity_width = number(j, "intensity_width_decades", "intensity_width_decades", 0, 10);
   t.host_overhead_ms = number(j, "host_overhead_ms", "host_overhead_ms", 0, 1e3);
+  if (j.contains("gemm_efficiency")) {
+    const auto& g = j["gemm_efficiency"];
+    if (!g.is_object()) throw InputError(file, "gemm_efficiency", "must be an object");
+    for (const char* key : {"tile", "wave", "conv_wave"}) {
+      if (!g.contains(key) || !g[key].is_boolean())
+        throw InputError(file, std::string("gemm_efficiency.") + key, "missing (true or false)");
+    }
+    t.gemm.tile = g["tile"].get<bool>();
+    t.gemm.wave = g["wave"].get<bool>();
+    t.gemm.conv_wave = g["conv_wave"].get<bool>();
+    t.gemm.blocks_per_sm =
+        static_cast<int>(number(g, "blocks_per_sm", "gemm_efficiency.blocks_per_sm", 1, 64));
+    t.gemm.exponent = number(g, "exponent", "gemm_efficiency.exponent", 0, 4);
+    if (g.contains("likely_split_k")) {
+      if (!g["likely_split_k"].is_boolean())
+        throw InputError(file, "gemm_efficiency.likely_split_k", "must be true or false");
+      t.gemm.likely_split_k = g["likely_split_k"].get<bool>();
+    }
+  }
   t.host_floor_ms = number(j, "host_floor_ms", "host_floor_ms", 0, 1e3);
   if (j.contains("training_gpus") && j["training_gpus"].is_object())
     for (const auto& [gpu, g] : j["training_gpus"].items()) {

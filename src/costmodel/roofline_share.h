@@ -16,6 +16,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "costmodel/cost_model.h"
@@ -54,7 +55,33 @@ struct ShareMultiplier {
   double at(double roofline_ms) const;
 };
 
+// GEMM kernel-choice features (issue 36, deliverable 2): how much of the work a GEMM's kernel
+// runs is padding. Tile efficiency: the output elements over those of the kernel's tiles (the
+// tile from its name: sgemm_128x64, tilesize64x128x8, cutlass_..._128x64_..., nvjet_..._128x64_;
+// of the two orientations the better). Wave efficiency: the launched blocks (Grid x*y*z: split-K
+// and batch included) over those of the waves they take, at `blocks_per_sm` resident blocks per
+// SM. Where the name has no tile, tile efficiency is 1; where the grid is not recorded, the
+// blocks are the output tiles; where neither is known (an op of a trace that did not record its
+// kernel), the likely tile is 128 (64 where a side is under 128) on each side, one block per
+// tile (or, with likely_split_k, at least one full wave).
+struct GemmWaves {
+  bool tile = false, wave = false;
+  bool conv_wave = false;  // wave efficiency for conv's kernels too (their grid; no tile)
+  int blocks_per_sm = 1;
+  double exponent = 1;  // the compute bound is divided by efficiency^exponent
+  // An op whose kernel is unknown: its likely kernel splits K so that fewer output tiles than
+  // the GPU's block slots still fill one wave (cuBLAS's split-K), instead of one block per tile.
+  bool likely_split_k = false;
+  bool any() const { return tile || wave || conv_wave; }
+  std::string form() const;  // "none", "tile", "wave", "tile+wave", each "+conv" when conv_wave
+};
+// In (0, 1]; 1 for an op these features do not apply to.
+double gemm_efficiency(const OpDesc& op, const DeviceSpec& device, const GemmWaves& form);
+// The first "<a>x<b>" of a kernel name with both sides >= 16 ({0, 0}: none).
+std::pair<int, int> kernel_name_tile(const std::string& name);
+
 struct ShareTable {
+  GemmWaves gemm;  // absent from a file: none
   double bucket_width = 0.5;     // decades of roofline time
   double intensity_width = 0;    // decades of relative intensity per bucket; 0: one curve per family
   std::map<OpFamily, FamilyShares> families;
@@ -68,6 +95,8 @@ struct ShareTable {
   // it belongs to one target GPU, not to the prior.
   std::map<OpFamily, ShareMultiplier> share_multiplier;
 
+  // share_roofline_ms over gemm_efficiency (the padded tiles and whole waves the kernel runs).
+  double roofline_ms(const OpDesc& op, const DeviceSpec& device) const;
   // The share of its roofline bound an op's kernel reaches: in (0, kMaxShare].
   double share(OpFamily family, double roofline_ms, double relative_intensity = 0) const;
   // nullopt where the op is not describable or its family has no curve.
@@ -91,6 +120,7 @@ struct ShareFitOptions {
   double floor_margin = 0;
   double floor_quantile = 0.05;  // of a machine's elementwise latencies: its host floor
   bool host_floor = true;        // false: latency = host overhead + kernel (no max)
+  GemmWaves gemm;                // none: the first step's form
 };
 
 // Fits the table on host-timed latencies (Measurement::latency_ms) of one or more GPUs. Throws

@@ -121,7 +121,7 @@ std::vector<Row> rows_of(const ShareTable& prior, const std::vector<const Measur
     const auto f = prior.families.find(m->op.family);
     const auto k = prior.kernel_ms(m->op, device);
     if (f == prior.families.end() || !k || !(m->latency_ms > 0)) continue;  // no curve: nothing to scale
-    const double r = share_roofline_ms(m->op, device);
+    const double r = prior.roofline_ms(m->op, device);
     const double at_prior = r / prior.share(m->op.family, r, relative_intensity(m->op, device));
     rows.push_back({m->op.family, share_group(m->op.family), m->latency_ms, at_prior, f->second.kernel_floor_ms, r,
                     std::log10(std::max(r, 1e-12) * 1e3)});

@@ -754,3 +754,18 @@ TEST_CASE("costmodel fit-shares writes a table with its provenance and does not 
                       Catch::Contains("exists"));
   std::remove(table.c_str());
 }
+
+TEST_CASE("costmodel fit-shares --gemm-waves writes the GEMM form into the table and its provenance") {
+  const std::string data = dpro::test::source_path("data/costmodel/subset");
+  const std::string table = dpro::test::binary_path("fit_shares_gemm.json");
+  std::remove(table.c_str());
+  stderr_of({"costmodel", "fit-shares", "--data", data, "--gemm-waves", "tile+wave", "--gemm-exponent", "0.5",
+             "--gemm-likely-split-k", "-o", table});
+  const auto t = dpro::costmodel::load_share_table(table);
+  CHECK(t.gemm.form() == "tile+wave");
+  CHECK(t.gemm.exponent == 0.5);
+  CHECK(t.gemm.likely_split_k);
+  CHECK_THAT(t.provenance, Catch::Contains("--gemm-waves tile+wave --gemm-blocks-per-sm 1 --gemm-exponent 0.5 "
+                                           "--gemm-likely-split-k"));
+  std::remove(table.c_str());
+}

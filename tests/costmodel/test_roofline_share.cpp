@@ -150,3 +150,78 @@ TEST_CASE("device spec: sustained fp32 is the datapath a GEMM uses where the dat
     "sustained_fp32_tflops": 20})";
   CHECK_THROWS_WITH(parse_device_spec(spec, "x.json"), Catch::Contains("x.json: sustained_fp32_tflops: above"));
 }
+
+TEST_CASE("roofline share: GEMM tile and wave efficiency from the kernel name and the launch grid") {
+  CHECK(kernel_name_tile("ampere_sgemm_128x64_nn") == std::pair<int, int>{128, 64});
+  CHECK(kernel_name_tile("sm80_xmma_gemm_f32f32_f32f32_f32_tn_n_tilesize64x128x8_stage3_warpsize1x4x1_ffma") ==
+        std::pair<int, int>{64, 128});
+  CHECK(kernel_name_tile("void cutlass::Kernel2<cutlass_80_simt_sgemm_128x64_8x5_tn_align1>") ==
+        std::pair<int, int>{128, 64});
+  CHECK(kernel_name_tile("void magma_sgemmEx_kernel<float, float, float, false, false, 6, 3, 5, 3, 3>") ==
+        std::pair<int, int>{0, 0});
+  const DeviceSpec& a100 = catalog().get("A100-PCIE-40GB");  // 108 SMs
+  REQUIRE(a100.sms == 108);
+  GemmWaves tile, wave, both;
+  tile.tile = true;
+  wave.wave = true;
+  both.tile = both.wave = true;
+  OpDesc op = make_op(OpFamily::kBmm, {1, 129, 256, 512});
+  op.kernel_name = "ampere_sgemm_128x128_nn";
+  // 129 rows on 128-row tiles: 2 x 2 tiles, of which 129 x 256 elements are the op's.
+  CHECK(gemm_efficiency(op, a100, tile) == Approx(129.0 * 256 / (4 * 128 * 128)));
+  // No grid recorded: one block per output tile, 4 of 108 slots filled.
+  CHECK(gemm_efficiency(op, a100, wave) == Approx(4.0 / 108));
+  op.grid = std::array<int, 3>{2, 2, 27};  // split-K 27: 108 blocks, one full wave
+  op.block = std::array<int, 3>{256, 1, 1};
+  CHECK(gemm_efficiency(op, a100, wave) == Approx(1.0));
+  op.grid = std::array<int, 3>{2, 2, 28};  // 112 blocks: two waves, the second nearly empty
+  CHECK(gemm_efficiency(op, a100, wave) == Approx(112.0 / 216));
+  CHECK(gemm_efficiency(op, a100, both) == Approx(112.0 / 216 * 129.0 * 256 / (4 * 128 * 128)));
+  GemmWaves two = wave;
+  two.blocks_per_sm = 2;
+  CHECK(gemm_efficiency(op, a100, two) == Approx(112.0 / 216));  // 216 slots: one wave of 112
+  // Unknown kernel: the likely tile, 64 on a side under 128.
+  OpDesc bare = make_op(OpFamily::kLinear, {1, 100, 1000, 64});
+  CHECK(gemm_efficiency(bare, a100, tile) == Approx(100.0 * 1000 / (2 * 8 * 64 * 128)));
+  // ... 2 x 8 = 16 tiles, one block each: 16 of 108 slots; with likely split-K, one full wave.
+  CHECK(gemm_efficiency(bare, a100, wave) == Approx(16.0 / 108));
+  GemmWaves split = wave;
+  split.likely_split_k = true;
+  CHECK(gemm_efficiency(bare, a100, split) == Approx(1.0));
+  CHECK(gemm_efficiency(op, a100, split) == Approx(112.0 / 216));  // a recorded grid is kept
+  // Other families, and a form that is off: 1.
+  CHECK(gemm_efficiency(make_op(OpFamily::kAdd, {4096, 4096}), a100, both) == 1.0);
+  CHECK(gemm_efficiency(op, a100, GemmWaves{}) == 1.0);
+  // The table divides only the compute bound: a compute-bound GEMM's roofline grows by 1/eff^exponent,
+  // a memory-bound one (few rows, large K x N weight) keeps its bandwidth bound.
+  ShareTable t = subset_table();
+  t.gemm = both;
+  t.gemm.exponent = 0.5;
+  CHECK(t.roofline_ms(op, a100) ==
+        Approx(share_roofline_ms(op, a100) / std::sqrt(gemm_efficiency(op, a100, both))).epsilon(1e-9));
+  OpDesc thin = make_op(OpFamily::kLinear, {1, 1, 8192, 8192});
+  thin.kernel_name = "ampere_sgemm_128x128_nn";
+  CHECK(t.roofline_ms(thin, a100) == Approx(share_roofline_ms(thin, a100)));
+}
+
+TEST_CASE("roofline share: a table's GEMM form survives its JSON file, and a bad one is an error naming it") {
+  using Catch::Contains;
+  ShareTable t = subset_table();
+  t.gemm.tile = t.gemm.wave = t.gemm.conv_wave = true;
+  t.gemm.exponent = 0.5;
+  t.gemm.blocks_per_sm = 2;
+  t.gemm.likely_split_k = true;
+  const std::string json = share_table_to_json(t);
+  const ShareTable back = share_table_from_json(json, "g.json");
+  CHECK(back.gemm.form() == "tile+wave+conv");
+  CHECK(back.gemm.exponent == 0.5);
+  CHECK(back.gemm.blocks_per_sm == 2);
+  CHECK(back.gemm.likely_split_k);
+  CHECK(share_table_from_json(share_table_to_json(subset_table()), "n.json").gemm.form() == "none");
+  std::string bad = json;
+  bad.replace(bad.find("\"exponent\": 0.5"), 15, "\"exponent\": -1");
+  CHECK_THROWS_WITH(share_table_from_json(bad, "g.json"), Contains("g.json") && Contains("gemm_efficiency.exponent"));
+  bad = json;
+  bad.replace(bad.find("\"tile\": true"), 12, "\"tile\": 1");
+  CHECK_THROWS_WITH(share_table_from_json(bad, "g.json"), Contains("g.json: gemm_efficiency.tile"));
+}

@@ -112,6 +112,24 @@ class CostModelCommand : public Command {
         ->default_val(share_options_.min_rows)
         ->check(CLI::Range(1, 1000000));
     fit_shares_->add_flag("--no-host-floor", no_host_floor_, "Latency = host overhead + kernel (no host floor)");
+    fit_shares_->add_option("--gemm-waves", gemm_waves_,
+                            "GEMM kernel-choice features (roofline over tile x wave efficiency): none, tile, wave, "
+                            "tile+wave, each optionally +conv (conv's wave efficiency too)")
+        ->default_val("none")
+        ->check(CLI::IsMember({"none", "tile", "wave", "tile+wave", "none+conv", "tile+conv", "wave+conv",
+                               "tile+wave+conv"}));
+    fit_shares_->add_option("--gemm-blocks-per-sm", share_options_.gemm.blocks_per_sm,
+                            "Resident blocks per SM a GEMM's waves are counted with")
+        ->default_val(share_options_.gemm.blocks_per_sm)
+        ->check(CLI::Range(1, 64));
+    fit_shares_->add_flag("--gemm-likely-split-k", share_options_.gemm.likely_split_k,
+                          "An op whose kernel is unknown: its likely kernel fills at least one wave (split-K)");
+    fit_shares_->add_flag("--logo-blank-kernels", logo_blank_kernels_,
+                          "With --logo: score each held-out GPU's rows without their kernel name and grid");
+    fit_shares_->add_option("--gemm-exponent", share_options_.gemm.exponent,
+                            "The compute bound is divided by (tile x wave efficiency) to this power")
+        ->default_val(share_options_.gemm.exponent)
+        ->check(CLI::Range(0.0, 4.0));
 
     pick_ = app_->add_subcommand("pick", "Choose which ops of a CSV to measure on a new GPU (k-means over op features)");
     pick_->add_option("file", pick_input_, "CSV with OPName and the op's dimension columns (e.g. your workload's ops)")
@@ -539,16 +557,25 @@ class CostModelCommand : public Command {
       data.push_back(&m);
       gpus.insert(m.device->name);
     }
+    share_options_.gemm.tile = gemm_waves_.find("tile") != std::string::npos;
+    share_options_.gemm.wave = gemm_waves_.find("wave") != std::string::npos;
+    share_options_.gemm.conv_wave = gemm_waves_.find("conv") != std::string::npos;
     if (shares_logo_) {
-      print_share_logo(cm::share_leave_one_gpu_out(data, share_options_));
+      print_share_logo(cm::share_leave_one_gpu_out(data, share_options_, logo_blank_kernels_));
       return 0;
     }
     cm::ShareTable table = cm::fit_share_table(data, share_options_);
     table.provenance = fmt::format(
         "dpro-replay costmodel fit-shares --data {} --bucket-width {} --intensity-width {} --floor-margin {} --floor-quantile {} "
-        "--min-rows {}{}: {} rows of {}",
+        "--min-rows {}{}{}: {} rows of {}",
         data_, share_options_.bucket_width, share_options_.intensity_width, share_options_.floor_margin, share_options_.floor_quantile,
-        share_options_.min_rows, no_host_floor_ ? " --no-host-floor" : "", rows.size(), fmt::join(gpus, ", "));
+        share_options_.min_rows, no_host_floor_ ? " --no-host-floor" : "",
+        share_options_.gemm.any() ? fmt::format(" --gemm-waves {} --gemm-blocks-per-sm {} --gemm-exponent {}{}",
+                                                share_options_.gemm.form(), share_options_.gemm.blocks_per_sm,
+                                                share_options_.gemm.exponent,
+                                                share_options_.gemm.likely_split_k ? " --gemm-likely-split-k" : "")
+                                  : "",
+        rows.size(), fmt::join(gpus, ", "));
     const std::string json = cm::share_table_to_json(table);
     write_output(shares_output_, [&](std::ostream& out) { out << json; }, force_);
     std::cerr << fmt::format("{}: {} op families fitted on {} rows of {} GPUs\n", shares_output_,
@@ -624,7 +651,8 @@ class CostModelCommand : public Command {
   std::vector<std::uint64_t> few_shot_seeds_;
   cm::DeviceFitOptions few_shot_options_;
   std::string pricer_ = "learned", shares_path_, shares_output_;
-  bool shares_logo_ = false, no_host_floor_ = false;
+  bool shares_logo_ = false, no_host_floor_ = false, logo_blank_kernels_ = false;
+  std::string gemm_waves_ = "none";
   cm::ShareFitOptions share_options_;
   // Each subcommand has its own variables: CLI11 writes default values at declaration.
   std::string device_dir_, model_path_, data_, model_output_, predict_input_, output_, device_,

@@ -25,7 +25,7 @@ ShareScore score_share_table(const ShareTable& table, const std::vector<const Me
 }
 
 std::map<std::string, ShareScore> share_leave_one_gpu_out(const std::vector<const Measurement*>& data,
-                                                          const ShareFitOptions& options) {
+                                                          const ShareFitOptions& options, bool blank_kernels) {
   std::map<std::string, std::vector<const Measurement*>> by_gpu;
   for (const Measurement* m : data) by_gpu[m->device->model_family()].push_back(m);
   std::map<std::string, ShareScore> out;
@@ -33,7 +33,23 @@ std::map<std::string, ShareScore> share_leave_one_gpu_out(const std::vector<cons
     std::vector<const Measurement*> others;
     for (const Measurement* m : data)
       if (m->device->model_family() != gpu) others.push_back(m);
-    out[gpu] = score_share_table(fit_share_table(others, options), rows);
+    if (!blank_kernels) {
+      out[gpu] = score_share_table(fit_share_table(others, options), rows);
+      continue;
+    }
+    std::vector<Measurement> blanked;
+    blanked.reserve(rows.size());
+    for (const Measurement* m : rows) {
+      blanked.push_back(*m);
+      OpDesc& op = blanked.back().op;
+      op.kernel_name.clear();
+      op.kernel_list.clear();
+      op.grid.reset();
+      op.block.reset();
+    }
+    std::vector<const Measurement*> held_out;
+    for (const Measurement& m : blanked) held_out.push_back(&m);
+    out[gpu] = score_share_table(fit_share_table(others, options), held_out);
   }
   return out;
 }

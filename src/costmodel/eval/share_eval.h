@@ -21,9 +21,12 @@ struct ShareScore {
 ShareScore score_share_table(const ShareTable& table, const std::vector<const Measurement*>& rows);
 
 // Per GPU model (DeviceSpec::model_family: both A100s of the data are one "A100", as in the learned
-// model's leave-one-GPU-out): the table fitted on the other GPUs' rows, scored on its rows.
+// model's leave-one-GPU-out): the table fitted on the other GPUs' rows, scored on its rows; with
+// `blank_kernels` scored on its rows with their kernel name, kernel list and launch geometry
+// removed (an op whose kernel is not known: GemmWaves' likely kernel).
 std::map<std::string, ShareScore> share_leave_one_gpu_out(const std::vector<const Measurement*>& data,
-                                                          const ShareFitOptions& options);
+                                                          const ShareFitOptions& options,
+                                                          bool blank_kernels = false);
 
 // Few-shot, scored honestly: for each seed, `n` rows of `rows` (all measured on `device`) drawn by
 // pick_share_samples, the device's scalars fitted on them, and the MAPE of the rest only.
