@@ -178,7 +178,8 @@ namespace {
 // What reading one file gave: its rank (with the strings it interned in a table of its own), or
 // the error it raised, and what it logged, kept to be replayed in file order.
 struct FileRead {
-  std::optional<TraceRank> rank;  // none when skipped or failed
+  std::optional<TraceRank> rank;  // none when skipped or failed, and once merged into the set
+  bool skipped = false;           // a file with no CPU or GPU events among other ranks' files
   StringTable strings;
   std::vector<std::pair<LogLevel, std::string>> messages;
   std::exception_ptr error;
@@ -217,6 +218,7 @@ void read_file(const std::string& file, std::size_t file_count, const LoadOption
       // nothing on it: among other ranks' files such a file is skipped, alone it is an error.
       if (file_count == 1) throw InputError(file, "traceEvents", "empty trace: no CPU or GPU events");
       log.warn(file + ": no CPU or GPU events (a process that ran nothing on the GPU, such as torchrun's agent); skipped");
+      out.skipped = true;
       return;
     }
     out.rank = std::move(rank);
@@ -225,18 +227,90 @@ void read_file(const std::string& file, std::size_t file_count, const LoadOption
   }
 }
 
-// Reads every file, `threads` at a time (one task per file). Files are taken in order; after a
-// failure no later file is started (an earlier one's error is the one reported).
-std::vector<FileRead> read_files(const std::vector<std::string>& files, const LoadOptions& options) {
+// Moves a rank read with its own string table into the set: its strings are interned into the
+// set's table in the order the file interned them, so ids are those a sequential read gives.
+void adopt(TraceSet& set, FileRead& read) {
+  std::vector<StringId> global(read.strings.size());
+  for (std::uint32_t id = 0; id < read.strings.size(); ++id) global[id] = set.strings.intern(read.strings.view(StringId{id}));
+  for (Event& e : read.rank->events) e.name = global[e.name.value];
+  set.ranks.push_back(std::move(*read.rank));
+  read.rank.reset();
+  read.strings = StringTable{};  // freed by the thread that merged it, not by the caller at the end
+}
+
+// Files merged into the set in file order as soon as each and all before it are read, by the
+// thread that finished the last of them, while the other threads go on reading: the merge is off
+// the critical path but for the last file's. One thread merges at a time; none merges past a file
+// that failed (the caller rethrows its error, and later files must not touch the set).
+class InOrderMerge {
+ public:
+  InOrderMerge(TraceSet& set, std::vector<FileRead>& reads) : set_(set), reads_(reads), read_(reads.size(), false) {}
+
+  // Called by the thread that has just read file `index`.
+  void file_read(std::size_t index) {
+    {
+      std::lock_guard lock(mutex_);
+      read_[index] = true;
+      if (merging_) return;  // the merging thread will find it
+      merging_ = true;
+    }
+    for (;;) {
+      std::size_t index_to_merge = 0;
+      {
+        std::lock_guard lock(mutex_);
+        if (next_ == reads_.size() || !read_[next_] || reads_[next_].error) {
+          merging_ = false;
+          return;
+        }
+        index_to_merge = next_;
+      }
+      if (reads_[index_to_merge].rank) adopt(set_, reads_[index_to_merge]);
+      std::lock_guard lock(mutex_);
+      ++next_;
+    }
+  }
+
+ private:
+  TraceSet& set_;
+  std::vector<FileRead>& reads_;
+  std::mutex mutex_;
+  std::vector<bool> read_;  // by file index
+  std::size_t next_ = 0;    // the first file not merged
+  bool merging_ = false;
+};
+
+// The order files are started in: largest on disk first (stable), so that the last files taken,
+// which decide when the threads finish, are the small ones. The merge order stays file order.
+std::vector<std::size_t> largest_first(const std::vector<std::string>& files) {
+  std::vector<std::uintmax_t> size(files.size(), 0);
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    std::error_code ec;
+    const std::uintmax_t bytes = fs::file_size(files[i], ec);
+    if (!ec) size[i] = bytes;  // reading it will say what is wrong
+  }
+  std::vector<std::size_t> order(files.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return size[a] > size[b]; });
+  return order;
+}
+
+// Reads every file, `threads` at a time (one task per file), and merges each rank read into
+// `set` in file order. After a failure no file later in file order is started (an earlier one's
+// error is the one reported). Returns what each file's read gave, its rank moved into `set`.
+std::vector<FileRead> read_files(const std::vector<std::string>& files, const LoadOptions& options, TraceSet& set) {
   std::vector<FileRead> reads(files.size());
+  InOrderMerge merge(set, reads);
   std::size_t threads = options.threads > 0 ? options.threads : std::max(1u, std::thread::hardware_concurrency());
   threads = std::min(threads, files.size());
+  const std::vector<std::size_t> order = threads > 1 ? largest_first(files) : std::vector<std::size_t>{};
   std::atomic<std::size_t> next{0};
   std::atomic<std::size_t> first_failed{files.size()};
   std::mutex progress_mutex;
   std::size_t started = 0;
   const auto work = [&] {
-    for (std::size_t i = next++; i < files.size() && i < first_failed.load(); i = next++) {
+    for (std::size_t taken = next++; taken < files.size(); taken = next++) {
+      const std::size_t i = order.empty() ? taken : order[taken];
+      if (i > first_failed.load()) continue;
       if (options.progress) {
         std::lock_guard lock(progress_mutex);
         options.progress(started++, files.size(), files[i]);
@@ -247,6 +321,7 @@ std::vector<FileRead> read_files(const std::vector<std::string>& files, const Lo
         while (i < seen && !first_failed.compare_exchange_weak(seen, i)) {
         }
       }
+      merge.file_read(i);
     }
   };
   if (threads <= 1) {
@@ -267,33 +342,19 @@ std::vector<FileRead> read_files(const std::vector<std::string>& files, const Lo
   return reads;
 }
 
-// Moves a rank read with its own string table into the set: its strings are interned into the
-// set's table in the order the file interned them, so ids are those a sequential read gives.
-void adopt(TraceSet& set, FileRead& read) {
-  std::vector<StringId> global(read.strings.size());
-  for (std::uint32_t id = 0; id < read.strings.size(); ++id) global[id] = set.strings.intern(read.strings.view(StringId{id}));
-  for (Event& e : read.rank->events) e.name = global[e.name.value];
-  set.ranks.push_back(std::move(*read.rank));
-}
-
 }  // namespace
 
 TraceSet load_traces(const std::vector<std::string>& paths, const LoadOptions& options, Logger& log) {
   const std::vector<std::string> files = expand_trace_paths(paths);
-  std::vector<FileRead> reads = read_files(files, options);
-  // Merged in file order: messages, errors, ranks and string ids are those of a sequential read.
+  // Ranks merged in file order as they are read; messages and errors replayed here in file
+  // order: messages, errors, ranks and string ids are those of a sequential read.
   TraceSet set;
+  const std::vector<FileRead> reads = read_files(files, options, set);
   std::size_t skipped = 0;
-  for (std::size_t index = 0; index < files.size(); ++index) {
-    FileRead& read = reads[index];
+  for (const FileRead& read : reads) {
     for (const auto& [level, message] : read.messages) log.log(level, message);
     if (read.error) std::rethrow_exception(read.error);
-    if (!read.rank) {
-      ++skipped;
-      continue;
-    }
-    adopt(set, read);
-    read = FileRead{};
+    if (read.skipped) ++skipped;
   }
   if (set.ranks.empty())
     throw InputError(files.front(), "traceEvents", "empty traces: none of the " + std::to_string(skipped) +

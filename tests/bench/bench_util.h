@@ -26,6 +26,13 @@ inline double cpu_seconds() {
   return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
 }
 
+// CPU seconds of the calling thread alone.
+inline double thread_cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
+}
+
 // Peak resident memory of this process so far, in MiB (VmHWM).
 inline double peak_rss_mib() {
   std::ifstream status("/proc/self/status");

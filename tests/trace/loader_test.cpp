@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -89,6 +90,55 @@ TEST_CASE("Ranks read in parallel give the set a sequential read gives, whatever
         REQUIRE(a[i].start == b[i].start);
         REQUIRE(a[i].dur == b[i].dur);
         REQUIRE(a[i].resource == b[i].resource);
+      }
+    }
+  }
+}
+
+TEST_CASE("Ranks merged as they are read, largest file first, give the sequential set around a skipped file") {
+  // A skipped file (no CPU or GPU events) and a small rank among the DLRM files: the files are
+  // started largest first and merged in file order, the skipped one in the middle holding back
+  // none of the merges after it.
+  const fs::path dir = test::fresh_dir("parallel_merge");
+  std::vector<std::string> files = test::dlrm_files();
+  const std::string agent = (dir / "agent.json").string(), small = (dir / "small.json").string();
+  test::write_text(agent, R"({"schemaVersion": 1, "traceEvents": []})");
+  std::string small_text = minimal_trace("7");
+  small_text.replace(small_text.find(R"({"rank": 0, "world_size": 1})"), 28, "{}");
+  test::write_text(small, small_text);
+  files.insert(files.begin() + 3, agent);
+  files.insert(files.begin() + 1, small);
+  const auto read = [&](unsigned threads, std::vector<std::string>& messages) {
+    Logger log(LogLevel::kDebug, [&](LogLevel, const std::string& m) { messages.push_back(m); });
+    trace::LoadOptions options;
+    options.threads = threads;
+    return trace::load_traces(files, options, log);
+  };
+  std::vector<std::string> one_log;
+  const auto one = read(1, one_log);
+  REQUIRE(one.ranks.size() == 9);
+  CHECK(std::count_if(one_log.begin(), one_log.end(), [](const std::string& m) { return m.find("skipped") != std::string::npos; }) == 1);
+  for (unsigned threads : {2u, 3u, 10u}) {
+    std::vector<std::string> many_log;
+    const auto many = read(threads, many_log);
+    CHECK(many_log == one_log);
+    REQUIRE(many.strings.size() == one.strings.size());
+    for (std::uint32_t id = 0; id < one.strings.size(); ++id) REQUIRE(many.strings.view(StringId{id}) == one.strings.view(StringId{id}));
+    REQUIRE(many.ranks.size() == one.ranks.size());
+    for (std::size_t r = 0; r < one.ranks.size(); ++r) {
+      const trace::TraceRank& a = one.ranks[r];
+      const trace::TraceRank& b = many.ranks[r];
+      CHECK(a.file == b.file);
+      CHECK(a.rank == b.rank);
+      CHECK(a.iterations.size() == b.iterations.size());
+      CHECK(a.attrs.size() == b.attrs.size());
+      REQUIRE(a.events.size() == b.events.size());
+      for (std::size_t i = 0; i < a.events.size(); ++i) {
+        REQUIRE(a.events[i].name == b.events[i].name);
+        REQUIRE(a.events[i].start == b.events[i].start);
+        REQUIRE(a.events[i].dur == b.events[i].dur);
+        REQUIRE(a.events[i].kind == b.events[i].kind);
+        REQUIRE(a.events[i].attrs == b.events[i].attrs);
       }
     }
   }
