@@ -264,7 +264,19 @@ class InOrderMerge {
         }
         index_to_merge = next_;
       }
-      if (reads_[index_to_merge].rank) adopt(set_, reads_[index_to_merge]);
+      FileRead& read = reads_[index_to_merge];
+      if (read.rank) {
+        try {
+          adopt(set_, read);
+        } catch (...) {
+          // Out of memory, say, on a worker thread: kept as that file's error (the caller
+          // rethrows it in file order), and nothing after it is merged.
+          std::lock_guard lock(mutex_);
+          read.error = std::current_exception();
+          merging_ = false;
+          return;
+        }
+      }
       std::lock_guard lock(mutex_);
       ++next_;
     }
