@@ -1,6 +1,10 @@
 #include "graph/dfg.h"
 
 #include <algorithm>
+#include <utility>
+
+#include <boost/iterator/counting_iterator.hpp>
+#include <boost/iterator/transform_iterator.hpp>
 
 #include "core/error.h"
 
@@ -87,16 +91,22 @@ void Dfg::renumber_nodes(const IdVector<NodeId, NodeId>& new_id) {
   finalize();
 }
 
+namespace {
+
+// An edge as the CSR constructor reads it: (source, target).
+struct EdgeEnds {
+  std::pair<std::uint32_t, std::uint32_t> operator()(const Edge& e) const { return {e.src.value, e.dst.value}; }
+};
+
+}  // namespace
+
 void Dfg::finalize() {
-  std::vector<std::pair<std::uint32_t, std::uint32_t>> pairs;
-  std::vector<std::uint32_t> ids;
-  pairs.reserve(edges_.size());
-  ids.reserve(edges_.size());
-  for (const EdgeId e : edges_.ids()) {
-    pairs.emplace_back(edges_[e].src.value, edges_[e].dst.value);
-    ids.push_back(e.value);
-  }
-  csr_ = CsrGraph(boost::edges_are_unsorted_multi_pass, pairs.begin(), pairs.end(), ids.begin(),
+  // The constructor reads the edges twice (count, then place), straight from the table: each
+  // edge's property is its id, the edges' positions 0, 1, ... in order. Building the list of
+  // pairs and of ids first (as before) gave it the same sequences, at two more arrays a call.
+  const auto ends_begin = boost::make_transform_iterator(edges_.begin(), EdgeEnds{});
+  const auto ends_end = boost::make_transform_iterator(edges_.end(), EdgeEnds{});
+  csr_ = CsrGraph(boost::edges_are_unsorted_multi_pass, ends_begin, ends_end, boost::counting_iterator<std::uint32_t>(0),
                   nodes_.size());
   finalized_ = true;
   ++csr_version_;

@@ -603,10 +603,13 @@ void Editor::renumber_ranks(const Renumbering& map) {
 void Editor::compact(const Renumbering& map) {
   if (nodes_dropped_) compact_nodes();
   std::uint32_t next_edge = 0;
-  for (const EdgeId e : dfg_.edge_ids()) {
-    if (!edge_alive_[e]) continue;
+  // With every node id kept, the edges before the first dropped one stay as they are.
+  if (!nodes_dropped_)
+    while (next_edge < dfg_.edges_.size() && edge_alive_[EdgeId(next_edge)]) ++next_edge;
+  for (std::uint32_t e = next_edge; e < dfg_.edges_.size(); ++e) {
+    if (!edge_alive_[EdgeId(e)]) continue;
     Edge& to = dfg_.edges_[EdgeId(next_edge++)];
-    to = dfg_.edges_[e];
+    to = dfg_.edges_[EdgeId(e)];
     to.src = map.node[to.src];
     to.dst = map.node[to.dst];
   }
