@@ -74,7 +74,6 @@ void check_acyclic(const Dfg& dfg, const trace::TraceSet& traces) {
   DPRO_CHECK(dfg.finalized());
   // Cycles are looked for among points (a node's start and end), not nodes: a blocking copy
   // launches its GPU op (call start -> copy start) and waits for it (copy end -> call end).
-  const auto& g = dfg.csr();
   const std::size_t n = dfg.node_count();
   auto point_of = [](NodeId v, Point p) { return 2 * static_cast<std::size_t>(v.value) + (p == Point::kEnd ? 1 : 0); };
   std::vector<std::uint32_t> indegree(2 * n, 0);
@@ -107,8 +106,9 @@ void check_acyclic(const Dfg& dfg, const trace::TraceSet& traces) {
     if (walk.empty() || walk.back() != v) walk.push_back(v);
     std::size_t next = p;
     if (p % 2 == 1 && indegree[p - 1] > 0) next = p - 1;
-    for (auto [it, end] = boost::in_edges(v.value, g); next == p && it != end; ++it) {
-      const Edge& e = dfg.edge(EdgeId(g[*it]));
+    for (const EdgeId id : dfg.in_edges(v)) {
+      if (next != p) break;
+      const Edge& e = dfg.edge(id);
       const std::size_t q = point_of(e.src, e.src_point);
       if (point_of(e.dst, e.dst_point) == p && indegree[q] > 0) next = q;
     }

@@ -87,17 +87,35 @@ void Dfg::renumber_nodes(const IdVector<NodeId, NodeId>& new_id) {
   finalize();
 }
 
+namespace {
+
+// Counting sort of `count` items into lists by key (key(i) < begin.size() - 1): begin[k] ..
+// begin[k + 1] is key k's range of `out`, which holds item(i) in the order i was visited.
+template <typename Key, typename Item>
+void bucket(std::size_t count, Key key, Item item, std::vector<std::uint32_t>& begin, std::vector<EdgeId>& out) {
+  const std::size_t keys = begin.size() - 1;
+  std::fill(begin.begin(), begin.end(), 0);
+  for (std::size_t i = 0; i < count; ++i) ++begin[key(i) + 1];
+  for (std::size_t k = 0; k < keys; ++k) begin[k + 1] += begin[k];
+  out.resize(count);
+  // begin[k] serves as key k's cursor; afterwards it holds where k + 1 begins, shifted back below.
+  for (std::size_t i = 0; i < count; ++i) out[begin[key(i)]++] = item(i);
+  for (std::size_t k = keys; k > 0; --k) begin[k] = begin[k - 1];
+  begin[0] = 0;
+}
+
+}  // namespace
+
 void Dfg::finalize() {
-  std::vector<std::pair<std::uint32_t, std::uint32_t>> pairs;
-  std::vector<std::uint32_t> ids;
-  pairs.reserve(edges_.size());
-  ids.reserve(edges_.size());
-  for (const EdgeId e : edges_.ids()) {
-    pairs.emplace_back(edges_[e].src.value, edges_[e].dst.value);
-    ids.push_back(e.value);
-  }
-  csr_ = CsrGraph(boost::edges_are_unsorted_multi_pass, pairs.begin(), pairs.end(), ids.begin(),
-                  nodes_.size());
+  const std::size_t n = nodes_.size(), m = edges_.size();
+  for (const Edge& e : edges_) DPRO_CHECK(e.src.value < n && e.dst.value < n);
+  out_begin_.resize(n + 1);
+  in_begin_.resize(n + 1);
+  // Out-edges by source, in id order; in-edges by target, in out-edge order (by source, then id).
+  bucket(m, [&](std::size_t i) { return edges_[EdgeId::at(i)].src.value; }, [](std::size_t i) { return EdgeId::at(i); },
+         out_begin_, out_);
+  bucket(m, [&](std::size_t i) { return edges_[out_[i]].dst.value; }, [&](std::size_t i) { return out_[i]; }, in_begin_,
+         in_);
   finalized_ = true;
   ++csr_version_;
 }

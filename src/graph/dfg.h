@@ -2,8 +2,8 @@
 // The global dataflow graph (DFG): every op instance of every rank that the replay times,
 // and the dependencies between them. Nodes and edges live in plain vectors (the source of
 // truth, which what-if rewrites edit, directly or through graph::Editor); finalize() builds a
-// Boost.Graph compressed-sparse-row view of them for traversal (topological order, cycle
-// checks, the replayer's walk). The op table (op_table.h) describes each node's op without
+// compressed-sparse-row view of them for traversal (each node's in- and out-edge ids: cycle
+// checks, the Editor's index). The op table (op_table.h) describes each node's op without
 // the trace, so a graph can be saved, loaded (graph_file.h) and rewritten on its own.
 //
 // Timing contract (what the replayer computes, in replay nanoseconds):
@@ -11,10 +11,14 @@
 //   end(n)   = max(start(n) + duration(n), max over end-edges e (time(e.src, e.src_point) + e.gap))
 // A start-edge has dst_point == kStart; an end-edge has dst_point == kEnd (a blocking sync
 // waiting for GPU work, a collective waiting for its last peer).
-#include <boost/graph/compressed_sparse_row_graph.hpp>
 
+// No longer used here (the CSR view is Dfg's own since the third round of incremental evaluation,
+// docs/optimizer.md); kept because files that include this header rely on the standard headers it
+// brings in (tests/graph/builder_test.cpp on <set>, and more not checked without a full build).
+#include <boost/graph/compressed_sparse_row_graph.hpp>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -114,12 +118,6 @@ struct Edge {
 
 class Dfg {
  public:
-  // Boost needs integral vertex and edge types: a vertex is NodeId::value, each edge's bundled
-  // property is its EdgeId::value. Traversals go through for_each_in_edge / for_each_out_edge,
-  // which hand out EdgeIds.
-  using CsrGraph = boost::compressed_sparse_row_graph<boost::bidirectionalS, boost::no_property, std::uint32_t,
-                                                      boost::no_property, std::uint32_t, std::uint32_t>;
-
   NodeId add_node(const Node& node);
   EdgeId add_edge(const Edge& edge);
   TrackId add_track(const Track& track);
@@ -142,7 +140,8 @@ class Dfg {
     return d ? ops_.name(d->name) : std::string_view();
   }
 
-  // Builds the CSR view; call after the last add_* and before traversals.
+  // Builds the CSR view (each node's in- and out-edge ids); call after the last add_* and before
+  // traversals.
   void finalize();
 
   // Gives node v the id new_id[v] (a permutation of the node ids): nodes, their ops and the
@@ -170,18 +169,25 @@ class Dfg {
   const IdVector<NodeId, Node>& nodes() const { return nodes_; }
   const IdVector<EdgeId, Edge>& edges() const { return edges_; }
   const IdVector<TrackId, Track>& tracks() const { return tracks_; }
-  const CsrGraph& csr() const { return csr_; }
 
   // Origin of the replay clock: replay time = trace time - origin().
   Nanos origin() const { return origin_; }
   void set_origin(Nanos origin) { origin_ = origin; }
 
-  // Edge ids into / out of a node (valid after finalize()).
+  // Edge ids into / out of a node (valid after finalize(), until the next add_edge or finalize):
+  // out-edges in id order; in-edges by source, then id (the orders boost's CSR graph, which
+  // this view replaced, gave them: its in-edges were its out-edge list grouped by target).
+  std::span<const EdgeId> in_edges(NodeId n) const {
+    return {in_.data() + in_begin_[n.value], in_.data() + in_begin_[n.value + 1]};
+  }
+  std::span<const EdgeId> out_edges(NodeId n) const {
+    return {out_.data() + out_begin_[n.value], out_.data() + out_begin_[n.value + 1]};
+  }
   template <typename F> void for_each_in_edge(NodeId n, F&& f) const {
-    for (auto [it, end] = boost::in_edges(n.value, csr_); it != end; ++it) f(EdgeId(csr_[*it]));
+    for (const EdgeId e : in_edges(n)) f(e);
   }
   template <typename F> void for_each_out_edge(NodeId n, F&& f) const {
-    for (auto [it, end] = boost::out_edges(n.value, csr_); it != end; ++it) f(EdgeId(csr_[*it]));
+    for (const EdgeId e : out_edges(n)) f(e);
   }
 
  private:
@@ -191,7 +197,11 @@ class Dfg {
   IdVector<TrackId, Track> tracks_;
   OpTable ops_;
   IdVector<NodeId, OpId> node_ops_;  // parallel to nodes_ where set; shorter means kNoOp for the rest
-  CsrGraph csr_;
+  // The CSR view: node v's out-edges are out_[out_begin_[v] .. out_begin_[v + 1]), its in-edges
+  // likewise. Rebuilt in place by finalize(), so a graph finalized again (a rewrite's commit)
+  // keeps the arrays' memory.
+  std::vector<std::uint32_t> out_begin_, in_begin_;
+  std::vector<EdgeId> out_, in_;
   Nanos origin_ = 0;
   bool finalized_ = false;
   std::uint64_t csr_version_ = 0;

@@ -48,9 +48,8 @@ Editor::Adjacency& Editor::adjacency(NodeId node) const {
   DPRO_CHECK(dfg_.csr_version() == csr_version_ && node.value < csr_nodes_);
   Adjacency& a = lists_.emplace_back();
   slot = static_cast<std::int32_t>(lists_.size() - 1);
-  const auto& g = dfg_.csr_;
-  for (auto [it, end] = boost::in_edges(node.value, g); it != end; ++it) a.in.push_back(EdgeId(g[*it]));
-  for (auto [it, end] = boost::out_edges(node.value, g); it != end; ++it) a.out.push_back(EdgeId(g[*it]));
+  for (const EdgeId e : dfg_.in_edges(node)) a.in.push_back(e);
+  for (const EdgeId e : dfg_.out_edges(node)) a.out.push_back(e);
   std::sort(a.in.begin(), a.in.end());
   std::sort(a.out.begin(), a.out.end());
   return a;
@@ -64,7 +63,7 @@ void Editor::for_each_out(NodeId node, F&& f) const {
     return;
   }
   DPRO_CHECK(dfg_.csr_version() == csr_version_ && node.value < csr_nodes_);
-  for (auto [it, end] = boost::out_edges(node.value, dfg_.csr_); it != end; ++it) f(EdgeId(dfg_.csr_[*it]));
+  for (const EdgeId e : dfg_.out_edges(node)) f(e);
 }
 
 bool Editor::alive(NodeId node) const {
@@ -603,10 +602,13 @@ void Editor::renumber_ranks(const Renumbering& map) {
 void Editor::compact(const Renumbering& map) {
   if (nodes_dropped_) compact_nodes();
   std::uint32_t next_edge = 0;
-  for (const EdgeId e : dfg_.edge_ids()) {
-    if (!edge_alive_[e]) continue;
+  // With every node id kept, the edges before the first dropped one stay as they are.
+  if (!nodes_dropped_)
+    while (next_edge < dfg_.edges_.size() && edge_alive_[EdgeId(next_edge)]) ++next_edge;
+  for (std::uint32_t e = next_edge; e < dfg_.edges_.size(); ++e) {
+    if (!edge_alive_[EdgeId(e)]) continue;
     Edge& to = dfg_.edges_[EdgeId(next_edge++)];
-    to = dfg_.edges_[e];
+    to = dfg_.edges_[EdgeId(e)];
     to.src = map.node[to.src];
     to.dst = map.node[to.dst];
   }

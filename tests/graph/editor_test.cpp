@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include <boost/graph/compressed_sparse_row_graph.hpp>
+
 #include <algorithm>
 #include <array>
 #include <optional>
@@ -387,4 +389,57 @@ TEST_CASE("A commit that dropped only edges keeps every node, its op and the ran
   }
   CHECK_FALSE(still_there);
   CHECK(replayer::simulate(dfg).start.size() == nodes);
+}
+
+namespace {
+
+// Each node's in- and out-edge ids as boost's CSR graph (the view Dfg::finalize made before it
+// built its own) lists them, made from the edge table the way Dfg::finalize used to.
+using BoostCsr = boost::compressed_sparse_row_graph<boost::bidirectionalS, boost::no_property, std::uint32_t,
+                                                    boost::no_property, std::uint32_t, std::uint32_t>;
+void require_boost_order(const graph::Dfg& dfg) {
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> pairs;
+  std::vector<std::uint32_t> ids;
+  for (const graph::EdgeId e : dfg.edge_ids()) {
+    pairs.emplace_back(dfg.edge(e).src.value, dfg.edge(e).dst.value);
+    ids.push_back(e.value);
+  }
+  const BoostCsr g(boost::edges_are_unsorted_multi_pass, pairs.begin(), pairs.end(), ids.begin(), dfg.node_count());
+  std::size_t mismatched = 0;
+  for (const NodeId v : dfg.node_ids()) {
+    std::vector<graph::EdgeId> in, out;
+    for (auto [it, end] = boost::in_edges(v.value, g); it != end; ++it) in.push_back(graph::EdgeId(g[*it]));
+    for (auto [it, end] = boost::out_edges(v.value, g); it != end; ++it) out.push_back(graph::EdgeId(g[*it]));
+    const auto mine_in = dfg.in_edges(v), mine_out = dfg.out_edges(v);
+    mismatched += !std::equal(in.begin(), in.end(), mine_in.begin(), mine_in.end()) ||
+                  !std::equal(out.begin(), out.end(), mine_out.begin(), mine_out.end());
+  }
+  REQUIRE(mismatched == 0);
+}
+
+}  // namespace
+
+TEST_CASE("The CSR view lists each node's edges in the order boost's CSR graph did, also when finalized again") {
+  SECTION("a random multigraph with parallel edges and self-loops") {
+    graph::Dfg dfg;
+    for (int i = 0; i < 300; ++i) dfg.add_node(graph::Node{});
+    std::uint32_t x = 12345;
+    auto next = [&] { return x = x * 1103515245u + 12345u, (x >> 8) % 300; };
+    for (int i = 0; i < 2000; ++i) dfg.add_edge(Edge{NodeId(next()), NodeId(next())});
+    dfg.finalize();
+    require_boost_order(dfg);
+    REQUIRE(dfg.out_edges(NodeId(0)).size() + dfg.in_edges(NodeId(0)).size() > 0);
+    for (int i = 0; i < 500; ++i) dfg.add_edge(Edge{NodeId(next()), NodeId(next())});  // finalized again, in place
+    dfg.finalize();
+    require_boost_order(dfg);
+  }
+  SECTION("a trace's graph, before and after a fusion's commit") {
+    ThreeKernels t = alexnet_with_three_kernels();
+    require_boost_order(t.built.dfg);
+    graph::Editor editor(t.built);
+    const std::array<NodeId, 3> parts{t.a, t.b, t.c};
+    editor.fuse(parts);
+    editor.commit();
+    require_boost_order(t.built.dfg);
+  }
 }

@@ -40,6 +40,7 @@ std::vector<CommOp> find_comm_ops(const graph::Dfg& dfg, const trace::TraceSet& 
   for (std::size_t i = 0; i < traces.ranks.size(); ++i) index_of_rank[traces.ranks[i].rank] = i;
   const int world = world_size(traces);
   std::vector<CommOp> ops;
+  std::vector<std::pair<std::string, CollectiveOp>> parsed_ops;  // trace_op -> parse_collective_op's answer
   for (const graph::NodeId id : dfg.node_ids()) {
     const graph::Node& n = dfg.node(id);
     if (n.kind != graph::NodeKind::kCollective) continue;
@@ -54,21 +55,33 @@ std::vector<CommOp> find_comm_ops(const graph::Dfg& dfg, const trace::TraceSet& 
     op.transfer = n.duration;
     // The kernel's metadata, or its launching record_param_comms op's (as the graph matched it).
     const trace::CollectiveInfo* info = graph::collective_info(tr, n);
-    const std::string name(traces.strings.view(n.name));
-    const std::string where = "NCCL kernel '" + name.substr(0, 60) + "' at ts " + std::to_string(n.measured_start);
+    const std::string_view name = traces.strings.view(n.name);
+    // The kernel named in an error; made only for one (it was most of this function's time).
+    const auto where = [&] {
+      return "NCCL kernel '" + std::string(name.substr(0, 60)) + "' at ts " + std::to_string(n.measured_start);
+    };
     op.trace_op = info && !info->op.empty() ? info->op : trace::collective_op_from_name(name);
     if (op.trace_op.empty())
-      throw InputError(tr.file, where,
+      throw InputError(tr.file, where(),
                        "its name does not say which collective it runs (NCCL's generic kernels do not), and the "
                        "trace records no 'Collective name' for it, on the kernel or on the op that launched it");
-    op.op = parse_collective_op(op.trace_op, tr.file, where);
+    // A job names a few operations over many kernels: each name is parsed once. A name that
+    // does not parse throws on its first kernel, as before.
+    const auto parsed = std::find_if(parsed_ops.begin(), parsed_ops.end(),
+                                     [&](const auto& p) { return p.first == op.trace_op; });
+    if (parsed != parsed_ops.end()) {
+      op.op = parsed->second;
+    } else {
+      op.op = parse_collective_op(op.trace_op, tr.file, where());
+      parsed_ops.emplace_back(op.trace_op, op.op);
+    }
     op.group_size = world;
     if (info) {
       std::int64_t group = world;
       if (!info->group_ranks.empty()) group = static_cast<std::int64_t>(info->group_ranks.size());
       else if (info->group_size) group = *info->group_size;
       if (group < 1 || group > kMaxGroupSize)
-        throw InputError(tr.file, where, "a group of " + std::to_string(group) + " ranks (from 'Group size' or " +
+        throw InputError(tr.file, where(), "a group of " + std::to_string(group) + " ranks (from 'Group size' or " +
                                              "'Process Group Ranks'): not from 1 to 2^20");
       op.group_size = static_cast<int>(group);
       op.world_group = op.group_size >= world;
@@ -78,7 +91,7 @@ std::vector<CommOp> find_comm_ops(const graph::Dfg& dfg, const trace::TraceSet& 
         const std::int64_t copies = recorded_pieces(op.op, op.group_size);
         const std::int64_t nelems = *info->in_nelems;
         if (nelems < 0 || nelems > kMaxMessageBytes / element / copies)
-          throw InputError(tr.file, where, "'In msg nelems' " + std::to_string(nelems) + " of " + *info->dtype +
+          throw InputError(tr.file, where(), "'In msg nelems' " + std::to_string(nelems) + " of " + *info->dtype +
                                                " is not a message size (0 to 2^40 bytes)");
         op.bytes = nelems * element * copies;
         op.size_source = SizeSource::kTrace;
