@@ -96,7 +96,7 @@ TEST_CASE("lowering: a GEMM fused with its epilogue runs as one cuBLASLt GEMM wi
   const whatif::OpFusionChange change = whatif::op_fusion(w, whatif::fuse_candidates(candidates));
   REQUIRE(change.epilogue_instances > 0);
   const graph::Dfg& dfg = w.graph.dfg;
-  std::size_t epilogues = 0, gelus = 0;
+  std::size_t epilogues = 0, gelus = 0, standins = 0;
   for (graph::NodeId id : dfg.node_ids()) {
     const graph::OpDesc* op = dfg.op(id);
     if (dfg.node(id).kind != graph::NodeKind::kKernel || !op || op->parts.empty()) continue;
@@ -108,6 +108,7 @@ TEST_CASE("lowering: a GEMM fused with its epilogue runs as one cuBLASLt GEMM wi
     const auto* g = std::get_if<executor::GemmCall>(&l.launch);
     if (!g) {  // kept as a stand-in only where the GEMM's op records no shapes
       REQUIRE(l.standin_reason.find("records no shapes") != std::string::npos);
+      ++standins;
       continue;
     }
     REQUIRE(g->epilogue != executor::GemmEpilogue::kNone);
@@ -123,6 +124,7 @@ TEST_CASE("lowering: a GEMM fused with its epilogue runs as one cuBLASLt GEMM wi
   }
   CHECK(epilogues == change.epilogue_instances);
   CHECK(gelus > 0);  // bert's MLP: the GEMM before its gelu
+  CHECK(standins < epilogues);
 }
 
 TEST_CASE("lowering: a GEMM fused with a kernel that is no cuBLASLt epilogue stays a stand-in") {
