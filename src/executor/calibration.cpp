@@ -213,7 +213,10 @@ class Calibrator {
                         .math = v.math,
                         .a = a.span(bytes(s.m, s.k)),
                         .b = b.span(bytes(s.k, s.n)),
-                        .c = c.span(bytes(s.m, s.n))};
+                        .c = c.span(bytes(s.m, s.n)),
+                        .epilogue = GemmEpilogue::kNone,
+                        .bias = {},
+                        .aux = {}};
     const double ns = time_per_call(call);
     const double flops = 2.0 * static_cast<double>(s.m) * static_cast<double>(s.n) * static_cast<double>(s.k) *
                          static_cast<double>(s.batch);

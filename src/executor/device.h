@@ -49,13 +49,36 @@ struct StandinKernel {
 
 enum class MathMode : std::uint8_t { kDefault, kTF32 };
 
-// C = op(A) op(B) [+ C], column-major as cuBLASLt takes it, `batch` independent products.
+// What cuBLASLt computes on the output tile before it stores C (CUBLASLT_MATMUL_DESC_EPILOGUE):
+// the optimizer's GEMM epilogues (whatif/op_fusion.h, epilogue_supported). Forward: + bias (a
+// vector of m, broadcast over the n columns), relu, gelu, or bias then relu/gelu. Backward: C is
+// multiplied by the activation's derivative at the forward pre-activation, which `aux` holds
+// (drelu: a bit mask, gemm_aux_ld bits a column; dgelu: m x n values of the GEMM's dtype); the
+// _bgrad forms also write the bias gradient (C summed over its columns, m values) to `bias`.
+// GELU is cuBLASLt's: the tanh approximation (docs/executor.md, "GEMM epilogues").
+enum class GemmEpilogue : std::uint8_t {
+  kNone, kBias, kRelu, kGelu, kBiasRelu, kBiasGelu, kDRelu, kDGelu, kDReluBGrad, kDGeluBGrad
+};
+const char* to_string(GemmEpilogue e);  // "none", "bias", "relu", "gelu", "bias_relu", ..., "dgelu_bgrad"
+bool epilogue_reads_bias(GemmEpilogue e);   // bias, bias_relu, bias_gelu
+bool epilogue_writes_bias(GemmEpilogue e);  // drelu_bgrad, dgelu_bgrad
+bool epilogue_reads_aux(GemmEpilogue e);    // the backward forms
+// The aux buffer's leading dimension (elements; bits for the drelu mask) and its bytes for one
+// GEMM of m x n, `batch` of them, as cuBLASLt requires (a multiple of 128 bits / 8 elements >= m).
+std::int64_t gemm_aux_ld(GemmEpilogue e, std::int64_t m);
+std::uint64_t gemm_aux_bytes(GemmEpilogue e, std::int64_t m, std::int64_t n, std::int64_t batch, DType t);
+
+// C = epilogue(op(A) op(B) [+ C]), column-major as cuBLASLt takes it, `batch` independent
+// products. `bias` (m values of dtype a product, read or written as the epilogue says) and
+// `aux` (gemm_aux_bytes a product) are empty unless the epilogue uses them.
 struct GemmCall {
   std::int64_t m = 0, n = 0, k = 0, batch = 1;
   bool transpose_a = false, transpose_b = false;
-  DType dtype = DType::kF32;  // of A, B and C; accumulation in fp32
+  DType dtype = DType::kF32;  // of A, B, C, bias and a dgelu aux; accumulation in fp32
   MathMode math = MathMode::kDefault;
   Span a, b, c;
+  GemmEpilogue epilogue = GemmEpilogue::kNone;
+  Span bias, aux;
 };
 
 // One step of a fused elementwise chain: value <- op(value[, inputs[input]]). Unary ops ignore

@@ -66,12 +66,75 @@ ElementwiseChain chain_of(const std::vector<ElementwiseOfOp>& parts) {
   return c;
 }
 
+// The GEMM a kernel ran, at its launching op's shape (bmm, linear) and the arithmetic its name
+// says (autocast runs fp32-recorded ops in bf16); nullopt when the op records no shapes.
+std::optional<GemmCall> gemm_call_of(const graph::OpTable& table, const graph::OpDesc& own, const graph::OpDesc& launch) {
+  const std::string kernel(table.name(own.name));
+  const cm::OpDesc d = cm::op_desc_of_kernel(table, own, launch);
+  const hw::DType math = cm::kernel_math_dtype(kernel).value_or(d.dtype);
+  const auto dtype = executor_dtype(math);
+  if ((d.family != cm::OpFamily::kBmm && d.family != cm::OpFamily::kLinear) || !d.describable() || !dtype)
+    return std::nullopt;
+  GemmCall g;
+  g.batch = d.dims[0];
+  g.m = d.dims[1];
+  g.n = d.dims[2];
+  g.k = d.dims[3];
+  g.dtype = *dtype;
+  g.math = math == hw::DType::kTensorFloat32 ? MathMode::kTF32 : MathMode::kDefault;
+  g.a = {0, 0, bytes_of(g.batch * g.m * g.k, g.dtype)};
+  g.b = {0, 0, bytes_of(g.batch * g.k * g.n, g.dtype)};
+  g.c = {0, 0, bytes_of(g.batch * g.m * g.n, g.dtype)};
+  return g;
+}
+
+// The optimizer's epilogue steps (whatif::epilogue_op_of, the classification op_fusion fuses by)
+// as one cuBLASLt epilogue; kNone when cuBLASLt has none for them (whatif::epilogue_supported).
+GemmEpilogue gemm_epilogue_of(const std::vector<whatif::EpilogueOp>& steps) {
+  using E = whatif::EpilogueOp;
+  if (!whatif::epilogue_supported(steps)) return GemmEpilogue::kNone;
+  const E first = steps.front(), second = steps.size() > 1 ? steps[1] : E::kNone;
+  switch (first) {
+    case E::kBias:
+      return second == E::kRelu ? GemmEpilogue::kBiasRelu : second == E::kGelu ? GemmEpilogue::kBiasGelu : GemmEpilogue::kBias;
+    case E::kRelu: return GemmEpilogue::kRelu;
+    case E::kGelu: return GemmEpilogue::kGelu;
+    case E::kDRelu: return second == E::kBGrad ? GemmEpilogue::kDReluBGrad : GemmEpilogue::kDRelu;
+    case E::kDGelu: return second == E::kBGrad ? GemmEpilogue::kDGeluBGrad : GemmEpilogue::kDGelu;
+    default: return GemmEpilogue::kNone;
+  }
+}
+
+// A GEMM fused with its epilogue (whatif/op_fusion.h) as one cuBLASLt call. The recorded
+// row-major C[M,N] = A[M,K] W[K,N] is cuBLASLt's column-major N x M product (as PyTorch calls
+// it), so that the bias cuBLASLt broadcasts over D's columns is the N output features' vector.
+LoweredLaunch lower_epilogue(const graph::Dfg& dfg, graph::NodeId node) {
+  const graph::OpDesc& fused = *dfg.op(node);
+  const graph::OpTable& table = dfg.ops();
+  std::vector<whatif::EpilogueOp> steps;
+  for (std::size_t i = 1; i < fused.parts.size(); ++i) {
+    const graph::OpDesc& part = table.op(fused.parts[i]);
+    const cm::OpDesc desc = cm::op_desc_of_kernel(table, part, part);
+    steps.push_back(whatif::epilogue_op_of(table.name(part.launcher), table.name(part.name), &desc));
+  }
+  const GemmEpilogue epilogue = gemm_epilogue_of(steps);
+  if (epilogue == GemmEpilogue::kNone)
+    return standin(dfg, node, OpClass::kFused, "GEMM-headed fused chain that is no cuBLASLt epilogue");
+  const graph::OpDesc& gemm = table.op(fused.parts.front());
+  auto g = gemm_call_of(table, gemm, gemm);
+  if (!g) return standin(dfg, node, OpClass::kFused, "GEMM with a cuBLASLt epilogue whose launching op records no shapes");
+  std::swap(g->m, g->n);
+  g->epilogue = epilogue;
+  if (epilogue_reads_bias(epilogue) || epilogue_writes_bias(epilogue))
+    g->bias = {0, 0, bytes_of(g->batch * g->m, g->dtype)};
+  if (epilogue_reads_aux(epilogue)) g->aux = {0, 0, gemm_aux_bytes(epilogue, g->m, g->n, g->batch, g->dtype)};
+  return {*g, OpClass::kFused, ""};
+}
+
 LoweredLaunch lower_fused(const graph::Dfg& dfg, graph::NodeId node) {
   const graph::OpDesc& fused = *dfg.op(node);
-  // A GEMM fused with its epilogue (whatif/op_fusion.h): one kernel, the fused duration, until
-  // GemmCall takes a cuBLASLt epilogue.
   if (!fused.parts.empty() && whatif::is_epilogue_gemm(dfg.ops().name(dfg.ops().op(fused.parts.front()).name)))
-    return standin(dfg, node, OpClass::kFused, "GEMM with a cuBLASLt epilogue: GemmCall takes no epilogue yet");
+    return lower_epilogue(dfg, node);
   std::vector<ElementwiseOfOp> parts;
   for (graph::OpId p : fused.parts) {
     const auto e = elementwise_of(dfg.ops(), dfg.ops().op(p), dfg.ops().op(p));
@@ -173,22 +236,9 @@ LoweredLaunch lower_gemm_or_standin(const graph::Dfg& dfg, graph::NodeId node, c
     const cm::OpDesc d = cm::op_desc_of_kernel(dfg.ops(), own, launch);
     if (d.family == cm::OpFamily::kConv2d || (d.family == cm::OpFamily::kUnknown && names_convolution(kernel)))
       return standin(dfg, node, OpClass::kConv, "convolution: no kernel in kernels/");
-    // What ran: the kernel's own arithmetic where its name says (autocast runs fp32-recorded ops in bf16).
-    const hw::DType math = cm::kernel_math_dtype(kernel).value_or(d.dtype);
-    const auto dtype = executor_dtype(math);
-    if ((d.family != cm::OpFamily::kBmm && d.family != cm::OpFamily::kLinear) || !d.describable() || !dtype)
-      return standin(dfg, node, OpClass::kGemm, "GEMM whose launching op records no shapes");
-    GemmCall g;
-    g.batch = d.dims[0];
-    g.m = d.dims[1];
-    g.n = d.dims[2];
-    g.k = d.dims[3];
-    g.dtype = *dtype;
-    g.math = math == hw::DType::kTensorFloat32 ? MathMode::kTF32 : MathMode::kDefault;
-    g.a = {0, 0, bytes_of(g.batch * g.m * g.k, g.dtype)};
-    g.b = {0, 0, bytes_of(g.batch * g.k * g.n, g.dtype)};
-    g.c = {0, 0, bytes_of(g.batch * g.m * g.n, g.dtype)};
-    return {g, OpClass::kGemm, ""};
+    const auto g = gemm_call_of(dfg.ops(), own, launch);
+    if (!g) return standin(dfg, node, OpClass::kGemm, "GEMM whose launching op records no shapes");
+    return {*g, OpClass::kGemm, ""};
   }
   if (takes_indices(launcher, kernel)) return standin(dfg, node, OpClass::kOther, "takes indices: no synthetic data for it");
   if (const auto e = elementwise_of(dfg.ops(), own, launch)) return {chain_of({*e}), OpClass::kElementwise, ""};
@@ -233,6 +283,8 @@ std::vector<Slot> slots_of(Launch& launch) {
         using T = std::decay_t<decltype(l)>;
         if constexpr (std::is_same_v<T, GemmCall>) {
           add(l.a, SlotRole::kInput), add(l.b, SlotRole::kInput), add(l.c, SlotRole::kOutput);
+          add(l.bias, epilogue_writes_bias(l.epilogue) ? SlotRole::kOutput : SlotRole::kInput);
+          add(l.aux, SlotRole::kInput);
         } else if constexpr (std::is_same_v<T, ElementwiseChain>) {
           for (Span& s : l.inputs) add(s, SlotRole::kInput);
           for (Span& s : l.outputs) add(s, SlotRole::kOutput);

@@ -118,14 +118,12 @@ std::optional<FusionSkip> FusionStreams::cut(NodeId before, NodeId after) const 
   return std::nullopt;
 }
 
-EpilogueOp FusionStreams::epilogue_op(NodeId id, const FusionPricer& pricer) const {
-  if (dfg_.node(id).kind != NodeKind::kKernel) return EpilogueOp::kNone;
-  const graph::OpDesc* own = dfg_.op(id);
-  std::string op = own ? ascii_lower(dfg_.ops().name(own->launcher)) : std::string();  // "" when none
+EpilogueOp epilogue_op_of(std::string_view launcher, std::string_view kernel_name, const costmodel::OpDesc* add_desc) {
+  std::string op = ascii_lower(launcher);  // "" when none
   if (op.starts_with("aten::")) op.erase(0, 6);
   if (!op.empty() && op.back() == '_') op.pop_back();  // in place: relu_, add_
   if (op.empty()) {  // no launching op: the kernel's name (PyTorch's functors name the op)
-    const std::string lower = ascii_lower(name(id).substr(0, std::min<std::size_t>(name(id).size(), 512)));
+    const std::string lower = ascii_lower(kernel_name.substr(0, std::min<std::size_t>(kernel_name.size(), 512)));
     if (lower.find("gelu_backward") != std::string::npos || lower.find("gelubackward") != std::string::npos)
       return EpilogueOp::kDGelu;
     if (lower.find("threshold_backward") != std::string::npos) return EpilogueOp::kDRelu;
@@ -143,12 +141,17 @@ EpilogueOp FusionStreams::epilogue_op(NodeId id, const FusionPricer& pricer) con
   if (op == "add") {
     // A bias: the other operand is a vector broadcast over the output (at most an eighth of it);
     // a residual add reads a second tensor of the output's size.
-    const costmodel::OpDesc& d = pricer.desc(id);
-    if (!d.describable()) return EpilogueOp::kNone;
-    const double written = d.bytes_written(), read = d.bytes() - written;
+    if (!add_desc || !add_desc->describable()) return EpilogueOp::kNone;
+    const double written = add_desc->bytes_written(), read = add_desc->bytes() - written;
     return read - written <= written / 8 ? EpilogueOp::kBias : EpilogueOp::kNone;
   }
   return EpilogueOp::kNone;
+}
+
+EpilogueOp FusionStreams::epilogue_op(NodeId id, const FusionPricer& pricer) const {
+  if (dfg_.node(id).kind != NodeKind::kKernel) return EpilogueOp::kNone;
+  const graph::OpDesc* own = dfg_.op(id);
+  return epilogue_op_of(own ? dfg_.ops().name(own->launcher) : std::string_view(), name(id), &pricer.desc(id));
 }
 
 EdgeId FusionStreams::own_launch(NodeId id) const { return launches_[id] == 1 ? launch_[id] : EdgeId::none(); }

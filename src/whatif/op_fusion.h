@@ -53,6 +53,10 @@
 #include "graph/dfg.h"
 #include "whatif/workload.h"
 
+namespace dpro::costmodel {
+struct OpDesc;
+}  // namespace dpro::costmodel
+
 namespace dpro::whatif {
 
 struct OpFusion {
@@ -85,6 +89,10 @@ bool is_epilogue_gemm(std::string_view kernel_name);
 // kernel's name.
 enum class EpilogueOp : std::uint8_t { kNone, kBias, kRelu, kGelu, kDRelu, kDGelu, kBGrad };
 const char* to_string(EpilogueOp op);
+// The rule above for one kernel: its launching op's name ("aten::gelu"; empty when none), its
+// kernel name, and (for an add) its cost-model description, which tells a bias from a residual
+// add (nullptr: an add is no epilogue step). The executor lowers fused epilogues with it.
+EpilogueOp epilogue_op_of(std::string_view launcher, std::string_view kernel_name, const costmodel::OpDesc* add_desc);
 // Whether cuBLASLt has an epilogue for these steps after a GEMM: bias; relu; gelu; bias, relu;
 // bias, gelu; drelu; dgelu; drelu, bgrad; dgelu, bgrad.
 bool epilogue_supported(std::span<const EpilogueOp> steps);

@@ -45,6 +45,11 @@ void CudaDevice::run(cudaStream_t s, const GemmCall& g) {
   args.a = resolve(g.a, product(g.m, g.k, g.batch, width), "GEMM A");
   args.b = resolve(g.b, product(g.k, g.n, g.batch, width), "GEMM B");
   args.c = resolve(g.c, product(g.m, g.n, g.batch, width), "GEMM C");
+  args.epilogue = g.epilogue;
+  if (epilogue_reads_bias(g.epilogue) || epilogue_writes_bias(g.epilogue))
+    args.bias = resolve(g.bias, product(g.m, g.batch, 1, width), "GEMM epilogue bias");
+  if (epilogue_reads_aux(g.epilogue))
+    args.aux = resolve(g.aux, gemm_aux_bytes(g.epilogue, g.m, g.n, g.batch, g.dtype), "GEMM epilogue aux");
   gemm_->run(args, s);
 }
 

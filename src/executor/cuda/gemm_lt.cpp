@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <stdexcept>
+#include <string>
 
 #include "executor/cuda/cuda_check.h"
 
@@ -61,11 +62,57 @@ void make_layout(cublasLtMatrixLayout_t* layout, cudaDataType_t type, std::int64
   }
 }
 
+cublasLtEpilogue_t lt_epilogue(GemmEpilogue e) {
+  switch (e) {
+    case GemmEpilogue::kNone: return CUBLASLT_EPILOGUE_DEFAULT;
+    case GemmEpilogue::kBias: return CUBLASLT_EPILOGUE_BIAS;
+    case GemmEpilogue::kRelu: return CUBLASLT_EPILOGUE_RELU;
+    case GemmEpilogue::kGelu: return CUBLASLT_EPILOGUE_GELU;
+    case GemmEpilogue::kBiasRelu: return CUBLASLT_EPILOGUE_RELU_BIAS;
+    case GemmEpilogue::kBiasGelu: return CUBLASLT_EPILOGUE_GELU_BIAS;
+    case GemmEpilogue::kDRelu: return CUBLASLT_EPILOGUE_DRELU;
+    case GemmEpilogue::kDGelu: return CUBLASLT_EPILOGUE_DGELU;
+    case GemmEpilogue::kDReluBGrad: return CUBLASLT_EPILOGUE_DRELU_BGRAD;
+    case GemmEpilogue::kDGeluBGrad: return CUBLASLT_EPILOGUE_DGELU_BGRAD;
+  }
+  throw std::invalid_argument("GEMM: unknown epilogue");
+}
+
+// The epilogue and its buffers: a bias of m values a product (batch stride m), an aux matrix of
+// gemm_aux_ld(m) x n a product (the drelu mask in bits).
+void set_epilogue(const GemmArgs& g, cublasLtMatmulDesc_t op) {
+  if (g.epilogue == GemmEpilogue::kNone) return;
+  const bool bias = epilogue_reads_bias(g.epilogue) || epilogue_writes_bias(g.epilogue);
+  if (bias && !g.bias) throw std::invalid_argument(std::string("GEMM: epilogue ") + to_string(g.epilogue) + " without a bias buffer");
+  if (epilogue_reads_aux(g.epilogue) && !g.aux)
+    throw std::invalid_argument(std::string("GEMM: epilogue ") + to_string(g.epilogue) + " without an aux buffer");
+  const cublasLtEpilogue_t e = lt_epilogue(g.epilogue);
+  check(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_EPILOGUE, &e, sizeof e), "epilogue");
+  if (bias) {
+    check(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &g.bias, sizeof g.bias), "bias pointer");
+    if (g.batch > 1) {
+      std::int64_t stride = g.m;
+      check(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_BIAS_BATCH_STRIDE, &stride, sizeof stride), "bias stride");
+    }
+  }
+  if (epilogue_reads_aux(g.epilogue)) {
+    check(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, &g.aux, sizeof g.aux), "aux pointer");
+    std::int64_t ld = gemm_aux_ld(g.epilogue, g.m);
+    check(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, &ld, sizeof ld), "aux ld");
+    if (g.batch > 1) {
+      std::int64_t stride = ld * g.n;
+      check(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_BATCH_STRIDE, &stride, sizeof stride),
+            "aux stride");
+    }
+  }
+}
+
 void describe(const GemmArgs& g, const Types& t, Desc& d) {
   check(cublasLtMatmulDescCreate(&d.op, t.compute, t.scale), "cublasLtMatmulDescCreate");
   cublasOperation_t ta = g.transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N, tb = g.transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N;
   check(cublasLtMatmulDescSetAttribute(d.op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta), "transa");
   check(cublasLtMatmulDescSetAttribute(d.op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb), "transb");
+  set_epilogue(g, d.op);
   make_layout(&d.a, t.data, g.transpose_a ? g.k : g.m, g.transpose_a ? g.m : g.k, g.batch);
   make_layout(&d.b, t.data, g.transpose_b ? g.n : g.k, g.transpose_b ? g.k : g.n, g.batch);
   make_layout(&d.c, t.data, g.m, g.n, g.batch);
@@ -96,7 +143,8 @@ void LtGemm::run(const GemmArgs& g, cudaStream_t stream) {
   Desc d;
   describe(g, t, d);
   Key key{g.m, g.n, g.k, g.batch, g.transpose_a * 2 + g.transpose_b, static_cast<int>(g.dtype), static_cast<int>(g.math),
-          static_cast<int>(alignment(g.a) * 1000 + alignment(g.b)), static_cast<int>(alignment(g.c))};
+          static_cast<int>(alignment(g.a) * 1000 + alignment(g.b)), static_cast<int>(alignment(g.c)),
+          static_cast<int>(g.epilogue) * 1000000 + static_cast<int>(alignment(g.bias) * 1000 + alignment(g.aux))};
   cublasLtMatmulHeuristicResult_t choice{};
   {
     std::lock_guard<std::mutex> lock(mutex_);
