@@ -258,13 +258,28 @@ DeviceScalars fit_device_scalars(const ShareTable& prior, const std::vector<cons
   out.host_overhead_ms = host.overhead_ms;
   out.host_floor_ms = host.floor_ms;
   out.kernel_floor_scale = host.kernel_floor_scale;
-  for (FittedShare& u : out.shares) {
-    std::vector<Row> own;
-    for (const Row& r : rows)
-      if (std::find(u.families.begin(), u.families.end(), r.family) != u.families.end()) own.push_back(r);
-    u.multiplier = fit_multiplier(own, host, own.size() >= options.min_slope_rows, 120);
+  // With kernel classes, alternately: the multipliers on the rows with their class's shift taken
+  // out, then each class's shift given the multipliers (a class's rows spread over a family's
+  // range would otherwise tilt its multiplier).
+  const int passes = options.min_kernel_class_rows > 0 ? 4 : 1;
+  for (int pass = 0; pass < passes; ++pass) {
+    std::map<std::string, double> shift;
+    for (const FittedKernelClass& k : out.kernel_classes) shift[k.kernel_class] = k.log10;
+    for (FittedShare& u : out.shares) {
+      std::vector<Row> own;
+      for (const Row& r : rows)
+        if (std::find(u.families.begin(), u.families.end(), r.family) != u.families.end()) {
+          own.push_back(r);
+          if (const auto c = shift.find(r.kernel_class); c != shift.end())
+            own.back().kernel_at_prior_ms /= std::pow(10.0, c->second);
+        }
+      u.multiplier = fit_multiplier(own, host, own.size() >= options.min_slope_rows, 120);
+    }
+    if (options.min_kernel_class_rows > 0) {
+      out.kernel_classes.clear();
+      fit_kernel_classes(out, rows, host, options);
+    }
   }
-  if (options.min_kernel_class_rows > 0) fit_kernel_classes(out, rows, host, options);
   return out;
 }
 
