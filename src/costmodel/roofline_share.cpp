@@ -70,6 +70,25 @@ std::pair<int, int> kernel_name_tile(const std::string& name) {
   return {0, 0};
 }
 
+std::string gemm_kernel_class(const std::string& kernel_name) {
+  std::string s = kernel_name;
+  if (s.rfind("void ", 0) == 0) s = s.substr(5);
+  if (const auto k = s.find("cutlass::Kernel"); k != std::string::npos)  // Kernel<X>, Kernel2<X>
+    if (const auto open = s.find('<', k); open != std::string::npos) s = s.substr(open + 1);
+  if (const auto cut = s.find_first_of("(<>"); cut != std::string::npos) s = s.substr(0, cut);
+  for (std::size_t i = s.find("_align"); i != std::string::npos; i = s.find("_align", i)) {
+    std::size_t j = i + 6;
+    if (j < s.size() && (s[j] == 'a' || s[j] == 'b' || s[j] == 'c')) ++j;
+    if (j >= s.size() || s[j] < '0' || s[j] > '9') {
+      ++i;
+      continue;
+    }
+    while (j < s.size() && s[j] >= '0' && s[j] <= '9') ++j;
+    s.erase(i, j - i);
+  }
+  return s;
+}
+
 std::string GemmWaves::form() const {
   std::string f = tile && wave ? "tile+wave" : tile ? "tile" : wave ? "wave" : "none";
   return conv_wave ? f + "+conv" : f;
@@ -165,7 +184,11 @@ std::optional<double> ShareTable::kernel_ms(const OpDesc& op, const DeviceSpec& 
   if (it == families.end()) return std::nullopt;
   const double r = roofline_ms(op, device);
   const auto m = share_multiplier.find(op.family);
-  const double scale = m == share_multiplier.end() ? 1.0 : m->second.at(r);
+  double scale = m == share_multiplier.end() ? 1.0 : m->second.at(r);
+  if (!kernel_class_log10.empty() && (op.family == OpFamily::kBmm || op.family == OpFamily::kLinear) &&
+      !op.kernel_name.empty())
+    if (const auto c = kernel_class_log10.find(gemm_kernel_class(op.kernel_name)); c != kernel_class_log10.end())
+      scale *= std::pow(10.0, c->second);
   return std::max(it->second.kernel_floor_ms, r / (scale * share(op.family, r, relative_intensity(op, device))));
 }
 

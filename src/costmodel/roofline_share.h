@@ -79,6 +79,11 @@ struct GemmWaves {
 double gemm_efficiency(const OpDesc& op, const DeviceSpec& device, const GemmWaves& form);
 // The first "<a>x<b>" of a kernel name with both sides >= 16 ({0, 0}: none).
 std::pair<int, int> kernel_name_tile(const std::string& name);
+// A GEMM kernel's class: its function name ("void " and call arguments cut off; CUTLASS's
+// "cutlass::Kernel<X>" (Kernel2<X>) read as X) without the alignment tokens ("_align1", "_aligna4",
+// "_alignc4") that vary with the shape, not with the kernel's code: what a few-shot fit gives a
+// multiplier of its own (share_device_fit.h). Empty for an empty name.
+std::string gemm_kernel_class(const std::string& kernel_name);
 
 struct ShareTable {
   GemmWaves gemm;  // absent from a file: none
@@ -94,6 +99,9 @@ struct ShareTable {
   // kMaxShare (a cache-resident op can beat DRAM bandwidth); absent: 1. Not in the JSON file:
   // it belongs to one target GPU, not to the prior.
   std::map<OpFamily, ShareMultiplier> share_multiplier;
+  // A device's further multiplier (log10) per GEMM kernel class (gemm_kernel_class), for bmm and
+  // linear ops whose kernel is named; absent: 1. Not in the JSON file either.
+  std::map<std::string, double> kernel_class_log10;
 
   // share_roofline_ms over gemm_efficiency (the padded tiles and whole waves the kernel runs).
   double roofline_ms(const OpDesc& op, const DeviceSpec& device) const;

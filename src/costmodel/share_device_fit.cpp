@@ -32,6 +32,7 @@ struct Row {
   double kernel_floor_ms;
   double roofline_ms;
   double x;  // log10(roofline us)
+  std::string kernel_class;  // bmm/linear with a named kernel: gemm_kernel_class; else empty
 };
 
 struct Host {
@@ -124,7 +125,10 @@ std::vector<Row> rows_of(const ShareTable& prior, const std::vector<const Measur
     const double r = prior.roofline_ms(m->op, device);
     const double at_prior = r / prior.share(m->op.family, r, relative_intensity(m->op, device));
     rows.push_back({m->op.family, share_group(m->op.family), m->latency_ms, at_prior, f->second.kernel_floor_ms, r,
-                    std::log10(std::max(r, 1e-12) * 1e3)});
+                    std::log10(std::max(r, 1e-12) * 1e3),
+                    (share_group(m->op.family) == ShareGroup::kGemm && !m->op.kernel_name.empty())
+                        ? gemm_kernel_class(m->op.kernel_name)
+                        : std::string()});
   }
   return rows;
 }
@@ -154,6 +158,39 @@ Host fit_host(const std::vector<FittedShare>& groups, const std::vector<Row>& ro
     if (scale == kKernelFloorScales[0] || f < fbest - 1e-12) fbest = f, best_host = h;
   }
   return best_host;
+}
+
+// Each GEMM kernel class with samples enough: the log10 shift of its rows' family multipliers
+// (the family's own where fitted, else the group's) that fits them best, shrunk toward 0.
+void fit_kernel_classes(DeviceScalars& out, const std::vector<Row>& rows, const Host& h,
+                        const DeviceFitOptions& options) {
+  auto multiplier_of = [&](OpFamily f) {
+    ShareMultiplier m;
+    for (const FittedShare& u : out.shares)  // groups first, then families: the last match
+      if (std::find(u.families.begin(), u.families.end(), f) != u.families.end()) m = u.multiplier;
+    return m;
+  };
+  std::map<std::string, std::vector<const Row*>> classes;
+  for (const Row& r : rows)
+    if (!r.kernel_class.empty()) classes[r.kernel_class].push_back(&r);
+  for (const auto& [name, own] : classes) {
+    if (own.size() < options.min_kernel_class_rows) continue;  // pooled into its family
+    std::vector<double> base;  // each row's log10 family multiplier
+    for (const Row* r : own) base.push_back(std::log10(multiplier_of(r->family).at(r->roofline_ms)));
+    auto error = [&](double c, double) {
+      double sum = 0;
+      for (std::size_t i = 0; i < own.size(); ++i) {
+        const Row& r = *own[i];
+        const double kernel = std::max(r.kernel_floor_ms * h.kernel_floor_scale,
+                                       r.kernel_at_prior_ms / std::pow(10.0, base[i] + c));
+        sum += std::abs(std::log(std::max(h.floor_ms, h.overhead_ms + kernel) / r.measured_ms));
+      }
+      return sum;
+    };
+    const double c = minimise(error, {-kMaxLog10Multiplier, 0}, {kMaxLog10Multiplier, 0}, {0, 0}, 120)[0];
+    const double n = static_cast<double>(own.size());
+    out.kernel_classes.push_back({name, own.size(), c, c * n / (n + options.kernel_class_shrink_rows)});
+  }
 }
 
 }  // namespace
@@ -221,11 +258,27 @@ DeviceScalars fit_device_scalars(const ShareTable& prior, const std::vector<cons
   out.host_overhead_ms = host.overhead_ms;
   out.host_floor_ms = host.floor_ms;
   out.kernel_floor_scale = host.kernel_floor_scale;
-  for (FittedShare& u : out.shares) {
-    std::vector<Row> own;
-    for (const Row& r : rows)
-      if (std::find(u.families.begin(), u.families.end(), r.family) != u.families.end()) own.push_back(r);
-    u.multiplier = fit_multiplier(own, host, own.size() >= options.min_slope_rows, 120);
+  // With kernel classes, alternately: the multipliers on the rows with their class's shift taken
+  // out, then each class's shift given the multipliers (a class's rows spread over a family's
+  // range would otherwise tilt its multiplier).
+  const int passes = options.min_kernel_class_rows > 0 ? 4 : 1;
+  for (int pass = 0; pass < passes; ++pass) {
+    std::map<std::string, double> shift;
+    for (const FittedKernelClass& k : out.kernel_classes) shift[k.kernel_class] = k.log10;
+    for (FittedShare& u : out.shares) {
+      std::vector<Row> own;
+      for (const Row& r : rows)
+        if (std::find(u.families.begin(), u.families.end(), r.family) != u.families.end()) {
+          own.push_back(r);
+          if (const auto c = shift.find(r.kernel_class); c != shift.end())
+            own.back().kernel_at_prior_ms /= std::pow(10.0, c->second);
+        }
+      u.multiplier = fit_multiplier(own, host, own.size() >= options.min_slope_rows, 120);
+    }
+    if (options.min_kernel_class_rows > 0) {
+      out.kernel_classes.clear();
+      fit_kernel_classes(out, rows, host, options);
+    }
   }
   return out;
 }
@@ -237,6 +290,7 @@ ShareTable with_device_scalars(const ShareTable& prior, const DeviceScalars& sca
   for (auto& [family, f] : t.families) f.kernel_floor_ms *= scalars.kernel_floor_scale;
   for (const FittedShare& u : scalars.shares)  // in order: a family's own after its group's
     for (OpFamily f : u.families) t.share_multiplier[f] = u.multiplier;
+  for (const FittedKernelClass& k : scalars.kernel_classes) t.kernel_class_log10[k.kernel_class] = k.log10;
   return t;
 }
 
@@ -246,6 +300,9 @@ std::vector<std::string> describe(const DeviceScalars& s) {
                             s.host_overhead_ms * 1e3, s.host_floor_ms * 1e3, s.kernel_floor_scale,
                             s.host_fitted ? "fitted" : "the prior's"));
   for (const FittedShare& u : s.shares) out.push_back(fmt::format("{}: {} ({} samples)", u.label, describe(u.multiplier), u.rows));
+  for (const FittedKernelClass& k : s.kernel_classes)
+    out.push_back(fmt::format("GEMM kernel {}: x{:.3g} on its family's share ({} samples; x{:.3g} before shrinkage)",
+                              k.kernel_class, std::pow(10.0, k.log10), k.rows, std::pow(10.0, k.log10_fitted)));
   for (const auto& n : s.notes) out.push_back(n);
   return out;
 }

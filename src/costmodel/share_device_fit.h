@@ -43,12 +43,21 @@ struct FittedShare {
   ShareMultiplier multiplier;
 };
 
+// One GEMM kernel class's multiplier (ShareTable::kernel_class_log10), on top of its rows'
+// family multiplier: log10 = the class's fitted level x rows / (rows + shrink rows).
+struct FittedKernelClass {
+  std::string kernel_class;  // gemm_kernel_class
+  std::size_t rows = 0;
+  double log10_fitted = 0, log10 = 0;  // before and after the shrinkage
+};
+
 struct DeviceScalars {
   double host_overhead_ms = 0, host_floor_ms = 0;
   double kernel_floor_scale = 1;           // of the prior's kernel floors (fitted with the host)
   bool host_fitted = false;                // false: the prior's host figures
   std::vector<FittedShare> shares;         // groups first, then families (which override them)
   std::map<ShareGroup, std::size_t> rows;  // samples per group
+  std::vector<FittedKernelClass> kernel_classes;
   std::vector<std::string> notes;          // what kept the prior, and why
 };
 
@@ -60,6 +69,12 @@ struct DeviceFitOptions {
   // are fitted when there are at least min_host_rows of them.
   double host_rows_below_floors = 4.0;
   std::size_t min_host_rows = 3;
+  // GEMM kernel classes (gemm_kernel_class of bmm/linear samples whose Kernel Name is recorded):
+  // a class with at least this many samples gets a multiplier of its own on top of its family's,
+  // shrunk toward the family's (x1) as rows / (rows + kernel_class_shrink_rows); a class with
+  // fewer is pooled into its family. 0: no class multipliers.
+  std::size_t min_kernel_class_rows = 0;
+  double kernel_class_shrink_rows = 0;
 };
 
 // Fits the scalars of `device` on `samples` (each measured on it: Measurement::latency_ms, the

@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <set>
@@ -181,4 +182,72 @@ TEST_CASE("costmodel share few-shot: the evaluation scores only the rows it did 
     CHECK(run.score.latency.mape_percent() < 2.0);  // the model's own rows: the scalars are found
   }
   CHECK(score_share_table(prior(), all).latency.mape_percent() > 10.0);  // and the prior's are not them
+}
+
+TEST_CASE("costmodel share few-shot: a GEMM kernel class's own multiplier, pooled when its samples are few") {
+  CHECK(gemm_kernel_class("void cutlass::Kernel2<cutlass_80_simt_sgemm_128x32_8x5_nn_align1>("
+                          "cutlass_80_simt_sgemm_128x32_8x5_nn_align1::Params)") == "cutlass_80_simt_sgemm_128x32_8x5_nn");
+  const std::string xmma = "sm80_xmma_gemm_f32f32_f32f32_f32_nn_n_tilesize64x64x8_stage3_warpsize1x4x1_ffma_";
+  CHECK(gemm_kernel_class(xmma + "aligna4_alignc4_execute_kernel__5x_cublas") ==
+        gemm_kernel_class(xmma + "aligna1_alignc2_execute_kernel__5x_cublas"));
+  CHECK(gemm_kernel_class("ampere_sgemm_128x64_tn") == "ampere_sgemm_128x64_tn");
+
+  // Synthetic H100 rows: the GEMMs alternate between two kernels, one (its two alignments one
+  // class) at the group's share, the other 2x slower.
+  const DeviceSpec& h100 = catalog().get("H100-SXM5-80GB");
+  ShareTable truth = with_device_scalars(
+      prior(), scalars(0.012, 0.016, {{ShareGroup::kGemm, 1.5}, {ShareGroup::kConv, 1.0}, {ShareGroup::kNorm, 1.0},
+                                      {ShareGroup::kElementwise, 1.0}}));
+  const std::string slow = "ampere_sgemm_128x64_tn";
+  truth.kernel_class_log10[slow] = std::log10(0.5);
+  auto rows = synthetic(h100, DeviceScalars{});
+  std::size_t gemm = 0;
+  for (auto& m : rows)
+    if (share_group(m.op.family) == ShareGroup::kGemm) {
+      const std::size_t i = gemm++;
+      m.op.kernel_name = i % 2 ? slow : xmma + (i % 4 ? "aligna4_alignc4_execute_kernel__5x_cublas" : "aligna1_alignc1_execute_kernel__5x_cublas");
+    }
+  for (auto& m : rows) m.latency_ms = *truth.latency_ms(m.op, h100);
+  std::vector<const Measurement*> all;
+  for (const auto& m : rows) all.push_back(&m);
+  auto gemm_mape = [&](const DeviceScalars& s) {
+    const auto by_group = latency_by_group(score_share_table(with_device_scalars(prior(), s), all));
+    return by_group.at(ShareGroup::kGemm).mape_percent();
+  };
+  const auto samples = pointers(rows, pick_share_samples(ops_of(rows), h100, 50, 3));
+
+  // Off (the default): one multiplier for both kernels misprices one of them.
+  const DeviceScalars pooled = fit_device_scalars(prior(), samples, h100);
+  CHECK(pooled.kernel_classes.empty());
+  CHECK(gemm_mape(pooled) > 15.0);
+
+  // On: the slow class's multiplier over the fast one's is 1/2, and every GEMM is priced.
+  DeviceFitOptions on;
+  on.min_kernel_class_rows = 3;
+  const DeviceScalars own = fit_device_scalars(prior(), samples, h100, on);
+  REQUIRE(own.kernel_classes.size() == 2);
+  std::map<std::string, FittedKernelClass> by_class;
+  for (const auto& k : own.kernel_classes) {
+    by_class[k.kernel_class] = k;
+    CHECK(k.log10 == Approx(k.log10_fitted).margin(1e-12));
+  }
+  REQUIRE(by_class.count(slow));
+  const std::string fast = gemm_kernel_class(xmma + "aligna4_alignc4_execute_kernel__5x_cublas");
+  REQUIRE(by_class.count(fast));
+  CHECK(std::pow(10.0, by_class[slow].log10 - by_class[fast].log10) == Approx(0.5).epsilon(0.03));
+  CHECK(gemm_mape(own) < 2.0);
+  CHECK_THAT(describe(own)[describe(own).size() - 1], Catch::Contains("GEMM kernel"));
+
+  // Shrinkage: the fitted level x rows / (rows + shrink rows).
+  on.kernel_class_shrink_rows = 4;
+  for (const auto& k : fit_device_scalars(prior(), samples, h100, on).kernel_classes)
+    CHECK(k.log10 == Approx(k.log10_fitted * k.rows / (k.rows + 4.0)).margin(1e-12));
+
+  // Pooled into the family when a class has fewer samples than min_kernel_class_rows.
+  on.min_kernel_class_rows = by_class[slow].rows + 1;
+  on.kernel_class_shrink_rows = 0;
+  const DeviceScalars few = fit_device_scalars(prior(), samples, h100, on);
+  for (const auto& k : few.kernel_classes) CHECK(k.rows >= on.min_kernel_class_rows);
+  CHECK(std::none_of(few.kernel_classes.begin(), few.kernel_classes.end(),
+                     [&](const FittedKernelClass& k) { return k.kernel_class == slow; }));
 }

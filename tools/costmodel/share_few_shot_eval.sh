@@ -8,7 +8,7 @@
 # (data/costmodel/measured-2026-11-23). Then one pick -> predict --device-samples round trip,
 # which must give the same MAPE as the few-shot table's seed-1 row of that GPU (same draw, same fit).
 #
-#   tools/costmodel/share_few_shot_eval.sh [BUILD_DIR]      (default: build; 2-3 minutes on 2 cores)
+#   tools/costmodel/share_few_shot_eval.sh [BUILD_DIR]      (default: build; 3-4 minutes on 2 cores)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 build="${1:-$root/build}"
@@ -39,6 +39,22 @@ for spec in "$root/data/costmodel/neusight-test/NVIDIA_L4.csv.gz:L4" \
   for form in "--min-family-rows 1000 --min-slope-rows 1000" "--min-family-rows 1000"; do
     # shellcheck disable=SC2086
     echo "$(basename "${spec%:*}") $form: $("$cli" costmodel few-shot-shares --device "${spec##*:}" -n 50 $form "${spec%:*}" 2>/dev/null | grep '^few-shot' | sed 's/.*MAPE of the other rows //')"
+  done
+done
+echo
+
+echo "## GEMM kernel classes (--min-kernel-class-rows 1 --kernel-class-shrink 2, chosen on the A100 80GB's"
+echo "## rows only): a multiplier per cuBLAS/CUTLASS kernel on top of its family's; before and after"
+for n in 50 20; do
+  for spec in "$root/data/costmodel/neusight-test/NVIDIA_A100_80GB_PCIe.csv.gz:A100-PCIE-80GB" \
+              "$root/data/costmodel/neusight-test/NVIDIA_L4.csv.gz:L4" \
+              "$root/data/costmodel/neusight-test/NVIDIA_H100_80GB_HBM3.csv.gz:H100-SXM5-80GB" \
+              "$work/h100.csv:H100-SXM5-80GB" "$work/h100-rerun.csv:H100-SXM5-80GB" \
+              "$work/h200.csv:H200-SXM-141GB" "$work/h200-rerun.csv:H200-SXM-141GB"; do
+    for form in "" "--min-kernel-class-rows 1 --kernel-class-shrink 2"; do
+      # shellcheck disable=SC2086
+      echo "$n $(basename "${spec%:*}") [${form:-family multipliers only}]: $("$cli" costmodel few-shot-shares --device "${spec##*:}" -n "$n" $form "${spec%:*}" 2>/dev/null | grep '^few-shot' | sed 's/.*MAPE of the other rows //')"
+    done
   done
 done
 echo

@@ -162,6 +162,14 @@ class CostModelCommand : public Command {
     few_shot_->add_option("--min-slope-rows", few_shot_options_.min_slope_rows,
                           "Samples a multiplier needs to follow the roofline time (more than -n: levels only)")
         ->default_val(few_shot_options_.min_slope_rows);
+    few_shot_->add_option("--min-kernel-class-rows", few_shot_options_.min_kernel_class_rows,
+                          "Samples a GEMM kernel class (its Kernel Name, alignment cut) needs for a multiplier of "
+                          "its own on top of its family's (0: none)")
+        ->default_val(few_shot_options_.min_kernel_class_rows);
+    few_shot_->add_option("--kernel-class-shrink", few_shot_options_.kernel_class_shrink_rows,
+                          "Pseudo-rows shrinking a kernel class's multiplier toward its family's: rows / (rows + this)")
+        ->default_val(few_shot_options_.kernel_class_shrink_rows)
+        ->check(CLI::NonNegativeNumber);
 
     adapt_ = app_->add_subcommand("adapt", "Fine-tune the learned model on ops measured on a new GPU (few-shot)");
     adapt_->add_option("--device", adapt_device_, "The GPU the samples were measured on")->required();
@@ -403,6 +411,9 @@ class CostModelCommand : public Command {
       for (const auto& u : run.scalars.shares)
         multipliers += fmt::format("{}{} x{:.3g} {:+.2f}", multipliers.empty() ? "" : "; ", u.label,
                                    std::pow(10.0, u.multiplier.log10_at_centre), u.multiplier.slope);
+      if (!run.scalars.kernel_classes.empty())
+        multipliers += fmt::format("; {} GEMM kernel class{} of its own", run.scalars.kernel_classes.size(),
+                                   run.scalars.kernel_classes.size() == 1 ? "" : "es");
       std::cout << fmt::format("| {} | {} | {:.1f} |{} {:.1f} | {:.1f} | {} |\n", run.seed, run.samples,
                                run.score.latency.mape_percent(), cells, run.scalars.host_overhead_ms * 1e3,
                                run.scalars.host_floor_ms * 1e3, multipliers);
