@@ -6,7 +6,9 @@
 #include <charconv>
 #include <cmath>
 
+#include "core/byte_source.h"
 #include "core/error.h"
+#include "core/output_file.h"
 
 namespace dpro::json_field {
 
@@ -62,6 +64,17 @@ double required_number(const nlohmann::json& obj, const std::string& key, const 
   const auto x = number(obj, key, range, file, item);
   if (!x) throw InputError(file, item, "missing: " + describe(range));
   return *x;
+}
+
+nlohmann::json read_json_file(const std::string& path, const std::string& expected) {
+  reject_directory(path, expected);
+  const std::string text = read_whole_file(path);  // InputError when it cannot be read
+  note_opened_input(path);
+  try {
+    return nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw InputError(path, "", std::string("not valid JSON: ") + e.what());
+  }
 }
 
 }  // namespace dpro::json_field

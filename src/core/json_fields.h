@@ -33,6 +33,11 @@ std::optional<double> number(const nlohmann::json& obj, const std::string& key, 
 double required_number(const nlohmann::json& obj, const std::string& key, const Range& range, const std::string& file,
                        const std::string& item);
 
+// A JSON file a user gave (a plan, a tolerances file): refuses a directory (`expected` says what
+// was expected there), records the file as an input (never overwritten, output_file.h) and
+// parses it; unreadable or not JSON is one InputError naming the file.
+nlohmann::json read_json_file(const std::string& path, const std::string& expected);
+
 // How a range is written in messages: "a whole number from 1 to 1024", "a number from 0 to 1e6 us".
 std::string describe(const Range& range);
 

@@ -10,6 +10,7 @@
 #include "core/byte_source.h"
 #include "core/error.h"
 #include "core/hash.h"
+#include "core/json_fields.h"
 #include "core/output_file.h"
 #include "whatif/op_fusion.h"
 
@@ -270,16 +271,7 @@ Plan plan_from_json(const nlohmann::json& j, const std::string& file) {
 }
 
 Plan read_plan(const std::string& path) {
-  reject_directory(path, "a plan file (JSON)");
-  const std::string text = read_whole_file(path);  // InputError when it cannot be read
-  note_opened_input(path);
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw InputError(path, "", std::string("not valid JSON: ") + e.what());
-  }
-  return plan_from_json(j, path);
+  return plan_from_json(json_field::read_json_file(path, "a plan file (JSON)"), path);
 }
 
 void check_plan_matches(const Plan& plan, const graph::BuiltGraph& graph, const std::string& file) {

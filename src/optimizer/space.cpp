@@ -227,31 +227,25 @@ SearchSpace make_space(const whatif::Workload& base, const SpaceOptions& options
   if (wanted(options, Strategy::kOpFusion)) {
     whatif::CandidateOptions co;
     co.intermediates_kept = kIntermediatesKept;
-    std::vector<whatif::FusionCandidate> candidates = whatif::find_fusion_candidates(base, co);
-    std::size_t kept = 0;
-    for (const whatif::FusionCandidate& c : candidates) {
-      if (kept == options.max_fusion_chains) break;
-      if (c.gpu_saving() <= 0 && c.launch_time_saved <= 0) continue;
-      Variable v;
-      v.strategy = Strategy::kOpFusion;
-      v.chain = c.kernels;
-      v.values = {"off", "on"};
-      space.variables.push_back(std::move(v));
-      ++kept;
-    }
+    // An off/on variable for each of the first `most` candidates that save anything.
+    const auto add_chains = [&space](const std::vector<whatif::FusionCandidate>& candidates, std::size_t most) {
+      std::size_t added = 0;
+      for (const whatif::FusionCandidate& c : candidates) {
+        if (added == most) break;
+        if (c.gpu_saving() <= 0 && c.launch_time_saved <= 0) continue;
+        Variable v;
+        v.strategy = Strategy::kOpFusion;
+        v.chain = c.kernels;
+        v.values = {"off", "on"};
+        space.variables.push_back(std::move(v));
+        ++added;
+      }
+      return added;
+    };
+    const std::size_t kept = add_chains(whatif::find_fusion_candidates(base, co), options.max_fusion_chains);
     // GEMM epilogues (whatif/op_fusion.h): a chain headed by a GEMM, after the chains above (a
     // kernel a chain takes first is not fused again).
-    std::size_t epilogues = 0;
-    for (const whatif::FusionCandidate& c : whatif::find_epilogue_candidates(base, co)) {
-      if (epilogues == options.max_epilogue_chains) break;
-      if (c.gpu_saving() <= 0 && c.launch_time_saved <= 0) continue;
-      Variable v;
-      v.strategy = Strategy::kOpFusion;
-      v.chain = c.kernels;
-      v.values = {"off", "on"};
-      space.variables.push_back(std::move(v));
-      ++epilogues;
-    }
+    const std::size_t epilogues = add_chains(whatif::find_epilogue_candidates(base, co), options.max_epilogue_chains);
     if (kept + epilogues > 0) add_strategy(Strategy::kOpFusion);
     else space.not_applicable.emplace_back(Strategy::kOpFusion, "no legal chain of memory-bound kernels or GEMM epilogue to fuse");
   }

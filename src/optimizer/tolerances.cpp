@@ -9,6 +9,7 @@
 #include "core/byte_source.h"
 #include "core/error.h"
 #include "core/hash.h"
+#include "core/json_fields.h"
 #include "core/output_file.h"
 #include "costmodel/comm/comm_ops.h"
 #include "whatif/comm/retime.h"
@@ -140,16 +141,7 @@ Tolerances parse_tolerances(const nlohmann::json& j, const std::string& file) {
 }
 
 Tolerances read_tolerances(const std::string& path) {
-  reject_directory(path, "a tolerances file (JSON)");
-  const std::string text = read_whole_file(path);
-  note_opened_input(path);
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw InputError(path, "", std::string("not valid JSON: ") + e.what());
-  }
-  return parse_tolerances(j, path);
+  return parse_tolerances(json_field::read_json_file(path, "a tolerances file (JSON)"), path);
 }
 
 nlohmann::json rules_json(const Tolerances& t) {

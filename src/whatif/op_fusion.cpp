@@ -350,6 +350,43 @@ OpFusionChange op_fusion(Workload& workload, const OpFusion& options, const Fusi
   return change;
 }
 
+namespace {
+
+// One occurrence of a chain (`parts`, in stream order) counted into its class, by kernel names.
+FusionCandidate& count_occurrence(std::map<std::vector<std::string>, FusionCandidate>& classes,
+                                  std::span<const NodeId> parts, const FusedPrice& price,
+                                  const FusionStreams& view, const graph::Dfg& dfg) {
+  std::vector<std::string> names;
+  for (const NodeId p : parts) names.emplace_back(view.name(p));
+  FusionCandidate& c = classes[names];
+  if (c.kernels.empty()) c.kernels = std::move(names);
+  ++c.instances;
+  c.occurrences.emplace_back(parts.begin(), parts.end());
+  c.measured = saturating_add(c.measured, price.parts);
+  c.predicted = saturating_add(c.predicted, price.duration);
+  c.priced_by_fallback += price.fallback ? 1 : 0;
+  for (const EdgeId e : view.removable_launches(parts)) {
+    ++c.launches_saved;
+    c.launch_time_saved = saturating_add(c.launch_time_saved, dfg.node(dfg.edge(e).src).duration);
+  }
+  return c;
+}
+
+// The classes seen at least `min_instances` times, largest predicted saving first.
+std::vector<FusionCandidate> ranked(std::map<std::vector<std::string>, FusionCandidate>& classes, std::size_t min_instances) {
+  std::vector<FusionCandidate> out;
+  for (auto& [names, c] : classes)
+    if (c.instances >= min_instances) out.push_back(std::move(c));
+  std::sort(out.begin(), out.end(), [](const FusionCandidate& a, const FusionCandidate& b) {
+    if (a.gpu_saving() != b.gpu_saving()) return a.gpu_saving() > b.gpu_saving();
+    if (a.launches_saved != b.launches_saved) return a.launches_saved > b.launches_saved;
+    return a.kernels < b.kernels;
+  });
+  return out;
+}
+
+}  // namespace
+
 std::vector<FusionCandidate> find_fusion_candidates(const Workload& workload, const CandidateOptions& options) {
   if (options.max_length < 2)
     throw OptionError("max_length", std::to_string(options.max_length), "a chain has at least two kernels");
@@ -359,20 +396,7 @@ std::vector<FusionCandidate> find_fusion_candidates(const Workload& workload, co
   std::map<std::vector<std::string>, FusionCandidate> classes;
   auto add = [&](std::span<const NodeId> parts) {
     if (parts.size() < 2) return;
-    std::vector<std::string> names;
-    for (const NodeId p : parts) names.emplace_back(view.name(p));
-    FusionCandidate& c = classes[names];
-    if (c.kernels.empty()) c.kernels = std::move(names);
-    const FusedPrice price = pricer.price(parts);
-    ++c.instances;
-    c.occurrences.emplace_back(parts.begin(), parts.end());
-    c.measured = saturating_add(c.measured, price.parts);
-    c.predicted = saturating_add(c.predicted, price.duration);
-    c.priced_by_fallback += price.fallback ? 1 : 0;
-    for (const EdgeId e : view.removable_launches(parts)) {
-      ++c.launches_saved;
-      c.launch_time_saved = saturating_add(c.launch_time_saved, dfg.node(dfg.edge(e).src).duration);
-    }
+    count_occurrence(classes, parts, pricer.price(parts), view, dfg);
   };
   auto flush = [&](std::vector<NodeId>& run) {
     if (run.size() >= 2)
@@ -391,15 +415,7 @@ std::vector<FusionCandidate> find_fusion_candidates(const Workload& workload, co
     }
     flush(run);
   }
-  std::vector<FusionCandidate> out;
-  for (auto& [names, c] : classes)
-    if (c.instances >= options.min_instances) out.push_back(std::move(c));
-  std::sort(out.begin(), out.end(), [](const FusionCandidate& a, const FusionCandidate& b) {
-    if (a.gpu_saving() != b.gpu_saving()) return a.gpu_saving() > b.gpu_saving();
-    if (a.launches_saved != b.launches_saved) return a.launches_saved > b.launches_saved;
-    return a.kernels < b.kernels;
-  });
-  return out;
+  return ranked(classes, options.min_instances);
 }
 
 std::vector<FusionCandidate> find_epilogue_candidates(const Workload& workload, const CandidateOptions& options) {
@@ -423,33 +439,11 @@ std::vector<FusionCandidate> find_epilogue_candidates(const Workload& workload, 
       }
       if (best == 0) continue;
       const std::span<const NodeId> parts(stream.data() + i, best + 1);
-      std::vector<std::string> names;
-      for (const NodeId p : parts) names.emplace_back(view.name(p));
-      FusionCandidate& c = classes[names];
-      if (c.kernels.empty()) c.kernels = std::move(names);
-      c.epilogue = true;
-      const FusedPrice price = pricer.price_epilogue(parts);
-      ++c.instances;
-      c.occurrences.emplace_back(parts.begin(), parts.end());
-      c.measured = saturating_add(c.measured, price.parts);
-      c.predicted = saturating_add(c.predicted, price.duration);
-      c.priced_by_fallback += price.fallback ? 1 : 0;
-      for (const EdgeId e : view.removable_launches(parts)) {
-        ++c.launches_saved;
-        c.launch_time_saved = saturating_add(c.launch_time_saved, dfg.node(dfg.edge(e).src).duration);
-      }
+      count_occurrence(classes, parts, pricer.price_epilogue(parts), view, dfg).epilogue = true;
       i += best;
     }
   }
-  std::vector<FusionCandidate> out;
-  for (auto& [names, c] : classes)
-    if (c.instances >= options.min_instances) out.push_back(std::move(c));
-  std::sort(out.begin(), out.end(), [](const FusionCandidate& a, const FusionCandidate& b) {
-    if (a.gpu_saving() != b.gpu_saving()) return a.gpu_saving() > b.gpu_saving();
-    if (a.launches_saved != b.launches_saved) return a.launches_saved > b.launches_saved;
-    return a.kernels < b.kernels;
-  });
-  return out;
+  return ranked(classes, options.min_instances);
 }
 
 OpFusion fuse_candidates(const std::vector<FusionCandidate>& candidates, bool intermediates_kept) {
