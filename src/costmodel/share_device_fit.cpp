@@ -173,7 +173,9 @@ void fit_kernel_classes(DeviceScalars& out, const std::vector<Row>& rows, const 
   std::map<std::string, std::vector<const Row*>> classes;
   for (const Row& r : rows)
     if (!r.kernel_class.empty()) classes[r.kernel_class].push_back(&r);
-  for (const auto& [name, own] : classes) {
+  for (const auto& entry : classes) {
+    const std::string& name = entry.first;
+    const std::vector<const Row*>& own = entry.second;  // a named reference: clang 14 (the fuzz build) lets no lambda capture a structured binding
     if (own.size() < options.min_kernel_class_rows) continue;  // pooled into its family
     std::vector<double> base;  // each row's log10 family multiplier
     for (const Row* r : own) base.push_back(std::log10(multiplier_of(r->family).at(r->roofline_ms)));
