@@ -55,6 +55,21 @@ std::string load_error(const std::vector<std::string>& files, unsigned threads) 
   return "";
 }
 
+// The set `paths` load into on `threads` threads, every message logged kept in `messages`.
+trace::TraceSet load_on_threads(const std::vector<std::string>& paths, unsigned threads, std::vector<std::string>& messages) {
+  Logger log(LogLevel::kDebug, [&](LogLevel, const std::string& m) { messages.push_back(m); });
+  trace::LoadOptions options;
+  options.threads = threads;
+  return trace::load_traces(paths, options, log);
+}
+
+// The same string table, id by id, and as many ranks.
+void require_same_strings_and_ranks(const trace::TraceSet& one, const trace::TraceSet& many) {
+  REQUIRE(many.strings.size() == one.strings.size());
+  for (std::uint32_t id = 0; id < one.strings.size(); ++id) REQUIRE(many.strings.view(StringId{id}) == one.strings.view(StringId{id}));
+  REQUIRE(many.ranks.size() == one.ranks.size());
+}
+
 }  // namespace
 
 TEST_CASE("A directory with one file per rank loads as one job, ranks in order") {
@@ -67,10 +82,7 @@ TEST_CASE("A directory with one file per rank loads as one job, ranks in order")
 
 TEST_CASE("Ranks read in parallel give the set a sequential read gives, whatever the thread count") {
   const auto read = [](unsigned threads, std::vector<std::string>& messages) {
-    Logger log(LogLevel::kDebug, [&](LogLevel, const std::string& m) { messages.push_back(m); });
-    trace::LoadOptions options;
-    options.threads = threads;
-    return trace::load_traces({test::dlrm_dir()}, options, log);
+    return load_on_threads({test::dlrm_dir()}, threads, messages);
   };
   std::vector<std::string> one_log;
   const auto one = read(1, one_log);
@@ -78,9 +90,7 @@ TEST_CASE("Ranks read in parallel give the set a sequential read gives, whatever
     std::vector<std::string> many_log;
     const auto many = read(threads, many_log);
     CHECK(many_log == one_log);
-    REQUIRE(many.strings.size() == one.strings.size());
-    for (std::uint32_t id = 0; id < one.strings.size(); ++id) REQUIRE(many.strings.view(StringId{id}) == one.strings.view(StringId{id}));
-    REQUIRE(many.ranks.size() == one.ranks.size());
+    require_same_strings_and_ranks(one, many);
     for (std::size_t r = 0; r < one.ranks.size(); ++r) {
       const auto& a = one.ranks[r].events;
       const auto& b = many.ranks[r].events;
@@ -108,12 +118,7 @@ TEST_CASE("Ranks merged as they are read, largest file first, give the sequentia
   test::write_text(small, small_text);
   files.insert(files.begin() + 3, agent);
   files.insert(files.begin() + 1, small);
-  const auto read = [&](unsigned threads, std::vector<std::string>& messages) {
-    Logger log(LogLevel::kDebug, [&](LogLevel, const std::string& m) { messages.push_back(m); });
-    trace::LoadOptions options;
-    options.threads = threads;
-    return trace::load_traces(files, options, log);
-  };
+  const auto read = [&](unsigned threads, std::vector<std::string>& messages) { return load_on_threads(files, threads, messages); };
   std::vector<std::string> one_log;
   const auto one = read(1, one_log);
   REQUIRE(one.ranks.size() == 9);
@@ -122,9 +127,7 @@ TEST_CASE("Ranks merged as they are read, largest file first, give the sequentia
     std::vector<std::string> many_log;
     const auto many = read(threads, many_log);
     CHECK(many_log == one_log);
-    REQUIRE(many.strings.size() == one.strings.size());
-    for (std::uint32_t id = 0; id < one.strings.size(); ++id) REQUIRE(many.strings.view(StringId{id}) == one.strings.view(StringId{id}));
-    REQUIRE(many.ranks.size() == one.ranks.size());
+    require_same_strings_and_ranks(one, many);
     for (std::size_t r = 0; r < one.ranks.size(); ++r) {
       const trace::TraceRank& a = one.ranks[r];
       const trace::TraceRank& b = many.ranks[r];

@@ -514,6 +514,24 @@ TEST_CASE("op_fusion: on gpt2, chains through launch-queue waits fuse and drop t
   INFO("occurrences skipped for feeding another track: " << feeds_other);
 }
 
+// The candidates' instances, those priced by the fallback, launches saved, measured and
+// predicted GPU time, summed (for the figures below).
+struct CandidateTotals {
+  std::size_t instances = 0, fallback = 0, launches = 0;
+  Nanos measured = 0, predicted = 0;
+};
+CandidateTotals totals(const std::vector<whatif::FusionCandidate>& candidates) {
+  CandidateTotals t;
+  for (const auto& c : candidates) {
+    t.instances += c.instances;
+    t.fallback += c.priced_by_fallback;
+    t.launches += c.launches_saved;
+    t.measured += c.measured;
+    t.predicted += c.predicted;
+  }
+  return t;
+}
+
 // The figures of the op-fusion report (hidden: run by hand with
 // `whatif_op_fusion_tests "[figures]"`): per trace, the candidate classes and instances, and the
 // replayed iteration before and after fusing every candidate.
@@ -523,15 +541,7 @@ TEST_CASE("op_fusion: figures of fusing every candidate", "[.][figures]") {
                            "traces/h100/bert-ddp-emit-nvtx-step", "traces/hta/alexnet-a100-single.json.gz"}) {
     const whatif::Workload base = load_workload(path);
     const auto candidates = whatif::find_fusion_candidates(base);
-    std::size_t instances = 0, fallback = 0, launches = 0;
-    Nanos measured = 0, predicted = 0;
-    for (const auto& c : candidates) {
-      instances += c.instances;
-      fallback += c.priced_by_fallback;
-      launches += c.launches_saved;
-      measured += c.measured;
-      predicted += c.predicted;
-    }
+    const auto [instances, fallback, launches, measured, predicted] = totals(candidates);
     replayer::Simulator simulator;
     const whatif::Evaluation before = whatif::evaluate(base, {}, simulator, {});
     const whatif::Evaluation after = whatif::evaluate(base, {whatif::fuse_candidates(candidates)}, simulator, {});
@@ -584,14 +594,7 @@ TEST_CASE("op_fusion: figures of GEMM epilogues and launch-queue waits", "[.][ep
     whatif::CandidateOptions co;
     co.intermediates_kept = true;
     const auto epilogues = whatif::find_epilogue_candidates(base, co);
-    std::size_t instances = 0, fallback = 0;
-    Nanos measured = 0, predicted = 0;
-    for (const auto& c : epilogues) {
-      instances += c.instances;
-      fallback += c.priced_by_fallback;
-      measured += c.measured;
-      predicted += c.predicted;
-    }
+    const auto [instances, fallback, launches, measured, predicted] = totals(epilogues);
     replayer::Simulator simulator;
     const whatif::Evaluation before = whatif::evaluate(base, {}, simulator, {});
     const whatif::Evaluation after = whatif::evaluate(base, {whatif::fuse_candidates(epilogues, true)}, simulator, {});
