@@ -17,6 +17,7 @@
 #include "executor/cuda/elementwise_jit.h"
 #include "kernels/compression_reference.h"
 #include "kernels/elementwise_codegen.h"
+#include "kernels/gemm_reference.h"
 #include "kernels/half_bits.h"
 
 using namespace dpro::executor;
@@ -62,6 +63,54 @@ double relative_error(const std::vector<float>& a, const std::vector<float>& b) 
   double diff = 0, norm = 0;
   for (std::size_t i = 0; i < a.size(); ++i) diff += (a[i] - b[i]) * double(a[i] - b[i]), norm += double(b[i]) * b[i];
   return std::sqrt(diff / std::max(norm, 1e-30));
+}
+
+// Values of `t` (fp32, fp16, bf16) as the device stores them, and back.
+std::vector<std::uint8_t> encode(const std::vector<double>& v, DType t) {
+  std::vector<std::uint8_t> bytes(v.size() * dtype_bytes(t));
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    const auto f = static_cast<float>(v[i]);
+    if (t == DType::kF32) {
+      std::memcpy(bytes.data() + 4 * i, &f, 4);
+    } else {
+      const std::uint16_t h = t == DType::kF16 ? k::float_to_half(f) : k::float_to_bf16(f);
+      std::memcpy(bytes.data() + 2 * i, &h, 2);
+    }
+  }
+  return bytes;
+}
+
+std::vector<double> decode(const std::vector<std::uint8_t>& bytes, DType t) {
+  std::vector<double> v(bytes.size() / dtype_bytes(t));
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    if (t == DType::kF32) {
+      float f;
+      std::memcpy(&f, bytes.data() + 4 * i, 4);
+      v[i] = f;
+    } else {
+      std::uint16_t h;
+      std::memcpy(&h, bytes.data() + 2 * i, 2);
+      v[i] = t == DType::kF16 ? k::half_to_float(h) : k::bf16_to_float(h);
+    }
+  }
+  return v;
+}
+
+// v rounded to `t`'s values.
+std::vector<double> rounded(const std::vector<double>& v, DType t) { return decode(encode(v, t), t); }
+
+std::vector<double> scaled(std::size_t n, double phase, double scale) {
+  std::vector<double> v;
+  for (float f : values(n, phase)) v.push_back(f * scale);
+  return v;
+}
+
+// The largest |got - want| / max(|want|, 1).
+double max_error(const std::vector<double>& got, const std::vector<double>& want) {
+  double worst = got.size() == want.size() ? 0 : 1e300;
+  for (std::size_t i = 0; i < got.size() && i < want.size(); ++i)
+    worst = std::max(worst, std::abs(got[i] - want[i]) / std::max(std::abs(want[i]), 1.0));
+  return worst;
 }
 
 }  // namespace
@@ -182,10 +231,103 @@ TEST_CASE("cuda device: GEMMs through cuBLASLt match a CPU product", "[cuda]") {
         want[q * m * n + i + j * m] = static_cast<float>(sum);
       }
   for (MathMode math : {MathMode::kDefault, MathMode::kTF32}) {
-    GemmCall g{m, n, kk, batch, true, false, DType::kF32, math, upload(*d, a), upload(*d, b), {}};
+    GemmCall g{m, n, kk, batch, true, false, DType::kF32, math, upload(*d, a), upload(*d, b), {}, GemmEpilogue::kNone, {}, {}};
     g.c = Span{d->allocate(want.size() * 4), 0, want.size() * 4};
     d->launch(s, g);
     CHECK(relative_error(download<float>(*d, g.c), want) < (math == MathMode::kTF32 ? 3e-3 : 1e-6));
+  }
+}
+
+// Every GemmEpilogue through cuBLASLt against kernels/gemm_reference.h, at the layout the executor
+// lowers a fused GEMM to (no transposes, m = the output features), one product and a batch of two,
+// fp32 / fp16 / bf16. Operands are O(1) so that the pre-activations fall where relu and gelu bend
+// (|x| < 4). Tolerance, of |got - want| / max(|want|, 1): fp32 1e-4 (fp32 arithmetic, and room for
+// an approximate tanh in the epilogue), fp16 2e-3 and bf16 1.6e-2 (a few roundings of the output).
+// GELU forms in fp32 must also be nearer the tanh form than the erf form. The bias gradient's
+// error is measured against the row sums of |D| (a sum of rounded values). A combination cuBLASLt
+// refuses is warned about; every epilogue must run for at least one dtype and batch.
+TEST_CASE("cuda device: GEMM epilogues through cuBLASLt match the CPU reference", "[cuda]") {
+  auto d = gpu();
+  if (!d) return;
+  StreamHandle s = d->create_stream();
+  const std::int64_t m = 64, n = 48, kk = 80;
+  std::vector<std::string> ran;
+  for (std::int64_t batch : {std::int64_t{1}, std::int64_t{2}}) {
+    for (DType dtype : {DType::kF32, DType::kF16, DType::kBF16}) {
+      const double tolerance = dtype == DType::kF32 ? 1e-4 : dtype == DType::kF16 ? 2e-3 : 1.6e-2;
+      const std::vector<double> a = rounded(scaled(m * kk * batch, 0, 0.15), dtype);
+      const std::vector<double> b = rounded(scaled(kk * n * batch, 1, 0.15), dtype);
+      const std::vector<double> bias = rounded(scaled(m * batch, 2, 0.3), dtype);
+      const std::vector<double> x = rounded(scaled(m * n * batch, 3, 0.6), dtype);  // forward pre-activations
+      for (int e = 0; e <= static_cast<int>(GemmEpilogue::kDGeluBGrad); ++e) {
+        const auto epilogue = static_cast<GemmEpilogue>(e);
+        INFO(to_string(dtype) << ", batch " << batch << ", epilogue " << to_string(epilogue));
+        k::GemmShape shape{m, n, kk, batch, false, false, epilogue};
+        k::GemmOperands in;
+        in.a = a;
+        in.b = b;
+        const std::uint64_t c_bytes = static_cast<std::uint64_t>(m * n * batch) * dtype_bytes(dtype);
+        GemmCall g{m, n, kk, batch, false, false, dtype, MathMode::kDefault, upload(*d, encode(a, dtype)),
+                   upload(*d, encode(b, dtype)), Span{d->allocate(c_bytes), 0, c_bytes}, epilogue, {}, {}};
+        if (epilogue_reads_bias(epilogue)) in.bias = bias, g.bias = upload(*d, encode(bias, dtype));
+        if (epilogue_writes_bias(epilogue)) g.bias = Span{d->allocate(m * batch * dtype_bytes(dtype)), 0, m * batch * dtype_bytes(dtype)};
+        const bool drelu = epilogue == GemmEpilogue::kDRelu || epilogue == GemmEpilogue::kDReluBGrad;
+        const bool dgelu = epilogue == GemmEpilogue::kDGelu || epilogue == GemmEpilogue::kDGeluBGrad;
+        if (drelu) in.relu_mask = k::relu_mask_of(x, m, n, batch), g.aux = upload(*d, in.relu_mask);
+        if (dgelu) in.gelu_input = k::gelu_aux_of(x, m, n, batch), g.aux = upload(*d, encode(in.gelu_input, dtype));
+        const k::GemmResult want = k::gemm_reference(shape, in);
+        try {
+          d->launch(s, g);
+          d->synchronize();
+        } catch (const std::runtime_error& err) {
+          // cuBLASLt may support no algorithm for some epilogue, dtype and layout (no heuristic
+          // result, or CUBLAS_STATUS_NOT_SUPPORTED): said, and counted below.
+          WARN("not run: " << to_string(dtype) << ", batch " << batch << ", " << to_string(epilogue) << ": " << err.what());
+          continue;
+        }
+        ran.push_back(to_string(epilogue));
+        const std::vector<double> got = decode(download<std::uint8_t>(*d, g.c), dtype);
+        const double error = max_error(got, want.c);
+        INFO("max error " << error);
+        CHECK(error < tolerance);
+        if ((epilogue == GemmEpilogue::kGelu || epilogue == GemmEpilogue::kBiasGelu) && dtype == DType::kF32) {
+          // The same call with the erf form: cuBLASLt's output must lie nearer the tanh form.
+          k::GemmOperands plain = in;
+          plain.bias.clear();
+          std::vector<double> erf_form = k::gemm_reference({m, n, kk, batch, false, false, GemmEpilogue::kNone}, plain).c;
+          const auto rows = static_cast<std::size_t>(m), cells = static_cast<std::size_t>(m * n);
+          for (std::size_t i = 0; i < erf_form.size(); ++i)  // product i / cells, row i % rows
+            erf_form[i] = k::gelu_erf(erf_form[i] + (in.bias.empty() ? 0.0 : in.bias[i / cells * rows + i % rows]));
+          INFO("max error against the erf form " << max_error(got, erf_form));
+          CHECK(error < max_error(got, erf_form));
+        }
+        if (epilogue_writes_bias(epilogue)) {
+          const std::vector<double> grad = decode(download<std::uint8_t>(*d, g.bias), dtype);
+          REQUIRE(grad.size() == want.bias_grad.size());
+          double worst = 0, worst_before = 0;  // against the sums after / before the derivative
+          const std::vector<double> product =
+              k::gemm_reference({m, n, kk, batch, false, false, GemmEpilogue::kNone}, k::GemmOperands{a, b, {}, {}, {}}).c;
+          for (std::size_t r = 0; r < grad.size(); ++r) {
+            double magnitude = 1, before = 0;
+            const std::size_t q = r / m, i = r % m;
+            for (std::int64_t j = 0; j < n; ++j) {
+              magnitude += std::abs(want.c[q * m * n + j * m + i]);
+              before += product[q * m * n + j * m + i];
+            }
+            worst = std::max(worst, std::abs(grad[r] - want.bias_grad[r]) / magnitude);
+            worst_before = std::max(worst_before, std::abs(grad[r] - before) / magnitude);
+          }
+          INFO("bias gradient: max error " << worst << " (" << worst_before << " against the sums before the derivative)");
+          CHECK(worst < tolerance);
+        }
+      }
+    }
+  }
+  // Every epilogue ran for at least one dtype and batch.
+  for (int e = 0; e <= static_cast<int>(GemmEpilogue::kDGeluBGrad); ++e) {
+    const std::string name = to_string(static_cast<GemmEpilogue>(e));
+    INFO("epilogue " << name);
+    CHECK(std::find(ran.begin(), ran.end(), name) != ran.end());
   }
 }
 
