@@ -11,7 +11,8 @@
 // that: weights, gradients and the two moments of Adam at the same width. Where the trace records
 // tensor shapes, the activation estimate below is added (a proxy, not a bound); workspace and the
 // allocator's cache are never counted. Without shapes the estimate is a lower bound, so a budget
-// refused for being below it is certainly too small.
+// refused for being below it is certainly too small. A plan's precision decisions change the
+// activation estimate (precision_memory below); the search counts that change in its memory.
 #include <cstdint>
 #include <optional>
 #include <string>

@@ -105,7 +105,10 @@ struct Scored {
 
 struct SearchResult {
   Scored baseline;             // no decision
-  Scored best;                 // the fastest plan within the limits (the baseline if none is faster)
+  // The fastest plan within the limits (the baseline if none is faster). A memory limit below 0
+  // (a budget only a precision plan meets) can leave no plan within them: best is then the
+  // baseline, which the limits do not admit; callers check limits.admits(best.score).
+  Scored best;
   std::vector<Scored> pareto;  // non-dominated over (step, risk, extra memory), fastest first
   // Per decision of `best` (decisions_of order): the step without that decision minus the step
   // with the plan (leave-one-out; these replays are beyond the budget).

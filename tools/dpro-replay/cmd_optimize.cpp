@@ -95,14 +95,15 @@ class OptimizeCommand final : public Command {
         ->check(CLI::Range(0.0, 1e9));
     sub->add_option("--memory-headroom", memory_headroom_gib_,
                     "memory per rank (GiB) the chosen plan may use beyond what the recorded job used (error-feedback\n"
-                    "residuals of lossy compression; default: no limit)")
+                    "residuals of lossy compression, precision's change to the activations; default: no limit)")
         ->check(CLI::Range(0.0, 1e6));
     sub->add_option("--memory-budget", memory_budget_gib_,
                     "total memory per rank (GiB) a plan must fit in. The job's own memory per rank is the peak its\n"
                     "memory events record, else 4 x the gradient bytes a rank all-reduces in a step (weights, gradients\n"
                     "and Adam's two moments) plus, where the trace records tensor shapes, an activation estimate\n"
-                    "(docs/optimizer.md); a budget below it is refused, and a plan may add at most the rest. Needs a\n"
-                    "job with memory events or gradient all-reduces")
+                    "(docs/optimizer.md); a plan may add at most the rest. Precision plans are credited for the\n"
+                    "activations they narrow, so a budget below the job's own memory is met by one that frees enough,\n"
+                    "and refused when none can. Needs a job with memory events or gradient all-reduces")
         ->check(CLI::Range(0.0, 1e6));
     sub->add_option("--tolerances", tolerances_path_,
                     "per-layer tolerances: a JSON file of rules that limit what the search may decide per op class\n"
