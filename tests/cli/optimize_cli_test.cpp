@@ -93,7 +93,7 @@ TEST_CASE("optimize --memory-budget: a budget below the job's own memory is one 
 
 TEST_CASE("optimize credits precision plans for activation memory where shapes are recorded, and says on what basis") {
   const std::string dir = test::fresh_dir("optimize_precision_memory");
-  // emit_nvtx's H100 ResNet-50 capture records shapes; the Kineto capture of the same job does not.
+  // The H100 ResNet-50 with one step under emit_nvtx records shapes; its capture without emit_nvtx does not.
   Run r = run("optimize " + test::source_path("traces/h100/resnet50-emit-nvtx-step") +
               " --strategies precision --budget 10 --json " + dir + "/shapes.json");
   REQUIRE(r.code == 0);

@@ -314,7 +314,7 @@ TEST_CASE("a precision plan's activation memory: saved inputs of its op classes 
 }
 
 TEST_CASE("a memory limit that only a precision plan meets selects it (H100 ResNet-50 with shapes)") {
-  // emit_nvtx's capture records shapes: its activation estimate credits precision plans.
+  // One step captured under emit_nvtx records shapes: its activation estimate credits precision plans.
   const whatif::Workload job = test::load_workload("traces/h100/resnet50-emit-nvtx-step");
   SpaceOptions o;
   o.strategies = {Strategy::kPrecision};
@@ -347,7 +347,7 @@ TEST_CASE("a memory limit that only a precision plan meets selects it (H100 ResN
   CHECK(none.best.assignment == none.baseline.assignment);
 }
 
-TEST_CASE("without recorded shapes precision plans' memory is unchanged (H100 ResNet-50, Kineto capture)") {
+TEST_CASE("without recorded shapes precision plans' memory is unchanged (H100 ResNet-50 without emit_nvtx)") {
   const whatif::Workload job = test::load_workload("traces/h100/resnet50");
   SpaceOptions o;
   o.strategies = {Strategy::kPrecision};
