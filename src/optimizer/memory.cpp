@@ -9,6 +9,8 @@
 
 #include "core/error.h"
 #include "costmodel/comm/comm_ops.h"
+#include "costmodel/op_desc.h"
+#include "hw/device_spec.h"
 #include "trace/iterations.h"
 
 namespace dpro::optimizer {
@@ -59,7 +61,47 @@ std::int64_t element_bytes(std::string_view dtype) {
   return 4;
 }
 
+// Whether autocast casts a tensor of this recorded dtype: floating point ("" for unrecorded:
+// counted as fp32, as element_bytes does).
+bool floating(std::string_view dtype) {
+  if (dtype.empty()) return true;
+  const std::optional<hw::DType> d = hw::parse_dtype(std::string(dtype));
+  return d && *d != hw::DType::kInt8;
+}
+
+// The width a precision value stores tensors at; 0: storage unchanged (tf32, as recorded).
+int stored_bytes(const std::string& dtype) {
+  if (dtype == "bf16" || dtype == "fp16") return 2;
+  if (dtype == "fp8") return 1;
+  return 0;
+}
+
 }  // namespace
+
+PrecisionMemory precision_memory(const ActivationEstimate& act, const std::string& gemm_dtype, const std::string& conv_dtype) {
+  PrecisionMemory m;
+  const int gemm = stored_bytes(gemm_dtype), conv = stored_bytes(conv_dtype);
+  for (const ClassTensor& t : act.class_tensors) {
+    const int to = t.conv ? conv : gemm;
+    if (to == 0 || t.element_bytes <= to) continue;
+    if (t.activation) m.saved += t.elements * (t.element_bytes - to);
+    else m.casts += t.elements * to;
+  }
+  return m;
+}
+
+PrecisionMemory precision_memory(const ActivationEstimate& act, const std::vector<Decision>& decisions) {
+  std::string gemm, conv;
+  bool gemm_own = false, conv_own = false;
+  for (const Decision& d : decisions) {
+    if (d.strategy != Strategy::kPrecision) continue;
+    if (d.subject == "gemm" || (d.subject == "all" && !gemm_own)) gemm = d.value;
+    if (d.subject == "conv" || (d.subject == "all" && !conv_own)) conv = d.value;
+    gemm_own = gemm_own || d.subject == "gemm";
+    conv_own = conv_own || d.subject == "conv";
+  }
+  return precision_memory(act, gemm, conv);
+}
 
 std::optional<ActivationEstimate> estimate_activation_bytes(const whatif::Workload& job) {
   const trace::TraceSet& traces = *job.traces;
@@ -84,6 +126,7 @@ std::optional<ActivationEstimate> estimate_activation_bytes(const whatif::Worklo
     if (forward.empty()) continue;
     std::vector<std::int64_t> bytes(forward.size(), 0);
     std::vector<std::size_t> ops(forward.size(), 0);
+    std::vector<std::vector<ClassTensor>> tensors(forward.size());
     std::vector<bool> counted(rank.events.size(), false);  // launcher events already counted
     for (std::uint32_t ev = 0; ev < rank.events.size(); ++ev) {
       const graph::EventRef ref(ev);
@@ -103,15 +146,26 @@ std::optional<ActivationEstimate> estimate_activation_bytes(const whatif::Worklo
       if (!op) continue;
       // An embedding's first input is its table (a parameter, in the gradients' estimate); what it
       // saves is its indices.
-      if (dfg.ops().name(op->launcher).find("embedding") != std::string_view::npos) continue;
+      const std::string_view launcher_name = dfg.ops().name(op->launcher);
+      if (launcher_name.find("embedding") != std::string_view::npos) continue;
+      const costmodel::OpFamily family = costmodel::family_from_name(std::string(launcher_name));
+      const bool conv = family == costmodel::OpFamily::kConv2d;
+      const bool of_class = conv || family == costmodel::OpFamily::kLinear || family == costmodel::OpFamily::kBmm;
+      bool first = true;
       for (const graph::TensorDesc& t : op->inputs) {
         if (t.shape.size() < 2) continue;  // scalars, lists, biases: the activation is the first of 2 or more dims
         std::int64_t elements = 1;
         for (const std::int64_t d : t.shape) elements *= std::max<std::int64_t>(d, 0);
-        bytes[step] += elements * element_bytes(dfg.ops().name(t.dtype));
-        ++ops[step];
-        counted[n.parent_op.value] = true;
-        break;  // the first such input only
+        const std::string_view dtype = dfg.ops().name(t.dtype);
+        if (first) {
+          bytes[step] += elements * element_bytes(dtype);
+          ++ops[step];
+          counted[n.parent_op.value] = true;
+        }
+        if (of_class && floating(dtype))
+          tensors[step].push_back({conv, first, elements, static_cast<int>(element_bytes(dtype))});
+        first = false;
+        if (!of_class) break;  // the first such input only
       }
     }
     std::vector<std::size_t> order;
@@ -120,22 +174,27 @@ std::optional<ActivationEstimate> estimate_activation_bytes(const whatif::Worklo
     if (order.empty()) continue;
     std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return bytes[a] < bytes[b]; });
     const std::size_t median = order[order.size() / 2];
-    if (!best || bytes[median] > best->bytes) best = ActivationEstimate{bytes[median], rank.rank, order.size(), ops[median]};
+    if (!best || bytes[median] > best->bytes)
+      best = ActivationEstimate{bytes[median], rank.rank, order.size(), ops[median], std::move(tensors[median])};
   }
   return best;
 }
 
-std::int64_t headroom_under_budget(double budget_gib, const std::optional<MemoryEstimate>& job) {
+std::int64_t headroom_under_budget(double budget_gib, const std::optional<MemoryEstimate>& job, std::int64_t largest_credit) {
   const std::string value = fmt::format("{:g}", budget_gib);
   if (!job)
     throw OptionError("memory_budget", value,
                       "cannot tell the job's own memory per rank: the traces record no memory events and no gradient "
                       "all-reduce to estimate it from (use --memory-headroom for memory beyond the job's)");
   const auto budget = static_cast<std::int64_t>(budget_gib * kBytesPerGiB);
-  if (budget < job->bytes)
+  largest_credit = std::max<std::int64_t>(largest_credit, 0);
+  if (budget < job->bytes - largest_credit)
     throw OptionError("memory_budget", value,
-                      fmt::format("below the job's own memory per rank, at least {:.3f} GiB ({}): no plan fits",
-                                  static_cast<double>(job->bytes) / kBytesPerGiB, job->source));
+                      fmt::format("below the job's own memory per rank, at least {:.3f} GiB ({}){}: no plan fits",
+                                  static_cast<double>(job->bytes) / kBytesPerGiB, job->source,
+                                  largest_credit > 0 ? fmt::format(", less the {:.3f} MiB of activations the search's precision "
+                                                                   "plans free at most", static_cast<double>(largest_credit) / (1024.0 * 1024.0))
+                                                     : std::string()));
   return budget - job->bytes;
 }
 

@@ -11,11 +11,15 @@
 // that: weights, gradients and the two moments of Adam at the same width. Where the trace records
 // tensor shapes, the activation estimate below is added (a proxy, not a bound); workspace and the
 // allocator's cache are never counted. Without shapes the estimate is a lower bound, so a budget
-// refused for being below it is certainly too small.
+// refused for being below it is certainly too small. A plan's precision decisions change the
+// activation estimate (precision_memory below); the search counts that change in its memory.
 #include <cstdint>
 #include <optional>
 #include <string>
 
+#include <vector>
+
+#include "optimizer/plan.h"
 #include "whatif/workload.h"
 
 namespace dpro::optimizer {
@@ -43,19 +47,54 @@ struct MemoryEstimate {
 // save nothing (adds, in-place ops) and tensors read by several ops, and under-counts saved
 // outputs and second inputs (attention's keys and values). Of the steps, the median; of the
 // ranks, the largest. nullopt when no step has both recorded shapes and a backward op.
+// A floating-point input of 2 or more dimensions of a counted forward op of a precision class (gemm:
+// bmm, matmul, linear, addmm, mm; conv: convolutions, by the launching op's name), in the median
+// step: what a precision plan narrows (precision_memory).
+struct ClassTensor {
+  bool conv = false;        // the op's class: conv, else gemm
+  bool activation = false;  // the op's activation input (counted in `bytes`); else another operand (a weight)
+  std::int64_t elements = 0;
+  int element_bytes = 4;    // at the recorded dtype
+};
 struct ActivationEstimate {
   std::int64_t bytes = 0;
   int rank = 0;               // the rank it is for (trace rank number)
   std::size_t steps = 0;      // steps the median is over
   std::size_t ops = 0;        // forward ops counted in the median step
+  std::vector<ClassTensor> class_tensors;  // of the median step's counted ops of a precision class
 };
 std::optional<ActivationEstimate> estimate_activation_bytes(const whatif::Workload& job);
+
+// What a precision plan changes in the activation estimate, per rank, in bytes. The rule (PyTorch
+// autocast, docs/optimizer.md "Precision and activations"): an op autocast runs at a narrower dtype
+// receives out-of-place casts of its floating-point inputs, and autograd saves what the op
+// received, so the saved activation of a lowered GEMM or convolution is its cast copy, at the
+// target's width instead of the recorded one (`saved`: the bytes no longer kept), and the cast of
+// its other operand (a linear layer's or convolution's weight; autocast caches it for the step) is
+// a new tensor kept for backward beside the fp32 master weight (`casts`). fp8 (Transformer Engine)
+// saves 1-byte casts; tf32 keeps fp32 storage and changes nothing. Inputs already at or below the
+// target width change nothing. Only the ops of the lowered classes count: the elementwise ops
+// between them, which the time model lowers with them, keep their recorded bytes here.
+struct PrecisionMemory {
+  std::int64_t saved = 0;  // activation bytes freed
+  std::int64_t casts = 0;  // bytes of weight casts added
+  std::int64_t delta() const { return casts - saved; }  // negative: the plan needs less memory
+};
+// `gemm_dtype`, `conv_dtype`: the plan's dtype per class ("bf16", "fp16", "fp8", "tf32"; anything
+// else, as "as_recorded" or "": that class is unchanged).
+PrecisionMemory precision_memory(const ActivationEstimate& act, const std::string& gemm_dtype, const std::string& conv_dtype);
+// Of a plan's decisions: the dtype per class as decision_rewrites reads it ("all" sets both
+// classes, a class's own decision overrides it).
+PrecisionMemory precision_memory(const ActivationEstimate& act, const std::vector<Decision>& decisions);
 
 // nullopt when the job gives nothing to estimate from (no memory event, no gradient all-reduce).
 std::optional<MemoryEstimate> estimate_memory_per_rank(const whatif::Workload& job);
 
-// The memory per rank a plan may add under a total budget of `budget_gib` per rank. Throws
-// OptionError("memory_budget", ...) when the job's own estimate is unknown or above the budget.
-std::int64_t headroom_under_budget(double budget_gib, const std::optional<MemoryEstimate>& job);
+// The memory per rank a plan may add under a total budget of `budget_gib` per rank: negative when
+// the budget is below the job's own estimate but a plan can free `largest_credit` bytes (a
+// precision plan's activations). Throws OptionError("memory_budget", ...) when the job's own
+// estimate is unknown, or above the budget by more than `largest_credit`.
+std::int64_t headroom_under_budget(double budget_gib, const std::optional<MemoryEstimate>& job,
+                                   std::int64_t largest_credit = 0);
 
 }  // namespace dpro::optimizer

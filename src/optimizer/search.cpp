@@ -43,6 +43,8 @@ Evaluator::Evaluator(const whatif::Workload& conditioned, const SearchSpace& spa
   }
   if (mode == EvaluationMode::kIncremental)
     prefix_ = std::make_unique<PrefixEvaluator>(conditioned_, space_, conditions_, paths_);
+  if (std::any_of(space_.variables.begin(), space_.variables.end(), [](const Variable& v) { return v.strategy == Strategy::kPrecision; }))
+    activations_ = estimate_activation_bytes(conditioned_);
 }
 
 Evaluator::~Evaluator() = default;
@@ -50,16 +52,17 @@ Evaluator::~Evaluator() = default;
 PrefixStats Evaluator::prefix_stats() const { return prefix_ ? prefix_->stats() : PrefixStats{}; }
 
 Score Evaluator::replay(const Assignment& a, std::size_t worker) {
+  const std::int64_t precision_bytes = activations_ ? precision_memory(*activations_, decisions_of(space_, a)).delta() : 0;
   if (prefix_) {
     const PlanOutcome o = prefix_->evaluate(a, *simulators_[worker], scratch_[worker].get());
-    return {median_step(o.report), risk_of(space_, a), extra_memory_bytes(o.changes)};
+    return {median_step(o.report), risk_of(space_, a), extra_memory_bytes(o.changes) + precision_bytes};
   }
   whatif::EvaluateOptions options;
   options.report.top_ops = 0;
   options.report.analysis = false;
   const whatif::Evaluation e =
       whatif::evaluate(conditioned_, decision_rewrites(conditions_, decisions_of(space_, a), paths_), *simulators_[worker], options);
-  return {median_step(e.report), risk_of(space_, a), extra_memory_bytes(e.changes)};
+  return {median_step(e.report), risk_of(space_, a), extra_memory_bytes(e.changes) + precision_bytes};
 }
 
 std::vector<Score> Evaluator::score(const std::vector<Assignment>& batch) {
@@ -150,7 +153,7 @@ void finish(Evaluator& evaluator, const SearchSpace& space, const Limits& limits
   r.pareto = pareto_of(evaluator.scored());
   r.best = r.baseline;
   for (const auto& [a, s] : evaluator.scored())
-    if (limits.admits(s) && better(s, r.best.score)) r.best = {a, s};
+    if (limits.admits(s) && (!limits.admits(r.best.score) || better(s, r.best.score))) r.best = {a, s};
   std::vector<Assignment> without;
   for (const std::vector<std::size_t>& vars : decision_variables(space, r.best.assignment)) {
     Assignment a = r.best.assignment;
@@ -208,7 +211,7 @@ SearchResult search(Evaluator& evaluator, const SearchSpace& space, const Search
       }
       const std::vector<Score> scores = evaluator.score(kept);
       for (std::size_t k = 0; k < kept.size(); ++k) {
-        if (options.limits.admits(scores[k]) && better(scores[k], current.score)) {
+        if (options.limits.admits(scores[k]) && (!options.limits.admits(current.score) || better(scores[k], current.score))) {
           current = {kept[k], scores[k]};
           improved = true;
         }
@@ -256,7 +259,8 @@ SearchResult search(Evaluator& evaluator, const SearchSpace& space, const Search
       const double delta = static_cast<double>(scores[k].step_ns - current.score.step_ns);
       const double u = draw_unit(rng);
       if (!options.limits.admits(scores[k])) continue;
-      if (delta <= 0 || (temperature > 0 && u < std::exp(-delta / temperature))) {
+      // From a plan over the limits (a baseline over the memory budget), any plan within them.
+      if (delta <= 0 || !options.limits.admits(current.score) || (temperature > 0 && u < std::exp(-delta / temperature))) {
         current = {pair[k], scores[k]};
         break;
       }

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "optimizer/incremental.h"
+#include "optimizer/memory.h"
 #include "optimizer/space.h"
 #include "replayer/engine.h"
 #include "replayer/report.h"
@@ -32,10 +33,12 @@ Nanos median_step(const replayer::Report& report);
 struct Score {
   Nanos step_ns = 0;
   double risk = 0;
-  // Memory per rank the plan needs beyond the recorded job's, in bytes (the error-feedback
-  // residuals of lossy compression; the largest rank's). Other decisions are counted as 0: autocast
-  // keeps fp32 master weights and frees its casts within the step, a fused kernel writes what the
-  // backward pass keeps.
+  // Memory per rank the plan needs beyond the recorded job's, in bytes: the error-feedback
+  // residuals of lossy compression (the largest rank's), plus, where the trace records shapes, what
+  // its precision decisions change in the activation estimate (memory.h's precision_memory: saved
+  // activations at the narrower width, less; weight casts kept for backward, more), so negative
+  // when a precision plan frees more than it adds. Buckets, partition and op fusion count 0 (a
+  // fused kernel writes what the backward pass keeps).
   std::int64_t extra_memory_bytes = 0;
 };
 
@@ -68,6 +71,9 @@ class Evaluator {
   const std::map<Assignment, Score, AssignmentLess>& scored() const { return memo_; }
   // Incremental mode: how far the prefix cache got the evaluations (all zero in full mode).
   PrefixStats prefix_stats() const;
+  // The activation estimate of the conditioned job that precision plans are credited against
+  // (nullopt: the trace records no shapes, and precision changes no plan's memory).
+  const std::optional<ActivationEstimate>& activations() const { return activations_; }
 
  private:
   Score replay(const Assignment& a, std::size_t worker);
@@ -80,6 +86,7 @@ class Evaluator {
   std::vector<std::unique_ptr<whatif::Workload>> scratch_;  // per worker, as the simulators (PrefixEvaluator::evaluate)
   std::unique_ptr<PrefixEvaluator> prefix_;  // shared by the threads; none in full mode
   std::map<Assignment, Score, AssignmentLess> memo_;
+  std::optional<ActivationEstimate> activations_;
 };
 
 struct SearchOptions {
@@ -98,7 +105,10 @@ struct Scored {
 
 struct SearchResult {
   Scored baseline;             // no decision
-  Scored best;                 // the fastest plan within the limits (the baseline if none is faster)
+  // The fastest plan within the limits (the baseline if none is faster). A memory limit below 0
+  // (a budget only a precision plan meets) can leave no plan within them: best is then the
+  // baseline, which the limits do not admit; callers check limits.admits(best.score).
+  Scored best;
   std::vector<Scored> pareto;  // non-dominated over (step, risk, extra memory), fastest first
   // Per decision of `best` (decisions_of order): the step without that decision minus the step
   // with the plan (leave-one-out; these replays are beyond the budget).

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <map>
 
 #include "cli/cli_run.h"
 #include "core/byte_source.h"
@@ -88,6 +89,49 @@ TEST_CASE("optimize --memory-budget: a budget below the job's own memory is one 
   CHECK(tight.at("plan").at("predicted").at("extra_memory_bytes").get<std::int64_t>() <= room);
   CHECK(loose.at("plan").at("predicted").at("extra_memory_bytes").get<std::int64_t>() > room);
   CHECK(tight.at("plan").at("predicted").at("step_ns").get<Nanos>() >= loose.at("plan").at("predicted").at("step_ns").get<Nanos>());
+}
+
+TEST_CASE("optimize credits precision plans for activation memory where shapes are recorded, and says on what basis") {
+  const std::string dir = test::fresh_dir("optimize_precision_memory");
+  // The H100 ResNet-50 with one step under emit_nvtx records shapes; its capture without emit_nvtx does not.
+  Run r = run("optimize " + test::source_path("traces/h100/resnet50-emit-nvtx-step") +
+              " --strategies precision --budget 10 --json " + dir + "/shapes.json");
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.out, Catch::Contains("memory of precision plans: precision plans credited against") &&
+                        Catch::Contains("gemm bf16, conv bf16: -1.22 GiB"));
+  const nlohmann::json shapes = read_json(dir + "/shapes.json");
+  CHECK(shapes.at("precision_memory").at("activation_bytes_per_rank").get<std::int64_t>() > 0);
+  std::map<std::string, std::int64_t> delta;  // "gemm bf16, conv bf16" -> bytes
+  for (const nlohmann::json& p : shapes.at("precision_memory").at("plans")) {
+    CHECK(p.at("searched") == true);
+    delta[p.at("precision").get<std::string>()] = p.at("delta_bytes").get<std::int64_t>();
+  }
+  // Each Pareto plan's memory is its precision decisions' change to the activations.
+  bool some_negative = false;
+  for (const nlohmann::json& p : shapes.at("pareto")) {
+    std::string what;
+    for (const nlohmann::json& d : p.at("decisions"))
+      what += (what.empty() ? "" : ", ") + d.at("subject").get<std::string>() + " " + d.at("value").get<std::string>();
+    const auto bytes = p.at("extra_memory_bytes").get<std::int64_t>();
+    CHECK(bytes == (what.empty() ? 0 : delta.at(what)));
+    some_negative = some_negative || bytes < 0;
+  }
+  CHECK(some_negative);
+  r = run("optimize " + test::source_path("traces/h100/resnet50") + " --strategies precision --budget 6 --json " + dir +
+          "/no_shapes.json");
+  REQUIRE(r.code == 0);
+  const nlohmann::json none = read_json(dir + "/no_shapes.json");
+  CHECK_THAT(none.at("precision_memory").at("basis").get<std::string>(), Catch::Contains("not credited"));
+  for (const nlohmann::json& p : none.at("pareto")) CHECK(p.at("extra_memory_bytes") == 0);
+  // DLRM (V100): shapes and all-reduces, no precision decision priced; the reference figures and a
+  // budget below the job's own memory refused, as no searched plan frees any.
+  r = run("optimize -q " + test::source_path("traces/dlrm-8xV100") + " --budget 2 --memory-budget 1 --json " + dir + "/dlrm.json");
+  REQUIRE(r.code == 0);
+  const nlohmann::json dlrm = read_json(dir + "/dlrm.json");
+  CHECK(dlrm.at("precision_memory").at("plans").at(0).at("searched") == false);
+  r = run("optimize -q " + test::source_path("traces/dlrm-8xV100") + " --budget 2 --memory-budget 0.009");
+  CHECK(r.code == 2);
+  CHECK_THAT(r.out, Catch::Contains("below the job's own memory per rank"));
 }
 
 TEST_CASE("optimize gives a byte-identical plan file for the same traces, flags and seed") {

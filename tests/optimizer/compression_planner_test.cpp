@@ -237,3 +237,127 @@ TEST_CASE("on the 8-rank DLRM job (shapes recorded) the memory estimate adds act
   CHECK(memory->bytes == kTrainingStateFactor * memory->gradient_bytes + act->bytes);
   CHECK_THAT(memory->source, Catch::Contains("MiB of activations, estimated as the bytes of the activation input"));
 }
+
+namespace {
+
+// One step of a Kineto trace with shapes, for what precision plans change in the activation
+// estimate: an fp32 convolution (input, weight, bias), an fp32 addmm (bias, input, weight), an
+// fp32 relu (no precision class) and a bmm already at bf16, then the backward pass.
+const char* kPrecisionShapesTrace = R"({"traceEvents": [
+  {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 1, "tid": 1, "ts": 1000, "dur": 1000},
+  {"ph": "X", "cat": "cpu_op", "name": "aten::cudnn_convolution", "pid": 1, "tid": 1, "ts": 1050, "dur": 40,
+   "args": {"Input Dims": [[8, 64, 32, 32], [64, 64, 3, 3], [64]], "Input type": ["float", "float", "float"]}},
+  {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 1055, "dur": 5, "args": {"correlation": 5}},
+  {"ph": "X", "cat": "kernel", "name": "implicit_convolve_sgemm", "pid": 0, "tid": 7, "ts": 1060, "dur": 30, "args": {"correlation": 5, "device": 0, "stream": 7}},
+  {"ph": "X", "cat": "cpu_op", "name": "aten::addmm", "pid": 1, "tid": 1, "ts": 1100, "dur": 50,
+   "args": {"Input Dims": [[512], [64, 256], [256, 512]], "Input type": ["float", "float", "float"]}},
+  {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 1110, "dur": 5, "args": {"correlation": 1}},
+  {"ph": "X", "cat": "kernel", "name": "sgemm_kernel", "pid": 0, "tid": 7, "ts": 1120, "dur": 30, "args": {"correlation": 1, "device": 0, "stream": 7}},
+  {"ph": "X", "cat": "cpu_op", "name": "aten::relu", "pid": 1, "tid": 1, "ts": 1200, "dur": 30,
+   "args": {"Input Dims": [[64, 512]], "Input type": ["float"]}},
+  {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 1205, "dur": 5, "args": {"correlation": 2}},
+  {"ph": "X", "cat": "kernel", "name": "relu_kernel", "pid": 0, "tid": 7, "ts": 1215, "dur": 10, "args": {"correlation": 2, "device": 0, "stream": 7}},
+  {"ph": "X", "cat": "cpu_op", "name": "aten::bmm", "pid": 1, "tid": 1, "ts": 1250, "dur": 30,
+   "args": {"Input Dims": [[4, 16, 32], [4, 32, 16]], "Input type": ["c10::BFloat16", "c10::BFloat16"]}},
+  {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 1255, "dur": 5, "args": {"correlation": 4}},
+  {"ph": "X", "cat": "kernel", "name": "bf16_gemm_kernel", "pid": 0, "tid": 7, "ts": 1265, "dur": 10, "args": {"correlation": 4, "device": 0, "stream": 7}},
+  {"ph": "X", "cat": "cpu_op", "name": "autograd::engine::evaluate_function: BmmBackward0", "pid": 1, "tid": 1, "ts": 1400, "dur": 100},
+  {"ph": "X", "cat": "cpu_op", "name": "aten::bmm", "pid": 1, "tid": 1, "ts": 1410, "dur": 50,
+   "args": {"Input Dims": [[4, 16, 16], [4, 16, 32]], "Input type": ["c10::BFloat16", "c10::BFloat16"]}},
+  {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 1420, "dur": 5, "args": {"correlation": 3}},
+  {"ph": "X", "cat": "kernel", "name": "bf16_gemm_kernel", "pid": 0, "tid": 7, "ts": 1430, "dur": 30, "args": {"correlation": 3, "device": 0, "stream": 7}}
+]})";
+
+Decision precision(const std::string& cls, const std::string& dtype) { return {Strategy::kPrecision, cls, dtype, {}}; }
+
+}  // namespace
+
+TEST_CASE("a precision plan's activation memory: saved inputs of its op classes at the narrower width, plus weight casts") {
+  const std::string dir = test::fresh_dir("activation_precision");
+  test::write_text(dir + "/shapes.json", kPrecisionShapesTrace);
+  Logger quiet(LogLevel::kQuiet);
+  const auto traces = std::make_shared<const trace::TraceSet>(test::load({dir + "/shapes.json"}, quiet));
+  const whatif::Workload job{traces, graph::build_graph(*traces, graph::BuildOptions{}, quiet)};
+  const auto act = estimate_activation_bytes(job);
+  REQUIRE(act);
+  // The sizes, written out: each op's activation input and, for GEMMs and convolutions, the other
+  // operand of 2 or more dimensions (the weight; the bmm's second activation).
+  const std::int64_t conv_in = 8 * 64 * 32 * 32, conv_w = 64 * 64 * 3 * 3;
+  const std::int64_t mm_in = 64 * 256, mm_w = 256 * 512;
+  const std::int64_t relu_in = 64 * 512, bmm_a = 4 * 16 * 32, bmm_b = 4 * 32 * 16;
+  CHECK(act->bytes == conv_in * 4 + mm_in * 4 + relu_in * 4 + bmm_a * 2);
+  CHECK(act->ops == 4);
+  // As recorded, tf32 (fp32 storage): unchanged.
+  CHECK(precision_memory(*act, "as_recorded", "as_recorded").delta() == 0);
+  CHECK(precision_memory(*act, "tf32", "tf32").delta() == 0);
+  CHECK(precision_memory(*act, std::vector<Decision>{}).delta() == 0);
+  // bf16 everywhere: the fp32 conv and addmm inputs kept at 2 bytes instead of 4, their weights
+  // cast to 2 bytes; the relu (no class) and the bmm (already bf16) unchanged.
+  const PrecisionMemory everywhere = precision_memory(*act, {precision("all", "bf16")});
+  CHECK(everywhere.saved == (conv_in + mm_in) * (4 - 2));
+  CHECK(everywhere.casts == (conv_w + mm_w) * 2);
+  CHECK(everywhere.delta() == (conv_w + mm_w) * 2 - (conv_in + mm_in) * 2);
+  CHECK(everywhere.delta() < 0);
+  CHECK(precision_memory(*act, "bf16", "bf16").delta() == everywhere.delta());
+  CHECK(precision_memory(*act, "fp16", "fp16").delta() == everywhere.delta());
+  // One class: convolutions free memory (a large activation, a small weight); the GEMM costs more
+  // in its weight's cast than it frees.
+  const PrecisionMemory conv = precision_memory(*act, {precision("conv", "bf16")});
+  CHECK(conv.delta() == conv_w * 2 - conv_in * 2);
+  CHECK(precision_memory(*act, {precision("all", "bf16"), precision("gemm", "as_recorded")}).delta() == conv.delta());
+  CHECK(precision_memory(*act, {precision("gemm", "bf16")}).delta() == mm_w * 2 - mm_in * 2);
+  CHECK(precision_memory(*act, {precision("gemm", "bf16")}).delta() > 0);
+  // fp8 GEMMs: 1-byte casts, the bf16 bmm narrowed too.
+  const PrecisionMemory fp8 = precision_memory(*act, {precision("gemm", "fp8")});
+  CHECK(fp8.saved == mm_in * 3 + bmm_a * 1);
+  CHECK(fp8.casts == mm_w * 1 + bmm_b * 1);
+}
+
+TEST_CASE("a memory limit that only a precision plan meets selects it (H100 ResNet-50 with shapes)") {
+  // One step captured under emit_nvtx records shapes: its activation estimate credits precision plans.
+  const whatif::Workload job = test::load_workload("traces/h100/resnet50-emit-nvtx-step");
+  SpaceOptions o;
+  o.strategies = {Strategy::kPrecision};
+  o.device_dir = test::resource_paths().device_dir;
+  const SearchSpace space = make_space(job, o);
+  REQUIRE(space.variables.size() == 2);
+  Evaluator evaluator(job, space, {}, test::resource_paths(), 2);
+  REQUIRE(evaluator.activations());
+  const std::int64_t conv_bf16 = precision_memory(*evaluator.activations(), "as_recorded", "bf16").delta();
+  const std::int64_t gemm_bf16 = precision_memory(*evaluator.activations(), "bf16", "as_recorded").delta();
+  REQUIRE(conv_bf16 < -(std::int64_t{1} << 30));  // over 1 GiB of convolution inputs at half the width
+  CHECK(gemm_bf16 > 0);                          // the fc layer's weight cast outweighs its input
+  SearchOptions options;
+  options.max_evaluations = 12;
+  options.limits.max_extra_memory_bytes = -(std::int64_t{1} << 30);  // 1 GiB below the job's own memory
+  const SearchResult r = search(evaluator, space, options);
+  CHECK(r.baseline.score.extra_memory_bytes == 0);
+  CHECK(!options.limits.admits(r.baseline.score));
+  REQUIRE(options.limits.admits(r.best.score));
+  const std::vector<Decision> chosen = decisions_of(space, r.best.assignment);
+  const auto conv = std::find_if(chosen.begin(), chosen.end(), [](const Decision& d) { return d.subject == "conv"; });
+  REQUIRE(conv != chosen.end());
+  CHECK((conv->value == "bf16" || conv->value == "fp16"));
+  CHECK(r.best.score.extra_memory_bytes == precision_memory(*evaluator.activations(), chosen).delta());
+  // Below what any plan frees, none is within the limit and the baseline stays (the CLI refuses
+  // it: exit 2).
+  options.limits.max_extra_memory_bytes = -(std::int64_t{100} << 30);
+  const SearchResult none = search(evaluator, space, options);
+  CHECK(!options.limits.admits(none.best.score));
+  CHECK(none.best.assignment == none.baseline.assignment);
+}
+
+TEST_CASE("without recorded shapes precision plans' memory is unchanged (H100 ResNet-50 without emit_nvtx)") {
+  const whatif::Workload job = test::load_workload("traces/h100/resnet50");
+  SpaceOptions o;
+  o.strategies = {Strategy::kPrecision};
+  o.device_dir = test::resource_paths().device_dir;
+  const SearchSpace space = make_space(job, o);
+  Evaluator evaluator(job, space, {}, test::resource_paths(), 2);
+  CHECK(!evaluator.activations());
+  SearchOptions options;
+  options.max_evaluations = 6;
+  const SearchResult r = search(evaluator, space, options);
+  for (const auto& [a, s] : evaluator.scored()) CHECK(s.extra_memory_bytes == 0);
+  CHECK(r.best.assignment != r.baseline.assignment);
+}

@@ -1,7 +1,11 @@
 #!/usr/bin/env python3
 # Usage: python3 tools/dev/activation_proxy_check.py 'traces/dlrm-8xV100/*.gz' (docs/optimizer.md, "Activation memory").
-# Independent check of estimate_activation_bytes on raw Kineto traces (same proxy, written again).
+# Independent check of estimate_activation_bytes on raw Kineto traces (same proxy, written again),
+# and of precision_memory for bf16 everywhere (memory.h): per GEMM/conv op, its fp32 activation input
+# kept at 2 bytes (saved), its other float operands of 2+ dims cast to 2 bytes (casts).
 import gzip, json, glob, sys
+GEMM_CONV = {'bmm', 'matmul', 'baddbmm', 'linear', 'addmm', 'mm', 'conv', 'conv2d', 'convolution', 'cudnn_convolution', '_convolution'}
+INTEGER = {'long int', 'long', 'int', 'short int', 'bool', 'unsigned char', 'signed char', 'int64'}
 SZ = {'double': 8, 'long int': 8, 'c10::Half': 2, 'c10::BFloat16': 2, 'bool': 1, 'unsigned char': 1, 'signed char': 1}
 best = 0
 for f in sorted(glob.glob(sys.argv[1])):
@@ -20,18 +24,26 @@ for f in sorted(glob.glob(sys.argv[1])):
             if not enc: continue
             o = max(enc, key=lambda o: (o['ts'], -o['dur']))  # innermost
             if lo <= o['ts'] < hi: launchers[(o['tid'], o['ts'], o['name'])] = o
-        total, n = 0, 0
+        total, n, saved, casts = 0, 0, 0, 0
         for o in launchers.values():
             if 'embedding' in o['name']: continue
             a = o.get('args', {}); dims = a.get('Input Dims', []); ty = a.get('Input type', [])
+            short = o['name'].split('::')[-1].lower()
+            short = short[:-1] if len(short) > 1 and short.endswith('_') else short
+            first = True
             for i, d in enumerate(dims):
                 if isinstance(d, list) and len(d) >= 2 and all(isinstance(x, int) for x in d):
                     p = 1
                     for x in d: p *= max(x, 0)
-                    total += p * SZ.get(ty[i] if i < len(ty) else '', 4); n += 1
-                    break
-        per_step.append((total, n))
+                    t = ty[i] if i < len(ty) else ''
+                    if first: total += p * SZ.get(t, 4); n += 1
+                    if short not in GEMM_CONV: break
+                    if t not in INTEGER and SZ.get(t, 4) > 2:
+                        if first: saved += p * (SZ.get(t, 4) - 2)
+                        else: casts += p * 2
+                    first = False
+        per_step.append((total, n, saved, casts))
     if per_step:
         per_step.sort(); m = per_step[len(per_step) // 2]
-        print(f, m); best = max(best, m[0])
+        print(f, 'bytes, ops:', m[:2], 'bf16 everywhere: saved', m[2], 'casts', m[3], 'delta', m[3] - m[2]); best = max(best, m[0])
 print('largest rank:', best)

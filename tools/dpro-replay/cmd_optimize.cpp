@@ -5,7 +5,9 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <limits>
@@ -33,8 +35,13 @@ namespace {
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
+// A plan's memory beyond the job's: GiB, or MiB below a hundredth of one (a precision plan's
+// activations on a small batch); negative where it frees memory.
 std::string memory_text(std::int64_t bytes) {
-  return bytes == 0 ? std::string("0") : fmt::format("+{:.2f} GiB", static_cast<double>(bytes) / kGiB);
+  if (bytes == 0) return "0";
+  const double gib = static_cast<double>(bytes) / kGiB;
+  if (std::abs(gib) >= 0.01) return fmt::format("{:+.2f} GiB", gib);
+  return fmt::format("{:+.2f} MiB", gib * 1024.0);
 }
 
 std::string percent(Nanos after, Nanos before) {
@@ -88,14 +95,15 @@ class OptimizeCommand final : public Command {
         ->check(CLI::Range(0.0, 1e9));
     sub->add_option("--memory-headroom", memory_headroom_gib_,
                     "memory per rank (GiB) the chosen plan may use beyond what the recorded job used (error-feedback\n"
-                    "residuals of lossy compression; default: no limit)")
+                    "residuals of lossy compression, precision's change to the activations; default: no limit)")
         ->check(CLI::Range(0.0, 1e6));
     sub->add_option("--memory-budget", memory_budget_gib_,
                     "total memory per rank (GiB) a plan must fit in. The job's own memory per rank is the peak its\n"
                     "memory events record, else 4 x the gradient bytes a rank all-reduces in a step (weights, gradients\n"
                     "and Adam's two moments) plus, where the trace records tensor shapes, an activation estimate\n"
-                    "(docs/optimizer.md); a budget below it is refused, and a plan may add at most the rest. Needs a\n"
-                    "job with memory events or gradient all-reduces")
+                    "(docs/optimizer.md); a plan may add at most the rest. Precision plans are credited for the\n"
+                    "activations they narrow, so a budget below the job's own memory is met by one that frees enough,\n"
+                    "and refused when none can. Needs a job with memory events or gradient all-reduces")
         ->check(CLI::Range(0.0, 1e6));
     sub->add_option("--tolerances", tolerances_path_,
                     "per-layer tolerances: a JSON file of rules that limit what the search may decide per op class\n"
@@ -146,19 +154,27 @@ class OptimizeCommand final : public Command {
     replayer::Simulator simulator;
     whatif::Evaluation conditioned = whatif::evaluate({traces, recorded.graph}, optimizer::condition_rewrites(conditions, paths),
                                                       simulator, whatif::EvaluateOptions{});
+    optimizer::SearchSpace space = optimizer::make_space(conditioned.workload, space_options);
+    // Precision plans are credited for the activations they narrow (memory.h's precision_memory),
+    // so a budget below the job's own memory can still be met by one of them.
+    activation_credit_ = precision_credits(space, conditioned.workload);
+    std::int64_t largest_credit = 0;
+    for (const Credit& c : activation_credit_)
+      if (c.searched) largest_credit = std::max(largest_credit, -c.memory.delta());
     std::optional<std::int64_t> max_extra_memory;
     if (memory_headroom_gib_) max_extra_memory = static_cast<std::int64_t>(*memory_headroom_gib_ * kGiB);
     if (memory_budget_gib_) {
       job_memory_ = optimizer::estimate_memory_per_rank(conditioned.workload);
-      const std::int64_t room = optimizer::headroom_under_budget(*memory_budget_gib_, job_memory_);
+      const std::int64_t room = optimizer::headroom_under_budget(*memory_budget_gib_, job_memory_, largest_credit);
       max_extra_memory = std::min(max_extra_memory.value_or(room), room);
     }
-    optimizer::SearchSpace space = optimizer::make_space(conditioned.workload, space_options);
     optimizer::PlannerOptions planner;
     if (max_risk_) planner.max_risk = *max_risk_;
     if (tolerances_)
       planner.method_allowed = [this](std::size_t p, const std::string& m) { return optimizer::compression_allowed(*tolerances_, p, m); };
-    if (max_extra_memory) planner.max_extra_memory_bytes = *max_extra_memory;
+    // The planner's residuals may use the room a precision plan frees too; the search checks the
+    // whole plan against the limit.
+    if (max_extra_memory) planner.max_extra_memory_bytes = *max_extra_memory + largest_credit;
     std::string no_plan;
     const auto clock = std::chrono::steady_clock::now();
     planned_ = optimizer::add_planned_compression(space, conditioned.workload, conditions, paths, planner, &no_plan);
@@ -190,6 +206,13 @@ class OptimizeCommand final : public Command {
     }
     const optimizer::SearchResult result = optimizer::search(evaluator, space, search);
     if (tty) std::fprintf(stderr, "\r\033[K");
+    if (max_extra_memory && !search.limits.admits(result.best.score))
+      throw OptionError(memory_budget_gib_ ? "memory_budget" : "memory_headroom",
+                        fmt::format("{:g}", memory_budget_gib_ ? *memory_budget_gib_ : memory_headroom_gib_.value_or(0)),
+                        fmt::format("none of the {} plans searched fits in it: the job is {} over it, and a precision "
+                                    "plan frees at most {:.3f} MiB of activations",
+                                    result.evaluations, memory_text(-*max_extra_memory),
+                                    static_cast<double>(largest_credit) / (1024.0 * 1024.0)));
     if (planned_) planned_replayed_ = replayed_planned(evaluator, space);
 
     optimizer::Plan plan;
@@ -245,6 +268,47 @@ class OptimizeCommand final : public Command {
   }
 
  private:
+  // The activation estimate, and what each combination of the space's precision values changes
+  // in it ("gemm bf16, conv bf16"). Where the search has no precision decision, the same for
+  // bf16, fp16 and fp8 as a reference, not searched. Empty without recorded shapes.
+  struct Credit {
+    std::string what;
+    optimizer::PrecisionMemory memory;
+    bool searched = false;
+  };
+  std::vector<Credit> precision_credits(const optimizer::SearchSpace& space, const whatif::Workload& job) {
+    std::vector<Credit> out;
+    activations_ = optimizer::estimate_activation_bytes(job);
+    if (!activations_) return out;
+    std::vector<std::string> gemm = {"as_recorded"}, conv = {"as_recorded"};
+    for (const optimizer::Variable& v : space.variables)
+      if (v.strategy == optimizer::Strategy::kPrecision) (v.subject == "conv" ? conv : gemm) = v.values;
+    const bool searched = gemm.size() > 1 || conv.size() > 1;
+    if (!searched) {
+      gemm = {"as_recorded", "bf16", "fp16", "fp8"};
+      conv = {"as_recorded", "bf16", "fp16"};
+    }
+    for (const std::string& g : gemm)
+      for (const std::string& c : conv) {
+        if (g == "as_recorded" && c == "as_recorded") continue;
+        std::string what;
+        if (g != "as_recorded") what = "gemm " + g;
+        if (c != "as_recorded") what += (what.empty() ? "" : ", ") + std::string("conv ") + c;
+        out.push_back({what, optimizer::precision_memory(*activations_, g, c), searched});
+      }
+    return out;
+  }
+
+  // What the text and JSON say of precision and activations.
+  std::string activation_basis() const {
+    if (activations_)
+      return fmt::format("precision plans credited against {:.3f} MiB of activations (rank {}'s median step, {} forward "
+                         "ops): saved activations of lowered GEMMs and convolutions at the narrower width, less; their "
+                         "weights' casts, more",
+                         static_cast<double>(activations_->bytes) / (1024.0 * 1024.0), activations_->rank, activations_->ops);
+    return "precision plans not credited for activations: the trace records no tensor shapes before a backward op";
+  }
+
   std::string render_text(const optimizer::SearchSpace& space, const optimizer::SearchResult& r,
                           const optimizer::Plan& plan, int threads) const {
     std::string strategies;
@@ -261,6 +325,19 @@ class OptimizeCommand final : public Command {
     if (job_memory_)
       out += fmt::format("memory per rank: the job's at least {:.3f} GiB ({}); budget {} GiB\n",
                          static_cast<double>(job_memory_->bytes) / kGiB, job_memory_->source, *memory_budget_gib_);
+    const bool precision_searched =
+        std::find(space.strategies.begin(), space.strategies.end(), optimizer::Strategy::kPrecision) != space.strategies.end();
+    if (precision_searched || (memory_budget_gib_ && activations_)) {
+      out += "memory of precision plans: " + activation_basis() + (precision_searched ? "" : " (precision not searched: for reference)") + "\n";
+      // Each class alone, and both at one dtype.
+      for (const Credit& c : activation_credit_) {
+        const std::size_t comma = c.what.find(',');
+        if (comma == std::string::npos || c.what.substr(5, comma - 5) == c.what.substr(comma + 7))
+          out += fmt::format("  {}: {} (activations -{:.3f} MiB, weight casts +{:.3f} MiB)\n", c.what, memory_text(c.memory.delta()),
+                             static_cast<double>(c.memory.saved) / (1024.0 * 1024.0),
+                             static_cast<double>(c.memory.casts) / (1024.0 * 1024.0));
+      }
+    }
     if (planned_)
       out += fmt::format("compression planner ({:.1f} ms, {} buckets per step): {}: median step {} by its model, {} replayed; "
                          "best single method by its model: {} ({})\n",
@@ -309,6 +386,15 @@ class OptimizeCommand final : public Command {
     nlohmann::json left_out = nlohmann::json::array();
     for (const auto& [s, why] : space.not_applicable) left_out.push_back({{"strategy", optimizer::to_string(s)}, {"why", why}});
     j["not_applicable"] = std::move(left_out);
+    {
+      nlohmann::json plans = nlohmann::json::array();
+      for (const Credit& c : activation_credit_)
+        plans.push_back({{"precision", c.what}, {"searched", c.searched}, {"delta_bytes", c.memory.delta()},
+                         {"activation_bytes_saved", c.memory.saved}, {"weight_cast_bytes", c.memory.casts}});
+      j["precision_memory"] = {{"basis", activation_basis()},
+                               {"activation_bytes_per_rank", activations_ ? nlohmann::json(activations_->bytes) : nlohmann::json()},
+                               {"plans", std::move(plans)}};
+    }
     if (job_memory_)
       j["memory"] = {{"job_bytes_per_rank", job_memory_->bytes}, {"estimated_from", job_memory_->source},
                      {"gradient_bytes_per_rank", job_memory_->gradient_bytes},
@@ -343,6 +429,8 @@ class OptimizeCommand final : public Command {
   std::string tolerance_text_;
   std::optional<double> memory_budget_gib_;
   std::optional<optimizer::MemoryEstimate> job_memory_;
+  std::optional<optimizer::ActivationEstimate> activations_;
+  std::vector<Credit> activation_credit_;
   Nanos planned_replayed_ = 0;
   double planner_seconds_ = 0;
   std::vector<std::string> traces_;
