@@ -254,10 +254,15 @@ LoweredLaunch lower_gemm_or_standin(const graph::Dfg& dfg, graph::NodeId node, c
   const graph::OpDesc& launch = launch_op(dfg, node, options);
   const std::string kernel(dfg.ops().name(own.name));
   const std::string_view launcher = dfg.ops().name(launch.launcher);
-  if (names_attention(kernel)) return standin(dfg, node, OpClass::kOther, "attention kernel: no kernel in kernels/");
+  // By the launching op too: cuDNN's attention backward launches convert_dq_to_16bits, which
+  // is_gemm_or_conv_kernel takes for a convolution ("conv" in "convert").
+  if (names_attention(kernel) || names_attention(launcher))
+    return standin(dfg, node, OpClass::kOther, "attention kernel: no kernel in kernels/");
   if (cm::is_gemm_or_conv_kernel(kernel)) {
     const cm::OpDesc d = cm::op_desc_of_kernel(dfg.ops(), own, launch);
-    if (d.family == cm::OpFamily::kConv2d || (d.family == cm::OpFamily::kUnknown && names_convolution(kernel)))
+    // By the launching op too: cuDNN runs a 1x1 convolution's backward as cuBLAS's nvjet GEMMs.
+    if (d.family == cm::OpFamily::kConv2d ||
+        (d.family == cm::OpFamily::kUnknown && (names_convolution(kernel) || names_convolution(launcher))))
       return standin(dfg, node, OpClass::kConv, "convolution: no kernel in kernels/");
     const auto g = gemm_call_of(dfg.ops(), own, launch);
     if (!g) return standin(dfg, node, OpClass::kGemm, "GEMM whose launching op records no shapes");

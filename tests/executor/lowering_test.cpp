@@ -393,3 +393,43 @@ TEST_CASE("lowering: op fusion's fused nodes of every step lower as their like s
   CHECK(real_lent == 6 * real_alone);  // each of the five other steps runs what step 12 runs
   CHECK(gemms_lent > 0);
 }
+
+TEST_CASE("lowering: a kernel an attention op launched is an attention stand-in, whatever its name says") {
+  // bert's cuDNN attention backward launches cudnn::fusion::convert_dq_to_16bits ("conv" in its
+  // name): not a GEMM or convolution without shapes, an attention kernel.
+  const whatif::Workload w = test::load_workload("traces/h100/bert-ddp-emit-nvtx-step");
+  const graph::Dfg& dfg = w.graph.dfg;
+  std::size_t attention = 0, converts = 0;
+  for (graph::NodeId id : dfg.node_ids()) {
+    const graph::OpDesc* op = dfg.op(id);
+    if (dfg.node(id).kind != graph::NodeKind::kKernel || !op) continue;
+    if (dfg.ops().name(op->launcher).find("attention") == std::string_view::npos) continue;
+    ++attention;
+    const executor::LoweredLaunch l = executor::lower_launch(dfg, id, {});
+    CHECK(l.is_standin());
+    CHECK(l.op_class == executor::OpClass::kOther);
+    CHECK(l.standin_reason == "attention kernel: no kernel in kernels/");
+    converts += dfg.op_name(id).find("convert_dq_to_16bits") != std::string_view::npos;
+  }
+  CHECK(converts == 12);  // one per layer, in the step with launching ops
+  CHECK(attention > converts);
+}
+
+TEST_CASE("lowering: a GEMM kernel a convolution's backward launched is a convolution stand-in") {
+  // ResNet-50 bf16 on an H100: cuDNN runs 1x1 convolutions' backward as nvjet / CUTLASS GEMMs,
+  // launched by aten::convolution_backward (shapes recorded in step 12): convolutions, not GEMMs.
+  const whatif::Workload w = test::load_workload("traces/h100/resnet50-bf16-emit-nvtx-step");
+  const graph::Dfg& dfg = w.graph.dfg;
+  std::size_t gemm_named = 0;
+  for (graph::NodeId id : dfg.node_ids()) {
+    const graph::OpDesc* op = dfg.op(id);
+    if (dfg.node(id).kind != graph::NodeKind::kKernel || !op || dfg.ops().name(op->launcher) != "aten::convolution_backward")
+      continue;
+    if (!costmodel::is_gemm_or_conv_kernel(std::string(dfg.op_name(id)))) continue;
+    gemm_named += dfg.op_name(id).find("nvjet") != std::string_view::npos;
+    const executor::LoweredLaunch l = executor::lower_launch(dfg, id, {});
+    CHECK(l.op_class == executor::OpClass::kConv);
+    CHECK(l.standin_reason == "convolution: no kernel in kernels/");
+  }
+  CHECK(gemm_named > 0);
+}
