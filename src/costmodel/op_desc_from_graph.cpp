@@ -122,12 +122,19 @@ OpDesc op_desc_of_kernel(const graph::OpTable& table, const graph::OpDesc& kerne
 LikeStepLaunchers launchers_from_like_steps(const trace::TraceSet& traces, const graph::Dfg& dfg) {
   LikeStepLaunchers out;
   out.launch.assign(dfg.node_count(), graph::kNoOp);
+  out.fused.assign(dfg.node_count(), graph::kNoOp);
   // Kernels on a stream that the op table describes; launched: by a CPU op the trace recorded.
   auto kernel = [&](graph::NodeId id) {
     const graph::Node& n = dfg.node(id);
     return n.kind == graph::NodeKind::kKernel && n.track.valid() && dfg.op(id);
   };
-  auto launched = [&](graph::NodeId id) { return !dfg.op(id)->launcher.empty(); };
+  // A fused node: by one of its parts' launching ops.
+  auto launched = [&](graph::NodeId id) {
+    const graph::OpDesc& op = *dfg.op(id);
+    return !op.launcher.empty() || std::any_of(op.parts.begin(), op.parts.end(), [&](graph::OpId p) {
+             return p.valid() && !dfg.ops().op(p).launcher.empty();
+           });
+  };
   bool unlaunched = false;
   for (graph::NodeId id : dfg.node_ids()) {
     if (kernel(id) && !launched(id)) {
@@ -182,8 +189,14 @@ LikeStepLaunchers launchers_from_like_steps(const trace::TraceSet& traces, const
     const Entry& lender = *it->second;
     for (std::size_t i = 0; i < borrower->second.size(); ++i) {
       if (!launched(lender.second[i])) continue;
-      out.launch[borrower->second[i]] = dfg.op_of(lender.second[i]);
-      ++out.kernels;
+      const graph::OpId lent = dfg.op_of(lender.second[i]);
+      if (dfg.ops().op(lent).parts.empty()) {
+        out.launch[borrower->second[i]] = lent;
+        ++out.kernels;
+      } else if (dfg.ops().op(lent).parts.size() == dfg.op(borrower->second[i])->parts.size()) {
+        out.fused[borrower->second[i]] = lent;
+        ++out.fused_nodes;
+      }
     }
     const auto [r, track, index] = lender.first;
     lender_names.insert(traces.find_rank(r)->iterations[index].name);

@@ -27,11 +27,18 @@ OpDesc op_desc_of_kernel(const graph::OpTable& table, const graph::OpDesc& kerne
 // kernel by kernel, the launching ops of an iteration with the same sequence on that stream
 // that has them. A sequence differing in one name or in length lends nothing, and kernels
 // outside iterations are left alone. Iterations are the trace's (TraceRank::iterations).
+// A fused node of the op-fusion rewrite (graph::OpDesc::parts) is one kernel of the sequence,
+// named by its parts' names (op fusion fuses a chain at every occurrence, so a like step has
+// the same fused node); it lends when one of its parts has a launching op.
 struct LikeStepLaunchers {
   // Per node: the op of the like step's kernel whose launching CPU op describes it (pass it
   // as op_desc_of_kernel's `launch`); kNoOp: none lent.
   IdVector<graph::NodeId, graph::OpId> launch;
-  std::size_t kernels = 0;           // kernels given a launcher
+  // Per fused node: the like step's fused op, whose k-th part's launching op describes this
+  // node's k-th part (same kernel, same place in the chain); kNoOp: none lent.
+  IdVector<graph::NodeId, graph::OpId> fused;
+  std::size_t kernels = 0;           // kernels given a launcher (fused nodes not counted)
+  std::size_t fused_nodes = 0;       // fused nodes given a like step's fused op
   std::vector<std::string> lenders;  // names of the iterations lent from, sorted, each once
 };
 LikeStepLaunchers launchers_from_like_steps(const trace::TraceSet& traces, const graph::Dfg& dfg);

@@ -108,21 +108,25 @@ GemmEpilogue gemm_epilogue_of(const std::vector<whatif::EpilogueOp>& steps) {
 // A GEMM fused with its epilogue (whatif/op_fusion.h) as one cuBLASLt call. The recorded
 // row-major C[M,N] = A[M,K] W[K,N] is cuBLASLt's column-major N x M product (as PyTorch calls
 // it), so that the bias cuBLASLt broadcasts over D's columns is the N output features' vector.
-LoweredLaunch lower_epilogue(const graph::Dfg& dfg, graph::NodeId node) {
+// Parts whose launching op records no shapes take the like step's (part_launch_op).
+LoweredLaunch lower_epilogue(const graph::Dfg& dfg, graph::NodeId node, const LaunchOptions& options) {
   const graph::OpDesc& fused = *dfg.op(node);
   const graph::OpTable& table = dfg.ops();
   std::vector<whatif::EpilogueOp> steps;
   for (std::size_t i = 1; i < fused.parts.size(); ++i) {
     const graph::OpDesc& part = table.op(fused.parts[i]);
-    const cm::OpDesc desc = cm::op_desc_of_kernel(table, part, part);
-    steps.push_back(whatif::epilogue_op_of(table.name(part.launcher), table.name(part.name), &desc));
+    const graph::OpDesc& launch = part_launch_op(dfg, node, i, options);
+    const cm::OpDesc desc = cm::op_desc_of_kernel(table, part, launch);
+    steps.push_back(whatif::epilogue_op_of(table.name(launch.launcher), table.name(part.name), &desc));
   }
   const GemmEpilogue epilogue = gemm_epilogue_of(steps);
   if (epilogue == GemmEpilogue::kNone)
     return standin(dfg, node, OpClass::kFused, "GEMM-headed fused chain that is no cuBLASLt epilogue");
   const graph::OpDesc& gemm = table.op(fused.parts.front());
-  auto g = gemm_call_of(table, gemm, gemm);
-  if (!g) return standin(dfg, node, OpClass::kFused, "GEMM with a cuBLASLt epilogue whose launching op records no shapes");
+  auto g = gemm_call_of(table, gemm, part_launch_op(dfg, node, 0, options));
+  if (!g)
+    return standin(dfg, node, OpClass::kFused,
+                   "GEMM with a cuBLASLt epilogue whose launching op records no shapes (none lent by a like step)");
   std::swap(g->m, g->n);
   g->epilogue = epilogue;
   if (epilogue_reads_bias(epilogue) || epilogue_writes_bias(epilogue))
@@ -131,16 +135,35 @@ LoweredLaunch lower_epilogue(const graph::Dfg& dfg, graph::NodeId node) {
   return {*g, OpClass::kFused, ""};
 }
 
-LoweredLaunch lower_fused(const graph::Dfg& dfg, graph::NodeId node) {
+// Parts whose launching op records no sizes take the like step's (part_launch_op).
+LoweredLaunch lower_fused(const graph::Dfg& dfg, graph::NodeId node, const LaunchOptions& options) {
   const graph::OpDesc& fused = *dfg.op(node);
-  if (!fused.parts.empty() && whatif::is_epilogue_gemm(dfg.ops().name(dfg.ops().op(fused.parts.front()).name)))
-    return lower_epilogue(dfg, node);
+  const graph::OpTable& table = dfg.ops();
+  if (!fused.parts.empty() && whatif::is_epilogue_gemm(table.name(table.op(fused.parts.front()).name)))
+    return lower_epilogue(dfg, node, options);
   std::vector<ElementwiseOfOp> parts;
-  for (graph::OpId p : fused.parts) {
-    const auto e = elementwise_of(dfg.ops(), dfg.ops().op(p), dfg.ops().op(p));
-    if (!e) return standin(dfg, node, OpClass::kFused, "fused chain with a part no ElementwiseOp stands for or of unrecorded size");
-    parts.push_back(*e);
+  // Why a part is no step, the reason that lending cannot change first: an op no ElementwiseOp
+  // stands for; a kernel its name alone does not name, without a launching op; a size unrecorded.
+  bool not_elementwise = false, unlaunched = false, unsized = false;
+  for (std::size_t k = 0; k < fused.parts.size(); ++k) {
+    const graph::OpDesc& part = table.op(fused.parts[k]);
+    const graph::OpDesc& launch = part_launch_op(dfg, node, k, options);
+    if (const auto e = elementwise_of(table, part, launch)) {
+      parts.push_back(*e);
+      continue;
+    }
+    const bool scalar = launch.inputs.size() < 2 || launch.inputs[1].shape.empty();
+    if (elementwise_op_of(table.name(launch.launcher), table.name(part.name), scalar)) unsized = true;
+    else if (launch.launcher.empty()) unlaunched = true;
+    else not_elementwise = true;
   }
+  if (not_elementwise) return standin(dfg, node, OpClass::kFused, "fused chain with a part no ElementwiseOp stands for");
+  if (unlaunched)
+    return standin(dfg, node, OpClass::kFused,
+                   "fused chain with a part whose kernel name names no ElementwiseOp and no launching op does (none lent by a like step)");
+  if (unsized || parts.empty())
+    return standin(dfg, node, OpClass::kFused,
+                   "fused chain with a part whose launching op records no size (none lent by a like step)");
   // The chain runs over the largest part's elements (broadcast operands are read as full tensors).
   const auto widest = std::max_element(parts.begin(), parts.end(),
                                        [](const auto& a, const auto& b) { return a.elements < b.elements; });
@@ -231,10 +254,15 @@ LoweredLaunch lower_gemm_or_standin(const graph::Dfg& dfg, graph::NodeId node, c
   const graph::OpDesc& launch = launch_op(dfg, node, options);
   const std::string kernel(dfg.ops().name(own.name));
   const std::string_view launcher = dfg.ops().name(launch.launcher);
-  if (names_attention(kernel)) return standin(dfg, node, OpClass::kOther, "attention kernel: no kernel in kernels/");
+  // By the launching op too: cuDNN's attention backward launches convert_dq_to_16bits, which
+  // is_gemm_or_conv_kernel takes for a convolution ("conv" in "convert").
+  if (names_attention(kernel) || names_attention(launcher))
+    return standin(dfg, node, OpClass::kOther, "attention kernel: no kernel in kernels/");
   if (cm::is_gemm_or_conv_kernel(kernel)) {
     const cm::OpDesc d = cm::op_desc_of_kernel(dfg.ops(), own, launch);
-    if (d.family == cm::OpFamily::kConv2d || (d.family == cm::OpFamily::kUnknown && names_convolution(kernel)))
+    // By the launching op too: cuDNN runs a 1x1 convolution's backward as cuBLAS's nvjet GEMMs.
+    if (d.family == cm::OpFamily::kConv2d ||
+        (d.family == cm::OpFamily::kUnknown && (names_convolution(kernel) || names_convolution(launcher))))
       return standin(dfg, node, OpClass::kConv, "convolution: no kernel in kernels/");
     const auto g = gemm_call_of(dfg.ops(), own, launch);
     if (!g) return standin(dfg, node, OpClass::kGemm, "GEMM whose launching op records no shapes");
@@ -248,7 +276,7 @@ LoweredLaunch lower_gemm_or_standin(const graph::Dfg& dfg, graph::NodeId node, c
 LoweredLaunch lower_kernel(const graph::Dfg& dfg, graph::NodeId node, const LaunchOptions& options) {
   const graph::OpDesc* op = dfg.op(node);
   if (!op) return standin(dfg, node, OpClass::kOther, "no op description");
-  if (!op->parts.empty()) return lower_fused(dfg, node);
+  if (!op->parts.empty()) return lower_fused(dfg, node, options);
   const std::string_view name = dfg.ops().name(op->name);
   if (name == "autocast cast") return lower_cast(dfg, node, options);
   for (const auto& [prefix, decompress] : {std::pair{std::string_view("dpro::compress("), false},

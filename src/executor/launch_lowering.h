@@ -8,7 +8,9 @@
 //   - a fused node that is a GEMM with its epilogue (whatif/op_fusion.h), classified by
 //     whatif::epilogue_op_of -> one GemmCall with that GemmEpilogue (the recorded C[M,N] as
 //     cuBLASLt's column-major N x M product: the bias is the N output features' vector); a
-//     stand-in where the chain is no cuBLASLt epilogue or the GEMM records no shapes;
+//     stand-in where the chain is no cuBLASLt epilogue or the GEMM records no shapes; a fused
+//     part whose launching op records no shapes takes the like step's fused node's part's
+//     (LaunchOptions::like_steps, costmodel::LikeStepLaunchers::fused);
 //   - the precision rewrite's "autocast cast" kernel -> CastCall of the weight it casts;
 //   - a compression rewrite's "dpro::compress(m)" / "dpro::decompress(m)" -> CompressCall;
 //   - copies and memsets -> themselves; NCCL kernels -> CollectiveCall (the device runs a

@@ -38,6 +38,16 @@ const graph::OpDesc& launch_op(const graph::Dfg& dfg, graph::NodeId node, const 
   return *dfg.op(node);
 }
 
+const graph::OpDesc& part_launch_op(const graph::Dfg& dfg, graph::NodeId node, std::size_t k, const LaunchOptions& options) {
+  const graph::OpTable& table = dfg.ops();
+  const graph::OpDesc& own = table.op(dfg.op(node)->parts[k]);
+  if (!own.launcher.empty() || !options.like_steps || !node.below(options.like_steps->fused.size())) return own;
+  const graph::OpId lent = options.like_steps->fused[node];
+  if (!lent.valid() || k >= table.op(lent).parts.size()) return own;
+  const graph::OpDesc& like = table.op(table.op(lent).parts[k]);
+  return like.name == own.name ? like : own;  // the same kernel at the same place of the chain
+}
+
 LoweredLaunch standin(const graph::Dfg& dfg, graph::NodeId node, OpClass c, std::string reason) {
   StandinKernel k;
   if (const graph::OpDesc* op = dfg.op(node)) {

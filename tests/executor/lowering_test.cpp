@@ -5,6 +5,8 @@
 #include <array>
 #include <map>
 #include <optional>
+#include <string>
+#include <tuple>
 
 #include "costmodel/op_desc_from_graph.h"
 #include "executor/fake_device.h"
@@ -96,13 +98,20 @@ TEST_CASE("lowering: a GEMM fused with its epilogue runs as one cuBLASLt GEMM wi
   const whatif::OpFusionChange change = whatif::op_fusion(w, whatif::fuse_candidates(candidates));
   REQUIRE(change.epilogue_instances > 0);
   const graph::Dfg& dfg = w.graph.dfg;
-  std::size_t epilogues = 0, gelus = 0, standins = 0;
+  const costmodel::LikeStepLaunchers like = costmodel::launchers_from_like_steps(*w.traces, dfg);
+  executor::LaunchOptions lending;
+  lending.like_steps = &like;
+  std::size_t epilogues = 0, gelus = 0, standins = 0, standins_lent = 0;
   for (graph::NodeId id : dfg.node_ids()) {
     const graph::OpDesc* op = dfg.op(id);
     if (dfg.node(id).kind != graph::NodeKind::kKernel || !op || op->parts.empty()) continue;
     const graph::OpDesc& gemm = dfg.ops().op(op->parts.front());
     if (!whatif::is_epilogue_gemm(dfg.ops().name(gemm.name))) continue;
     ++epilogues;
+    // With step 12's shapes lent to the other five steps' parts (trace: step 12 alone has shapes).
+    const executor::LoweredLaunch with_like = executor::lower_launch(dfg, id, lending);
+    REQUIRE(with_like.op_class == executor::OpClass::kFused);
+    standins_lent += with_like.is_standin();
     const executor::LoweredLaunch l = executor::lower_launch(dfg, id, {});
     REQUIRE(l.op_class == executor::OpClass::kFused);
     const auto* g = std::get_if<executor::GemmCall>(&l.launch);
@@ -122,9 +131,12 @@ TEST_CASE("lowering: a GEMM fused with its epilogue runs as one cuBLASLt GEMM wi
     REQUIRE(g->aux.bytes == executor::gemm_aux_bytes(g->epilogue, g->m, g->n, g->batch, g->dtype));
     if (g->epilogue == executor::GemmEpilogue::kGelu || g->epilogue == executor::GemmEpilogue::kBiasGelu) ++gelus;
   }
+  INFO("epilogues " << epilogues << ", stand-ins " << standins << ", with a like step's shapes " << standins_lent);
   CHECK(epilogues == change.epilogue_instances);
   CHECK(gelus > 0);  // bert's MLP: the GEMM before its gelu
   CHECK(standins < epilogues);
+  CHECK(standins == epilogues * 5 / 6);  // the five steps without shapes
+  CHECK(standins_lent == 0);
 }
 
 TEST_CASE("lowering: a GEMM fused with a kernel that is no cuBLASLt epilogue stays a stand-in") {
@@ -200,4 +212,224 @@ TEST_CASE("lowering: a GEMM epilogue's bias and aux buffers are operands the mem
   call.aux.offset = 64;
   device.launch(stream, launch);
   CHECK(device.violations().size() == 1);
+}
+
+namespace {
+
+// The recorded iteration (its index in the rank's) that launched a GPU node: by its launch call's
+// start, as costmodel::launchers_from_like_steps groups kernels; -1 before the first one.
+int iteration_of(const whatif::Workload& w, graph::NodeId id) {
+  const graph::Dfg& dfg = w.graph.dfg;
+  Nanos issued = dfg.node(id).measured_start;
+  dfg.for_each_in_edge(id, [&](graph::EdgeId e) {
+    if (dfg.edge(e).kind == graph::EdgeKind::kLaunch) issued = dfg.node(dfg.edge(e).src).measured_start;
+  });
+  const auto& its = w.traces->ranks.front().iterations;
+  int index = -1;
+  for (std::size_t i = 0; i < its.size(); ++i)
+    if (its[i].start <= issued) index = static_cast<int>(i);
+  return index;
+}
+
+// The kernels of one stream in iteration `index`, in start order.
+std::vector<graph::NodeId> kernels_of_step(const whatif::Workload& w, std::uint32_t track, int index) {
+  const graph::Dfg& dfg = w.graph.dfg;
+  std::vector<graph::NodeId> out;
+  for (graph::NodeId id : dfg.node_ids())
+    if (dfg.node(id).kind == graph::NodeKind::kKernel && dfg.node(id).track.value == track && dfg.op(id) &&
+        iteration_of(w, id) == index)
+      out.push_back(id);
+  std::sort(out.begin(), out.end(), [&](graph::NodeId a, graph::NodeId b) {
+    return std::pair(dfg.node(a).measured_start, a) < std::pair(dfg.node(b).measured_start, b);
+  });
+  return out;
+}
+
+// The index of ProfilerStep#`number` in the rank's iterations.
+int step_index(const whatif::Workload& w, std::int64_t number) {
+  const auto& its = w.traces->ranks.front().iterations;
+  for (std::size_t i = 0; i < its.size(); ++i)
+    if (its[i].number == number) return static_cast<int>(i);
+  return -1;
+}
+
+}  // namespace
+
+TEST_CASE("lowering: a fused chain whose parts record no sizes in its step runs as a chain at the like step's sizes") {
+  // traces/h100/bert-ddp-emit-nvtx-step: steps 10..15, step 12 alone inside emit_nvtx (the only
+  // one whose kernels have launching ops with shapes). Two elementwise kernels that follow one
+  // another on a stream in step 12, and the same two in step 13.
+  whatif::Workload w = test::load_workload("traces/h100/bert-ddp-emit-nvtx-step");
+  const int shaped = step_index(w, 12), other = step_index(w, 13);
+  REQUIRE(shaped >= 0);
+  REQUIRE(other >= 0);
+  const graph::Dfg& dfg = w.graph.dfg;
+  std::optional<std::array<graph::NodeId, 2>> in_shaped, in_other;
+  std::uint32_t track = 0;
+  for (graph::NodeId id : dfg.node_ids()) {  // the streams, from a kernel of step 12 each
+    if (in_shaped || dfg.node(id).kind != graph::NodeKind::kKernel || !dfg.node(id).track.valid()) continue;
+    track = dfg.node(id).track.value;
+    const auto a = kernels_of_step(w, track, shaped), b = kernels_of_step(w, track, other);
+    if (a.size() != b.size()) continue;
+    for (std::size_t i = 0; i + 1 < a.size() && !in_shaped; ++i) {
+      const auto x = executor::lower_launch(dfg, a[i], {}), y = executor::lower_launch(dfg, a[i + 1], {});
+      if (x.op_class == executor::OpClass::kElementwise && y.op_class == executor::OpClass::kElementwise &&
+          !x.is_standin() && !y.is_standin() && dfg.op(b[i])->launcher.empty() && dfg.op(b[i + 1])->launcher.empty()) {
+        REQUIRE(dfg.op(a[i])->name == dfg.op(b[i])->name);
+        REQUIRE(dfg.op(a[i + 1])->name == dfg.op(b[i + 1])->name);
+        in_shaped = std::array{a[i], a[i + 1]};
+        in_other = std::array{b[i], b[i + 1]};
+      }
+    }
+  }
+  REQUIRE(in_shaped);
+  // What the pair in step 12 runs as, unfused: its recorded sizes.
+  const auto first = std::get<executor::ElementwiseChain>(executor::lower_launch(dfg, (*in_shaped)[0], {}).launch);
+  const auto second = std::get<executor::ElementwiseChain>(executor::lower_launch(dfg, (*in_shaped)[1], {}).launch);
+
+  SECTION("fused in step 12 and in step 13: step 13's fused node takes step 12's sizes") {
+    graph::NodeId fused_shaped, fused_other;
+    {
+      graph::Editor editor(w.graph);
+      const graph::NodeId f = editor.fuse(*in_shaped), g = editor.fuse(*in_other);
+      const graph::Renumbering r = editor.commit();
+      fused_shaped = r.node[f];
+      fused_other = r.node[g];
+    }
+    const costmodel::LikeStepLaunchers like = costmodel::launchers_from_like_steps(*w.traces, dfg);
+    CHECK(like.fused[fused_other] == dfg.op_of(fused_shaped));
+    CHECK_FALSE(like.fused[fused_shaped].valid());  // step 12 lends, it borrows nothing
+    CHECK(like.fused_nodes >= 1);
+    executor::LaunchOptions options;
+    options.like_steps = &like;
+    // Without the like step: a stand-in, for want of sizes.
+    const executor::LoweredLaunch alone = executor::lower_launch(dfg, fused_other, {});
+    REQUIRE(alone.is_standin());
+    CHECK(alone.standin_reason.find("fused chain with a part") == 0);
+    CHECK(alone.standin_reason.find("(none lent by a like step)") != std::string::npos);
+    // With it: the chain step 12's fused node runs, two steps at the pair's recorded sizes.
+    const executor::LoweredLaunch lent = executor::lower_launch(dfg, fused_other, options);
+    REQUIRE(lent.op_class == executor::OpClass::kFused);
+    const auto* chain = std::get_if<executor::ElementwiseChain>(&lent.launch);
+    REQUIRE(chain);
+    const auto own = std::get<executor::ElementwiseChain>(executor::lower_launch(dfg, fused_shaped, options).launch);
+    CHECK(chain->elements == own.elements);
+    CHECK(chain->elements == std::max(first.elements, second.elements));
+    CHECK(chain->dtype == first.dtype);
+    REQUIRE(chain->steps.size() == 2);
+    CHECK(chain->steps[0].op == first.steps[0].op);
+    CHECK(chain->steps[1].op == second.steps[0].op);
+    CHECK(chain->inputs.size() == own.inputs.size());
+  }
+
+  SECTION("fused in step 13 only: no like step has that fused node, so it stays a stand-in and says why") {
+    graph::NodeId fused_other;
+    {
+      graph::Editor editor(w.graph);
+      const graph::NodeId g = editor.fuse(*in_other);
+      fused_other = editor.commit().node[g];
+    }
+    executor::LaunchOptions options;
+    const costmodel::LikeStepLaunchers like = costmodel::launchers_from_like_steps(*w.traces, dfg);
+    options.like_steps = &like;
+    CHECK_FALSE(like.fused[fused_other].valid());  // step 13's stream no longer matches step 12's
+    const executor::LoweredLaunch l = executor::lower_launch(dfg, fused_other, options);
+    REQUIRE(l.is_standin());
+    CHECK(l.op_class == executor::OpClass::kFused);
+    CHECK(std::get<executor::StandinKernel>(l.launch).duration == dfg.node(fused_other).duration);
+    // The pair's kernels have no launching op in step 13, and no like step lends one.
+    CHECK(l.standin_reason.find("fused chain with a part") == 0);
+    CHECK(l.standin_reason.find("(none lent by a like step)") != std::string::npos);
+  }
+}
+
+TEST_CASE("lowering: op fusion's fused nodes of every step lower as their like step's, with its shapes") {
+  // All of op fusion's chains and GEMM epilogues fused in bert's six steps: each fused node of a
+  // step without shapes lowers as the like step's (12) fused node does, to the same kind of launch
+  // at the same size, or to a stand-in for the same reason.
+  whatif::Workload w = test::load_workload("traces/h100/bert-ddp-emit-nvtx-step");
+  std::vector<whatif::FusionCandidate> candidates = whatif::find_fusion_candidates(w);
+  const auto epilogues = whatif::find_epilogue_candidates(w);
+  candidates.insert(candidates.end(), epilogues.begin(), epilogues.end());
+  const whatif::OpFusionChange change = whatif::op_fusion(w, whatif::fuse_candidates(candidates));
+  REQUIRE(change.instances > 0);
+  const graph::Dfg& dfg = w.graph.dfg;
+  const costmodel::LikeStepLaunchers like = costmodel::launchers_from_like_steps(*w.traces, dfg);
+  executor::LaunchOptions options;
+  options.like_steps = &like;
+  std::map<graph::OpId, graph::NodeId> node_of_op;  // fused ops are one node's each
+  for (graph::NodeId id : dfg.node_ids())
+    if (dfg.op(id) && !dfg.op(id)->parts.empty()) node_of_op[dfg.op_of(id)] = id;
+  std::size_t fused = 0, lent = 0, real_alone = 0, real_lent = 0, gemms_lent = 0;
+  for (const auto& [op, id] : node_of_op) {
+    ++fused;
+    const executor::LoweredLaunch alone = executor::lower_launch(dfg, id, {});
+    const executor::LoweredLaunch with = executor::lower_launch(dfg, id, options);
+    real_alone += !alone.is_standin();
+    real_lent += !with.is_standin();
+    const graph::OpId like_op = like.fused[id];
+    if (!like_op.valid()) {
+      CHECK(with.launch.index() == alone.launch.index());  // nothing lent: as before
+      continue;
+    }
+    ++lent;
+    const executor::LoweredLaunch lender = executor::lower_launch(dfg, node_of_op.at(like_op), options);
+    INFO(dfg.op_name(id));
+    CHECK(with.launch.index() == lender.launch.index());
+    CHECK(with.standin_reason == lender.standin_reason);
+    if (const auto* g = std::get_if<executor::GemmCall>(&with.launch)) {
+      ++gemms_lent;
+      const auto& h = std::get<executor::GemmCall>(lender.launch);
+      CHECK(std::tuple(g->batch, g->m, g->n, g->k, g->epilogue, g->dtype) == std::tuple(h.batch, h.m, h.n, h.k, h.epilogue, h.dtype));
+    }
+    if (const auto* c = std::get_if<executor::ElementwiseChain>(&with.launch)) {
+      const auto& d = std::get<executor::ElementwiseChain>(lender.launch);
+      CHECK(std::tuple(c->elements, c->dtype, c->steps.size()) == std::tuple(d.elements, d.dtype, d.steps.size()));
+    }
+  }
+  INFO("fused " << fused << ", lent " << lent << ", real alone " << real_alone << ", real with lending " << real_lent
+                << ", epilogue GEMMs lent " << gemms_lent);
+  CHECK(lent == fused * 5 / 6);  // all but step 12's
+  CHECK(real_lent == 6 * real_alone);  // each of the five other steps runs what step 12 runs
+  CHECK(gemms_lent > 0);
+}
+
+TEST_CASE("lowering: a kernel an attention op launched is an attention stand-in, whatever its name says") {
+  // bert's cuDNN attention backward launches cudnn::fusion::convert_dq_to_16bits ("conv" in its
+  // name): not a GEMM or convolution without shapes, an attention kernel.
+  const whatif::Workload w = test::load_workload("traces/h100/bert-ddp-emit-nvtx-step");
+  const graph::Dfg& dfg = w.graph.dfg;
+  std::size_t attention = 0, converts = 0;
+  for (graph::NodeId id : dfg.node_ids()) {
+    const graph::OpDesc* op = dfg.op(id);
+    if (dfg.node(id).kind != graph::NodeKind::kKernel || !op) continue;
+    if (dfg.ops().name(op->launcher).find("attention") == std::string_view::npos) continue;
+    ++attention;
+    const executor::LoweredLaunch l = executor::lower_launch(dfg, id, {});
+    CHECK(l.is_standin());
+    CHECK(l.op_class == executor::OpClass::kOther);
+    CHECK(l.standin_reason == "attention kernel: no kernel in kernels/");
+    converts += dfg.op_name(id).find("convert_dq_to_16bits") != std::string_view::npos;
+  }
+  CHECK(converts == 12);  // one per layer, in the step with launching ops
+  CHECK(attention > converts);
+}
+
+TEST_CASE("lowering: a GEMM kernel a convolution's backward launched is a convolution stand-in") {
+  // ResNet-50 bf16 on an H100: cuDNN runs 1x1 convolutions' backward as nvjet / CUTLASS GEMMs,
+  // launched by aten::convolution_backward (shapes recorded in step 12): convolutions, not GEMMs.
+  const whatif::Workload w = test::load_workload("traces/h100/resnet50-bf16-emit-nvtx-step");
+  const graph::Dfg& dfg = w.graph.dfg;
+  std::size_t gemm_named = 0;
+  for (graph::NodeId id : dfg.node_ids()) {
+    const graph::OpDesc* op = dfg.op(id);
+    if (dfg.node(id).kind != graph::NodeKind::kKernel || !op || dfg.ops().name(op->launcher) != "aten::convolution_backward")
+      continue;
+    if (!costmodel::is_gemm_or_conv_kernel(std::string(dfg.op_name(id)))) continue;
+    gemm_named += dfg.op_name(id).find("nvjet") != std::string_view::npos;
+    const executor::LoweredLaunch l = executor::lower_launch(dfg, id, {});
+    CHECK(l.op_class == executor::OpClass::kConv);
+    CHECK(l.standin_reason == "convolution: no kernel in kernels/");
+  }
+  CHECK(gemm_named > 0);
 }
