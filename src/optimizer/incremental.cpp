@@ -100,7 +100,8 @@ PrefixEvaluator::Pricing PrefixEvaluator::pricing(bool precision, const Assignme
   }
   if (p.pricer) return p;
   const whatif::Workload& graph = p.workload ? *p.workload : conditioned_;
-  p.pricer = std::make_shared<const Fusing>(graph, intermediates_kept);
+  p.pricer = std::make_shared<const Fusing>(graph, intermediates_kept,
+                                            whatif::FusionDevice{paths_.device_dir, conditions_.device, paths_.device_profile});
   const std::lock_guard lock(mutex_);
   if (!precision) {
     if (!base_pricer_) base_pricer_ = p.pricer;

@@ -88,8 +88,9 @@ class PrefixEvaluator {
   // What fusing a copy of one graph reads of that graph, made once on it: the calibration and
   // the streams (whatif::op_fusion's overloads taking them give the same result).
   struct Fusing {
-    Fusing(const whatif::Workload& w, bool intermediates_kept)
-        : pricer(*w.traces, w.graph.dfg, intermediates_kept), streams(*w.traces, w.graph.dfg) {}
+    Fusing(const whatif::Workload& w, bool intermediates_kept, const whatif::FusionDevice& device)
+        : pricer(*w.traces, w.graph.dfg, intermediates_kept, whatif::load_fusion_rates(*w.traces, device)),
+          streams(*w.traces, w.graph.dfg) {}
     whatif::FusionPricer pricer;
     whatif::FusionStreams streams;
   };

@@ -227,6 +227,7 @@ SearchSpace make_space(const whatif::Workload& base, const SpaceOptions& options
   if (wanted(options, Strategy::kOpFusion)) {
     whatif::CandidateOptions co;
     co.intermediates_kept = kIntermediatesKept;
+    co.device = {options.device_dir, options.device, options.device_profile};
     // An off/on variable for each of the first `most` candidates that save anything.
     const auto add_chains = [&space](const std::vector<whatif::FusionCandidate>& candidates, std::size_t most) {
       std::size_t added = 0;
@@ -355,6 +356,7 @@ std::vector<whatif::Rewrite> decision_rewrites(const Conditions& c, const std::v
   std::optional<std::vector<std::size_t>> boundaries;
   whatif::OpFusion fusion;
   fusion.intermediates_kept = kIntermediatesKept;
+  fusion.device = {paths.device_dir, c.device, paths.device_profile};
   for (const Decision& d : decisions) {
     switch (d.strategy) {
       case Strategy::kBuckets: {

@@ -5,6 +5,7 @@
 
 #include "core/stats.h"
 #include "costmodel/op_desc_from_graph.h"
+#include "hw/device_spec.h"
 
 namespace dpro::whatif {
 
@@ -19,8 +20,25 @@ bool memory_bound_family(cm::OpFamily f) {
 
 }  // namespace
 
-FusionPricer::FusionPricer(const trace::TraceSet& traces, const graph::Dfg& dfg, bool intermediates_kept)
+hw::DeviceRates load_fusion_rates(const trace::TraceSet& traces, const FusionDevice& where) {
+  if (where.device_profile.empty()) return {};
+  const auto catalog =
+      hw::DeviceCatalog::load_directory(where.device_dir.empty() ? hw::DeviceCatalog::default_directory() : where.device_dir);
+  if (!where.device.empty())
+    return hw::load_device_rates(where.device_profile, &catalog.get(where.device, "device"), catalog);
+  // Every GPU the traces ran on must be the profile's (none recorded: the catalog cannot say which).
+  const std::vector<std::string> gpus = traces.gpu_names();
+  if (gpus.empty()) return hw::load_device_rates(where.device_profile, nullptr, catalog);
+  hw::DeviceRates rates;
+  for (const std::string& gpu : gpus) rates = hw::load_device_rates(where.device_profile, catalog.find(gpu), catalog);
+  return rates;
+}
+
+FusionPricer::FusionPricer(const trace::TraceSet& traces, const graph::Dfg& dfg, bool intermediates_kept,
+                           const hw::DeviceRates& profile)
     : dfg_(dfg), intermediates_kept_(intermediates_kept) {
+  profile_bandwidth_ = profile.elementwise_bytes_per_ns();
+  profile_launch_ = profile.launch_ns();
   descs_.resize(dfg.node_count());
   device_of_.assign(dfg.node_count(), 0);
   const cm::LikeStepLaunchers lent = cm::launchers_from_like_steps(traces, dfg);
@@ -55,10 +73,20 @@ FusionPricer::FusionPricer(const trace::TraceSet& traces, const graph::Dfg& dfg,
   }
   for (std::size_t d = 0; d < devices_.size(); ++d) {
     devices_[d].calibrated_from = bandwidths[d].size();
+    if (profile_launch_) devices_[d].launch = nanos_from_double(profile_launch_->value);
+    if (profile_bandwidth_) {
+      devices_[d].bytes_per_ns = profile_bandwidth_->value;
+      devices_[d].bandwidth_from_profile = true;
+    }
     if (bandwidths[d].empty()) continue;
-    devices_[d].bytes_per_ns = median(bandwidths[d]);
+    if (!profile_bandwidth_) devices_[d].bytes_per_ns = median(bandwidths[d]);
     devices_[d].flops_per_ns = *std::max_element(flop_rates[d].begin(), flop_rates[d].end());
   }
+}
+
+void FusionPricer::figures_used(const FusedPrice& price, std::set<std::string>& into) const {
+  if (price.bandwidth_from_profile && profile_bandwidth_) into.insert(profile_bandwidth_->figure);
+  if (price.launch_from_profile && profile_launch_) into.insert(profile_launch_->figure);
 }
 
 const cm::OpDesc& FusionPricer::desc(graph::NodeId kernel) const { return descs_[kernel]; }
@@ -105,7 +133,11 @@ FusedPrice FusionPricer::price(std::span<const graph::NodeId> parts) const {
   const double memory = out.bytes / *device->bytes_per_ns;
   const double compute = device->flops_per_ns && *device->flops_per_ns > 0 ? flops / *device->flops_per_ns : 0;
   const double exec = compute + memory - 0.95 * std::min(compute, memory);
-  out.duration = std::clamp(nanos_from_double(exec), std::min(device->shortest_kernel, out.parts), out.parts);
+  // With the profile's launch: the fused kernel's one launch, which is also its floor (fusion_pricing.h).
+  const Nanos floor = device->launch > 0 ? device->launch : device->shortest_kernel;
+  out.duration = std::clamp(saturating_add(nanos_from_double(exec), device->launch), std::min(floor, out.parts), out.parts);
+  out.bandwidth_from_profile = device->bandwidth_from_profile;
+  out.launch_from_profile = device->launch > 0;
   return out;
 }
 
@@ -136,6 +168,7 @@ FusedPrice FusionPricer::price_epilogue(std::span<const graph::NodeId> parts) co
   }
   out.bytes = bytes;
   out.duration = std::clamp(gemm + nanos_from_double(bytes / *device->bytes_per_ns), gemm, std::max(gemm, out.parts));
+  out.bandwidth_from_profile = device->bandwidth_from_profile;
   return out;
 }
 

@@ -41,14 +41,31 @@
 // (2) or its output's write (1); a bias step the bias vector's read. The epilogue's arithmetic
 // is taken as free: a few flops per output element against the GEMM's 2K. Fallback (a step or
 // the device not described): GEMM + kFallbackRestShare x the steps' replay durations.
+//
+// With a device profile of the GPU (hw/device_rates.h; FusionDevice, load_fusion_rates) its
+// measured figures replace two of these priors:
+//   bandwidth: the profile's elementwise bandwidth (6 bytes per element over the fp32 -> bf16
+//     cast's fitted ns per element, hw::DeviceRates::elementwise_bytes_per_ns), for every device,
+//     chains and epilogues alike (a device without calibrated kernels is then described too);
+//   launch: that bandwidth is a slope, with no kernel's fixed cost in it (the trace's median
+//     bytes/ns has its kernels' fixed costs in it), so the fused kernel pays its one launch at
+//     the profile's empty-kernel GPU time (hw::DeviceRates::launch_ns), as XLA's model adds a
+//     launch overhead per kernel: exec += launch, and the floor is that launch, not the trace's
+//     shortest kernel. The parts' own launches are in their measured durations, and go with them.
+//     An epilogue runs in its GEMM's kernel: it pays no launch.
+// The FLOP rate, the reuse and the fallback keep their priors (the profile measures no vector-unit
+// FLOP rate). A profile that answers neither figure prices as no profile does.
 #include <optional>
+#include <set>
 #include <span>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "core/time.h"
 #include "costmodel/op_desc.h"
 #include "graph/dfg.h"
+#include "hw/device_rates.h"
 #include "trace/event.h"
 
 namespace dpro::whatif {
@@ -61,13 +78,29 @@ struct DeviceRates {
   std::optional<double> flops_per_ns;  // none: as bytes_per_ns
   Nanos shortest_kernel = 0;  // the floor of any kernel on this device, ns
   std::size_t calibrated_from = 0;  // kernels whose bytes were known
+  bool bandwidth_from_profile = false;  // bytes_per_ns is the device profile's
+  Nanos launch = 0;  // the fused kernel's own launch (the device profile's); 0: none priced
 };
+
+// Where the device profile fusion prices with comes from (OpFusion, CandidateOptions).
+struct FusionDevice {
+  std::string device_dir;      // GPU spec files ("": the default catalog)
+  std::string device;          // the GPU the kernels are timed for ("": the trace's own; a --device target)
+  std::string device_profile;  // "": none (the trace's own kernels calibrate everything)
+};
+
+// The profile's rates for pricing fusion on the workload's GPU; no profile when none is named.
+// Throws InputError naming the profile for one that is malformed, of another GPU than each of the
+// traces' GPUs (or than `device`), or of a GPU the catalog does not know.
+hw::DeviceRates load_fusion_rates(const trace::TraceSet& traces, const FusionDevice& where);
 
 struct FusedPrice {
   Nanos duration = 0;       // the fused kernel's replay duration, ns
   Nanos parts = 0;          // the parts' replay durations, summed, ns
   bool fallback = false;    // priced by the fallback rule
   double bytes = 0;         // what the fused kernel moves (0 for the fallback)
+  bool bandwidth_from_profile = false;  // memory priced at the device profile's bandwidth
+  bool launch_from_profile = false;     // a launch at the device profile's cost paid
 };
 
 // Describes and calibrates once from a graph (no edits in between); prices chains of its nodes.
@@ -75,7 +108,9 @@ struct FusedPrice {
 // of construction (an open graph::Editor keeps them).
 class FusionPricer {
  public:
-  FusionPricer(const trace::TraceSet& traces, const graph::Dfg& dfg, bool intermediates_kept = false);
+  // `profile`: a device profile of the traces' GPU (load_fusion_rates); none: the priors above.
+  FusionPricer(const trace::TraceSet& traces, const graph::Dfg& dfg, bool intermediates_kept = false,
+               const hw::DeviceRates& profile = {});
 
   // `parts`: kernels of one stream, consecutive, in stream order.
   FusedPrice price(std::span<const graph::NodeId> parts) const;
@@ -87,6 +122,9 @@ class FusionPricer {
   // normalisation family (not a GEMM or a convolution).
   bool memory_bound(graph::NodeId kernel) const;
   const DeviceRates* rates(graph::NodeId kernel) const;
+  // The names of the profile's figures a price used ("elementwise bandwidth (cast_fp32_bf16)",
+  // "launch"), added to `into`.
+  void figures_used(const FusedPrice& price, std::set<std::string>& into) const;
 
  private:
   const graph::Dfg& dfg_;
@@ -94,6 +132,7 @@ class FusionPricer {
   IdVector<graph::NodeId, costmodel::OpDesc> descs_;  // per node; default for non-kernels
   IdVector<graph::NodeId, std::uint32_t> device_of_;  // index into devices_
   std::vector<DeviceRates> devices_;
+  std::optional<hw::Measured<double>> profile_bandwidth_, profile_launch_;
 };
 
 }  // namespace dpro::whatif

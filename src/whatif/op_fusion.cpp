@@ -233,7 +233,7 @@ void keep_wait_before(graph::Editor& editor, graph::Dfg& dfg, NodeId call) {
 // Launch-queue edges out of the parts but the last, and into the removed launch calls, go
 // first (op_fusion.h, "Launch-queue waits").
 void fuse_instance(graph::Editor& editor, graph::Dfg& dfg, const FusionStreams& view, const FusionPricer& pricer,
-                   const Instance& parts, ChainFusion& record) {
+                   const Instance& parts, ChainFusion& record, std::set<std::string>& from_profile) {
   const FusedPrice price = record.epilogue ? pricer.price_epilogue(parts) : pricer.price(parts);
   const Nanos first_delay = dfg.node(parts.front()).delay;
   auto drop_queue_edges = [&](std::span<const EdgeId> edges) {
@@ -260,6 +260,7 @@ void fuse_instance(graph::Editor& editor, graph::Dfg& dfg, const FusionStreams& 
   record.priced_by_fallback += price.fallback ? 1 : 0;
   record.gpu_before = saturating_add(record.gpu_before, price.parts);
   record.gpu_after = saturating_add(record.gpu_after, price.duration);
+  pricer.figures_used(price, from_profile);
 }
 
 // Memory-bound by the kernel's name: PyTorch's elementwise and reduction kernels, cuDNN's batch
@@ -309,7 +310,8 @@ void check_chains(const OpFusion& options) {
 
 OpFusionChange op_fusion(Workload& workload, const OpFusion& options) {
   check_chains(options);  // before calibrating
-  const FusionPricer pricer(*workload.traces, workload.graph.dfg, options.intermediates_kept);
+  const FusionPricer pricer(*workload.traces, workload.graph.dfg, options.intermediates_kept,
+                            load_fusion_rates(*workload.traces, options.device));
   return op_fusion(workload, options, pricer);
 }
 
@@ -335,7 +337,7 @@ OpFusionChange op_fusion(Workload& workload, const OpFusion& options, const Fusi
     record.kernels = chain;
     record.epilogue = is_epilogue_gemm(chain.front());
     for (const Instance& parts : occurrences(view, dfg, pricer, chain, taken, record.skipped))
-      fuse_instance(editor, dfg, view, pricer, parts, record);
+      fuse_instance(editor, dfg, view, pricer, parts, record, change.from_profile);
     change.instances += record.instances;
     change.queue_waits_removed += record.queue_waits_removed;
     if (record.epilogue) change.epilogue_instances += record.instances;
@@ -392,7 +394,8 @@ std::vector<FusionCandidate> find_fusion_candidates(const Workload& workload, co
     throw OptionError("max_length", std::to_string(options.max_length), "a chain has at least two kernels");
   const graph::Dfg& dfg = workload.graph.dfg;
   const FusionStreams view(*workload.traces, dfg);
-  const FusionPricer pricer(*workload.traces, dfg, options.intermediates_kept);
+  const FusionPricer pricer(*workload.traces, dfg, options.intermediates_kept,
+                            load_fusion_rates(*workload.traces, options.device));
   std::map<std::vector<std::string>, FusionCandidate> classes;
   auto add = [&](std::span<const NodeId> parts) {
     if (parts.size() < 2) return;
@@ -421,7 +424,8 @@ std::vector<FusionCandidate> find_fusion_candidates(const Workload& workload, co
 std::vector<FusionCandidate> find_epilogue_candidates(const Workload& workload, const CandidateOptions& options) {
   const graph::Dfg& dfg = workload.graph.dfg;
   const FusionStreams view(*workload.traces, dfg);
-  const FusionPricer pricer(*workload.traces, dfg, options.intermediates_kept);
+  const FusionPricer pricer(*workload.traces, dfg, options.intermediates_kept,
+                            load_fusion_rates(*workload.traces, options.device));
   std::map<std::vector<std::string>, FusionCandidate> classes;
   constexpr std::size_t kMaxSteps = 2;  // epilogue_supported has none longer
   for (const std::vector<NodeId>& stream : view.streams()) {

@@ -44,6 +44,7 @@
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <string_view>
@@ -51,6 +52,7 @@
 
 #include "core/time.h"
 #include "graph/dfg.h"
+#include "whatif/fusion_pricing.h"
 #include "whatif/workload.h"
 
 namespace dpro::costmodel {
@@ -67,6 +69,9 @@ struct OpFusion {
   // A training step keeps forward intermediates for its backward pass: fusion then saves their
   // re-read only, not their write (fusion_pricing.h).
   bool intermediates_kept = false;
+  // A device profile of the GPU the kernels are timed for, whose elementwise bandwidth and launch
+  // cost price the fused kernels (fusion_pricing.h); none by default.
+  FusionDevice device;
 };
 
 // Why an occurrence of a chain was not fused.
@@ -117,6 +122,9 @@ struct OpFusionChange {
   std::size_t queue_waits_removed = 0;
   std::size_t epilogue_instances = 0;  // of `instances`, GEMMs fused with their epilogue
   Nanos gpu_before = 0, gpu_after = 0, launch_time_removed = 0;
+  // The figures of the device profile the pricing used ("elementwise bandwidth (cast_fp32_bf16)",
+  // "launch"); empty without one.
+  std::set<std::string> from_profile;
 };
 
 // Fuses the chains in the workload's graph in place. Throws OptionError("chains", ...) for a
@@ -185,6 +193,7 @@ struct CandidateOptions {
   std::size_t max_length = 8;     // longer runs are split into near-equal chains
   std::size_t min_instances = 1;  // classes seen fewer times are dropped
   bool intermediates_kept = false;
+  FusionDevice device;  // a device profile to price with (OpFusion::device)
 };
 
 // The legal chains of consecutive memory-bound kernels (elementwise, activations,

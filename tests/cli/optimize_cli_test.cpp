@@ -382,3 +382,35 @@ TEST_CASE("optimize --strategies op_fusion on bert chooses a GEMM epilogue, and 
   CHECK_THAT(r.out, Catch::Contains("predicted median step " + format_duration(step) + " (the plan file says " +
                                     format_duration(step)));
 }
+
+TEST_CASE("optimize and replay --plan with --device-profile: op fusion priced by the profile's bandwidth and launch, the plan reproduced") {
+  const std::string dir = test::fresh_dir("optimize_fusion_profile");
+  // A profile of the trace's H100: 6 bytes / 0.002 ns = 3000 B/ns elementwise, a 2 us empty kernel.
+  const std::string profile = dir + "/h100.json";
+  test::write_text(profile, R"({"format": "dpro-device-profile", "version": 1, "device": "H100-SXM5-80GB",
+    "date": "2026-11-27T00:00:00Z", "repetitions": 1, "warmup": 0,
+    "launch": {"gpu_ns_per_launch": 2000, "host_ns_per_launch": 2500, "launches": 200},
+    "copies": [], "gemms": [], "standin": [],
+    "kernels": [{"kernel": "cast_fp32_bf16", "param": 0, "latency_ns": 2000, "ns_per_element": 0.002, "samples": []}]})");
+  const std::string gpt2 = test::source_path("traces/h100/gpt2-emit-nvtx-step");
+  const Run o = run("optimize " + gpt2 + " --strategies op_fusion --budget 40 --device-profile " + profile +
+                    " --plan-out " + dir + "/plan.json");
+  REQUIRE(o.code == 0);
+  const nlohmann::json plan = read_json(dir + "/plan.json");
+  const auto step = plan.at("predicted").at("step_ns").get<Nanos>();
+  const Run r = run("replay " + gpt2 + " --plan " + dir + "/plan.json --device-profile " + profile);
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.out, Catch::Contains("predicted median step " + format_duration(step) + " (the plan file says " +
+                                    format_duration(step)));
+  CHECK_THAT(r.out, Catch::Contains("From the device profile: elementwise bandwidth (cast_fp32_bf16), launch."));
+  const auto fusion = [&](const std::string& flags) {
+    const Run j = run("replay " + gpt2 + " --plan " + dir + "/plan.json --json -" + flags);
+    REQUIRE(j.code == 0);
+    return nlohmann::json::parse(j.out.substr(j.out.find('{'))).at("whatif").at("changes").at("op_fusion");
+  };
+  const nlohmann::json with = fusion(" --device-profile " + profile), without = fusion("");
+  CHECK(with.at("from_profile") == nlohmann::json::array({"elementwise bandwidth (cast_fp32_bf16)", "launch"}));
+  CHECK_FALSE(without.contains("from_profile"));
+  CHECK(with.at("instances") == without.at("instances"));
+  CHECK(with.at("gpu_after_ns") != without.at("gpu_after_ns"));
+}

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <map>
+#include <set>
 #include <cstdlib>
 #include <string>
 
@@ -13,6 +14,8 @@
 #include "hw/device_rates.h"
 #include "whatif/comm/compress.h"
 #include "whatif/device_retime.h"
+#include "whatif/fusion_pricing.h"
+#include "whatif/op_fusion.h"
 #include "whatif/precision.h"
 #include "workload_fixtures.h"
 
@@ -211,4 +214,130 @@ TEST_CASE("device re-timing with a profile of the target: copies take its fit, l
   retime.device_profile = write_profile(dir, "h100.json", p);
   whatif::Workload again = test::load_workload("traces/h100/resnet50-emit-nvtx-step");
   CHECK_THROWS_AS(whatif::device_retime(again, retime), InputError);
+}
+
+namespace {
+
+// h100_profile with a cast slope of `ns_per_element` (elementwise bandwidth 6 / it bytes/ns) and
+// an empty kernel of `launch_ns` (0: no launch measured).
+hw::DeviceProfile fusion_profile(double ns_per_element, double launch_ns) {
+  hw::DeviceProfile p = h100_profile(1);
+  for (hw::KernelCurve& c : p.kernels)
+    if (c.kernel == hw::kCastToBf16Kernel) c.ns_per_element = ns_per_element;
+  p.launch = {launch_ns, 2'500, launch_ns > 0 ? 200 : 0};
+  return p;
+}
+
+hw::DeviceRates rates_of(const hw::DeviceProfile& p) { return hw::DeviceRates(std::make_shared<const hw::DeviceProfile>(p)); }
+
+// Every legal chain's occurrences on the workload (find_fusion_candidates: memory-bound runs).
+std::vector<std::vector<graph::NodeId>> fusion_occurrences(const whatif::Workload& w) {
+  std::vector<std::vector<graph::NodeId>> out;
+  for (const whatif::FusionCandidate& c : whatif::find_fusion_candidates(w))
+    out.insert(out.end(), c.occurrences.begin(), c.occurrences.end());
+  return out;
+}
+
+constexpr const char* kFusionTrace = "traces/h100/gpt2-emit-nvtx-step";  // shapes recorded: the model prices
+
+}  // namespace
+
+TEST_CASE("fusion from a profile: doubling the elementwise bandwidth makes memory-bound fused chains cheaper") {
+  const whatif::Workload w = test::load_workload(kFusionTrace);
+  const whatif::FusionPricer prior(*w.traces, w.graph.dfg);
+  const whatif::FusionPricer single(*w.traces, w.graph.dfg, false, rates_of(fusion_profile(0.006, 0)));  // 1000 B/ns
+  const whatif::FusionPricer doubled(*w.traces, w.graph.dfg, false, rates_of(fusion_profile(0.003, 0)));  // 2000 B/ns
+  std::size_t cheaper = 0, exact = 0, dearer = 0;
+  for (const auto& parts : fusion_occurrences(w)) {
+    const whatif::FusedPrice a = single.price(parts), b = doubled.price(parts), p = prior.price(parts);
+    REQUIRE(a.fallback == b.fallback);
+    if (a.fallback) {
+      CHECK(a.duration == p.duration);  // the fallback rule has no bandwidth in it
+      CHECK_FALSE(a.bandwidth_from_profile);
+      continue;
+    }
+    CHECK(a.bandwidth_from_profile);
+    CHECK_FALSE(a.launch_from_profile);  // launches = 0: no launch measured
+    CHECK(b.bytes == a.bytes);
+    if (b.duration > a.duration) ++dearer;
+    // The memory-bound ones (memory above compute, not clamped): the model's time at 2000 B/ns.
+    const whatif::DeviceRates* r = doubled.rates(parts.front());
+    REQUIRE(r);
+    CHECK(*r->bytes_per_ns == 2'000.0);
+    double flops = 0;
+    for (const graph::NodeId id : parts) flops += doubled.desc(id).flops();
+    const double memory = b.bytes / 2'000.0, compute = r->flops_per_ns ? flops / *r->flops_per_ns : 0;
+    if (memory <= compute || a.duration >= a.parts || b.duration <= r->shortest_kernel) continue;
+    CHECK(b.duration == nanos_from_double(memory + 0.05 * compute));
+    ++exact;
+    if (b.duration < a.duration) ++cheaper;
+  }
+  CHECK(dearer == 0);
+  CHECK(exact > 10);
+  CHECK(cheaper == exact);
+  std::set<std::string> used;
+  doubled.figures_used(doubled.price(fusion_occurrences(w).front()), used);
+  CHECK(used == std::set<std::string>{"elementwise bandwidth (cast_fp32_bf16)"});
+
+  // The what-if end to end: the profile named by OpFusion::device, its figures in the change.
+  const std::string dir = test::fresh_dir("fusion_profile");
+  whatif::OpFusion fuse = whatif::fuse_candidates(whatif::find_fusion_candidates(w));
+  whatif::Workload x1 = w, x2 = w, without = w;
+  const whatif::OpFusionChange none = whatif::op_fusion(without, fuse);
+  fuse.device.device_profile = write_profile(dir, "bw.json", fusion_profile(0.006, 0));
+  const whatif::OpFusionChange at_single = whatif::op_fusion(x1, fuse);
+  fuse.device.device_profile = write_profile(dir, "bw2.json", fusion_profile(0.003, 0));
+  const whatif::OpFusionChange at_double = whatif::op_fusion(x2, fuse);
+  CHECK(none.from_profile.empty());
+  CHECK(at_double.from_profile == std::set<std::string>{"elementwise bandwidth (cast_fp32_bf16)"});
+  CHECK(at_double.instances == none.instances);
+  CHECK(at_double.gpu_before == none.gpu_before);
+  CHECK(at_double.gpu_after < at_single.gpu_after);
+}
+
+TEST_CASE("fusion from a profile: the fused kernel pays one launch at the profile's cost") {
+  const whatif::Workload w = test::load_workload(kFusionTrace);
+  const whatif::FusionPricer cheap(*w.traces, w.graph.dfg, false, rates_of(fusion_profile(0.002, 2'000)));
+  const whatif::FusionPricer dear(*w.traces, w.graph.dfg, false, rates_of(fusion_profile(0.002, 4'000)));
+  std::size_t unclamped = 0;
+  for (const auto& parts : fusion_occurrences(w)) {
+    const whatif::FusedPrice a = cheap.price(parts), b = dear.price(parts);
+    if (a.fallback) continue;
+    CHECK(a.launch_from_profile);
+    CHECK(a.duration >= std::min<Nanos>(2'000, a.parts));  // the launch is the floor
+    CHECK(b.duration >= a.duration);
+    if (b.duration >= b.parts) continue;  // clamped at the parts' own time: fusion saves nothing
+    CHECK(b.duration - a.duration == 2'000);
+    ++unclamped;
+  }
+  CHECK(unclamped > 10);
+  std::set<std::string> used;
+  for (const auto& parts : fusion_occurrences(w)) cheap.figures_used(cheap.price(parts), used);
+  CHECK(used == std::set<std::string>{"elementwise bandwidth (cast_fp32_bf16)", "launch"});
+}
+
+TEST_CASE("fusion from a profile: one that measures neither figure prices as none, one of another GPU is refused") {
+  const whatif::Workload w = test::load_workload(kFusionTrace);
+  const whatif::FusionPricer prior(*w.traces, w.graph.dfg);
+  const whatif::FusionPricer flat(*w.traces, w.graph.dfg, false, rates_of(fusion_profile(0, 0)));  // no slope, no launch
+  std::size_t compared = 0;
+  for (const auto& parts : fusion_occurrences(w)) {
+    const whatif::FusedPrice a = prior.price(parts), b = flat.price(parts);
+    CHECK(a.duration == b.duration);
+    CHECK(a.fallback == b.fallback);
+    CHECK(a.bytes == b.bytes);
+    CHECK_FALSE(b.bandwidth_from_profile);
+    ++compared;
+  }
+  CHECK(compared > 100);
+  const std::string dir = test::fresh_dir("fusion_profile_refused");
+  hw::DeviceProfile a100 = fusion_profile(0.002, 2'000);
+  a100.device = "A100-SXM4-80GB";
+  whatif::OpFusion fuse = whatif::fuse_candidates(whatif::find_fusion_candidates(w));
+  fuse.device.device_profile = write_profile(dir, "a100.json", a100);
+  whatif::Workload edited = w;
+  CHECK_THROWS_AS(whatif::op_fusion(edited, fuse), InputError);
+  // Named as the --device target, the A100 profile prices (the trace's kernels taken as timed there).
+  fuse.device.device = "A100-SXM4-80GB";
+  CHECK_FALSE(whatif::op_fusion(edited, fuse).from_profile.empty());
 }

@@ -454,11 +454,20 @@ void warn_of(const whatif::CommChange& c, Logger& log) {
   if (const std::string w = inferred_sizes_warning(c); !w.empty()) log.warn(w);
 }
 
+// " From the device profile: a, b." (empty without a profile: the report stays as it was).
+std::string from_profile_text(const std::set<std::string>& figures) {
+  if (figures.empty()) return "";
+  std::string out = " From the device profile: ";
+  for (const std::string& f : figures) out += (f == *figures.begin() ? "" : ", ") + f;
+  return out + ".";
+}
+
 // ---- op fusion --------------------------------------------------------------------------------
 
 std::string summary_of(const whatif::OpFusionChange& c) {
-  return fmt::format("op fusion: fused {} instances of {} chains: GPU time {} -> {}, launches removed {}.", c.instances,
-                     c.chains.size(), format_duration(c.gpu_before), format_duration(c.gpu_after), c.launches_removed);
+  return fmt::format("op fusion: fused {} instances of {} chains: GPU time {} -> {}, launches removed {}.{}", c.instances,
+                     c.chains.size(), format_duration(c.gpu_before), format_duration(c.gpu_after), c.launches_removed,
+                     from_profile_text(c.from_profile));
 }
 
 nlohmann::json details_of(const whatif::OpFusionChange& c) {
@@ -468,23 +477,17 @@ nlohmann::json details_of(const whatif::OpFusionChange& c) {
     for (const whatif::ChainFusion& chain : c.chains) n += chain.skipped[r];
     skipped[whatif::to_string(static_cast<whatif::FusionSkip>(r))] = n;
   }
-  return {{"chains", c.chains.size()},         {"instances", c.instances},
-          {"skipped", skipped},                {"launches_removed", c.launches_removed},
-          {"priced_by_fallback", c.priced_by_fallback}, {"gpu_before_ns", c.gpu_before},
-          {"gpu_after_ns", c.gpu_after},       {"launch_time_removed_ns", c.launch_time_removed}};
+  nlohmann::json j = {{"chains", c.chains.size()},         {"instances", c.instances},
+                      {"skipped", skipped},                {"launches_removed", c.launches_removed},
+                      {"priced_by_fallback", c.priced_by_fallback}, {"gpu_before_ns", c.gpu_before},
+                      {"gpu_after_ns", c.gpu_after},       {"launch_time_removed_ns", c.launch_time_removed}};
+  if (!c.from_profile.empty()) j["from_profile"] = c.from_profile;
+  return j;
 }
 
 void warn_of(const whatif::OpFusionChange&, Logger&) {}
 
 // ---- precision ---------------------------------------------------------------------------------
-
-// " Measured by the device profile: a, b." (empty without a profile: the report stays as it was).
-std::string from_profile_text(const std::set<std::string>& figures) {
-  if (figures.empty()) return "";
-  std::string out = " From the device profile: ";
-  for (const std::string& f : figures) out += (f == *figures.begin() ? "" : ", ") + f;
-  return out + ".";
-}
 
 std::string summary_of(const whatif::PrecisionChange& c) {
   std::size_t kernels = 0;

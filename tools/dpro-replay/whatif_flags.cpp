@@ -27,7 +27,8 @@ void WhatIfFlags::add_to(CLI::App& replay, Flags flags) {
                     "A device profile of the GPU the what-ifs price work on (the trace's, or --device's), written by\n"
                     "'dpro-exec calibrate': its measured GEMM throughput per dtype and math mode, elementwise bandwidth,\n"
                     "cast and compression kernel curves replace the priors of the precision and gradient compression\n"
-                    "what-ifs (the optimizer's too), its copy bandwidths re-time the copies of a --device re-timing.\n"
+                    "what-ifs (the optimizer's too), its elementwise bandwidth and launch cost price op fusion (--plan,\n"
+                    "optimize), its copy bandwidths re-time the copies of a --device re-timing.\n"
                     "A profile of another GPU is an error (docs/executor.md)");
   replay.add_option("--cluster", comm_.cluster, "Re-time NCCL ops for this cluster (a name in --clusters-dir)");
   replay.add_option("--origin-cluster", comm_.origin_cluster,
