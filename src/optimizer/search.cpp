@@ -51,7 +51,8 @@ PrefixStats Evaluator::prefix_stats() const { return prefix_ ? prefix_->stats() 
 
 Score Evaluator::replay(const Assignment& a, std::size_t worker) {
   if (prefix_) {
-    const PlanOutcome o = prefix_->evaluate(a, *simulators_[worker], scratch_[worker].get());
+    // A score reads the report's median step, times only: no causes (replayer::Record).
+    const PlanOutcome o = prefix_->evaluate(a, *simulators_[worker], scratch_[worker].get(), replayer::Record::kTimes);
     return {median_step(o.report), risk_of(space_, a), extra_memory_bytes(o.changes)};
   }
   whatif::EvaluateOptions options;

@@ -110,8 +110,9 @@ class EventQueue {
 
 class Simulator::Engine {
  public:
-  const Simulation& run(const graph::Dfg& dfg) {
+  const Simulation& run(const graph::Dfg& dfg, Record record) {
     dfg_ = &dfg;
+    ordered_ = record == Record::kTimesAndCauses;
     prepare();
     // The roots are found before any is scheduled: scheduling one may send an end at once (see
     // end_is_event) and so complete another node's dependencies.
@@ -120,11 +121,22 @@ class Simulator::Engine {
       if (state_[v].remaining_start == 0) roots_.push_back(v);
     }
     for (const NodeId v : roots_) schedule_start(v, dfg_->node(v).release.value_or(0) + state_[v].delay);
-    while (!queue_.empty()) {
-      const Pending p = queue_.pop();
-      ++sim_.events_processed;
-      now_ = p.key();
-      p.is_end() ? on_end(p.node()) : on_start(p.node());
+    if (ordered_) {
+      while (!queue_.empty()) {
+        const Pending p = queue_.pop();
+        ++sim_.events_processed;
+        now_ = p.key();
+        p.is_end() ? on_end(p.node()) : on_start(p.node());
+      }
+    } else {
+      // Times only: any order that handles an event after the notifications it waits for gives
+      // the same times (see Record::kTimes), so the events are taken last in, first out.
+      while (!stack_.empty()) {
+        const std::uint32_t p = stack_.back();
+        stack_.pop_back();
+        ++sim_.events_processed;
+        (p & 1) ? on_end(NodeId(p >> 1)) : on_start(NodeId(p >> 1));
+      }
     }
     if (ended_ != n_) throw InputError("", "replay", std::to_string(n_ - ended_) + " ops never ran (dependency cycle)");
     finish();
@@ -215,6 +227,17 @@ class Simulator::Engine {
   void finish() {
     sim_.start.resize(n_);
     sim_.end.resize(n_);
+    sim_.causes = ordered_;
+    if (!ordered_) {
+      sim_.start_cause.clear();
+      sim_.end_cause.clear();
+      for (const NodeId v : dfg_->node_ids()) {
+        const NodeState& st = state_[v];
+        sim_.start[v] = st.start;
+        sim_.end[v] = st.end;
+      }
+      return;
+    }
     sim_.start_cause.resize(n_);
     sim_.end_cause.resize(n_);
     for (const NodeId v : dfg_->node_ids()) {
@@ -231,6 +254,10 @@ class Simulator::Engine {
     // now, so that they are in cache by then (pointer arithmetic: the index may be one past
     // the last edge, for a node with none).
     __builtin_prefetch(out_.data() + (is_end ? st.out_mid : st.out_begin));
+    if (!ordered_) {
+      stack_.push_back(v.value << 1 | (is_end ? 1u : 0u));
+      return;
+    }
     queue_.push(Pending::make(std::max(t, now_), (seq_++ << 32) | (static_cast<std::uint64_t>(v.value) << 1) | (is_end ? 1 : 0)));
   }
   void schedule_start(NodeId v, Nanos t) {
@@ -298,6 +325,8 @@ class Simulator::Engine {
   std::vector<NodeId> roots_;
   IdVector<NodeId, NodeState> state_;
   EventQueue queue_;
+  bool ordered_ = true;  // events in (time, sequence) order, causes recorded; else times only
+  std::vector<std::uint32_t> stack_;  // the pending events of a times-only run: node << 1 | is_end
   std::uint64_t seq_ = 0;
   Nanos now_ = INT64_MIN;
   std::uint32_t ended_ = 0;  // nodes that have ended
@@ -307,14 +336,14 @@ class Simulator::Engine {
 Simulator::Simulator() : engine_(std::make_unique<Engine>()) {}
 Simulator::~Simulator() = default;
 
-const Simulation& Simulator::run(const graph::Dfg& dfg) {
+const Simulation& Simulator::run(const graph::Dfg& dfg, Record record) {
   DPRO_CHECK(dfg.finalized());
-  return engine_->run(dfg);
+  return engine_->run(dfg, record);
 }
 
-Simulation simulate(const graph::Dfg& dfg) {
+Simulation simulate(const graph::Dfg& dfg, Record record) {
   Simulator simulator;
-  simulator.run(dfg);
+  simulator.run(dfg, record);
   return simulator.engine_->take();
 }
 
