@@ -145,7 +145,8 @@ std::shared_ptr<const whatif::CommRetimeCache> PrefixEvaluator::comm_cache(const
   return comm_cache_;
 }
 
-PlanOutcome PrefixEvaluator::evaluate(const Assignment& a, replayer::Simulator& simulator, whatif::Workload* scratch) {
+PlanOutcome PrefixEvaluator::evaluate(const Assignment& a, replayer::Simulator& simulator, whatif::Workload* scratch,
+                                      replayer::Record record) {
   std::vector<whatif::Rewrite> rewrites = decision_rewrites(conditions_, decisions_of(space_, a), paths_);
   for (whatif::Rewrite& r : rewrites)
     if (auto* comm = std::get_if<whatif::CommRetime>(&r)) comm->cache = comm_cache(*comm);
@@ -178,7 +179,7 @@ PlanOutcome PrefixEvaluator::evaluate(const Assignment& a, replayer::Simulator& 
   if (!dfg.finalized()) dfg.finalize();
   // No check_acyclic: the constructor checked the conditioned job, and no rewrite of the space
   // can close a cycle (see the class comment), so whatif::evaluate's check never throws here.
-  out.simulation = &simulator.run(dfg);
+  out.simulation = &simulator.run(dfg, record);
   replayer::ReportOptions options;
   options.top_ops = 0;
   options.analysis = false;

@@ -80,7 +80,11 @@ class PrefixEvaluator {
   // simulator): the workload the plan's rewrites edit, assigned over instead of made anew, so
   // that its tables keep their memory from one plan to the next (making and freeing a copy of the
   // graph per plan was 13 % of an evaluation on DLRM). Its content on return is unspecified.
-  PlanOutcome evaluate(const Assignment& a, replayer::Simulator& simulator, whatif::Workload* scratch = nullptr);
+  // `record`: replayer::Record::kTimes replays without causes (the simulation's start_cause and
+  // end_cause are empty); every time, the makespan, the event count and the report are the same
+  // (a report with analysis off reads no cause). The search scores plans so (Evaluator).
+  PlanOutcome evaluate(const Assignment& a, replayer::Simulator& simulator, whatif::Workload* scratch = nullptr,
+                       replayer::Record record = replayer::Record::kTimesAndCauses);
   static constexpr std::size_t kCachedNodes = 1'000'000;  // about 0.5 GB at ~500 bytes per node
   PrefixStats stats() const;
 

@@ -54,7 +54,8 @@ PrefixStats Evaluator::prefix_stats() const { return prefix_ ? prefix_->stats() 
 Score Evaluator::replay(const Assignment& a, std::size_t worker) {
   const std::int64_t precision_bytes = activations_ ? precision_memory(*activations_, decisions_of(space_, a)).delta() : 0;
   if (prefix_) {
-    const PlanOutcome o = prefix_->evaluate(a, *simulators_[worker], scratch_[worker].get());
+    // A score reads the report's median step, times only: no causes (replayer::Record).
+    const PlanOutcome o = prefix_->evaluate(a, *simulators_[worker], scratch_[worker].get(), replayer::Record::kTimes);
     return {median_step(o.report), risk_of(space_, a), extra_memory_bytes(o.changes) + precision_bytes};
   }
   whatif::EvaluateOptions options;

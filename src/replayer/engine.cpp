@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <span>
 #include <string>
 
 #include "core/error.h"
@@ -110,8 +111,9 @@ class EventQueue {
 
 class Simulator::Engine {
  public:
-  const Simulation& run(const graph::Dfg& dfg) {
+  const Simulation& run(const graph::Dfg& dfg, Record record) {
     dfg_ = &dfg;
+    ordered_ = record == Record::kTimesAndCauses;
     prepare();
     // The roots are found before any is scheduled: scheduling one may send an end at once (see
     // end_is_event) and so complete another node's dependencies.
@@ -120,11 +122,22 @@ class Simulator::Engine {
       if (state_[v].remaining_start == 0) roots_.push_back(v);
     }
     for (const NodeId v : roots_) schedule_start(v, dfg_->node(v).release.value_or(0) + state_[v].delay);
-    while (!queue_.empty()) {
-      const Pending p = queue_.pop();
-      ++sim_.events_processed;
-      now_ = p.key();
-      p.is_end() ? on_end(p.node()) : on_start(p.node());
+    if (ordered_) {
+      while (!queue_.empty()) {
+        const Pending p = queue_.pop();
+        ++sim_.events_processed;
+        now_ = p.key();
+        p.is_end() ? on_end(p.node()) : on_start(p.node());
+      }
+    } else {
+      // Times only: any order that handles an event after the notifications it waits for gives
+      // the same times (see Record::kTimes), so the events are taken last in, first out.
+      while (!stack_.empty()) {
+        const std::uint32_t p = stack_.back();
+        stack_.pop_back();
+        ++sim_.events_processed;
+        (p & 1) ? on_end(NodeId(p >> 1)) : on_start(NodeId(p >> 1));
+      }
     }
     if (ended_ != n_) throw InputError("", "replay", std::to_string(n_ - ended_) + " ops never ran (dependency cycle)");
     finish();
@@ -134,32 +147,26 @@ class Simulator::Engine {
   Simulation take() { return std::move(sim_); }
 
  private:
-  // Three passes: count edges per node, lay out per-node state and offsets, place the edges.
+  // Two passes over the nodes, reading the graph's CSR view: a node's in-edges give its counts of
+  // start- and end-edges, then its out-edges are placed, those leaving from its start first,
+  // each run in edge-id order (the view's out-edge order), as the engine walks them.
   void prepare() {
     n_ = static_cast<std::uint32_t>(dfg_->node_count());
     DPRO_CHECK(n_ < (1u << 31) && dfg_->edge_count() < (1u << 31));
     const auto& edges = dfg_->edges();
-    state_.assign(n_, NodeState{});
-    ClockReach reach;  // summed in the passes below, checked before the edges are placed
-    for (const graph::Edge& e : edges) {
-      reach.add(e.gap);
-      NodeState& s = state_[e.src];
-      ++(e.src_point == Point::kStart ? s.out_mid : s.out_end);  // counts, for now
-      NodeState& d = state_[e.dst];
-      ++(e.dst_point == Point::kEnd ? d.remaining_end : d.remaining_start);
-    }
-    std::uint32_t offset = 0;
+    state_.resize(n_);  // every field of every node is set below
+    ClockReach reach;  // summed in the first pass, checked before the edges are placed
     for (const NodeId v : dfg_->node_ids()) {
       NodeState& st = state_[v];
+      std::uint32_t to_start = 0, to_end = 0;
+      for (const EdgeId id : dfg_->in_edges(v)) {
+        const graph::Edge& e = edges[id];
+        reach.add(e.gap);
+        ++(e.dst_point == Point::kEnd ? to_end : to_start);
+      }
       const graph::Node& node = dfg_->node(v);
-      st.start_is_event = st.remaining_end > 0 || st.out_mid > 0;
-      // Untraced work whose start nothing observes and whose end nothing but its duration decides
-      // may send its end with its start; its out-edges below may still say it cannot.
-      st.end_is_event = !(node.kind == graph::NodeKind::kUntraced && !st.start_is_event && st.remaining_end == 0);
-      st.out_begin = offset;
-      st.out_mid += offset;
-      st.out_end += st.out_mid;
-      offset = st.out_end;
+      st.remaining_start = to_start;
+      st.remaining_end = to_end;
       st.delay = node.delay;
       st.duration = node.duration;
       reach.add(node.duration);
@@ -167,21 +174,34 @@ class Simulator::Engine {
       if (node.release) reach.release = std::max(reach.release, magnitude(*node.release));
       st.start = st.end = INT64_MIN;
       st.start_cause = st.end_cause = EdgeId::none();
+      st.started = 0;
     }
     check_clock_reach(reach);
     out_.resize(edges.size());
-    // Place edges: out_begin/out_mid serve as fill cursors and are restored afterwards.
-    for (const EdgeId id : dfg_->edge_ids()) {
-      const graph::Edge& e = edges[id];
-      NodeState& s = state_[e.src];
-      std::uint32_t& slot = e.src_point == Point::kStart ? s.out_begin : s.out_mid;
-      out_[slot++] = OutEdge{e.dst, (id.value << 1) | (e.dst_point == Point::kEnd ? 1u : 0u), e.gap};
-      if (!s.end_is_event && (e.dst_point == Point::kEnd || state_[e.dst].remaining_start != 1)) s.end_is_event = 1;
-    }
-    for (std::uint32_t v = n_; v-- > 0;) {
-      NodeState& st = state_[NodeId(v)];
-      st.out_mid = st.out_begin;  // the start-edge cursor stopped where end-edges begin
-      st.out_begin = v == 0 ? 0 : state_[NodeId(v - 1)].out_end;
+    std::uint32_t offset = 0;
+    for (const NodeId v : dfg_->node_ids()) {
+      NodeState& st = state_[v];
+      const std::span<const EdgeId> out = dfg_->out_edges(v);
+      st.out_begin = offset;
+      for (const EdgeId id : out) {
+        const graph::Edge& e = edges[id];
+        if (e.src_point == Point::kStart)
+          out_[offset++] = OutEdge{e.dst, (id.value << 1) | (e.dst_point == Point::kEnd ? 1u : 0u), e.gap};
+      }
+      st.out_mid = offset;
+      st.start_is_event = st.remaining_end > 0 || st.out_mid > st.out_begin;
+      // Untraced work whose start nothing observes and whose end nothing but its duration decides
+      // may send its end with its start, unless an edge from its end reaches an end, or a start
+      // that waits for more than this edge.
+      bool end_is_event = !(dfg_->node(v).kind == graph::NodeKind::kUntraced && !st.start_is_event && st.remaining_end == 0);
+      for (const EdgeId id : out) {
+        const graph::Edge& e = edges[id];
+        if (e.src_point != Point::kEnd) continue;
+        out_[offset++] = OutEdge{e.dst, (id.value << 1) | (e.dst_point == Point::kEnd ? 1u : 0u), e.gap};
+        end_is_event = end_is_event || e.dst_point == Point::kEnd || state_[e.dst].remaining_start != 1;
+      }
+      st.out_end = offset;
+      st.end_is_event = end_is_event;
     }
     sim_.events_processed = 0;
     sim_.makespan = 0;
@@ -215,6 +235,17 @@ class Simulator::Engine {
   void finish() {
     sim_.start.resize(n_);
     sim_.end.resize(n_);
+    sim_.causes = ordered_;
+    if (!ordered_) {
+      sim_.start_cause.clear();
+      sim_.end_cause.clear();
+      for (const NodeId v : dfg_->node_ids()) {
+        const NodeState& st = state_[v];
+        sim_.start[v] = st.start;
+        sim_.end[v] = st.end;
+      }
+      return;
+    }
     sim_.start_cause.resize(n_);
     sim_.end_cause.resize(n_);
     for (const NodeId v : dfg_->node_ids()) {
@@ -231,6 +262,10 @@ class Simulator::Engine {
     // now, so that they are in cache by then (pointer arithmetic: the index may be one past
     // the last edge, for a node with none).
     __builtin_prefetch(out_.data() + (is_end ? st.out_mid : st.out_begin));
+    if (!ordered_) {
+      stack_.push_back(v.value << 1 | (is_end ? 1u : 0u));
+      return;
+    }
     queue_.push(Pending::make(std::max(t, now_), (seq_++ << 32) | (static_cast<std::uint64_t>(v.value) << 1) | (is_end ? 1 : 0)));
   }
   void schedule_start(NodeId v, Nanos t) {
@@ -298,6 +333,8 @@ class Simulator::Engine {
   std::vector<NodeId> roots_;
   IdVector<NodeId, NodeState> state_;
   EventQueue queue_;
+  bool ordered_ = true;  // events in (time, sequence) order, causes recorded; else times only
+  std::vector<std::uint32_t> stack_;  // the pending events of a times-only run: node << 1 | is_end
   std::uint64_t seq_ = 0;
   Nanos now_ = INT64_MIN;
   std::uint32_t ended_ = 0;  // nodes that have ended
@@ -307,14 +344,14 @@ class Simulator::Engine {
 Simulator::Simulator() : engine_(std::make_unique<Engine>()) {}
 Simulator::~Simulator() = default;
 
-const Simulation& Simulator::run(const graph::Dfg& dfg) {
+const Simulation& Simulator::run(const graph::Dfg& dfg, Record record) {
   DPRO_CHECK(dfg.finalized());
-  return engine_->run(dfg);
+  return engine_->run(dfg, record);
 }
 
-Simulation simulate(const graph::Dfg& dfg) {
+Simulation simulate(const graph::Dfg& dfg, Record record) {
   Simulator simulator;
-  simulator.run(dfg);
+  simulator.run(dfg, record);
   return simulator.engine_->take();
 }
 

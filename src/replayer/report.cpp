@@ -229,17 +229,19 @@ Report make_report(const trace::TraceSet& traces, const graph::BuiltGraph& built
   report.top_ops_shown = options.top_ops;
   report.per_step_shown = options.per_step;
 
-  const std::vector<std::vector<graph::NodeId>> ops_of_rank = rank_ops(traces, dfg);
+  std::set<std::int64_t> numbers;
+  for (const trace::TraceRank& r : traces.ranks) {
+    for (const trace::Iteration& it : r.iterations) numbers.insert(it.number);
+  }
+  // Each rank's ops, read by the analysis and by the whole-trace window only (a report with the
+  // analysis off on traces with steps, as the optimizer scores plans, does without them).
+  const std::vector<std::vector<graph::NodeId>> ops_of_rank =
+      options.analysis || numbers.empty() ? rank_ops(traces, dfg) : std::vector<std::vector<graph::NodeId>>(traces.ranks.size());
   const ExecutionCategories categories = options.analysis ? execution_categories(dfg) : ExecutionCategories{};
   std::vector<std::vector<graph::NodeId>> gpu_nodes(traces.ranks.size());
   for (std::size_t ri = 0; options.analysis && ri < ops_of_rank.size(); ++ri) {
     for (graph::NodeId id : ops_of_rank[ri])
       if (graph::on_gpu(dfg.node(id).kind)) gpu_nodes[ri].push_back(id);
-  }
-
-  std::set<std::int64_t> numbers;
-  for (const trace::TraceRank& r : traces.ranks) {
-    for (const trace::Iteration& it : r.iterations) numbers.insert(it.number);
   }
   if (options.iteration && !numbers.count(*options.iteration)) {
     std::string known;

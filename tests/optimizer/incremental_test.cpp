@@ -81,7 +81,9 @@ bool same_fit(const comm::CalibrationFit& a, const comm::CalibrationFit& b) {
 // Evaluates `plans` both ways and checks them equal; returns how often a prefix was reused.
 std::size_t check_equal(const Job& j, const std::vector<Assignment>& plans, std::size_t max_cached) {
   PrefixEvaluator incremental(j.conditioned, j.space, j.conditions, test::resource_paths(), max_cached);
-  replayer::Simulator full_sim, incr_sim;
+  // As the search scores plans: a replay without causes (replayer::Record::kTimes).
+  PrefixEvaluator times_only(j.conditioned, j.space, j.conditions, test::resource_paths(), max_cached);
+  replayer::Simulator full_sim, incr_sim, times_sim;
   whatif::EvaluateOptions options;
   options.report.top_ops = 0;
   options.report.analysis = false;
@@ -99,6 +101,14 @@ std::size_t check_equal(const Job& j, const std::vector<Assignment>& plans, std:
     CHECK(incr.simulation->end_cause == full.simulation.end_cause);
     CHECK(incr.simulation->makespan == full.simulation.makespan);
     CHECK(median_step(incr.report) == median_step(full.report));
+    const PlanOutcome fast = times_only.evaluate(a, times_sim, nullptr, replayer::Record::kTimes);
+    CHECK_FALSE(fast.simulation->causes);
+    CHECK(fast.simulation->start == full.simulation.start);
+    CHECK(fast.simulation->end == full.simulation.end);
+    CHECK(fast.simulation->makespan == full.simulation.makespan);
+    CHECK(fast.simulation->events_processed == full.simulation.events_processed);
+    CHECK(replayer::to_json(fast.report).dump() == replayer::to_json(incr.report).dump());
+    CHECK(median_step(fast.report) == median_step(full.report));
     REQUIRE(incr.changes.size() == full.changes.size());
     for (std::size_t k = 0; k < full.changes.size(); ++k) {
       REQUIRE(incr.changes[k].index() == full.changes[k].index());
