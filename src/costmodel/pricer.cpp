@@ -3,6 +3,7 @@
 #include <numeric>
 
 #include "costmodel/kernel_time.h"
+#include "costmodel/roofline_share.h"
 #include "costmodel/scaling.h"
 
 namespace dpro::costmodel {
@@ -13,8 +14,17 @@ const char* to_string(PricedBy by) {
     case PricedBy::kScaling: return "scaling";
     case PricedBy::kUnchanged: return "unchanged";
     case PricedBy::kSameChip: return "same_chip";
+    case PricedBy::kRooflineShare: return "roofline_share";
   }
   return "?";
+}
+
+const char* to_string(PricerKind kind) { return kind == PricerKind::kRooflineShare ? "roofline-share" : "learned"; }
+
+std::optional<PricerKind> parse_pricer_kind(std::string_view name) {
+  if (name == "learned") return PricerKind::kLearned;
+  if (name == "roofline-share") return PricerKind::kRooflineShare;
+  return std::nullopt;
 }
 
 void PricingCoverage::add(PricedBy by, Nanos measured_ns, Nanos predicted_ns) {
@@ -30,6 +40,8 @@ Nanos PricingCoverage::total_measured() const {
 
 Pricer::Pricer(const DeviceSpec& target, const LearnedModel* model, const ResidualCorrection* correction)
     : target_(target), model_(model), correction_(correction) {}
+Pricer::Pricer(const DeviceSpec& target, const ShareTable& shares)
+    : target_(target), model_(nullptr), correction_(nullptr), shares_(&shares) {}
 
 std::vector<Price> Pricer::price(const std::vector<PriceRequest>& requests) {
   std::vector<Price> out(requests.size());
@@ -38,7 +50,9 @@ std::vector<Price> Pricer::price(const std::vector<PriceRequest>& requests) {
   std::vector<std::size_t> learned_index;
   for (std::size_t i = 0; i < requests.size(); ++i) {
     const PriceRequest& r = requests[i];
-    if (const auto f = r.kernel ? same_chip_factor(r.op, *r.origin, target_, r.measured_ms) : std::nullopt) {
+    if (const auto ratio = shares_ && r.kernel ? share_kernel_ratio(*shares_, r.op, *r.origin, target_) : std::nullopt) {
+      out[i] = {r.measured_ms * *ratio, PricedBy::kRooflineShare};
+    } else if (const auto f = r.kernel ? same_chip_factor(r.op, *r.origin, target_, r.measured_ms) : std::nullopt) {
       out[i] = {r.measured_ms * *f, PricedBy::kSameChip};
     } else if (model_ && r.op.describable()) {
       out[i].by = PricedBy::kLearned;

@@ -6,10 +6,16 @@
 //   2. else a described op by the learned model's kernel-time factor (learned_kernel_factors,
 //      kernel_time.h), when a model is given;
 //   3. else cross-device scaling (scale_ms, scaling.h).
+// The roofline-share pricer (`--pricer roofline-share`) instead prices every described kernel by
+// the kernel-time ratio of the roofline-share model (share_kernel_ratio, roofline_share.h), before
+// 1 (so that it is what prices them between GPUs of one chip too), and the rest by 1 and 3; it
+// never loads the learned model (nor LibTorch).
 // Copies and memsets (kernel == false) skip 1. Ops that keep their measured time (collectives,
 // host copies, an unknown origin) are the caller's to leave out: the pricer prices what it is given.
 #include <cstdint>
 #include <map>
+#include <optional>
+#include <string_view>
 #include <vector>
 
 #include "core/time.h"
@@ -23,9 +29,18 @@ namespace dpro::costmodel {
 
 // Which rule priced an op. The values index coverage arrays (kPricedByCount of them); kUnchanged
 // is never returned by the pricer, it names the ops a caller kept at their measured time.
-enum class PricedBy : std::uint8_t { kLearned, kScaling, kUnchanged, kSameChip };
-inline constexpr int kPricedByCount = 4;
-const char* to_string(PricedBy by);  // "learned", "scaling", "unchanged", "same_chip"
+enum class PricedBy : std::uint8_t { kLearned, kScaling, kUnchanged, kSameChip, kRooflineShare };
+inline constexpr int kPricedByCount = 5;
+const char* to_string(PricedBy by);  // "learned", "scaling", "unchanged", "same_chip", "roofline_share"
+
+struct ShareTable;  // roofline_share.h
+
+// Which model prices described kernels: the learned model's kernel-time factor (the default) or
+// the roofline-share model's kernel-time ratio.
+enum class PricerKind : std::uint8_t { kLearned, kRooflineShare };
+const char* to_string(PricerKind kind);  // "learned", "roofline-share" (as the CLI spells them)
+std::optional<PricerKind> parse_pricer_kind(std::string_view name);  // nullopt: not one of those
+inline constexpr const char* kPricerKindNames = "learned or roofline-share";
 
 struct PriceRequest {
   OpDesc op;
@@ -55,6 +70,8 @@ class Pricer {
   // `model` and `correction` may be null (no learned model; no few-shot samples); both, and
   // `target`, must outlive the pricer.
   Pricer(const DeviceSpec& target, const LearnedModel* model, const ResidualCorrection* correction);
+  // The roofline-share pricer; `shares` must outlive it.
+  Pricer(const DeviceSpec& target, const ShareTable& shares);
 
   // Prices every request; the learned model sees the learned ones in one batch, in order.
   std::vector<Price> price(const std::vector<PriceRequest>& requests);
@@ -69,6 +86,7 @@ class Pricer {
   const DeviceSpec& target_;
   const LearnedModel* model_;
   const ResidualCorrection* correction_;
+  const ShareTable* shares_ = nullptr;
   double target_overhead_ms_ = 0;
   std::map<const DeviceSpec*, double> origin_overhead_ms_;
   bool used_learned_ = false;

@@ -192,6 +192,16 @@ std::optional<double> ShareTable::kernel_ms(const OpDesc& op, const DeviceSpec& 
   return std::max(it->second.kernel_floor_ms, r / (scale * share(op.family, r, relative_intensity(op, device))));
 }
 
+std::optional<double> share_kernel_ratio(const ShareTable& table, const OpDesc& op, const DeviceSpec& origin,
+                                         const DeviceSpec& target) {
+  const auto o = table.kernel_ms(op, origin);
+  if (!o || !(*o > 0)) return std::nullopt;
+  if (&origin == &target) return 1.0;
+  const auto t = table.kernel_ms(op, target);
+  if (!t || !(*t > 0)) return std::nullopt;
+  return *t / *o;
+}
+
 std::optional<double> ShareTable::latency_ms(const OpDesc& op, const DeviceSpec& device) const {
   const auto k = kernel_ms(op, device);
   if (!k) return std::nullopt;

@@ -141,6 +141,14 @@ std::string share_table_to_json(const ShareTable& table);
 ShareTable share_table_from_json(const std::string& text, const std::string& file);
 ShareTable load_share_table(const std::string& path);
 
+// The factor a kernel measured on `origin` is re-timed by for `target` (`replay --device
+// --pricer roofline-share`): kernel_ms(target) / kernel_ms(origin) of this table. The ratio
+// cancels the host figures entirely and the share prior where the op sits at the same point of
+// its curve on both GPUs. nullopt where the table does not price the op (not describable, a
+// family without curves). 1 for origin == target.
+std::optional<double> share_kernel_ratio(const ShareTable& table, const OpDesc& op, const DeviceSpec& origin,
+                                         const DeviceSpec& target);
+
 // As a CostModel: the kernel time (GPU time, what a trace's kernel records), or with
 // `host_timed` the latency.
 class RooflineShareModel : public CostModel {

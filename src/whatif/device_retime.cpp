@@ -8,7 +8,9 @@
 #include "core/error.h"
 #include "costmodel/dataset.h"
 #include "costmodel/op_desc_from_graph.h"
+#include "costmodel/paths.h"
 #include "costmodel/residual_correction.h"
+#include "costmodel/roofline_share.h"
 #include "hw/device_rates.h"
 
 namespace dpro::whatif {
@@ -119,9 +121,25 @@ DeviceChange device_retime(Workload& workload, const DeviceRetime& options) {
     change.forced_origin = forced->name;
     find_origin_overrides(catalog, traces, *forced, change);
   }
+  const auto pricer_kind = cm::parse_pricer_kind(options.pricer);
+  if (!pricer_kind) throw OptionError("pricer", options.pricer, std::string("is ") + cm::kPricerKindNames);
+  change.pricer = *pricer_kind;
+  const bool by_shares = *pricer_kind == cm::PricerKind::kRooflineShare;
+  if (by_shares && !options.samples_path.empty())
+    throw OptionError("device_samples", "",
+                      "corrects the learned model; the roofline-share pricer takes none (not supported yet)",
+                      options.samples_path);
+  // The learned model (and LibTorch with it) only where it prices.
   std::optional<cm::LearnedModel> model;
-  if (cm::LearnedModel::available()) model = cm::LearnedModel::load(options.model_path);
-  else change.learned_unavailable = cm::LearnedModel::unavailable_reason();
+  std::optional<cm::ShareTable> shares;
+  if (by_shares) {
+    change.shares_path = options.shares_path.empty() ? cm::default_shares_path() : options.shares_path;
+    shares = cm::load_share_table(change.shares_path);
+  } else if (cm::LearnedModel::available()) {
+    model = cm::LearnedModel::load(options.model_path);
+  } else {
+    change.learned_unavailable = cm::LearnedModel::unavailable_reason();
+  }
 
   // What the pricer is asked, and which node each request re-times.
   std::vector<cm::PriceRequest> requests;
@@ -185,7 +203,7 @@ DeviceChange device_retime(Workload& workload, const DeviceRetime& options) {
     if (!model) throw OptionError("device_samples", "", "needs the learned cost model (LibTorch)", options.samples_path);
     correction = cm::correction_from_samples(*model, cm::load_samples_of(options.samples_path, catalog, target), target);
   }
-  cm::Pricer pricer(target, model ? &*model : nullptr, &correction);
+  cm::Pricer pricer = shares ? cm::Pricer(target, *shares) : cm::Pricer(target, model ? &*model : nullptr, &correction);
   const std::vector<cm::Price> prices = pricer.price(requests);
   for (std::size_t i = 0; i < prices.size(); ++i) {
     graph::Node& n = dfg.node(priced_nodes[i]);
@@ -193,7 +211,7 @@ DeviceChange device_retime(Workload& workload, const DeviceRetime& options) {
     change.coverage.add(prices[i].by, n.measured_duration, n.duration);
     if (prices[i].by == cm::PricedBy::kSameChip) {
       change.undescribable_same_chip += !requests[i].op.describable();
-    } else if (prices[i].by == cm::PricedBy::kLearned) {
+    } else if (prices[i].by == cm::PricedBy::kLearned || prices[i].by == cm::PricedBy::kRooflineShare) {
       if (requests[i].op.like_op) ++change.like_ops;
       if (lent_launcher[i]) ++change.like_step_learned;
     }

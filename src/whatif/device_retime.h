@@ -27,11 +27,18 @@ struct DeviceRetime {
   // take its fit, latency + bytes / bandwidth, in place of their rule (host copies keep their
   // time, device copies are priced by the cost model).
   std::string device_profile;
+  // Which model prices described kernels: "learned" (kernel-time factor of the learned model) or
+  // "roofline-share" (kernel-time ratio of the share table at shares_path, "": the shipped one;
+  // the learned model and LibTorch are not loaded). costmodel::parse_pricer_kind names them.
+  std::string pricer = "learned";
+  std::string shares_path;
 };
 
 // What the rewrite did, per rule (costmodel::PricedBy), and what a report says about it.
 struct DeviceChange {
   std::string target;  // catalog name of the target GPU
+  costmodel::PricerKind pricer = costmodel::PricerKind::kLearned;
+  std::string shares_path;  // the share table that priced, with the roofline-share pricer
   std::optional<costmodel::DevicePricing> pricing;  // how the learned model saw the target, when it priced an op
   costmodel::PricingCoverage coverage;              // GPU ops per rule, measured and predicted time
   std::size_t undescribable_kernels = 0;
@@ -89,9 +96,10 @@ const costmodel::DeviceSpec* origin_of(const costmodel::DeviceCatalog& catalog, 
                                        const graph::Node& n);
 
 // Re-times the workload's GPU ops in place. Throws OptionError for an unknown device name
-// ("device", "origin_device") and for GPU ops whose GPU the catalog does not know and no
+// ("device", "origin_device"), an unknown pricer ("pricer"), samples with the roofline-share
+// pricer ("device_samples") and for GPU ops whose GPU the catalog does not know and no
 // origin_device names ("origin_device": they could not be re-timed), InputError for bad spec,
-// model or sample files.
+// model, share-table or sample files.
 DeviceChange device_retime(Workload& workload, const DeviceRetime& options);
 
 }  // namespace dpro::whatif

@@ -810,3 +810,17 @@ TEST_CASE("replay --table operators,overlap,idle,memory,phases: text, CSV, --hel
   CHECK(std::count(r.out.begin(), r.out.end(), '\n') == 1);
   CHECK_THAT(r.out, Catch::Contains("kernels_and_more"));
 }
+
+TEST_CASE("replay --pricer: a value that is no pricer or a pricer without --device is one line and exit 2") {
+  const std::string trace = test::source_path("traces/hta/cuda-event-sync.json.gz");
+  Run r = run("replay -q " + trace + " --device H100-SXM5-80GB --pricer roofline");
+  CHECK(r.code == 2);
+  CHECK(lines(r.out) == 1);
+  CHECK_THAT(r.out, Catch::Contains("--pricer roofline") && Catch::Contains("learned or roofline-share"));
+  r = run("replay -q " + trace + " --pricer roofline-share");
+  CHECK(r.code == 2);
+  CHECK(lines(r.out) == 1);
+  CHECK_THAT(r.out, Catch::Contains("give --device"));
+  r = run("replay -q " + trace + " --device H100-SXM5-80GB --pricer roofline-share");
+  CHECK(r.code == 0);
+}

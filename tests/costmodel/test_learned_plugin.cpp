@@ -109,6 +109,14 @@ TEST_CASE("a plain replay loads no LibTorch; a learned-model command loads it th
   CHECK(mentions_torch(learned));
 }
 
+TEST_CASE("a --device re-timing priced by the roofline-share model loads no LibTorch") {
+  for (const char* pricer : {"--pricer roofline-share", "--pricer=roofline-share"}) {
+    INFO(pricer);
+    CHECK_FALSE(mentions_torch(libraries_loaded_by(
+        std::string("replay -q traces/hta/alexnet-a100-single.json.gz --device T4 ") + pricer)));
+  }
+}
+
 TEST_CASE("the learned model opens its plugin on first use and predicts through it") {
   // Nothing in this process has used the learned model yet.
   CHECK_FALSE(mentions_torch(read_file("/proc/self/maps")));

@@ -10,6 +10,8 @@
 #include "costmodel/op_desc.h"
 #include "costmodel/op_desc_from_graph.h"
 #include "costmodel/paths.h"
+#include "costmodel/pricer.h"
+#include "costmodel/roofline_share.h"
 #include "graph/builder.h"
 #include "profiler/native_trace_builder.h"
 #include "profiler/temp_dir.h"
@@ -660,4 +662,106 @@ TEST_CASE("device what-if: H100 captures predict the kernel time an H200 measure
   }
   // Far better than keeping the H100's times on the whole.
   CHECK(error_sum < unchanged_sum / 4);
+}
+
+// ---- --pricer roofline-share ------------------------------------------------------------------
+
+TEST_CASE("device what-if: --pricer roofline-share re-times described kernels by the share table's kernel-time ratio") {
+  const auto catalog = costmodel::DeviceCatalog::load_directory(costmodel::default_device_dir());
+  const auto table = costmodel::load_share_table(costmodel::default_shares_path());
+  Fixture f("Tesla V100-PCIE-32GB");
+  const costmodel::OpDesc bmm = kernel_desc(f.dfg, graph::NodeId{0});
+  REQUIRE(bmm.describable());
+  const auto ratio = costmodel::share_kernel_ratio(table, bmm, catalog.get("V100-PCIE-32GB"), catalog.get("H100-SXM5-80GB"));
+  REQUIRE(ratio);
+  CHECK(*ratio < 1.0);  // the H100 has 3.7x the V100's bandwidth and 4.7x its fp32 peak
+  auto w = parsed({"--device", "H100-SXM5-80GB", "--pricer", "roofline-share"});
+  Logger log(LogLevel::kQuiet);
+  w->apply(f.built, f.traces, log);
+  const auto& n = f.dfg.nodes().raw();
+  CHECK(n[0].duration == Approx(2000000 * *ratio).margin(2));
+  const std::string s = w->summary();
+  INFO(s);
+  CHECK(s.find("Roofline-share model (kernel-time ratio, " + costmodel::default_shares_path() + "): ") != std::string::npos);
+  CHECK(s.find("Learned compact-AST model") == std::string::npos);
+  const nlohmann::json d = w->details();
+  CHECK(d.at("pricer") == "roofline-share");
+  CHECK(d.at("models").at("roofline_share").at("ops") == 1);
+  CHECK(d.at("models").at("learned").at("ops") == 0);
+  CHECK(d.at("models").at("scaling").at("ops") == 2);  // the undescribed kernel and the DtoD copy
+  CHECK_FALSE(d.contains("learned_pricing"));          // the learned model was not asked
+  CHECK(d.at("measurement_overhead_us").empty());
+
+  // The default pricer's JSON has no roofline-share entry (its outputs are as before the option).
+  Fixture g("Tesla V100-PCIE-32GB");
+  auto learned = parsed({"--device", "H100-SXM5-80GB"});
+  learned->apply(g.built, g.traces, log);
+  CHECK_FALSE(learned->details().at("models").contains("roofline_share"));
+  CHECK_FALSE(learned->details().contains("pricer"));
+}
+
+TEST_CASE("device what-if: the --pricer value is checked and needs --device") {
+  Logger log(LogLevel::kQuiet);
+  {
+    Fixture f("Tesla V100-PCIE-32GB");
+    auto w = parsed({"--device", "H100-SXM5-80GB", "--pricer", "roofline"});
+    CHECK_THROWS_WITH(w->apply(f.built, f.traces, log),
+                      Catch::Contains("--pricer roofline") && Catch::Contains("learned or roofline-share"));
+  }
+  {
+    Fixture f("Tesla V100-PCIE-32GB");
+    auto w = parsed({"--pricer", "roofline-share"});  // nothing to price without --device: said, not ignored
+    CHECK_THROWS_WITH(w->enabled(), Catch::Contains("--pricer roofline-share") && Catch::Contains("give --device"));
+  }
+  {
+    Fixture f("Tesla V100-PCIE-32GB");
+    auto w = parsed({"--pricer", "roofline-share", "--device-samples", "x.csv", "--device", "H100-SXM5-80GB"});
+    CHECK_THROWS_WITH(w->apply(f.built, f.traces, log),
+                      Catch::Contains("--device-samples") && Catch::Contains("roofline-share pricer takes none"));
+  }
+  {
+    Fixture f("Tesla V100-PCIE-32GB");
+    auto w = parsed({"--device", "H100-SXM5-80GB", "--pricer", "roofline-share", "--shares", "/nonexistent/shares.json"});
+    CHECK_THROWS_WITH(w->apply(f.built, f.traces, log), Catch::Contains("/nonexistent/shares.json"));
+  }
+}
+
+TEST_CASE("roofline-share pricer: faster with more bandwidth (memory-bound) or peak (compute-bound) and identity on the same GPU") {
+  const auto catalog = costmodel::DeviceCatalog::load_directory(costmodel::default_device_dir());
+  const auto table = costmodel::load_share_table(costmodel::default_shares_path());
+  const costmodel::DeviceSpec& v100 = catalog.get("V100-PCIE-32GB");
+  costmodel::DeviceSpec more_bandwidth = v100, more_peak = v100;
+  more_bandwidth.name = "V100-2X-BANDWIDTH";
+  more_bandwidth.memory_bandwidth_gbs *= 2;
+  more_peak.name = "V100-2X-PEAK";
+  for (auto& [dtype, tflops] : more_peak.peak_tflops) tflops *= 2;
+  costmodel::OpDesc add;  // 2^28 fp32 elements: three 1 GiB streams, deeply memory-bound
+  add.family = costmodel::OpFamily::kAdd;
+  add.dims = {16384, 16384};
+  costmodel::OpDesc bmm;  // 8 x 2048^3 fp32: 341 FLOP per byte, compute-bound on both
+  bmm.family = costmodel::OpFamily::kBmm;
+  bmm.dims = {8, 2048, 2048, 2048};
+  REQUIRE(add.describable());
+  REQUIRE(bmm.describable());
+  auto price = [&](const costmodel::DeviceSpec& target, const costmodel::OpDesc& op, double ms) {
+    costmodel::Pricer pricer(target, table);
+    return pricer.price({{op, &v100, ms, true}}).at(0);
+  };
+  for (const auto* op : {&add, &bmm}) {
+    const costmodel::Price same = price(v100, *op, 3.0);
+    CHECK(same.by == costmodel::PricedBy::kRooflineShare);
+    CHECK(same.ms == 3.0);
+  }
+  const costmodel::Price add_bw = price(more_bandwidth, add, 3.0), add_peak = price(more_peak, add, 3.0);
+  INFO("add: 2x bandwidth " << add_bw.ms << " ms, 2x peak " << add_peak.ms << " ms (from 3 ms)");
+  CHECK(add_bw.by == costmodel::PricedBy::kRooflineShare);
+  CHECK(add_bw.ms < 3.0 * 0.75);
+  CHECK(add_peak.ms == Approx(3.0));  // its bound is bandwidth alone
+  const costmodel::Price bmm_peak = price(more_peak, bmm, 30.0), bmm_bw = price(more_bandwidth, bmm, 30.0);
+  INFO("bmm: 2x peak " << bmm_peak.ms << " ms, 2x bandwidth " << bmm_bw.ms << " ms (from 30 ms)");
+  CHECK(bmm_peak.ms < 30.0 * 0.75);
+  CHECK(bmm_bw.ms > bmm_peak.ms);
+  // A copy (kernel == false) is not the share table's: scaled as before.
+  costmodel::Pricer pricer(more_bandwidth, table);
+  CHECK(pricer.price({{costmodel::OpDesc{}, &v100, 1.0, false}}).at(0).by == costmodel::PricedBy::kScaling);
 }

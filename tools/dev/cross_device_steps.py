@@ -14,6 +14,9 @@ emit_nvtx's, not the job's). Beside it, the keep-the-origin baseline: the origin
 With --host-speed, each prediction also gets `--set host.cpu_speed=X`, X measured by
 `dpro-replay host-speed ORIGIN TARGET` (the hosts of two runs differ).
 
+With --pricer NAME, each prediction with --device also gets `--pricer NAME` (what prices the
+described kernels: learned, the default, or roofline-share; docs/costmodel.md).
+
 With --profiler-cost SPEC, each prediction also gets `--profiler-cost SPEC` (what each profiler
 record cost the traced host: the profiler's cost is taken out of the origin's CPU side).
 
@@ -24,7 +27,7 @@ each capture against its own run's unprofiled job (no --device), and another GPU
 Captures whose run kept no unprofiled time are left out (run F's).
 
 Usage: tools/dev/cross_device_steps.py [--bin build/tools/dpro-replay/dpro-replay] [--host-speed]
-       [--profiler-cost SPEC [--unprofiled]]
+       [--pricer NAME] [--profiler-cost SPEC [--unprofiled]]
 Prints a Markdown table per set and a JSON line per row.
 """
 import argparse
@@ -112,7 +115,7 @@ def unprofiled_main(args):
         if args.host_speed and origin != target:
             speed = run_json(args.bin, ["host-speed", "-q", "--json", "-", str(o_trace), str(t_trace)])["cpu_speed"]
         base = ["replay", "-q", "--json", "-", str(o_trace), "--device", device or GPUS[origin.split("/")[0]],
-                "--set", f"host.cpu_speed={speed:.4f}"]
+                "--set", f"host.cpu_speed={speed:.4f}"] + (["--pricer", args.pricer] if args.pricer else [])
         kept = run_json(args.bin, base)
         taken = run_json(args.bin, base + ["--profiler-cost", args.profiler_cost])
         skip = lenders(kept)
@@ -146,6 +149,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--bin", default=str(ROOT / "build/tools/dpro-replay/dpro-replay"))
     ap.add_argument("--host-speed", action="store_true", help="give each prediction the measured host speed")
+    ap.add_argument("--pricer", help="passed to each prediction with --device (learned, roofline-share)")
     ap.add_argument("--profiler-cost", help="what each profiler record cost the traced host, e.g. runtime=2.2us,kernel=2us")
     ap.add_argument("--unprofiled", action="store_true", help="measured side: the jobs run without the profiler (docs/data)")
     args = ap.parse_args()
@@ -164,6 +168,8 @@ def main():
         target = run_json(args.bin, ["replay", "-q", "--json", "-", str(t_trace), "--device", GPUS[tg]])
         skip = lenders(origin) | lenders(target)
         extra = (["--device", device] if device else []) + ["--set", f"host.cpu_speed={speed:.4f}"]
+        if device and args.pricer:
+            extra += ["--pricer", args.pricer]
         if args.profiler_cost:
             extra += ["--profiler-cost", args.profiler_cost]
         pred = run_json(args.bin, ["replay", "-q", "--json", "-", str(o_trace)] + extra)

@@ -187,6 +187,13 @@ class CostModelCommand : public Command {
                         "Kernel Time column, as tools/gpu/measure_ops.py writes)")
         ->required();
     retime_->add_option("target", retime_target_, "The same ops measured on the GPU asked about (one GPU)")->required();
+    retime_->add_option("--pricer", retime_pricer_,
+                        "What the last column prices with: learned (what --device uses by default) or "
+                        "roofline-share (--device --pricer roofline-share, the share table of --shares)")
+        ->default_val("learned")
+        ->check(CLI::IsMember({"learned", "roofline-share"}));
+    retime_->add_option("--shares", shares_path_, "Share table of the roofline-share model")
+        ->default_val(resource_paths().shares_path);
     retime_->add_option("--json", retime_json_, "Also write the table as JSON to this file");
     retime_->add_flag("--force", force_, "Overwrite an existing --json file");
 
@@ -331,8 +338,10 @@ class CostModelCommand : public Command {
     const auto target = cm::load_measurements(retime_target_, catalog);
     std::optional<cm::LearnedModel> model;
     if (cm::LearnedModel::available()) model = cm::LearnedModel::load(model_path_);
-    const auto report =
-        cm::kernel_retime_report(origin, target, model ? &*model : nullptr, retime_origin_, retime_target_);
+    std::optional<cm::ShareTable> shares;
+    if (retime_pricer_ == "roofline-share") shares = cm::load_share_table(shares_path_);
+    const auto report = cm::kernel_retime_report(origin, target, model ? &*model : nullptr, retime_origin_,
+                                                 retime_target_, shares ? &*shares : nullptr);
     std::cout << cm::render_markdown(report);
     if (!retime_json_.empty())
       write_output(retime_json_, [&](std::ostream& out) { out << dump_output_json(cm::to_json(report), 1) << "\n"; }, force_);
@@ -670,7 +679,7 @@ class CostModelCommand : public Command {
       markdown_out_, json_out_;
   bool verbose_ = false, quiet_ = false, all_rows_ = false, retrain_ = false, no_logo_ = false, no_split_ = false;
   std::string samples_path_, pick_input_, pick_output_, adapt_device_, adapt_samples_, adapt_data_, adapt_output_;
-  std::string retime_origin_, retime_target_, retime_json_, upgrade_output_;
+  std::string retime_origin_, retime_target_, retime_json_, upgrade_output_, retime_pricer_ = "learned";
   int pick_count_ = 200;
   bool force_ = false;
   cm::EvalOptions options_;

@@ -13,16 +13,28 @@
 #include "core/error.h"
 #include "costmodel/blas_tuning.h"
 
+namespace {
+// Whether the command may run the learned cost model: the costmodel commands, and a --device
+// re-timing unless the roofline-share model prices it (--pricer roofline-share: no LibTorch).
+bool may_run_learned_model(int argc, char** argv) {
+  bool device = false, by_shares = false;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "costmodel") == 0) return true;
+    if (std::strncmp(argv[i], "--device", 8) == 0) device = true;
+    if (std::strcmp(argv[i], "--pricer=roofline-share") == 0 ||
+        (std::strcmp(argv[i], "--pricer") == 0 && i + 1 < argc && std::strcmp(argv[i + 1], "roofline-share") == 0))
+      by_shares = true;
+  }
+  return device && !by_shares;
+}
+}  // namespace
+
 int main(int argc, char** argv) {
   // A file size limit (ulimit -f) reached while writing an output is then a failed write, which
   // the output code reports and cleans up after (exit 2), not a kill that leaves a temporary.
   std::signal(SIGXFSZ, SIG_IGN);
   // Commands that run the learned cost model (mostly sgemm) get OpenBLAS's fast kernels.
-  for (int i = 1; i < argc; ++i)
-    if (std::strcmp(argv[i], "costmodel") == 0 || std::strncmp(argv[i], "--device", 8) == 0) {
-      dpro::costmodel::reexec_with_fast_blas_if_needed(argv);
-      break;
-    }
+  if (may_run_learned_model(argc, argv)) dpro::costmodel::reexec_with_fast_blas_if_needed(argv);
   CLI::App app{
       "dpro-replay: replays the traces of a distributed training job (torch.profiler/Kineto JSON, one file per\n"
       "rank, or dpro-profile's native traces) as one global dataflow graph in a discrete-event simulator, and\n"

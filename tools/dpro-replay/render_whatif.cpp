@@ -120,10 +120,23 @@ std::string profiled_copies_note(const whatif::DeviceChange& c) {
   return out;
 }
 
+// "Learned compact-AST model: ..." or, with --pricer roofline-share, "Roofline-share model (...): ...".
+std::string described_model_note(const whatif::DeviceChange& c) {
+  const bool shares = c.pricer == cm::PricerKind::kRooflineShare;
+  return fmt::format(
+      "{}: {}{}{}",
+      shares ? fmt::format("Roofline-share model (kernel-time ratio, {})", c.shares_path) : "Learned compact-AST model",
+      share(c, shares ? cm::PricedBy::kRooflineShare : cm::PricedBy::kLearned),
+      c.like_ops ? fmt::format(", of which {} elementwise ops priced as a like op (sigmoid as tanh, "
+                               "clamp as relu, ...)", c.like_ops)
+                 : "",
+      like_step_note(c));
+}
+
 std::string device_summary(const whatif::DeviceChange& c) {
   using cm::PricedBy;
   return fmt::format(
-      "--device {}{}: re-timed {} GPU ops ({} measured). {}Learned compact-AST model: {}{}{}. "
+      "--device {}{}: re-timed {} GPU ops ({} measured). {}{}. "
       "Cross-device scaling: {}. Unchanged "
       "(collectives at their transfer time, host<->device copies): {}{}. {} could not be "
       "described (priced by {}).{}{}",
@@ -135,11 +148,7 @@ std::string device_summary(const whatif::DeviceChange& c) {
                         "clock ratios): {}. ",
                         share(c, PricedBy::kSameChip))
           : "",
-      share(c, PricedBy::kLearned),
-      c.like_ops ? fmt::format(", of which {} elementwise ops priced as a like op (sigmoid as tanh, "
-                               "clamp as relu, ...)", c.like_ops)
-                 : "",
-      like_step_note(c), share(c, PricedBy::kScaling), share(c, PricedBy::kUnchanged),
+      described_model_note(c), share(c, PricedBy::kScaling), share(c, PricedBy::kUnchanged),
       c.samples_used ? fmt::format("; learned model corrected by {} measured on {}", count_of(c.samples_used, "op"),
                                    c.target)
                      : "",
@@ -154,9 +163,14 @@ nlohmann::json details_of(const whatif::DeviceChange& c) {
     j["learned_pricing"] = {{"kind", c.pricing->kind_name()}};
     if (!c.pricing->as.empty()) j["learned_pricing"]["as"] = c.pricing->as;
   }
+  if (c.pricer == cm::PricerKind::kRooflineShare) {
+    j["pricer"] = cm::to_string(c.pricer);
+    j["shares"] = c.shares_path;
+  }
   const Nanos total = c.coverage.total_measured();
   for (int i = 0; i < cm::kPricedByCount; ++i)
-    j["models"][cm::to_string(static_cast<cm::PricedBy>(i))] = {
+    if (static_cast<cm::PricedBy>(i) != cm::PricedBy::kRooflineShare || c.pricer == cm::PricerKind::kRooflineShare)
+      j["models"][cm::to_string(static_cast<cm::PricedBy>(i))] = {
         {"ops", c.coverage.ops[i]},
         {"measured_ns", c.coverage.measured[i]},
         {"predicted_ns", c.coverage.predicted[i]},

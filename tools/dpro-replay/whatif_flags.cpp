@@ -16,6 +16,13 @@ void WhatIfFlags::add_to(CLI::App& replay, Flags flags) {
   replay.add_option("--device-samples", device_.samples_path,
                     "Ops measured on the --device GPU (CSV in the shared-data schema, or a directory of "
                     "them): the learned model is corrected by them (few-shot)");
+  replay.add_option("--pricer", device_.pricer,
+                    "What prices --device's described kernels: learned (the learned model's kernel-time factor;\n"
+                    "between GPUs of one chip the same-chip rule) or roofline-share (the kernel-time ratio of the\n"
+                    "analytic roofline-share model of --shares, on every pair of GPUs; no LibTorch)")
+      ->default_val("learned");
+  replay.add_option("--shares", device_.shares_path, "Share table of the roofline-share model (--pricer roofline-share)")
+      ->default_val(resource_paths().shares_path);
   replay.add_option("--precision-dtype", precision_dtype_,
                     "Run GEMMs, convolutions and the elementwise ops between them at this dtype on the trace's own "
                     "GPU, as PyTorch autocast does: bf16, fp16, tf32 (fp32 GEMMs on TF32 tensor cores), fp8 "
@@ -58,11 +65,20 @@ void WhatIfFlags::add_to(CLI::App& replay, Flags flags) {
   // A search decides these, and a plan carries no samples: kept, so that conditions() can say so,
   // but out of the help.
   if (flags == Flags::kConditions)
-    for (const char* name : {"--device-samples", "--precision-dtype", "--precision-classes", "--bucket-mb", "--compress"})
+    for (const char* name : {"--device-samples", "--pricer", "--shares", "--precision-dtype", "--precision-classes",
+                             "--bucket-mb", "--compress"})
       replay.get_option(name)->group("");
 }
 
+void WhatIfFlags::check_pricer() const {
+  if (!costmodel::parse_pricer_kind(device_.pricer))
+    throw InputError("", "--pricer " + device_.pricer, std::string("is ") + costmodel::kPricerKindNames);
+  if (!pricer_default() && !device_enabled())
+    throw InputError("", "--pricer " + device_.pricer, "prices a --device re-timing: give --device");
+}
+
 std::vector<whatif::Rewrite> WhatIfFlags::rewrites() const {
+  check_pricer();
   std::vector<whatif::Rewrite> out;
   std::vector<std::string> cluster;
   if (auto host = whatif::host_retime_from_settings(comm_.settings, &cluster)) out.emplace_back(*host);
@@ -104,6 +120,9 @@ optimizer::Conditions WhatIfFlags::conditions() const {
     throw InputError("", "--precision-dtype", "is what the precision strategy decides; a plan or a search takes no dtype");
   if (!device_.samples_path.empty())
     throw InputError("", "--device-samples", "cannot be part of a plan or a search (not supported yet)");
+  check_pricer();
+  if (!pricer_default())
+    throw InputError("", "--pricer " + device_.pricer, "cannot be part of a plan or a search (not supported yet)");
   optimizer::Conditions c;
   c.device = device_.device;
   c.origin_device = device_.origin_device;

@@ -33,7 +33,8 @@ class WhatIfFlags {
   std::vector<whatif::Rewrite> rewrites() const;
   // The flags as the conditions of an optimizer search or a plan (names; the resource paths
   // apart). Throws InputError for --bucket-mb and --compress (what the buckets and compression
-  // strategies decide), --precision-dtype (the precision strategy's) and --device-samples (a plan does not carry them).
+  // strategies decide), --precision-dtype (the precision strategy's), --device-samples and a --pricer other than
+  // the default (a plan does not carry them).
   optimizer::Conditions conditions() const;
   optimizer::ResourcePaths paths() const;
   // kSweep: the settings given several values, in the order device, ranks, then --set keys as given.
@@ -43,10 +44,12 @@ class WhatIfFlags {
   WhatIfFlags at(const whatif::SweepPoint& point) const;
   // Whether any what-if flag was given (host settings included).
   bool any() const {
-    return device_enabled() || comm_enabled() || precision_enabled() || !comm_.settings.empty() || !device_.origin_device.empty();
+    return device_enabled() || comm_enabled() || precision_enabled() || !comm_.settings.empty() ||
+           !device_.origin_device.empty() || !pricer_default();
   }
   bool device_enabled() const { return !device_.device.empty(); }
   bool precision_enabled() const { return !precision_dtype_.empty(); }
+  bool pricer_default() const { return device_.pricer == "learned"; }
   bool comm_enabled() const {
     return !comm_.cluster.empty() ||
            std::any_of(comm_.settings.begin(), comm_.settings.end(),
@@ -55,6 +58,8 @@ class WhatIfFlags {
   }
 
  private:
+  // Throws InputError naming --pricer for a value that is no pricer, or one given without --device.
+  void check_pricer() const;
   whatif::DeviceRetime device_;
   whatif::CommRetime comm_;  // settings: every --set value, host ones included
   std::string compress_;     // --compress, parsed by comm::parse_compression

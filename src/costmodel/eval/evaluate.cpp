@@ -442,7 +442,7 @@ const std::vector<std::string> kRetimeColumns = {
 
 EvalReport kernel_retime_report(const std::vector<Measurement>& origin, const std::vector<Measurement>& target,
                                 const LearnedModel* model, const std::string& origin_file,
-                                const std::string& target_file) {
+                                const std::string& target_file, const ShareTable* shares) {
   const DeviceSpec* device = nullptr;
   for (const Measurement& m : target) {
     if (device && m.device != device)
@@ -488,10 +488,12 @@ EvalReport kernel_retime_report(const std::vector<Measurement>& origin, const st
   // What --device uses: the one pricing policy (pricer.h), as whatif::device_retime prices a kernel.
   std::vector<PriceRequest> requests;
   for (const Measurement* o : on_origin) requests.push_back({o->op, o->device, o->kernel_ms, true});
-  Pricer pricer(*device, model, nullptr);
+  Pricer pricer = shares ? Pricer(*device, *shares) : Pricer(*device, model, nullptr);
   const std::vector<Price> policy = pricer.price(requests);
+  std::vector<std::string> columns = kRetimeColumns;
+  if (shares) columns.back() = "what --device --pricer roofline-share uses (its kernel-time ratio on described ops)";
   MapeTable t = make_table("Kernel time on " + device->name + " predicted from another GPU's: MAPE % per op family",
-                           "op family", kRetimeColumns);
+                           "op family", columns);
   std::set<std::string> origin_gpus;
   std::size_t same = 0;
   for (std::size_t i = 0; i < on_target.size(); ++i) {
@@ -520,6 +522,12 @@ EvalReport kernel_retime_report(const std::vector<Measurement>& origin, const st
       on_target.size(), target_file, origin_file, fmt::join(origin_gpus, ", "), same,
       without_kernel, unmatched));
   if (!model) report.notes.push_back("no learned model in this build: its column is empty");
+  if (shares) {
+    std::size_t by_shares = 0;
+    for (const Price& p : policy) by_shares += p.by == PricedBy::kRooflineShare;
+    report.notes.push_back(fmt::format("--pricer roofline-share: {} of the {} ops priced by the share table's kernel-time ratio",
+                                       by_shares, policy.size()));
+  }
   return report;
 }
 

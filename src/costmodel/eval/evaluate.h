@@ -14,6 +14,7 @@
 #include "core/log.h"
 #include "costmodel/dataset.h"
 #include "costmodel/learned_model.h"
+#include "costmodel/roofline_share.h"
 
 namespace dpro::costmodel {
 
@@ -85,11 +86,13 @@ void evaluate_leave_one_out(const std::vector<Measurement>& data, const EvalOpti
 // kernel time per op family; columns kRetimeColumns (the learned one empty without `model`, the
 // same-chip one empty for GPUs of two chips). `origin_file`/`target_file` name the inputs in
 // errors (a target of two GPUs, no kernel time in `origin`, no op in common); a row without a
-// match or without a kernel time is left out and counted in the report's note.
+// match or without a kernel time is left out and counted in the report's note. With `shares`,
+// the last column is what `--device --pricer roofline-share` uses (its kernel-time ratio where the
+// table prices the op) and is named so.
 extern const std::vector<std::string> kRetimeColumns;
 EvalReport kernel_retime_report(const std::vector<Measurement>& origin, const std::vector<Measurement>& target,
                                 const LearnedModel* model, const std::string& origin_file,
-                                const std::string& target_file);
+                                const std::string& target_file, const ShareTable* shares = nullptr);
 
 // Every row of `data`, as the row lists training and evaluation take.
 std::vector<const Measurement*> all_rows(const std::vector<Measurement>& data);
