@@ -33,19 +33,29 @@ struct Row {
   double roofline_ms;
   double x;  // log10(roofline us)
   std::string kernel_class;  // bmm/linear with a named kernel: gemm_kernel_class; else empty
+  bool kernel_timed = false;  // GPU time alone (a device profile's): no host, the launch floor only
 };
 
 struct Host {
   double overhead_ms, floor_ms;
   double kernel_floor_scale = 1;  // of the prior's kernel floors
+  double min_kernel_floor_ms = 0;  // no kernel below it (a device profile's empty kernel)
 };
+
+// A row's predicted time given its kernel's share term (roofline / (share x m)). A host-timed
+// row: the host around the kernel, the kernel at least its (scaled) prior floor; a kernel-timed
+// row: the kernel alone, at least the empty kernel's time (the prior's floors were fitted on
+// host-timed latencies and hold some host).
+double predicted_ms(const Row& r, const Host& h, double share_term_ms) {
+  if (r.kernel_timed) return std::max(h.min_kernel_floor_ms, share_term_ms);
+  const double kernel = std::max({r.kernel_floor_ms * h.kernel_floor_scale, h.min_kernel_floor_ms, share_term_ms});
+  return std::max(h.floor_ms, h.overhead_ms + kernel);
+}
 
 double l1_log_error(const std::vector<Row>& rows, const Host& h, const ShareMultiplier& m) {
   double sum = 0;
   for (const Row& r : rows) {
-    const double kernel = std::max(r.kernel_floor_ms * h.kernel_floor_scale, r.kernel_at_prior_ms / m.at(r.roofline_ms));
-    const double predicted = std::max(h.floor_ms, h.overhead_ms + kernel);
-    sum += std::abs(std::log(predicted / r.measured_ms));
+    sum += std::abs(std::log(predicted_ms(r, h, r.kernel_at_prior_ms / m.at(r.roofline_ms)) / r.measured_ms));
   }
   return sum;
 }
@@ -121,14 +131,17 @@ std::vector<Row> rows_of(const ShareTable& prior, const std::vector<const Measur
                                           device.name);
     const auto f = prior.families.find(m->op.family);
     const auto k = prior.kernel_ms(m->op, device);
-    if (f == prior.families.end() || !k || !(m->latency_ms > 0)) continue;  // no curve: nothing to scale
+    const bool kernel_timed = !(m->latency_ms > 0) && m->kernel_ms > 0;
+    if (f == prior.families.end() || !k || !(m->latency_ms > 0 || kernel_timed)) continue;  // no curve: nothing to scale
     const double r = prior.roofline_ms(m->op, device);
     const double at_prior = r / prior.share(m->op.family, r, relative_intensity(m->op, device));
-    rows.push_back({m->op.family, share_group(m->op.family), m->latency_ms, at_prior, f->second.kernel_floor_ms, r,
+    rows.push_back({m->op.family, share_group(m->op.family), kernel_timed ? m->kernel_ms : m->latency_ms, at_prior,
+                    f->second.kernel_floor_ms, r,
                     std::log10(std::max(r, 1e-12) * 1e3),
                     (share_group(m->op.family) == ShareGroup::kGemm && !m->op.kernel_name.empty())
                         ? gemm_kernel_class(m->op.kernel_name)
-                        : std::string()});
+                        : std::string(),
+                    kernel_timed});
   }
   return rows;
 }
@@ -150,10 +163,11 @@ Host fit_host(const std::vector<FittedShare>& groups, const std::vector<Row>& ro
   Host best_host = start;
   double fbest = 0;
   for (const double scale : kKernelFloorScales) {
-    const auto best = minimise([&](double c, double f) { return error_at_best_levels(units, unfitted, {c, f, scale}); },
-                               {0, 0}, {fastest, fastest},
-                               {std::min(start.overhead_ms, fastest), std::min(start.floor_ms, fastest)}, 24);
-    const Host h{best[0], best[1], scale};
+    const double min_floor = start.min_kernel_floor_ms;
+    const auto best = minimise(
+        [&](double c, double f) { return error_at_best_levels(units, unfitted, {c, f, scale, min_floor}); }, {0, 0},
+        {fastest, fastest}, {std::min(start.overhead_ms, fastest), std::min(start.floor_ms, fastest)}, 24);
+    const Host h{best[0], best[1], scale, min_floor};
     const double f = error_at_best_levels(units, unfitted, h);
     if (scale == kKernelFloorScales[0] || f < fbest - 1e-12) fbest = f, best_host = h;
   }
@@ -183,9 +197,7 @@ void fit_kernel_classes(DeviceScalars& out, const std::vector<Row>& rows, const 
       double sum = 0;
       for (std::size_t i = 0; i < own.size(); ++i) {
         const Row& r = *own[i];
-        const double kernel = std::max(r.kernel_floor_ms * h.kernel_floor_scale,
-                                       r.kernel_at_prior_ms / std::pow(10.0, base[i] + c));
-        sum += std::abs(std::log(std::max(h.floor_ms, h.overhead_ms + kernel) / r.measured_ms));
+        sum += std::abs(std::log(predicted_ms(r, h, r.kernel_at_prior_ms / std::pow(10.0, base[i] + c)) / r.measured_ms));
       }
       return sum;
     };
@@ -245,9 +257,11 @@ DeviceScalars fit_device_scalars(const ShareTable& prior, const std::vector<cons
 
   std::vector<double> small;  // elementwise samples that read the host
   for (const Row& r : rows)
-    if (r.group == ShareGroup::kElementwise && r.measured_ms < options.host_rows_below_floors * prior.host_floor_ms)
+    if (r.group == ShareGroup::kElementwise && !r.kernel_timed &&
+        r.measured_ms < options.host_rows_below_floors * prior.host_floor_ms)
       small.push_back(r.measured_ms);
-  Host host{prior.host_overhead_ms, prior.host_floor_ms};
+  Host host{prior.host_overhead_ms, prior.host_floor_ms, 1, std::max(0.0, options.min_kernel_floor_ms)};
+  out.min_kernel_floor_ms = host.min_kernel_floor_ms;
   out.host_fitted = small.size() >= options.min_host_rows;
   if (out.host_fitted)
     host = fit_host({out.shares.begin(), out.shares.begin() + static_cast<std::ptrdiff_t>(groups)}, rows, host,
@@ -289,7 +303,8 @@ ShareTable with_device_scalars(const ShareTable& prior, const DeviceScalars& sca
   ShareTable t = prior;
   t.host_overhead_ms = scalars.host_overhead_ms;
   t.host_floor_ms = scalars.host_floor_ms;
-  for (auto& [family, f] : t.families) f.kernel_floor_ms *= scalars.kernel_floor_scale;
+  for (auto& [family, f] : t.families)
+    f.kernel_floor_ms = std::max(f.kernel_floor_ms * scalars.kernel_floor_scale, scalars.min_kernel_floor_ms);
   for (const FittedShare& u : scalars.shares)  // in order: a family's own after its group's
     for (OpFamily f : u.families) t.share_multiplier[f] = u.multiplier;
   for (const FittedKernelClass& k : scalars.kernel_classes) t.kernel_class_log10[k.kernel_class] = k.log10;
@@ -301,6 +316,8 @@ std::vector<std::string> describe(const DeviceScalars& s) {
   out.push_back(fmt::format("host overhead {:.1f} us, host floor {:.1f} us, kernel floors x{:.2g} ({})",
                             s.host_overhead_ms * 1e3, s.host_floor_ms * 1e3, s.kernel_floor_scale,
                             s.host_fitted ? "fitted" : "the prior's"));
+  if (s.min_kernel_floor_ms > 0)
+    out.push_back(fmt::format("kernel floors at least {:.2f} us (the device profile's empty kernel)", s.min_kernel_floor_ms * 1e3));
   for (const FittedShare& u : s.shares) out.push_back(fmt::format("{}: {} ({} samples)", u.label, describe(u.multiplier), u.rows));
   for (const FittedKernelClass& k : s.kernel_classes)
     out.push_back(fmt::format("GEMM kernel {}: x{:.3g} on its family's share ({} samples; x{:.3g} before shrinkage)",

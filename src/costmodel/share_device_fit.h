@@ -55,6 +55,7 @@ struct DeviceScalars {
   double host_overhead_ms = 0, host_floor_ms = 0;
   double kernel_floor_scale = 1;           // of the prior's kernel floors (fitted with the host)
   bool host_fitted = false;                // false: the prior's host figures
+  double min_kernel_floor_ms = 0;          // DeviceFitOptions::min_kernel_floor_ms
   std::vector<FittedShare> shares;         // groups first, then families (which override them)
   std::map<ShareGroup, std::size_t> rows;  // samples per group
   std::vector<FittedKernelClass> kernel_classes;
@@ -75,16 +76,23 @@ struct DeviceFitOptions {
   // fewer is pooled into its family. 0: no class multipliers.
   std::size_t min_kernel_class_rows = 0;
   double kernel_class_shrink_rows = 0;
+  // No kernel takes less than this (ms): a device profile's empty-kernel GPU time
+  // (share_profile.h). The kernel floors (the prior's x the fitted scale) are held at or above
+  // it, in the fit and in with_device_scalars; 0: no bound.
+  double min_kernel_floor_ms = 0;
 };
 
 // Fits the scalars of `device` on `samples` (each measured on it: Measurement::latency_ms, the
-// host-timed latency). `prior` gives the curves and the host figures the fit starts from.
+// host-timed latency; or, a sample with latency_ms 0, Measurement::kernel_ms alone, the GPU time
+// of a device profile's kernel (share_profile.h): priced as roofline / (share x m), at least
+// min_kernel_floor_ms, without the host or the prior's kernel floors, and not read for the host
+// figures). `prior` gives the curves and the host figures the fit starts from.
 // Throws InputError when `samples` is empty or a sample's device is not `device`.
 DeviceScalars fit_device_scalars(const ShareTable& prior, const std::vector<const Measurement*>& samples,
                                  const DeviceSpec& device, const DeviceFitOptions& options = {});
 
 // `prior` with the scalars applied: its host figures replaced where fitted, each fitted group's
-// families' share multiplied.
+// families' share multiplied, its kernel floors scaled (and held at min_kernel_floor_ms).
 ShareTable with_device_scalars(const ShareTable& prior, const DeviceScalars& scalars);
 
 // One line per scalar, for a command's stderr ("host overhead 12.3 us (fitted on 14 rows)", ...).

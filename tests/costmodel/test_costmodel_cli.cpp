@@ -25,6 +25,8 @@
 #include "costmodel/hw.h"
 #include "costmodel/learned_model.h"
 #include "costmodel/roofline_share.h"
+#include "hw/device_profile.h"
+#include "costmodel_fixtures.h"
 #include "test_paths.h"
 
 namespace {
@@ -740,6 +742,112 @@ TEST_CASE("costmodel predict --pricer roofline-share --device-samples fits the d
   CHECK((p.rows[0][0] == "linear" || p.rows[1][0] == "linear"));
   REQUIRE_THROWS_WITH(run_cli({"costmodel", "pick", "--pricer", "roofline-share", samples}),
                       Catch::Contains("needs --device"));
+}
+
+namespace {
+// A device profile of `device` (written to `path`) whose fp32 GEMMs at calibrate's default
+// shapes run `speedup` x faster than `table` prices their kernels; with fp32 false, only bf16
+// GEMMs (nothing the roofline-share model reads).
+void write_gemm_profile(const std::string& path, const std::string& device_name, const dpro::costmodel::ShareTable& table,
+                        const dpro::costmodel::DeviceSpec& device, double speedup, bool fp32 = true) {
+  dpro::hw::DeviceProfile p;
+  p.device = device_name;
+  p.date = "2026-11-27T00:00:00Z";
+  p.repetitions = 7;
+  const std::int64_t shapes[][4] = {{1024, 1024, 1024, 1}, {4096, 4096, 4096, 1}, {2304, 8192, 768, 1},
+                                    {768, 8192, 3072, 1},  {4096, 8192, 4096, 1}, {1024, 1024, 64, 96}};
+  for (const auto& s : shapes) {
+    dpro::costmodel::OpDesc op;
+    op.family = s[3] > 1 ? dpro::costmodel::OpFamily::kBmm : dpro::costmodel::OpFamily::kLinear;
+    op.dims = {s[3], s[0], s[1], s[2]};
+    dpro::hw::GemmSample g;
+    g.m = s[0], g.n = s[1], g.k = s[2], g.batch = s[3];
+    g.dtype = fp32 ? dpro::hw::DType::kFloat32 : dpro::hw::DType::kBFloat16;
+    g.ns = static_cast<dpro::Nanos>(*table.kernel_ms(op, device) * 1e6 / speedup);
+    g.tflops = op.flops() / static_cast<double>(g.ns) / 1000;
+    p.gemms.push_back(g);
+  }
+  std::ofstream(path) << dpro::hw::device_profile_json(p);
+}
+}  // namespace
+
+TEST_CASE("costmodel predict --pricer roofline-share --device-profile: GEMM samples from the profile, its GPU only") {
+  namespace cm = dpro::costmodel;
+  const std::string shares = dpro::test::source_path("data/costmodel/shares.json");
+  const cm::ShareTable table = cm::load_share_table(shares);
+  const cm::DeviceSpec& h100 = dpro::test::catalog().get("H100-SXM5-80GB");
+  const std::string in = dpro::test::binary_path("predict_profile_in.csv");
+  std::ofstream(in) << "OPName,Latency,Device,B,H,M,N,K\n"
+                       "add,0.02,H100-SXM5-80GB,1024,1024,,,\n"
+                       "linear,5,H100-SXM5-80GB,1,,4096,4096,4096\n"
+                       "bmm,3,H100-SXM5-80GB,16,,2048,1024,2048\n";
+  const std::string out0 = dpro::test::binary_path("predict_profile_none.csv");
+  const std::string out1 = dpro::test::binary_path("predict_profile_2x.csv");
+  const std::string out2 = dpro::test::binary_path("predict_profile_bf16.csv");
+  const std::string profile = dpro::test::binary_path("predict_profile_h100.json");
+  const std::string bf16 = dpro::test::binary_path("predict_profile_bf16.json");
+  auto predict = [&](const std::string& out, const std::string& with) {
+    std::vector<std::string> args = {"costmodel", "predict", "--pricer", "roofline-share", "--shares", shares,
+                                     "--device", "H100-SXM5-80GB", in, "-o", out, "--force"};
+    if (!with.empty()) args.insert(args.end(), {"--device-profile", with});
+    return stderr_of(args);
+  };
+  // No profile: the prior's latencies, as before.
+  predict(out0, "");
+  const auto t0 = cm::read_csv_file(out0);
+  REQUIRE(t0.rows.size() == 3);
+  cm::OpDesc linear;
+  linear.family = cm::OpFamily::kLinear;
+  linear.dims = {1, 4096, 4096, 4096};
+  CHECK(std::stod(t0.rows[1].back()) == Approx(*table.latency_ms(linear, h100)).epsilon(1e-5));
+  // A profile of this GPU whose fp32 GEMMs run at 2x the prior's share: GEMMs about 2x faster,
+  // the add as it was (no cast curve, no launch: nothing else moves).
+  write_gemm_profile(profile, "NVIDIA H100 80GB HBM3", table, h100, 2.0);
+  const std::string log = predict(out1, profile);
+  CHECK_THAT(log, Catch::Contains("gemms: 6 fp32 samples as GEMM samples") &&
+                      Catch::Contains("GEMM (bmm, linear): share x") && Catch::Contains("the prior's"));
+  const auto t1 = cm::read_csv_file(out1);
+  REQUIRE(t1.rows.size() == 3);
+  CHECK(std::stod(t1.rows[0].back()) == Approx(std::stod(t0.rows[0].back())));
+  for (std::size_t i : {1, 2}) {
+    const double kernel0 = std::stod(t0.rows[i].back()) - table.host_overhead_ms;
+    const double kernel1 = std::stod(t1.rows[i].back()) - table.host_overhead_ms;
+    CHECK(kernel1 / kernel0 == Approx(0.5).epsilon(0.08));
+  }
+  // A profile with nothing the model reads (bf16 GEMMs only): the output unchanged, byte for byte.
+  write_gemm_profile(bf16, "H100-SXM5-80GB", table, h100, 2.0, false);
+  CHECK_THAT(predict(out2, bf16), Catch::Contains("6 of other arithmetic left out"));
+  CHECK(dpro::read_whole_file(out2) == dpro::read_whole_file(out0));
+  // A profile of another GPU: one line naming the file and its device (the CLI exits 2).
+  write_gemm_profile(profile, "Tesla T4", table, h100, 2.0);
+  try {
+    predict(out1, profile);
+    FAIL("a profile of another GPU was accepted");
+  } catch (const dpro::InputError& e) {
+    const std::string what = e.what();
+    CHECK_THAT(what, Catch::Contains("predict_profile_h100.json") && Catch::Contains("device") &&
+                         Catch::Contains("profiled on T4") && Catch::Contains("not on H100-SXM5-80GB"));
+    CHECK(what.find('\n') == std::string::npos);
+  }
+  // Only the roofline-share pricer reads a profile.
+  REQUIRE_THROWS_WITH(run_cli({"costmodel", "predict", "--device", "H100-SXM5-80GB", "--device-profile", bf16, in,
+                               "-o", out1, "--force"}),
+                      Catch::Contains("needs --pricer roofline-share"));
+  // few-shot-shares: the profile joins every draw; -n 0 scores the profile alone on every row.
+  std::ostringstream captured;
+  auto* saved = std::cout.rdbuf(captured.rdbuf());
+  write_gemm_profile(profile, "H100-SXM5-80GB", table, h100, 2.0);
+  try {
+    run_cli({"costmodel", "few-shot-shares", "--shares", shares, "--device", "H100-SXM5-80GB", "-n", "0", "--seeds",
+             "1", "--device-profile", profile, in});
+  } catch (...) {
+    std::cout.rdbuf(saved);
+    throw;
+  }
+  std::cout.rdbuf(saved);
+  CHECK_THAT(captured.str(), Catch::Contains("| 1 | 0 |") && Catch::Contains("GEMM (bmm, linear) x"));
+  REQUIRE_THROWS_WITH(run_cli({"costmodel", "few-shot-shares", "--device", "H100-SXM5-80GB", "-n", "0", in}),
+                      Catch::Contains("without --device-profile"));
 }
 
 TEST_CASE("costmodel fit-shares writes a table with its provenance and does not overwrite one unasked") {

@@ -13,6 +13,8 @@
 #include "costmodel/paths.h"
 #include "costmodel/roofline_share.h"
 #include "costmodel/share_device_fit.h"
+#include "costmodel/share_profile.h"
+#include "hw/device_profile.h"
 #include "costmodel_fixtures.h"
 
 using namespace dpro::costmodel;
@@ -250,4 +252,103 @@ TEST_CASE("costmodel share few-shot: a GEMM kernel class's own multiplier, poole
   for (const auto& k : few.kernel_classes) CHECK(k.rows >= on.min_kernel_class_rows);
   CHECK(std::none_of(few.kernel_classes.begin(), few.kernel_classes.end(),
                      [&](const FittedKernelClass& k) { return k.kernel_class == slow; }));
+}
+
+namespace {
+
+// A profile of `device` whose fp32 GEMMs run `speedup` x faster than `table` prices their
+// kernels (calibrate's default shapes), with an empty kernel of `launch_ns`.
+dpro::hw::DeviceProfile gemm_profile(const ShareTable& table, const DeviceSpec& device, double speedup,
+                                     double launch_ns) {
+  dpro::hw::DeviceProfile p;
+  p.device = device.name;
+  p.launch.gpu_ns_per_launch = launch_ns;
+  p.launch.launches = 200;
+  const std::int64_t shapes[][4] = {{1024, 1024, 1024, 1}, {4096, 4096, 4096, 1}, {2304, 8192, 768, 1},
+                                    {768, 8192, 3072, 1},  {4096, 8192, 4096, 1}, {1024, 1024, 64, 96}};
+  for (const auto& s : shapes) {
+    OpDesc op;
+    op.family = s[3] > 1 ? OpFamily::kBmm : OpFamily::kLinear;
+    op.dims = {s[3], s[0], s[1], s[2]};
+    dpro::hw::GemmSample g;
+    g.m = s[0], g.n = s[1], g.k = s[2], g.batch = s[3];
+    g.ns = static_cast<dpro::Nanos>(*table.kernel_ms(op, device) * 1e6 / speedup);
+    p.gemms.push_back(g);
+  }
+  dpro::hw::GemmSample bf16 = p.gemms.front();  // another arithmetic: left out
+  bf16.dtype = DType::kBFloat16;
+  bf16.ns /= 10;
+  p.gemms.push_back(bf16);
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("costmodel share few-shot: a device profile's GEMMs at 2x the prior's throughput halve the predicted GEMM time") {
+  const DeviceSpec& h100 = catalog().get("H100-SXM5-80GB");
+  const ProfileSamples p = share_samples_from_profile(gemm_profile(prior(), h100, 2.0, 2100), h100);
+  REQUIRE(p.samples.size() == 6);  // the bf16 GEMM left out
+  CHECK(p.samples.back().op.family == OpFamily::kBmm);
+  CHECK(p.samples.front().latency_ms == 0);
+  CHECK(p.min_kernel_floor_ms == Approx(0.0021));
+  CHECK_THAT(p.notes.front(), Catch::Contains("1 of other arithmetic left out"));
+  std::vector<const Measurement*> fit_on;
+  append_samples(fit_on, p);
+  DeviceFitOptions options;
+  options.min_kernel_floor_ms = p.min_kernel_floor_ms;
+  const DeviceScalars s = fit_device_scalars(prior(), fit_on, h100, options);
+  CHECK_FALSE(s.host_fitted);  // kernel-timed samples say nothing of the host
+  const ShareTable adapted = with_device_scalars(prior(), s);
+  // GEMMs the profile did not time, from 1 to 68 GFLOP: about half the prior's kernel time.
+  for (const auto& dims : std::vector<std::vector<std::int64_t>>{{1, 2048, 2048, 2048}, {8, 1024, 4096, 1024}}) {
+    OpDesc op;
+    op.family = OpFamily::kLinear;
+    op.dims = dims;
+    CHECK(*adapted.kernel_ms(op, h100) / *prior().kernel_ms(op, h100) == Approx(0.5).epsilon(0.08));
+  }
+  // Elementwise ops keep the prior's share (no cast curve here); the host stays the prior's.
+  OpDesc add;
+  add.family = OpFamily::kAdd;
+  add.dims = {4096, 4096};
+  CHECK(*adapted.kernel_ms(add, h100) == Approx(*prior().kernel_ms(add, h100)));
+  CHECK(adapted.host_overhead_ms == prior().host_overhead_ms);
+  // Measured samples and a profile together: one fit on both.
+  const auto measured = synthetic(h100, scalars(0.008, 0.012, {{ShareGroup::kElementwise, 2.0}}));
+  std::vector<const Measurement*> both = fit_on;
+  for (const auto& m : measured)
+    if (share_group(m.op.family) == ShareGroup::kElementwise) both.push_back(&m);
+  const DeviceScalars b = fit_device_scalars(prior(), both, h100, options);
+  CHECK(b.host_fitted);
+  const ShareTable t = with_device_scalars(prior(), b);
+  OpDesc gemm;
+  gemm.family = OpFamily::kLinear;
+  gemm.dims = {1, 2048, 2048, 2048};
+  CHECK(*t.kernel_ms(gemm, h100) / *prior().kernel_ms(gemm, h100) == Approx(0.5).epsilon(0.08));
+  for (const auto& [family, f] : t.families) CHECK(f.kernel_floor_ms >= 0.0021 - 1e-12);  // the empty kernel's bound
+}
+
+TEST_CASE("costmodel share few-shot: a device profile's cast curve gives elementwise samples from its large points") {
+  const DeviceSpec& h100 = catalog().get("H100-SXM5-80GB");
+  dpro::hw::DeviceProfile p;
+  p.device = h100.name;
+  dpro::hw::KernelCurve cast;
+  cast.kernel = dpro::hw::kCastToBf16Kernel;
+  cast.latency_ns = 2500, cast.ns_per_element = 0.002;  // 3 TB/s at 6 bytes per element
+  for (std::int64_t n : {1 << 16, 1 << 20, 1 << 22, 1 << 24})
+    cast.samples.push_back({n, static_cast<dpro::Nanos>(2500 + 0.002 * static_cast<double>(n))});
+  p.kernels.push_back(cast);
+  cast.kernel = "topk";  // not a cast: not read
+  p.kernels.push_back(cast);
+  cast.kernel = dpro::hw::kCastToFp16Kernel;
+  p.kernels.push_back(cast);
+  const ProfileSamples s = share_samples_from_profile(p, h100);
+  // Per cast, 2^22 and 2^24 elements: 2^20 stream in 2.1 us, under half their 4.6 us.
+  REQUIRE(s.samples.size() == 4);
+  CHECK_THAT(s.notes.back(), Catch::Contains("4 large points") && Catch::Contains("4 smaller left out"));
+  for (const auto& m : s.samples) {
+    CHECK(m.op.family == OpFamily::kRelu);
+    CHECK(m.op.bytes() == Approx(6.0 * static_cast<double>(m.op.dims[1]) * 4 / 3));
+  }
+  CHECK(s.samples.back().kernel_ms == Approx((2500 + 0.002 * (1 << 24)) * 1e-6).epsilon(1e-4));
+  CHECK(s.min_kernel_floor_ms == 0);  // no launch measured
 }

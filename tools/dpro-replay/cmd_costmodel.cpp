@@ -28,6 +28,7 @@
 #include "costmodel/eval/report.h"
 #include "costmodel/eval/share_eval.h"
 #include "costmodel/roofline_share.h"
+#include "costmodel/share_profile.h"
 #include "costmodel/residual_correction.h"
 #include "costmodel/roofline.h"
 #include "output_file.h"
@@ -84,6 +85,10 @@ class CostModelCommand : public Command {
         ->check(CLI::IsMember({"learned", "roofline-share"}));
     predict_->add_option("--shares", shares_path_, "Share table of the roofline-share model")
         ->default_val(resource_paths().shares_path);
+    predict_->add_option("--device-profile", profile_path_,
+                         "A device profile of the --device GPU (`dpro-exec calibrate`): its GEMM, cast and launch "
+                         "figures as samples of the roofline-share model's device scalars (with --device-samples: "
+                         "both)");
 
     fit_shares_ = app_->add_subcommand(
         "fit-shares", "Fit the roofline-share model's table on measured op latencies (each GPU weighs the same)");
@@ -153,8 +158,10 @@ class CostModelCommand : public Command {
     few_shot_->add_option("file", few_shot_input_, "Measured rows (CSV or directory, shared-data schema)")->required();
     few_shot_->add_option("-n,--samples", few_shot_n_, "Rows drawn as samples per seed")
         ->default_val(50)
-        ->check(CLI::Range(1, 100000));
+        ->check(CLI::Range(0, 100000));
     few_shot_->add_option("--seeds", few_shot_seeds_, "Seeds of the draws (default: 1 2 3 4 5)");
+    few_shot_->add_option("--device-profile", few_shot_profile_,
+                          "A device profile of the GPU: its samples join every draw's (-n 0: the profile alone)");
     few_shot_->add_option("--shares", few_shot_shares_, "Share table (the prior)")->default_val(resource_paths().shares_path);
     few_shot_->add_option("--min-family-rows", few_shot_options_.min_family_rows,
                           "Samples a family needs for a multiplier of its own (more than -n: group multipliers only)")
@@ -401,9 +408,20 @@ class CostModelCommand : public Command {
       throw OptionError("-n", std::to_string(few_shot_n_),
                         fmt::format("leaves no row to score: the file has {}", count_of(rows.size(), "row")),
                         few_shot_input_);
+    if (few_shot_n_ == 0 && few_shot_profile_.empty())
+      throw OptionError("-n", "0", "leaves nothing to fit without --device-profile", few_shot_input_);
     const cm::ShareTable prior = cm::load_share_table(few_shot_shares_);
     if (few_shot_seeds_.empty()) few_shot_seeds_ = {1, 2, 3, 4, 5};
-    const auto runs = cm::share_few_shot(prior, rows, device, few_shot_n_, few_shot_seeds_, few_shot_options_);
+    std::vector<const cm::Measurement*> extra;
+    cm::ProfileSamples profile;
+    if (!few_shot_profile_.empty()) {
+      profile = cm::load_share_profile(few_shot_profile_, device, catalog);
+      for (const auto& note : profile.notes) std::cerr << few_shot_profile_ << ": " << note << "\n";
+      few_shot_options_.min_kernel_floor_ms = profile.min_kernel_floor_ms;
+      cm::append_samples(extra, profile);
+    }
+    const auto runs =
+        cm::share_few_shot(prior, rows, device, few_shot_n_, few_shot_seeds_, few_shot_options_, extra);
     const std::vector<cm::ShareGroup> groups = {cm::ShareGroup::kGemm, cm::ShareGroup::kConv, cm::ShareGroup::kNorm,
                                                 cm::ShareGroup::kElementwise};
     std::cout << fmt::format("{} rows of {} ({}); zero-shot MAPE {:.1f} %\n\n", rows.size(), device.name,
@@ -486,6 +504,8 @@ class CostModelCommand : public Command {
   }
 
   int predict(const cm::DeviceCatalog& catalog, Logger& /*log*/) {
+    if (!profile_path_.empty())
+      throw OptionError("--device-profile", profile_path_, "needs --pricer roofline-share (the learned model reads no profile)");
     const cm::DeviceSpec& device = catalog.get(device_);
     if (!output_.empty()) check_output_path(output_, {predict_input_, samples_path_, model_path_}, force_);
     const cm::CsvTable table = cm::read_csv_file(predict_input_);
@@ -532,13 +552,30 @@ class CostModelCommand : public Command {
   // the Kernel Time columns (the kernel time predicted for the latter).
   int predict_by_shares(const cm::DeviceCatalog& catalog) {
     const cm::DeviceSpec& device = catalog.get(device_);
-    if (!output_.empty()) check_output_path(output_, {predict_input_, shares_path_, samples_path_}, force_);
+    if (!output_.empty())
+      check_output_path(output_, {predict_input_, shares_path_, samples_path_, profile_path_}, force_);
     const cm::CsvTable table = cm::read_csv_file(predict_input_);
     cm::ShareTable shares = cm::load_share_table(shares_path_);
+    std::vector<const cm::Measurement*> fit_on;
+    cm::ProfileSamples profile;
+    cm::DeviceFitOptions fit_options;
+    if (!profile_path_.empty()) {
+      profile = cm::load_share_profile(profile_path_, device, catalog);
+      for (const auto& note : profile.notes) std::cerr << profile_path_ << ": " << note << "\n";
+      fit_options.min_kernel_floor_ms = profile.min_kernel_floor_ms;
+      cm::append_samples(fit_on, profile);
+    }
+    std::vector<cm::Measurement> samples;
     if (!samples_path_.empty()) {
-      const auto samples = cm::load_samples_of(samples_path_, catalog, device);
-      const cm::DeviceScalars scalars = cm::fit_device_scalars(shares, cm::all_rows(samples), device);
-      for (const auto& line : cm::describe(scalars)) std::cerr << samples_path_ << ": " << line << "\n";
+      samples = cm::load_samples_of(samples_path_, catalog, device);
+      for (const auto* m : cm::all_rows(samples)) fit_on.push_back(m);
+    }
+    if (!fit_on.empty()) {
+      const cm::DeviceScalars scalars = cm::fit_device_scalars(shares, fit_on, device, fit_options);
+      const std::string from = samples_path_.empty()   ? profile_path_
+                               : profile_path_.empty() ? samples_path_
+                                                       : samples_path_ + " + " + profile_path_;
+      for (const auto& line : cm::describe(scalars)) std::cerr << from << ": " << line << "\n";
       shares = cm::with_device_scalars(shares, scalars);
     }
     const cm::TablePrices prices = cm::price_table_by_shares(table, predict_input_, catalog, device, shares, true);
@@ -678,6 +715,7 @@ class CostModelCommand : public Command {
   std::string device_dir_, model_path_, data_, model_output_, predict_input_, output_, device_,
       markdown_out_, json_out_;
   bool verbose_ = false, quiet_ = false, all_rows_ = false, retrain_ = false, no_logo_ = false, no_split_ = false;
+  std::string profile_path_, few_shot_profile_;
   std::string samples_path_, pick_input_, pick_output_, adapt_device_, adapt_samples_, adapt_data_, adapt_output_;
   std::string retime_origin_, retime_target_, retime_json_, upgrade_output_, retime_pricer_ = "learned";
   int pick_count_ = 200;

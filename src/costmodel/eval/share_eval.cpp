@@ -56,7 +56,8 @@ std::map<std::string, ShareScore> share_leave_one_gpu_out(const std::vector<cons
 
 std::vector<FewShotRun> share_few_shot(const ShareTable& prior, const std::vector<const Measurement*>& rows,
                                        const DeviceSpec& device, std::size_t n, const std::vector<std::uint64_t>& seeds,
-                                       const DeviceFitOptions& options) {
+                                       const DeviceFitOptions& options,
+                                       const std::vector<const Measurement*>& extra) {
   std::vector<OpDesc> ops;
   for (const Measurement* m : rows) ops.push_back(m->op);
   std::vector<FewShotRun> out;
@@ -67,7 +68,9 @@ std::vector<FewShotRun> share_few_shot(const ShareTable& prior, const std::vecto
     for (std::size_t i : picked) is_sample[i] = true, samples.push_back(rows[i]);
     for (std::size_t i = 0; i < rows.size(); ++i)
       if (!is_sample[i]) rest.push_back(rows[i]);
-    FewShotRun run{seed, samples.size(), {}, fit_device_scalars(prior, samples, device, options)};
+    const std::size_t drawn = samples.size();
+    samples.insert(samples.end(), extra.begin(), extra.end());
+    FewShotRun run{seed, drawn, {}, fit_device_scalars(prior, samples, device, options)};
     run.score = score_share_table(with_device_scalars(prior, run.scalars), rest);
     out.push_back(std::move(run));
   }

@@ -36,9 +36,12 @@ struct FewShotRun {
   ShareScore score;  // the rows not drawn
   DeviceScalars scalars;
 };
+// `extra`: samples added to every draw's (a device profile's: share_profile.h); with them `n` may
+// be 0 (the extra samples alone, every row scored).
 std::vector<FewShotRun> share_few_shot(const ShareTable& prior, const std::vector<const Measurement*>& rows,
                                        const DeviceSpec& device, std::size_t n, const std::vector<std::uint64_t>& seeds,
-                                       const DeviceFitOptions& options = {});
+                                       const DeviceFitOptions& options = {},
+                                       const std::vector<const Measurement*>& extra = {});
 
 // A score's latency MAPE per family group (groups with scored rows only).
 std::map<ShareGroup, MapeCell> latency_by_group(const ShareScore& score);
