@@ -39,6 +39,16 @@ struct Job {
 
 const std::vector<std::string> kSlow = {"network.inter_node_gbps=0.5", "network.intra_node_gbps=0.5"};
 
+// A workload of one Kineto trace given as text, written to a fresh test directory first.
+whatif::Workload workload_of_text(const std::string& dir_name, const std::string& json) {
+  const std::string path = test::fresh_dir(dir_name) + "/trace.json";
+  test::write_text(path, json);
+  Logger quiet(LogLevel::kQuiet);
+  auto traces = std::make_shared<const trace::TraceSet>(test::load({path}, quiet));
+  graph::BuiltGraph built = graph::build_graph(*traces, graph::BuildOptions{}, quiet);
+  return whatif::Workload{std::move(traces), std::move(built)};
+}
+
 }  // namespace
 
 TEST_CASE("the compression planner leaves every bucket uncompressed where the network is fast") {
@@ -151,9 +161,7 @@ TEST_CASE("a job's memory per rank is estimated from its gradients, and a budget
 TEST_CASE("a job's memory per rank is the peak its memory events record, where the trace has them") {
   // A Kineto trace with profile_memory's "[memory]" instant events: the GPU's (Device Type 1) peak
   // reserved is 3 GiB; the CPU's (Device Type 0) larger figure is not the GPU's.
-  const std::string dir = test::fresh_dir("memory_events");
-  const std::string path = dir + "/memory.json";
-  test::write_text(path, R"({"traceEvents": [
+  const whatif::Workload job = workload_of_text("memory_events", R"({"traceEvents": [
     {"ph": "X", "cat": "cpu_op", "name": "aten::add", "pid": 1, "tid": 1, "ts": 0, "dur": 10, "args": {}},
     {"ph": "i", "s": "t", "name": "[memory]", "pid": 1, "tid": 1, "ts": 2,
      "args": {"Total Reserved": 2147483648, "Total Allocated": 1073741824, "Device Type": 1, "Device Id": 0, "Bytes": 512}},
@@ -162,10 +170,7 @@ TEST_CASE("a job's memory per rank is the peak its memory events record, where t
     {"ph": "i", "s": "t", "name": "[memory]", "pid": 1, "tid": 1, "ts": 6,
      "args": {"Total Reserved": 0, "Total Allocated": 99999999999, "Device Type": 0, "Device Id": -1, "Bytes": 512}}
   ]})");
-  Logger quiet(LogLevel::kQuiet);
-  const auto traces = std::make_shared<const trace::TraceSet>(test::load({path}, quiet));
-  REQUIRE(traces->ranks.at(0).peak_gpu_memory_bytes == std::int64_t{3} << 30);
-  const whatif::Workload job{traces, graph::build_graph(*traces, graph::BuildOptions{}, quiet)};
+  REQUIRE(job.traces->ranks.at(0).peak_gpu_memory_bytes == std::int64_t{3} << 30);
   const auto memory = estimate_memory_per_rank(job);
   REQUIRE(memory);
   CHECK(memory->bytes == std::int64_t{3} << 30);
@@ -205,11 +210,7 @@ const char* kShapesTrace = R"({"traceEvents": [
 }  // namespace
 
 TEST_CASE("the activation estimate counts the first tensor input of each forward op that launches a kernel") {
-  const std::string dir = test::fresh_dir("activation_shapes");
-  test::write_text(dir + "/shapes.json", kShapesTrace);
-  Logger quiet(LogLevel::kQuiet);
-  const auto traces = std::make_shared<const trace::TraceSet>(test::load({dir + "/shapes.json"}, quiet));
-  const whatif::Workload job{traces, graph::build_graph(*traces, graph::BuildOptions{}, quiet)};
+  const whatif::Workload job = workload_of_text("activation_shapes", kShapesTrace);
   const auto act = estimate_activation_bytes(job);
   REQUIRE(act);
   // addmm's first input of 2 dimensions [64, 256] at 4 bytes (not its bias), and relu's [64, 512]
@@ -273,11 +274,7 @@ Decision precision(const std::string& cls, const std::string& dtype) { return {S
 }  // namespace
 
 TEST_CASE("a precision plan's activation memory: saved inputs of its op classes at the narrower width, plus weight casts") {
-  const std::string dir = test::fresh_dir("activation_precision");
-  test::write_text(dir + "/shapes.json", kPrecisionShapesTrace);
-  Logger quiet(LogLevel::kQuiet);
-  const auto traces = std::make_shared<const trace::TraceSet>(test::load({dir + "/shapes.json"}, quiet));
-  const whatif::Workload job{traces, graph::build_graph(*traces, graph::BuildOptions{}, quiet)};
+  const whatif::Workload job = workload_of_text("activation_precision", kPrecisionShapesTrace);
   const auto act = estimate_activation_bytes(job);
   REQUIRE(act);
   // The sizes, written out: each op's activation input and, for GEMMs and convolutions, the other
