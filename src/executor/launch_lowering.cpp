@@ -39,9 +39,10 @@ std::optional<ElementwiseOfOp> elementwise_of(const graph::OpTable& table, const
   if (!op || launch.inputs.empty() || launch.inputs[0].shape.empty()) return std::nullopt;
   ElementwiseOfOp out;
   out.step.op = *op;
-  out.step.scalar = *op == ElementwiseOp::kScale ? 1.0f : 0.0f;  // the recorded scalar's value is not in the trace
-  out.binary = *op == ElementwiseOp::kAdd || *op == ElementwiseOp::kSub || *op == ElementwiseOp::kMul ||
-               *op == ElementwiseOp::kDiv || (!scalar && (*op == ElementwiseOp::kMax || *op == ElementwiseOp::kMin));
+  // The recorded scalar's value is not in the trace: a scale of 1, pow's exponent 2, 0 otherwise
+  // (threshold_backward's threshold and clamp_min's bound as relu's, fill_'s value).
+  out.step.scalar = *op == ElementwiseOp::kScale ? 1.0f : *op == ElementwiseOp::kPowScalar ? 2.0f : 0.0f;
+  out.binary = elementwise_op_is_binary(*op);
   out.elements = elements_of(launch.inputs[0].shape);
   out.dtype = recorded_dtype(table, launch.inputs[0]);
   return out.elements > 0 ? std::optional(out) : std::nullopt;
