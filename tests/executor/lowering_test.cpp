@@ -398,6 +398,14 @@ TEST_CASE("lowering: op fusion's fused nodes of every step lower as their like s
     const executor::LoweredLaunch with = executor::lower_launch(dfg, id, options);
     real_alone += !alone.is_standin();
     real_lent += !with.is_standin();
+    // The ops that keep a chain a stand-in are named, and none of them has a step.
+    CHECK(with.blocking_ops.empty() == (with.standin_reason != "fused chain with a part no ElementwiseOp stands for"));
+    for (const std::string& b : with.blocking_ops) {
+      INFO(b);
+      CHECK_FALSE(b.empty());
+      CHECK_FALSE(executor::elementwise_op_of(b, "", false));
+      CHECK_FALSE(executor::elementwise_op_of(b, "", true));
+    }
     const graph::OpId like_op = like.fused[id];
     if (!like_op.valid()) {
       CHECK(with.launch.index() == alone.launch.index());  // nothing lent: as before
