@@ -14,13 +14,7 @@ using executor::DType;
 using executor::ElementwiseChain;
 using executor::ElementwiseOp;
 
-bool is_binary(ElementwiseOp op) {
-  switch (op) {
-    case ElementwiseOp::kAdd: case ElementwiseOp::kSub: case ElementwiseOp::kMul:
-    case ElementwiseOp::kDiv: case ElementwiseOp::kMax: case ElementwiseOp::kMin: return true;
-    default: return false;
-  }
-}
+bool is_binary(ElementwiseOp op) { return executor::elementwise_op_is_binary(op); }
 
 std::string float_literal(float f) {
   char text[48];
@@ -52,6 +46,18 @@ std::string step_expression(ElementwiseOp op, const std::string& x, float scalar
     case ElementwiseOp::kAbs: return "fabsf(v)";
     case ElementwiseOp::kScale: return "v * " + float_literal(scalar);
     case ElementwiseOp::kAddScalar: return "v + " + float_literal(scalar);
+    // The backward ops: v is the gradient, x the forward input or output (device.h).
+    case ElementwiseOp::kReluBackward: return "(" + x + " <= " + float_literal(scalar) + " ? 0.0f : v)";
+    case ElementwiseOp::kGeluBackward:  // 1/sqrt(2), 1/sqrt(2 pi) as fp32
+      return "v * (0.5f * (1.0f + erff(" + x + " * 0x1.6a09e6p-1f)) + " + x + " * (expf(-0.5f * " + x + " * " + x +
+             ") * 0x1.988454p-2f))";
+    case ElementwiseOp::kSigmoidBackward: return "v * (1.0f - " + x + ") * " + x;
+    case ElementwiseOp::kTanhBackward: return "v * (1.0f - " + x + " * " + x + ")";
+    case ElementwiseOp::kSiluBackward:
+      return "v * (1.0f / (1.0f + expf(-" + x + "))) * (1.0f + " + x + " * (1.0f - 1.0f / (1.0f + expf(-" + x + "))))";
+    case ElementwiseOp::kPowScalar: return "powf(v, " + float_literal(scalar) + ")";
+    case ElementwiseOp::kClampMin: return "(v != v ? v : fmaxf(v, " + float_literal(scalar) + "))";
+    case ElementwiseOp::kFill: return float_literal(scalar);
   }
   throw std::invalid_argument("elementwise chain: unknown op " + std::to_string(static_cast<int>(op)));
 }
@@ -79,6 +85,15 @@ float apply_step(ElementwiseOp op, float v, float x, float s) {
     case ElementwiseOp::kAbs: return std::fabs(v);
     case ElementwiseOp::kScale: return v * s;
     case ElementwiseOp::kAddScalar: return v + s;
+    case ElementwiseOp::kReluBackward: return x <= s ? 0.0f : v;
+    case ElementwiseOp::kGeluBackward:
+      return v * (0.5f * (1.0f + std::erf(x * 0x1.6a09e6p-1f)) + x * (std::exp(-0.5f * x * x) * 0x1.988454p-2f));
+    case ElementwiseOp::kSigmoidBackward: return v * (1.0f - x) * x;
+    case ElementwiseOp::kTanhBackward: return v * (1.0f - x * x);
+    case ElementwiseOp::kSiluBackward: return v * (1.0f / (1.0f + std::exp(-x))) * (1.0f + x * (1.0f - 1.0f / (1.0f + std::exp(-x))));
+    case ElementwiseOp::kPowScalar: return std::pow(v, s);
+    case ElementwiseOp::kClampMin: return std::isnan(v) ? v : std::fmax(v, s);
+    case ElementwiseOp::kFill: return s;
   }
   return v;
 }
@@ -128,8 +143,10 @@ std::string element_body(const ElementwiseChain& chain) {
   std::string body = "  float v = dpro_load(in0, i);\n";
   for (std::size_t s = 0; s < chain.steps.size(); ++s) {
     const auto& step = chain.steps[s];
-    std::string x = is_binary(step.op) ? "dpro_load(in" + std::to_string(step.input) + ", i)" : "0.0f";
-    body += "  v = " + step_expression(step.op, x, step.scalar) + ";\n";
+    if (is_binary(step.op))  // the operand loaded once: the backward ops read it more than once
+      body += "  { const float x = dpro_load(in" + std::to_string(step.input) + ", i); v = " +
+              step_expression(step.op, "x", step.scalar) + "; }\n";
+    else body += "  v = " + step_expression(step.op, "0.0f", step.scalar) + ";\n";
     if (chain.store_intermediates && s + 1 < chain.steps.size()) body += "  dpro_store(out" + std::to_string(s) + ", i, v);\n";
   }
   body += "  dpro_store(out" + std::to_string(chain_written_outputs(chain) - 1) + ", i, v);\n";
@@ -152,7 +169,7 @@ void validate_chain(const ElementwiseChain& chain) {
   if (chain.inputs.empty()) throw std::invalid_argument("elementwise chain: no input");
   for (std::size_t s = 0; s < chain.steps.size(); ++s) {
     const auto& step = chain.steps[s];
-    if (static_cast<int>(step.op) > static_cast<int>(ElementwiseOp::kAddScalar)) {
+    if (static_cast<int>(step.op) > static_cast<int>(executor::kLastElementwiseOp)) {
       throw std::invalid_argument("elementwise chain: step " + std::to_string(s) + " has an unknown op");
     }
     if (is_binary(step.op) && (step.input < 0 || step.input >= static_cast<int>(chain.inputs.size()))) {
@@ -180,7 +197,7 @@ std::string chain_signature(const ElementwiseChain& chain) {
   for (const auto& step : chain.steps) {
     sig.append(1, '/').append(std::to_string(static_cast<int>(step.op)));
     if (is_binary(step.op)) sig.append(1, ':').append(std::to_string(step.input));
-    if (step.op == ElementwiseOp::kScale || step.op == ElementwiseOp::kAddScalar) sig.append(1, ':').append(float_literal(step.scalar));
+    if (executor::elementwise_op_takes_scalar(step.op)) sig.append(1, ':').append(float_literal(step.scalar));
   }
   return sig;
 }

@@ -83,10 +83,30 @@ struct GemmCall {
 
 // One step of a fused elementwise chain: value <- op(value[, inputs[input]]). Unary ops ignore
 // `input`; kScale multiplies by `scalar`, kAddScalar adds it.
+// The backward ops are binary: value is the incoming gradient g, inputs[input] is x (the forward
+// op's input: relu, gelu, silu) or y (its output: sigmoid, tanh), as PyTorch's *_backward ops take them:
+//   kReluBackward     threshold_backward: x <= scalar ? 0 : g (relu's: scalar 0)
+//   kGeluBackward     g * (Phi(x) + x * phi(x)), the erf form (PyTorch's default approximate="none")
+//   kSigmoidBackward  g * (1 - y) * y
+//   kTanhBackward     g * (1 - y * y)
+//   kSiluBackward     g * s * (1 + x * (1 - s)), s = sigmoid(x)
+// and the scalar ops: kPowScalar value^scalar, kClampMin max(value, scalar) (NaN kept), kFill scalar.
 enum class ElementwiseOp : std::uint8_t {
   kCopy, kAdd, kSub, kMul, kDiv, kMax, kMin,
-  kRelu, kGelu, kSilu, kSigmoid, kTanh, kExp, kLog, kSqrt, kRsqrt, kNeg, kAbs, kScale, kAddScalar
+  kRelu, kGelu, kSilu, kSigmoid, kTanh, kExp, kLog, kSqrt, kRsqrt, kNeg, kAbs, kScale, kAddScalar,
+  kReluBackward, kGeluBackward, kSigmoidBackward, kTanhBackward, kSiluBackward, kPowScalar, kClampMin, kFill
 };
+inline constexpr ElementwiseOp kLastElementwiseOp = ElementwiseOp::kFill;
+// Whether the step reads inputs[input] (the tensor-operand ops and the backward ops).
+constexpr bool elementwise_op_is_binary(ElementwiseOp op) {
+  return (op >= ElementwiseOp::kAdd && op <= ElementwiseOp::kMin) ||
+         (op >= ElementwiseOp::kReluBackward && op <= ElementwiseOp::kSiluBackward);
+}
+// Whether the step reads `scalar`.
+constexpr bool elementwise_op_takes_scalar(ElementwiseOp op) {
+  return op == ElementwiseOp::kScale || op == ElementwiseOp::kAddScalar || op == ElementwiseOp::kReluBackward ||
+         op == ElementwiseOp::kPowScalar || op == ElementwiseOp::kClampMin || op == ElementwiseOp::kFill;
+}
 struct ElementwiseStep {
   ElementwiseOp op = ElementwiseOp::kCopy;
   int input = -1;  // binary ops: index into ElementwiseChain::inputs; -1 for unary ops

@@ -39,9 +39,10 @@ std::optional<ElementwiseOfOp> elementwise_of(const graph::OpTable& table, const
   if (!op || launch.inputs.empty() || launch.inputs[0].shape.empty()) return std::nullopt;
   ElementwiseOfOp out;
   out.step.op = *op;
-  out.step.scalar = *op == ElementwiseOp::kScale ? 1.0f : 0.0f;  // the recorded scalar's value is not in the trace
-  out.binary = *op == ElementwiseOp::kAdd || *op == ElementwiseOp::kSub || *op == ElementwiseOp::kMul ||
-               *op == ElementwiseOp::kDiv || (!scalar && (*op == ElementwiseOp::kMax || *op == ElementwiseOp::kMin));
+  // The recorded scalar's value is not in the trace: a scale of 1, pow's exponent 2, 0 otherwise
+  // (threshold_backward's threshold and clamp_min's bound as relu's, fill_'s value).
+  out.step.scalar = *op == ElementwiseOp::kScale ? 1.0f : *op == ElementwiseOp::kPowScalar ? 2.0f : 0.0f;
+  out.binary = elementwise_op_is_binary(*op);
   out.elements = elements_of(launch.inputs[0].shape);
   out.dtype = recorded_dtype(table, launch.inputs[0]);
   return out.elements > 0 ? std::optional(out) : std::nullopt;
@@ -145,6 +146,7 @@ LoweredLaunch lower_fused(const graph::Dfg& dfg, graph::NodeId node, const Launc
   // Why a part is no step, the reason that lending cannot change first: an op no ElementwiseOp
   // stands for; a kernel its name alone does not name, without a launching op; a size unrecorded.
   bool not_elementwise = false, unlaunched = false, unsized = false;
+  std::vector<std::string> blocking;
   for (std::size_t k = 0; k < fused.parts.size(); ++k) {
     const graph::OpDesc& part = table.op(fused.parts[k]);
     const graph::OpDesc& launch = part_launch_op(dfg, node, k, options);
@@ -155,9 +157,17 @@ LoweredLaunch lower_fused(const graph::Dfg& dfg, graph::NodeId node, const Launc
     const bool scalar = launch.inputs.size() < 2 || launch.inputs[1].shape.empty();
     if (elementwise_op_of(table.name(launch.launcher), table.name(part.name), scalar)) unsized = true;
     else if (launch.launcher.empty()) unlaunched = true;
-    else not_elementwise = true;
+    else {
+      not_elementwise = true;
+      const std::string name(table.name(launch.launcher));
+      if (std::find(blocking.begin(), blocking.end(), name) == blocking.end()) blocking.push_back(name);
+    }
   }
-  if (not_elementwise) return standin(dfg, node, OpClass::kFused, "fused chain with a part no ElementwiseOp stands for");
+  if (not_elementwise) {
+    LoweredLaunch l = standin(dfg, node, OpClass::kFused, "fused chain with a part no ElementwiseOp stands for");
+    l.blocking_ops = std::move(blocking);
+    return l;
+  }
   if (unlaunched)
     return standin(dfg, node, OpClass::kFused,
                    "fused chain with a part whose kernel name names no ElementwiseOp and no launching op does (none lent by a like step)");

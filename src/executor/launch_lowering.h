@@ -22,6 +22,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "costmodel/op_desc_from_graph.h"
@@ -54,9 +55,15 @@ struct LaunchOptions {
 };
 
 struct LoweredLaunch {
+  LoweredLaunch() = default;
+  LoweredLaunch(Launch l, OpClass c, std::string reason)
+      : launch(std::move(l)), op_class(c), standin_reason(std::move(reason)) {}
   Launch launch;
   OpClass op_class = OpClass::kOther;
   std::string standin_reason;  // empty unless the launch is a StandinKernel
+  // A fused chain with a part no ElementwiseOp stands for: those parts' launching ops, each once
+  // ("aten::sum", "aten::native_dropout_backward"), in chain order; empty otherwise.
+  std::vector<std::string> blocking_ops;
   bool is_standin() const { return std::holds_alternative<StandinKernel>(launch); }
 };
 

@@ -18,7 +18,10 @@ struct NamedOp {
 };
 // copy_ (and clone, _to_copy) run as a copy at the source's dtype: a dtype-changing copy (autocast's)
 // is counted at the source's element size for its writes too.
-constexpr std::array<NamedOp, 20> kAtenOps = {{
+// The backward ops take (grad_output, x or y[, a scalar]) and are binary either way; pow's scalar
+// exponent and clamp_min's and fill_'s scalar are kPowScalar, kClampMin and kFill (pow with a tensor
+// exponent has no step: elementwise_op_of). threshold_backward is relu's backward (threshold 0).
+constexpr std::array<NamedOp, 28> kAtenOps = {{
     {"copy", ElementwiseOp::kCopy, ElementwiseOp::kCopy},      {"clone", ElementwiseOp::kCopy, ElementwiseOp::kCopy},
     {"_to_copy", ElementwiseOp::kCopy, ElementwiseOp::kCopy},
     {"add", ElementwiseOp::kAdd, ElementwiseOp::kAddScalar},   {"sub", ElementwiseOp::kSub, ElementwiseOp::kAddScalar},
@@ -30,6 +33,14 @@ constexpr std::array<NamedOp, 20> kAtenOps = {{
     {"log", ElementwiseOp::kLog, ElementwiseOp::kLog},         {"sqrt", ElementwiseOp::kSqrt, ElementwiseOp::kSqrt},
     {"rsqrt", ElementwiseOp::kRsqrt, ElementwiseOp::kRsqrt},   {"neg", ElementwiseOp::kNeg, ElementwiseOp::kNeg},
     {"abs", ElementwiseOp::kAbs, ElementwiseOp::kAbs},
+    {"threshold_backward", ElementwiseOp::kReluBackward, ElementwiseOp::kReluBackward},
+    {"gelu_backward", ElementwiseOp::kGeluBackward, ElementwiseOp::kGeluBackward},
+    {"sigmoid_backward", ElementwiseOp::kSigmoidBackward, ElementwiseOp::kSigmoidBackward},
+    {"tanh_backward", ElementwiseOp::kTanhBackward, ElementwiseOp::kTanhBackward},
+    {"silu_backward", ElementwiseOp::kSiluBackward, ElementwiseOp::kSiluBackward},
+    {"pow", ElementwiseOp::kPowScalar, ElementwiseOp::kPowScalar},
+    {"clamp_min", ElementwiseOp::kMax, ElementwiseOp::kClampMin},
+    {"fill", ElementwiseOp::kFill, ElementwiseOp::kFill},
 }};
 
 // PyTorch's elementwise kernels name their functor: "CUDAFunctor_add<float>", "MulFunctor<float>",
@@ -38,7 +49,11 @@ struct KernelWord {
   const char* word;
   ElementwiseOp op;
 };
-constexpr std::array<KernelWord, 12> kKernelWords = {{
+// The backward functors come first: elementwise_op_of turns any other "backward" kernel away.
+constexpr std::array<KernelWord, 17> kKernelWords = {{
+    {"gelubackwardcudakernelimpl", ElementwiseOp::kGeluBackward}, {"sigmoid_backward_kernel", ElementwiseOp::kSigmoidBackward},
+    {"tanh_backward_kernel", ElementwiseOp::kTanhBackward}, {"silu_backward_kernel", ElementwiseOp::kSiluBackward},
+    {"fillfunctor", ElementwiseOp::kFill},
     {"functor_add", ElementwiseOp::kAdd}, {"addfunctor", ElementwiseOp::kAdd},  {"mulfunctor", ElementwiseOp::kMul},
     {"divfunctor", ElementwiseOp::kDiv},  {"gelucudakernelimpl", ElementwiseOp::kGelu},
     {"silu_kernel", ElementwiseOp::kSilu}, {"sigmoid_kernel", ElementwiseOp::kSigmoid},
@@ -74,14 +89,15 @@ bool names_attention(std::string_view kernel) {
 std::optional<ElementwiseOp> elementwise_op_of(std::string_view launcher, std::string_view kernel, bool scalar_operand) {
   if (takes_indices(launcher, kernel)) return std::nullopt;
   const std::string base = aten_base(launcher);
+  if (base == "pow" && !scalar_operand) return std::nullopt;  // a tensor exponent
   for (const NamedOp& op : kAtenOps)
     if (base == op.name) return scalar_operand ? op.scalar_op : op.tensor_op;
   if (!launcher.empty()) return std::nullopt;  // a named op we have no step for (e.g. a backward)
   const std::string k = ascii_lower(kernel);
-  if (contains(k, "backward")) return std::nullopt;
   const bool scalar = contains(k, "unaryfunctor");
   for (const KernelWord& w : kKernelWords) {
     if (!contains(k, w.word)) continue;
+    if (contains(k, "backward") && !contains(w.word, "backward")) return std::nullopt;
     if (scalar && w.op == ElementwiseOp::kAdd) return ElementwiseOp::kAddScalar;
     if (scalar && w.op == ElementwiseOp::kMul) return ElementwiseOp::kScale;
     return w.op;

@@ -177,18 +177,22 @@ Schedule build_schedule(const whatif::Workload& workload, const ScheduleOptions&
 
 ScheduleSummary summarize(const Schedule& schedule) {
   ScheduleSummary out;
-  std::map<std::string, std::size_t> reasons;
+  std::map<std::string, std::size_t> reasons, blocking;
   for (const ScheduledLaunch& l : schedule.launches) {
     ClassCounts& c = out.by_class[static_cast<int>(l.lowered.op_class)];
     if (l.lowered.is_standin()) {
       ++c.standin;
       ++reasons[l.lowered.standin_reason];
+      for (const std::string& op : l.lowered.blocking_ops) ++blocking[op];
     } else {
       ++c.real;
     }
   }
   out.standin_reasons.assign(reasons.begin(), reasons.end());
   std::stable_sort(out.standin_reasons.begin(), out.standin_reasons.end(),
+                   [](const auto& a, const auto& b) { return a.second > b.second; });
+  out.standin_blocking_ops.assign(blocking.begin(), blocking.end());
+  std::stable_sort(out.standin_blocking_ops.begin(), out.standin_blocking_ops.end(),
                    [](const auto& a, const auto& b) { return a.second > b.second; });
   out.launches = schedule.launches.size();
   for (const HostThread& t : schedule.threads) {

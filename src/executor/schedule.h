@@ -119,6 +119,9 @@ struct ClassCounts {
 struct ScheduleSummary {
   std::array<ClassCounts, kOpClassCount> by_class{};
   std::vector<std::pair<std::string, std::size_t>> standin_reasons;  // most frequent first
+  // Fused stand-ins per launching op of a part no ElementwiseOp stands for (LoweredLaunch::
+  // blocking_ops; a launch counts once for each of its ops), most frequent first.
+  std::vector<std::pair<std::string, std::size_t>> standin_blocking_ops;
   std::size_t launches = 0, host_steps = 0, spins = 0;
   Nanos host_spin_total = 0;
 };

@@ -90,6 +90,13 @@ TEST_CASE("dpro-exec: a plan from dpro-replay optimize is applied before the sch
     CHECK(a["launches"].get<int>() < b["launches"].get<int>());
     CHECK(a["by_class"].contains("fused"));
   }
+  // The ops that keep fused chains stand-ins: named, each with a positive count.
+  REQUIRE(a["standin_blocking_ops"].is_array());
+  for (const auto& entry : a["standin_blocking_ops"]) {
+    CHECK_FALSE(entry["op"].get<std::string>().empty());
+    CHECK(entry["launches"].get<int>() > 0);
+  }
+  CHECK(b["standin_blocking_ops"].empty());  // no plan, no fused chains
   // A plan made for another job is refused.
   const auto other = exec("schedule -q traces/h100/resnet50 --plan " + plan);
   CHECK(other.code == 2);

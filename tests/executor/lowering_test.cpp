@@ -30,8 +30,39 @@ TEST_CASE("lowering: framework elementwise ops and PyTorch's functor kernels nam
   // Ops that take indices, backward kernels and named ops without a step are not elementwise steps.
   CHECK_FALSE(executor::elementwise_op_of("aten::embedding", "", false));
   CHECK_FALSE(executor::elementwise_op_of("", "void at::native::indexSelectLargeIndex<float>", false));
-  CHECK_FALSE(executor::elementwise_op_of("", "GeluBackwardCUDAKernelImpl", false));
+  CHECK(executor::elementwise_op_of("", "GeluBackwardCUDAKernelImpl", false) == ElementwiseOp::kGeluBackward);
+  CHECK_FALSE(executor::elementwise_op_of("", "void cunn_SoftMaxBackward<MulFunctor<float>>", false));
   CHECK_FALSE(executor::elementwise_op_of("aten::layer_norm", "", false));
+}
+
+TEST_CASE("lowering: backward ops, pow, clamp_min and fill_ name their steps, dropout none") {
+  CHECK(executor::elementwise_op_of("aten::threshold_backward", "", false) == ElementwiseOp::kReluBackward);
+  CHECK(executor::elementwise_op_of("aten::gelu_backward", "", false) == ElementwiseOp::kGeluBackward);
+  CHECK(executor::elementwise_op_of("aten::sigmoid_backward", "", false) == ElementwiseOp::kSigmoidBackward);
+  CHECK(executor::elementwise_op_of("aten::tanh_backward", "", false) == ElementwiseOp::kTanhBackward);
+  CHECK(executor::elementwise_op_of("aten::silu_backward", "", false) == ElementwiseOp::kSiluBackward);
+  CHECK(executor::elementwise_op_of("aten::pow", "", true) == ElementwiseOp::kPowScalar);
+  CHECK_FALSE(executor::elementwise_op_of("aten::pow", "", false));  // a tensor exponent
+  CHECK(executor::elementwise_op_of("aten::clamp_min_", "", true) == ElementwiseOp::kClampMin);
+  CHECK(executor::elementwise_op_of("aten::clamp_min", "", false) == ElementwiseOp::kMax);
+  CHECK(executor::elementwise_op_of("aten::fill_", "", true) == ElementwiseOp::kFill);
+  // PyTorch's functor kernels without a launching op.
+  CHECK(executor::elementwise_op_of("", "void at::native::vectorized_elementwise_kernel<4, at::native::tanh_backward_kernel_cuda(at::TensorIteratorBase&)::{lambda()#1}>", false) ==
+        ElementwiseOp::kTanhBackward);
+  CHECK(executor::elementwise_op_of("", "void at::native::vectorized_elementwise_kernel<4, at::native::sigmoid_backward_kernel_cuda(at::TensorIteratorBase&)>", false) ==
+        ElementwiseOp::kSigmoidBackward);
+  CHECK(executor::elementwise_op_of("", "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>>", false) ==
+        ElementwiseOp::kFill);
+  // Dropout draws random numbers (forward) or reads a bool mask (backward): no step.
+  CHECK_FALSE(executor::elementwise_op_of("aten::native_dropout", "", false));
+  CHECK_FALSE(executor::elementwise_op_of("aten::native_dropout_backward", "", false));
+  CHECK_FALSE(executor::elementwise_op_of("aten::sum", "", false));
+  // Every backward op reads its second operand (the forward's input or output).
+  for (ElementwiseOp op : {ElementwiseOp::kReluBackward, ElementwiseOp::kGeluBackward, ElementwiseOp::kSigmoidBackward,
+                           ElementwiseOp::kTanhBackward, ElementwiseOp::kSiluBackward})
+    CHECK(executor::elementwise_op_is_binary(op));
+  CHECK_FALSE(executor::elementwise_op_is_binary(ElementwiseOp::kPowScalar));
+  CHECK_FALSE(executor::elementwise_op_is_binary(ElementwiseOp::kFill));
 }
 
 TEST_CASE("lowering: a stand-in is asked for the node's replay duration and recorded grid and block") {
@@ -367,6 +398,14 @@ TEST_CASE("lowering: op fusion's fused nodes of every step lower as their like s
     const executor::LoweredLaunch with = executor::lower_launch(dfg, id, options);
     real_alone += !alone.is_standin();
     real_lent += !with.is_standin();
+    // The ops that keep a chain a stand-in are named, and none of them has a step.
+    CHECK(with.blocking_ops.empty() == (with.standin_reason != "fused chain with a part no ElementwiseOp stands for"));
+    for (const std::string& b : with.blocking_ops) {
+      INFO(b);
+      CHECK_FALSE(b.empty());
+      CHECK_FALSE(executor::elementwise_op_of(b, "", false));
+      CHECK_FALSE(executor::elementwise_op_of(b, "", true));
+    }
     const graph::OpId like_op = like.fused[id];
     if (!like_op.valid()) {
       CHECK(with.launch.index() == alone.launch.index());  // nothing lent: as before

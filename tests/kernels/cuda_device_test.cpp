@@ -348,9 +348,9 @@ TEST_CASE("cuda device: copies, memsets and a collective stand-in", "[cuda]") {
 TEST_CASE("cuda kernels: every op's generated chain compiles with NVRTC for sm_80 and sm_90 (no GPU needed)", "[cuda][nvrtc]") {
   for (DType dtype : {DType::kF32, DType::kF16, DType::kBF16}) {
     ElementwiseChain c;
-    for (int op = 0; op <= static_cast<int>(ElementwiseOp::kAddScalar); ++op) {
+    for (int op = 0; op <= static_cast<int>(dpro::executor::kLastElementwiseOp); ++op) {
       auto e = static_cast<ElementwiseOp>(op);
-      bool binary = e >= ElementwiseOp::kAdd && e <= ElementwiseOp::kMin;
+      bool binary = dpro::executor::elementwise_op_is_binary(e);
       c.steps.push_back({e, binary ? 1 : -1, -0.75f});
     }
     c.inputs.resize(2);

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -29,9 +30,12 @@ constexpr ElementwiseOp kAllOps[] = {
     ElementwiseOp::kCopy, ElementwiseOp::kAdd,  ElementwiseOp::kSub,     ElementwiseOp::kMul,  ElementwiseOp::kDiv,
     ElementwiseOp::kMax,  ElementwiseOp::kMin,  ElementwiseOp::kRelu,    ElementwiseOp::kGelu, ElementwiseOp::kSilu,
     ElementwiseOp::kSigmoid, ElementwiseOp::kTanh, ElementwiseOp::kExp,  ElementwiseOp::kLog,  ElementwiseOp::kSqrt,
-    ElementwiseOp::kRsqrt, ElementwiseOp::kNeg, ElementwiseOp::kAbs,     ElementwiseOp::kScale, ElementwiseOp::kAddScalar};
+    ElementwiseOp::kRsqrt, ElementwiseOp::kNeg, ElementwiseOp::kAbs,     ElementwiseOp::kScale, ElementwiseOp::kAddScalar,
+    ElementwiseOp::kReluBackward, ElementwiseOp::kGeluBackward, ElementwiseOp::kSigmoidBackward, ElementwiseOp::kTanhBackward,
+    ElementwiseOp::kSiluBackward, ElementwiseOp::kPowScalar, ElementwiseOp::kClampMin, ElementwiseOp::kFill};
+static_assert(std::size(kAllOps) == static_cast<std::size_t>(kLastElementwiseOp) + 1, "every op is checked");
 
-bool binary(ElementwiseOp op) { return op >= ElementwiseOp::kAdd && op <= ElementwiseOp::kMin; }
+bool binary(ElementwiseOp op) { return elementwise_op_is_binary(op); }
 
 ElementwiseChain single_op_chain(ElementwiseOp op, DType dtype, std::int64_t n) {
   ElementwiseChain c;
@@ -160,6 +164,60 @@ TEST_CASE("elementwise codegen: the interpreter's values for a known chain", "[k
   evaluate_chain_reference(c, {x.data(), y.data()}, {o0.data(), o1.data(), o2.data()});
   CHECK(bf16_to_float(o0[0]) == 1.0f);
   CHECK(bf16_to_float(o2[0]) == 2.0f);
+}
+
+// One step over fp32 values: v <- op(g[i], x[i]) (x unused by the unary ops).
+std::vector<float> one_step(ElementwiseOp op, float scalar, std::vector<float> g, std::vector<float> x = {}) {
+  ElementwiseChain c;
+  c.steps = {{op, elementwise_op_is_binary(op) ? 1 : -1, scalar}};
+  c.inputs.resize(2);
+  c.outputs.resize(1);
+  c.elements = static_cast<std::int64_t>(g.size());
+  x.resize(g.size());
+  std::vector<float> out(g.size(), -99.0f);
+  evaluate_chain_reference(c, {g.data(), x.data()}, {out.data()});
+  return out;
+}
+
+TEST_CASE("elementwise codegen: the backward and scalar ops' values, worked by hand", "[kernels][elementwise]") {
+  using Catch::Detail::Approx;
+  // threshold_backward (relu's, threshold 0): the gradient where x > 0, else 0.
+  CHECK(one_step(ElementwiseOp::kReluBackward, 0.0f, {2, 3, 4, 5}, {-1, 0, 0.5f, 7}) == std::vector<float>{0, 0, 4, 5});
+  CHECK(one_step(ElementwiseOp::kReluBackward, 1.0f, {2, 3}, {1, 1.5f}) == std::vector<float>{0, 3});
+  // gelu_backward, erf form: g * (Phi(x) + x phi(x)); Phi(1) = 0.8413447, phi(1) = 0.2419707.
+  std::vector<float> gelu = one_step(ElementwiseOp::kGeluBackward, 0, {1, 1, 2}, {0, 1, -1});
+  CHECK(gelu[0] == 0.5f);
+  CHECK(gelu[1] == Approx(1.0833155).epsilon(1e-6));
+  CHECK(gelu[2] == Approx(-0.1666309).epsilon(1e-5));
+  // sigmoid_backward(g, y) = g (1 - y) y; tanh_backward(g, y) = g (1 - y^2).
+  CHECK(one_step(ElementwiseOp::kSigmoidBackward, 0, {2, 4}, {0.25f, 1}) == std::vector<float>{0.375f, 0});
+  CHECK(one_step(ElementwiseOp::kTanhBackward, 0, {3, 2}, {0.5f, -1}) == std::vector<float>{2.25f, 0});
+  // silu_backward(g, x) = g s (1 + x (1 - s)), s = sigmoid(x): x = 0 gives g / 2; s(2) = 0.8807971.
+  std::vector<float> silu = one_step(ElementwiseOp::kSiluBackward, 0, {1, 3, 1}, {0, 2, -1});
+  CHECK(silu[0] == 0.5f);
+  CHECK(silu[1] == Approx(3.2723527).epsilon(1e-6));
+  CHECK(silu[2] == Approx(0.0723295).epsilon(1e-5));
+  CHECK(one_step(ElementwiseOp::kPowScalar, 3.0f, {2, -1.5f, 0}) == std::vector<float>{8, -3.375f, 0});
+  CHECK(one_step(ElementwiseOp::kPowScalar, 2.0f, {-3}) == std::vector<float>{9});
+  std::vector<float> clamped = one_step(ElementwiseOp::kClampMin, 0.5f, {0.2f, 1, NAN, -4});
+  CHECK(clamped[0] == 0.5f);
+  CHECK(clamped[1] == 1.0f);
+  CHECK(std::isnan(clamped[2]));  // as PyTorch's clamp_min: NaN stays NaN
+  CHECK(clamped[3] == 0.5f);
+  CHECK(one_step(ElementwiseOp::kFill, 7.0f, {1, NAN, -2}) == std::vector<float>{7, 7, 7});
+}
+
+TEST_CASE("elementwise codegen: a backward step loads its operand once and scalars key the signature", "[kernels][elementwise]") {
+  ElementwiseChain c = single_op_chain(ElementwiseOp::kSiluBackward, DType::kF32, 4);
+  const std::string src = elementwise_source(c);
+  CHECK(src.find("const float x = dpro_load(in1, i)") != std::string::npos);
+  CHECK(src.find("expf(-x)") != std::string::npos);
+  for (ElementwiseOp op : {ElementwiseOp::kReluBackward, ElementwiseOp::kPowScalar, ElementwiseOp::kClampMin, ElementwiseOp::kFill}) {
+    ElementwiseChain a = single_op_chain(op, DType::kF32, 4), b = a;
+    b.steps[0].scalar = 3.0f;
+    INFO("op " << int(op));
+    CHECK(chain_signature(a) != chain_signature(b));
+  }
 }
 
 TEST_CASE("elementwise codegen: signatures key the cache and bad chains are refused", "[kernels][elementwise]") {

@@ -55,6 +55,8 @@ nlohmann::json schedule_json(const ex::Schedule& s, const std::vector<std::strin
   }
   nlohmann::json reasons = nlohmann::json::array();
   for (const auto& [why, n] : sum.standin_reasons) reasons.push_back({{"reason", why}, {"launches", n}});
+  nlohmann::json blocking = nlohmann::json::array();
+  for (const auto& [op, n] : sum.standin_blocking_ops) blocking.push_back({{"op", op}, {"launches", n}});
   nlohmann::json threads = nlohmann::json::array(), streams = nlohmann::json::array();
   for (const ex::HostThread& t : s.threads) threads.push_back({{"name", t.name}, {"steps", t.steps.size()}, {"spin_ns", spin_of(t)}});
   for (const ex::StreamInfo& st : s.streams) streams.push_back(st.name);
@@ -64,6 +66,7 @@ nlohmann::json schedule_json(const ex::Schedule& s, const std::vector<std::strin
           {"launches", sum.launches},
           {"by_class", classes},
           {"standin_reasons", reasons},
+          {"standin_blocking_ops", blocking},
           {"host_threads", threads},
           {"streams", streams},
           {"events", s.events},
