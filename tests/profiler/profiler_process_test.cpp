@@ -21,8 +21,11 @@ namespace {
 
 using Env = std::vector<std::pair<std::string, std::string>>;
 
+// The .dpro files in `dir`; none where the directory was never made (a build without CUDA makes
+// it only when something is written).
 std::vector<std::string> traces_in(const std::string& dir) {
   std::vector<std::string> out;
+  if (!fs::is_directory(dir)) return out;
   for (const auto& e : fs::directory_iterator(dir))
     if (e.path().extension() == ".dpro") out.push_back(e.path().string());
   std::sort(out.begin(), out.end());
