@@ -31,11 +31,16 @@ struct ElementwiseOfOp {
   DType dtype = DType::kF32;
   bool binary = false;
 };
+// The ElementwiseOp a kernel stands for, by its launching op (a second input without a shape: a
+// scalar operand) or its own name.
+std::optional<ElementwiseOp> elementwise_op_of_kernel(const graph::OpTable& table, const graph::OpDesc& own,
+                                                      const graph::OpDesc& launch) {
+  const bool scalar = launch.inputs.size() < 2 || launch.inputs[1].shape.empty();
+  return elementwise_op_of(table.name(launch.launcher), table.name(own.name), scalar);
+}
 std::optional<ElementwiseOfOp> elementwise_of(const graph::OpTable& table, const graph::OpDesc& own,
                                               const graph::OpDesc& launch) {
-  const std::string_view launcher = table.name(launch.launcher), kernel = table.name(own.name);
-  const bool scalar = launch.inputs.size() < 2 || launch.inputs[1].shape.empty();
-  const auto op = elementwise_op_of(launcher, kernel, scalar);
+  const auto op = elementwise_op_of_kernel(table, own, launch);
   if (!op || launch.inputs.empty() || launch.inputs[0].shape.empty()) return std::nullopt;
   ElementwiseOfOp out;
   out.step.op = *op;
@@ -154,8 +159,7 @@ LoweredLaunch lower_fused(const graph::Dfg& dfg, graph::NodeId node, const Launc
       parts.push_back(*e);
       continue;
     }
-    const bool scalar = launch.inputs.size() < 2 || launch.inputs[1].shape.empty();
-    if (elementwise_op_of(table.name(launch.launcher), table.name(part.name), scalar)) unsized = true;
+    if (elementwise_op_of_kernel(table, part, launch)) unsized = true;
     else if (launch.launcher.empty()) unlaunched = true;
     else {
       not_elementwise = true;

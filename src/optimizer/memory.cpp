@@ -91,16 +91,9 @@ PrecisionMemory precision_memory(const ActivationEstimate& act, const std::strin
 }
 
 PrecisionMemory precision_memory(const ActivationEstimate& act, const std::vector<Decision>& decisions) {
-  std::string gemm, conv;
-  bool gemm_own = false, conv_own = false;
-  for (const Decision& d : decisions) {
-    if (d.strategy != Strategy::kPrecision) continue;
-    if (d.subject == "gemm" || (d.subject == "all" && !gemm_own)) gemm = d.value;
-    if (d.subject == "conv" || (d.subject == "all" && !conv_own)) conv = d.value;
-    gemm_own = gemm_own || d.subject == "gemm";
-    conv_own = conv_own || d.subject == "conv";
-  }
-  return precision_memory(act, gemm, conv);
+  const std::map<std::string, std::string> dtype = precision_of_class(decisions);
+  const auto of = [&](const std::string& cls) { const auto it = dtype.find(cls); return it == dtype.end() ? std::string() : it->second; };
+  return precision_memory(act, of("gemm"), of("conv"));
 }
 
 std::optional<ActivationEstimate> estimate_activation_bytes(const whatif::Workload& job) {

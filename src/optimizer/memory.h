@@ -83,8 +83,7 @@ struct PrecisionMemory {
 // `gemm_dtype`, `conv_dtype`: the plan's dtype per class ("bf16", "fp16", "fp8", "tf32"; anything
 // else, as "as_recorded" or "": that class is unchanged).
 PrecisionMemory precision_memory(const ActivationEstimate& act, const std::string& gemm_dtype, const std::string& conv_dtype);
-// Of a plan's decisions: the dtype per class as decision_rewrites reads it ("all" sets both
-// classes, a class's own decision overrides it).
+// Of a plan's decisions: the dtype per class as decision_rewrites reads it (precision_of_class).
 PrecisionMemory precision_memory(const ActivationEstimate& act, const std::vector<Decision>& decisions);
 
 // nullopt when the job gives nothing to estimate from (no memory event, no gradient all-reduce).

@@ -80,6 +80,18 @@ std::string hex(std::uint64_t x) { return fmt::format("{:016x}", x); }
 
 }  // namespace
 
+const std::vector<std::string> kPrecisionClasses = {"gemm", "conv"};
+
+std::map<std::string, std::string> precision_of_class(const std::vector<Decision>& decisions) {
+  std::map<std::string, std::string> out;
+  for (const Decision& d : decisions) {
+    if (d.strategy != Strategy::kPrecision) continue;
+    for (const std::string& cls : kPrecisionClasses)
+      if (d.subject == cls || (d.subject == "all" && !out.contains(cls))) out[cls] = d.value;
+  }
+  return out;
+}
+
 const char* to_string(Strategy s) { return kStrategyNames[static_cast<int>(s)]; }
 
 Strategy parse_strategy(const std::string& name, const std::string& option) {

@@ -42,6 +42,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -67,6 +68,14 @@ struct Decision {
 };
 // "compression topk:0.01", "precision gemm bf16", "op_fusion 3 kernels (a -> b -> c)"
 std::string describe(const Decision& d);
+
+// The op classes a precision decision is taken for ("all" stands for both). Elementwise and norm
+// kernels are precision-agnostic: they inherit their input's dtype (whatif/precision.h).
+extern const std::vector<std::string> kPrecisionClasses;
+// The dtype a plan's precision decisions give each class: "all" sets both classes, a class's own
+// decision, wherever it comes, overrides it. Values as decided ("as_recorded" included); a class
+// no decision names is absent. decision_rewrites and the memory credit read plans through it.
+std::map<std::string, std::string> precision_of_class(const std::vector<Decision>& decisions);
 
 // The what-if conditions a plan was searched under, as the replay flags give them (names, not
 // paths: the files they name are found where the replaying command looks for them).

@@ -54,11 +54,6 @@ const std::vector<ValueRisk> kPrecisionRisk = {
     {"as_recorded", 0.0}, {"tf32", 0.01}, {"bf16", 0.05}, {"fp16", 0.08}, {"fp8", 0.15},
 };
 
-// The op classes a precision decision is taken for, one variable each. Elementwise and norm
-// kernels are precision-agnostic: they inherit their input's dtype (whatif/precision.h), so they
-// are no decision of their own.
-const std::vector<std::string> kPrecisionClasses = {"gemm", "conv"};
-
 double risk_in(const std::vector<ValueRisk>& table, const std::string& value) {
   for (const ValueRisk& v : table)
     if (value == v.value) return v.risk;
@@ -352,7 +347,6 @@ std::vector<whatif::Rewrite> decision_rewrites(const Conditions& c, const std::v
   std::vector<whatif::Rewrite> out;
   std::optional<double> bucket_mb;
   std::optional<comm::Compression> compression;
-  std::map<std::string, std::string> dtype_of_class;  // precision: "gemm"/"conv" -> dtype
   std::optional<std::vector<std::size_t>> boundaries;
   whatif::OpFusion fusion;
   fusion.intermediates_kept = kIntermediatesKept;
@@ -386,9 +380,6 @@ std::vector<whatif::Rewrite> decision_rewrites(const Conditions& c, const std::v
           throw OptionError("precision", d.subject, "unknown op class (gemm, conv, or all for both)");
         if (d.value != "as_recorded" && risk_in(kPrecisionRisk, d.value) >= 1.0)
           throw OptionError("precision", d.value, "unknown dtype (tf32, bf16, fp16 or fp8)");
-        // "all" sets both classes; a class's own decision, wherever it comes, overrides it.
-        for (const std::string& cls : kPrecisionClasses)
-          if (d.subject == cls || (d.subject == "all" && !dtype_of_class.contains(cls))) dtype_of_class[cls] = d.value;
         break;
       }
       case Strategy::kPartition:
@@ -401,6 +392,7 @@ std::vector<whatif::Rewrite> decision_rewrites(const Conditions& c, const std::v
         break;
     }
   }
+  std::map<std::string, std::string> dtype_of_class = precision_of_class(decisions);  // "gemm"/"conv" -> dtype
   std::erase_if(dtype_of_class, [](const auto& kv) { return kv.second == "as_recorded"; });
   if (auto p = precision_rewrite(dtype_of_class, paths, c.device)) out.emplace_back(std::move(*p));
   if (!fusion.chains.empty()) out.emplace_back(std::move(fusion));

@@ -21,6 +21,9 @@ struct OutEdge {
   NodeId dst;
   std::uint32_t id_to_end;  // edge id << 1 | (dst_point == kEnd)
   Nanos gap;
+  static OutEdge of(EdgeId id, const graph::Edge& e) {
+    return OutEdge{e.dst, (id.value << 1) | (e.dst_point == Point::kEnd ? 1u : 0u), e.gap};
+  }
   EdgeId id() const { return EdgeId(id_to_end >> 1); }
   bool to_end() const { return id_to_end & 1; }
 };
@@ -185,8 +188,7 @@ class Simulator::Engine {
       st.out_begin = offset;
       for (const EdgeId id : out) {
         const graph::Edge& e = edges[id];
-        if (e.src_point == Point::kStart)
-          out_[offset++] = OutEdge{e.dst, (id.value << 1) | (e.dst_point == Point::kEnd ? 1u : 0u), e.gap};
+        if (e.src_point == Point::kStart) out_[offset++] = OutEdge::of(id, e);
       }
       st.out_mid = offset;
       st.start_is_event = st.remaining_end > 0 || st.out_mid > st.out_begin;
@@ -197,7 +199,7 @@ class Simulator::Engine {
       for (const EdgeId id : out) {
         const graph::Edge& e = edges[id];
         if (e.src_point != Point::kEnd) continue;
-        out_[offset++] = OutEdge{e.dst, (id.value << 1) | (e.dst_point == Point::kEnd ? 1u : 0u), e.gap};
+        out_[offset++] = OutEdge::of(id, e);
         end_is_event = end_is_event || e.dst_point == Point::kEnd || state_[e.dst].remaining_start != 1;
       }
       st.out_end = offset;
@@ -233,27 +235,19 @@ class Simulator::Engine {
   }
 
   void finish() {
+    sim_.causes = ordered_;  // a times-only run leaves the cause vectors empty
     sim_.start.resize(n_);
     sim_.end.resize(n_);
-    sim_.causes = ordered_;
-    if (!ordered_) {
-      sim_.start_cause.clear();
-      sim_.end_cause.clear();
-      for (const NodeId v : dfg_->node_ids()) {
-        const NodeState& st = state_[v];
-        sim_.start[v] = st.start;
-        sim_.end[v] = st.end;
-      }
-      return;
-    }
-    sim_.start_cause.resize(n_);
-    sim_.end_cause.resize(n_);
+    sim_.start_cause.resize(ordered_ ? n_ : 0);
+    sim_.end_cause.resize(ordered_ ? n_ : 0);
     for (const NodeId v : dfg_->node_ids()) {
       const NodeState& st = state_[v];
       sim_.start[v] = st.start;
       sim_.end[v] = st.end;
-      sim_.start_cause[v] = st.start_cause;
-      sim_.end_cause[v] = st.end_cause;
+      if (ordered_) {
+        sim_.start_cause[v] = st.start_cause;
+        sim_.end_cause[v] = st.end_cause;
+      }
     }
   }
 

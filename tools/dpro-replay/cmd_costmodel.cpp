@@ -40,6 +40,18 @@ namespace cm = dpro::costmodel;
 
 namespace {
 
+// A device profile's samples for the roofline-share fit (costmodel/share_profile.h): its notes on
+// stderr, its empty-kernel time as the kernel floors' lower bound, its samples appended to
+// `samples` (which then point into `profile`).
+void add_profile_samples(const std::string& path, const cm::DeviceSpec& device, const cm::DeviceCatalog& catalog,
+                         cm::ProfileSamples& profile, cm::DeviceFitOptions& options,
+                         std::vector<const cm::Measurement*>& samples) {
+  profile = cm::load_share_profile(path, device, catalog);
+  for (const auto& note : profile.notes) std::cerr << path << ": " << note << "\n";
+  options.min_kernel_floor_ms = profile.min_kernel_floor_ms;
+  cm::append_samples(samples, profile);
+}
+
 class CostModelCommand : public Command {
  public:
   CLI::App* add_to(CLI::App& parent) override {
@@ -414,12 +426,7 @@ class CostModelCommand : public Command {
     if (few_shot_seeds_.empty()) few_shot_seeds_ = {1, 2, 3, 4, 5};
     std::vector<const cm::Measurement*> extra;
     cm::ProfileSamples profile;
-    if (!few_shot_profile_.empty()) {
-      profile = cm::load_share_profile(few_shot_profile_, device, catalog);
-      for (const auto& note : profile.notes) std::cerr << few_shot_profile_ << ": " << note << "\n";
-      few_shot_options_.min_kernel_floor_ms = profile.min_kernel_floor_ms;
-      cm::append_samples(extra, profile);
-    }
+    if (!few_shot_profile_.empty()) add_profile_samples(few_shot_profile_, device, catalog, profile, few_shot_options_, extra);
     const auto runs =
         cm::share_few_shot(prior, rows, device, few_shot_n_, few_shot_seeds_, few_shot_options_, extra);
     const std::vector<cm::ShareGroup> groups = {cm::ShareGroup::kGemm, cm::ShareGroup::kConv, cm::ShareGroup::kNorm,
@@ -559,12 +566,7 @@ class CostModelCommand : public Command {
     std::vector<const cm::Measurement*> fit_on;
     cm::ProfileSamples profile;
     cm::DeviceFitOptions fit_options;
-    if (!profile_path_.empty()) {
-      profile = cm::load_share_profile(profile_path_, device, catalog);
-      for (const auto& note : profile.notes) std::cerr << profile_path_ << ": " << note << "\n";
-      fit_options.min_kernel_floor_ms = profile.min_kernel_floor_ms;
-      cm::append_samples(fit_on, profile);
-    }
+    if (!profile_path_.empty()) add_profile_samples(profile_path_, device, catalog, profile, fit_options, fit_on);
     std::vector<cm::Measurement> samples;
     if (!samples_path_.empty()) {
       samples = cm::load_samples_of(samples_path_, catalog, device);
