@@ -413,7 +413,7 @@ std::vector<whatif::Rewrite> decision_rewrites(const Conditions& c, const std::v
           throw OptionError("precision", d.subject, "not a part of an op class (gemm@N,.. or conv@N,..; @^ for the rest)");
         }
         if (!part && d.subject != "all" && std::find(kPrecisionClasses.begin(), kPrecisionClasses.end(), d.subject) == kPrecisionClasses.end())
-          throw OptionError("precision", d.subject, "unknown op class (gemm, conv, all for both, or a part: conv@0,-1)");
+          throw OptionError("precision", d.subject, "unknown op class (gemm, conv, or all for both)");
         if (part) {
           // The parts of one class are disjoint: no position named twice, none named by a part and
           // left to the class's rest by a complement.
