@@ -36,8 +36,12 @@ bool OpPart::selects(long index, long count) const {
 }
 
 std::string OpPart::to_string() const {
-  std::string out = std::string(whatif::to_string(cls)) + (complement ? "@^" : "@");
-  for (std::size_t i = 0; i < positions.size(); ++i) out += (i ? "," : "") + std::to_string(positions[i]);
+  std::string out = whatif::to_string(cls);
+  out += complement ? "@^" : "@";
+  for (std::size_t i = 0; i < positions.size(); ++i) {
+    if (i > 0) out += ',';
+    out += std::to_string(positions[i]);
+  }
   return out;
 }
 
