@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
+#include <limits>
 #include <map>
 #include <string_view>
 #include <vector>
@@ -12,6 +14,7 @@
 #include "costmodel/op_desc.h"
 #include "hw/device_spec.h"
 #include "trace/iterations.h"
+#include "whatif/precision.h"
 
 namespace dpro::optimizer {
 
@@ -92,8 +95,24 @@ PrecisionMemory precision_memory(const ActivationEstimate& act, const std::strin
 
 PrecisionMemory precision_memory(const ActivationEstimate& act, const std::vector<Decision>& decisions) {
   const std::map<std::string, std::string> dtype = precision_of_class(decisions);
-  const auto of = [&](const std::string& cls) { const auto it = dtype.find(cls); return it == dtype.end() ? std::string() : it->second; };
-  return precision_memory(act, of("gemm"), of("conv"));
+  // Negative positions count from the step's end: past every forward op (memory.h).
+  constexpr long kBeyondForward = std::numeric_limits<long>::max() / 2;
+  PrecisionMemory m;
+  for (const ClassTensor& t : act.class_tensors) {
+    const std::string cls = t.conv ? "conv" : "gemm";
+    int to = 0;
+    for (const auto& [subject, value] : dtype) {
+      if (subject == cls) to = stored_bytes(value);
+      else if (subject.rfind(cls + "@", 0) == 0 && whatif::parse_op_part(subject)->selects(t.position, kBeyondForward))
+        to = stored_bytes(value);
+      else continue;
+      break;
+    }
+    if (to == 0 || t.element_bytes <= to) continue;
+    if (t.activation) m.saved += t.elements * (t.element_bytes - to);
+    else m.casts += t.elements * to;
+  }
+  return m;
 }
 
 std::optional<ActivationEstimate> estimate_activation_bytes(const whatif::Workload& job) {
@@ -120,6 +139,7 @@ std::optional<ActivationEstimate> estimate_activation_bytes(const whatif::Worklo
     std::vector<std::int64_t> bytes(forward.size(), 0);
     std::vector<std::size_t> ops(forward.size(), 0);
     std::vector<std::vector<ClassTensor>> tensors(forward.size());
+    std::vector<std::array<long, 2>> class_ops(forward.size(), {0, 0});  // per step: gemm, conv ops so far (positions)
     std::vector<bool> counted(rank.events.size(), false);  // launcher events already counted
     for (std::uint32_t ev = 0; ev < rank.events.size(); ++ev) {
       const graph::EventRef ref(ev);
@@ -156,10 +176,11 @@ std::optional<ActivationEstimate> estimate_activation_bytes(const whatif::Worklo
           counted[n.parent_op.value] = true;
         }
         if (of_class && floating(dtype))
-          tensors[step].push_back({conv, first, elements, static_cast<int>(element_bytes(dtype))});
+          tensors[step].push_back({conv, first, elements, static_cast<int>(element_bytes(dtype)), class_ops[step][conv]});
         first = false;
         if (!of_class) break;  // the first such input only
       }
+      if (of_class && !first) ++class_ops[step][conv];  // counted once: `counted` skips its later kernels
     }
     std::vector<std::size_t> order;
     for (std::size_t k = 0; k < forward.size(); ++k)

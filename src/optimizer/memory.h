@@ -55,6 +55,7 @@ struct ClassTensor {
   bool activation = false;  // the op's activation input (counted in `bytes`); else another operand (a weight)
   std::int64_t elements = 0;
   int element_bytes = 4;    // at the recorded dtype
+  long position = 0;        // the op's index among its class's forward ops (per-layer precision, whatif::OpPart)
 };
 struct ActivationEstimate {
   std::int64_t bytes = 0;
@@ -83,7 +84,10 @@ struct PrecisionMemory {
 // `gemm_dtype`, `conv_dtype`: the plan's dtype per class ("bf16", "fp16", "fp8", "tf32"; anything
 // else, as "as_recorded" or "": that class is unchanged).
 PrecisionMemory precision_memory(const ActivationEstimate& act, const std::string& gemm_dtype, const std::string& conv_dtype);
-// Of a plan's decisions: the dtype per class as decision_rewrites reads it (precision_of_class).
+// Of a plan's decisions: the dtype per class and part of a class as decision_rewrites reads it
+// (precision_of_class), each tensor at its op's. A part's positions count the class's ops in step
+// order, forward first: a non-negative position names the forward op at that index; a negative
+// one names an op from the end of the step, a backward op, which saves no activation here.
 PrecisionMemory precision_memory(const ActivationEstimate& act, const std::vector<Decision>& decisions);
 
 // nullopt when the job gives nothing to estimate from (no memory event, no gradient all-reduce).

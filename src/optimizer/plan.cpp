@@ -6,6 +6,8 @@
 
 #include <limits>
 #include <map>
+#include <optional>
+#include <set>
 
 #include "core/byte_source.h"
 #include "core/error.h"
@@ -13,6 +15,7 @@
 #include "core/json_fields.h"
 #include "core/output_file.h"
 #include "whatif/op_fusion.h"
+#include "whatif/precision.h"
 
 namespace dpro::optimizer {
 namespace {
@@ -83,11 +86,41 @@ std::string hex(std::uint64_t x) { return fmt::format("{:016x}", x); }
 const std::vector<std::string> kPrecisionClasses = {"gemm", "conv"};
 
 std::map<std::string, std::string> precision_of_class(const std::vector<Decision>& decisions) {
-  std::map<std::string, std::string> out;
+  std::map<std::string, std::string> whole;  // class -> dtype ("all", then the class's own)
   for (const Decision& d : decisions) {
     if (d.strategy != Strategy::kPrecision) continue;
     for (const std::string& cls : kPrecisionClasses)
-      if (d.subject == cls || (d.subject == "all" && !out.contains(cls))) out[cls] = d.value;
+      if (d.subject == cls || (d.subject == "all" && !whole.contains(cls))) whole[cls] = d.value;
+  }
+  std::map<std::string, std::string> out;
+  for (const std::string& cls : kPrecisionClasses) {
+    std::set<long> named;                 // positions the class's parts name
+    std::optional<std::set<long>> rest;   // the positions a complement part ("conv@^0,-1") leaves out
+    for (const Decision& d : decisions) {
+      if (d.strategy != Strategy::kPrecision || d.subject.rfind(cls + "@", 0) != 0) continue;
+      const std::optional<whatif::OpPart> part = whatif::parse_op_part(d.subject);
+      if (!part) continue;
+      out[part->to_string()] = d.value;
+      if (part->complement) rest = std::set<long>(part->positions.begin(), part->positions.end());
+      else named.insert(part->positions.begin(), part->positions.end());
+    }
+    const auto it = whole.find(cls);
+    if (it == whole.end()) continue;
+    // The class's own dtype covers what no part names.
+    whatif::OpPart left;
+    left.cls = cls == "conv" ? whatif::OpClass::kConv : whatif::OpClass::kGemm;
+    if (rest) {
+      for (long p : *rest)
+        if (!named.contains(p)) left.positions.push_back(p);
+      if (left.positions.empty()) continue;
+    } else if (named.empty()) {
+      out[cls] = it->second;
+      continue;
+    } else {
+      left.complement = true;
+      left.positions.assign(named.begin(), named.end());
+    }
+    out.emplace(left.to_string(), it->second);
   }
   return out;
 }

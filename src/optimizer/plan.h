@@ -25,6 +25,10 @@
 //                                    it is still version 1 (a reader that knows one method reads the
 //                                    list as --compress does).
 //   precision    subject "gemm"      that op class run at the value's dtype ("bf16")
+//                subject "conv@-1,0" part of a class (per-layer precision, whatif::OpPart): the
+//                                    class's ops at those positions in a step ("conv@^-1,0": the
+//                                    class's other ops). A part's decision overrides its class's;
+//                                    the parts of one class are disjoint.
 //   op_fusion    chain [k1, k2, ..]  every occurrence of that kernel sequence on a stream fused
 //
 // File format (version 1):
@@ -72,9 +76,13 @@ std::string describe(const Decision& d);
 // The op classes a precision decision is taken for ("all" stands for both). Elementwise and norm
 // kernels are precision-agnostic: they inherit their input's dtype (whatif/precision.h).
 extern const std::vector<std::string> kPrecisionClasses;
-// The dtype a plan's precision decisions give each class: "all" sets both classes, a class's own
-// decision, wherever it comes, overrides it. Values as decided ("as_recorded" included); a class
-// no decision names is absent. decision_rewrites and the memory credit read plans through it.
+// The dtype a plan's precision decisions give each class and part of a class, as disjoint
+// subjects: "all" sets both classes, a class's own decision, wherever it comes, overrides it, and
+// a part's decision (whatif::OpPart, "conv@-1,0") overrides its class's for the ops it names; the
+// class's dtype then goes to the rest ("conv@^-1,0", or, beside a complement part, the positions
+// it leaves that no part names). Keys canonical (OpPart::to_string); values as decided
+// ("as_recorded" included); a class no decision names is absent. decision_rewrites and the memory
+// credit read plans through it.
 std::map<std::string, std::string> precision_of_class(const std::vector<Decision>& decisions);
 
 // The what-if conditions a plan was searched under, as the replay flags give them (names, not

@@ -120,13 +120,14 @@ std::optional<whatif::Precision> precision_rewrite(const std::map<std::string, s
   bool elementwise_taken = false;
   for (const ValueRisk& r : kPrecisionRisk) {
     std::vector<std::string> classes;
-    for (const std::string& cls : kPrecisionClasses)
-      if (const auto it = dtype_of_class.find(cls); it != dtype_of_class.end() && it->second == r.value) classes.push_back(cls);
+    for (const std::string& cls : kPrecisionClasses)  // each class, or its parts (per-layer precision)
+      for (const auto& [subject, dtype] : dtype_of_class)
+        if (dtype == r.value && (subject == cls || subject.rfind(cls + "@", 0) == 0)) classes.push_back(subject);
     if (classes.empty()) continue;
     const bool sixteen_bits = std::string(r.value) == "bf16" || std::string(r.value) == "fp16";
     if (sixteen_bits && !elementwise_taken) {
       elementwise_taken = true;
-      classes = classes.size() == kPrecisionClasses.size() ? std::vector<std::string>{"all"} : classes;
+      classes = classes == kPrecisionClasses ? std::vector<std::string>{"all"} : classes;
       if (classes.front() != "all") classes.push_back("elementwise");
     }
     out.push_back(precision_of(r.value, std::move(classes), paths.device_dir, device, paths.device_profile));
@@ -253,6 +254,35 @@ SearchSpace make_space(const whatif::Workload& base, const SpaceOptions& options
   return space;
 }
 
+bool split_precision(SearchSpace& space, const whatif::OpPart& part) {
+  DPRO_CHECK(!part.complement);
+  const std::string cls = whatif::to_string(part.cls);
+  for (std::size_t i = 0; i < space.variables.size(); ++i) {
+    const Variable& v = space.variables[i];
+    if (v.strategy != Strategy::kPrecision) continue;
+    std::optional<whatif::OpPart> rest;
+    if (v.subject == cls) {
+      rest = whatif::OpPart{part.cls, true, {}};
+    } else if (v.subject.rfind(cls + "@^", 0) == 0) {
+      rest = whatif::parse_op_part(v.subject);
+    } else {
+      continue;
+    }
+    whatif::OpPart cell{part.cls, false, {}};
+    for (long p : part.positions)
+      if (std::find(rest->positions.begin(), rest->positions.end(), p) == rest->positions.end()) cell.positions.push_back(p);
+    if (cell.positions.empty()) return false;
+    rest->positions.insert(rest->positions.end(), cell.positions.begin(), cell.positions.end());
+    std::sort(rest->positions.begin(), rest->positions.end());
+    Variable taken = v;
+    taken.subject = cell.to_string();
+    space.variables[i].subject = rest->to_string();
+    space.variables.insert(space.variables.begin() + static_cast<std::ptrdiff_t>(i), std::move(taken));
+    return true;
+  }
+  return false;
+}
+
 bool AssignmentLess::operator()(const Assignment& x, const Assignment& y) const {
   const std::size_t n = std::min(x.size(), y.size());
   for (std::size_t i = 0; i < n; ++i)
@@ -376,8 +406,35 @@ std::vector<whatif::Rewrite> decision_rewrites(const Conditions& c, const std::v
         compression->device = c.device;
         break;
       case Strategy::kPrecision: {
-        if (d.subject != "all" && std::find(kPrecisionClasses.begin(), kPrecisionClasses.end(), d.subject) == kPrecisionClasses.end())
+        std::optional<whatif::OpPart> part;
+        try {
+          part = whatif::parse_op_part(d.subject);
+        } catch (const OptionError&) {
+          throw OptionError("precision", d.subject, "not a part of an op class (gemm@N,.. or conv@N,..; @^ for the rest)");
+        }
+        if (!part && d.subject != "all" && std::find(kPrecisionClasses.begin(), kPrecisionClasses.end(), d.subject) == kPrecisionClasses.end())
           throw OptionError("precision", d.subject, "unknown op class (gemm, conv, or all for both)");
+        if (part) {
+          // The parts of one class are disjoint: no position named twice, none named by a part and
+          // left to the class's rest by a complement.
+          for (const Decision& e : decisions) {
+            if (&e == &d || e.strategy != Strategy::kPrecision) continue;
+            std::optional<whatif::OpPart> other;
+            try {
+              other = whatif::parse_op_part(e.subject);
+            } catch (const OptionError&) {
+              continue;  // reported at its own decision
+            }
+            if (!other || other->cls != part->cls || (other->complement && part->complement)) continue;
+            const whatif::OpPart& named = part->complement ? *other : *part;
+            const whatif::OpPart& against = part->complement ? *part : *other;
+            for (long p : named.positions) {
+              const bool in = std::find(against.positions.begin(), against.positions.end(), p) != against.positions.end();
+              if (in != against.complement)
+                throw OptionError("precision", d.subject, "overlaps " + e.subject + ": the parts of an op class are disjoint");
+            }
+          }
+        }
         if (d.value != "as_recorded" && risk_in(kPrecisionRisk, d.value) >= 1.0)
           throw OptionError("precision", d.value, "unknown dtype (tf32, bf16, fp16 or fp8)");
         break;

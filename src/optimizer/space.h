@@ -14,6 +14,7 @@
 
 #include "optimizer/plan.h"
 #include "whatif/evaluate.h"
+#include "whatif/precision.h"
 
 namespace dpro::optimizer {
 
@@ -56,6 +57,15 @@ struct AssignmentLess {
 // The variables of `base` (the job under its conditions). Throws OptionError("strategies", ...)
 // when none of the strategies asked for applies to the job.
 SearchSpace make_space(const whatif::Workload& base, const SpaceOptions& options);
+
+// Per-layer precision: splits the precision variable of `part`'s class (the class itself, or the
+// class's rest "conv@^..." after an earlier split) into a variable for the part's ops (subject
+// "conv@-1,0", the part's positions less those an earlier part took) and one for the rest of the
+// class (subject "conv@^..": every position no part names), each with the class's values, the
+// part right before the rest. Each subject then names a disjoint set of the class's ops, so a
+// plan's decisions (precision_of_class) give each its own dtype. Returns false, changing nothing,
+// when the space has no precision variable for the class or the part names no new position.
+bool split_precision(SearchSpace& space, const whatif::OpPart& part);
 
 // The compression values the search offers ("none" first), and the risk of a compression value:
 // its method's whatever its parameter; for a per-bucket list ("none,topk:0.01"), its riskiest

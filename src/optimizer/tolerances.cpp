@@ -40,8 +40,20 @@ std::vector<std::string> string_list(const nlohmann::json& v, const std::string&
   return out;
 }
 
-bool applies_to_precision(const ToleranceRule& r, const std::string& op_class) {
-  return r.kind == ToleranceRule::Kind::kAll || (r.kind == ToleranceRule::Kind::kOpClass && r.match == op_class);
+// Whether a rule applies to a precision subject: a class, or a part of one (whatif::OpPart). A
+// part rule applies to every subject that may share an op with its part: its class, a part naming
+// one of its positions, a class's rest leaving one of them.
+bool applies_to_precision(const ToleranceRule& r, const std::string& subject) {
+  using Kind = ToleranceRule::Kind;
+  if (r.kind == Kind::kAll) return true;
+  const std::string cls = subject.substr(0, subject.find('@'));
+  if (r.kind == Kind::kOpClass) return r.match == cls;
+  if (r.kind != Kind::kOpPart || cls != whatif::to_string(r.part.cls)) return false;
+  if (cls == subject) return true;
+  const std::optional<whatif::OpPart> other = whatif::parse_op_part(subject);
+  return std::any_of(r.part.positions.begin(), r.part.positions.end(), [&](long p) {
+    return (std::find(other->positions.begin(), other->positions.end(), p) != other->positions.end()) != other->complement;
+  });
 }
 
 bool applies_to_compression(const ToleranceRule& r, std::size_t position) {
@@ -80,12 +92,25 @@ Tolerances parse_tolerances(const nlohmann::json& j, const std::string& file) {
     ToleranceRule r;
     const auto match = o.find("match");
     if (match == o.end() || !match->is_string() || match->get<std::string>().empty())
-      throw InputError(file, where + ".match", "missing: a non-empty string (\"*\", gemm, conv, bucket:N or a kernel-name substring)");
+      throw InputError(file, where + ".match", "missing: a non-empty string (\"*\", gemm, conv, conv@N,.., bucket:N or a kernel-name substring)");
     r.match = match->get<std::string>();
     if (r.match == "*") {
       r.kind = ToleranceRule::Kind::kAll;
     } else if (std::find(kOpClasses.begin(), kOpClasses.end(), r.match) != kOpClasses.end()) {
       r.kind = ToleranceRule::Kind::kOpClass;
+    } else if (r.match.find('@') != std::string::npos) {
+      r.kind = ToleranceRule::Kind::kOpPart;
+      std::optional<whatif::OpPart> part;
+      try {
+        part = whatif::parse_op_part(r.match);
+      } catch (const OptionError&) {
+        part.reset();
+      }
+      if (!part || part->complement)
+        throw InputError(file, where + ".match",
+                         "\"" + r.match + "\": a part of an op class is gemm@N or conv@N, positions separated by commas "
+                         "(integers, negative from the step's end: conv@0,-1)");
+      r.part = *part;
     } else if (r.match.rfind("bucket:", 0) == 0) {
       r.kind = ToleranceRule::Kind::kBucket;
       const std::string n = r.match.substr(7);
@@ -118,9 +143,10 @@ Tolerances parse_tolerances(const nlohmann::json& j, const std::string& file) {
       r.fusion = it->get<bool>();
     }
     using Kind = ToleranceRule::Kind;
-    if (r.precision && r.kind != Kind::kAll && r.kind != Kind::kOpClass)
+    if (r.precision && r.kind != Kind::kAll && r.kind != Kind::kOpClass && r.kind != Kind::kOpPart)
       throw InputError(file, where + ".precision",
-                       "\"" + r.match + "\" is no op class: precision is decided per op class (match gemm, conv or *)");
+                       "\"" + r.match + "\" is no op class: precision is decided per op class or part of one (match gemm, "
+                       "conv, conv@0,-1 or *)");
     if (r.compression && r.kind != Kind::kAll && r.kind != Kind::kBucket)
       throw InputError(file, where + ".compression",
                        "\"" + r.match + "\" is no bucket: compression is decided per gradient bucket (match bucket:N or *)");
@@ -216,13 +242,17 @@ bool decisions_allowed(const Tolerances& t, const std::vector<Decision>& decisio
 ToleranceEffect apply_tolerances(SearchSpace& space, const Tolerances& t, std::size_t bucket_positions) {
   ToleranceEffect effect;
   using Kind = ToleranceRule::Kind;
+  // A rule on part of a class makes that part a decision of its own (space.h's split_precision).
+  for (const ToleranceRule& r : t.rules)
+    if (r.kind == Kind::kOpPart) effect.splits += split_precision(space, r.part);
   for (std::size_t i = 0; i < t.rules.size(); ++i) {
     const ToleranceRule& r = t.rules[i];
     const bool matched = std::any_of(space.variables.begin(), space.variables.end(), [&](const Variable& v) {
       switch (r.kind) {
         case Kind::kAll: return v.strategy == Strategy::kPrecision || v.strategy == Strategy::kCompression ||
                                 v.strategy == Strategy::kOpFusion;
-        case Kind::kOpClass: return v.strategy == Strategy::kPrecision && v.subject == r.match;
+        case Kind::kOpClass:
+        case Kind::kOpPart: return v.strategy == Strategy::kPrecision && applies_to_precision(r, v.subject);
         case Kind::kBucket: return v.strategy == Strategy::kCompression && r.bucket < bucket_positions;
         case Kind::kKernel: return v.strategy == Strategy::kOpFusion && applies_to_chain(r, v.chain);
       }

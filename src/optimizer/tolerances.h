@@ -12,8 +12,13 @@
 // A rule's "match" says what it applies to, and the fields it may carry follow from the way
 // decisions are structured (space.h):
 //   "*"               every decision: precision, compression (every bucket), fusion, max_risk
-//   "gemm", "conv"    the precision decision of that op class (precision is decided per op
-//                     class, not per layer): precision, max_risk
+//   "gemm", "conv"    the precision decision of that op class: precision, max_risk
+//   "conv@0,-1"       part of an op class (per-layer precision, whatif::OpPart): the class's ops
+//                     at those positions in a step (in start order, negative from the step's end;
+//                     "conv@0,-1" is the first convolution's forward and the backward op that ends
+//                     the step). The class's decision splits into one for the part and one for
+//                     the rest (space.h's split_precision), so the search decides them apart:
+//                     precision, max_risk
 //   "bucket:N"        gradient bucket N of a step, in the order a step runs them (backward order,
 //                     0 first; the positions of the per-bucket compression list): compression,
 //                     max_risk. A single method for every bucket is allowed only where every
@@ -43,9 +48,10 @@
 namespace dpro::optimizer {
 
 struct ToleranceRule {
-  enum class Kind { kAll, kOpClass, kBucket, kKernel };
+  enum class Kind { kAll, kOpClass, kOpPart, kBucket, kKernel };
   std::string match;  // as written
   Kind kind = Kind::kAll;
+  whatif::OpPart part;  // kOpPart: the class and positions
   std::size_t bucket = 0;  // kBucket: the position
   std::optional<double> max_risk;
   std::optional<std::vector<std::string>> precision;    // dtypes allowed
@@ -66,7 +72,8 @@ Tolerances read_tolerances(const std::string& path);
 // The rules as canonical JSON (every field as parsed, absent ones left out), for the plan file.
 nlohmann::json rules_json(const Tolerances& t);
 
-// Whether the rules allow a value. `position`: a bucket position. A compression value is one
+// Whether the rules allow a value. `op_class`: a precision subject, a class or part of one (a
+// part rule applies to the subjects that may share an op with it). `position`: a bucket position. A compression value is one
 // method for every one of a step's `positions` buckets (allowed where each bucket allows it), or
 // a per-bucket list ("none,fp16"), checked position by position.
 bool precision_allowed(const Tolerances& t, const std::string& op_class, const std::string& dtype);
@@ -79,6 +86,7 @@ bool decisions_allowed(const Tolerances& t, const std::vector<Decision>& decisio
 struct ToleranceEffect {
   std::size_t values_removed = 0;     // values other than "as recorded" taken out
   std::size_t variables_removed = 0;  // variables left with no value but "as recorded"
+  std::size_t splits = 0;  // precision variables split by a part rule (split_precision)
   std::vector<std::string> unmatched;  // "rules[2] (\"foo\")": rules that match no variable of the space
 };
 

@@ -29,6 +29,51 @@ const char* to_string(OpClass c) {
   return "?";
 }
 
+bool OpPart::selects(long index, long count) const {
+  const bool listed =
+      std::any_of(positions.begin(), positions.end(), [&](long p) { return p >= 0 ? p == index : count + p == index; });
+  return listed != complement;
+}
+
+std::string OpPart::to_string() const {
+  std::string out = whatif::to_string(cls);
+  out += complement ? "@^" : "@";
+  for (std::size_t i = 0; i < positions.size(); ++i) {
+    if (i > 0) out += ',';
+    out += std::to_string(positions[i]);
+  }
+  return out;
+}
+
+std::optional<OpPart> parse_op_part(const std::string& text) {
+  const auto at = text.find('@');
+  if (at == std::string::npos) return std::nullopt;
+  OpPart part;
+  const std::string cls = text.substr(0, at);
+  if (cls == "gemm") part.cls = OpClass::kGemm;
+  else if (cls == "conv") part.cls = OpClass::kConv;
+  else throw OptionError("precision_classes", text, "a part of an op class is gemm@N,.. or conv@N,.. (or @^ for the rest)");
+  std::size_t begin = at + 1;
+  if (begin < text.size() && text[begin] == '^') {
+    part.complement = true;
+    ++begin;
+  }
+  for (;;) {
+    const auto comma = text.find(',', begin);
+    const std::string item = text.substr(begin, comma == std::string::npos ? std::string::npos : comma - begin);
+    const std::size_t digits = item.size() - (!item.empty() && item[0] == '-');
+    if (digits == 0 || digits > 6 ||
+        !std::all_of(item.end() - static_cast<std::ptrdiff_t>(digits), item.end(), [](char ch) { return ch >= '0' && ch <= '9'; }))
+      throw OptionError("precision_classes", text, "\"" + item + "\" is no op position (an integer, negative from the end)");
+    part.positions.push_back(std::stol(item));
+    if (comma == std::string::npos) break;
+    begin = comma + 1;
+  }
+  std::sort(part.positions.begin(), part.positions.end());
+  part.positions.erase(std::unique(part.positions.begin(), part.positions.end()), part.positions.end());
+  return part;
+}
+
 namespace {
 
 // Names (of a kernel or its launching op, lower case) of kernels whose time a precision change
@@ -71,17 +116,31 @@ std::string_view short_name(std::string_view name) {
   return p == std::string_view::npos ? name : name.substr(p + 2);
 }
 
-std::set<OpClass> parse_classes(const std::vector<std::string>& names) {
-  std::set<OpClass> out;
+// What a lowering takes: whole classes, and parts of the gemm and conv classes (OpPart).
+struct Selection {
+  std::set<OpClass> whole;
+  std::vector<OpPart> parts;
+  // `at`: the op's (index, count) within its class, for a GEMM or convolution op's kernel.
+  bool takes(OpClass c, std::optional<std::pair<long, long>> at) const {
+    if (whole.contains(c)) return true;
+    return at && std::any_of(parts.begin(), parts.end(),
+                             [&](const OpPart& p) { return p.cls == c && p.selects(at->first, at->second); });
+  }
+};
+
+Selection parse_classes(const std::vector<std::string>& names) {
+  Selection out;
   for (const std::string& raw : names) {
     const std::string c = ascii_lower(raw);
-    if (c == "all") out.insert({OpClass::kGemm, OpClass::kConv, OpClass::kElementwise});
-    else if (c == "gemm") out.insert(OpClass::kGemm);
-    else if (c == "conv") out.insert(OpClass::kConv);
-    else if (c == "elementwise") out.insert(OpClass::kElementwise);
+    if (auto part = parse_op_part(c)) out.parts.push_back(std::move(*part));
+    else if (c == "all") out.whole.insert({OpClass::kGemm, OpClass::kConv, OpClass::kElementwise});
+    else if (c == "gemm") out.whole.insert(OpClass::kGemm);
+    else if (c == "conv") out.whole.insert(OpClass::kConv);
+    else if (c == "elementwise") out.whole.insert(OpClass::kElementwise);
     else throw OptionError("precision_classes", raw, "unknown op class (known: gemm, conv, elementwise, all)");
   }
-  if (out.empty()) throw OptionError("precision_classes", "", "names no op class (known: gemm, conv, elementwise, all)");
+  if (out.whole.empty() && out.parts.empty())
+    throw OptionError("precision_classes", "", "names no op class (known: gemm, conv, elementwise, all)");
   return out;
 }
 
@@ -253,7 +312,7 @@ struct Lowering {
   cm::DType target;
   int target_bytes;      // of GEMM operands
   int activation_bytes;  // of elementwise tensors: fp8 GEMMs keep 16-bit activations (Transformer Engine)
-  std::set<OpClass> classes;
+  Selection classes;
   const hw::DeviceRates* rates = nullptr;  // the profile's figures (none: priors only)
 };
 
@@ -442,15 +501,17 @@ double gemm_ratio(const Kernel& k, const graph::OpTable& table, const Lowering& 
 
 // The kernel's time at the target dtype, and its class in k.cls; nullopt when it keeps its time
 // (counted in `change` by why).
-std::optional<Nanos> lowered_time(Kernel& k, Nanos t, Nanos floor, bool in_span, const graph::OpTable& table,
-                                  const Lowering& lowering, PrecisionChange& change, bool* described_op) {
+// `at`: the kernel's op's (index, count) within its class (OpPart), for a GEMM or convolution op's kernel.
+std::optional<Nanos> lowered_time(Kernel& k, Nanos t, Nanos floor, bool in_span, std::optional<std::pair<long, long>> at,
+                                  const graph::OpTable& table, const Lowering& lowering, PrecisionChange& change,
+                                  bool* described_op) {
   *described_op = false;
   if (k.role == Role::kGemmKernel) {
     if (!below_target(k, lowering)) {
       ++change.already_at_dtype;
       return std::nullopt;
     }
-    if (!lowering.classes.contains(k.cls)) return std::nullopt;
+    if (!lowering.classes.takes(k.cls, at)) return std::nullopt;
     return scaled_above_floor(t, floor, gemm_ratio(k, table, lowering, described_op, change.from_profile));
   }
   if (k.integer) return std::nullopt;
@@ -468,7 +529,7 @@ std::optional<Nanos> lowered_time(Kernel& k, Nanos t, Nanos floor, bool in_span,
     return std::nullopt;
   }
   const OpClass cls = k.role == Role::kOfGemmOp ? k.cls : OpClass::kElementwise;
-  if (!lowering.classes.contains(cls)) return std::nullopt;
+  if (!lowering.classes.takes(cls, at)) return std::nullopt;
   k.cls = cls;
   return scaled_above_floor(t, floor, static_cast<double>(to) / k.element_bytes);
 }
@@ -523,11 +584,20 @@ void lower_group(std::vector<Kernel>& kernels, Nanos floor, graph::Dfg& dfg, con
       first = std::min(first, i);
       last = i;
     }
+  // Each GEMM or convolution op's index within its class (OpPart), in the order its kernels start.
+  std::map<OpClass, std::map<decltype(Kernel::instance), long>> index_of;
+  for (const Kernel& k : kernels)
+    if (k.role == Role::kGemmKernel || k.role == Role::kOfGemmOp) index_of[k.cls].try_emplace(k.instance, index_of[k.cls].size());
   for (std::size_t i = 0; i < kernels.size(); ++i) {
     Kernel& k = kernels[i];
     graph::Node& n = dfg.node(k.id);
     bool described_op = false;
-    const auto after = lowered_time(k, n.duration, floor, first <= i && i <= last, dfg.ops(), lowering, change,
+    std::optional<std::pair<long, long>> at;
+    if (k.role == Role::kGemmKernel || k.role == Role::kOfGemmOp) {
+      const auto& of_class = index_of[k.cls];
+      at = {of_class.at(k.instance), static_cast<long>(of_class.size())};
+    }
+    const auto after = lowered_time(k, n.duration, floor, first <= i && i <= last, at, dfg.ops(), lowering, change,
                                     &described_op);
     if (!after) continue;
     k.lowered = true;

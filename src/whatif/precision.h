@@ -57,6 +57,7 @@
 // bf16, halving the all-reduce) is not modelled.
 #include <cstddef>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -70,9 +71,28 @@ namespace dpro::whatif {
 enum class OpClass { kGemm, kConv, kElementwise };
 const char* to_string(OpClass c);
 
+// Part of an op class (per-layer precision): "conv@0,-1" names the class's ops at those positions,
+// "conv@^0,-1" every other op of the class. An op's position is its index among the class's ops
+// (launching op instances with a GEMM or convolution kernel) within one iteration of one stream,
+// in start order; a negative position counts from the end (-1: the last). In a training step the
+// forward ops come first and their backward ops last, so "conv@0,-1" is the first convolution's
+// forward and the backward op that ends the step (its gradients). A position is matched as
+// written: in a class with as few ops as positions listed, 0 and -1 may name one op.
+struct OpPart {
+  OpClass cls = OpClass::kGemm;
+  bool complement = false;
+  std::vector<long> positions;  // sorted, distinct
+  // Whether it takes the op at `index` of `count` ops of its class.
+  bool selects(long index, long count) const;
+  std::string to_string() const;  // canonical: "conv@-1,0", "conv@^-1,0"
+};
+// nullopt for text without '@' (a whole class); OptionError("precision_classes", text) for a part
+// that is malformed (a class other than gemm or conv, no position, a non-integer).
+std::optional<OpPart> parse_op_part(const std::string& text);
+
 struct Precision {
   std::string dtype = "bf16";              // the target dtype: tf32, fp16, bf16, fp8 (hw::parse_dtype)
-  std::vector<std::string> classes{"all"};  // "gemm", "conv", "elementwise", "all"
+  std::vector<std::string> classes{"all"};  // "gemm", "conv", "elementwise", "all", or parts (OpPart)
   std::string device_dir;                   // directory of GPU spec files (the trace's GPU is looked up there)
   // The GPU the kernels' replay times are for: "" for the one each ran on; after a --device
   // re-timing, its target (a catalog name), whose peaks and bandwidth then price the lowering.

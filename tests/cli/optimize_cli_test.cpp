@@ -356,6 +356,50 @@ TEST_CASE("replay --plan refuses a plan whose decisions break its own recorded t
   CHECK(std::count(r.out.begin(), r.out.end(), '\n') <= 2);
 }
 
+TEST_CASE("optimize --tolerances on part of a class: the first convolution kept at tf32, a byte-identical plan, replay --plan exact") {
+  const std::string dir = test::fresh_dir("optimize_layer_precision");
+  const std::string resnet = test::source_path("traces/h100/resnet50");
+  test::write_text(dir + "/keep.json", R"({"rules": [{"match": "conv@0,-1", "precision": ["tf32"]},
+                                                      {"match": "gemm@-1", "precision": ["tf32"]}]})");
+  for (const char* name : {"/a.json", "/b.json"})
+    REQUIRE(run("optimize -q " + resnet + " --strategies precision --budget 16 --tolerances " + dir + "/keep.json --plan-out " +
+                dir + name + (std::string(name) == "/a.json" ? " --json " + dir + "/result.json" : std::string()))
+                .code == 0);
+  CHECK(read_whole_file(dir + "/a.json") == read_whole_file(dir + "/b.json"));
+  const nlohmann::json plan = read_json(dir + "/a.json");
+  std::map<std::string, std::string> chosen;
+  for (const nlohmann::json& d : plan.at("decisions")) chosen[d.at("subject")] = d.at("value");
+  CHECK((chosen["conv@-1,0"].empty() || chosen["conv@-1,0"] == "tf32"));  // as recorded, or tf32
+  CHECK(chosen["conv@^-1,0"] == "bf16");
+  for (const nlohmann::json& p : read_json(dir + "/result.json").at("pareto"))
+    for (const nlohmann::json& d : p.at("decisions"))
+      if (d.at("subject") == "conv@-1,0") CHECK(d.at("value") == "tf32");
+  const auto step = plan.at("predicted").at("step_ns").get<Nanos>();
+  Run r = run("replay " + resnet + " --plan " + dir + "/a.json");
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.out, Catch::Contains(format_duration(step) + " (the plan file says " + format_duration(step)));
+  // A rule on part of a class the search does not decide stays a warning.
+  test::write_text(dir + "/nothing.json", R"({"rules": [{"match": "conv@0", "precision": ["tf32"]}]})");
+  r = run("optimize " + a100() + " --strategies buckets --budget 2 --tolerances " + dir + "/nothing.json");
+  CHECK(r.code == 0);
+  CHECK_THAT(r.out, Catch::Contains("nothing.json: rules[0] (\"conv@0\") matches no decision of this search"));
+  // Bad input: a malformed part, and a plan whose parts overlap: one line, exit code 2.
+  test::write_text(dir + "/bad.json", R"({"rules": [{"match": "conv@first", "precision": ["tf32"]}]})");
+  r = run("optimize " + resnet + " --strategies precision --tolerances " + dir + "/bad.json");
+  CHECK(r.code == 2);
+  CHECK_THAT(r.out, Catch::Contains("bad.json: rules[0].match: \"conv@first\""));
+  CHECK(std::count(r.out.begin(), r.out.end(), '\n') <= 3);  // the one line, after the trace's own two warnings
+  nlohmann::json overlap = plan;
+  overlap.erase("tolerances");
+  overlap["decisions"] = {{{"strategy", "precision"}, {"subject", "conv@0,1"}, {"value", "tf32"}},
+                          {{"strategy", "precision"}, {"subject", "conv@1"}, {"value", "bf16"}}};
+  test::write_text(dir + "/overlap.json", overlap.dump());
+  r = run("replay " + resnet + " --plan " + dir + "/overlap.json");
+  CHECK(r.code == 2);
+  CHECK_THAT(r.out, Catch::Contains("overlap.json: decisions: precision conv@0,1: overlaps conv@1"));
+  CHECK(std::count(r.out.begin(), r.out.end(), '\n') <= 3);
+}
+
 TEST_CASE("optimize --strategies op_fusion on bert chooses a GEMM epilogue, and replay --plan reproduces the plan") {
   const std::string dir = test::fresh_dir("optimize_epilogue");
   const std::string bert = test::source_path("traces/h100/bert-ddp");

@@ -28,7 +28,9 @@ void WhatIfFlags::add_to(CLI::App& replay, Flags flags) {
                     "GPU, as PyTorch autocast does: bf16, fp16, tf32 (fp32 GEMMs on TF32 tensor cores), fp8 "
                     "(docs/precision.md)");
   replay.add_option("--precision-classes", precision_classes_,
-                    "Op classes --precision-dtype lowers: gemm, conv, elementwise, all (default: all; repeatable)")
+                    "Op classes --precision-dtype lowers: gemm, conv, elementwise, all, or part of gemm or conv: conv@0,-1\n"
+                    "(the class's ops at those positions in a step, negative from its end), conv@^0,-1 (the others)\n"
+                    "(default: all; repeatable)")
       ->allow_extra_args(false);
   replay.add_option("--device-profile", device_profile_,
                     "A device profile of the GPU the what-ifs price work on (the trace's, or --device's), written by\n"
