@@ -4,7 +4,6 @@
 
 #include <fmt/format.h>
 
-
 namespace dpro::costmodel {
 
 namespace {
