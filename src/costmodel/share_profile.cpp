@@ -4,8 +4,6 @@
 
 #include <fmt/format.h>
 
-#include "core/error.h"
-
 namespace dpro::costmodel {
 
 namespace {
@@ -73,11 +71,7 @@ ProfileSamples share_samples_from_profile(const hw::DeviceProfile& profile, cons
 
 ProfileSamples load_share_profile(const std::string& path, const DeviceSpec& device, const DeviceCatalog& catalog) {
   const hw::DeviceProfile profile = hw::read_device_profile(path);
-  const DeviceSpec* profiled = catalog.find(profile.device);
-  if (profiled != &device)
-    throw InputError(path, "device",
-                     "profiled on " + (profiled ? profiled->name : "'" + profile.device + "', a GPU the catalog does not know") +
-                         ", not on " + device.name + " (--device): calibrate that GPU, or leave out --device-profile");
+  hw::require_profile_applies(path, profile, {device.name, {}}, catalog);
   return share_samples_from_profile(profile, device);
 }
 

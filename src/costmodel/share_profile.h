@@ -35,8 +35,8 @@ struct ProfileSamples {
 ProfileSamples share_samples_from_profile(const hw::DeviceProfile& profile, const DeviceSpec& device);
 
 // Reads the profile at `path` and converts it. Throws InputError naming the file (and the key)
-// for an unreadable or malformed profile, and (item "device") for a profile of another GPU than
-// `device`, or of a GPU `catalog` does not know.
+// for an unreadable or malformed profile, and (item "device") for one that does not apply to
+// `device` (--device): hw::require_profile_applies, the rule every profile reader follows.
 ProfileSamples load_share_profile(const std::string& path, const DeviceSpec& device, const DeviceCatalog& catalog);
 
 // Pointers to `p.samples`, for fit_device_scalars (appended to `into`).

@@ -272,4 +272,42 @@ void write_device_profile(const std::string& path, const DeviceProfile& profile,
   write_output(path, [&](std::ostream& out) { out << text; }, replace);
 }
 
+namespace {
+
+// A GPU name as the reason shows it: the catalog's name, or the name given and why it is not one.
+std::string shown(const std::string& name, const DeviceSpec* spec) {
+  if (spec) return spec->name;
+  if (name.empty()) return "no named GPU";
+  return "'" + name + "', a GPU the catalog does not know";
+}
+
+}  // namespace
+
+std::optional<std::string> profile_mismatch(const DeviceProfile& profile, const PricedGpu& priced,
+                                            const DeviceCatalog& catalog) {
+  const DeviceSpec* profiled = profile.device.empty() ? nullptr : catalog.find(profile.device);
+  const auto reason = [&](const std::string& gpu, const std::string& where) {
+    return "profiled on " + shown(profile.device, profiled) + ", but the work is priced on " + gpu + " (" + where +
+           "): calibrate that GPU, or leave out --device-profile";
+  };
+  if (!priced.device.empty()) {
+    const DeviceSpec& target = catalog.get(priced.device, "device");
+    if (!profiled || profiled != &target) return reason(target.name, "--device");
+    return std::nullopt;
+  }
+  if (priced.trace_gpus.empty()) return reason("no named GPU", "the trace records none: name it with --device");
+  for (const std::string& gpu : priced.trace_gpus) {
+    const DeviceSpec* spec = gpu.empty() ? nullptr : catalog.find(gpu);
+    if (!profiled || spec != profiled) return reason(shown(gpu, spec), "the trace's GPU");
+  }
+  return std::nullopt;
+}
+
+const DeviceSpec& require_profile_applies(const std::string& path, const DeviceProfile& profile,
+                                          const PricedGpu& priced, const DeviceCatalog& catalog) {
+  if (const auto why = profile_mismatch(profile, priced, catalog)) throw InputError(path, "device", *why);
+  // It applies: the profile's GPU is the priced one.
+  return *catalog.find(profile.device);
+}
+
 }  // namespace dpro::hw

@@ -28,6 +28,7 @@
 // A reader ignores keys it does not know (later versions add tables) and refuses a file of another
 // format or of a later version.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -124,5 +125,37 @@ DeviceProfile parse_device_profile(const std::string& text, const std::string& f
 // Reads a profile file (gzip or not). Throws InputError naming the file (and the key) when it
 // cannot be read or is not such a profile.
 DeviceProfile read_device_profile(const std::string& path);
+
+// ---- Whether a profile applies to the GPU being priced: the one rule every reader follows ----
+// (what-ifs: precision, compression's rate meter, op fusion, device re-timing, through
+// load_device_rates in hw/device_rates.h; the roofline-share cost model's --device-profile,
+// costmodel/share_profile.h.)
+//
+// The GPU being priced is `--device`'s when one is named (the work is re-timed for it), else every
+// GPU the trace recorded (trace::TraceSet::gpu_names(): each rank's device list). A profile applies
+// when its `device` and each priced GPU name the same catalog entry: DeviceCatalog::find, i.e. the
+// canonical name or an alias ("NVIDIA H100 80GB HBM3" is H100-SXM5-80GB), case, spaces, '-' and
+// '_' ignored. So it does not apply when the profile names no GPU or one the catalog does not
+// know, when a priced GPU is another entry or unknown to the catalog, or when there is no priced
+// GPU (no --device and a trace that records none): the catalog is what says two names are one GPU.
+// A profile that does not apply is an error, never a silent prior: the reason is one line,
+//   profiled on <P>, but the work is priced on <G> (<where G comes from>): calibrate that GPU, or
+//   leave out --device-profile
+// thrown as InputError(profile file, "device", reason).
+struct PricedGpu {
+  std::string device;                   // --device's name or alias ("": none named)
+  std::vector<std::string> trace_gpus;  // the trace's recorded GPU names (read only without `device`)
+};
+
+// The reason `profile` does not apply to `priced` (the line above), or nullopt when it does.
+// Throws OptionError (option "device", listing the catalog) for a `priced.device` the catalog does
+// not know, as every --device reader does.
+std::optional<std::string> profile_mismatch(const DeviceProfile& profile, const PricedGpu& priced,
+                                            const DeviceCatalog& catalog);
+
+// The catalog's entry of the GPU the profile applies to; throws InputError(path, "device", the
+// reason) when it does not apply (and OptionError as profile_mismatch does).
+const DeviceSpec& require_profile_applies(const std::string& path, const DeviceProfile& profile,
+                                          const PricedGpu& priced, const DeviceCatalog& catalog);
 
 }  // namespace dpro::hw

@@ -4,8 +4,6 @@
 #include <cstdio>
 #include <limits>
 
-#include "core/error.h"
-
 namespace dpro::hw {
 namespace {
 
@@ -83,18 +81,10 @@ std::optional<Measured<double>> DeviceRates::launch_ns() const {
   return Measured<double>{profile_->launch.gpu_ns_per_launch, "launch"};
 }
 
-DeviceRates load_device_rates(const std::string& path, const DeviceSpec* target, const DeviceCatalog& catalog) {
+DeviceRates load_device_rates(const std::string& path, const PricedGpu& priced, const DeviceCatalog& catalog) {
   if (path.empty()) return {};
   auto profile = std::make_shared<DeviceProfile>(read_device_profile(path));
-  const DeviceSpec* profiled = catalog.find(profile->device);
-  const std::string on = profiled ? profiled->name : "'" + profile->device + "', a device the catalog does not know";
-  if (!target)
-    throw InputError(path, "device",
-                     "profiled on " + on + ", but the GPU the work is priced on is not in the device catalog");
-  if (profiled != target)
-    throw InputError(path, "device",
-                     "profiled on " + on + ", but the what-if prices work on " + target->name +
-                         " (the trace's GPU, or --device): calibrate that GPU, or leave out --device-profile");
+  require_profile_applies(path, *profile, priced, catalog);
   return DeviceRates(std::move(profile));
 }
 

@@ -68,11 +68,11 @@ class DeviceRates {
   std::shared_ptr<const DeviceProfile> profile_;
 };
 
-// The rates for pricing work on `target` (the catalog's spec of the GPU the re-timed work runs on:
-// the trace's own, or a --device target) from the profile at `path` ("" = no profile: a lookup
-// with priors only). Throws InputError naming the file for an unreadable or malformed profile,
-// and (item "device") for a profile of another GPU than `target`, or when `target` is null (the
-// GPU is not in the catalog); `catalog` resolves the profile's device name and aliases.
-DeviceRates load_device_rates(const std::string& path, const DeviceSpec* target, const DeviceCatalog& catalog);
+// The rates for pricing work on the GPU `priced` names (--device's, else the trace's recorded
+// GPUs) from the profile at `path` ("" = no profile: a lookup with priors only, nothing checked).
+// Throws InputError naming the file for an unreadable or malformed profile, and (item "device")
+// for one that does not apply to the priced GPU: require_profile_applies (hw/device_profile.h),
+// the one rule, with `catalog` resolving names and aliases.
+DeviceRates load_device_rates(const std::string& path, const PricedGpu& priced, const DeviceCatalog& catalog);
 
 }  // namespace dpro::hw

@@ -112,7 +112,7 @@ DeviceChange device_retime(Workload& workload, const DeviceRetime& options) {
   graph::Dfg& dfg = workload.graph.dfg;
   const auto catalog = cm::DeviceCatalog::load_directory(options.device_dir);
   const cm::DeviceSpec& target = catalog.get(options.device, "device");
-  const hw::DeviceRates rates = hw::load_device_rates(options.device_profile, &target, catalog);
+  const hw::DeviceRates rates = hw::load_device_rates(options.device_profile, {options.device, {}}, catalog);
   DeviceChange change;
   change.target = target.name;
   const cm::DeviceSpec* forced =

@@ -22,10 +22,11 @@ struct DeviceRetime {
   std::string model_path;     // learned cost model file
   std::string device_dir;     // directory of GPU spec files
   std::string samples_path;   // ops measured on the target (few-shot correction; "": none)
-  // A device profile of the target (hw/device_profile.h; "": none): copies whose direction it
-  // measured (host to device, device to host, device to device) and whose bytes the trace records
-  // take its fit, latency + bytes / bandwidth, in place of their rule (host copies keep their
-  // time, device copies are priced by the cost model).
+  // A device profile of the target (hw/device_profile.h; "": none; it must apply to `device`:
+  // hw::require_profile_applies): copies whose direction it measured (host to device, device to
+  // host, device to device) and whose bytes the trace records take its fit, latency + bytes /
+  // bandwidth, in place of their rule (host copies keep their time, device copies are priced by
+  // the cost model).
   std::string device_profile;
   // Which model prices described kernels: "learned" (kernel-time factor of the learned model) or
   // "roofline-share" (kernel-time ratio of the share table at shares_path, "": the shipped one;

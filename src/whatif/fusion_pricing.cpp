@@ -24,14 +24,7 @@ hw::DeviceRates load_fusion_rates(const trace::TraceSet& traces, const FusionDev
   if (where.device_profile.empty()) return {};
   const auto catalog =
       hw::DeviceCatalog::load_directory(where.device_dir.empty() ? hw::DeviceCatalog::default_directory() : where.device_dir);
-  if (!where.device.empty())
-    return hw::load_device_rates(where.device_profile, &catalog.get(where.device, "device"), catalog);
-  // Every GPU the traces ran on must be the profile's (none recorded: the catalog cannot say which).
-  const std::vector<std::string> gpus = traces.gpu_names();
-  if (gpus.empty()) return hw::load_device_rates(where.device_profile, nullptr, catalog);
-  hw::DeviceRates rates;
-  for (const std::string& gpu : gpus) rates = hw::load_device_rates(where.device_profile, catalog.find(gpu), catalog);
-  return rates;
+  return hw::load_device_rates(where.device_profile, {where.device, traces.gpu_names()}, catalog);
 }
 
 FusionPricer::FusionPricer(const trace::TraceSet& traces, const graph::Dfg& dfg, bool intermediates_kept,

@@ -90,8 +90,8 @@ struct FusionDevice {
 };
 
 // The profile's rates for pricing fusion on the workload's GPU; no profile when none is named.
-// Throws InputError naming the profile for one that is malformed, of another GPU than each of the
-// traces' GPUs (or than `device`), or of a GPU the catalog does not know.
+// Throws InputError naming the profile for one that is malformed or does not apply to `device`
+// (else to every GPU the traces recorded): hw::require_profile_applies, the rule every reader follows.
 hw::DeviceRates load_fusion_rates(const trace::TraceSet& traces, const FusionDevice& where);
 
 struct FusedPrice {

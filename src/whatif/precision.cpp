@@ -667,9 +667,8 @@ PrecisionChange lower(Workload& workload, const Precision& options) {
       throw OptionError("precision_dtype", options.dtype,
                         "the trace's GPU (" + spec->name + ") has no " + cm::to_string(target) +
                             " arithmetic: its spec lists no peak for it");
-  hw::DeviceRates rates;
-  if (!options.device_profile.empty())
-    for (const cm::DeviceSpec* spec : kernels.specs) rates = hw::load_device_rates(options.device_profile, spec, catalog);
+  const hw::DeviceRates rates =
+      hw::load_device_rates(options.device_profile, {options.device, workload.traces->gpu_names()}, catalog);
   if (rates.profiled()) lowering.rates = &rates;
   PrecisionChange change;
   change.dtype = target;

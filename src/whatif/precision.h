@@ -150,7 +150,8 @@ struct PrecisionChange {
 // Re-times the workload's kernels in place. Throws OptionError for a dtype that is not a narrower
 // float or that the GPU has no arithmetic for (its spec lists no peak for it: fp8 before Hopper,
 // bf16 before Ampere), and for an unknown class; InputError for a kernel whose GPU the catalog does
-// not know, for bad spec files, and for a device profile that is malformed or of another GPU.
+// not know, for bad spec files, and for a device profile that is malformed or does not apply
+// (hw::require_profile_applies: `device`, else every GPU the trace recorded, must be the profile's).
 PrecisionChange precision(Workload& workload, const Precision& options);
 
 }  // namespace dpro::whatif

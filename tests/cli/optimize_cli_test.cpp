@@ -427,6 +427,28 @@ TEST_CASE("optimize --strategies op_fusion on bert chooses a GEMM epilogue, and 
                                     format_duration(step)));
 }
 
+TEST_CASE("optimize --device-profile of another GPU: refused before any strategy is built, with the rule's line") {
+  // Before the rule was shared the precision strategy was left out with a warning over it and the
+  // search went on (exit 0) when another strategy could be searched.
+  const std::string dir = test::fresh_dir("optimize_profile_other_gpu");
+  const std::string profile = dir + "/a100.json";
+  test::write_text(profile, R"({"format": "dpro-device-profile", "version": 1, "device": "NVIDIA A100-SXM4-80GB",
+    "date": "2026-11-27T00:00:00Z", "repetitions": 1, "warmup": 0,
+    "launch": {"gpu_ns_per_launch": 2000, "host_ns_per_launch": 2500, "launches": 200},
+    "copies": [], "gemms": [], "standin": [], "kernels": []})");
+  const std::string dlrm = test::source_path("traces/dlrm-8xV100");
+  const Run o = run("optimize -q " + dlrm + " --strategies precision,buckets --budget 4 --threads 1 --device-profile " + profile);
+  CHECK(o.code == 2);
+  CHECK(std::count(o.out.begin(), o.out.end(), '\n') == 1);
+  CHECK_THAT(o.out, Catch::Contains(profile + ": device: profiled on A100-SXM4-80GB, but the work is priced on "
+                                              "V100-SXM2-32GB (the trace's GPU): calibrate that GPU, or leave out "
+                                              "--device-profile"));
+  // Named with --device, the A100 is the GPU priced: the profile applies.
+  const Run named = run("optimize -q " + dlrm + " --strategies buckets --budget 4 --threads 1 --device A100-SXM4-80GB "
+                        "--device-profile " + profile);
+  CHECK(named.code == 0);
+}
+
 TEST_CASE("optimize and replay --plan with --device-profile: op fusion priced by the profile's bandwidth and launch, the plan reproduced") {
   const std::string dir = test::fresh_dir("optimize_fusion_profile");
   // A profile of the trace's H100: 6 bytes / 0.002 ns = 3000 B/ns elementwise, a 2 us empty kernel.

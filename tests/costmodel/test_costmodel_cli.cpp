@@ -826,7 +826,7 @@ TEST_CASE("costmodel predict --pricer roofline-share --device-profile: GEMM samp
   } catch (const dpro::InputError& e) {
     const std::string what = e.what();
     CHECK_THAT(what, Catch::Contains("predict_profile_h100.json") && Catch::Contains("device") &&
-                         Catch::Contains("profiled on T4") && Catch::Contains("not on H100-SXM5-80GB"));
+                         Catch::Contains("profiled on T4") && Catch::Contains("priced on H100-SXM5-80GB (--device)"));
     CHECK(what.find('\n') == std::string::npos);
   }
   // Only the roofline-share pricer reads a profile.

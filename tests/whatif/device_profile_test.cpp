@@ -1,5 +1,7 @@
 // The device profile in the what-ifs' pricing (hw/device_rates.h): the lookup's choices, precision
-// and compression priced from a profile's measured figures, and a profile of another GPU refused.
+// and compression priced from a profile's measured figures, and the one rule of whether a profile
+// applies to the GPU being priced (hw/device_profile.h, require_profile_applies), which every
+// reader follows with the same text.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -9,6 +11,7 @@
 #include <string>
 
 #include "core/error.h"
+#include "costmodel/share_profile.h"
 #include "costmodel/paths.h"
 #include "hw/cluster.h"
 #include "hw/device_rates.h"
@@ -102,13 +105,13 @@ TEST_CASE("device rates: a profile of another GPU, or of a GPU the catalog does 
   const auto catalog = hw::DeviceCatalog::load_directory(costmodel::default_device_dir());
   hw::DeviceProfile p = h100_profile(2);
   p.device = "NVIDIA H100 80GB HBM3";  // the CUDA name is an alias of the catalog's H100
-  CHECK(hw::load_device_rates(write_profile(dir, "alias.json", p), &catalog.get(kH100), catalog).profiled());
-  CHECK_FALSE(hw::load_device_rates("", &catalog.get(kH100), catalog).profiled());
+  CHECK(hw::load_device_rates(write_profile(dir, "alias.json", p), {kH100, {}}, catalog).profiled());
+  CHECK_FALSE(hw::load_device_rates("", {kH100, {}}, catalog).profiled());
   for (const char* other : {"A100-SXM4-80GB", "fake"}) {
     p.device = other;
     const std::string file = write_profile(dir, std::string(other) + ".json", p);
     try {
-      hw::load_device_rates(file, &catalog.get(kH100), catalog);
+      hw::load_device_rates(file, {kH100, {}}, catalog);
       FAIL("no error for a profile of " << other);
     } catch (const InputError& e) {
       const std::string what = e.what();
@@ -118,6 +121,170 @@ TEST_CASE("device rates: a profile of another GPU, or of a GPU the catalog does 
       CHECK(what.find(kH100) != std::string::npos);
     }
   }
+}
+
+TEST_CASE("device profile rule: the catalog entry after aliases, --device before the trace's GPUs") {
+  const auto catalog = hw::DeviceCatalog::load_directory(costmodel::default_device_dir());
+  hw::DeviceProfile p;
+  const auto applies = [&](const std::string& profiled, const hw::PricedGpu& priced) {
+    p.device = profiled;
+    return !hw::profile_mismatch(p, priced, catalog);
+  };
+  // The same entry by its name, an alias, another spelling (case, spaces, '-' and '_' ignored).
+  CHECK(applies(kH100, {kH100, {}}));
+  CHECK(applies("NVIDIA H100 80GB HBM3", {kH100, {}}));
+  CHECK(applies(kH100, {"H100", {}}));
+  CHECK(applies("h100_sxm5 80gb", {"nvidia h100 80gb hbm3", {}}));
+  CHECK(applies(kH100, {"", {"NVIDIA H100 80GB HBM3"}}));
+  CHECK(applies(kH100, {"", {"NVIDIA H100 80GB HBM3", "H100-SXM", "NVIDIA H100 80GB HBM3"}}));
+  // Another entry, however close: the PCIe H100, the H200.
+  CHECK_FALSE(applies(kH100, {"H100-PCIE-80GB", {}}));
+  CHECK_FALSE(applies(kH100, {"H200-SXM-141GB", {}}));
+  // --device is the GPU priced: the trace's own GPUs are not read then.
+  CHECK(applies("H200", {"H200-SXM-141GB", {"NVIDIA H100 80GB HBM3"}}));
+  CHECK_FALSE(applies(kH100, {"H200-SXM-141GB", {"NVIDIA H100 80GB HBM3"}}));
+  // Without --device, every GPU the trace recorded: one other, or one the catalog does not know, is enough.
+  CHECK_FALSE(applies(kH100, {"", {"NVIDIA H100 80GB HBM3", "NVIDIA A100-SXM4-80GB"}}));
+  CHECK_FALSE(applies(kH100, {"", {"NVIDIA H100 80GB HBM3", "Mystery GPU 9000"}}));
+  CHECK_FALSE(applies(kH100, {"", {}}));  // the trace records none
+  // A profile of a GPU the catalog does not know, or naming none, applies to nothing (not even a
+  // trace GPU of the same unknown name: the catalog is what says two names are one GPU).
+  CHECK_FALSE(applies("Mystery GPU 9000", {"", {"Mystery GPU 9000"}}));
+  CHECK_FALSE(applies("", {kH100, {}}));
+  CHECK_FALSE(applies("", {"", {""}}));
+  // An unknown --device is the option's error, as everywhere --device is read.
+  p.device = kH100;
+  CHECK_THROWS_AS(hw::profile_mismatch(p, {"Mystery GPU 9000", {}}, catalog), OptionError);
+}
+
+TEST_CASE("device profile rule: one line saying what was profiled, what is priced and where that comes from") {
+  const auto catalog = hw::DeviceCatalog::load_directory(costmodel::default_device_dir());
+  hw::DeviceProfile p;
+  p.device = "NVIDIA A100-SXM4-80GB";
+  const std::string tail = ": calibrate that GPU, or leave out --device-profile";
+  CHECK(hw::profile_mismatch(p, {"H100", {}}, catalog) ==
+        "profiled on A100-SXM4-80GB, but the work is priced on H100-SXM5-80GB (--device)" + tail);
+  CHECK(hw::profile_mismatch(p, {"", {"NVIDIA H100 80GB HBM3"}}, catalog) ==
+        "profiled on A100-SXM4-80GB, but the work is priced on H100-SXM5-80GB (the trace's GPU)" + tail);
+  CHECK(hw::profile_mismatch(p, {"", {"Mystery GPU 9000"}}, catalog) ==
+        "profiled on A100-SXM4-80GB, but the work is priced on 'Mystery GPU 9000', a GPU the catalog does not "
+        "know (the trace's GPU)" + tail);
+  CHECK(hw::profile_mismatch(p, {"", {}}, catalog) ==
+        "profiled on A100-SXM4-80GB, but the work is priced on no named GPU (the trace records none: name it with "
+        "--device)" + tail);
+  p.device = "Mystery GPU 9000";
+  CHECK(hw::profile_mismatch(p, {"H100", {}}, catalog) ==
+        "profiled on 'Mystery GPU 9000', a GPU the catalog does not know, but the work is priced on H100-SXM5-80GB "
+        "(--device)" + tail);
+  p.device = "";
+  CHECK(hw::profile_mismatch(p, {"H100", {}}, catalog) ==
+        "profiled on no named GPU, but the work is priced on H100-SXM5-80GB (--device)" + tail);
+  // require_profile_applies: the entry when it applies, else InputError(file, "device", the line).
+  p.device = "NVIDIA H100 80GB HBM3";
+  CHECK(hw::require_profile_applies("p.json", p, {"", {"H100"}}, catalog).name == kH100);
+  p.device = "A100-SXM4-80GB";
+  try {
+    hw::require_profile_applies("p.json", p, {"H100", {}}, catalog);
+    FAIL("a profile of another GPU applied");
+  } catch (const InputError& e) {
+    CHECK(e.file() == "p.json");
+    CHECK(e.item() == "device");
+    CHECK(std::string(e.what()) == "p.json: device: " + *hw::profile_mismatch(p, {"H100", {}}, catalog));
+  }
+}
+
+namespace {
+
+// The message every reader must throw for `file` (a profile of `profiled`) priced on `priced`:
+// InputError(file, "device", the rule's line).
+std::string refusal(const std::string& file, const std::string& profiled, const hw::PricedGpu& priced) {
+  const auto catalog = hw::DeviceCatalog::load_directory(costmodel::default_device_dir());
+  hw::DeviceProfile p;
+  p.device = profiled;
+  const auto why = hw::profile_mismatch(p, priced, catalog);
+  REQUIRE(why);
+  return file + ": device: " + *why;
+}
+
+template <typename F>
+std::string thrown_by(F&& f) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "(nothing thrown)";
+}
+
+// The bundled trace at `path` with an A100 added to its first rank's recorded devices (no kernel
+// runs on it): a trace that recorded two GPU models.
+whatif::Workload with_second_gpu(const std::string& path) {
+  Logger quiet(LogLevel::kQuiet);
+  auto traces = std::make_shared<trace::TraceSet>(test::load({test::source_path(path)}, quiet));
+  trace::DeviceProperties a100;
+  a100.id = 99;
+  a100.name = "NVIDIA A100-SXM4-80GB";
+  traces->ranks.front().devices.push_back(a100);
+  graph::BuiltGraph built = graph::build_graph(*traces, graph::BuildOptions{}, quiet);
+  return {std::move(traces), std::move(built)};
+}
+
+}  // namespace
+
+TEST_CASE("device profile rule at each reader: a profile of another GPU is refused with the rule's line") {
+  const std::string dir = test::fresh_dir("profile_rule_readers");
+  hw::DeviceProfile p = h100_profile(2);
+  p.device = "A100-SXM4-80GB";
+  const std::string a100 = write_profile(dir, "a100.json", p);
+  const std::string devices = costmodel::default_device_dir();
+  const whatif::Workload w = test::load_workload("traces/h100/resnet50-emit-nvtx-step");
+  const hw::PricedGpu trace_gpu{"", w.traces->gpu_names()};
+  REQUIRE_FALSE(trace_gpu.trace_gpus.empty());
+  const std::string expected = refusal(a100, p.device, trace_gpu);
+  CHECK_THAT(expected, Catch::Contains("priced on H100-SXM5-80GB (the trace's GPU)"));
+  SECTION("precision") {
+    whatif::Workload x = w;
+    CHECK(thrown_by([&] { whatif::precision(x, bf16(a100)); }) == expected);
+  }
+  SECTION("the compression rate meter") {
+    CHECK(thrown_by([&] { comm::measure_gpu_rates(w.graph.dfg, *w.traces, devices, a100); }) == expected);
+  }
+  SECTION("op fusion's load_fusion_rates") {
+    CHECK(thrown_by([&] { whatif::load_fusion_rates(*w.traces, {devices, "", a100}); }) == expected);
+  }
+  SECTION("device re-timing (--device: the target is the GPU priced)") {
+    whatif::Workload x = w;
+    whatif::DeviceRetime retime = test::device("H200-SXM-141GB");
+    retime.device_profile = a100;
+    CHECK(thrown_by([&] { whatif::device_retime(x, retime); }) == refusal(a100, p.device, {"H200-SXM-141GB", {}}));
+  }
+  SECTION("costmodel's --device-profile (load_share_profile)") {
+    const auto catalog = hw::DeviceCatalog::load_directory(devices);
+    CHECK(thrown_by([&] { costmodel::load_share_profile(a100, catalog.get(kH100), catalog); }) ==
+          refusal(a100, p.device, {kH100, {}}));
+  }
+}
+
+TEST_CASE("device profile rule at each reader: a trace that recorded a second GPU model refuses a profile of one") {
+  // Before the rule was shared, precision (the GPUs its kernels ran on) and the compression meter
+  // (the first GPU the catalog knows) took the H100 profile here, and op fusion refused it.
+  const std::string dir = test::fresh_dir("profile_rule_two_gpus");
+  const std::string h100 = write_profile(dir, "h100.json", h100_profile(2));
+  const std::string devices = costmodel::default_device_dir();
+  const whatif::Workload w = with_second_gpu("traces/h100/resnet50-emit-nvtx-step");
+  const std::string expected = refusal(h100, kH100, {"", w.traces->gpu_names()});
+  CHECK_THAT(expected, Catch::Contains("priced on A100-SXM4-80GB (the trace's GPU)"));
+  whatif::Workload x = w;
+  CHECK(thrown_by([&] { whatif::precision(x, bf16(h100)); }) == expected);
+  CHECK(thrown_by([&] { comm::measure_gpu_rates(w.graph.dfg, *w.traces, devices, h100); }) == expected);
+  CHECK(thrown_by([&] { whatif::load_fusion_rates(*w.traces, {devices, "", h100}); }) == expected);
+  // Named with --device, the H100 is the GPU priced, at every reader.
+  whatif::Precision named = bf16(h100);
+  named.device = kH100;
+  whatif::Workload y = w;
+  CHECK_FALSE(whatif::precision(y, named).from_profile.empty());
+  CHECK(comm::measure_gpu_rates(w.graph.dfg, *w.traces, devices, h100, kH100).measured.profiled());
+  CHECK(whatif::load_fusion_rates(*w.traces, {devices, kH100, h100}).profiled());
 }
 
 TEST_CASE("precision from a profile: doubling bf16 GEMM throughput halves the re-priced GEMMs' time above the floor") {

@@ -38,7 +38,8 @@ void WhatIfFlags::add_to(CLI::App& replay, Flags flags) {
                     "cast and compression kernel curves replace the priors of the precision and gradient compression\n"
                     "what-ifs (the optimizer's too), its elementwise bandwidth and launch cost price op fusion (--plan,\n"
                     "optimize), its copy bandwidths re-time the copies of a --device re-timing.\n"
-                    "A profile of another GPU is an error (docs/executor.md)");
+                    "A profile of another GPU (another device-catalog entry than --device's, else than every GPU the\n"
+                    "trace recorded) is an error (docs/executor.md)");
   replay.add_option("--cluster", comm_.cluster, "Re-time NCCL ops for this cluster (a name in --clusters-dir)");
   replay.add_option("--origin-cluster", comm_.origin_cluster,
                     "Cluster the trace was recorded on (default: guessed from its GPUs)");

@@ -282,8 +282,7 @@ GpuRateMeter::GpuRateMeter(const graph::Dfg& dfg, const trace::TraceSet& traces,
       if (!spec) spec = catalog->find(name);
   if (!device_profile.empty()) {
     if (!catalog) throw InputError(dir, "", "no device catalog here, which a device profile's GPU is looked up in");
-    const hw::DeviceSpec* on = device.empty() ? spec : &catalog->get(device, "device");
-    spec_rates_.measured = hw::load_device_rates(device_profile, on, *catalog);
+    spec_rates_.measured = hw::load_device_rates(device_profile, {device, traces.gpu_names()}, *catalog);
   }
   if (spec) spec_rates_.gpu = spec->name;
   spec_rates_.fp32_tflops = spec ? spec->peak_flops(hw::DType::kFloat32) / 1e12 : kFallbackFp32Tflops;

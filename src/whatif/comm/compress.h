@@ -117,7 +117,8 @@ struct GpuRates {
 // From the graph's elementwise kernels at their current replay durations (after a --device
 // re-timing: the target GPU's) and the catalog's spec of the trace's GPU; with `device_profile`
 // ("" none), its figures for the GPU `device` (a catalog name; "": the trace's). Throws InputError
-// for a malformed profile or one of another GPU.
+// for a malformed profile or one that does not apply (hw::require_profile_applies: `device`, else
+// every GPU the traces recorded, must be the profile's).
 GpuRates measure_gpu_rates(const graph::Dfg& dfg, const trace::TraceSet& traces, const std::string& devices_dir,
                            const std::string& device_profile = "", const std::string& device = "");
 // The profile's curve that prices `spec`'s compression kernel on gradients of `element_bytes`-wide
