@@ -73,9 +73,12 @@ def main():
             print(f"{job} {origin} -> {target}: unpaired {u:.1f} % of the target's kernel time")
     for pricer, _ in PRICERS + [("keep origin", [])]:
         key = "no_change_sum_error_pct" if pricer == "keep origin" else "sum_error_pct"
-        cells = [v[key] for r in runs if r["pricer"] == (pricer if pricer != "keep origin" else "default")
+        cells = [(v[key], v["target_measured_ms"]) for r in runs
+                 if r["pricer"] == (pricer if pricer != "keep origin" else "default")
                  for t, v in r["by_type"].items() if t != "unpaired" and v["share_of_target_pct"] >= a.min_share]
-        print(f"{pricer}: {sum(abs(c) <= 5 for c in cells)} of {len(cells)} cells within 5 %")
+        within = sum(ms for e, ms in cells if abs(e) <= 5) / sum(ms for _, ms in cells)
+        print(f"{pricer}: {sum(abs(e) <= 5 for e, _ in cells)} of {len(cells)} cells within 5 % "
+              f"({100 * within:.1f} % of the cells' target kernel time)")
     for r in runs:
         print(json.dumps(r))
 
