@@ -649,8 +649,9 @@ TEST_CASE("kernel types: every GPU op of an emit_nvtx-step capture is typed, lik
     if (n.kind == graph::NodeKind::kMemcpy || n.kind == graph::NodeKind::kMemset) CHECK(*types[id] == costmodel::KernelType::kCopy);
   }
   using costmodel::KernelType;
-  // GPT-2 training: GEMMs, elementwise, norms, a softmax, no convolution, and every step alike
-  // (each type's count a multiple of the six steps but for a few kernels outside the steps).
+  // GPT-2 training: GEMMs, elementwise, norms, the loss's softmax, no convolution; the layer
+  // norms of all six steps typed alike (those of the five steps outside emit_nvtx by the lent
+  // launchers), and cuBLAS's GEMM kernels gemm in every step.
   CHECK(count[KernelType::kGemm] > 0);
   CHECK(count[KernelType::kElementwise] > count[KernelType::kGemm]);
   CHECK(count[KernelType::kNorm] % 6 == 0);
