@@ -130,6 +130,86 @@ bool is_gemm_or_conv_kernel(const std::string& kernel_name) {
   return false;
 }
 
+const char* to_string(KernelType type) {
+  switch (type) {
+    case KernelType::kGemm: return "gemm";
+    case KernelType::kConv: return "conv";
+    case KernelType::kElementwise: return "elementwise";
+    case KernelType::kNorm: return "norm";
+    case KernelType::kSoftmax: return "softmax";
+    case KernelType::kAttention: return "attention";
+    case KernelType::kReduction: return "reduction";
+    case KernelType::kCopy: return "copy";
+    case KernelType::kCommunication: return "communication";
+    case KernelType::kOther: return "other";
+  }
+  return "other";
+}
+
+namespace {
+// The type a launching op's name says when it has no cost-model family; nullopt: it says none.
+std::optional<KernelType> launcher_type(const std::string& raw) {
+  const std::string name = normalised_op_name(raw);
+  if (name.empty()) return std::nullopt;
+  static const std::unordered_map<std::string, KernelType> kNames = {
+      {"sum", KernelType::kReduction}, {"mean", KernelType::kReduction}, {"amax", KernelType::kReduction},
+      {"amin", KernelType::kReduction}, {"max", KernelType::kReduction}, {"min", KernelType::kReduction},
+      {"argmax", KernelType::kReduction}, {"argmin", KernelType::kReduction}, {"var", KernelType::kReduction},
+      {"std", KernelType::kReduction}, {"var_mean", KernelType::kReduction}, {"std_mean", KernelType::kReduction},
+      {"prod", KernelType::kReduction}, {"norm", KernelType::kReduction}, {"linalg_vector_norm", KernelType::kReduction},
+      {"frobenius_norm", KernelType::kReduction}, {"cumsum", KernelType::kReduction},
+      {"logsumexp", KernelType::kReduction}, {"all", KernelType::kReduction}, {"any", KernelType::kReduction},
+      {"addbmm", KernelType::kGemm}, {"addmv", KernelType::kGemm}, {"mv", KernelType::kGemm},
+      {"_scaled_mm", KernelType::kGemm}, {"cat", KernelType::kCopy}, {"stack", KernelType::kCopy},
+  };
+  if (const auto it = kNames.find(name); it != kNames.end()) return it->second;
+  auto has = [&](const char* word) { return name.find(word) != std::string::npos; };
+  if (has("attention")) return KernelType::kAttention;  // _scaled_dot_product_cudnn_attention_backward
+  if (name.starts_with("_foreach_") || name.starts_with("_fused_") || has("dropout")) return KernelType::kElementwise;
+  if (has("pool")) return KernelType::kReduction;  // max_pool2d_with_indices, avg_pool2d_backward
+  if (has("softmax")) return KernelType::kSoftmax;
+  if (has("_norm")) return KernelType::kNorm;  // batch_norm, native_layer_norm_backward
+  if (has("convolution")) return KernelType::kConv;  // convolution_backward
+  return std::nullopt;
+}
+}  // namespace
+
+KernelType kernel_type(std::string_view launcher, std::string_view kernel_name) {
+  switch (resolve_family(std::string(launcher))) {
+    case OpFamily::kBmm:
+    case OpFamily::kLinear: return KernelType::kGemm;
+    case OpFamily::kConv2d: return KernelType::kConv;
+    case OpFamily::kLayerNorm: return KernelType::kNorm;
+    case OpFamily::kSoftmax: return KernelType::kSoftmax;
+    case OpFamily::kUnknown: break;
+    default: return KernelType::kElementwise;
+  }
+  if (const auto t = launcher_type(std::string(launcher))) return *t;
+  const std::string name(kernel_name.substr(0, std::min<std::size_t>(kernel_name.size(), 512)));
+  // The function's name, namespaces included ("at::native::reduce_kernel"), not its template
+  // arguments (an elementwise kernel's functor may be named after a reduction or a norm).
+  std::string fn = name.substr(0, 5) == "void " ? name.substr(5) : name;
+  for (std::size_t at; (at = fn.find("(anonymous namespace)::")) != std::string::npos;) fn.erase(at, 23);
+  const std::string lower = ascii_lower(fn.substr(0, fn.find_first_of("<(")));
+  auto has = [&](const char* word) { return lower.find(word) != std::string::npos; };
+  // Before GEMMs: cuDNN's attention kernels say "fprop"/"bprop" ("..._sdpa_sm90_flash_fprop_...").
+  if (has("sdpa") || has("flash") || has("fmha") || has("attention")) return KernelType::kAttention;
+  if (is_gemm_or_conv_kernel(name)) {
+    const std::string whole = ascii_lower(name);
+    for (const char* conv : {"conv", "winograd", "fft", "implicit", "dgrad", "wgrad", "fprop", "cudnn"})
+      if (whole.find(conv) != std::string::npos) return KernelType::kConv;
+    return KernelType::kGemm;
+  }
+  if (has("softmax")) return KernelType::kSoftmax;
+  if (has("splitk")) return KernelType::kGemm;  // cuBLAS's splitKreduce_kernel
+  if (has("norm")) return KernelType::kNorm;
+  if (has("pool")) return KernelType::kReduction;
+  if (has("reduce")) return KernelType::kReduction;
+  if (has("elementwise") || has("multi_tensor_apply") || has("dropout")) return KernelType::kElementwise;
+  if (has("catarray")) return KernelType::kCopy;  // CatArrayBatchedCopy
+  return KernelType::kOther;
+}
+
 std::optional<DType> kernel_math_dtype(const std::string& kernel_name) {
   if (!is_gemm_or_conv_kernel(kernel_name)) return std::nullopt;
   const std::string lower = ascii_lower(kernel_name);

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "costmodel/hw.h"
@@ -57,6 +58,35 @@ std::optional<DType> kernel_math_dtype(const std::string& kernel_name);
 // "c10::Half", "__half" -> fp16; "c10::Float8_e4m3fn" -> fp8; nullopt otherwise (fp32 is the
 // default). For ops whose trace recorded shapes but no types (PyTorch's emit_nvtx ranges).
 std::optional<DType> kernel_tensor_dtype(const std::string& kernel_name);
+
+// The coarse type of work a GPU kernel does, for sums of kernel time per type (the whole-model
+// view of a prediction, docs/costmodel.md "Per op type"): the cost model's families or coarser.
+//   gemm: bmm and linear (matmul, mm, addmm, baddbmm, linear); conv: conv2d and its backward;
+//   elementwise: the tensor and scalar arithmetic families, gelu, relu, tanh and every like op
+//   (like_family: copy_, fill_, clamp, sigmoid, threshold_backward, where, ...);
+//   norm: layer norm and the other normalisations (batch, group, instance; forward and backward);
+//   dropout and the multi-tensor (foreach, fused optimizer) kernels, elementwise over lists of
+//   tensors, count here too); norm: layer norm and the other normalisations (batch, group,
+//   instance; forward and backward); softmax: softmax and log-softmax, forward and backward;
+//   attention: fused attention (scaled_dot_product_attention's flash and cuDNN kernels);
+//   reduction: sum, mean, max, min, var, std, vector norms, cumulative sums, pooling (a windowed
+//   reduction); copy: data moved without arithmetic: DMA copies and memsets (no kernel_type: the
+//   graph says, kernel_types), cat and stack; communication: NCCL kernels (likewise);
+//   other: anything else (embedding, index, loss, sort, ...).
+enum class KernelType : std::uint8_t {
+  kGemm, kConv, kElementwise, kNorm, kSoftmax, kAttention, kReduction, kCopy, kCommunication, kOther,
+};
+inline constexpr int kKernelTypeCount = 10;
+const char* to_string(KernelType type);
+// One kernel's type. `launcher`: the framework op that launched it ("aten::addmm"; empty when the
+// trace has none), `kernel_name`: the kernel's own name. First the launcher's cost-model family
+// (resolve_family: a GEMM's split-K reduction and a convolution's layout transforms count with
+// the GEMM or convolution that launched them, as the cost model prices them), then coarse
+// launcher names (attention, norm, softmax, convolution backward, reductions, pooling, foreach
+// and fused optimizers, dropout, cat), then the kernel's name (attention kernels; is_gemm_or_conv_kernel,
+// split into convolution and GEMM as op fusion does; PyTorch's elementwise, multi-tensor,
+// reduce, pooling, softmax, norm and cat kernels), else other.
+KernelType kernel_type(std::string_view launcher, std::string_view kernel_name);
 
 struct OpDesc {
   OpFamily family = OpFamily::kUnknown;

@@ -205,4 +205,42 @@ LikeStepLaunchers launchers_from_like_steps(const trace::TraceSet& traces, const
   return out;
 }
 
+IdVector<graph::NodeId, std::optional<KernelType>> kernel_types(const trace::TraceSet& traces, const graph::Dfg& dfg) {
+  IdVector<graph::NodeId, std::optional<KernelType>> out(dfg.node_count());
+  const LikeStepLaunchers lent = launchers_from_like_steps(traces, dfg);
+  const graph::OpTable& table = dfg.ops();
+  // A kernel's type by its op (its name) and the op whose launcher describes it.
+  auto of = [&](const graph::OpDesc& own, const graph::OpDesc& launch) {
+    return kernel_type(table.name(launch.launcher), table.name(own.name));
+  };
+  for (const graph::NodeId id : dfg.node_ids()) {
+    const graph::Node& n = dfg.node(id);
+    if (!n.track.valid()) continue;
+    switch (n.kind) {
+      case graph::NodeKind::kMemcpy:
+      case graph::NodeKind::kMemset: out[id] = KernelType::kCopy; continue;
+      case graph::NodeKind::kCollective: out[id] = KernelType::kCommunication; continue;
+      case graph::NodeKind::kKernel: break;
+      default: continue;
+    }
+    const graph::OpDesc* own = dfg.op(id);
+    if (!own) {  // no op table entry: its trace name only
+      out[id] = kernel_type("", traces.strings.view(n.name));
+      continue;
+    }
+    if (!own->parts.empty()) {  // a fused node: its first part, launched as recorded or as a like step's
+      const graph::OpDesc& first = table.op(own->parts.front());
+      const graph::OpDesc& launch =
+          first.launcher.empty() && lent.fused[id].valid() && !table.op(lent.fused[id]).parts.empty()
+              ? table.op(table.op(lent.fused[id]).parts.front())
+              : first;
+      out[id] = of(first, launch);
+      continue;
+    }
+    const bool lent_launch = own->launcher.empty() && lent.launch[id].valid();
+    out[id] = of(*own, lent_launch ? table.op(lent.launch[id]) : *own);
+  }
+  return out;
+}
+
 }  // namespace dpro::costmodel

@@ -4,6 +4,7 @@
 // dtype from the CPU op that launched it (its name and recorded inputs, when the trace recorded
 // shapes). Ops whose launching CPU op is unknown or has no usable shapes come back with family
 // kUnknown (callers fall back).
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -42,6 +43,12 @@ struct LikeStepLaunchers {
   std::vector<std::string> lenders;  // names of the iterations lent from, sorted, each once
 };
 LikeStepLaunchers launchers_from_like_steps(const trace::TraceSet& traces, const graph::Dfg& dfg);
+
+// Per node of the graph, the type of each GPU op on a stream (kernel_type): a kernel's by its
+// launching CPU op (its own, else a like step's: launchers_from_like_steps) and its name; a
+// fused node's by its first part's; DMA copies and memsets are kCopy, NCCL kernels
+// kCommunication; nullopt for every other node (CPU ops, barriers).
+IdVector<graph::NodeId, std::optional<KernelType>> kernel_types(const trace::TraceSet& traces, const graph::Dfg& dfg);
 
 // Family/dims/dtype from a CPU op's name and its recorded inputs (dtype: the first input's).
 // Convolution stride and padding are not in Input Dims: stride 1 and "same" padding are

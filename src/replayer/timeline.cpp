@@ -178,8 +178,11 @@ void write_view(TimelineWriter& w, const TimelineView& v, int pid_base) {
     // A node a what-if inserted has no trace name; its op table entry names it.
     const graph::OpDesc* op = dfg.op(id);
     const std::string_view name = n.name.value == 0 && op ? dfg.ops().name(op->name) : traces.strings.view(n.name);
+    std::string args = fmt::format(R"("measured_dur_us":{})", chrome_micros(n.measured_duration));
+    if (v.op_type && !graph::is_cpu_op(n.kind))
+      if (const std::string_view type = v.op_type(id); !type.empty()) args += R"(,"op_type":)" + chrome_string(type);
     w.slice(pid_base + n.rank, chrome_tid(n.track), name, graph::to_string(n.kind), sim.start[id],
-            sim.end[id] - sim.start[id], fmt::format(R"("measured_dur_us":{})", chrome_micros(n.measured_duration)));
+            sim.end[id] - sim.start[id], args);
   }
   // Flow arrows from each collective's last-arriving participant to the others (ids unique per file).
   for (const graph::NodeId id : dfg.node_ids()) {
@@ -212,7 +215,7 @@ void write_timeline(std::ostream& out, const std::vector<TimelineView>& views) {
 
 void write_timeline(std::ostream& out, const trace::TraceSet& traces, const graph::BuiltGraph& built,
                     const Simulation& sim, std::optional<std::pair<Nanos, Nanos>> window) {
-  write_timeline(out, {TimelineView{&traces, &built, &sim, "predicted", window}});
+  write_timeline(out, {TimelineView{&traces, &built, &sim, "predicted", window, {}}});
 }
 
 }  // namespace dpro::replayer

@@ -9,6 +9,10 @@
 //
 // Several views (a baseline and a what-if) go into one file side by side: view v's rank r is
 // process v x kViewPidStride + r, its critical path process v x kViewPidStride + kPathPid.
+//
+// Each op's args: measured_dur_us (its duration in the trace), and op_type for GPU ops when the
+// view has an op_type function.
+#include <functional>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -32,6 +36,10 @@ struct TimelineView {
   // Only what overlaps [first, second) of this view's replay clock (one iteration: report.h's
   // predicted_window); everything when absent.
   std::optional<std::pair<Nanos, Nanos>> window;
+  // Per GPU op, a type written as its "op_type" arg (the cost model's kernel types: the caller
+  // passes costmodel::kernel_types, which the replayer does not depend on); none when empty or
+  // when it returns an empty name.
+  std::function<std::string_view(graph::NodeId)> op_type;
 };
 
 void write_timeline(std::ostream& out, const std::vector<TimelineView>& views);

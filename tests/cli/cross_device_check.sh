@@ -11,7 +11,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 "$bin" replay -q traces/h100/gpt2-emit-nvtx-step --device H200-SXM-141GB --timeline "$tmp/pred.json"
 "$bin" convert -q traces/h200/gpt2-emit-nvtx-step/*.dpro.gz -o "$tmp/h200.json.gz"
-out=$(python3 tools/gpu/cross_device_check.py "$tmp/pred.json" "$tmp/h200.json.gz" --job gpt2)
+out=$(python3 tools/gpu/cross_device_check.py "$tmp/pred.json" "$tmp/h200.json.gz" --job gpt2 --by-type)
 echo "$out"
 python3 - "$out" <<'PYEOF'
 import json, sys
@@ -19,6 +19,9 @@ d = json.loads(sys.argv[1])
 assert d["kernels_paired_by_name"] > 0.9 * d["kernels_measured"], "kernels no longer pair by name"
 assert abs(d["sum_error_pct"]) < 5, f"summed kernel time off by {d['sum_error_pct']} %"
 assert d["unit_median_abs_error_pct"] < d["no_change_unit_median_abs_error_pct"], "no better than unchanged times"
+t = d["by_type"]  # every kernel typed by dpro (op_type), the types' sums the whole
+assert "untyped" not in t and {"gemm", "elementwise", "norm", "softmax"} <= set(t), sorted(t)
+assert abs(sum(v["target_measured_ms"] for v in t.values()) - d["target_measured_ms"]) < 0.01, t
 PYEOF
 rc=0
 python3 tools/gpu/cross_device_check.py "$tmp/missing.json" "$tmp/h200.json.gz" 2> "$tmp/err" || rc=$?

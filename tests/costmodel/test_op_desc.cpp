@@ -219,3 +219,56 @@ TEST_CASE("kernel features: tile, algorithm and launch geometry of the recorded 
   REQUIRE_FALSE(data.empty());
   CHECK_FALSE(data[0].op.kernel_list.empty());
 }
+
+TEST_CASE("kernel types: by the launcher's family, then coarse launcher names, then the kernel's name") {
+  const std::string gemm = "nvjet_sm90_tst_192x128_64x5_1x2_h_bz_coopB_TNT";
+  const std::string elementwise = "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>>()";
+  // The launcher's cost-model family wins over the kernel's name: a GEMM's split-K reduction and
+  // a convolution's layout transform count with what launched them.
+  CHECK(kernel_type("aten::addmm", "void splitKreduce_kernel<32, 16, int, float>()") == KernelType::kGemm);
+  CHECK(kernel_type("aten::bmm", gemm) == KernelType::kGemm);
+  CHECK(kernel_type("aten::cudnn_convolution", "void cudnn::engines_precompiled::nchwToNhwcKernel<float>()") ==
+        KernelType::kConv);
+  CHECK(kernel_type("aten::native_layer_norm", "anything") == KernelType::kNorm);
+  CHECK(kernel_type("aten::_softmax", "anything") == KernelType::kSoftmax);
+  CHECK(kernel_type("aten::add_", elementwise) == KernelType::kElementwise);
+  CHECK(kernel_type("aten::copy_", elementwise) == KernelType::kElementwise);  // a like op (relu)
+  CHECK(kernel_type("aten::threshold_backward", "x") == KernelType::kElementwise);
+  // Launchers with no family of their own.
+  CHECK(kernel_type("aten::native_layer_norm_backward", "x") == KernelType::kNorm);
+  CHECK(kernel_type("aten::cudnn_batch_norm", "x") == KernelType::kNorm);
+  CHECK(kernel_type("aten::_softmax_backward_data", "x") == KernelType::kSoftmax);
+  CHECK(kernel_type("aten::convolution_backward", gemm) == KernelType::kConv);
+  CHECK(kernel_type("aten::sum", elementwise) == KernelType::kReduction);
+  CHECK(kernel_type("aten::linalg_vector_norm", "x") == KernelType::kReduction);  // a norm that reduces
+  CHECK(kernel_type("aten::max_pool2d_with_indices", "x") == KernelType::kReduction);
+  CHECK(kernel_type("aten::_scaled_dot_product_cudnn_attention_backward", "void cudnn::fusion::convert_dq_to_16bits<true>()") ==
+        KernelType::kAttention);
+  CHECK(kernel_type("aten::_foreach_add_", "x") == KernelType::kElementwise);
+  CHECK(kernel_type("aten::_fused_adam_", "x") == KernelType::kElementwise);
+  CHECK(kernel_type("aten::cat", "x") == KernelType::kCopy);
+  // No launcher, or one that says nothing: the kernel's name.
+  CHECK(kernel_type("", gemm) == KernelType::kGemm);
+  CHECK(kernel_type("aten::matmul_custom", "ampere_sgemm_128x64_nn") == KernelType::kGemm);
+  CHECK(kernel_type("", "sm80_xmma_fprop_implicit_gemm_f32f32_tf32f32_f32_nhwckrsc_nhwc") == KernelType::kConv);
+  CHECK(kernel_type("", "cudnn_generated_fort_native_sdpa_sm90_flash_fprop_wgmma_f16_knob_7") == KernelType::kAttention);
+  CHECK(kernel_type("", "void splitKreduce_kernel<32, 16, int, float>()") == KernelType::kGemm);
+  CHECK(kernel_type("", "void at::native::reduce_kernel<128, 4, at::native::ReduceOp<float>>()") == KernelType::kReduction);
+  // The function's name decides, not its template arguments.
+  CHECK(kernel_type("", "void at::native::vectorized_elementwise_kernel<4, at::native::norm_functor<float>>()") ==
+        KernelType::kElementwise);
+  CHECK(kernel_type("", "void at::native::(anonymous namespace)::vectorized_layer_norm_kernel<float>()") ==
+        KernelType::kNorm);
+  CHECK(kernel_type("", "void at::native::(anonymous namespace)::cunn_SoftMaxForward<4, float>()") ==
+        KernelType::kSoftmax);
+  CHECK(kernel_type("", "void at::native::(anonymous namespace)::multi_tensor_apply_kernel<X>()") ==
+        KernelType::kElementwise);
+  CHECK(kernel_type("", "void at::native::(anonymous namespace)::CatArrayBatchedCopy<float>()") == KernelType::kCopy);
+  CHECK(kernel_type("aten::embedding_dense_backward", "void at::native::compute_grad_weight<float, long>()") ==
+        KernelType::kOther);
+  CHECK(kernel_type("", "") == KernelType::kOther);
+  std::set<std::string> names;
+  for (int t = 0; t < kKernelTypeCount; ++t) names.insert(to_string(static_cast<KernelType>(t)));
+  CHECK(names.size() == static_cast<std::size_t>(kKernelTypeCount));
+  CHECK(names.count("gemm") == 1);
+}

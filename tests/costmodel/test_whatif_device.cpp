@@ -2,6 +2,8 @@
 
 #include <array>
 #include <fstream>
+#include <map>
+#include <set>
 
 #include "core/error.h"
 #include "costmodel/hw.h"
@@ -621,6 +623,43 @@ TEST_CASE("device what-if: an H100 capture with one emit_nvtx step prices every 
     CHECK(learned_lent == 5 * (learned - learned_lent));
     CHECK(d.at("models").at("learned").at("share_of_measured").get<double>() > 0.6);
   }
+}
+
+TEST_CASE("kernel types: every GPU op of an emit_nvtx-step capture is typed, like steps as the nvtx step", "[h100]") {
+  // traces/h100/gpt2-emit-nvtx-step: step 12 alone inside emit_nvtx; the five others borrow its
+  // operators (launchers_from_like_steps), so each step's kernels get the same types.
+  Logger log(LogLevel::kQuiet);
+  const trace::TraceSet traces =
+      trace::load_traces({test::source_path("traces/h100/gpt2-emit-nvtx-step")}, trace::LoadOptions{}, log);
+  const graph::BuiltGraph built = graph::build_graph(traces, graph::BuildOptions{}, log);
+  const auto types = costmodel::kernel_types(traces, built.dfg);
+  std::map<costmodel::KernelType, std::size_t> count;
+  std::map<std::string, std::set<costmodel::KernelType>> by_name;  // kernel name -> types given
+  std::size_t gpu_ops = 0;
+  for (const graph::NodeId id : built.dfg.node_ids()) {
+    const graph::Node& n = built.dfg.node(id);
+    if (!n.track.valid() || graph::is_cpu_op(n.kind) || !graph::is_op(n.kind)) {
+      CHECK_FALSE(types[id].has_value());
+      continue;
+    }
+    ++gpu_ops;
+    REQUIRE(types[id].has_value());
+    ++count[*types[id]];
+    if (n.kind == graph::NodeKind::kKernel) by_name[std::string(traces.strings.view(n.name))].insert(*types[id]);
+    if (n.kind == graph::NodeKind::kMemcpy || n.kind == graph::NodeKind::kMemset) CHECK(*types[id] == costmodel::KernelType::kCopy);
+  }
+  using costmodel::KernelType;
+  // GPT-2 training: GEMMs, elementwise, norms, the loss's softmax, no convolution; the layer
+  // norms of all six steps typed alike (those of the five steps outside emit_nvtx by the lent
+  // launchers), and cuBLAS's GEMM kernels gemm in every step.
+  CHECK(count[KernelType::kGemm] > 0);
+  CHECK(count[KernelType::kElementwise] > count[KernelType::kGemm]);
+  CHECK(count[KernelType::kNorm] % 6 == 0);
+  CHECK(count[KernelType::kSoftmax] == 12);  // the loss's log-softmax, forward and backward
+  CHECK(count[KernelType::kConv] == 0);
+  CHECK(count[KernelType::kOther] < gpu_ops / 20);  // embedding backward, sort, loss: a few
+  for (const auto& [name, given] : by_name)
+    if (name.find("nvjet") != std::string::npos) CHECK(given == std::set<KernelType>{KernelType::kGemm});
 }
 
 TEST_CASE("device what-if: H100 captures predict the kernel time an H200 measured", "[h100]") {

@@ -13,6 +13,7 @@
 #include "core/json_fields.h"
 #include "core/log.h"
 #include "costmodel/hw.h"
+#include "costmodel/op_desc_from_graph.h"
 #include "optimizer/plan.h"
 #include "optimizer/tolerances.h"
 #include "optimizer/search.h"
@@ -190,10 +191,21 @@ class ReplayCommand final : public Command {
         if (iteration_ && r.iterations.size() == 1) return replayer::predicted_window(r.iterations.front());
         return std::nullopt;
       };
+      // Each GPU op's type (costmodel::kernel_types) as its op_type arg.
+      using Types = IdVector<graph::NodeId, std::optional<costmodel::KernelType>>;
+      auto type_of = [](std::shared_ptr<const Types> types) {
+        return [types](graph::NodeId id) -> std::string_view {
+          const auto& t = (*types)[id];
+          return t ? costmodel::to_string(*t) : "";
+        };
+      };
       std::vector<replayer::TimelineView> views;
-      views.push_back({&traces, &baseline.graph, &baseline.simulation, whatif ? "baseline" : "predicted", window_of(baseline.report)});
+      views.push_back({&traces, &baseline.graph, &baseline.simulation, whatif ? "baseline" : "predicted", window_of(baseline.report),
+                       type_of(std::make_shared<const Types>(costmodel::kernel_types(traces, baseline.graph.dfg)))});
       if (whatif)
-        views.push_back({whatif->workload.traces.get(), &whatif->workload.graph, &whatif->simulation, "what-if", window_of(whatif->report)});
+        views.push_back({whatif->workload.traces.get(), &whatif->workload.graph, &whatif->simulation, "what-if", window_of(whatif->report),
+                         type_of(std::make_shared<const Types>(
+                             costmodel::kernel_types(*whatif->workload.traces, whatif->workload.graph.dfg)))});
       write_output(timeline_path_, [&](std::ostream& out) { replayer::write_timeline(out, views); }, force_);
       log.info("timeline written to " + timeline_path_ + " (open it in ui.perfetto.dev)");
     }
