@@ -156,7 +156,10 @@ TEST_CASE("a kernel's name says GEMM or convolution by its function name, not it
                            "turing_fp16_s1688cudnn_fp16_256x128_ldg8_relu_f2f_exp_small_nhwc_tn_v1",
                            "volta_hcudnn_128x64_relu", "triton_tem_fused_addmm_relu_0", "triton_mm_12",
                            // cuBLAS's Hopper GEMMs (traces/h100/gpt2-emit-nvtx-step)
-                           "nvjet_sm90_tst_192x128_64x5_1x2_h_bz_coopB_TNT"})
+                           "nvjet_sm90_tst_192x128_64x5_1x2_h_bz_coopB_TNT",
+                           // PyTorch's own depthwise convolution, in an anonymous namespace
+                           "void at::native::(anonymous namespace)::conv_depthwise2d_forward_kernel<1, float, "
+                           "int>(at::GenericPackedTensorAccessor<float const, 4ul>, int)"})
     CHECK(is_gemm_or_conv_kernel(gemm));
   for (const char* other : {"void at::native::vectorized_elementwise_kernel<4, CUDAFunctor_add<float>>(int)",
                             "void gemv2T_kernel_val<int, int, float, float, float, 128, 16, 4, 4, false>(float)",
@@ -176,7 +179,9 @@ TEST_CASE("a kernel's name says GEMM or convolution by its function name, not it
                             "void cudnn::cnn::kern_precompute_indices<false>(int*, int, int, int)",
                             // TorchInductor's pointwise and reduction kernels, whatever they fused
                             "triton_poi_fused_convolution_relu_3", "triton_red_fused_native_layer_norm_0",
-                            "triton_per_fused_addmm_sum_1"})
+                            "triton_per_fused_addmm_sum_1",
+                            // an anonymous namespace's elementwise kernel whose functor names a GEMM
+                            "void (anonymous namespace)::launch_clamp_scalar<GemmEpilogue>(int)"})
     CHECK_FALSE(is_gemm_or_conv_kernel(other));
 }
 
