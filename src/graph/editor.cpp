@@ -581,13 +581,17 @@ void Editor::renumber_ranks(const Renumbering& map) {
     }
     return v.valid() ? map.node[v] : NodeId::none();
   };
+  // Every node below the first dropped one keeps its id (the renumbering keeps the order), so
+  // entries that name only such nodes stay as they are.
+  std::uint32_t kept = 0;
+  while (kept < node_alive_.size() && node_alive_[NodeId(kept)]) ++kept;
   for (RankNodes& r : *ranks_) {
     for (NodeId& v : r.node_of_event) {
-      if (v.valid()) v = map.node[v];
+      if (v.valid() && v.value >= kept) v = map.node[v];
     }
     for (const EventRef e : r.first_inside.ids()) {
       const NodeId first = r.first_inside[e], last = r.last_inside[e];
-      if (!first.valid()) continue;
+      if (!first.valid() || (first.value < kept && last.valid() && last.value < kept)) continue;
       const NodeId f = live(first, next_on_track_, last);
       const NodeId l = live(last, prev_on_track_, first);
       const bool empty = !f.valid() || !l.valid();

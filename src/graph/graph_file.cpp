@@ -314,7 +314,7 @@ std::string graph_to_bytes(const Dfg& dfg) {
     w.put_string(t.name);
   }
   w.put_count(ops.size());
-  for (const OpDesc& op : ops.ops()) put_op(w, op);
+  for (std::uint32_t i = 0; i < ops.size(); ++i) put_op(w, ops.op(OpId{i}));
   w.put_count(dfg.node_count());
   for (const NodeId id : dfg.node_ids()) {
     const Node& n = dfg.node(id);

@@ -14,9 +14,24 @@ OpTable::OpTable() {
 }
 
 OpId OpTable::add(OpDesc desc) {
-  DPRO_CHECK(ops_.size() < 0xffffffffu);
+  DPRO_CHECK(size() < 0xffffffffu);
   ops_.push_back(std::move(desc));
-  return OpId{static_cast<std::uint32_t>(ops_.size() - 1)};
+  return OpId{static_cast<std::uint32_t>(size() - 1)};
+}
+
+void OpTable::share() {
+  if (ops_.empty() && names_.empty()) return;
+  auto all = std::make_shared<Shared>();
+  if (shared_) *all = *shared_;
+  for (OpDesc& d : ops_) all->ops.push_back(std::move(d));
+  for (std::string& n : names_) all->names.push_back(std::move(n));
+  for (auto& [text, id] : name_index_) all->name_index.emplace(text, id);
+  ops_.clear();
+  names_.clear();
+  name_index_.clear();
+  shared_ops_ = static_cast<std::uint32_t>(all->ops.size());
+  shared_names_ = static_cast<std::uint32_t>(all->names.size());
+  shared_ = std::move(all);
 }
 
 std::vector<std::vector<std::int64_t>> parse_input_dims(std::string_view text) {
@@ -61,7 +76,11 @@ std::vector<TensorDesc> parse_inputs(std::string_view dims_text, std::string_vie
 }
 
 NameId OpTable::intern(std::string_view text) {
-  auto [it, inserted] = name_index_.try_emplace(std::string(text), static_cast<std::uint32_t>(names_.size()));
+  if (shared_) {
+    const auto found = shared_->name_index.find(std::string(text));
+    if (found != shared_->name_index.end()) return NameId{found->second};
+  }
+  auto [it, inserted] = name_index_.try_emplace(std::string(text), static_cast<std::uint32_t>(name_count()));
   if (inserted) names_.emplace_back(text);
   return NameId{it->second};
 }

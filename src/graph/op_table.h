@@ -6,6 +6,7 @@
 // ops after the trace is gone (a saved graph, a fused op that no trace event describes).
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -78,6 +79,12 @@ struct OpDesc {
 
 // Owns the op descriptions and their names. Copyable (what-ifs copy graphs). Ids stay valid
 // for the table's lifetime: entries are only ever appended.
+//
+// Entries are never changed once added, so a table can hand its entries to an immutable part
+// that its copies share (share()): a copy then copies a pointer and the entries added since,
+// not every description and name. A caller that copies one graph many times (the optimizer's
+// incremental evaluation, optimizer/incremental.h) shares its table once. Every accessor gives
+// the same result either way.
 class OpTable {
  public:
   OpTable();
@@ -85,24 +92,34 @@ class OpTable {
   // Appends `desc` as a new entry (no deduplication: the builder deduplicates on the raw
   // trace text before parsing, which is cheaper than comparing parsed descriptions).
   OpId add(OpDesc desc);
-  const OpDesc& op(OpId id) const { return ops_[id.value]; }
-  std::size_t size() const { return ops_.size(); }
-  const std::vector<OpDesc>& ops() const { return ops_; }
+  const OpDesc& op(OpId id) const {
+    return id.value < shared_ops_ ? shared_->ops[id.value] : ops_[id.value - shared_ops_];
+  }
+  std::size_t size() const { return shared_ops_ + ops_.size(); }
 
   NameId intern(std::string_view text);
-  std::string_view name(NameId id) const { return names_[id.value]; }
-  std::size_t name_count() const { return names_.size(); }
+  std::string_view name(NameId id) const {
+    return id.value < shared_names_ ? std::string_view(shared_->names[id.value]) : names_[id.value - shared_names_];
+  }
+  std::size_t name_count() const { return shared_names_ + names_.size(); }
+
+  // Moves every entry and name into the part that copies of this table share (copying them,
+  // where a shared part exists already). Changes no id, entry or name.
+  void share();
 
  private:
-  std::vector<OpDesc> ops_;
-  std::vector<std::string> names_;  // [0] = ""
-  std::unordered_map<std::string, std::uint32_t> name_index_;
+  struct Shared {
+    std::vector<OpDesc> ops;
+    std::vector<std::string> names;
+    std::unordered_map<std::string, std::uint32_t> name_index;
+  };
+  std::shared_ptr<const Shared> shared_;  // ops [0, shared_ops_) and names [0, shared_names_); null: none
+  std::uint32_t shared_ops_ = 0, shared_names_ = 0;
+  std::vector<OpDesc> ops_;  // from shared_ops_ on
+  std::vector<std::string> names_;  // from shared_names_ on ([0] = "" when nothing is shared)
+  std::unordered_map<std::string, std::uint32_t> name_index_;  // the names of names_, by full id
 };
 
-// An op's inputs from a framework's "Input Dims" text (shapes as parse_input_dims reads them)
-// and its "Input type" text (a parallel JSON list of type names, interned in `table`). As many
-// inputs as the longer list has; unparsable text describes no inputs (the trace still
-// replays; the cost models fall back to measurements).
 std::vector<TensorDesc> parse_inputs(std::string_view dims_text, std::string_view types_text, OpTable& table);
 
 }  // namespace dpro::graph

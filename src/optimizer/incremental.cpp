@@ -28,6 +28,9 @@ PrefixEvaluator::PrefixEvaluator(const whatif::Workload& conditioned, const Sear
   graph::Dfg dfg = conditioned.graph.dfg;  // check_acyclic needs a finalized graph
   if (!dfg.finalized()) dfg.finalize();
   graph::check_acyclic(dfg, *conditioned.traces);
+  auto base = std::make_shared<whatif::Workload>(conditioned);
+  base->graph.dfg.ops().share();
+  base_ = std::move(base);
 }
 
 // Level 0 keeps the precision variables, level 1 also the op-fusion ones: the decisions that
@@ -71,7 +74,9 @@ bool PrefixEvaluator::seen_before(const Assignment& key) {
 
 void PrefixEvaluator::remember(Level& level, const Assignment& key, const whatif::Workload& w,
                                const std::vector<whatif::Change>& changes) {
-  auto entry = std::make_shared<const whatif::Workload>(w);  // the copy outside the lock
+  auto copy = std::make_shared<whatif::Workload>(w);  // the copy outside the lock
+  copy->graph.dfg.ops().share();  // the plans that start from it copy a pointer, not the op table
+  std::shared_ptr<const whatif::Workload> entry = std::move(copy);
   const std::lock_guard lock(mutex_);
   if (level.contains(key)) return;  // another thread made it meanwhile
   if (level.size() >= max_cached_) {
@@ -168,7 +173,7 @@ PlanOutcome PrefixEvaluator::evaluate(const Assignment& a, replayer::Simulator& 
 
   whatif::Workload local;
   whatif::Workload& w = scratch ? *scratch : local;
-  w = start ? *start : conditioned_;  // an assignment: the scratch's tables keep their capacity
+  w = start ? *start : *base_;  // an assignment: the scratch's tables keep their capacity
   for (; applied < rewrites.size(); ++applied) {
     const auto* fusion = std::get_if<whatif::OpFusion>(&rewrites[applied]);
     out.changes.push_back(fusion ? fuse(w, *fusion, p1 > 0, keys[0]) : whatif::apply(w, rewrites[applied]));

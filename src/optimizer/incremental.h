@@ -121,6 +121,9 @@ class PrefixEvaluator {
   void remember(Level& level, const Assignment& key, const whatif::Workload& w, const std::vector<whatif::Change>& changes);
 
   const whatif::Workload& conditioned_;
+  // A copy of conditioned_ whose op table is shared (graph::OpTable::share), as is every cached
+  // workload's: a plan's copy of either copies the table's pointer, not its entries and names.
+  std::shared_ptr<const whatif::Workload> base_;
   const SearchSpace& space_;
   Conditions conditions_;
   ResourcePaths paths_;

@@ -104,6 +104,18 @@ FusionStreams::FusionStreams(const trace::TraceSet& traces, const graph::Dfg& df
     });
     streams_.push_back(std::move(ops));
   }
+  const std::hash<std::string_view> hash;
+  for (std::uint32_t s = 0; s < streams_.size(); ++s) {
+    for (std::uint32_t at = 0; at < streams_[s].size(); ++at) {
+      const NodeId id = streams_[s][at];
+      if (dfg.node(id).kind == NodeKind::kKernel) by_name_hash_[hash(name(id))].push_back({s, at});
+    }
+  }
+}
+
+std::span<const FusionStreams::Position> FusionStreams::starts(std::string_view first) const {
+  const auto it = by_name_hash_.find(std::hash<std::string_view>()(first));
+  return it == by_name_hash_.end() ? std::span<const Position>() : std::span<const Position>(it->second);
 }
 
 std::string_view FusionStreams::name(NodeId id) const {
@@ -183,34 +195,42 @@ std::vector<Instance> occurrences(const FusionStreams& view, const graph::Dfg& d
   std::vector<Instance> out;
   const std::size_t k = chain.size();
   const bool epilogue = is_epilogue_gemm(chain.front());
-  for (const std::vector<NodeId>& stream : view.streams()) {
-    for (std::size_t i = 0; i + k <= stream.size();) {
-      bool match = true;
-      for (std::size_t j = 0; j < k && match; ++j) {
-        const NodeId id = stream[i + j];
-        match = dfg.node(id).kind == NodeKind::kKernel && !taken[id] && view.name(id) == chain[j];
-      }
-      if (!match) {
-        ++i;
-        continue;
-      }
-      std::optional<FusionSkip> why;
-      for (std::size_t j = 1; j < k && !why; ++j) why = view.cut(stream[i + j - 1], stream[i + j]);
-      if (!why && epilogue) {
-        std::vector<EpilogueOp> steps;
-        for (std::size_t j = 1; j < k; ++j) steps.push_back(view.epilogue_op(stream[i + j], pricer));
-        if (!epilogue_supported(steps)) why = FusionSkip::kNotEpilogue;
-      }
-      if (why) {
-        ++skipped[static_cast<int>(*why)];
-        ++i;
-        continue;
-      }
-      Instance parts(stream.begin() + static_cast<std::ptrdiff_t>(i), stream.begin() + static_cast<std::ptrdiff_t>(i + k));
-      for (const NodeId p : parts) taken[p] = 1;
-      out.push_back(std::move(parts));
-      i += k;
+  // A scan of each stream left to right, trying each position i and moving past an instance
+  // taken there: a position whose kernel is not named chain[0] never matches, so only the
+  // positions starts() gives are tried, in the same order (`next`: the scan's i on that stream).
+  std::uint32_t stream_index = 0;
+  std::size_t next = 0;
+  bool first = true;
+  for (const FusionStreams::Position hit : view.starts(chain.front())) {
+    if (first || hit.stream != stream_index) {
+      stream_index = hit.stream;
+      next = 0;
+      first = false;
     }
+    const std::vector<NodeId>& stream = view.streams()[hit.stream];
+    const std::size_t i = hit.at;
+    if (i < next || i + k > stream.size()) continue;
+    bool match = true;
+    for (std::size_t j = 0; j < k && match; ++j) {
+      const NodeId id = stream[i + j];
+      match = dfg.node(id).kind == NodeKind::kKernel && !taken[id] && view.name(id) == chain[j];
+    }
+    if (!match) continue;
+    std::optional<FusionSkip> why;
+    for (std::size_t j = 1; j < k && !why; ++j) why = view.cut(stream[i + j - 1], stream[i + j]);
+    if (!why && epilogue) {
+      std::vector<EpilogueOp> steps;
+      for (std::size_t j = 1; j < k; ++j) steps.push_back(view.epilogue_op(stream[i + j], pricer));
+      if (!epilogue_supported(steps)) why = FusionSkip::kNotEpilogue;
+    }
+    if (why) {
+      ++skipped[static_cast<int>(*why)];
+      continue;
+    }
+    Instance parts(stream.begin() + static_cast<std::ptrdiff_t>(i), stream.begin() + static_cast<std::ptrdiff_t>(i + k));
+    for (const NodeId p : parts) taken[p] = 1;
+    out.push_back(std::move(parts));
+    next = i + k;
   }
   return out;
 }

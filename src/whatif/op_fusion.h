@@ -48,6 +48,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "core/time.h"
@@ -156,6 +157,15 @@ class FusionStreams {
   // Launch calls a fusion of `parts` removes: those of every part but the first, when the
   // first has a launch of its own to launch the fused kernel.
   std::vector<graph::EdgeId> removable_launches(std::span<const graph::NodeId> parts) const;
+  // Where a kernel may start a chain whose first kernel is named `first`: every kernel of the
+  // streams with a name of the same hash (so every one named `first`, and rarely others), as
+  // (index into streams(), position in it), in stream order then position order. Made once with
+  // the view: a chain's search visits these, not every kernel of every stream.
+  struct Position {
+    std::uint32_t stream = 0;
+    std::uint32_t at = 0;
+  };
+  std::span<const Position> starts(std::string_view first) const;
 
  private:
   const trace::TraceSet& traces_;
@@ -165,6 +175,9 @@ class FusionStreams {
   IdVector<graph::NodeId, std::uint8_t> launches_;  // 0: none, 1: its own launch call, 2: several or a shared call
   IdVector<graph::NodeId, graph::EdgeId> launch_;
   std::vector<std::vector<graph::NodeId>> streams_;
+  // Kernels by the hash of their name (std::hash<std::string_view>): a hash, not the name, so
+  // that the view holds no view into an op table that a fusion of this graph grows.
+  std::unordered_map<std::size_t, std::vector<Position>> by_name_hash_;
 };
 
 // The same, with the streams made on this graph or on an unedited copy of it (which must outlive

@@ -62,10 +62,53 @@ TEST_CASE("The op table holds each node's name, shapes and dtypes, parsed once f
 
   // Copies carry their bytes; NCCL kernels their collective.
   bool copy_bytes = false, collective = false;
-  for (const graph::OpDesc& op : dfg.ops().ops()) {
+  for (std::uint32_t i = 0; i < dfg.ops().size(); ++i) {
+    const graph::OpDesc& op = dfg.ops().op(graph::OpId{i});
     copy_bytes = copy_bytes || (op.kind == NodeKind::kMemcpy && op.bytes && *op.bytes > 0);
     collective = collective || (op.kind == NodeKind::kCollective && op.collective && !op.collective->op.empty());
   }
   CHECK(copy_bytes);
   CHECK(collective);
+}
+
+TEST_CASE("A shared op table gives every entry and name as before, and its copies grow apart") {
+  graph::OpTable table;
+  graph::OpDesc a;
+  a.name = table.intern("kernel_a");
+  a.inputs.push_back({{2, 3}, table.intern("float")});
+  const graph::OpId ia = table.add(a);
+  graph::OpDesc b;
+  b.name = table.intern("kernel_b");
+  const graph::OpId ib = table.add(b);
+  const graph::OpTable before = table;
+  table.share();
+  REQUIRE(table.size() == before.size());
+  REQUIRE(table.name_count() == before.name_count());
+  for (std::uint32_t i = 0; i < table.size(); ++i) CHECK(table.op(graph::OpId{i}) == before.op(graph::OpId{i}));
+  for (std::uint32_t i = 0; i < table.name_count(); ++i) CHECK(table.name({i}) == before.name({i}));
+  CHECK(table.intern("") == graph::NameId{0});
+  CHECK(table.intern("kernel_b") == b.name);  // found in the shared part, not added again
+  CHECK(table.name_count() == before.name_count());
+
+  // Two copies share the entries; what each adds is its own, with the ids an unshared table gives.
+  graph::OpTable x = table, y = table;
+  graph::OpDesc c;
+  c.name = x.intern("fused");
+  c.parts = {ia, ib};
+  const graph::OpId ic = x.add(c);
+  CHECK(ic == graph::OpId{2});
+  CHECK(x.size() == 3);
+  CHECK(y.size() == 2);
+  CHECK(x.op(ic).parts == std::vector<graph::OpId>{ia, ib});
+  CHECK(x.name(c.name) == "fused");
+  CHECK(y.intern("other") == c.name);  // the same next id, a different name
+  CHECK(y.name(c.name) == "other");
+  CHECK(x.name(c.name) == "fused");
+
+  // Sharing again folds the added entries in; the ids stay.
+  x.share();
+  CHECK(x.size() == 3);
+  CHECK(x.op(ic) == c);
+  CHECK(x.intern("fused") == c.name);
+  CHECK(x.op(ia) == a);
 }
