@@ -23,16 +23,8 @@ namespace {
 
 Decision precision(const std::string& subject, const std::string& dtype) { return {Strategy::kPrecision, subject, dtype, {}}; }
 
-Tolerances parse(const char* text) { return parse_tolerances(nlohmann::json::parse(text), "tol.json"); }
-
-std::string error_of(const char* text) {
-  try {
-    parse(text);
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
-}
+Tolerances parse(const char* text) { return test::parse_tolerance_text(text); }
+std::string error_of(const char* text) { return test::tolerance_error(text); }
 
 SearchSpace synthetic_space() {
   SearchSpace s;

@@ -19,17 +19,8 @@ using namespace dpro::optimizer;
 
 namespace {
 
-Tolerances parse(const char* text) { return parse_tolerances(nlohmann::json::parse(text), "tol.json"); }
-
-// The InputError message of a bad file.
-std::string error_of(const char* text) {
-  try {
-    parse(text);
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
-}
+Tolerances parse(const char* text) { return test::parse_tolerance_text(text); }
+std::string error_of(const char* text) { return test::tolerance_error(text); }
 
 SearchSpace synthetic_space() {
   SearchSpace s;
