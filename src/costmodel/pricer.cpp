@@ -40,8 +40,9 @@ Nanos PricingCoverage::total_measured() const {
 
 Pricer::Pricer(const DeviceSpec& target, const LearnedModel* model, const ResidualCorrection* correction)
     : target_(target), model_(model), correction_(correction) {}
-Pricer::Pricer(const DeviceSpec& target, const ShareTable& shares)
-    : target_(target), model_(nullptr), correction_(nullptr), shares_(&shares) {}
+Pricer::Pricer(const DeviceSpec& target, const ShareTable& shares, const ShareTable* target_shares)
+    : target_(target), model_(nullptr), correction_(nullptr), shares_(&shares),
+      target_shares_(target_shares ? target_shares : &shares) {}
 
 std::vector<Price> Pricer::price(const std::vector<PriceRequest>& requests) {
   std::vector<Price> out(requests.size());
@@ -50,7 +51,8 @@ std::vector<Price> Pricer::price(const std::vector<PriceRequest>& requests) {
   std::vector<std::size_t> learned_index;
   for (std::size_t i = 0; i < requests.size(); ++i) {
     const PriceRequest& r = requests[i];
-    if (const auto ratio = shares_ && r.kernel ? share_kernel_ratio(*shares_, r.op, *r.origin, target_) : std::nullopt) {
+    if (const auto ratio = shares_ && r.kernel ? share_kernel_ratio(*shares_, *target_shares_, r.op, *r.origin, target_)
+                                               : std::nullopt) {
       out[i] = {r.measured_ms * *ratio, PricedBy::kRooflineShare};
     } else if (const auto f = r.kernel ? same_chip_factor(r.op, *r.origin, target_, r.measured_ms) : std::nullopt) {
       out[i] = {r.measured_ms * *f, PricedBy::kSameChip};

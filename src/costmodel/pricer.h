@@ -70,8 +70,11 @@ class Pricer {
   // `model` and `correction` may be null (no learned model; no few-shot samples); both, and
   // `target`, must outlive the pricer.
   Pricer(const DeviceSpec& target, const LearnedModel* model, const ResidualCorrection* correction);
-  // The roofline-share pricer; `shares` must outlive it.
-  Pricer(const DeviceSpec& target, const ShareTable& shares);
+  // The roofline-share pricer; `shares` must outlive it. `target_shares` (may be null; must
+  // outlive it too): the table that prices the target's side of the ratio, `shares` with the
+  // target's few-shot scalars applied (with_device_scalars, share_device_fit.h); the origin's side
+  // keeps `shares`.
+  Pricer(const DeviceSpec& target, const ShareTable& shares, const ShareTable* target_shares = nullptr);
 
   // Prices every request; the learned model sees the learned ones in one batch, in order.
   std::vector<Price> price(const std::vector<PriceRequest>& requests);
@@ -87,6 +90,7 @@ class Pricer {
   const LearnedModel* model_;
   const ResidualCorrection* correction_;
   const ShareTable* shares_ = nullptr;
+  const ShareTable* target_shares_ = nullptr;
   double target_overhead_ms_ = 0;
   std::map<const DeviceSpec*, double> origin_overhead_ms_;
   bool used_learned_ = false;

@@ -194,10 +194,15 @@ std::optional<double> ShareTable::kernel_ms(const OpDesc& op, const DeviceSpec& 
 
 std::optional<double> share_kernel_ratio(const ShareTable& table, const OpDesc& op, const DeviceSpec& origin,
                                          const DeviceSpec& target) {
-  const auto o = table.kernel_ms(op, origin);
+  return share_kernel_ratio(table, table, op, origin, target);
+}
+
+std::optional<double> share_kernel_ratio(const ShareTable& origin_table, const ShareTable& target_table,
+                                         const OpDesc& op, const DeviceSpec& origin, const DeviceSpec& target) {
+  const auto o = origin_table.kernel_ms(op, origin);
   if (!o || !(*o > 0)) return std::nullopt;
   if (&origin == &target) return 1.0;
-  const auto t = table.kernel_ms(op, target);
+  const auto t = target_table.kernel_ms(op, target);
   if (!t || !(*t > 0)) return std::nullopt;
   return *t / *o;
 }

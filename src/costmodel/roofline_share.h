@@ -148,6 +148,12 @@ ShareTable load_share_table(const std::string& path);
 // family without curves). 1 for origin == target.
 std::optional<double> share_kernel_ratio(const ShareTable& table, const OpDesc& op, const DeviceSpec& origin,
                                          const DeviceSpec& target);
+// The same ratio with the target's side priced by `target_table` (the prior with a few-shot fit of
+// the target's scalars applied, share_device_fit.h: `replay --device --pricer roofline-share
+// --device-samples`) and the origin's by `origin_table` (the prior). Still 1 for origin == target:
+// the op was measured on the GPU the samples describe.
+std::optional<double> share_kernel_ratio(const ShareTable& origin_table, const ShareTable& target_table,
+                                         const OpDesc& op, const DeviceSpec& origin, const DeviceSpec& target);
 
 // As a CostModel: the kernel time (GPU time, what a trace's kernel records), or with
 // `host_timed` the latency.

@@ -11,6 +11,7 @@
 #include "costmodel/paths.h"
 #include "costmodel/residual_correction.h"
 #include "costmodel/roofline_share.h"
+#include "costmodel/share_device_fit.h"
 #include "hw/device_rates.h"
 
 namespace dpro::whatif {
@@ -125,16 +126,24 @@ DeviceChange device_retime(Workload& workload, const DeviceRetime& options) {
   if (!pricer_kind) throw OptionError("pricer", options.pricer, std::string("is ") + cm::kPricerKindNames);
   change.pricer = *pricer_kind;
   const bool by_shares = *pricer_kind == cm::PricerKind::kRooflineShare;
-  if (by_shares && !options.samples_path.empty())
-    throw OptionError("device_samples", "",
-                      "corrects the learned model; the roofline-share pricer takes none (not supported yet)",
-                      options.samples_path);
   // The learned model (and LibTorch with it) only where it prices.
   std::optional<cm::LearnedModel> model;
-  std::optional<cm::ShareTable> shares;
+  std::optional<cm::ShareTable> shares, target_shares;
   if (by_shares) {
     change.shares_path = options.shares_path.empty() ? cm::default_shares_path() : options.shares_path;
     shares = cm::load_share_table(change.shares_path);
+    if (!options.samples_path.empty()) {
+      // The few-shot fit of the target's scalars (share_device_fit.h, as `costmodel predict
+      // --pricer roofline-share --device-samples`), applied to the target's side of the ratio
+      // only: the origin's keeps the prior.
+      const auto samples = cm::load_samples_of(options.samples_path, catalog, target);
+      std::vector<const cm::Measurement*> fit_on;
+      for (const cm::Measurement& m : samples) fit_on.push_back(&m);
+      const cm::DeviceScalars scalars = cm::fit_device_scalars(*shares, fit_on, target);
+      target_shares = cm::with_device_scalars(*shares, scalars);
+      change.samples_used = samples.size();
+      change.share_fit = cm::describe(scalars);
+    }
   } else if (cm::LearnedModel::available()) {
     model = cm::LearnedModel::load(options.model_path);
   } else {
@@ -199,11 +208,11 @@ DeviceChange device_retime(Workload& workload, const DeviceRetime& options) {
   }
   if (!unknown_ranks.empty()) throw unknown_origin_error(catalog, traces, unknown_ranks);
   cm::ResidualCorrection correction;
-  if (!options.samples_path.empty()) {
+  if (!options.samples_path.empty() && !by_shares) {
     if (!model) throw OptionError("device_samples", "", "needs the learned cost model (LibTorch)", options.samples_path);
     correction = cm::correction_from_samples(*model, cm::load_samples_of(options.samples_path, catalog, target), target);
   }
-  cm::Pricer pricer = shares ? cm::Pricer(target, *shares) : cm::Pricer(target, model ? &*model : nullptr, &correction);
+  cm::Pricer pricer = shares ? cm::Pricer(target, *shares, target_shares ? &*target_shares : nullptr) : cm::Pricer(target, model ? &*model : nullptr, &correction);
   const std::vector<cm::Price> prices = pricer.price(requests);
   for (std::size_t i = 0; i < prices.size(); ++i) {
     graph::Node& n = dfg.node(priced_nodes[i]);
@@ -221,7 +230,7 @@ DeviceChange device_retime(Workload& workload, const DeviceRetime& options) {
     change.overheads_ms["target"] = pricer.target_overhead_ms();
     for (const auto& [origin, ms] : pricer.origin_overhead_ms()) change.overheads_ms["origin " + origin->name] = ms;
   }
-  change.samples_used = correction.size();
+  if (!by_shares) change.samples_used = correction.size();
   for (auto& [dtype, mode] : change.math) {
     const double peak = target.peak_flops(dtype);
     mode.target_peak_tflops = peak / 1e12;

@@ -66,7 +66,10 @@ struct DeviceChange {
   std::map<costmodel::DType, MathMode> math;
   // Undescribable kernels by the name of their launching op (or kernel): count, measured time.
   std::map<std::string, std::pair<std::size_t, Nanos>> undescribed;
-  std::size_t samples_used = 0;
+  std::size_t samples_used = 0;  // --device-samples rows: the learned model's correction, or the share fit's
+  // With the roofline-share pricer and samples: the fitted scalars of the target, one line each
+  // (costmodel::describe(DeviceScalars)).
+  std::vector<std::string> share_fit;
   std::map<std::string, double> overheads_ms;  // "target" / "origin <GPU>" -> overhead taken out (ms)
   // --origin-device over a GPU the trace records: the trace file, the recorded name and its catalog
   // name (once per recorded name).
@@ -97,8 +100,8 @@ const costmodel::DeviceSpec* origin_of(const costmodel::DeviceCatalog& catalog, 
                                        const graph::Node& n);
 
 // Re-times the workload's GPU ops in place. Throws OptionError for an unknown device name
-// ("device", "origin_device"), an unknown pricer ("pricer"), samples with the roofline-share
-// pricer ("device_samples") and for GPU ops whose GPU the catalog does not know and no
+// ("device", "origin_device"), an unknown pricer ("pricer"), samples with the learned pricer and
+// no learned model ("device_samples") and for GPU ops whose GPU the catalog does not know and no
 // origin_device names ("origin_device": they could not be re-timed), InputError for bad spec,
 // model, share-table or sample files.
 DeviceChange device_retime(Workload& workload, const DeviceRetime& options);

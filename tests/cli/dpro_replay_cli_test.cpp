@@ -5,6 +5,7 @@
 #include <array>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
@@ -823,4 +824,22 @@ TEST_CASE("replay --pricer: a value that is no pricer or a pricer without --devi
   CHECK_THAT(r.out, Catch::Contains("give --device"));
   r = run("replay -q " + trace + " --device H100-SXM5-80GB --pricer roofline-share");
   CHECK(r.code == 0);
+}
+
+TEST_CASE("replay --pricer roofline-share --device-samples: samples of another GPU are one line and exit 2") {
+  const std::string trace = test::source_path("traces/hta/cuda-event-sync.json.gz");
+  const std::string samples = test::binary_path("cli_share_samples.csv");
+  std::ofstream(samples) << "OPName,Latency,Device,B,M,N,K\nbmm,1.0,NVIDIA H200,64,512,512,512\n";
+  Run r = run("replay -q " + trace + " --device H100-SXM5-80GB --pricer roofline-share --device-samples " + samples);
+  CHECK(r.code == 2);
+  CHECK(lines(r.out) == 1);
+  CHECK_THAT(r.out, Catch::Contains(samples + ": row 2") && Catch::Contains("measured on H200-SXM-141GB") &&
+                        Catch::Contains("not on H100-SXM5-80GB"));
+  // Of the target: fitted and priced, the summary says by how many.
+  std::ofstream(samples) << "OPName,Latency,Device,B,M,N,K\n"
+                            "bmm,1.0,NVIDIA H100 80GB HBM3,64,512,512,512\nbmm,1.1,NVIDIA H100 80GB HBM3,64,512,512,512\n"
+                            "bmm,0.9,NVIDIA H100 80GB HBM3,64,512,512,512\n";
+  r = run("replay " + trace + " --device H100-SXM5-80GB --pricer roofline-share --device-samples " + samples);
+  CHECK(r.code == 0);
+  CHECK_THAT(r.out, Catch::Contains("share scalars fitted on 3 ops measured on H100-SXM5-80GB"));
 }

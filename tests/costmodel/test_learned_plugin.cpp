@@ -115,6 +115,14 @@ TEST_CASE("a --device re-timing priced by the roofline-share model loads no LibT
     CHECK_FALSE(mentions_torch(libraries_loaded_by(
         std::string("replay -q traces/hta/alexnet-a100-single.json.gz --device T4 ") + pricer)));
   }
+  // Nor with ops measured on the target (the few-shot fit of the share model's scalars).
+  const std::string samples = dpro::test::binary_path("plugin_t4_share_samples.csv");
+  std::ofstream(samples) << "OPName,Latency,Device,B,M,N,K\n"
+                            "bmm,1.5,Tesla T4,64,512,512,512\nbmm,1.6,Tesla T4,64,512,512,512\n"
+                            "bmm,1.4,Tesla T4,64,512,512,512\n";
+  CHECK_FALSE(mentions_torch(libraries_loaded_by(
+      "replay -q traces/hta/alexnet-a100-single.json.gz --device T4 --pricer roofline-share --device-samples '" +
+      samples + "'")));
 }
 
 TEST_CASE("the learned model opens its plugin on first use and predicts through it") {

@@ -4,6 +4,7 @@
 #include <fstream>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "core/error.h"
 #include "costmodel/hw.h"
@@ -14,6 +15,7 @@
 #include "costmodel/paths.h"
 #include "costmodel/pricer.h"
 #include "costmodel/roofline_share.h"
+#include "costmodel/share_device_fit.h"
 #include "graph/builder.h"
 #include "profiler/native_trace_builder.h"
 #include "profiler/temp_dir.h"
@@ -754,15 +756,89 @@ TEST_CASE("device what-if: the --pricer value is checked and needs --device") {
   }
   {
     Fixture f("Tesla V100-PCIE-32GB");
-    auto w = parsed({"--pricer", "roofline-share", "--device-samples", "x.csv", "--device", "H100-SXM5-80GB"});
-    CHECK_THROWS_WITH(w->apply(f.built, f.traces, log),
-                      Catch::Contains("--device-samples") && Catch::Contains("roofline-share pricer takes none"));
+    auto w = parsed({"--pricer", "roofline-share", "--device-samples", "/nonexistent/x.csv", "--device", "H100-SXM5-80GB"});
+    CHECK_THROWS_WITH(w->apply(f.built, f.traces, log), Catch::Contains("/nonexistent/x.csv"));
   }
   {
     Fixture f("Tesla V100-PCIE-32GB");
     auto w = parsed({"--device", "H100-SXM5-80GB", "--pricer", "roofline-share", "--shares", "/nonexistent/shares.json"});
     CHECK_THROWS_WITH(w->apply(f.built, f.traces, log), Catch::Contains("/nonexistent/shares.json"));
   }
+}
+
+TEST_CASE("device what-if: --pricer roofline-share --device-samples fits the target's side of the ratio") {
+  const auto catalog = costmodel::DeviceCatalog::load_directory(costmodel::default_device_dir());
+  const auto table = costmodel::load_share_table(costmodel::default_shares_path());
+  const costmodel::DeviceSpec& v100 = catalog.get("V100-PCIE-32GB");
+  const costmodel::DeviceSpec& h100 = catalog.get("H100-SXM5-80GB");
+  Fixture probe("Tesla V100-PCIE-32GB");
+  const costmodel::OpDesc bmm = kernel_desc(probe.dfg, graph::NodeId{0});
+  REQUIRE(bmm.describable());
+  const auto prior_ratio = costmodel::share_kernel_ratio(table, bmm, v100, h100);
+  REQUIRE(prior_ratio);
+  const double prior_latency = *table.latency_ms(bmm, h100), prior_kernel = *table.kernel_ms(bmm, h100);
+  // The fixture's bmm measured on the H100 at `factor` x the prior's latency (three rows: the
+  // GEMM group's fewest for a multiplier of its own).
+  const std::string samples = test::binary_path("h100_share_samples.csv");
+  auto run = [&](double factor) {
+    {
+      std::ofstream out(samples);
+      out << "OPName,Latency,Device,B,M,N,K\n";
+      for (int i = 0; i < 3; ++i) out << "bmm," << factor * prior_latency << ",H100-SXM5-80GB,64,512,512,512\n";
+    }
+    Fixture f("Tesla V100-PCIE-32GB");
+    auto w = parsed({"--device", "H100-SXM5-80GB", "--pricer", "roofline-share", "--device-samples", samples});
+    Logger log(LogLevel::kQuiet);
+    w->apply(f.built, f.traces, log);
+    return std::make_tuple(f.dfg.nodes().raw()[0].duration, f.dfg.nodes().raw()[1].duration, w->summary(), w->details());
+  };
+  const auto [slow_bmm, slow_odd, slow_summary, slow_details] = run(2.0);
+  const auto [fast_bmm, fast_odd, fast_summary, fast_details] = run(0.5);
+  Fixture plain("Tesla V100-PCIE-32GB");
+  auto w0 = parsed({"--device", "H100-SXM5-80GB", "--pricer", "roofline-share"});
+  Logger log(LogLevel::kQuiet);
+  w0->apply(plain.built, plain.traces, log);
+  const Nanos prior_bmm = plain.dfg.nodes().raw()[0].duration;
+  CHECK(prior_bmm == Approx(2000000 * *prior_ratio).margin(2));
+  INFO("bmm re-timed: prior " << prior_bmm << " ns, H100 measured 2x slower " << slow_bmm << " ns, 2x faster "
+                              << fast_bmm << " ns; H100 prior kernel " << prior_kernel << " ms");
+  // Measured slower on the target than the prior says: re-timed slower, and by about as much
+  // (the host overhead the latency carries is not the kernel's: more than 2x the kernel).
+  CHECK(slow_bmm > 1.8 * prior_bmm);
+  CHECK(fast_bmm < 0.6 * prior_bmm);
+  // The target's side is the fitted table's, the origin's the prior's.
+  {
+    std::vector<costmodel::Measurement> rows(3);
+    std::vector<const costmodel::Measurement*> fit_on;
+    for (auto& m : rows) {
+      m.op = bmm;
+      m.device = &h100;
+      m.latency_ms = 2.0 * prior_latency;
+      fit_on.push_back(&m);
+    }
+    const costmodel::ShareTable fitted =
+        costmodel::with_device_scalars(table, costmodel::fit_device_scalars(table, fit_on, h100));
+    const auto ratio = costmodel::share_kernel_ratio(table, fitted, bmm, v100, h100);
+    REQUIRE(ratio);
+    CHECK(slow_bmm == Approx(2000000 * *ratio).margin(2));
+    CHECK(*costmodel::share_kernel_ratio(table, fitted, bmm, h100, h100) == 1.0);  // measured on the target
+  }
+  // Undescribed kernels keep their rule.
+  CHECK(slow_odd == plain.dfg.nodes().raw()[1].duration);
+  CHECK(fast_odd == plain.dfg.nodes().raw()[1].duration);
+  INFO(slow_summary);
+  CHECK(slow_summary.find("share scalars fitted on 3 ops measured on H100-SXM5-80GB") != std::string::npos);
+  CHECK(w0->summary().find("share scalars") == std::string::npos);
+  CHECK(slow_details.at("samples_used") == 3);
+  CHECK_FALSE(slow_details.at("share_fit").empty());
+  CHECK_FALSE(w0->details().contains("share_fit"));
+  CHECK_FALSE(slow_details.contains("learned_pricing"));  // the learned model was not asked
+  // Rows of another GPU: refused, naming the file and the row.
+  std::ofstream(samples) << "OPName,Latency,Device,B,M,N,K\nbmm,1.0,Tesla V100-PCIE-32GB,64,512,512,512\n";
+  Fixture other("Tesla V100-PCIE-32GB");
+  auto w2 = parsed({"--device", "H100-SXM5-80GB", "--pricer", "roofline-share", "--device-samples", samples});
+  CHECK_THROWS_WITH(w2->apply(other.built, other.traces, log),
+                    Catch::Contains(samples + ": row 2") && Catch::Contains("not on H100-SXM5-80GB"));
 }
 
 TEST_CASE("roofline-share pricer: faster with more bandwidth (memory-bound) or peak (compute-bound) and identity on the same GPU") {

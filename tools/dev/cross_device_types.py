@@ -13,7 +13,14 @@ each pricer and of keeping the origin's times; then per job and direction the sh
 target's kernel time in kernels it alone ran ("unpaired": no type, no prediction), and the cells
 within 5 %. Then a JSON line per run. Runs in about a minute.
 
+With --device-samples TARGET=F.csv (per target, TARGET h100 or h200, repeatable) a third pricer,
+"roofline-share + samples", is run as well: roofline-share with `--device-samples F.csv`, the
+target's share scalars fitted on F's ops (ops measured on the target; the runs of a target without
+a file are skipped for it) and applied to the target's side of the ratio; its column comes after
+roofline-share's.
+
 Usage: tools/dev/cross_device_types.py [--bin build/tools/dpro-replay/dpro-replay] [--min-share 1]
+                                       [--device-samples h200=F.csv --device-samples h100=G.csv]
 """
 import argparse
 import json
@@ -32,7 +39,18 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--bin", default=str(ROOT / "build/tools/dpro-replay/dpro-replay"))
     ap.add_argument("--min-share", type=float, default=1.0)
+    ap.add_argument("--device-samples", action="append", default=[], metavar="TARGET=F.csv",
+                    help="ops measured on TARGET (h100 or h200): adds the pricer 'roofline-share + samples'")
     a = ap.parse_args()
+    samples = {}
+    for spec in a.device_samples:
+        target, sep, path = spec.partition("=")
+        if not sep or target not in {t for _, t in PAIRS} or not Path(path).is_file():
+            sys.exit(f"cross_device_types.py: --device-samples {spec}: expected h100=FILE or h200=FILE of an existing file")
+        samples[target] = str(Path(path).resolve())
+    pricers = list(PRICERS)
+    if samples:
+        pricers.append(("roofline-share + samples", ["--pricer", "roofline-share"]))
     runs = []
     with tempfile.TemporaryDirectory() as tmp:
         for job in JOBS:
@@ -40,7 +58,11 @@ def main():
                 measured = Path(tmp) / "m.json.gz"
                 captures = sorted((ROOT / "traces" / target / f"{job}-emit-nvtx-step").glob("*.dpro.gz"))
                 subprocess.run([a.bin, "convert", "-q", *map(str, captures), "-o", str(measured), "--force"], check=True)
-                for pricer, flags in PRICERS:
+                for pricer, flags in pricers:
+                    if pricer == "roofline-share + samples":
+                        if target not in samples:
+                            continue
+                        flags = flags + ["--device-samples", samples[target]]
                     predicted = Path(tmp) / "p.json"
                     subprocess.run([a.bin, "replay", "-q", str(ROOT / "traces" / origin / f"{job}-emit-nvtx-step"),
                                     "--device", target, *flags, "--timeline", str(predicted), "--force"], check=True)
@@ -48,9 +70,10 @@ def main():
                                           str(measured), "--job", job, "--by-type"],
                                          check=True, capture_output=True, text=True).stdout
                     runs.append({"origin": origin, "target": target, "pricer": pricer, **json.loads(out)})
+    with_samples = bool(samples)
     print("| job | origin -> target | op type | share of target kernel time | summed time error: default "
-          "| roofline-share | keep origin |")
-    print("|---|---|---|---:|---:|---:|---:|")
+          "| roofline-share |" + (" roofline-share + samples |" if with_samples else "") + " keep origin |")
+    print("|---|---|---|---:|---:|---:|" + ("---:|" if with_samples else "") + "---:|")
     for job in JOBS:
         for origin, target in PAIRS:
             by = {r["pricer"]: r for r in runs if r["job"] == job and r["origin"] == origin}
@@ -63,15 +86,20 @@ def main():
                 def cell(x):
                     return "n/a" if x is None else f"{x:+.1f} %"
 
+                sampled = ""
+                if with_samples:
+                    w = by.get("roofline-share + samples")
+                    sampled = f" {cell(w['by_type'][t]['sum_error_pct']) if w else 'n/a'} |"
                 print(f"| {job} | {origin} -> {target} | {t} | {v['share_of_target_pct']:.1f} % | "
-                      f"{cell(v['sum_error_pct'])} | {cell(sv['sum_error_pct'])} | {cell(v['no_change_sum_error_pct'])} |")
+                      f"{cell(v['sum_error_pct'])} | {cell(sv['sum_error_pct'])} |{sampled} "
+                      f"{cell(v['no_change_sum_error_pct'])} |")
     print()
     for job in JOBS:
         for origin, target in PAIRS:
             d = next(r for r in runs if r["job"] == job and r["origin"] == origin and r["pricer"] == "default")
             u = d["by_type"].get("unpaired", {}).get("share_of_target_pct", 0.0)
             print(f"{job} {origin} -> {target}: unpaired {u:.1f} % of the target's kernel time")
-    for pricer, _ in PRICERS + [("keep origin", [])]:
+    for pricer, _ in pricers + [("keep origin", [])]:
         key = "no_change_sum_error_pct" if pricer == "keep origin" else "sum_error_pct"
         cells = [(v[key], v["target_measured_ms"]) for r in runs
                  if r["pricer"] == (pricer if pricer != "keep origin" else "default")

@@ -149,9 +149,11 @@ std::string device_summary(const whatif::DeviceChange& c) {
                         share(c, PricedBy::kSameChip))
           : "",
       described_model_note(c), share(c, PricedBy::kScaling), share(c, PricedBy::kUnchanged),
-      c.samples_used ? fmt::format("; learned model corrected by {} measured on {}", count_of(c.samples_used, "op"),
-                                   c.target)
-                     : "",
+      !c.samples_used ? ""
+      : c.pricer == cm::PricerKind::kRooflineShare
+          ? fmt::format("; the target's side of the ratio by the share scalars fitted on {} measured on {}",
+                        count_of(c.samples_used, "op"), c.target)
+          : fmt::format("; learned model corrected by {} measured on {}", count_of(c.samples_used, "op"), c.target),
       count_of(c.undescribable_kernels, "kernel"), undescribed_priced_by(c), math_note(c), largest_undescribed(c));
 }
 
@@ -166,6 +168,7 @@ nlohmann::json details_of(const whatif::DeviceChange& c) {
   if (c.pricer == cm::PricerKind::kRooflineShare) {
     j["pricer"] = cm::to_string(c.pricer);
     j["shares"] = c.shares_path;
+    if (!c.share_fit.empty()) j["share_fit"] = c.share_fit;
   }
   const Nanos total = c.coverage.total_measured();
   for (int i = 0; i < cm::kPricedByCount; ++i)
@@ -209,6 +212,7 @@ void warn_of(const whatif::DeviceChange& c, Logger& log) {
     log.warn(fmt::format("{}: --origin-device {} overrides the GPU the trace records, '{}' ({} in the "
                          "device catalog)", o.file, c.forced_origin, o.recorded, o.catalog_name));
   if (!c.learned_unavailable.empty()) log.warn(c.learned_unavailable + "; --device uses cross-device scaling only");
+  for (const auto& line : c.share_fit) log.info("--device-samples, " + c.target + "'s share scalars: " + line);
 }
 
 // ---- communication re-timing -----------------------------------------------------------------

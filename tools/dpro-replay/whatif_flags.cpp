@@ -15,7 +15,8 @@ void WhatIfFlags::add_to(CLI::App& replay, Flags flags) {
       ->default_val(resource_paths().device_dir);
   replay.add_option("--device-samples", device_.samples_path,
                     "Ops measured on the --device GPU (CSV in the shared-data schema, or a directory of "
-                    "them): the learned model is corrected by them (few-shot)");
+                    "them): the learned model is corrected by them (few-shot); with --pricer roofline-share the "
+                    "target's share scalars are fitted on them (the target's side of the ratio only)");
   replay.add_option("--pricer", device_.pricer,
                     "What prices --device's described kernels: learned (the learned model's kernel-time factor;\n"
                     "between GPUs of one chip the same-chip rule) or roofline-share (the kernel-time ratio of the\n"
