@@ -9,6 +9,7 @@
 
 #include "core/error.h"
 #include "costmodel/comm/comm_ops.h"
+#include "hw/device_rates.h"
 #include "whatif/comm/compress.h"
 #include "whatif/comm/retime.h"
 #include "whatif/host_retime.h"
@@ -174,6 +175,11 @@ double compression_risk(const std::string& value) {
 }
 
 SearchSpace make_space(const whatif::Workload& base, const SpaceOptions& options) {
+  // A device profile that does not apply to the GPU priced is refused here, by the one rule every
+  // reader follows (hw/device_profile.h), and not left out with one strategy that reads it.
+  if (!options.device_profile.empty())
+    hw::load_device_rates(options.device_profile, {options.device, base.traces->gpu_names()},
+                          hw::DeviceCatalog::load_directory(options.device_dir));
   SearchSpace space;
   auto add_strategy = [&](Strategy s) {
     if (std::find(space.strategies.begin(), space.strategies.end(), s) == space.strategies.end())

@@ -16,7 +16,6 @@
 #include "core/error.h"
 #include "core/json_fields.h"
 #include "core/log.h"
-#include "hw/device_rates.h"
 #include "optimizer/compression_planner.h"
 #include "optimizer/memory.h"
 #include "optimizer/plan.h"
@@ -148,11 +147,6 @@ class OptimizeCommand final : public Command {
     trace::LoadOptions load;
     load.allow_partial = allow_partial_;
     const auto traces = std::make_shared<const trace::TraceSet>(trace::load_traces(traces_, load, log));
-    // A device profile that does not apply to the GPU priced is refused here, by the one rule every
-    // reader follows (hw/device_profile.h), and not left out with one strategy that reads it.
-    if (!paths.device_profile.empty())
-      hw::load_device_rates(paths.device_profile, {conditions.device, traces->gpu_names()},
-                            hw::DeviceCatalog::load_directory(paths.device_dir));
     replayer::ReplayOptions options;
     options.report.top_ops = 0;
     replayer::Replay recorded = replayer::replay_traces(*traces, options, log);
