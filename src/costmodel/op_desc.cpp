@@ -143,6 +143,14 @@ bool is_gemm_or_conv_kernel(const std::string& kernel_name) {
   return false;
 }
 
+bool is_conv_kernel(const std::string& kernel_name) {
+  if (!is_gemm_or_conv_kernel(kernel_name)) return false;
+  const std::string whole = ascii_lower(kernel_name);
+  for (const char* conv : {"conv", "winograd", "fft", "implicit", "dgrad", "wgrad", "fprop", "cudnn"})
+    if (whole.find(conv) != std::string::npos) return true;
+  return false;
+}
+
 const char* to_string(KernelType type) {
   switch (type) {
     case KernelType::kGemm: return "gemm";
@@ -203,12 +211,7 @@ KernelType kernel_type(std::string_view launcher, std::string_view kernel_name) 
   auto has = [&](const char* word) { return lower.find(word) != std::string::npos; };
   // Before GEMMs: cuDNN's attention kernels say "fprop"/"bprop" ("..._sdpa_sm90_flash_fprop_...").
   if (has("sdpa") || has("flash") || has("fmha") || has("attention")) return KernelType::kAttention;
-  if (is_gemm_or_conv_kernel(name)) {
-    const std::string whole = ascii_lower(name);
-    for (const char* conv : {"conv", "winograd", "fft", "implicit", "dgrad", "wgrad", "fprop", "cudnn"})
-      if (whole.find(conv) != std::string::npos) return KernelType::kConv;
-    return KernelType::kGemm;
-  }
+  if (is_gemm_or_conv_kernel(name)) return is_conv_kernel(name) ? KernelType::kConv : KernelType::kGemm;
   if (has("softmax")) return KernelType::kSoftmax;
   if (has("splitk")) return KernelType::kGemm;  // cuBLAS's splitKreduce_kernel
   if (has("norm")) return KernelType::kNorm;

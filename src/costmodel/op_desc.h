@@ -46,6 +46,9 @@ OpFamily resolve_family(const std::string& name, bool* like_op = nullptr);
 // "turing_fp16_s1688cudnn_fp16_...": "cudnn" after 's', 'h' or a digit, not "cudnn::"), and
 // TorchInductor's templates ("triton_tem_fused_mm_0"), not its pointwise or reduction kernels.
 bool is_gemm_or_conv_kernel(const std::string& kernel_name);
+// Of those, the convolutions: the whole name (template arguments included) says so ("conv",
+// "winograd", "fft", "implicit", "dgrad", "wgrad", "fprop", "cudnn"); the rest are GEMMs.
+bool is_conv_kernel(const std::string& kernel_name);
 // The arithmetic a GEMM or convolution kernel runs, when its name says it is not plain fp32
 // (the whole name is read, template arguments included: CUTLASS writes "tfloat32_t" there):
 // TF32 tensor cores ("tf32", "tfloat32", CUTLASS's fp32-input "tensorop_s1688"),

@@ -43,11 +43,7 @@ const char* to_string(EpilogueOp op) {
 
 bool is_epilogue_gemm(std::string_view kernel_name) {
   const std::string name(kernel_name.substr(0, std::min<std::size_t>(kernel_name.size(), 512)));
-  if (!costmodel::is_gemm_or_conv_kernel(name)) return false;
-  const std::string lower = ascii_lower(name);
-  for (const char* conv : {"conv", "winograd", "fft", "implicit", "dgrad", "wgrad", "fprop", "cudnn"})
-    if (lower.find(conv) != std::string::npos) return false;
-  return true;
+  return costmodel::is_gemm_or_conv_kernel(name) && !costmodel::is_conv_kernel(name);
 }
 
 // cuBLASLt's epilogues (cublasLtEpilogue_t): BIAS; RELU, GELU and their _BIAS and _AUX forms;
