@@ -120,4 +120,58 @@ void Dfg::finalize() {
   ++csr_version_;
 }
 
+void Dfg::finalize_appended(std::size_t n0, std::size_t m0) {
+  const std::size_t n = nodes_.size(), m = edges_.size();
+  DPRO_CHECK(n0 <= n && m0 <= m && out_begin_.size() == n0 + 1 && in_begin_.size() == n0 + 1 && out_.size() == m0 &&
+             in_.size() == m0);
+  std::vector<EdgeId> added;
+  added.reserve(m - m0);
+  for (std::size_t i = m0; i < m; ++i) {
+    const Edge& e = edges_[EdgeId::at(i)];
+    DPRO_CHECK(e.src.value < n && e.dst.value < n);
+    added.push_back(EdgeId::at(i));
+  }
+  const auto src = [&](EdgeId e) { return edges_[e].src.value; };
+  const auto dst = [&](EdgeId e) { return edges_[e].dst.value; };
+  // Out-lists: each node's old list, then its added edges in id order, moved up from the back.
+  std::stable_sort(added.begin(), added.end(), [&](EdgeId a, EdgeId b) { return src(a) < src(b); });
+  out_.resize(m);
+  out_begin_.resize(n + 1);
+  std::size_t write = m, j = added.size();
+  std::uint32_t old_next = static_cast<std::uint32_t>(m0);  // the old begin of node v + 1's list
+  for (std::size_t v = n; v-- > 0;) {
+    const std::uint32_t lo = v < n0 ? out_begin_[v] : static_cast<std::uint32_t>(m0), hi = old_next;
+    while (j > 0 && src(added[j - 1]) == v) out_[--write] = added[--j];
+    for (std::uint32_t i = hi; i-- > lo;) out_[--write] = out_[i];
+    old_next = lo;
+    out_begin_[v] = static_cast<std::uint32_t>(write);
+  }
+  out_begin_[n] = static_cast<std::uint32_t>(m);
+  // In-lists are in (source, id) order: an added edge goes after the old in-edges of its target
+  // whose source is not above its own (all of them have smaller ids), before the others.
+  std::stable_sort(added.begin(), added.end(),
+                   [&](EdgeId a, EdgeId b) { return std::pair(dst(a), src(a)) < std::pair(dst(b), src(b)); });
+  in_.resize(m);
+  in_begin_.resize(n + 1);
+  write = m;
+  j = added.size();
+  old_next = static_cast<std::uint32_t>(m0);
+  for (std::size_t v = n; v-- > 0;) {
+    const std::uint32_t lo = v < n0 ? in_begin_[v] : static_cast<std::uint32_t>(m0);
+    std::uint32_t i = old_next;  // the old list [lo, i), merged from the back
+    while (j > 0 && dst(added[j - 1]) == v) {
+      const EdgeId e = added[j - 1];
+      while (i > lo && src(in_[i - 1]) > src(e)) in_[--write] = in_[--i];
+      in_[--write] = e;
+      --j;
+    }
+    while (i > lo) in_[--write] = in_[--i];
+    old_next = lo;
+    in_begin_[v] = static_cast<std::uint32_t>(write);
+  }
+  in_begin_[n] = static_cast<std::uint32_t>(m);
+  finalized_ = true;
+  ++csr_version_;
+}
+
 }  // namespace dpro::graph
