@@ -547,8 +547,14 @@ Renumbering Editor::commit() {
   }
   // Only edges dropped: every node keeps its id, so the rank maps hold as they are.
   if (ranks_ && nodes_dropped_) renumber_ranks(map);
+  // No node dropped, no edge moved, and every edge the view had still alive (the dropped ones
+  // were added since and merged into parallel ones, as an insert beside a node does): the old
+  // edges keep their ids and ends, so the view is extended, not rebuilt.
+  bool extend = indexed_ && !nodes_dropped_ && !moved_ && dfg_.csr_version() == csr_version_;
+  for (std::uint32_t e = 0; extend && e < csr_edges_; ++e) extend = edge_alive_[EdgeId(e)] != 0;
   compact(map);
-  dfg_.finalize();
+  if (extend) dfg_.finalize_appended(csr_nodes_, csr_edges_);
+  else dfg_.finalize();
   close_index();
   return map;
 }

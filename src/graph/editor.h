@@ -23,8 +23,10 @@
 //
 // Costs: opening an Editor is O(nodes + edges) in flags (memset), no allocation per node;
 // commit() is O(nodes + edges) when an edit dropped a node or an edge (the compaction), and
-// O(nodes) plus the CSR update when edits only added or re-timed (no renumbering; the view is
-// then extended in place, Dfg::finalize_appended, unless an edit moved an edge); after a
+// O(nodes) plus the CSR update when edits only added or re-timed (no renumbering); the view is
+// extended in place (Dfg::finalize_appended), not rebuilt, when no node was dropped, no edge
+// moved and every dropped edge was one added since the index opened (an insert's edge merged
+// into a parallel one); after a
 // commit the index is reopened on the next edit, not at once; remove and
 // set_duration and remove_edge are O(degree); fuse, insert and redirect also search for the
 // cycle they could make, up to O(nodes + edges) each (the part of the graph downstream of the

@@ -492,13 +492,15 @@ TEST_CASE("A view extended with appended nodes and edges equals the one finalize
   }
 }
 
-// Inserts only: the commit extends the view; a moved edge makes it rebuild the view whole. Either
+// Inserts only: the commit extends the view, also when an inserted edge merged into a parallel one
+// (dropped: the added edges are renumbered); a moved edge makes it rebuild the view whole. Either
 // way the view is the one a fresh finalize builds.
 TEST_CASE("A commit of inserts extends the CSR view as finalize would build it") {
   const graph::BuiltGraph built = build("traces/hta/alexnet-a100-single.json.gz");
   const graph::Dfg& dfg = built.dfg;
   REQUIRE(dfg.node_count() > 4);
-  for (const bool redirect : {false, true}) {
+  for (const int variant : {0, 1, 2}) {
+    const bool duplicate = variant == 1, redirect = variant == 2;
     graph::BuiltGraph copy = built;
     {
       graph::Editor editor(copy);
@@ -515,7 +517,13 @@ TEST_CASE("A commit of inserts extends the CSR view as finalize would build it")
           x.src = NodeId::none();
           edges.push_back(x);
         }
+        REQUIRE(!edges.empty());
+        if (duplicate) edges.insert(edges.begin(), edges.back());  // merges into its twin
+        const std::size_t before = copy.dfg.edge_count();
         editor.insert(copy.dfg.node(beside), edges);
+        std::size_t alive = 0;
+        for (std::size_t i = before; i < copy.dfg.edge_count(); ++i) alive += editor.edge_alive(graph::EdgeId::at(i));
+        CHECK(alive == edges.size() - (duplicate ? 1 : 0));
       }
       if (redirect) {
         const graph::EdgeId e = copy.dfg.out_edges(NodeId(0)).front();
