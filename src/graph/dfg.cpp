@@ -1,6 +1,7 @@
 #include "graph/dfg.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "core/error.h"
 
@@ -116,6 +117,69 @@ void Dfg::finalize() {
          out_begin_, out_);
   bucket(m, [&](std::size_t i) { return edges_[out_[i]].dst.value; }, [&](std::size_t i) { return out_[i]; }, in_begin_,
          in_);
+  finalized_ = true;
+  ++csr_version_;
+}
+
+void Dfg::finalize_appended(std::size_t n0, std::size_t m0) {
+  const std::size_t n = nodes_.size(), m = edges_.size(), k = m - m0;
+  DPRO_CHECK(n0 <= n && m0 <= m && out_begin_.size() == n0 + 1 && in_begin_.size() == n0 + 1 && out_.size() == m0 &&
+             in_.size() == m0 && m < (std::size_t{1} << 32));
+  std::vector<EdgeId> added;
+  added.reserve(k);
+  for (std::size_t i = m0; i < m; ++i) {
+    const Edge& e = edges_[EdgeId::at(i)];
+    DPRO_CHECK(e.src.value < n && e.dst.value < n);
+    added.push_back(EdgeId::at(i));
+  }
+  const auto src = [&](EdgeId e) { return edges_[e].src.value; };
+  const auto dst = [&](EdgeId e) { return edges_[e].dst.value; };
+  // A node past the old ones begins, in the old view, where the old lists end.
+  out_begin_.resize(n + 1, static_cast<std::uint32_t>(m0));
+  in_begin_.resize(n + 1, static_cast<std::uint32_t>(m0));
+  // New begin of node u: its old begin plus the added edges keyed below u (`key`: src or dst).
+  const auto shift_begins = [&](std::vector<std::uint32_t>& begin, auto key) {
+    std::size_t a = 0;
+    for (std::size_t u = 0; u <= n; ++u) {
+      while (a < k && key(added[a]) < u) ++a;
+      begin[u] += static_cast<std::uint32_t>(a);
+    }
+  };
+  // Out-lists, from the back: the old entries above the last unplaced added edge's source move up
+  // in one block by the number of added edges not yet placed (j), then that source's added
+  // edges go right below them, after its own old entries.
+  std::stable_sort(added.begin(), added.end(), [&](EdgeId a, EdgeId b) { return src(a) < src(b); });
+  out_.resize(m);
+  std::size_t j = k, hi = m0;  // old entries [hi, m0) are placed
+  while (j > 0) {
+    const std::uint32_t v = src(added[j - 1]);
+    const std::size_t lo = out_begin_[v + 1];
+    std::memmove(out_.data() + lo + j, out_.data() + lo, (hi - lo) * sizeof(EdgeId));
+    for (; j > 0 && src(added[j - 1]) == v; --j) out_[lo + j - 1] = added[j - 1];
+    hi = lo;
+  }
+  shift_begins(out_begin_, src);
+  // In-lists are in (source, id) order: an added edge goes after its target's old in-edges whose
+  // source is not above its own (their ids are all smaller), before the others; a target's list
+  // is merged from the back, and what is left of it moves with the block below.
+  std::stable_sort(added.begin(), added.end(),
+                   [&](EdgeId a, EdgeId b) { return std::pair(dst(a), src(a)) < std::pair(dst(b), src(b)); });
+  in_.resize(m);
+  j = k;
+  hi = m0;
+  while (j > 0) {
+    const std::uint32_t v = dst(added[j - 1]);
+    const std::size_t next = in_begin_[v + 1], lo = in_begin_[v];
+    std::memmove(in_.data() + next + j, in_.data() + next, (hi - next) * sizeof(EdgeId));
+    std::size_t write = next + j, i = next;  // v's old list [lo, i) is merged from the back
+    for (; j > 0 && dst(added[j - 1]) == v; --j) {
+      const EdgeId e = added[j - 1];
+      while (i > lo && src(in_[i - 1]) > src(e)) in_[--write] = in_[--i];
+      in_[--write] = e;
+    }
+    hi = i;
+  }
+  shift_begins(in_begin_, dst);
   finalized_ = true;
   ++csr_version_;
 }

@@ -143,6 +143,15 @@ class Dfg {
   // Builds the CSR view (each node's in- and out-edge ids); call after the last add_* and before
   // traversals.
   void finalize();
+  // The same view, made from the current one when the graph has only grown since it was made:
+  // the view covered the first `nodes` nodes and `edges` edges, those edges' ends have not
+  // changed, and every node and edge past them was appended since (graph::Editor's commit of
+  // inserts). An added edge has a larger id than every old one, so it goes at the end of its
+  // source's out-list and, in its target's in-list, after the old in-edges from sources up to
+  // its own: the lists are moved up in place, O(nodes + edges) in sequential moves plus
+  // O(k log k) for the k added edges, against finalize()'s two counting sorts with their
+  // scattered writes. The view is finalize()'s, entry for entry.
+  void finalize_appended(std::size_t nodes, std::size_t edges);
 
   // Gives node v the id new_id[v] (a permutation of the node ids): nodes, their ops and the
   // edges' ends follow; the graph is finalized afterwards. What else holds node ids (RankNodes)

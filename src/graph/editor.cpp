@@ -34,6 +34,7 @@ void Editor::index_graph() const {
   prev_on_track_.assign(n, NodeId::none());
   next_on_track_.assign(n, NodeId::none());
   csr_nodes_ = n;
+  csr_edges_ = dfg_.edge_count();
   csr_version_ = dfg_.csr_version();
   indexed_ = true;
 }
@@ -127,6 +128,7 @@ EdgeId Editor::add_edge(const Edge& edge, bool merge) {
 }
 
 void Editor::move_edge(EdgeId e, NodeId src, NodeId dst) {
+  moved_ = true;
   unlink(e);
   dfg_.edges_[e].src = src;
   dfg_.edges_[e].dst = dst;
@@ -545,8 +547,14 @@ Renumbering Editor::commit() {
   }
   // Only edges dropped: every node keeps its id, so the rank maps hold as they are.
   if (ranks_ && nodes_dropped_) renumber_ranks(map);
+  // No node dropped, no edge moved, and every edge the view had still alive (the dropped ones
+  // were added since and merged into parallel ones, as an insert beside a node does): the old
+  // edges keep their ids and ends, so the view is extended, not rebuilt.
+  bool extend = indexed_ && !nodes_dropped_ && !moved_ && dfg_.csr_version() == csr_version_;
+  for (std::uint32_t e = 0; extend && e < csr_edges_; ++e) extend = edge_alive_[EdgeId(e)] != 0;
   compact(map);
-  dfg_.finalize();
+  if (extend) dfg_.finalize_appended(csr_nodes_, csr_edges_);
+  else dfg_.finalize();
   close_index();
   return map;
 }
@@ -559,7 +567,10 @@ Renumbering Editor::commit_additions() {
   for (const NodeId v : dfg_.node_ids()) map.node[v] = v;
   map.edge.resize(dfg_.edges_.size());
   for (const EdgeId e : dfg_.edge_ids()) map.edge[e] = e;
-  dfg_.finalize();
+  // The view the index opened on still holds for the nodes and edges it had (none moved), and
+  // the rest was appended since: it is extended, not rebuilt.
+  if (indexed_ && !moved_ && dfg_.csr_version() == csr_version_) dfg_.finalize_appended(csr_nodes_, csr_edges_);
+  else dfg_.finalize();
   close_index();
   return map;
 }
@@ -568,7 +579,7 @@ void Editor::close_index() {
   indexed_ = false;  // reopened on the compacted graph by the next edit
   lists_.clear();
   pending_ = false;
-  dropped_ = nodes_dropped_ = false;
+  dropped_ = nodes_dropped_ = moved_ = false;
 }
 
 void Editor::renumber_ranks(const Renumbering& map) {

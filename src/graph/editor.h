@@ -23,7 +23,10 @@
 //
 // Costs: opening an Editor is O(nodes + edges) in flags (memset), no allocation per node;
 // commit() is O(nodes + edges) when an edit dropped a node or an edge (the compaction), and
-// O(nodes) plus the CSR rebuild when edits only added or re-timed (no renumbering); after a
+// O(nodes) plus the CSR update when edits only added or re-timed (no renumbering); the view is
+// extended in place (Dfg::finalize_appended), not rebuilt, when no node was dropped, no edge
+// moved and every dropped edge was one added since the index opened (an insert's edge merged
+// into a parallel one); after a
 // commit the index is reopened on the next edit, not at once; remove and
 // set_duration and remove_edge are O(degree); fuse, insert and redirect also search for the
 // cycle they could make, up to O(nodes + edges) each (the part of the graph downstream of the
@@ -181,12 +184,14 @@ class Editor {
   mutable IdVector<NodeId, NodeId> prev_on_track_;  // a removed node -> its track predecessor (none if none)
   mutable IdVector<NodeId, NodeId> next_on_track_;
   mutable std::size_t csr_nodes_ = 0;  // nodes the CSR view had when the index opened
+  mutable std::size_t csr_edges_ = 0;  // and edges
   mutable std::uint64_t csr_version_ = 0;
   mutable bool indexed_ = false;
   std::map<std::vector<std::uint32_t>, NameId> fused_names_;  // fused_name's, by the ops' ids
   bool pending_ = false;
   bool dropped_ = false;  // an edit dropped a node or an edge: commit() compacts
   bool nodes_dropped_ = false;  // an edit dropped a node: commit() renumbers nodes too
+  bool moved_ = false;  // an edit moved an edge's end: commit() rebuilds the CSR view whole
 };
 
 }  // namespace dpro::graph

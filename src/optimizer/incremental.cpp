@@ -150,6 +150,25 @@ std::shared_ptr<const whatif::CommRetimeCache> PrefixEvaluator::comm_cache(const
   return comm_cache_;
 }
 
+std::shared_ptr<const whatif::PrecisionCache> PrefixEvaluator::precision_cache(const whatif::Precision& precision) {
+  {
+    const std::lock_guard lock(mutex_);
+    if (precision_cache_ || precision_cache_failed_) return precision_cache_;  // serves() checks the options
+  }
+  std::shared_ptr<const whatif::PrecisionCache> made;
+  try {
+    made = std::make_shared<const whatif::PrecisionCache>(*base_, precision.device_dir, precision.device,
+                                                          precision.device_profile);
+  } catch (const std::exception&) {
+    const std::lock_guard lock(mutex_);
+    precision_cache_failed_ = true;
+    return nullptr;
+  }
+  const std::lock_guard lock(mutex_);
+  if (!precision_cache_) precision_cache_ = std::move(made);
+  return precision_cache_;
+}
+
 PlanOutcome PrefixEvaluator::evaluate(const Assignment& a, replayer::Simulator& simulator, whatif::Workload* scratch,
                                       replayer::Record record) {
   std::vector<whatif::Rewrite> rewrites = decision_rewrites(conditions_, decisions_of(space_, a), paths_);
@@ -169,6 +188,12 @@ PlanOutcome PrefixEvaluator::evaluate(const Assignment& a, replayer::Simulator& 
   if (!start) {
     const std::lock_guard lock(mutex_);
     ++stats_.from_base;
+  }
+
+  // From base_, the precision rewrite (the first) edits a copy of it: the cache made on base_ serves.
+  if (!start && p1 > 0) {
+    auto& precision = std::get<whatif::Precision>(rewrites[0]);
+    precision.cache = precision_cache(precision);
   }
 
   whatif::Workload local;

@@ -18,7 +18,8 @@
 // checks that, 0 ns, on real traces).
 //
 // Per graph, not per plan: the op-fusion calibration (above), the communication rewrite's cluster
-// catalog and GPU-rate meter (whatif::CommRetimeCache), and the cycle check. The check is made
+// catalog and GPU-rate meter (whatif::CommRetimeCache), the precision rewrite's catalog, profile
+// and kernel descriptions of the job (whatif::PrecisionCache), and the cycle check. The check is made
 // once, on the conditioned job: no rewrite of the space can close a cycle in an acyclic graph
 // (graph::Editor refuses a fusion or an insert that would; precision's casts and compression's
 // kernels are put beside an op with that op's own edges, graph/editor.h; buckets and re-timing
@@ -135,12 +136,20 @@ class PrefixEvaluator {
   std::shared_ptr<const Fusing> base_pricer_;  // on conditioned_
   std::shared_ptr<const whatif::CommRetimeCache> comm_cache_;
   bool comm_cache_failed_ = false;
+  // What the precision rewrite reads of the job (whatif::PrecisionCache), made on base_ at the
+  // first plan whose precision rewrite starts from it; handed to the precision rewrite of every
+  // plan that starts from base_ (precision is a plan's first rewrite, so it then edits a copy of
+  // base_ not yet edited). None where making it threw: each plan then reads its own, and throws
+  // where and as whatif::evaluate does.
+  std::shared_ptr<const whatif::PrecisionCache> precision_cache(const whatif::Precision& precision);
+  std::shared_ptr<const whatif::PrecisionCache> precision_cache_;
+  bool precision_cache_failed_ = false;
   static constexpr std::size_t kSeenKeys = 64;
   std::deque<Assignment> seen_;  // the last kSeenKeys fusion prefixes evaluated, oldest first
   std::optional<bool> pricer_kept_;  // the intermediates_kept flag of every cached calibration
   std::uint64_t clock_ = 0;
   PrefixStats stats_;
-  mutable std::mutex mutex_;  // guards levels_, seen_, base_pricer_, comm_cache_, pricer_kept_, clock_, stats_
+  mutable std::mutex mutex_;  // guards levels_, seen_, base_pricer_, comm_cache_, precision_cache_, pricer_kept_, clock_, stats_
 };
 
 }  // namespace dpro::optimizer

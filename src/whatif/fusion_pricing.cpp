@@ -32,12 +32,13 @@ FusionPricer::FusionPricer(const trace::TraceSet& traces, const graph::Dfg& dfg,
     : dfg_(dfg), intermediates_kept_(intermediates_kept) {
   profile_bandwidth_ = profile.elementwise_bytes_per_ns();
   profile_launch_ = profile.launch_ns();
-  descs_.resize(dfg.node_count());
+  descs_.assign(dfg.node_count(), 0);
+  distinct_.emplace_back();
   device_of_.assign(dfg.node_count(), 0);
   const cm::LikeStepLaunchers lent = cm::launchers_from_like_steps(traces, dfg);
   std::map<std::pair<int, std::int64_t>, std::uint32_t> index;  // (rank, device) -> devices_
   std::vector<std::vector<double>> bandwidths, flop_rates;
-  std::map<std::pair<std::uint32_t, std::uint32_t>, cm::OpDesc> described;
+  std::map<std::pair<std::uint32_t, std::uint32_t>, std::uint32_t> described;  // -> distinct_
   for (const graph::NodeId id : dfg.node_ids()) {
     const graph::Node& n = dfg.node(id);
     if (n.kind != graph::NodeKind::kKernel || !n.track.valid()) continue;
@@ -56,10 +57,11 @@ FusionPricer::FusionPricer(const trace::TraceSet& traces, const graph::Dfg& dfg,
     const bool lent_launch = own->launcher.empty() && lent.launch.contains(id) && lent.launch[id].valid();
     // Op table entries repeat (the builder shares one per distinct op): describe each pair once.
     const graph::OpId launch_id = lent_launch ? lent.launch[id] : dfg.op_of(id);
-    auto [known, fresh] = described.try_emplace({dfg.op_of(id).value, launch_id.value});
-    if (fresh) known->second = cm::op_desc_of_kernel(dfg.ops(), *own, dfg.ops().op(launch_id));
+    auto [known, fresh] = described.try_emplace({dfg.op_of(id).value, launch_id.value},
+                                                static_cast<std::uint32_t>(distinct_.size()));
+    if (fresh) distinct_.push_back(cm::op_desc_of_kernel(dfg.ops(), *own, dfg.ops().op(launch_id)));
     descs_[id] = known->second;
-    const cm::OpDesc& op = descs_[id];
+    const cm::OpDesc& op = distinct_[known->second];
     if (!op.describable() || !memory_bound_family(op.family) || n.duration <= 0) continue;
     bandwidths[d].push_back(op.bytes() / static_cast<double>(n.duration));
     flop_rates[d].push_back(op.flops() / static_cast<double>(n.duration));
@@ -82,10 +84,10 @@ void FusionPricer::figures_used(const FusedPrice& price, std::set<std::string>& 
   if (price.launch_from_profile && profile_launch_) into.insert(profile_launch_->figure);
 }
 
-const cm::OpDesc& FusionPricer::desc(graph::NodeId kernel) const { return descs_[kernel]; }
+const cm::OpDesc& FusionPricer::desc(graph::NodeId kernel) const { return distinct_[descs_[kernel]]; }
 
 bool FusionPricer::memory_bound(graph::NodeId kernel) const {
-  const cm::OpDesc& op = descs_[kernel];
+  const cm::OpDesc& op = desc(kernel);
   return op.describable() && memory_bound_family(op.family);
 }
 
@@ -114,12 +116,12 @@ FusedPrice FusionPricer::price(std::span<const graph::NodeId> parts) const {
   const double reuse = intermediates_kept_ ? 1.0 : 2.0;
   double bytes = 0, flops = 0, largest = 0, saved = 0;
   for (std::size_t i = 0; i < parts.size(); ++i) {
-    const cm::OpDesc& op = descs_[parts[i]];
+    const cm::OpDesc& op = desc(parts[i]);
     bytes += op.bytes();
     flops += op.flops();
     largest = std::max(largest, op.bytes());
     if (i == 0) continue;
-    const cm::OpDesc& producer = descs_[parts[i - 1]];
+    const cm::OpDesc& producer = desc(parts[i - 1]);
     saved += reuse * std::min(producer.bytes_written(), op.bytes() - op.bytes_written());
   }
   out.bytes = std::max(bytes - saved, largest);
@@ -141,7 +143,7 @@ FusedPrice FusionPricer::price_epilogue(std::span<const graph::NodeId> parts) co
   const Nanos gemm = dfg_.node(parts.front()).duration;
   const DeviceRates* device = rates(parts.front());
   const bool described = device && device->bytes_per_ns && *device->bytes_per_ns > 0 &&
-                         std::all_of(parts.begin() + 1, parts.end(), [&](graph::NodeId p) { return descs_[p].describable(); });
+                         std::all_of(parts.begin() + 1, parts.end(), [&](graph::NodeId p) { return desc(p).describable(); });
   if (!described) {
     out.fallback = true;
     out.duration = gemm + nanos_from_double(kFallbackRestShare * static_cast<double>(out.parts - gemm));
@@ -151,11 +153,11 @@ FusedPrice FusionPricer::price_epilogue(std::span<const graph::NodeId> parts) co
   const double reuse = intermediates_kept_ ? 1.0 : 2.0;
   double bytes = 0;
   for (std::size_t i = 1; i < parts.size(); ++i) {
-    const cm::OpDesc& op = descs_[parts[i]];
+    const cm::OpDesc& op = desc(parts[i]);
     const double read = op.bytes() - op.bytes_written();
     // The GEMM's output when its description has it; else the step is taken to read a tensor of
     // its own output's size from it (an elementwise op on the GEMM's output).
-    const cm::OpDesc& producer = descs_[parts[i - 1]];
+    const cm::OpDesc& producer = desc(parts[i - 1]);
     const double written = i == 1 && !producer.describable() ? op.bytes_written() : producer.bytes_written();
     bytes += std::max(0.0, op.bytes() - reuse * std::min(written, read));
   }

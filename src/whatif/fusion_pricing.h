@@ -129,7 +129,12 @@ class FusionPricer {
  private:
   const graph::Dfg& dfg_;
   bool intermediates_kept_;
-  IdVector<graph::NodeId, costmodel::OpDesc> descs_;  // per node; default for non-kernels
+  // Each node's description: an index into distinct_, whose entry 0 is the default (non-kernels,
+  // kernels without an op). Op table entries repeat, so a few hundred descriptions serve tens of
+  // thousands of kernels; a copy per node was most of making a pricer (docs/optimizer.md,
+  // "Sixth round").
+  IdVector<graph::NodeId, std::uint32_t> descs_;
+  std::vector<costmodel::OpDesc> distinct_;
   IdVector<graph::NodeId, std::uint32_t> device_of_;  // index into devices_
   std::vector<DeviceRates> devices_;
   std::optional<hw::Measured<double>> profile_bandwidth_, profile_launch_;

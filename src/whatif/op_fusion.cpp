@@ -95,9 +95,12 @@ FusionStreams::FusionStreams(const trace::TraceSet& traces, const graph::Dfg& df
       by_track[node.track.value].push_back(id);
   }
   for (auto& [track, ops] : by_track) {
-    std::sort(ops.begin(), ops.end(), [&](NodeId a, NodeId b) {
+    // A total order (ties by id), so the order is the same whether or not it was sorted before;
+    // a track's ops are mostly added in start order, so the check usually spares the sort.
+    const auto earlier = [&](NodeId a, NodeId b) {
       return std::pair(dfg.node(a).measured_start, a) < std::pair(dfg.node(b).measured_start, b);
-    });
+    };
+    if (!std::is_sorted(ops.begin(), ops.end(), earlier)) std::sort(ops.begin(), ops.end(), earlier);
     streams_.push_back(std::move(ops));
   }
   const std::hash<std::string_view> hash;

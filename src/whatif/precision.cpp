@@ -4,6 +4,7 @@
 #include <array>
 #include <limits>
 #include <map>
+#include <memory>
 #include <optional>
 #include <unordered_map>
 #include <tuple>
@@ -163,9 +164,11 @@ enum class Role {
 struct Kernel {
   graph::NodeId id;
   const cm::DeviceSpec* spec = nullptr;
-  cm::OpDesc op;                       // described by its launching op (own or a like step's)
+  // Described by its launching op (own or a like step's); an entry of Kernels::names (or kNoDesc),
+  // so that a copy of a kernel copies no strings or vectors (PrecisionCache's plans copy them all).
+  const cm::OpDesc* op = nullptr;
   const graph::OpDesc* launch = nullptr;  // the op table entry with the launcher's inputs
-  std::string launcher;                // the launching op's short name ("" none)
+  std::string_view launcher;           // the launching op's short name ("" none), a key of Kernels::names
   Role role = Role::kOther;
   OpClass cls = OpClass::kElementwise;
   cm::DType math = cm::DType::kFloat32;  // the arithmetic it ran
@@ -189,10 +192,10 @@ bool is_gemm_launcher(std::string_view launcher) {
 // The op's description for the roofline: its own, or for a convolution's backward (inputs: grad
 // output, input, weight) the forward convolution's, whose FLOPs each of its gradients repeats.
 cm::OpDesc described(const graph::OpTable& table, const Kernel& k) {
-  if (k.op.describable() || k.launcher != "convolution_backward" || !k.launch || k.launch->inputs.size() < 3)
-    return k.op;
+  if (k.op->describable() || k.launcher != "convolution_backward" || !k.launch || k.launch->inputs.size() < 3)
+    return *k.op;
   cm::OpDesc d = cm::op_desc_from_cpu_op("aten::convolution", {k.launch->inputs[1], k.launch->inputs[2]}, table);
-  d.dtype = k.op.dtype;
+  d.dtype = k.op->dtype;
   return d;
 }
 
@@ -253,10 +256,11 @@ struct NameCache {
     f.kept_words = has_any(lname, kKeptTimeWords);
     return f;
   }
-  const LauncherFacts& of_launcher(const std::string& launcher) {
+  // The launcher's entry: its name (a key that stays where it is) and facts.
+  const std::pair<const std::string, LauncherFacts>& of_launcher(const std::string& launcher) {
     auto [it, fresh] = launchers.try_emplace(launcher);
     if (fresh) it->second = {is_conv_launcher(launcher), is_gemm_launcher(launcher), has_any(ascii_lower(launcher), kKeptTimeWords)};
-    return it->second;
+    return *it;
   }
 };
 
@@ -268,11 +272,14 @@ Kernel describe(const graph::Dfg& dfg, const cm::LikeStepLaunchers& lent, graph:
   k.spec = spec;
   const graph::OpDesc* own = dfg.op(id);
   k.launch = own && own->launcher.empty() && lent.launch[id].valid() ? &dfg.ops().op(lent.launch[id]) : own;
-  if (own) k.op = names.op_desc(dfg, *own, *k.launch);
-  if (k.launch && !k.launch->launcher.empty()) k.launcher = std::string(short_name(dfg.ops().name(k.launch->launcher)));
+  static const cm::OpDesc kNoDesc;
+  k.op = own ? &names.op_desc(dfg, *own, *k.launch) : &kNoDesc;
+  std::string launcher_name;
+  if (k.launch && !k.launch->launcher.empty()) launcher_name = std::string(short_name(dfg.ops().name(k.launch->launcher)));
   else k.launch = nullptr;
   const NameFacts& name = names.of_kernel(own ? dfg.ops().name(own->name) : std::string_view());
-  const LauncherFacts& launcher = names.of_launcher(k.launcher);
+  const auto& [launcher_key, launcher] = names.of_launcher(launcher_name);
+  k.launcher = launcher_key;
   k.named = name.named;
   k.integer = name.integer;
   // The launching op's dtype where the trace recorded its inputs' types (emit_nvtx records shapes
@@ -280,8 +287,8 @@ Kernel describe(const graph::Dfg& dfg, const cm::LikeStepLaunchers& lent, graph:
   const bool types_recorded =
       k.launch && std::any_of(k.launch->inputs.begin(), k.launch->inputs.end(),
                               [](const graph::TensorDesc& t) { return !t.dtype.empty(); });
-  if (!k.named && types_recorded && k.op.describable() && k.op.dtype != cm::DType::kTensorFloat32)
-    k.named = k.op.dtype;
+  if (!k.named && types_recorded && k.op->describable() && k.op->dtype != cm::DType::kTensorFloat32)
+    k.named = k.op->dtype;
   const cm::DType element = k.named ? *k.named : cm::DType::kFloat32;
   k.element_bytes = cm::dtype_bytes(element);
   k.math = element;
@@ -401,6 +408,8 @@ struct Kernels {
   std::map<std::tuple<int, std::uint32_t, std::int64_t>, std::vector<Kernel>> groups;
   std::map<int, Nanos> floor_of_rank;  // the rank's shortest kernel
   std::vector<const cm::DeviceSpec*> specs;  // the GPUs they ran on, in order of first kernel
+  // What the kernels' op and launcher point to (shared by copies: read-only once collected).
+  std::shared_ptr<NameCache> names;
 };
 
 // Throws InputError for a kernel on a GPU the catalog does not know.
@@ -410,7 +419,8 @@ Kernels collect_kernels(const trace::TraceSet& traces, const graph::Dfg& dfg, co
                         const cm::DeviceSpec* device) {
   Kernels out;
   const cm::LikeStepLaunchers lent = cm::launchers_from_like_steps(traces, dfg);
-  NameCache names;
+  out.names = std::make_shared<NameCache>();
+  NameCache& names = *out.names;
   std::unordered_map<std::uint32_t, const cm::DeviceSpec*> spec_of_track;  // the GPU of a stream
   for (const graph::NodeId id : dfg.node_ids()) {
     const graph::Node& n = dfg.node(id);
@@ -466,8 +476,8 @@ std::optional<double> elementwise_bandwidth_gbs(const Kernels& kernels, const gr
   double bytes = 0, ns = 0;
   for (const auto& [key, group] : kernels.groups)
     for (const Kernel& k : group)
-      if (k.role == Role::kOther && k.op.describable() && k.op.flops() <= k.op.bytes()) {
-        bytes += k.op.bytes();
+      if (k.role == Role::kOther && k.op->describable() && k.op->flops() <= k.op->bytes()) {
+        bytes += k.op->bytes();
         ns += static_cast<double>(dfg.node(k.id).duration);
       }
   if (bytes <= 0 || ns <= 0) return std::nullopt;
@@ -640,6 +650,40 @@ void add_lowering(PrecisionChange& into, const PrecisionChange& more) {
 
 }  // namespace
 
+// What lower() reads of the files and of the workload before it edits anything.
+struct PrecisionCache::Collected {
+  // In lower()'s order: the catalog, the device, the kernels (each may throw).
+  Collected(const Workload& w, const std::string& device_dir, const std::string& device_name)
+      : catalog(cm::DeviceCatalog::load_directory(device_dir)),
+        device(device_name.empty() ? nullptr : &catalog.get(device_name, "device")),
+        kernels(collect_kernels(*w.traces, w.graph.dfg, catalog, device)) {}
+  cm::DeviceCatalog catalog;
+  const cm::DeviceSpec* device;  // into catalog
+  Kernels kernels;               // their specs point into catalog
+  // The profile's rates; lower() reads them after its dtype check, so the cache reads them after
+  // the kernels, and a lowering without the cache reads its own after that check.
+  std::optional<hw::DeviceRates> rates;
+};
+
+PrecisionCache::PrecisionCache(const Workload& base, std::string dir, std::string gpu, std::string profile)
+    : device_dir(std::move(dir)),
+      device(std::move(gpu)),
+      device_profile(std::move(profile)),
+      nodes(base.graph.dfg.node_count()),
+      edges(base.graph.dfg.edge_count()),
+      collected([&] {
+        auto c = std::make_unique<Collected>(base, device_dir, device);
+        c->rates = hw::load_device_rates(device_profile, {device, base.traces->gpu_names()}, c->catalog);
+        return std::unique_ptr<const Collected>(std::move(c));
+      }()) {}
+
+PrecisionCache::~PrecisionCache() = default;
+
+bool PrecisionCache::serves(const Workload& w, const Precision& options) const {
+  return options.device_dir == device_dir && options.device == device && options.device_profile == device_profile &&
+         w.graph.dfg.node_count() == nodes && w.graph.dfg.edge_count() == edges;
+}
+
 PrecisionChange precision(Workload& workload, const Precision& options) {
   PrecisionChange change = lower(workload, options);
   for (const Precision::Stage& stage : options.then) {
@@ -647,6 +691,7 @@ PrecisionChange precision(Workload& workload, const Precision& options) {
     next.dtype = stage.dtype;
     next.classes = stage.classes;
     next.then.clear();
+    next.cache.reset();  // the workload is the first lowering's, not the one the cache read
     add_lowering(change, lower(workload, next));
   }
   return change;
@@ -659,16 +704,20 @@ PrecisionChange lower(Workload& workload, const Precision& options) {
   Lowering lowering{target, cm::dtype_bytes(target), std::max(cm::dtype_bytes(target), 2),
                     parse_classes(options.classes)};
   graph::Dfg& dfg = workload.graph.dfg;
-  const auto catalog = cm::DeviceCatalog::load_directory(options.device_dir);
-  const cm::DeviceSpec* device = options.device.empty() ? nullptr : &catalog.get(options.device, "device");
-  Kernels kernels = collect_kernels(*workload.traces, dfg, catalog, device);
+  // Made here, or copied from the cache's (made the same way, in the same order, on a workload
+  // equal to this one: PrecisionCache).
+  std::optional<PrecisionCache::Collected> own;
+  const bool cached = options.cache && options.cache->serves(workload, options);
+  if (!cached) own.emplace(workload, options.device_dir, options.device);
+  const PrecisionCache::Collected& read = cached ? *options.cache->collected : *own;
+  Kernels kernels = read.kernels;  // lower_group edits its copy
   for (const cm::DeviceSpec* spec : kernels.specs)
     if (!spec->peak_tflops.contains(cm::to_string(target)))
       throw OptionError("precision_dtype", options.dtype,
                         "the trace's GPU (" + spec->name + ") has no " + cm::to_string(target) +
                             " arithmetic: its spec lists no peak for it");
-  const hw::DeviceRates rates =
-      hw::load_device_rates(options.device_profile, {options.device, workload.traces->gpu_names()}, catalog);
+  if (own) own->rates = hw::load_device_rates(options.device_profile, {options.device, workload.traces->gpu_names()}, own->catalog);
+  const hw::DeviceRates& rates = *read.rates;
   if (rates.profiled()) lowering.rates = &rates;
   PrecisionChange change;
   change.dtype = target;

@@ -57,6 +57,7 @@
 // bf16, halving the all-reduce) is not modelled.
 #include <cstddef>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -90,6 +91,8 @@ struct OpPart {
 // that is malformed (a class other than gemm or conv, no position, a non-integer).
 std::optional<OpPart> parse_op_part(const std::string& text);
 
+class PrecisionCache;
+
 struct Precision {
   std::string dtype = "bf16";              // the target dtype: tf32, fp16, bf16, fp8 (hw::parse_dtype)
   std::vector<std::string> classes{"all"};  // "gemm", "conv", "elementwise", "all", or parts (OpPart)
@@ -111,6 +114,36 @@ struct Precision {
     bool operator==(const Stage&) const = default;
   };
   std::vector<Stage> then;
+  // Optional: what the first lowering reads, made once for the workload this one rewrites
+  // (PrecisionCache); without it, or where it does not serve, the lowering reads its own.
+  std::shared_ptr<const PrecisionCache> cache;
+};
+
+// What precision()'s first lowering reads before it edits anything, made once: the device catalog
+// of device_dir, the device profile's rates, and the workload's kernels (each one's description,
+// role, class, dtype, launching op and GPU; their groups per rank, stream and iteration in start
+// order; each rank's latency floor). These are a function of the files and of the workload only,
+// not of the lowering's dtype or classes, so every plan of a search whose precision rewrite
+// starts from the same job (optimizer::PrefixEvaluator: precision is a plan's first rewrite, on a
+// copy of the conditioned job) lowers the same kernels; reading and describing them was most of a
+// ResNet-50 plan's precision rewrite (docs/optimizer.md, "Sixth round").
+// Contract: a Precision that carries a cache is applied to a workload equal to `base` (a copy of
+// it, not yet edited); the cache serves only options with the same device_dir, device and
+// device_profile and a graph of base's node and edge counts (else the lowering reads its own),
+// and only the first lowering (Precision::then's work on the first one's result). Throws what
+// precision() throws for these reads (an unknown GPU, bad spec or profile files). Immutable once
+// made: threads share it.
+class PrecisionCache {
+ public:
+  PrecisionCache(const Workload& base, std::string device_dir, std::string device, std::string device_profile);
+  ~PrecisionCache();
+  PrecisionCache(const PrecisionCache&) = delete;
+  PrecisionCache& operator=(const PrecisionCache&) = delete;
+  bool serves(const Workload& w, const Precision& options) const;
+  const std::string device_dir, device, device_profile;
+  const std::size_t nodes, edges;  // of base
+  struct Collected;
+  const std::unique_ptr<const Collected> collected;
 };
 
 struct PrecisionChange {

@@ -149,6 +149,16 @@ TEST_CASE("incremental evaluation equals the full what-if on every node, A100 jo
   CHECK(check_equal(j, walk(j.space, 16, 3), 1) > 0);
 }
 
+// ResNet-50 on an H100: precision's lowering is most of a plan's evaluation, and a plan that starts
+// from the job lowers it with the kernels described once (whatif::PrecisionCache). With one
+// workload kept per level, a walk that changes the precision variables starts from the job again
+// and again.
+TEST_CASE("incremental evaluation equals the full what-if on every node, H100 ResNet-50 (precision from the job)") {
+  const Job j("traces/h100/resnet50", {});
+  REQUIRE(j.has(Strategy::kPrecision));
+  CHECK(check_equal(j, walk(j.space, 10, 4), 1) > 0);
+}
+
 TEST_CASE("the search scores the same plans the same in incremental and full mode") {
   const Job j("traces/hta/a100-ws2-rank0-nccl.json.gz", {"network.inter_node_gbps=0.5"});
   SearchOptions s;

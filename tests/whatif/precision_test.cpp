@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <set>
 #include <vector>
 
@@ -287,4 +288,90 @@ TEST_CASE("precision: error attribution by kernel family", "[.attribution]") {
                 << get(measured) << " ms/step\n";
     }
   }
+}
+
+namespace {
+
+// Every node's timing fields and every edge equal, and the same op per node.
+void require_same_graph(const graph::Dfg& a, const graph::Dfg& b) {
+  REQUIRE(a.node_count() == b.node_count());
+  REQUIRE(a.edge_count() == b.edge_count());
+  for (const graph::NodeId id : a.node_ids()) {
+    const graph::Node &x = a.node(id), &y = b.node(id);
+    REQUIRE(x.kind == y.kind);
+    REQUIRE(x.duration == y.duration);
+    REQUIRE(x.delay == y.delay);
+    REQUIRE(x.release == y.release);
+    REQUIRE(x.track == y.track);
+    REQUIRE(a.op_name(id) == b.op_name(id));
+  }
+  for (const graph::EdgeId id : a.edge_ids()) {
+    const graph::Edge &x = a.edge(id), &y = b.edge(id);
+    REQUIRE((x.src == y.src && x.dst == y.dst && x.kind == y.kind && x.gap == y.gap && x.src_point == y.src_point &&
+             x.dst_point == y.dst_point));
+  }
+}
+
+void require_same_change(const whatif::PrecisionChange& a, const whatif::PrecisionChange& b) {
+  CHECK(a.device == b.device);
+  CHECK(a.casts == b.casts);
+  CHECK(a.casts_unsized == b.casts_unsized);
+  CHECK(a.cast_time == b.cast_time);
+  CHECK(a.cast_bandwidth_gbs == b.cast_bandwidth_gbs);
+  CHECK(a.latency_floor == b.latency_floor);
+  CHECK(a.already_at_dtype == b.already_at_dtype);
+  CHECK(a.kept_fp32 == b.kept_fp32);
+  CHECK(a.outside_span == b.outside_span);
+  CHECK(a.gpu_before == b.gpu_before);
+  CHECK(a.gpu_after == b.gpu_after);
+  CHECK(a.from_profile == b.from_profile);
+  REQUIRE(a.lowered.size() == b.lowered.size());
+  for (const auto& [cls, t] : a.lowered) {
+    CHECK(t.kernels == b.lowered.at(cls).kernels);
+    CHECK(t.described == b.lowered.at(cls).described);
+    CHECK(t.before == b.lowered.at(cls).before);
+    CHECK(t.after == b.lowered.at(cls).after);
+  }
+}
+
+}  // namespace
+
+// whatif::PrecisionCache (the optimizer's, made once per job): every lowering of a copy of the job
+// with the cache equals the lowering without it, in the graph and in the change's figures, in any
+// order and however often the cache is used (each lowering edits its own copy of the kernels).
+TEST_CASE("precision: a cache made on the job gives every lowering of a copy the graph it makes alone") {
+  const whatif::Workload base = load_workload("traces/h100/resnet50");
+  whatif::Precision p = autocast();
+  const auto cache = std::make_shared<const whatif::PrecisionCache>(base, p.device_dir, p.device, p.device_profile);
+  std::vector<whatif::Precision> options;
+  for (const char* dtype : {"tf32", "bf16", "fp16", "bf16"}) options.push_back(autocast(dtype));
+  options[2].classes = {"conv", "elementwise"};
+  whatif::Precision staged = autocast("bf16");
+  staged.classes = {"conv"};
+  staged.then.push_back({"fp8", {"gemm"}});  // a second lowering, of the first one's graph
+  options.push_back(staged);
+  for (const whatif::Precision& alone : options) {
+    INFO(alone.dtype);
+    whatif::Workload own = base, cached = base;
+    const whatif::PrecisionChange want = whatif::precision(own, alone);
+    whatif::Precision with = alone;
+    with.cache = cache;
+    REQUIRE(cache->serves(cached, with));
+    const whatif::PrecisionChange got = whatif::precision(cached, with);
+    require_same_change(got, want);
+    require_same_graph(cached.graph.dfg, own.graph.dfg);
+    CHECK(kernel_time(cached.graph.dfg) < kernel_time(base.graph.dfg));
+  }
+  // It serves only the options and the graph it was made for.
+  whatif::Precision other = autocast();
+  other.cache = cache;
+  other.device = "A100-SXM4-80GB";
+  CHECK(!cache->serves(base, other));
+  whatif::Workload grown = base;
+  grown.graph.dfg.add_node(graph::Node{});
+  CHECK(!cache->serves(grown, autocast()));
+  // An unknown GPU is the error the lowering gives, from the cache's constructor too.
+  whatif::Precision unknown = autocast();
+  unknown.device = "no-such-gpu";
+  CHECK_THROWS(whatif::PrecisionCache(base, unknown.device_dir, unknown.device, ""));
 }
