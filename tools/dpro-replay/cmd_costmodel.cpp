@@ -459,6 +459,15 @@ class CostModelCommand : public Command {
       group_means += fmt::format("{}{} {:.1f}", group_means.empty() ? "" : ", ", cm::to_string(g), m);
     std::cout << fmt::format("\nfew-shot {} samples on {}: MAPE of the other rows {:.1f} % (mean of {} seeds; {:.1f}-{:.1f}; {})\n",
                              few_shot_n_, device.name, summary.mean, runs.size(), summary.min, summary.max, group_means);
+    if (summary.kernel_runs) {  // rows with a Kernel Time: the predicted kernel time against it
+      std::string kernel_means;
+      for (const auto& [g, m] : summary.kernel_group_mean)
+        kernel_means += fmt::format("{}{} {:.1f}", kernel_means.empty() ? "" : ", ", cm::to_string(g), m);
+      std::cout << fmt::format("few-shot {} samples on {}: Kernel Time MAPE of the other rows {:.1f} % (mean of {} "
+                               "seeds; {:.1f}-{:.1f}; {})\n",
+                               few_shot_n_, device.name, summary.kernel_mean, summary.kernel_runs, summary.kernel_min,
+                               summary.kernel_max, kernel_means);
+    }
     return 0;
   }
 
