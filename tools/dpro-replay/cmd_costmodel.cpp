@@ -189,6 +189,9 @@ class CostModelCommand : public Command {
                           "Pseudo-rows shrinking a kernel class's multiplier toward its family's: rows / (rows + this)")
         ->default_val(few_shot_options_.kernel_class_shrink_rows)
         ->check(CLI::NonNegativeNumber);
+    few_shot_->add_flag("--latency-only", few_shot_latency_only_,
+                        "Fit the multipliers on the samples' Latency even where they record a Kernel Time (the fit "
+                        "before it read kernel times; for comparison)");
 
     adapt_ = app_->add_subcommand("adapt", "Fine-tune the learned model on ops measured on a new GPU (few-shot)");
     adapt_->add_option("--device", adapt_device_, "The GPU the samples were measured on")->required();
@@ -426,6 +429,7 @@ class CostModelCommand : public Command {
     if (few_shot_seeds_.empty()) few_shot_seeds_ = {1, 2, 3, 4, 5};
     std::vector<const cm::Measurement*> extra;
     cm::ProfileSamples profile;
+    few_shot_options_.read_kernel_time = !few_shot_latency_only_;
     if (!few_shot_profile_.empty()) add_profile_samples(few_shot_profile_, device, catalog, profile, few_shot_options_, extra);
     const auto runs =
         cm::share_few_shot(prior, rows, device, few_shot_n_, few_shot_seeds_, few_shot_options_, extra);
@@ -718,6 +722,7 @@ class CostModelCommand : public Command {
   std::size_t few_shot_n_ = 50;
   std::vector<std::uint64_t> few_shot_seeds_;
   cm::DeviceFitOptions few_shot_options_;
+  bool few_shot_latency_only_ = false;
   std::string pricer_ = "learned", shares_path_, shares_output_;
   bool shares_logo_ = false, no_host_floor_ = false, logo_blank_kernels_ = false;
   std::string gemm_waves_ = "none";
