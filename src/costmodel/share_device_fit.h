@@ -12,6 +12,10 @@
 //     (held flat beyond the samples' range): a GPU whose large GEMMs sustain more than its small
 //     ones, against the prior, is not one scalar.
 //
+// A sample's kernel time (a Kernel Time column, a device profile's kernel) is what the
+// multipliers and the kernel floors' scale read where it has one; its latency what the host
+// figures read (fit_device_scalars).
+//
 // The fit is robust: it minimises the sum of |log(predicted / measured)| over the samples (where
 // the floors do not bind, a multiplier is then the median of its rows' log ratios): the host
 // figures over a grid, when there are small elementwise samples to read them from (bounded by
