@@ -40,9 +40,10 @@ Nanos PricingCoverage::total_measured() const {
 
 Pricer::Pricer(const DeviceSpec& target, const LearnedModel* model, const ResidualCorrection* correction)
     : target_(target), model_(model), correction_(correction) {}
-Pricer::Pricer(const DeviceSpec& target, const ShareTable& shares, const ShareTable* target_shares)
+Pricer::Pricer(const DeviceSpec& target, const ShareTable& shares, const ShareTable* target_shares,
+               const std::map<const DeviceSpec*, ShareTable>* origin_shares)
     : target_(target), model_(nullptr), correction_(nullptr), shares_(&shares),
-      target_shares_(target_shares ? target_shares : &shares) {}
+      target_shares_(target_shares ? target_shares : &shares), origin_shares_(origin_shares) {}
 
 std::vector<Price> Pricer::price(const std::vector<PriceRequest>& requests) {
   std::vector<Price> out(requests.size());
@@ -51,7 +52,10 @@ std::vector<Price> Pricer::price(const std::vector<PriceRequest>& requests) {
   std::vector<std::size_t> learned_index;
   for (std::size_t i = 0; i < requests.size(); ++i) {
     const PriceRequest& r = requests[i];
-    if (const auto ratio = shares_ && r.kernel ? share_kernel_ratio(*shares_, *target_shares_, r.op, *r.origin, target_)
+    const ShareTable* origin_table = shares_;
+    if (origin_shares_)
+      if (const auto o = origin_shares_->find(r.origin); o != origin_shares_->end()) origin_table = &o->second;
+    if (const auto ratio = shares_ && r.kernel ? share_kernel_ratio(*origin_table, *target_shares_, r.op, *r.origin, target_)
                                                : std::nullopt) {
       out[i] = {r.measured_ms * *ratio, PricedBy::kRooflineShare};
     } else if (const auto f = r.kernel ? same_chip_factor(r.op, *r.origin, target_, r.measured_ms) : std::nullopt) {

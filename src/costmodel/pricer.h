@@ -72,9 +72,12 @@ class Pricer {
   Pricer(const DeviceSpec& target, const LearnedModel* model, const ResidualCorrection* correction);
   // The roofline-share pricer; `shares` must outlive it. `target_shares` (may be null; must
   // outlive it too): the table that prices the target's side of the ratio, `shares` with the
-  // target's few-shot scalars applied (with_device_scalars, share_device_fit.h); the origin's side
-  // keeps `shares`.
-  Pricer(const DeviceSpec& target, const ShareTable& shares, const ShareTable* target_shares = nullptr);
+  // target's few-shot scalars applied (with_device_scalars, share_device_fit.h). `origin_shares`
+  // (may be null; must outlive it): per origin GPU, the table that prices its side (`shares` with
+  // that GPU's scalars, fitted on the trace's own kernels: whatif/device_retime.h); an origin it
+  // has no table for, and every origin without it, keeps `shares`.
+  Pricer(const DeviceSpec& target, const ShareTable& shares, const ShareTable* target_shares = nullptr,
+         const std::map<const DeviceSpec*, ShareTable>* origin_shares = nullptr);
 
   // Prices every request; the learned model sees the learned ones in one batch, in order.
   std::vector<Price> price(const std::vector<PriceRequest>& requests);
@@ -91,6 +94,7 @@ class Pricer {
   const ResidualCorrection* correction_;
   const ShareTable* shares_ = nullptr;
   const ShareTable* target_shares_ = nullptr;
+  const std::map<const DeviceSpec*, ShareTable>* origin_shares_ = nullptr;
   double target_overhead_ms_ = 0;
   std::map<const DeviceSpec*, double> origin_overhead_ms_;
   bool used_learned_ = false;

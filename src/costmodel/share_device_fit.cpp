@@ -33,7 +33,11 @@ struct Row {
   double roofline_ms;
   double x;  // log10(roofline us)
   std::string kernel_class;  // bmm/linear with a named kernel: gemm_kernel_class; else empty
-  bool kernel_timed = false;  // GPU time alone (a device profile's): no host, the launch floor only
+  // GPU time alone (a Kernel Time, or a device profile's kernel): no host, the kernel floor only.
+  bool kernel_timed = false;
+  // Read by the multipliers: a sample's kernel time where it has one, else its latency. A
+  // sample's latency beside its kernel time (fits_share false) reads the host figures only.
+  bool fits_share = true;
 };
 
 struct Host {
@@ -42,13 +46,14 @@ struct Host {
   double min_kernel_floor_ms = 0;  // no kernel below it (a device profile's empty kernel)
 };
 
-// A row's predicted time given its kernel's share term (roofline / (share x m)). A host-timed
-// row: the host around the kernel, the kernel at least its (scaled) prior floor; a kernel-timed
-// row: the kernel alone, at least the empty kernel's time (the prior's floors were fitted on
-// host-timed latencies and hold some host).
+// A row's predicted time given its kernel's share term (roofline / (share x m)): the kernel at
+// least its (scaled) prior floor and the empty kernel's time, as with_device_scalars' table
+// prices it; a host-timed row adds the host around it, a kernel-timed row is the kernel alone.
+// (The prior's floors were fitted on host-timed latencies and hold some host: where kernel-timed
+// rows show it, the fitted scale takes it out.)
 double predicted_ms(const Row& r, const Host& h, double share_term_ms) {
-  if (r.kernel_timed) return std::max(h.min_kernel_floor_ms, share_term_ms);
   const double kernel = std::max({r.kernel_floor_ms * h.kernel_floor_scale, h.min_kernel_floor_ms, share_term_ms});
+  if (r.kernel_timed) return kernel;
   return std::max(h.floor_ms, h.overhead_ms + kernel);
 }
 
@@ -85,6 +90,7 @@ std::array<double, 2> minimise(const std::function<double(double, double)>& f, s
 // slope by profile (for each slope on a grid its best level, then finer around the best
 // slope): a joint grid misses the narrow valleys that rows at a floor make.
 ShareMultiplier fit_multiplier(const std::vector<Row>& rows, const Host& h, bool slope, int steps) {
+  // rows: those that read the multiplier (fits_share) only
   ShareMultiplier m;
   std::vector<double> xs;
   for (const Row& r : rows) xs.push_back(r.x);
@@ -114,16 +120,29 @@ ShareMultiplier fit_multiplier(const std::vector<Row>& rows, const Host& h, bool
   return m;
 }
 
-// Each unit's rows at their best level (no slope) given the host: the error of all the rows.
-double error_at_best_levels(const std::vector<std::vector<Row>>& units, const std::vector<Row>& unfitted,
-                            const Host& h) {
+std::vector<Row> share_rows(const std::vector<Row>& rows) {
+  std::vector<Row> out;
+  for (const Row& r : rows)
+    if (r.fits_share) out.push_back(r);
+  return out;
+}
+
+// One unit's rows: those that fit its multiplier (fits_share), and all of them (with the
+// latencies beside kernel times), whose error the host figures are chosen by.
+struct Unit {
+  std::vector<Row> fit, all;
+};
+
+// Each unit at its best level (no slope, fitted on its fits_share rows) given the host: the
+// error of all the rows.
+double error_at_best_levels(const std::vector<Unit>& units, const std::vector<Row>& unfitted, const Host& h) {
   double total = l1_log_error(unfitted, h, ShareMultiplier{});
-  for (const auto& rows : units) total += l1_log_error(rows, h, fit_multiplier(rows, h, false, 60));
+  for (const Unit& u : units) total += l1_log_error(u.all, h, fit_multiplier(u.fit, h, false, 60));
   return total;
 }
 
 std::vector<Row> rows_of(const ShareTable& prior, const std::vector<const Measurement*>& samples,
-                         const DeviceSpec& device) {
+                         const DeviceSpec& device, bool read_kernel_time) {
   std::vector<Row> rows;
   for (const Measurement* m : samples) {
     if (m->device != &device)
@@ -131,23 +150,34 @@ std::vector<Row> rows_of(const ShareTable& prior, const std::vector<const Measur
                                           device.name);
     const auto f = prior.families.find(m->op.family);
     const auto k = prior.kernel_ms(m->op, device);
-    const bool kernel_timed = !(m->latency_ms > 0) && m->kernel_ms > 0;
-    if (f == prior.families.end() || !k || !(m->latency_ms > 0 || kernel_timed)) continue;  // no curve: nothing to scale
+    const bool has_latency = m->latency_ms > 0, has_kernel = m->kernel_ms > 0 && (read_kernel_time || !has_latency);
+    if (f == prior.families.end() || !k || !(has_latency || has_kernel)) continue;  // no curve: nothing to scale
     const double r = prior.roofline_ms(m->op, device);
     const double at_prior = r / prior.share(m->op.family, r, relative_intensity(m->op, device));
-    rows.push_back({m->op.family, share_group(m->op.family), kernel_timed ? m->kernel_ms : m->latency_ms, at_prior,
-                    f->second.kernel_floor_ms, r,
-                    std::log10(std::max(r, 1e-12) * 1e3),
-                    (share_group(m->op.family) == ShareGroup::kGemm && !m->op.kernel_name.empty())
-                        ? gemm_kernel_class(m->op.kernel_name)
-                        : std::string(),
-                    kernel_timed});
+    const Row row{m->op.family, share_group(m->op.family), 0, at_prior, f->second.kernel_floor_ms, r,
+                  std::log10(std::max(r, 1e-12) * 1e3),
+                  (share_group(m->op.family) == ShareGroup::kGemm && !m->op.kernel_name.empty())
+                      ? gemm_kernel_class(m->op.kernel_name)
+                      : std::string()};
+    // The multipliers read the kernel's own time where the sample has it (a host-timed latency
+    // holds the machine's host as well); the latency beside it reads the host figures.
+    if (has_kernel) {
+      rows.push_back(row);
+      rows.back().measured_ms = m->kernel_ms, rows.back().kernel_timed = true;
+    }
+    if (has_latency) {
+      rows.push_back(row);
+      rows.back().measured_ms = m->latency_ms, rows.back().fits_share = !has_kernel;
+    }
   }
   return rows;
 }
 
-Host fit_host(const std::vector<FittedShare>& groups, const std::vector<Row>& rows, Host start, double fastest) {
-  std::vector<std::vector<Row>> units;
+// The host figures (over [0, *fastest]; without `fastest`, start's kept) and the kernel floors'
+// scale, by the error of every row with each group at its best level.
+Host fit_host(const std::vector<FittedShare>& groups, const std::vector<Row>& rows, Host start,
+              std::optional<double> fastest) {
+  std::vector<Unit> units;
   std::vector<Row> unfitted;
   for (const Row& r : rows) {
     const auto g = std::find_if(groups.begin(), groups.end(), [&](const FittedShare& u) { return u.label == to_string(r.group); });
@@ -156,7 +186,8 @@ Host fit_host(const std::vector<FittedShare>& groups, const std::vector<Row>& ro
   for (const auto& g : groups) {
     units.emplace_back();
     for (const Row& r : rows)
-      if (g.label == to_string(r.group)) units.back().push_back(r);
+      if (g.label == to_string(r.group)) units.back().all.push_back(r);
+    units.back().fit = share_rows(units.back().all);
   }
   // Ties go to the prior's figures (clamped to the bound). The kernel floor: the prior's, or a
   // fraction of it (a host-timed prior floor holds some of the training machines' host).
@@ -164,9 +195,11 @@ Host fit_host(const std::vector<FittedShare>& groups, const std::vector<Row>& ro
   double fbest = 0;
   for (const double scale : kKernelFloorScales) {
     const double min_floor = start.min_kernel_floor_ms;
-    const auto best = minimise(
-        [&](double c, double f) { return error_at_best_levels(units, unfitted, {c, f, scale, min_floor}); }, {0, 0},
-        {fastest, fastest}, {std::min(start.overhead_ms, fastest), std::min(start.floor_ms, fastest)}, 24);
+    const double bound = fastest.value_or(0);
+    const auto best =
+        fastest ? minimise([&](double c, double f) { return error_at_best_levels(units, unfitted, {c, f, scale, min_floor}); },
+                           {0, 0}, {bound, bound}, {std::min(start.overhead_ms, bound), std::min(start.floor_ms, bound)}, 24)
+                : std::array<double, 2>{start.overhead_ms, start.floor_ms};
     const Host h{best[0], best[1], scale, min_floor};
     const double f = error_at_best_levels(units, unfitted, h);
     if (scale == kKernelFloorScales[0] || f < fbest - 1e-12) fbest = f, best_host = h;
@@ -186,7 +219,7 @@ void fit_kernel_classes(DeviceScalars& out, const std::vector<Row>& rows, const 
   };
   std::map<std::string, std::vector<const Row*>> classes;
   for (const Row& r : rows)
-    if (!r.kernel_class.empty()) classes[r.kernel_class].push_back(&r);
+    if (r.fits_share && !r.kernel_class.empty()) classes[r.kernel_class].push_back(&r);
   for (const auto& entry : classes) {
     const std::string& name = entry.first;
     const std::vector<const Row*>& own = entry.second;  // a named reference: clang 14 (the fuzz build) lets no lambda capture a structured binding
@@ -233,10 +266,11 @@ const char* to_string(ShareGroup g) {
 DeviceScalars fit_device_scalars(const ShareTable& prior, const std::vector<const Measurement*>& samples,
                                  const DeviceSpec& device, const DeviceFitOptions& options) {
   if (samples.empty()) throw InputError("", "samples", "no samples of " + device.name);
-  const std::vector<Row> rows = rows_of(prior, samples, device);
+  const std::vector<Row> rows = rows_of(prior, samples, device, options.read_kernel_time);
   DeviceScalars out;
   std::map<OpFamily, std::size_t> per_family;
-  for (const Row& r : rows) ++out.rows[r.group], ++per_family[r.family];
+  for (const Row& r : rows)
+    if (r.fits_share) ++out.rows[r.group], ++per_family[r.family];  // one per sample
   // Units: each group with samples enough (all its families), then each family with its own.
   for (ShareGroup g : kGroups) {
     if (out.rows[g] == 0) continue;
@@ -263,10 +297,14 @@ DeviceScalars fit_device_scalars(const ShareTable& prior, const std::vector<cons
   Host host{prior.host_overhead_ms, prior.host_floor_ms, 1, std::max(0.0, options.min_kernel_floor_ms)};
   out.min_kernel_floor_ms = host.min_kernel_floor_ms;
   out.host_fitted = small.size() >= options.min_host_rows;
-  if (out.host_fitted)
+  // The kernel floors' scale is read with the host, or from kernel times alone (the host kept).
+  out.kernel_floor_fitted =
+      out.host_fitted || std::any_of(rows.begin(), rows.end(), [](const Row& r) { return r.kernel_timed; });
+  if (out.kernel_floor_fitted)
     host = fit_host({out.shares.begin(), out.shares.begin() + static_cast<std::ptrdiff_t>(groups)}, rows, host,
-                    *std::min_element(small.begin(), small.end()));
-  else
+                    out.host_fitted ? std::optional<double>(*std::min_element(small.begin(), small.end()))
+                                    : std::nullopt);
+  if (!out.host_fitted)
     out.notes.push_back(fmt::format("host: {} elementwise sample{} under {:.0f} us, fewer than the {} needed: the "
                                     "prior's overhead and floor",
                                     small.size(), small.size() == 1 ? "" : "s",
@@ -284,7 +322,7 @@ DeviceScalars fit_device_scalars(const ShareTable& prior, const std::vector<cons
     for (FittedShare& u : out.shares) {
       std::vector<Row> own;
       for (const Row& r : rows)
-        if (std::find(u.families.begin(), u.families.end(), r.family) != u.families.end()) {
+        if (r.fits_share && std::find(u.families.begin(), u.families.end(), r.family) != u.families.end()) {
           own.push_back(r);
           if (const auto c = shift.find(r.kernel_class); c != shift.end())
             own.back().kernel_at_prior_ms /= std::pow(10.0, c->second);
@@ -313,9 +351,14 @@ ShareTable with_device_scalars(const ShareTable& prior, const DeviceScalars& sca
 
 std::vector<std::string> describe(const DeviceScalars& s) {
   std::vector<std::string> out;
-  out.push_back(fmt::format("host overhead {:.1f} us, host floor {:.1f} us, kernel floors x{:.2g} ({})",
-                            s.host_overhead_ms * 1e3, s.host_floor_ms * 1e3, s.kernel_floor_scale,
-                            s.host_fitted ? "fitted" : "the prior's"));
+  if (s.kernel_floor_fitted == s.host_fitted)
+    out.push_back(fmt::format("host overhead {:.1f} us, host floor {:.1f} us, kernel floors x{:.2g} ({})",
+                              s.host_overhead_ms * 1e3, s.host_floor_ms * 1e3, s.kernel_floor_scale,
+                              s.host_fitted ? "fitted" : "the prior's"));
+  else
+    out.push_back(fmt::format("host overhead {:.1f} us, host floor {:.1f} us (the prior's), kernel floors x{:.2g} "
+                              "(fitted on kernel times)",
+                              s.host_overhead_ms * 1e3, s.host_floor_ms * 1e3, s.kernel_floor_scale));
   if (s.min_kernel_floor_ms > 0)
     out.push_back(fmt::format("kernel floors at least {:.2f} us (the device profile's empty kernel)", s.min_kernel_floor_ms * 1e3));
   for (const FittedShare& u : s.shares) out.push_back(fmt::format("{}: {} ({} samples)", u.label, describe(u.multiplier), u.rows));

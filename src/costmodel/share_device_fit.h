@@ -12,6 +12,10 @@
 //     (held flat beyond the samples' range): a GPU whose large GEMMs sustain more than its small
 //     ones, against the prior, is not one scalar.
 //
+// A sample's kernel time (a Kernel Time column, a device profile's kernel) is what the
+// multipliers and the kernel floors' scale read where it has one; its latency what the host
+// figures read (fit_device_scalars).
+//
 // The fit is robust: it minimises the sum of |log(predicted / measured)| over the samples (where
 // the floors do not bind, a multiplier is then the median of its rows' log ratios): the host
 // figures over a grid, when there are small elementwise samples to read them from (bounded by
@@ -55,6 +59,7 @@ struct DeviceScalars {
   double host_overhead_ms = 0, host_floor_ms = 0;
   double kernel_floor_scale = 1;           // of the prior's kernel floors (fitted with the host)
   bool host_fitted = false;                // false: the prior's host figures
+  bool kernel_floor_fitted = false;        // the scale fitted (with the host, or on kernel times)
   double min_kernel_floor_ms = 0;          // DeviceFitOptions::min_kernel_floor_ms
   std::vector<FittedShare> shares;         // groups first, then families (which override them)
   std::map<ShareGroup, std::size_t> rows;  // samples per group
@@ -80,13 +85,20 @@ struct DeviceFitOptions {
   // (share_profile.h). The kernel floors (the prior's x the fitted scale) are held at or above
   // it, in the fit and in with_device_scalars; 0: no bound.
   double min_kernel_floor_ms = 0;
+  // A sample with both a latency and a Kernel Time fits the multipliers on its kernel time (and
+  // the host on its latency); false: on its latency, as before kernel times were read (`few-shot-shares
+  // --latency-only`, for comparison). A sample with a kernel time alone is read as one either way.
+  bool read_kernel_time = true;
 };
 
-// Fits the scalars of `device` on `samples` (each measured on it: Measurement::latency_ms, the
-// host-timed latency; or, a sample with latency_ms 0, Measurement::kernel_ms alone, the GPU time
-// of a device profile's kernel (share_profile.h): priced as roofline / (share x m), at least
-// min_kernel_floor_ms, without the host or the prior's kernel floors, and not read for the host
-// figures). `prior` gives the curves and the host figures the fit starts from.
+// Fits the scalars of `device` on `samples`, each measured on it: Measurement::latency_ms, the
+// host-timed latency, and/or Measurement::kernel_ms, the kernel's GPU time (a Kernel Time column;
+// a device profile's kernel, latency 0: share_profile.h). The multipliers read a sample's kernel
+// time where it has one (priced as the kernel alone: roofline / (share x m), at least the kernel
+// floor, no host), else its latency; the host figures read the latencies (all of them, each group
+// at its best level; bounded by the small elementwise ones), and the kernel floors' scale the
+// latencies with the host and the kernel times. A sample with no Kernel Time fits as it did
+// before kernel times were read. `prior` gives the curves and the host figures the fit starts from.
 // Throws InputError when `samples` is empty or a sample's device is not `device`.
 DeviceScalars fit_device_scalars(const ShareTable& prior, const std::vector<const Measurement*>& samples,
                                  const DeviceSpec& device, const DeviceFitOptions& options = {});

@@ -86,6 +86,23 @@ OptionError unknown_origin_error(const cm::DeviceCatalog& catalog, const trace::
                      first ? first->file : std::string());
 }
 
+// The origin's side of the share ratio fitted like the target's: each GPU of the rows of
+// `path` (ops measured on the trace's GPU(s): DeviceRetime::origin_samples_path) on its rows.
+std::map<const cm::DeviceSpec*, cm::ShareTable> fit_origins(const cm::ShareTable& prior, const std::string& path,
+                                                            const cm::DeviceCatalog& catalog, DeviceChange& change) {
+  const std::vector<cm::Measurement> samples = cm::load_measurements(path, catalog);
+  if (samples.empty()) throw InputError(path, "origin_samples", "no rows");
+  std::map<const cm::DeviceSpec*, std::vector<const cm::Measurement*>> by_gpu;
+  for (const cm::Measurement& m : samples) by_gpu[m.device].push_back(&m);
+  std::map<const cm::DeviceSpec*, cm::ShareTable> out;
+  for (const auto& [gpu, rows] : by_gpu) {
+    const cm::DeviceScalars scalars = cm::fit_device_scalars(prior, rows, *gpu);
+    change.origin_fits[gpu->name] = {rows.size(), cm::describe(scalars)};
+    out.emplace(gpu, cm::with_device_scalars(prior, scalars));
+  }
+  return out;
+}
+
 }  // namespace
 
 const cm::DeviceSpec* origin_of(const cm::DeviceCatalog& catalog, const trace::TraceSet& traces,
@@ -134,8 +151,8 @@ DeviceChange device_retime(Workload& workload, const DeviceRetime& options) {
     shares = cm::load_share_table(change.shares_path);
     if (!options.samples_path.empty()) {
       // The few-shot fit of the target's scalars (share_device_fit.h, as `costmodel predict
-      // --pricer roofline-share --device-samples`), applied to the target's side of the ratio
-      // only: the origin's keeps the prior.
+      // --pricer roofline-share --device-samples`), applied to the target's side of the ratio;
+      // the origin's side keeps the prior unless origin_samples_path fits it (below).
       const auto samples = cm::load_samples_of(options.samples_path, catalog, target);
       std::vector<const cm::Measurement*> fit_on;
       for (const cm::Measurement& m : samples) fit_on.push_back(&m);
@@ -212,7 +229,13 @@ DeviceChange device_retime(Workload& workload, const DeviceRetime& options) {
     if (!model) throw OptionError("device_samples", "", "needs the learned cost model (LibTorch)", options.samples_path);
     correction = cm::correction_from_samples(*model, cm::load_samples_of(options.samples_path, catalog, target), target);
   }
-  cm::Pricer pricer = shares ? cm::Pricer(target, *shares, target_shares ? &*target_shares : nullptr) : cm::Pricer(target, model ? &*model : nullptr, &correction);
+  std::map<const cm::DeviceSpec*, cm::ShareTable> origin_shares;
+  if (!options.origin_samples_path.empty()) {
+    if (!by_shares) throw OptionError("origin_samples", "", "needs --pricer roofline-share", options.origin_samples_path);
+    origin_shares = fit_origins(*shares, options.origin_samples_path, catalog, change);
+  }
+  cm::Pricer pricer = shares ? cm::Pricer(target, *shares, target_shares ? &*target_shares : nullptr, &origin_shares)
+                             : cm::Pricer(target, model ? &*model : nullptr, &correction);
   const std::vector<cm::Price> prices = pricer.price(requests);
   for (std::size_t i = 0; i < prices.size(); ++i) {
     graph::Node& n = dfg.node(priced_nodes[i]);

@@ -31,8 +31,12 @@ struct DeviceRetime {
   // Which model prices described kernels: "learned" (kernel-time factor of the learned model) or
   // "roofline-share" (kernel-time ratio of the share table at shares_path, "": the shipped one;
   // the learned model and LibTorch are not loaded). costmodel::parse_pricer_kind names them.
+  // Ops measured on the GPU(s) the trace ran on (roofline-share only; "": none): each GPU's share
+  // scalars fitted on its rows (costmodel::fit_device_scalars, as the target's on samples_path)
+  // price the origin's side of the ratio for the trace's ops on that GPU; the others keep the prior.
   std::string pricer = "learned";
   std::string shares_path;
+  std::string origin_samples_path;
 };
 
 // What the rewrite did, per rule (costmodel::PricedBy), and what a report says about it.
@@ -70,6 +74,13 @@ struct DeviceChange {
   // With the roofline-share pricer and samples: the fitted scalars of the target, one line each
   // (costmodel::describe(DeviceScalars)).
   std::vector<std::string> share_fit;
+  // With origin samples (DeviceRetime::origin_samples_path), per GPU of their rows (catalog name):
+  // the rows it was fitted on and its scalars, as share_fit's.
+  struct OriginFit {
+    std::size_t samples = 0;
+    std::vector<std::string> share_fit;
+  };
+  std::map<std::string, OriginFit> origin_fits;
   std::map<std::string, double> overheads_ms;  // "target" / "origin <GPU>" -> overhead taken out (ms)
   // --origin-device over a GPU the trace records: the trace file, the recorded name and its catalog
   // name (once per recorded name).

@@ -186,6 +186,55 @@ TEST_CASE("costmodel share few-shot: the evaluation scores only the rows it did 
   CHECK(score_share_table(prior(), all).latency.mape_percent() > 10.0);  // and the prior's are not them
 }
 
+TEST_CASE("costmodel share few-shot: a Kernel Time fits the multipliers, the latency beside it the host") {
+  // Rows of an H100 whose GEMMs run at half the prior's share (kernels 2x slower than the prior
+  // says), timed on a machine whose host makes every latency 1.6x what overhead + kernel give:
+  // the Kernel Time is the model's kernel, the Latency is host-inflated.
+  const DeviceSpec& h100 = catalog().get("H100-SXM5-80GB");
+  const DeviceScalars known = scalars(0.012, 0.030, {{ShareGroup::kGemm, 0.5}, {ShareGroup::kConv, 1.0},
+                                                     {ShareGroup::kNorm, 1.0}, {ShareGroup::kElementwise, 1.0}});
+  const ShareTable truth = with_device_scalars(prior(), known);
+  auto rows = synthetic(h100, known);
+  for (auto& m : rows) m.kernel_ms = *truth.kernel_ms(m.op, h100), m.latency_ms *= 1.6;
+  const auto picked = pick_share_samples(ops_of(rows), h100, 50, 3);
+  const DeviceScalars with_kernel = fit_device_scalars(prior(), pointers(rows, picked), h100);
+  const ShareTable fitted = with_device_scalars(prior(), with_kernel);
+  // The GEMMs' multiplier follows the kernel time (0.5), not the latency's 1.6x more.
+  for (OpFamily f : {OpFamily::kBmm, OpFamily::kLinear}) {
+    const ShareMultiplier& m = fitted.share_multiplier.at(f);
+    for (double x : {m.lo, m.centre, m.hi}) CHECK(m.at(std::pow(10.0, x) * 1e-3) == Approx(0.5).epsilon(0.03));
+  }
+  // So every GEMM's predicted kernel time is its Kernel Time where the share prices it (above
+  // the floors), and the latencies still fit the host: it reads more than the kernels left.
+  std::size_t gemms = 0;
+  for (const auto& m : rows)
+    if (share_group(m.op.family) == ShareGroup::kGemm && m.kernel_ms > 2 * prior().families.at(m.op.family).kernel_floor_ms) {
+      ++gemms;
+      CHECK(*fitted.kernel_ms(m.op, h100) == Approx(m.kernel_ms).epsilon(0.03));
+    }
+  CHECK(gemms > 20);
+  CHECK(with_kernel.host_fitted);
+  CHECK(with_kernel.kernel_floor_fitted);
+  CHECK(with_kernel.host_overhead_ms > 0.012);
+  // The same samples without their Kernel Time fit on the latencies as before: the GEMMs' large
+  // kernels take the host's 1.6x in (multiplier about 0.5 / 1.6).
+  auto latency_only = rows;
+  for (auto& m : latency_only) m.kernel_ms = 0;
+  const DeviceScalars without = fit_device_scalars(prior(), pointers(latency_only, picked), h100);
+  const ShareMultiplier& large = with_device_scalars(prior(), without).share_multiplier.at(OpFamily::kLinear);
+  CHECK(large.at(std::pow(10.0, large.hi) * 1e-3) < 0.4);
+  CHECK(without.kernel_floor_fitted);  // the host was fitted, and the floors' scale with it
+  CHECK(describe(without).front().find("kernel times") == std::string::npos);
+  // A mix: rows with a Kernel Time read it, rows without read their latency (here the
+  // elementwise samples lose theirs; the GEMMs keep following their kernel time).
+  auto mixed = rows;
+  for (auto& m : mixed)
+    if (share_group(m.op.family) == ShareGroup::kElementwise) m.kernel_ms = 0;
+  const ShareMultiplier& mixed_gemm =
+      with_device_scalars(prior(), fit_device_scalars(prior(), pointers(mixed, picked), h100)).share_multiplier.at(OpFamily::kLinear);
+  CHECK(mixed_gemm.at(std::pow(10.0, mixed_gemm.centre) * 1e-3) == Approx(0.5).epsilon(0.03));
+}
+
 TEST_CASE("costmodel share few-shot: a GEMM kernel class's own multiplier, pooled when its samples are few") {
   CHECK(gemm_kernel_class("void cutlass::Kernel2<cutlass_80_simt_sgemm_128x32_8x5_nn_align1>("
                           "cutlass_80_simt_sgemm_128x32_8x5_nn_align1::Params)") == "cutlass_80_simt_sgemm_128x32_8x5_nn");

@@ -806,7 +806,7 @@ TEST_CASE("device what-if: --pricer roofline-share --device-samples fits the tar
   // (the host overhead the latency carries is not the kernel's: more than 2x the kernel).
   CHECK(slow_bmm > 1.8 * prior_bmm);
   CHECK(fast_bmm < 0.6 * prior_bmm);
-  // The target's side is the fitted table's, the origin's the prior's.
+  // The target's side is the fitted table's, the origin's the prior's (no --origin-samples).
   {
     std::vector<costmodel::Measurement> rows(3);
     std::vector<const costmodel::Measurement*> fit_on;
@@ -839,6 +839,64 @@ TEST_CASE("device what-if: --pricer roofline-share --device-samples fits the tar
   auto w2 = parsed({"--device", "H100-SXM5-80GB", "--pricer", "roofline-share", "--device-samples", samples});
   CHECK_THROWS_WITH(w2->apply(other.built, other.traces, log),
                     Catch::Contains(samples + ": row 2") && Catch::Contains("not on H100-SXM5-80GB"));
+}
+
+TEST_CASE("device what-if: --origin-samples fits the origin's side of the roofline-share ratio") {
+  const auto catalog = costmodel::DeviceCatalog::load_directory(costmodel::default_device_dir());
+  const auto table = costmodel::load_share_table(costmodel::default_shares_path());
+  const costmodel::DeviceSpec& v100 = catalog.get("V100-PCIE-32GB");
+  const costmodel::DeviceSpec& h100 = catalog.get("H100-SXM5-80GB");
+  Fixture probe("Tesla V100-PCIE-32GB");
+  const costmodel::OpDesc bmm = kernel_desc(probe.dfg, graph::NodeId{0});
+  REQUIRE(bmm.describable());
+  // `factor` x the prior's latency of the fixture's bmm on `gpu`, three rows, to `path`; the fitted table.
+  auto write = [&](const std::string& path, const costmodel::DeviceSpec& gpu, double factor) {
+    std::ofstream out(path);
+    out << "OPName,Latency,Device,B,M,N,K\n";
+    std::vector<costmodel::Measurement> rows(3);
+    std::vector<const costmodel::Measurement*> on;
+    for (auto& m : rows) {
+      m.op = bmm, m.device = &gpu, m.latency_ms = factor * *table.latency_ms(bmm, gpu);
+      out << "bmm," << m.latency_ms << "," << gpu.name << ",64,512,512,512\n";
+      on.push_back(&m);
+    }
+    return costmodel::with_device_scalars(table, costmodel::fit_device_scalars(table, on, gpu));
+  };
+  const std::string target_samples = test::binary_path("h100_share_samples_both.csv");
+  const std::string origin_samples = test::binary_path("v100_share_samples_origin.csv");
+  const costmodel::ShareTable target_table = write(target_samples, h100, 1.0);
+  auto run = [&](std::vector<std::string> extra) {
+    Fixture f("Tesla V100-PCIE-32GB");
+    std::vector<std::string> args = {"--device", "H100-SXM5-80GB", "--pricer", "roofline-share", "--device-samples",
+                                     target_samples};
+    args.insert(args.end(), extra.begin(), extra.end());
+    auto w = parsed(args);
+    Logger log(LogLevel::kQuiet);
+    w->apply(f.built, f.traces, log);
+    return std::make_tuple(f.dfg.nodes().raw()[0].duration, w->summary(), w->details());
+  };
+  const auto [target_only, target_only_summary, target_only_details] = run({});
+  CHECK(target_only == Approx(2000000 * *costmodel::share_kernel_ratio(table, target_table, bmm, v100, h100)).margin(2));
+  CHECK_FALSE(target_only_details.contains("origin_share_fit"));
+  for (const double factor : {2.0, 0.5}) {
+    const costmodel::ShareTable origin_table = write(origin_samples, v100, factor);
+    const auto [both, summary, details] = run({"--origin-samples", origin_samples});
+    INFO("origin measured at " << factor << "x the prior: " << both << " ns, target side only " << target_only
+                               << " ns; " << summary);
+    // The origin's side is its fitted table's: measured slower there than the prior says, the
+    // same kernel time is a faster GPU's share of it, so the target's time is less.
+    CHECK(both == Approx(2000000 * *costmodel::share_kernel_ratio(origin_table, target_table, bmm, v100, h100)).margin(2));
+    if (factor > 1) CHECK(both < 0.6 * target_only);
+    else CHECK(both > 1.6 * target_only);
+    CHECK(details.at("origin_share_fit").at("V100-PCIE-32GB").at("samples") == 3);
+    CHECK_FALSE(details.at("origin_share_fit").at("V100-PCIE-32GB").at("share_fit").empty());
+    CHECK(summary.find("the origin's side (V100-PCIE-32GB) by those fitted on 3 ops measured on it") != std::string::npos);
+  }
+  // Only with the roofline-share pricer.
+  Fixture f("Tesla V100-PCIE-32GB");
+  auto w = parsed({"--device", "H100-SXM5-80GB", "--origin-samples", origin_samples});
+  Logger log(LogLevel::kQuiet);
+  CHECK_THROWS_WITH(w->apply(f.built, f.traces, log), Catch::Contains("roofline-share"));
 }
 
 TEST_CASE("roofline-share pricer: faster with more bandwidth (memory-bound) or peak (compute-bound) and identity on the same GPU") {

@@ -34,7 +34,7 @@ for f in h100-rerun-rest h100-rest; do
     if [ -n "$with" ]; then echo "predict with the profile:"; else echo "predict without a profile:"; fi
     # shellcheck disable=SC2086
     "$cli" costmodel predict --pricer roofline-share --device $gpu $with "$work/$f.csv" -o "$work/out.csv" --force 2>&1 |
-      grep -E '^against|profile.json: (GEMM|elementwise|linear|bmm|relu|kernel floors)' | sed "s|$work/||g"
+      grep -E '^against|profile.json: (host|GEMM|elementwise|linear|bmm|relu|kernel floors)' | sed "s|$work/||g"
   done
   echo
 done

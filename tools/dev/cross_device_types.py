@@ -17,7 +17,8 @@ With --device-samples TARGET=F.csv (per target, TARGET h100 or h200, repeatable)
 "roofline-share + samples", is run as well: roofline-share with `--device-samples F.csv`, the
 target's share scalars fitted on F's ops (ops measured on the target; the runs of a target without
 a file are skipped for it) and applied to the target's side of the ratio; its column comes after
-roofline-share's.
+roofline-share's. With both files a fourth, "+ origin samples": the same with `--origin-samples` of
+the origin's file as well (both sides of the ratio fitted, each on its own GPU's samples).
 
 Usage: tools/dev/cross_device_types.py [--bin build/tools/dpro-replay/dpro-replay] [--min-share 1]
                                        [--device-samples h200=F.csv --device-samples h100=G.csv]
@@ -51,6 +52,8 @@ def main():
     pricers = list(PRICERS)
     if samples:
         pricers.append(("roofline-share + samples", ["--pricer", "roofline-share"]))
+    if len(samples) == 2:
+        pricers.append(("+ origin samples", ["--pricer", "roofline-share"]))
     runs = []
     with tempfile.TemporaryDirectory() as tmp:
         for job in JOBS:
@@ -63,6 +66,8 @@ def main():
                         if target not in samples:
                             continue
                         flags = flags + ["--device-samples", samples[target]]
+                    if pricer == "+ origin samples":
+                        flags = flags + ["--device-samples", samples[target], "--origin-samples", samples[origin]]
                     predicted = Path(tmp) / "p.json"
                     subprocess.run([a.bin, "replay", "-q", str(ROOT / "traces" / origin / f"{job}-emit-nvtx-step"),
                                     "--device", target, *flags, "--timeline", str(predicted), "--force"], check=True)
@@ -70,10 +75,10 @@ def main():
                                           str(measured), "--job", job, "--by-type"],
                                          check=True, capture_output=True, text=True).stdout
                     runs.append({"origin": origin, "target": target, "pricer": pricer, **json.loads(out)})
-    with_samples = bool(samples)
+    sampled_pricers = [p for p, _ in pricers[len(PRICERS):]]
     print("| job | origin -> target | op type | share of target kernel time | summed time error: default "
-          "| roofline-share |" + (" roofline-share + samples |" if with_samples else "") + " keep origin |")
-    print("|---|---|---|---:|---:|---:|" + ("---:|" if with_samples else "") + "---:|")
+          "| roofline-share |" + "".join(f" {p} |" for p in sampled_pricers) + " keep origin |")
+    print("|---|---|---|---:|---:|---:|" + "---:|" * len(sampled_pricers) + "---:|")
     for job in JOBS:
         for origin, target in PAIRS:
             by = {r["pricer"]: r for r in runs if r["job"] == job and r["origin"] == origin}
@@ -87,9 +92,9 @@ def main():
                     return "n/a" if x is None else f"{x:+.1f} %"
 
                 sampled = ""
-                if with_samples:
-                    w = by.get("roofline-share + samples")
-                    sampled = f" {cell(w['by_type'][t]['sum_error_pct']) if w else 'n/a'} |"
+                for p in sampled_pricers:
+                    w = by.get(p)
+                    sampled += f" {cell(w['by_type'][t]['sum_error_pct']) if w else 'n/a'} |"
                 print(f"| {job} | {origin} -> {target} | {t} | {v['share_of_target_pct']:.1f} % | "
                       f"{cell(v['sum_error_pct'])} | {cell(sv['sum_error_pct'])} |{sampled} "
                       f"{cell(v['no_change_sum_error_pct'])} |")

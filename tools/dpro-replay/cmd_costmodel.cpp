@@ -189,6 +189,9 @@ class CostModelCommand : public Command {
                           "Pseudo-rows shrinking a kernel class's multiplier toward its family's: rows / (rows + this)")
         ->default_val(few_shot_options_.kernel_class_shrink_rows)
         ->check(CLI::NonNegativeNumber);
+    few_shot_->add_flag("--latency-only", few_shot_latency_only_,
+                        "Fit the multipliers on the samples' Latency even where they record a Kernel Time (the fit "
+                        "before it read kernel times; for comparison)");
 
     adapt_ = app_->add_subcommand("adapt", "Fine-tune the learned model on ops measured on a new GPU (few-shot)");
     adapt_->add_option("--device", adapt_device_, "The GPU the samples were measured on")->required();
@@ -426,6 +429,7 @@ class CostModelCommand : public Command {
     if (few_shot_seeds_.empty()) few_shot_seeds_ = {1, 2, 3, 4, 5};
     std::vector<const cm::Measurement*> extra;
     cm::ProfileSamples profile;
+    few_shot_options_.read_kernel_time = !few_shot_latency_only_;
     if (!few_shot_profile_.empty()) add_profile_samples(few_shot_profile_, device, catalog, profile, few_shot_options_, extra);
     const auto runs =
         cm::share_few_shot(prior, rows, device, few_shot_n_, few_shot_seeds_, few_shot_options_, extra);
@@ -459,6 +463,15 @@ class CostModelCommand : public Command {
       group_means += fmt::format("{}{} {:.1f}", group_means.empty() ? "" : ", ", cm::to_string(g), m);
     std::cout << fmt::format("\nfew-shot {} samples on {}: MAPE of the other rows {:.1f} % (mean of {} seeds; {:.1f}-{:.1f}; {})\n",
                              few_shot_n_, device.name, summary.mean, runs.size(), summary.min, summary.max, group_means);
+    if (summary.kernel_runs) {  // rows with a Kernel Time: the predicted kernel time against it
+      std::string kernel_means;
+      for (const auto& [g, m] : summary.kernel_group_mean)
+        kernel_means += fmt::format("{}{} {:.1f}", kernel_means.empty() ? "" : ", ", cm::to_string(g), m);
+      std::cout << fmt::format("few-shot {} samples on {}: Kernel Time MAPE of the other rows {:.1f} % (mean of {} "
+                               "seeds; {:.1f}-{:.1f}; {})\n",
+                               few_shot_n_, device.name, summary.kernel_mean, summary.kernel_runs, summary.kernel_min,
+                               summary.kernel_max, kernel_means);
+    }
     return 0;
   }
 
@@ -709,6 +722,7 @@ class CostModelCommand : public Command {
   std::size_t few_shot_n_ = 50;
   std::vector<std::uint64_t> few_shot_seeds_;
   cm::DeviceFitOptions few_shot_options_;
+  bool few_shot_latency_only_ = false;
   std::string pricer_ = "learned", shares_path_, shares_output_;
   bool shares_logo_ = false, no_host_floor_ = false, logo_blank_kernels_ = false;
   std::string gemm_waves_ = "none";

@@ -286,6 +286,7 @@ class ReplayCommand final : public Command {
         {"--comm-sizes", {"--cluster", "--set", "--ranks", "--bucket-mb", "--compress"}},
         {"--origin-device", {"--device"}},
         {"--device-samples", {"--device"}},
+        {"--origin-samples", {"--device"}},
         {"--costmodel", {"--device"}},
         {"--device-specs", {"--device", "--compress", "--precision-dtype"}},
         {"--precision-classes", {"--precision-dtype"}},

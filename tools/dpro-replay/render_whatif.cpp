@@ -133,6 +133,15 @@ std::string described_model_note(const whatif::DeviceChange& c) {
       like_step_note(c));
 }
 
+// ", the origin's side (V100-PCIE-32GB) by those fitted on 50 ops measured on it" with
+// --origin-samples.
+std::string origin_fits_note(const whatif::DeviceChange& c) {
+  std::string out;
+  for (const auto& [origin, fit] : c.origin_fits)
+    out += fmt::format(", the origin's side ({}) by those fitted on {} measured on it", origin, count_of(fit.samples, "op"));
+  return out;
+}
+
 std::string device_summary(const whatif::DeviceChange& c) {
   using cm::PricedBy;
   return fmt::format(
@@ -151,8 +160,8 @@ std::string device_summary(const whatif::DeviceChange& c) {
       described_model_note(c), share(c, PricedBy::kScaling), share(c, PricedBy::kUnchanged),
       !c.samples_used ? ""
       : c.pricer == cm::PricerKind::kRooflineShare
-          ? fmt::format("; the target's side of the ratio by the share scalars fitted on {} measured on {}",
-                        count_of(c.samples_used, "op"), c.target)
+          ? fmt::format("; the target's side of the ratio by the share scalars fitted on {} measured on {}{}",
+                        count_of(c.samples_used, "op"), c.target, origin_fits_note(c))
           : fmt::format("; learned model corrected by {} measured on {}", count_of(c.samples_used, "op"), c.target),
       count_of(c.undescribable_kernels, "kernel"), undescribed_priced_by(c), math_note(c), largest_undescribed(c));
 }
@@ -169,6 +178,8 @@ nlohmann::json details_of(const whatif::DeviceChange& c) {
     j["pricer"] = cm::to_string(c.pricer);
     j["shares"] = c.shares_path;
     if (!c.share_fit.empty()) j["share_fit"] = c.share_fit;
+    for (const auto& [origin, fit] : c.origin_fits)
+      j["origin_share_fit"][origin] = {{"samples", fit.samples}, {"share_fit", fit.share_fit}};
   }
   const Nanos total = c.coverage.total_measured();
   for (int i = 0; i < cm::kPricedByCount; ++i)
@@ -213,6 +224,9 @@ void warn_of(const whatif::DeviceChange& c, Logger& log) {
                          "device catalog)", o.file, c.forced_origin, o.recorded, o.catalog_name));
   if (!c.learned_unavailable.empty()) log.warn(c.learned_unavailable + "; --device uses cross-device scaling only");
   for (const auto& line : c.share_fit) log.info("--device-samples, " + c.target + "'s share scalars: " + line);
+  for (const auto& [origin, fit] : c.origin_fits)
+    for (const auto& line : fit.share_fit)
+      log.info("--device-samples, origin " + origin + "'s share scalars: " + line);
 }
 
 // ---- communication re-timing -----------------------------------------------------------------

@@ -17,6 +17,10 @@ void WhatIfFlags::add_to(CLI::App& replay, Flags flags) {
                     "Ops measured on the --device GPU (CSV in the shared-data schema, or a directory of "
                     "them): the learned model is corrected by them (few-shot); with --pricer roofline-share the "
                     "target's share scalars are fitted on them (the target's side of the ratio only)");
+  replay.add_option("--origin-samples", device_.origin_samples_path,
+                    "With --pricer roofline-share: ops measured on the GPU the trace ran on (CSV in the shared-data "
+                    "schema, or a directory of them): each GPU's share scalars fitted on its rows price the origin's "
+                    "side of the ratio");
   replay.add_option("--pricer", device_.pricer,
                     "What prices --device's described kernels: learned (the learned model's kernel-time factor;\n"
                     "between GPUs of one chip the same-chip rule) or roofline-share (the kernel-time ratio of the\n"
@@ -69,7 +73,7 @@ void WhatIfFlags::add_to(CLI::App& replay, Flags flags) {
   // A search decides these, and a plan carries no samples: kept, so that conditions() can say so,
   // but out of the help.
   if (flags == Flags::kConditions)
-    for (const char* name : {"--device-samples", "--pricer", "--shares", "--precision-dtype", "--precision-classes",
+    for (const char* name : {"--device-samples", "--origin-samples", "--pricer", "--shares", "--precision-dtype", "--precision-classes",
                              "--bucket-mb", "--compress"})
       replay.get_option(name)->group("");
 }
@@ -124,6 +128,8 @@ optimizer::Conditions WhatIfFlags::conditions() const {
     throw InputError("", "--precision-dtype", "is what the precision strategy decides; a plan or a search takes no dtype");
   if (!device_.samples_path.empty())
     throw InputError("", "--device-samples", "cannot be part of a plan or a search (not supported yet)");
+  if (!device_.origin_samples_path.empty())
+    throw InputError("", "--origin-samples", "cannot be part of a plan or a search (not supported yet)");
   check_pricer();
   if (!pricer_default())
     throw InputError("", "--pricer " + device_.pricer, "cannot be part of a plan or a search (not supported yet)");

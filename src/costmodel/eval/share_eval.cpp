@@ -77,15 +77,22 @@ std::vector<FewShotRun> share_few_shot(const ShareTable& prior, const std::vecto
   return out;
 }
 
-std::map<ShareGroup, MapeCell> latency_by_group(const ShareScore& score) {
+namespace {
+
+std::map<ShareGroup, MapeCell> by_group(const std::map<std::string, MapeCell>& by_family) {
   std::map<ShareGroup, MapeCell> out;
-  for (const auto& [family, cell] : score.latency_by_family) {
+  for (const auto& [family, cell] : by_family) {
     MapeCell& c = out[share_group(family_from_name(family))];
     c.sum_ape += cell.sum_ape;
     c.count += cell.count;
   }
   return out;
 }
+
+}  // namespace
+
+std::map<ShareGroup, MapeCell> latency_by_group(const ShareScore& score) { return by_group(score.latency_by_family); }
+std::map<ShareGroup, MapeCell> kernel_by_group(const ShareScore& score) { return by_group(score.kernel_by_family); }
 
 FewShotSummary summarize(const std::vector<FewShotRun>& runs) {
   FewShotSummary s;
@@ -101,6 +108,24 @@ FewShotSummary summarize(const std::vector<FewShotRun>& runs) {
   }
   for (const auto& [group, values] : per_group) {
     double& mean = s.group_mean[group];
+    for (double x : values) mean += x / static_cast<double>(values.size());
+  }
+  std::vector<double> kernel;
+  std::map<ShareGroup, std::vector<double>> kernel_per_group;
+  for (const FewShotRun& run : runs) {
+    if (!run.score.kernel.count) continue;
+    kernel.push_back(run.score.kernel.mape_percent());
+    for (const auto& [group, cell] : kernel_by_group(run.score))
+      if (cell.count) kernel_per_group[group].push_back(cell.mape_percent());
+  }
+  s.kernel_runs = kernel.size();
+  if (!kernel.empty()) {
+    s.kernel_min = *std::min_element(kernel.begin(), kernel.end());
+    s.kernel_max = *std::max_element(kernel.begin(), kernel.end());
+    for (double x : kernel) s.kernel_mean += x / static_cast<double>(kernel.size());
+  }
+  for (const auto& [group, values] : kernel_per_group) {
+    double& mean = s.kernel_group_mean[group];
     for (double x : values) mean += x / static_cast<double>(values.size());
   }
   return s;

@@ -43,14 +43,19 @@ std::vector<FewShotRun> share_few_shot(const ShareTable& prior, const std::vecto
                                        const DeviceFitOptions& options = {},
                                        const std::vector<const Measurement*>& extra = {});
 
-// A score's latency MAPE per family group (groups with scored rows only).
+// A score's latency (kernel time) MAPE per family group (groups with scored rows only).
 std::map<ShareGroup, MapeCell> latency_by_group(const ShareScore& score);
+std::map<ShareGroup, MapeCell> kernel_by_group(const ShareScore& score);
 
 // The runs' latency MAPE %: mean, lowest and highest over the runs, and per family group the mean
-// over the runs that scored it. Runs must not be empty.
+// over the runs that scored it; the same of the Kernel Time MAPE over the runs that scored rows
+// with a Kernel Time (kernel_runs of them; 0: no figures). Runs must not be empty.
 struct FewShotSummary {
   double mean = 0, min = 0, max = 0;
   std::map<ShareGroup, double> group_mean;
+  std::size_t kernel_runs = 0;
+  double kernel_mean = 0, kernel_min = 0, kernel_max = 0;
+  std::map<ShareGroup, double> kernel_group_mean;
 };
 FewShotSummary summarize(const std::vector<FewShotRun>& runs);
 
