@@ -766,13 +766,20 @@ TEST_CASE("device what-if: the --pricer value is checked and needs --device") {
   }
 }
 
-TEST_CASE("device what-if: --pricer roofline-share --device-samples fits the target's side of the ratio") {
-  const auto catalog = costmodel::DeviceCatalog::load_directory(costmodel::default_device_dir());
-  const auto table = costmodel::load_share_table(costmodel::default_shares_path());
+// The shipped share table, a V100 origin and an H100 target, and the V100 fixture's bmm: what the
+// roofline-share sample tests start from.
+struct SharePair {
+  costmodel::DeviceCatalog catalog = costmodel::DeviceCatalog::load_directory(costmodel::default_device_dir());
+  costmodel::ShareTable table = costmodel::load_share_table(costmodel::default_shares_path());
   const costmodel::DeviceSpec& v100 = catalog.get("V100-PCIE-32GB");
   const costmodel::DeviceSpec& h100 = catalog.get("H100-SXM5-80GB");
-  Fixture probe("Tesla V100-PCIE-32GB");
-  const costmodel::OpDesc bmm = kernel_desc(probe.dfg, graph::NodeId{0});
+  Fixture probe{"Tesla V100-PCIE-32GB"};
+  costmodel::OpDesc bmm = kernel_desc(probe.dfg, graph::NodeId{0});
+};
+
+TEST_CASE("device what-if: --pricer roofline-share --device-samples fits the target's side of the ratio") {
+  const SharePair pair;
+  const auto& [catalog, table, v100, h100, probe, bmm] = pair;
   REQUIRE(bmm.describable());
   const auto prior_ratio = costmodel::share_kernel_ratio(table, bmm, v100, h100);
   REQUIRE(prior_ratio);
@@ -842,12 +849,8 @@ TEST_CASE("device what-if: --pricer roofline-share --device-samples fits the tar
 }
 
 TEST_CASE("device what-if: --origin-samples fits the origin's side of the roofline-share ratio") {
-  const auto catalog = costmodel::DeviceCatalog::load_directory(costmodel::default_device_dir());
-  const auto table = costmodel::load_share_table(costmodel::default_shares_path());
-  const costmodel::DeviceSpec& v100 = catalog.get("V100-PCIE-32GB");
-  const costmodel::DeviceSpec& h100 = catalog.get("H100-SXM5-80GB");
-  Fixture probe("Tesla V100-PCIE-32GB");
-  const costmodel::OpDesc bmm = kernel_desc(probe.dfg, graph::NodeId{0});
+  const SharePair pair;
+  const auto& [catalog, table, v100, h100, probe, bmm] = pair;
   REQUIRE(bmm.describable());
   // `factor` x the prior's latency of the fixture's bmm on `gpu`, three rows, to `path`; the fitted table.
   auto write = [&](const std::string& path, const costmodel::DeviceSpec& gpu, double factor) {
