@@ -221,7 +221,8 @@ TEST_CASE("costmodel share few-shot: a Kernel Time fits the multipliers, the lat
   auto latency_only = rows;
   for (auto& m : latency_only) m.kernel_ms = 0;
   const DeviceScalars without = fit_device_scalars(prior(), pointers(latency_only, picked), h100);
-  const ShareMultiplier& large = with_device_scalars(prior(), without).share_multiplier.at(OpFamily::kLinear);
+  const ShareTable without_table = with_device_scalars(prior(), without);  // kept: `large` points into it
+  const ShareMultiplier& large = without_table.share_multiplier.at(OpFamily::kLinear);
   CHECK(large.at(std::pow(10.0, large.hi) * 1e-3) < 0.4);
   CHECK(without.kernel_floor_fitted);  // the host was fitted, and the floors' scale with it
   CHECK(describe(without).front().find("kernel times") == std::string::npos);
@@ -230,8 +231,8 @@ TEST_CASE("costmodel share few-shot: a Kernel Time fits the multipliers, the lat
   auto mixed = rows;
   for (auto& m : mixed)
     if (share_group(m.op.family) == ShareGroup::kElementwise) m.kernel_ms = 0;
-  const ShareMultiplier& mixed_gemm =
-      with_device_scalars(prior(), fit_device_scalars(prior(), pointers(mixed, picked), h100)).share_multiplier.at(OpFamily::kLinear);
+  const ShareTable mixed_table = with_device_scalars(prior(), fit_device_scalars(prior(), pointers(mixed, picked), h100));
+  const ShareMultiplier& mixed_gemm = mixed_table.share_multiplier.at(OpFamily::kLinear);
   CHECK(mixed_gemm.at(std::pow(10.0, mixed_gemm.centre) * 1e-3) == Approx(0.5).epsilon(0.03));
 }
 
