@@ -74,7 +74,7 @@ class Pricer {
   // outlive it too): the table that prices the target's side of the ratio, `shares` with the
   // target's few-shot scalars applied (with_device_scalars, share_device_fit.h). `origin_shares`
   // (may be null; must outlive it): per origin GPU, the table that prices its side (`shares` with
-  // that GPU's scalars, fitted on the trace's own kernels: whatif/device_retime.h); an origin it
+  // that GPU's scalars, fitted on ops measured on it: `replay --origin-samples`, whatif/device_retime.h); an origin it
   // has no table for, and every origin without it, keeps `shares`.
   Pricer(const DeviceSpec& target, const ShareTable& shares, const ShareTable* target_shares = nullptr,
          const std::map<const DeviceSpec*, ShareTable>* origin_shares = nullptr);

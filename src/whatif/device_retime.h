@@ -31,11 +31,11 @@ struct DeviceRetime {
   // Which model prices described kernels: "learned" (kernel-time factor of the learned model) or
   // "roofline-share" (kernel-time ratio of the share table at shares_path, "": the shipped one;
   // the learned model and LibTorch are not loaded). costmodel::parse_pricer_kind names them.
+  std::string pricer = "learned";
+  std::string shares_path;
   // Ops measured on the GPU(s) the trace ran on (roofline-share only; "": none): each GPU's share
   // scalars fitted on its rows (costmodel::fit_device_scalars, as the target's on samples_path)
   // price the origin's side of the ratio for the trace's ops on that GPU; the others keep the prior.
-  std::string pricer = "learned";
-  std::string shares_path;
   std::string origin_samples_path;
 };
 

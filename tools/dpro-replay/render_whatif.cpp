@@ -133,12 +133,17 @@ std::string described_model_note(const whatif::DeviceChange& c) {
       like_step_note(c));
 }
 
-// ", the origin's side (V100-PCIE-32GB) by those fitted on 50 ops measured on it" with
-// --origin-samples.
+// With --origin-samples: after the target's note ", the origin's side (V100-PCIE-32GB) by those
+// fitted on 50 ops measured on it"; without --device-samples "; the origin's side of the ratio
+// (V100-PCIE-32GB) by the share scalars fitted on 50 ops measured on it".
 std::string origin_fits_note(const whatif::DeviceChange& c) {
   std::string out;
   for (const auto& [origin, fit] : c.origin_fits)
-    out += fmt::format(", the origin's side ({}) by those fitted on {} measured on it", origin, count_of(fit.samples, "op"));
+    out += c.samples_used ? fmt::format(", the origin's side ({}) by those fitted on {} measured on it", origin,
+                                        count_of(fit.samples, "op"))
+                          : fmt::format("; the origin's side of the ratio ({}) by the share scalars fitted on {} "
+                                        "measured on it",
+                                        origin, count_of(fit.samples, "op"));
   return out;
 }
 
@@ -158,11 +163,12 @@ std::string device_summary(const whatif::DeviceChange& c) {
                         share(c, PricedBy::kSameChip))
           : "",
       described_model_note(c), share(c, PricedBy::kScaling), share(c, PricedBy::kUnchanged),
-      !c.samples_used ? ""
-      : c.pricer == cm::PricerKind::kRooflineShare
-          ? fmt::format("; the target's side of the ratio by the share scalars fitted on {} measured on {}{}",
-                        count_of(c.samples_used, "op"), c.target, origin_fits_note(c))
-          : fmt::format("; learned model corrected by {} measured on {}", count_of(c.samples_used, "op"), c.target),
+      (!c.samples_used ? ""
+       : c.pricer == cm::PricerKind::kRooflineShare
+           ? fmt::format("; the target's side of the ratio by the share scalars fitted on {} measured on {}",
+                         count_of(c.samples_used, "op"), c.target)
+           : fmt::format("; learned model corrected by {} measured on {}", count_of(c.samples_used, "op"), c.target)) +
+          origin_fits_note(c),
       count_of(c.undescribable_kernels, "kernel"), undescribed_priced_by(c), math_note(c), largest_undescribed(c));
 }
 
@@ -226,7 +232,7 @@ void warn_of(const whatif::DeviceChange& c, Logger& log) {
   for (const auto& line : c.share_fit) log.info("--device-samples, " + c.target + "'s share scalars: " + line);
   for (const auto& [origin, fit] : c.origin_fits)
     for (const auto& line : fit.share_fit)
-      log.info("--device-samples, origin " + origin + "'s share scalars: " + line);
+      log.info("--origin-samples, " + origin + "'s share scalars: " + line);
 }
 
 // ---- communication re-timing -----------------------------------------------------------------

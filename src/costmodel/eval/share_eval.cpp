@@ -94,40 +94,49 @@ std::map<ShareGroup, MapeCell> by_group(const std::map<std::string, MapeCell>& b
 std::map<ShareGroup, MapeCell> latency_by_group(const ShareScore& score) { return by_group(score.latency_by_family); }
 std::map<ShareGroup, MapeCell> kernel_by_group(const ShareScore& score) { return by_group(score.kernel_by_family); }
 
-FewShotSummary summarize(const std::vector<FewShotRun>& runs) {
-  FewShotSummary s;
-  s.min = s.max = runs.front().score.latency.mape_percent();
+namespace {
+
+// One measure's MAPE % over the runs (in run order): mean, lowest, highest, and per family group
+// the mean over the runs that scored it. `all`: every run counts; else only runs whose total
+// scored rows.
+struct Spread {
+  std::size_t runs = 0;
+  double mean = 0, min = 0, max = 0;
+  std::map<ShareGroup, double> group_mean;
+};
+Spread spread(const std::vector<FewShotRun>& runs, MapeCell ShareScore::*total,
+              std::map<std::string, MapeCell> ShareScore::*by_family, bool all) {
+  std::vector<double> values;
   std::map<ShareGroup, std::vector<double>> per_group;
   for (const FewShotRun& run : runs) {
-    const double mape = run.score.latency.mape_percent();
-    s.mean += mape / static_cast<double>(runs.size());
-    s.min = std::min(s.min, mape);
-    s.max = std::max(s.max, mape);
-    for (const auto& [group, cell] : latency_by_group(run.score))
+    if (!all && !(run.score.*total).count) continue;
+    values.push_back((run.score.*total).mape_percent());
+    for (const auto& [group, cell] : by_group(run.score.*by_family))
       if (cell.count) per_group[group].push_back(cell.mape_percent());
   }
-  for (const auto& [group, values] : per_group) {
-    double& mean = s.group_mean[group];
-    for (double x : values) mean += x / static_cast<double>(values.size());
+  Spread out;
+  out.runs = values.size();
+  if (values.empty()) return out;
+  out.min = *std::min_element(values.begin(), values.end());
+  out.max = *std::max_element(values.begin(), values.end());
+  for (double x : values) out.mean += x / static_cast<double>(values.size());
+  for (const auto& [group, xs] : per_group) {
+    double& mean = out.group_mean[group];
+    for (double x : xs) mean += x / static_cast<double>(xs.size());
   }
-  std::vector<double> kernel;
-  std::map<ShareGroup, std::vector<double>> kernel_per_group;
-  for (const FewShotRun& run : runs) {
-    if (!run.score.kernel.count) continue;
-    kernel.push_back(run.score.kernel.mape_percent());
-    for (const auto& [group, cell] : kernel_by_group(run.score))
-      if (cell.count) kernel_per_group[group].push_back(cell.mape_percent());
-  }
-  s.kernel_runs = kernel.size();
-  if (!kernel.empty()) {
-    s.kernel_min = *std::min_element(kernel.begin(), kernel.end());
-    s.kernel_max = *std::max_element(kernel.begin(), kernel.end());
-    for (double x : kernel) s.kernel_mean += x / static_cast<double>(kernel.size());
-  }
-  for (const auto& [group, values] : kernel_per_group) {
-    double& mean = s.kernel_group_mean[group];
-    for (double x : values) mean += x / static_cast<double>(values.size());
-  }
+  return out;
+}
+
+}  // namespace
+
+FewShotSummary summarize(const std::vector<FewShotRun>& runs) {
+  const Spread latency = spread(runs, &ShareScore::latency, &ShareScore::latency_by_family, true);
+  const Spread kernel = spread(runs, &ShareScore::kernel, &ShareScore::kernel_by_family, false);
+  FewShotSummary s;
+  s.mean = latency.mean, s.min = latency.min, s.max = latency.max, s.group_mean = latency.group_mean;
+  s.kernel_runs = kernel.runs;
+  s.kernel_mean = kernel.mean, s.kernel_min = kernel.min, s.kernel_max = kernel.max;
+  s.kernel_group_mean = kernel.group_mean;
   return s;
 }
 
