@@ -13,4 +13,11 @@ inline double median(std::vector<double> v) {
   return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
 }
 
+// The q-quantile (0..1) of `v`, the lower neighbour of position q x (n - 1); 0 for an empty vector.
+inline double quantile(std::vector<double> v, double q) {
+  if (v.empty()) return 0.0;
+  std::sort(v.begin(), v.end());
+  return v[static_cast<std::size_t>(q * static_cast<double>(v.size() - 1))];
+}
+
 }  // namespace dpro

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <set>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -18,13 +20,6 @@ namespace dpro::costmodel {
 namespace {
 
 bool elementwise(OpFamily f) { return f >= OpFamily::kAdd && f <= OpFamily::kTanh; }
-
-// The q-quantile (0..1) of `v`, lower neighbour; 0 for an empty vector.
-double quantile(std::vector<double> v, double q) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[static_cast<std::size_t>(q * static_cast<double>(v.size() - 1))];
-}
 
 double median_of(const std::map<std::string, double>& m) {
   std::vector<double> v;
@@ -227,25 +222,54 @@ ShareTable fit_share_table(const std::vector<const Measurement*>& data, const Sh
   for (const auto& [gpu, v] : elementwise_ms) t.gpu_host_floor_ms[gpu] = quantile(v, options.floor_quantile);
   t.host_floor_ms = options.host_floor ? median_of(t.gpu_host_floor_ms) : 0;
 
-  // family -> GPU -> bucket -> log10(share) of its rows; family -> GPU -> kernel parts.
-  // family -> intensity bucket -> GPU -> time bucket -> log10(share) of its rows.
-  std::map<OpFamily, std::map<int, std::map<std::string, std::map<int, std::vector<double>>>>> shares;
-  std::map<OpFamily, std::map<std::string, std::vector<double>>> kernel_parts;
+  // Rows with a Kernel Time are GPU-timed: their kernel is that time, with no host figure taken
+  // off. Where a family has such rows, a host-timed GPU's bucket whose latencies sit near its
+  // machine's host floor measures the host rather than the kernel (its latency less an overhead
+  // is mostly noise around the floor) and does not count; its buckets of larger ops still do. The
+  // test is on the bucket's median latency, not row by row: keeping only a small op's slow rows
+  // would keep exactly those the host slowed. A GPU with GPU-timed rows of a family gives only
+  // those (its host-timed rows of that family measured the same kernels less well).
+  std::map<OpFamily, std::set<std::string>> timed_gpus;
+  if (options.use_kernel_time)
+    for (const Measurement* m : data)
+      if (m->kernel_ms > 0) timed_gpus[m->op.family].insert(m->device->name);
+  // family -> intensity bucket -> GPU -> time bucket -> log10(share) of its rows (and, for a
+  // host-timed GPU of a family with GPU-timed rows, their latencies over the machine's host
+  // floor); family -> GPU -> kernel parts (host-timed: latency less the machine's overhead;
+  // GPU-timed: the Kernel Time).
+  using Buckets = std::map<OpFamily, std::map<int, std::map<std::string, std::map<int, std::vector<double>>>>>;
+  Buckets shares, over_floor;
+  std::map<OpFamily, std::map<std::string, std::vector<double>>> kernel_parts, timed_parts;
   for (const Measurement* m : data) {
     const double r = t.roofline_ms(m->op, *m->device);
     if (!(r > 0)) continue;
     const std::string& gpu = m->device->name;
-    const auto c = t.gpu_host_overhead_ms.find(gpu);
-    const double overhead = c == t.gpu_host_overhead_ms.end() ? t.host_overhead_ms : c->second;
-    const double kernel = m->latency_ms - overhead;
-    kernel_parts[m->op.family][gpu].push_back(std::max(0.0, kernel));
+    const bool timed = options.use_kernel_time && m->kernel_ms > 0;
+    const auto family_timed = timed_gpus.find(m->op.family);
+    if (!timed && family_timed != timed_gpus.end() && family_timed->second.contains(gpu)) continue;
+    double kernel = m->kernel_ms;
     const auto f = t.gpu_host_floor_ms.find(gpu);
-    if (f != t.gpu_host_floor_ms.end() && m->latency_ms < f->second * options.floor_margin) continue;
+    if (!timed) {
+      const auto c = t.gpu_host_overhead_ms.find(gpu);
+      kernel = m->latency_ms - (c == t.gpu_host_overhead_ms.end() ? t.host_overhead_ms : c->second);
+    }
+    (timed ? timed_parts : kernel_parts)[m->op.family][gpu].push_back(std::max(0.0, kernel));
+    if (!timed && f != t.gpu_host_floor_ms.end() && m->latency_ms < f->second * options.floor_margin) continue;
     if (!(kernel > 0)) continue;
     const int b = static_cast<int>(std::lround(std::log10(r * 1e3) / options.bucket_width));
     const int k = intensity_bucket(relative_intensity(m->op, *m->device), options.intensity_width);
     shares[m->op.family][k][gpu][b].push_back(std::log10(r / kernel));
+    if (!timed && family_timed != timed_gpus.end())
+      over_floor[m->op.family][k][gpu][b].push_back(f != t.gpu_host_floor_ms.end() && f->second > 0
+                                                         ? m->latency_ms / f->second
+                                                         : std::numeric_limits<double>::infinity());
   }
+  // Host-timed buckets near the host floor in families with GPU-timed rows: out.
+  for (auto& [family, by_intensity] : over_floor)
+    for (auto& [key, gpus] : by_intensity)
+      for (auto& [gpu, buckets] : gpus)
+        for (auto& [b, v] : buckets)
+          if (median(v) < options.timed_floor_margin) shares[family][key][gpu].erase(b);
   t.intensity_width = options.intensity_width;
   for (const auto& [family, by_intensity] : shares)
     for (const auto& [key, gpus] : by_intensity) {
@@ -269,18 +293,32 @@ ShareTable fit_share_table(const std::vector<const Measurement*>& data, const Sh
   }
   // A kernel's floor: what the fastest elementwise ops leave above their machine's overhead
   // (median over the machines), lower for a family whose fastest rows are faster still; a family
-  // measured only on large ops (linear, conv) does not make its smallest op its floor.
+  // measured only on large ops (linear, conv) does not make its smallest op its floor. Where
+  // GPU-timed rows exist, the floor is measured instead: the fastest elementwise kernels' GPU
+  // time (median over the GPUs that timed them), and a family's own from its GPU-timed rows.
   std::vector<double> machine_floors;
-  for (const auto& [gpu, floor] : t.gpu_host_floor_ms) {
-    const auto c = t.gpu_host_overhead_ms.find(gpu);
-    machine_floors.push_back(std::max(0.0, floor - (c == t.gpu_host_overhead_ms.end() ? t.host_overhead_ms : c->second)));
+  std::map<std::string, std::vector<double>> timed_elementwise;
+  for (const auto& [family, gpus] : timed_parts)
+    if (elementwise(family))
+      for (const auto& [gpu, v] : gpus) timed_elementwise[gpu].insert(timed_elementwise[gpu].end(), v.begin(), v.end());
+  if (!timed_elementwise.empty()) {
+    for (const auto& [gpu, v] : timed_elementwise) machine_floors.push_back(quantile(v, options.floor_quantile));
+  } else {
+    for (const auto& [gpu, floor] : t.gpu_host_floor_ms) {
+      const auto c = t.gpu_host_overhead_ms.find(gpu);
+      machine_floors.push_back(
+          std::max(0.0, floor - (c == t.gpu_host_overhead_ms.end() ? t.host_overhead_ms : c->second)));
+    }
   }
   const double kernel_floor = median(machine_floors);
   for (auto& [family, f] : t.families) {
+    const auto timed = timed_parts.find(family);
+    const auto& parts = timed != timed_parts.end() ? timed->second : kernel_parts[family];
     std::vector<double> floors;
-    for (const auto& [gpu, v] : kernel_parts[family]) floors.push_back(quantile(v, options.floor_quantile));
+    for (const auto& [gpu, v] : parts) floors.push_back(quantile(v, options.floor_quantile));
     f.kernel_floor_ms = std::min(kernel_floor, median(floors));
   }
+  for (const auto& [family, gpus] : timed_gpus) t.gpu_timed.insert(gpus.begin(), gpus.end());
   return t;
 }
 
@@ -305,6 +343,7 @@ std::string share_table_to_json(const ShareTable& t) {
     j["training_gpus"][gpu]["host_overhead_ms"] = ms;
     const auto f = t.gpu_host_floor_ms.find(gpu);
     if (f != t.gpu_host_floor_ms.end()) j["training_gpus"][gpu]["host_floor_ms"] = f->second;
+    if (t.gpu_timed.contains(gpu)) j["training_gpus"][gpu]["kernel_time"] = true;
   }
   j["families"] = nlohmann::ordered_json::object();
   for (const auto& [family, fs] : t.families) {
@@ -365,6 +404,11 @@ ShareTable share_table_from_json(const std::string& text, const std::string& fil
       t.gpu_host_overhead_ms[gpu] = number(g, "host_overhead_ms", "training_gpus." + gpu + ".host_overhead_ms", 0, 1e3);
       if (g.contains("host_floor_ms"))
         t.gpu_host_floor_ms[gpu] = number(g, "host_floor_ms", "training_gpus." + gpu + ".host_floor_ms", 0, 1e3);
+      if (g.contains("kernel_time")) {
+        if (!g["kernel_time"].is_boolean())
+          throw InputError(file, "training_gpus." + gpu + ".kernel_time", "must be true or false");
+        if (g["kernel_time"].get<bool>()) t.gpu_timed.insert(gpu);
+      }
     }
   if (!j.contains("families") || !j["families"].is_object() || j["families"].empty())
     throw InputError(file, "families", "missing (an object of op families, each with its share curve)");

@@ -15,6 +15,7 @@
 // (data/costmodel/shares.json) written by `costmodel fit-shares`.
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -94,6 +95,9 @@ struct ShareTable {
   double host_floor_ms = 0;     // prior: median of the training machines'
   // Per training GPU, for the record (not used to predict: a trace's machine is not theirs).
   std::map<std::string, double> gpu_host_overhead_ms, gpu_host_floor_ms;
+  // Training GPUs whose rows gave their kernels' GPU time (a Kernel Time column): the curves and
+  // kernel floors read that time, not their latency less a host overhead.
+  std::set<std::string> gpu_timed;
   std::string provenance;  // the command and data that made it
   // A device's sustained-share multiplier per family (share_device_fit.h), not capped at
   // kMaxShare (a cache-resident op can beat DRAM bandwidth); absent: 1. Not in the JSON file:
@@ -129,9 +133,18 @@ struct ShareFitOptions {
   double floor_quantile = 0.05;  // of a machine's elementwise latencies: its host floor
   bool host_floor = true;        // false: latency = host overhead + kernel (no max)
   GemmWaves gemm;                // none: the first step's form
+  // Rows with a Kernel Time (GPU-timed) give a kernel's time directly; false: their latency, as
+  // every other row's (the form before GPU-timed rows were read).
+  bool use_kernel_time = true;
+  // Where a family has GPU-timed rows, a host-timed GPU's bucket whose median latency is under
+  // this factor of its machine's host floor (its kernel part mostly the host's noise) is left out.
+  double timed_floor_margin = 2.0;
 };
 
-// Fits the table on host-timed latencies (Measurement::latency_ms) of one or more GPUs. Throws
+// Fits the table on host-timed latencies (Measurement::latency_ms) of one or more GPUs, and on
+// GPU-timed kernel times (Measurement::kernel_ms) where rows have them: the host figures always
+// from latencies (each machine's own), the shares and kernel floors from GPU time where there is
+// some (ShareFitOptions::use_kernel_time, timed_floor_margin). Throws
 // InputError when `data` holds no GPU with a host overhead (kernel_time.h: large elementwise rows).
 ShareTable fit_share_table(const std::vector<const Measurement*>& data, const ShareFitOptions& options = {});
 

@@ -863,6 +863,31 @@ TEST_CASE("costmodel fit-shares writes a table with its provenance and does not 
   std::remove(table.c_str());
 }
 
+TEST_CASE("costmodel fit-shares reads several --data paths and the GPU time of rows with a Kernel Time") {
+  const std::string data = dpro::test::source_path("data/costmodel/subset");
+  const std::string timed = dpro::test::source_path("data/costmodel/measured-2026-11-23/h100-rerun/add");
+  const std::string table = dpro::test::binary_path("fit_shares_timed.json");
+  std::remove(table.c_str());
+  stderr_of({"costmodel", "fit-shares", "--data", data, "--data", timed, "-o", table});
+  auto t = dpro::costmodel::load_share_table(table);
+  CHECK(t.gpu_timed == std::set<std::string>{"H100-SXM5-80GB"});
+  CHECK(t.gpu_host_overhead_ms.contains("H100-SXM5-80GB"));
+  CHECK_THAT(t.provenance, Catch::Contains("--data " + data + " --data " + timed) &&
+                               Catch::Contains("--timed-floor-margin 2") &&
+                               Catch::Contains("GPU time (Kernel Time) of H100-SXM5-80GB"));
+  const double timed_floor = t.families.at(dpro::costmodel::OpFamily::kAdd).kernel_floor_ms;
+  std::remove(table.c_str());
+  stderr_of({"costmodel", "fit-shares", "--data", data, "--data", timed, "--latency-only", "-o", table});
+  t = dpro::costmodel::load_share_table(table);
+  CHECK(t.gpu_timed.empty());
+  CHECK_THAT(t.provenance, Catch::Contains("--latency-only"));
+  CHECK(t.families.at(dpro::costmodel::OpFamily::kAdd).kernel_floor_ms > 2 * timed_floor);
+  std::remove(table.c_str());
+  // A missing second path is one error naming it.
+  REQUIRE_THROWS_WITH(run_cli({"costmodel", "fit-shares", "--data", data, "--data", "/nonexistent/rows", "-o", table}),
+                      Catch::Contains("/nonexistent/rows"));
+}
+
 TEST_CASE("costmodel fit-shares --gemm-waves writes the GEMM form into the table and its provenance") {
   const std::string data = dpro::test::source_path("data/costmodel/subset");
   const std::string table = dpro::test::binary_path("fit_shares_gemm.json");

@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -10,6 +11,8 @@
 #include "costmodel/paths.h"
 #include "costmodel/roofline_share.h"
 #include "costmodel_fixtures.h"
+#include "core/stats.h"
+#include "test_paths.h"
 
 using namespace dpro::costmodel;
 using dpro::test::catalog;
@@ -117,6 +120,65 @@ TEST_CASE("roofline share: a table survives its JSON file, and the shipped one l
   const ShareTable shipped = load_share_table(default_shares_path());
   CHECK(shipped.families.size() == 16);
   CHECK(shipped.provenance.find("fit-shares") != std::string::npos);
+}
+
+TEST_CASE("roofline share: GPU-timed rows (a Kernel Time) give the curves and kernel floors of their families") {
+  // The bundled subset (five GPUs, host-timed) and our H100 run's add and bmm rows, which carry
+  // the GPU time of their kernels (data/costmodel/measured-2026-11-23/h100-rerun).
+  const std::string run = dpro::test::source_path("data/costmodel/measured-2026-11-23/h100-rerun/");
+  std::vector<Measurement> timed_rows;
+  for (const char* op : {"add", "bmm"}) {
+    auto rows = load_measurements(run + op, catalog());
+    timed_rows.insert(timed_rows.end(), rows.begin(), rows.end());
+  }
+  REQUIRE(timed_rows.size() > 1000);
+  std::vector<const Measurement*> data = pointers(subset());
+  for (const Measurement& m : timed_rows) data.push_back(&m);
+  const ShareTable timed = fit_share_table(data);
+  ShareFitOptions latency_only;
+  latency_only.use_kernel_time = false;
+  const ShareTable latency = fit_share_table(data, latency_only);
+  CHECK(timed.gpu_timed == std::set<std::string>{"H100-SXM5-80GB"});
+  CHECK(latency.gpu_timed.empty());
+
+  // The kernel floor of add is the fastest add kernels' GPU time (a few us), not what host-timed
+  // latencies leave above their machine's overhead (about 11 us).
+  std::vector<double> add_kernels;
+  for (const Measurement& m : timed_rows)
+    if (m.op.family == OpFamily::kAdd) add_kernels.push_back(m.kernel_ms);
+  CHECK(timed.families.at(OpFamily::kAdd).kernel_floor_ms == Approx(dpro::quantile(add_kernels, 0.05)));
+  CHECK(timed.families.at(OpFamily::kAdd).kernel_floor_ms < 0.005);
+  CHECK(latency.families.at(OpFamily::kAdd).kernel_floor_ms > 0.008);
+  // A family without GPU-timed rows keeps the curves of the host-timed fit.
+  const auto& relu_timed = timed.families.at(OpFamily::kRelu).by_intensity;
+  const auto& relu_latency = latency.families.at(OpFamily::kRelu).by_intensity;
+  REQUIRE(relu_timed.size() == relu_latency.size());
+  for (const auto& [key, curve] : relu_timed) {
+    CHECK(curve.first == relu_latency.at(key).first);
+    CHECK(curve.log10_share == relu_latency.at(key).log10_share);
+  }
+  // On the rows they were fitted on, the GPU-timed fit prices the H100's kernels far better.
+  std::vector<const Measurement*> h100;
+  for (const Measurement& m : timed_rows) h100.push_back(&m);
+  const double timed_mape = score_share_table(timed, h100).kernel.mape_percent();
+  const double latency_mape = score_share_table(latency, h100).kernel.mape_percent();
+  CHECK(timed_mape < 0.5 * latency_mape);
+  CHECK(timed_mape < 40);
+
+  // Without a Kernel Time anywhere, reading it changes nothing.
+  ShareFitOptions subset_latency_only;
+  subset_latency_only.use_kernel_time = false;
+  CHECK(share_table_to_json(fit_share_table(pointers(subset()), subset_latency_only)) ==
+        share_table_to_json(subset_table()));
+  // Which GPUs were GPU-timed survives the table's file; a bad flag is an error naming it.
+  const std::string json = share_table_to_json(timed);
+  CHECK(share_table_from_json(json, "t.json").gpu_timed == timed.gpu_timed);
+  std::string bad = json;
+  const auto at = bad.find("\"kernel_time\": true");
+  REQUIRE(at != std::string::npos);
+  bad.replace(at, 20, "\"kernel_time\": \"yes\"");
+  CHECK_THROWS_WITH(share_table_from_json(bad, "t.json"),
+                    Catch::Contains("t.json") && Catch::Contains("kernel_time") && Catch::Contains("true or false"));
 }
 
 TEST_CASE("roofline share: a bad table file is one error naming the file and the item") {

@@ -104,7 +104,11 @@ class CostModelCommand : public Command {
 
     fit_shares_ = app_->add_subcommand(
         "fit-shares", "Fit the roofline-share model's table on measured op latencies (each GPU weighs the same)");
-    fit_shares_->add_option("--data", data_, "CSV file or directory")->default_val(resource_paths().data_dir);
+    fit_shares_
+        ->add_option("--data", share_data_,
+                     "CSV files or directories (repeatable: --data A --data B); rows with a Kernel Time column give "
+                     "their kernels' GPU time, the others their host-timed latency")
+        ->default_val(resource_paths().data_dir);
     fit_shares_->add_option("-o,--output", shares_output_, "Share table to write (JSON)")
         ->default_val(resource_paths().shares_path);
     fit_shares_->add_flag("--force", force_, "Overwrite an existing output file");
@@ -129,6 +133,13 @@ class CostModelCommand : public Command {
         ->default_val(share_options_.min_rows)
         ->check(CLI::Range(1, 1000000));
     fit_shares_->add_flag("--no-host-floor", no_host_floor_, "Latency = host overhead + kernel (no host floor)");
+    fit_shares_->add_flag("--latency-only", shares_latency_only_,
+                          "Read every row's Latency, also where a Kernel Time is given (the fit before GPU time was read)");
+    fit_shares_->add_option("--timed-floor-margin", share_options_.timed_floor_margin,
+                            "Where a family has GPU-timed rows, its host-timed rows under this factor of their machine's "
+                            "host floor do not shape the curves")
+        ->default_val(share_options_.timed_floor_margin)
+        ->check(CLI::Range(0.0, 100.0));
     fit_shares_->add_option("--gemm-waves", gemm_waves_,
                             "GEMM kernel-choice features (roofline over tile x wave efficiency): none, tile, wave, "
                             "tile+wave, each optionally +conv (conv's wave efficiency too)")
@@ -621,13 +632,19 @@ class CostModelCommand : public Command {
 
   int fit_shares(const cm::DeviceCatalog& catalog) {
     share_options_.host_floor = !no_host_floor_;
-    if (!shares_logo_) check_output_path(shares_output_, {data_}, force_);
-    const auto rows = cm::load_measurements(data_, catalog);
+    share_options_.use_kernel_time = !shares_latency_only_;
+    if (!shares_logo_) check_output_path(shares_output_, share_data_, force_);
+    std::vector<cm::Measurement> rows;
+    for (const std::string& path : share_data_) {
+      auto more = cm::load_measurements(path, catalog);
+      rows.insert(rows.end(), std::make_move_iterator(more.begin()), std::make_move_iterator(more.end()));
+    }
     std::vector<const cm::Measurement*> data;
-    std::set<std::string> gpus;
+    std::set<std::string> gpus, timed;
     for (const auto& m : rows) {
       data.push_back(&m);
       gpus.insert(m.device->name);
+      if (m.kernel_ms > 0 && share_options_.use_kernel_time) timed.insert(m.device->name);
     }
     share_options_.gemm.tile = gemm_waves_.find("tile") != std::string::npos;
     share_options_.gemm.wave = gemm_waves_.find("wave") != std::string::npos;
@@ -639,15 +656,18 @@ class CostModelCommand : public Command {
     cm::ShareTable table = cm::fit_share_table(data, share_options_);
     table.provenance = fmt::format(
         "dpro-replay costmodel fit-shares --data {} --bucket-width {} --intensity-width {} --floor-margin {} --floor-quantile {} "
-        "--min-rows {}{}{}: {} rows of {}",
-        data_, share_options_.bucket_width, share_options_.intensity_width, share_options_.floor_margin, share_options_.floor_quantile,
+        "--min-rows {}{}{}{}: {} rows of {}{}",
+        fmt::join(share_data_, " --data "), share_options_.bucket_width, share_options_.intensity_width, share_options_.floor_margin, share_options_.floor_quantile,
         share_options_.min_rows, no_host_floor_ ? " --no-host-floor" : "",
+        timed.empty() ? (shares_latency_only_ ? " --latency-only" : "")
+                      : fmt::format(" --timed-floor-margin {}", share_options_.timed_floor_margin),
         share_options_.gemm.any() ? fmt::format(" --gemm-waves {} --gemm-blocks-per-sm {} --gemm-exponent {}{}",
                                                 share_options_.gemm.form(), share_options_.gemm.blocks_per_sm,
                                                 share_options_.gemm.exponent,
                                                 share_options_.gemm.likely_split_k ? " --gemm-likely-split-k" : "")
                                   : "",
-        rows.size(), fmt::join(gpus, ", "));
+        rows.size(), fmt::join(gpus, ", "),
+        timed.empty() ? "" : fmt::format("; GPU time (Kernel Time) of {}", fmt::join(timed, ", ")));
     const std::string json = cm::share_table_to_json(table);
     write_output(shares_output_, [&](std::ostream& out) { out << json; }, force_);
     std::cerr << fmt::format("{}: {} op families fitted on {} rows of {} GPUs\n", shares_output_,
@@ -655,23 +675,39 @@ class CostModelCommand : public Command {
     return 0;
   }
 
-  // Markdown: MAPE % per held-out GPU (latency), then per op family (held-out GPUs pooled).
+  // Markdown: MAPE % per held-out GPU (latency; the kernel time where its rows have a Kernel
+  // Time), then per op family (held-out GPUs pooled).
   static void print_share_logo(const std::map<std::string, cm::ShareScore>& logo) {
-    std::cout << "| held-out GPU | rows | roofline-share latency MAPE % |\n|---|---:|---:|\n";
+    bool kernel = false;
+    for (const auto& [gpu, s] : logo) kernel = kernel || s.kernel.count > 0;
+    const auto cell = [](const cm::MapeCell& c) { return c.count ? fmt::format("{:.1f}", c.mape_percent()) : std::string("-"); };
+    std::cout << (kernel ? "| held-out GPU | rows | roofline-share latency MAPE % | rows with a Kernel Time | kernel time MAPE % |\n"
+                           "|---|---:|---:|---:|---:|\n"
+                         : "| held-out GPU | rows | roofline-share latency MAPE % |\n|---|---:|---:|\n");
     double sum = 0;
-    std::map<std::string, cm::MapeCell> families;
+    std::map<std::string, cm::MapeCell> families, kernel_families;
     for (const auto& [gpu, s] : logo) {
-      std::cout << fmt::format("| {} | {} | {:.1f} |\n", gpu, s.latency.count, s.latency.mape_percent());
+      std::cout << fmt::format("| {} | {} | {:.1f} |", gpu, s.latency.count, s.latency.mape_percent())
+                << (kernel ? fmt::format(" {} | {} |", s.kernel.count, cell(s.kernel)) : "") << "\n";
       sum += s.latency.mape_percent();
-      for (const auto& [family, cell] : s.latency_by_family) {
-        families[family].sum_ape += cell.sum_ape;
-        families[family].count += cell.count;
+      for (const auto& [family, c] : s.latency_by_family) {
+        families[family].sum_ape += c.sum_ape;
+        families[family].count += c.count;
+      }
+      for (const auto& [family, c] : s.kernel_by_family) {
+        kernel_families[family].sum_ape += c.sum_ape;
+        kernel_families[family].count += c.count;
       }
     }
-    std::cout << fmt::format("| **mean of the GPUs** | | **{:.1f}** |\n\n", logo.empty() ? 0.0 : sum / logo.size());
-    std::cout << "| op family | rows | roofline-share latency MAPE % |\n|---|---:|---:|\n";
-    for (const auto& [family, cell] : families)
-      std::cout << fmt::format("| {} | {} | {:.1f} |\n", family, cell.count, cell.mape_percent());
+    std::cout << fmt::format("| **mean of the GPUs** | | **{:.1f}** |{}\n\n", logo.empty() ? 0.0 : sum / logo.size(),
+                             kernel ? " | |" : "");
+    std::cout << (kernel ? "| op family | rows | roofline-share latency MAPE % | kernel time MAPE % |\n|---|---:|---:|---:|\n"
+                         : "| op family | rows | roofline-share latency MAPE % |\n|---|---:|---:|\n");
+    for (const auto& [family, c] : families) {
+      const auto k = kernel_families.find(family);
+      std::cout << fmt::format("| {} | {} | {:.1f} |", family, c.count, c.mape_percent())
+                << (kernel ? fmt::format(" {} |", k == kernel_families.end() ? "-" : cell(k->second)) : "") << "\n";
+    }
   }
 
   // "against the Latency column (N rows measured on GPU): MAPE x % (family y, ...)".
@@ -724,7 +760,8 @@ class CostModelCommand : public Command {
   cm::DeviceFitOptions few_shot_options_;
   bool few_shot_latency_only_ = false;
   std::string pricer_ = "learned", shares_path_, shares_output_;
-  bool shares_logo_ = false, no_host_floor_ = false, logo_blank_kernels_ = false;
+  bool shares_logo_ = false, no_host_floor_ = false, logo_blank_kernels_ = false, shares_latency_only_ = false;
+  std::vector<std::string> share_data_;
   std::string gemm_waves_ = "none";
   cm::ShareFitOptions share_options_;
   // Each subcommand has its own variables: CLI11 writes default values at declaration.
