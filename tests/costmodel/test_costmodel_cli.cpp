@@ -912,13 +912,17 @@ TEST_CASE("costmodel retime --pricer roofline-share scores the share table's ker
   const auto j = nlohmann::json::parse(dpro::read_whole_file(json));
   const auto& table = j.at("tables").at(0);
   CHECK(table.at("columns").back().get<std::string>().find("--pricer roofline-share") != std::string::npos);
-  double keep = 0, shares = 0;
+  double keep = 0, bandwidth = 0, shares = 0;
   for (const auto& row : table.at("rows")) {
     keep += row.at("mape_percent").at(0).get<double>();
+    bandwidth += row.at("mape_percent").at(1).get<double>();
     shares += row.at("mape_percent").back().get<double>();
   }
-  // Measured (docs/costmodel.md): 8.2 % against 12.0 for keeping the H100's kernel times.
-  CHECK(shares < keep - 2 * 16);
+  // Measured (docs/costmodel.md, "GPU time in the fit"): 11.8 % against 12.0 for keeping the
+  // H100's kernel times and 22.2 for the bandwidth ratio (8.2 % with the table before it read our
+  // runs' GPU time: on this pair of one chip, small kernels take the same time on both GPUs).
+  CHECK(shares < keep);
+  CHECK(shares < bandwidth - 8 * 16);
   bool said = false;
   for (const auto& note : j.at("notes")) said = said || note.get<std::string>().find("20054 of the 20054 ops priced by the share table") != std::string::npos;
   CHECK(said);

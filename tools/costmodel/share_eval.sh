@@ -2,9 +2,10 @@
 # The roofline-share model (src/costmodel/roofline_share.h, issue 36) against the learned model.
 #   1. how its form was chosen: leave-one-GPU-out over the five training GPUs (the table fitted on
 #      four, scored on the fifth's host-timed Latency), for the chosen form and the forms it beat;
-#   2. zero-shot on GPUs outside the training data, once, with the shipped data/costmodel/shares.json:
-#      our H100 and H200 runs (data/costmodel/measured-2026-11-23: Latency and Kernel Time) and
-#      NeuSight's test rows of L4, H100 and A100 80GB (Latency only). Each line is the MAPE line of
+#   2. zero-shot on GPUs outside the training data: our H100 and H200 runs (data/costmodel/
+#      measured-2026-11-23: Latency and Kernel Time), each GPU left out of the fit in turn (the shipped
+#      data/costmodel/shares.json holds both since 2026-11-27), and NeuSight's test rows of L4, H100
+#      and A100 80GB (Latency only) with NeuSight's five GPUs' table and the shipped one. Each line is the MAPE line of
 #      `costmodel predict`, the learned model's (--pricer learned, the default) beside the
 #      roofline-share model's (--pricer roofline-share); the learned model's kernel time is its
 #      latency less the measurement overhead its predictions carry (kernel_time.h).
@@ -36,6 +37,12 @@ for form in "--intensity-width 0 --bucket-width 0.5 --floor-margin 1.2" "--inten
 done
 
 echo
+echo "### seven GPUs: NeuSight's five and our H100 and H200 runs (data/costmodel/measured-2026-11-23), GPU time read"
+echo "### where a row has a Kernel Time (the shipped table's data), then every row's latency (--latency-only)"
+"$cli" costmodel fit-shares --logo --data "$root/../shared/data/neusight/train" --data "$root/data/costmodel/measured-2026-11-23"
+"$cli" costmodel fit-shares --logo --latency-only --data "$root/../shared/data/neusight/train" \
+  --data "$root/data/costmodel/measured-2026-11-23"
+echo
 echo "## The shipped table's host figures and kernel floors (us)"
 python3 - "$root/data/costmodel/shares.json" <<'PYEOF'
 import json, sys
@@ -47,12 +54,33 @@ PYEOF
 
 echo
 echo "## 2. Zero-shot on GPUs outside the training data (nothing measured on them)"
+# The shipped table (data/costmodel/shares.json) holds our H100 and H200 runs since 2026-11-27, so
+# on their rows each GPU is left out in turn: the table fitted on NeuSight's five GPUs (the table
+# shipped before), on them and the other GPU's two runs read as host-timed latencies
+# (--latency-only), and on the same rows reading the GPU time of those with a Kernel Time.
+shared=""
+[ -d "$root/../shared/data/neusight/train" ] && shared="$root/../shared/data/neusight/train"
 data="$root/data/costmodel/measured-2026-11-23"
-for spec in h100:H100-SXM5-80GB h100-rerun:H100-SXM5-80GB h200:H200-SXM-141GB h200-rerun:H200-SXM-141GB; do
-  run="${spec%%:*}" gpu="${spec#*:}"
+if [ -n "$shared" ]; then
+  "$cli" costmodel fit-shares --data "$shared" -o "$work/neusight.json" 2>/dev/null
+  for other in h100 h200; do
+    "$cli" costmodel fit-shares --data "$shared" --data "$data/$other" --data "$data/$other-rerun" --latency-only \
+      -o "$work/with-$other-latency.json" 2>/dev/null
+    "$cli" costmodel fit-shares --data "$shared" --data "$data/$other" --data "$data/$other-rerun" \
+      -o "$work/with-$other.json" 2>/dev/null
+  done
+fi
+for spec in h100:H100-SXM5-80GB:h200 h100-rerun:H100-SXM5-80GB:h200 h200:H200-SXM-141GB:h100 h200-rerun:H200-SXM-141GB:h100; do
+  IFS=: read -r run gpu other <<< "$spec"
   python3 "$root/tools/gpu/merge_ops.py" "$data/$run" "$work/$run.csv"
   lines "$run, learned" predict --device "$gpu" "$work/$run.csv"
-  lines "$run, roofline-share" predict --pricer roofline-share --device "$gpu" "$work/$run.csv"
+  [ -n "$shared" ] || continue
+  lines "$run, roofline-share (NeuSight's GPUs)" predict --pricer roofline-share --shares "$work/neusight.json" \
+    --device "$gpu" "$work/$run.csv"
+  lines "$run, roofline-share (and $other, latencies)" predict --pricer roofline-share \
+    --shares "$work/with-$other-latency.json" --device "$gpu" "$work/$run.csv"
+  lines "$run, roofline-share (and $other, GPU time)" predict --pricer roofline-share --shares "$work/with-$other.json" \
+    --device "$gpu" "$work/$run.csv"
 done
 python3 - "$data" <<'PYEOF'
 import csv, glob, gzip, statistics as st, sys
@@ -72,5 +100,7 @@ data="$root/data/costmodel/neusight-test"
 for spec in NVIDIA_L4:L4 NVIDIA_H100_80GB_HBM3:H100-SXM5-80GB NVIDIA_A100_80GB_PCIe:A100-PCIE-80GB; do
   file="$data/${spec%%:*}.csv.gz" gpu="${spec#*:}"
   lines "NeuSight $gpu, learned" predict --device "$gpu" "$file"
-  lines "NeuSight $gpu, roofline-share" predict --pricer roofline-share --device "$gpu" "$file"
+  [ -z "$shared" ] || lines "NeuSight $gpu, roofline-share (NeuSight's GPUs)" predict --pricer roofline-share \
+    --shares "$work/neusight.json" --device "$gpu" "$file"
+  lines "NeuSight $gpu, roofline-share (shipped)" predict --pricer roofline-share --device "$gpu" "$file"
 done

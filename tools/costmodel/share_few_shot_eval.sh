@@ -17,6 +17,23 @@ source "$root/tools/costmodel/eval_common.sh"
 
 data="$root/data/costmodel/measured-2026-11-23"
 for run in h100 h100-rerun h200 h200-rerun; do python3 "$root/tools/gpu/merge_ops.py" "$data/$run" "$work/$run.csv"; done
+# The shipped table (data/costmodel/shares.json) holds our H100 and H200 runs since 2026-11-27, so
+# the prior of an H100 (ours or NeuSight's) is the table fitted without the H100, on NeuSight's five
+# GPUs and our H200 runs, and the H200's likewise; without the shared data, the shipped table.
+shared="$root/../shared/data/neusight/train"
+prior() { :; }
+if [ -d "$shared" ]; then
+  "$cli" costmodel fit-shares --data "$shared" --data "$data/h200" --data "$data/h200-rerun" -o "$work/without-h100.json" 2>/dev/null
+  "$cli" costmodel fit-shares --data "$shared" --data "$data/h100" --data "$data/h100-rerun" -o "$work/without-h200.json" 2>/dev/null
+  prior() {  # prior GPU: the --shares option of a GPU in the shipped table
+    case "$1" in
+      H100-SXM5-80GB) echo "--shares $work/without-h100.json" ;;
+      H200-SXM-141GB) echo "--shares $work/without-h200.json" ;;
+    esac
+  }
+else
+  echo "(no ../shared/data/neusight/train: H100 and H200 are scored with the shipped table, which holds them)"
+fi
 for n in 20 50; do
   echo "## $n samples"
   for spec in "$root/data/costmodel/neusight-test/NVIDIA_L4.csv.gz:L4" \
@@ -25,7 +42,7 @@ for n in 20 50; do
               "$work/h100.csv:H100-SXM5-80GB" "$work/h100-rerun.csv:H100-SXM5-80GB" \
               "$work/h200.csv:H200-SXM-141GB" "$work/h200-rerun.csv:H200-SXM-141GB"; do
     echo "### ${spec%%:*} (${spec##*/})" | sed "s|$work/||; s|$root/||"
-    "$cli" costmodel few-shot-shares --device "${spec##*:}" -n "$n" "${spec%:*}" 2>&1 | sed "s|$work/||; s|$root/||"
+    "$cli" costmodel few-shot-shares $(prior "${spec##*:}") --device "${spec##*:}" -n "$n" "${spec%:*}" 2>&1 | sed "s|$work/||; s|$root/||"
     echo
   done
 done
@@ -38,7 +55,7 @@ for spec in "$root/data/costmodel/neusight-test/NVIDIA_L4.csv.gz:L4" \
             "$work/h200.csv:H200-SXM-141GB" "$work/h200-rerun.csv:H200-SXM-141GB"; do
   for form in "--min-family-rows 1000 --min-slope-rows 1000" "--min-family-rows 1000"; do
     # shellcheck disable=SC2086
-    echo "$(basename "${spec%:*}") $form: $("$cli" costmodel few-shot-shares --device "${spec##*:}" -n 50 $form "${spec%:*}" 2>/dev/null | grep '^few-shot' | grep -v 'Kernel Time' | sed 's/.*MAPE of the other rows //')"
+    echo "$(basename "${spec%:*}") $form: $("$cli" costmodel few-shot-shares $(prior "${spec##*:}") --device "${spec##*:}" -n 50 $form "${spec%:*}" 2>/dev/null | grep '^few-shot' | grep -v 'Kernel Time' | sed 's/.*MAPE of the other rows //')"
   done
 done
 echo
@@ -53,7 +70,7 @@ for n in 50 20; do
               "$work/h200.csv:H200-SXM-141GB" "$work/h200-rerun.csv:H200-SXM-141GB"; do
     for form in "" "--min-kernel-class-rows 1 --kernel-class-shrink 2"; do
       # shellcheck disable=SC2086
-      echo "$n $(basename "${spec%:*}") [${form:-family multipliers only}]: $("$cli" costmodel few-shot-shares --device "${spec##*:}" -n "$n" $form "${spec%:*}" 2>/dev/null | grep '^few-shot' | grep -v 'Kernel Time' | sed 's/.*MAPE of the other rows //')"
+      echo "$n $(basename "${spec%:*}") [${form:-family multipliers only}]: $("$cli" costmodel few-shot-shares $(prior "${spec##*:}") --device "${spec##*:}" -n "$n" $form "${spec%:*}" 2>/dev/null | grep '^few-shot' | grep -v 'Kernel Time' | sed 's/.*MAPE of the other rows //')"
     done
   done
 done
@@ -65,7 +82,7 @@ for n in 50 20; do
   for spec in "$work/h100-rerun.csv:H100-SXM5-80GB" "$work/h200-rerun.csv:H200-SXM-141GB"; do
     for form in "" "--latency-only"; do
       # shellcheck disable=SC2086
-      "$cli" costmodel few-shot-shares --device "${spec##*:}" -n "$n" $form "${spec%:*}" 2>/dev/null | grep '^few-shot' |
+      "$cli" costmodel few-shot-shares $(prior "${spec##*:}") --device "${spec##*:}" -n "$n" $form "${spec%:*}" 2>/dev/null | grep '^few-shot' |
         sed "s|^few-shot|$(basename "${spec%:*}") [${form:-reading Kernel Time}]:|"
     done
   done
