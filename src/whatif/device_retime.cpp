@@ -3,7 +3,10 @@
 #include <algorithm>
 #include <map>
 #include <optional>
+#include <set>
 #include <utility>
+
+#include <fmt/format.h>
 
 #include "core/error.h"
 #include "costmodel/dataset.h"
@@ -88,17 +91,34 @@ OptionError unknown_origin_error(const cm::DeviceCatalog& catalog, const trace::
 
 // The origin's side of the share ratio fitted like the target's: each GPU of the rows of
 // `path` (ops measured on the trace's GPU(s): DeviceRetime::origin_samples_path) on its rows.
+// Rows of a GPU none of the re-timed ops ran on (`origins`) fit nothing: they are counted in
+// `change.origin_unused`, and an InputError when no row is of such a GPU.
 std::map<const cm::DeviceSpec*, cm::ShareTable> fit_origins(const cm::ShareTable& prior, const std::string& path,
-                                                            const cm::DeviceCatalog& catalog, DeviceChange& change) {
+                                                            const cm::DeviceCatalog& catalog,
+                                                            const std::set<const cm::DeviceSpec*>& origins,
+                                                            DeviceChange& change) {
   const std::vector<cm::Measurement> samples = cm::load_measurements(path, catalog);
   if (samples.empty()) throw InputError(path, "origin_samples", "no rows");
   std::map<const cm::DeviceSpec*, std::vector<const cm::Measurement*>> by_gpu;
   for (const cm::Measurement& m : samples) by_gpu[m.device].push_back(&m);
   std::map<const cm::DeviceSpec*, cm::ShareTable> out;
   for (const auto& [gpu, rows] : by_gpu) {
+    if (!origins.contains(gpu)) {
+      change.origin_unused[gpu->name] = rows.size();
+      continue;
+    }
     const cm::DeviceScalars scalars = cm::fit_device_scalars(prior, rows, *gpu);
     change.origin_fits[gpu->name] = {rows.size(), cm::describe(scalars)};
     out.emplace(gpu, cm::with_device_scalars(prior, scalars));
+  }
+  if (out.empty()) {
+    std::vector<std::string> theirs, ran;
+    for (const auto& [gpu, rows] : by_gpu) theirs.push_back(gpu->name);
+    for (const cm::DeviceSpec* gpu : origins) ran.push_back(gpu->name);
+    throw InputError(path, "origin_samples",
+                     fmt::format("rows measured on {}, but the trace's GPU ops ran on {}: give ops measured on the "
+                                 "GPU the trace ran on",
+                                 fmt::join(theirs, ", "), ran.empty() ? std::string("no GPU") : fmt::format("{}", fmt::join(ran, ", "))));
   }
   return out;
 }
@@ -232,7 +252,9 @@ DeviceChange device_retime(Workload& workload, const DeviceRetime& options) {
   std::map<const cm::DeviceSpec*, cm::ShareTable> origin_shares;
   if (!options.origin_samples_path.empty()) {
     if (!by_shares) throw OptionError("origin_samples", "", "needs --pricer roofline-share", options.origin_samples_path);
-    origin_shares = fit_origins(*shares, options.origin_samples_path, catalog, change);
+    std::set<const cm::DeviceSpec*> origins;
+    for (const cm::PriceRequest& r : requests) origins.insert(r.origin);
+    origin_shares = fit_origins(*shares, options.origin_samples_path, catalog, origins, change);
   }
   cm::Pricer pricer = shares ? cm::Pricer(target, *shares, target_shares ? &*target_shares : nullptr, &origin_shares)
                              : cm::Pricer(target, model ? &*model : nullptr, &correction);

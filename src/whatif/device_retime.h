@@ -81,6 +81,8 @@ struct DeviceChange {
     std::vector<std::string> share_fit;
   };
   std::map<std::string, OriginFit> origin_fits;
+  // Origin samples of GPUs the trace's re-timed ops did not run on: rows per GPU (fitted nothing).
+  std::map<std::string, std::size_t> origin_unused;
   std::map<std::string, double> overheads_ms;  // "target" / "origin <GPU>" -> overhead taken out (ms)
   // --origin-device over a GPU the trace records: the trace file, the recorded name and its catalog
   // name (once per recorded name).

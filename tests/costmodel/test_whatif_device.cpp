@@ -895,6 +895,26 @@ TEST_CASE("device what-if: --origin-samples fits the origin's side of the roofli
     CHECK_FALSE(details.at("origin_share_fit").at("V100-PCIE-32GB").at("share_fit").empty());
     CHECK(summary.find("the origin's side (V100-PCIE-32GB) by those fitted on 3 ops measured on it") != std::string::npos);
   }
+  // Rows of a GPU the trace did not run on fit nothing: beside the origin's rows they are left
+  // unused and said so; alone they are an error naming the file and both GPUs.
+  {
+    const std::string mixed = test::binary_path("mixed_share_samples_origin.csv");
+    write(mixed, v100, 2.0);
+    std::ofstream(mixed, std::ios::app) << "bmm,1.0,NVIDIA A10,64,512,512,512\n";
+    const auto [mixed_time, mixed_summary, mixed_details] = run({"--origin-samples", mixed});
+    const costmodel::ShareTable origin_table = write(origin_samples, v100, 2.0);
+    CHECK(mixed_time == Approx(2000000 * *costmodel::share_kernel_ratio(origin_table, target_table, bmm, v100, h100)).margin(2));
+    CHECK(mixed_details.at("origin_samples_unused").at("A10") == 1);
+    CHECK_FALSE(mixed_details.at("origin_share_fit").contains("A10"));
+    CHECK(mixed_summary.find("1 row of --origin-samples measured on A10 left unused") != std::string::npos);
+    const std::string others = test::binary_path("other_share_samples_origin.csv");
+    std::ofstream(others) << "OPName,Latency,Device,B,M,N,K\nbmm,1.0,NVIDIA A10,64,512,512,512\n";
+    Fixture f("Tesla V100-PCIE-32GB");
+    auto w = parsed({"--device", "H100-SXM5-80GB", "--pricer", "roofline-share", "--origin-samples", others});
+    Logger log(LogLevel::kQuiet);
+    CHECK_THROWS_WITH(w->apply(f.built, f.traces, log), Catch::Contains(others) && Catch::Contains("measured on A10") &&
+                                                            Catch::Contains("ran on V100-PCIE-32GB"));
+  }
   // Only with the roofline-share pricer.
   Fixture f("Tesla V100-PCIE-32GB");
   auto w = parsed({"--device", "H100-SXM5-80GB", "--origin-samples", origin_samples});

@@ -144,6 +144,9 @@ std::string origin_fits_note(const whatif::DeviceChange& c) {
                           : fmt::format("; the origin's side of the ratio ({}) by the share scalars fitted on {} "
                                         "measured on it",
                                         origin, count_of(fit.samples, "op"));
+  for (const auto& [gpu, rows] : c.origin_unused)
+    out += fmt::format("; {} of --origin-samples measured on {} left unused (no re-timed op ran on it)",
+                       count_of(rows, "row"), gpu);
   return out;
 }
 
@@ -186,6 +189,7 @@ nlohmann::json details_of(const whatif::DeviceChange& c) {
     if (!c.share_fit.empty()) j["share_fit"] = c.share_fit;
     for (const auto& [origin, fit] : c.origin_fits)
       j["origin_share_fit"][origin] = {{"samples", fit.samples}, {"share_fit", fit.share_fit}};
+    for (const auto& [gpu, rows] : c.origin_unused) j["origin_samples_unused"][gpu] = rows;
   }
   const Nanos total = c.coverage.total_measured();
   for (int i = 0; i < cm::kPricedByCount; ++i)
@@ -233,6 +237,9 @@ void warn_of(const whatif::DeviceChange& c, Logger& log) {
   for (const auto& [origin, fit] : c.origin_fits)
     for (const auto& line : fit.share_fit)
       log.info("--origin-samples, " + origin + "'s share scalars: " + line);
+  for (const auto& [gpu, rows] : c.origin_unused)
+    log.warn(fmt::format("--origin-samples: {} measured on {} left unused: no re-timed op of the trace ran on it",
+                         count_of(rows, "row"), gpu));
 }
 
 // ---- communication re-timing -----------------------------------------------------------------
