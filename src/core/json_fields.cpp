@@ -72,7 +72,7 @@ nlohmann::json read_json_file(const std::string& path, const std::string& expect
   note_opened_input(path);
   try {
     return nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // a syntax error, or a number beyond a double (out_of_range.406)
     throw InputError(path, "", std::string("not valid JSON: ") + e.what());
   }
 }

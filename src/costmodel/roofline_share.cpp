@@ -367,7 +367,7 @@ ShareTable share_table_from_json(const std::string& text, const std::string& fil
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // a syntax error, or a number beyond a double (out_of_range.406)
     throw InputError(file, "", std::string("not JSON: ") + e.what());
   }
   if (!j.is_object()) throw InputError(file, "", "a share table is a JSON object");
@@ -435,11 +435,12 @@ ShareTable share_table_from_json(const std::string& text, const std::string& fil
     if (std::abs(c.first * t.bucket_width - first) > 1e-9)
       throw InputError(file, citem + ".first_bucket_log10_us", "not a multiple of bucket_width_decades");
     if (!cj.contains("share") || !cj["share"].is_array() || cj["share"].empty())
-      throw InputError(file, citem + ".share", "missing (a list of shares in (0, 1])");
+      throw InputError(file, citem + ".share", "missing (a list of shares in [1e-6, 1])");
     for (std::size_t i = 0; i < cj["share"].size(); ++i) {
       const auto& s = cj["share"][i];
-      if (!s.is_number() || !(s.get<double>() > 0 && s.get<double>() <= kMaxShare))
-        throw InputError(file, citem + ".share[" + std::to_string(i) + "]", "must be a number in (0, 1], got " + s.dump());
+      if (!s.is_number() || !(s.get<double>() >= kMinShare && s.get<double>() <= kMaxShare))
+        throw InputError(file, citem + ".share[" + std::to_string(i) + "]",
+                         "must be a number in [1e-6, 1], got " + s.dump());
       c.log10_share.push_back(std::log10(s.get<double>()));
       // A steeper rise would make a larger op of the family faster (1e-3: the file's 5 digits).
       if (i > 0 && c.log10_share[i] - c.log10_share[i - 1] > kMaxShareSlope * t.bucket_width + 1e-3)

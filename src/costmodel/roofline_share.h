@@ -117,6 +117,9 @@ struct ShareTable {
 };
 
 inline constexpr double kMaxShare = 1.0;
+// Lowest share a table file may give: a millionth of the roofline (the shipped tables' lowest is
+// about 1e-3); below it a time is no kernel's, and at a denormal one it is infinite.
+inline constexpr double kMinShare = 1e-6;
 // Highest rise of log10(share) per decade of roofline time a fitted curve keeps (below 1, so
 // that a kernel's time rises with its roofline time: log t = log R - log share).
 inline constexpr double kMaxShareSlope = 0.9;

@@ -242,7 +242,7 @@ DeviceProfile parse_device_profile(const std::string& text, const std::string& f
   json j;
   try {
     j = json::parse(text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // a syntax error, or a number beyond a double (out_of_range.406)
     throw InputError(file, "", std::string("not valid JSON: ") + e.what());
   }
   const Reader r{file};

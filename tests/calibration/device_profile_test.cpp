@@ -131,6 +131,9 @@ TEST_CASE("device profile: a bad file is one InputError naming the file and the 
         "not a device profile");
   check(read_error(dir, "version.json", edited([](nlohmann::json& j) { j["version"] = 2; })), "version", "newer");
   check(read_error(dir, "broken.json", "{\"format\": \"dpro-device-profile\", "), "", "not valid JSON");
+  // A number beyond a double's range: the parser's out_of_range, one InputError like a syntax error.
+  check(read_error(dir, "overflow.json", "{\"format\": \"dpro-device-profile\", \"version\": 1e999}"), "",
+        "not valid JSON");
   check(read_error(dir, "array.json", "[1, 2]"), "", "no JSON object");
 }
 

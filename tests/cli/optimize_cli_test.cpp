@@ -313,10 +313,11 @@ TEST_CASE("optimize --tolerances refuses a bad file with one line naming the fil
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"{", "notjson.json: not valid JSON"},
       {R"({"rules": [{"match": "gemm", "dtype": ["bf16"]}]})", "unknown.json: rules[0].dtype: unknown key"},
+      {R"({"rules": [{"match": "gemm", "precision": 1e999}]})", "overflow.json: not valid JSON"},
       {R"({"rules": [{"match": "gemm", "precision": ["bf8"]}]})", "dtype.json: rules[0].precision: unknown dtype \"bf8\""},
       {R"({"rules": [{"match": "bucket:0", "compression": ["zip"]}]})", "method.json: rules[0].compression: unknown method \"zip\""},
   };
-  const char* names[] = {"notjson.json", "unknown.json", "dtype.json", "method.json"};
+  const char* names[] = {"notjson.json", "unknown.json", "overflow.json", "dtype.json", "method.json"};
   for (std::size_t i = 0; i < cases.size(); ++i) {
     test::write_text(dir + "/" + names[i], cases[i].first);
     const Run r = run("optimize " + a100() + " --strategies compression --tolerances " + dir + "/" + names[i]);

@@ -185,12 +185,18 @@ TEST_CASE("roofline share: a bad table file is one error naming the file and the
   using Catch::Contains;
   CHECK_THROWS_WITH(share_table_from_json("{", "s.json"), Contains("s.json") && Contains("not JSON"));
   CHECK_THROWS_WITH(share_table_from_json("[]", "s.json"), Contains("s.json") && Contains("JSON object"));
+  // A number beyond a double's range (found by the share_table fuzzer): an InputError, not the parser's own.
+  CHECK_THROWS_WITH(share_table_from_json("{\"host_floor_ms\": 1e999}", "s.json"),
+                    Contains("s.json") && Contains("not JSON"));
   CHECK_THROWS_WITH(share_table_from_json(edited("\"host_floor_ms\"", "\"host_flor_ms\""), "s.json"),
                     Contains("s.json: host_floor_ms: missing"));
   CHECK_THROWS_WITH(share_table_from_json(edited("\"gelu\"", "\"geluu\""), "s.json"),
                     Contains("s.json: families.geluu: unknown op family"));
   CHECK_THROWS_WITH(share_table_from_json(edited("\"share\": [", "\"share\": [1.5, "), "s.json"),
-                    Contains("s.json") && Contains(".share[0]") && Contains("(0, 1]"));
+                    Contains("s.json") && Contains(".share[0]") && Contains("[1e-6, 1]"));
+  // A share far below any kernel's (a denormal one would price an op at an infinite time).
+  CHECK_THROWS_WITH(share_table_from_json(edited("\"share\": [", "\"share\": [5e-324, "), "s.json"),
+                    Contains("s.json") && Contains(".share[0]") && Contains("[1e-6, 1]"));
   CHECK_THROWS_WITH(share_table_from_json(edited("\"share\": [", "\"share\": [0.0001, 1, "), "s.json"),
                     Contains("s.json") && Contains(".share[1]") && Contains("rises faster"));
   CHECK_THROWS_WITH(share_table_from_json(edited("\"kernel_floor_ms\": ", "\"kernel_floor_ms\": -1, \"x\": "), "s.json"),

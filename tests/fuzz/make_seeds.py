@@ -6,8 +6,9 @@ same seeds.
 
   tests/fuzz/make_seeds.py [--replay BUILD/tools/dpro-replay/dpro-replay]
 
---replay also writes the `compare` seeds: replay reports of two small bundled traces and a
-what-if, made by that dpro-replay."""
+--replay also writes the `compare` seeds (replay reports of two small bundled traces and a
+what-if) and a second `share_table` seed (a table fitted on the bundled subset), made by that
+dpro-replay."""
 import argparse
 import gzip
 import json
@@ -325,6 +326,20 @@ def compare(replay):
             write("compare", name + ".json", json.dumps(report, separators=(",", ":")).encode())
 
 
+def shares(replay):
+    """The shipped roofline-share table, and (with --replay) a small one fitted on the bundled
+    subset with the GEMM kernel-choice form, compact."""
+    write("share_table", "shares.json", read("data/costmodel/shares.json"))
+    if not replay:
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "t.json")
+        subprocess.run([replay, "costmodel", "fit-shares", "--data", os.path.join(ROOT, "data/costmodel/subset"),
+                        "--gemm-waves", "tile+wave", "--gemm-likely-split-k", "-o", out], check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        write("share_table", "subset-gemm-waves.json", json.dumps(json.load(open(out)), separators=(",", ":")).encode())
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--replay", help="dpro-replay, to write the compare seeds")
@@ -334,6 +349,7 @@ def main():
     model_file()
     csv()
     configs()
+    shares(a.replay)
     if a.replay:
         compare(a.replay)
 
