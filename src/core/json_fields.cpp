@@ -5,6 +5,9 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "core/byte_source.h"
 #include "core/error.h"
@@ -66,15 +69,30 @@ double required_number(const nlohmann::json& obj, const std::string& key, const 
   return *x;
 }
 
+void check_json_depth(const nlohmann::json& j, const std::string& file) {
+  std::vector<std::pair<const nlohmann::json*, std::size_t>> todo = {{&j, 0}};  // a value, its parents
+  while (!todo.empty()) {
+    const auto [v, parents] = todo.back();
+    todo.pop_back();
+    if (!v->is_structured()) continue;
+    if (parents + 1 > kMaxJsonDepth)
+      throw InputError(file, "", "nests arrays and objects deeper than " + std::to_string(kMaxJsonDepth) + " levels");
+    for (const nlohmann::json& child : *v) todo.emplace_back(&child, parents + 1);
+  }
+}
+
 nlohmann::json read_json_file(const std::string& path, const std::string& expected) {
   reject_directory(path, expected);
   const std::string text = read_whole_file(path);  // InputError when it cannot be read
   note_opened_input(path);
+  nlohmann::json j;
   try {
-    return nlohmann::json::parse(text);
+    j = nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& e) {  // a syntax error, or a number beyond a double (out_of_range.406)
     throw InputError(path, "", std::string("not valid JSON: ") + e.what());
   }
+  check_json_depth(j, path);
+  return j;
 }
 
 }  // namespace dpro::json_field

@@ -5,6 +5,7 @@
 // error from deep inside a parser. And dump_output_json, the one way JSON outputs are written.
 #include <nlohmann/json_fwd.hpp>
 
+#include <cstddef>
 #include <optional>
 #include <string>
 
@@ -33,9 +34,19 @@ std::optional<double> number(const nlohmann::json& obj, const std::string& key, 
 double required_number(const nlohmann::json& obj, const std::string& key, const Range& range, const std::string& file,
                        const std::string& item);
 
+// The deepest nesting of arrays and objects a JSON input of dpro may have: far above what any of
+// its files nests (a few levels), far below where writing a value into a message overflows the
+// stack (nlohmann's dump recurses: about 10^5 levels).
+inline constexpr std::size_t kMaxJsonDepth = 256;
+
+// Throws InputError(file, "", "nests arrays and objects deeper than 256 levels") when `j` does;
+// walks it without recursion. Every reader calls it right after parsing, before it reads a value.
+void check_json_depth(const nlohmann::json& j, const std::string& file);
+
 // A JSON file a user gave (a plan, a tolerances file): refuses a directory (`expected` says what
 // was expected there), records the file as an input (never overwritten, output_file.h) and
-// parses it; unreadable or not JSON is one InputError naming the file.
+// parses it; unreadable, not JSON or nested too deep (check_json_depth) is one InputError naming
+// the file.
 nlohmann::json read_json_file(const std::string& path, const std::string& expected);
 
 // How a range is written in messages: "a whole number from 1 to 1024", "a number from 0 to 1e6 us".

@@ -144,6 +144,7 @@ ModelFileHeader parse_model_file(const std::string& bytes, const std::string& pa
   } catch (const nlohmann::json::exception& e) {
     throw InputError(path, "header", std::string("corrupted cost model header: ") + e.what());
   }
+  json_field::check_json_depth(header, path);
   if (!header.is_object()) throw InputError(path, "header", "corrupted cost model header: not a JSON object");
   const HeaderReader r(header, path);
   if (header.contains("format") && header.at("format") != "dpro-costmodel")

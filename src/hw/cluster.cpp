@@ -106,6 +106,7 @@ ClusterSpec parse_cluster(const std::string& text, const std::string& file) {
   } catch (const json::exception& e) {
     throw InputError(file, "", std::string("not valid JSON: ") + e.what());
   }
+  json_field::check_json_depth(root, file);
   if (!root.is_object()) throw InputError(file, "", "a cluster file is a JSON object");
   reject_unknown_keys(root, {"name", "description", "gpu_arch", "gpu_names", "gpus_per_node", "intra_node", "inter_node"},
                       file, "");

@@ -102,6 +102,7 @@ DeviceSpec parse_device_spec(const std::string& json_text, const std::string& fi
   } catch (const nlohmann::json::exception& e) {
     throw InputError(file, "", std::string("not valid JSON: ") + e.what());
   }
+  json_field::check_json_depth(j, file);
   if (!j.is_object()) throw InputError(file, "", "a device spec is a JSON object");
   DeviceSpec d;
   // Datasheet figures: at least 0.001 of their unit (1 MB, 1 MB/s, 1 kHz, 1 GFLOP/s; 1e-300 is

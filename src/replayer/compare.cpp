@@ -9,6 +9,7 @@
 
 #include "core/byte_source.h"
 #include "core/error.h"
+#include "core/json_fields.h"
 #include "trace/kineto_importer.h"
 
 namespace dpro::replayer {
@@ -225,6 +226,7 @@ ReportSummary parse_report_summary(const std::string& bytes, const std::string& 
   } catch (const json::exception& e) {  // a number beyond a double's range (out_of_range.406), ...
     throw InputError(file, "", std::string("not valid JSON: ") + e.what());
   }
+  json_field::check_json_depth(report, file);
   return summarize_report(report, file);
 }
 

@@ -2,6 +2,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <string>
+#include <vector>
+
 #include "core/error.h"
 #include "core/json_fields.h"
 
@@ -28,4 +31,22 @@ TEST_CASE("typed JSON fields: absent, wrong type and out of range each name the 
   CHECK_FALSE(json_field::in_range(bandwidth, std::nan("")));
   CHECK(json_field::describe({0.5, 2.5e-3, false, ""}) == "a number from 0.5 to 0.0025");
   CHECK(json_field::describe({0, 1e-7, false, ""}) == "a number from 0 to 1e-7");
+}
+
+TEST_CASE("JSON nested deeper than 256 levels is one InputError, at any depth of 10^5, without recursion") {
+  // Every reader calls check_json_depth before it writes a value into a message: nlohmann's dump
+  // recurses and overflowed the stack at 200,000 levels (a --shares file, found in review of the
+  // fuzzers' finding 5, docs/fuzzing.md).
+  auto nested = [](std::size_t levels) {
+    return nlohmann::json::parse(std::string(levels, '[') + std::string(levels, ']'));
+  };
+  CHECK_NOTHROW(json_field::check_json_depth(nested(json_field::kMaxJsonDepth), "d.json"));
+  CHECK_THROWS_WITH(json_field::check_json_depth(nested(json_field::kMaxJsonDepth + 1), "d.json"),
+                    Catch::Contains("d.json") && Catch::Contains("deeper than 256 levels"));
+  CHECK_THROWS_WITH(json_field::check_json_depth(nested(200000), "d.json"), Catch::Contains("deeper than 256"));
+  // Objects count as arrays do; a wide, shallow value is fine.
+  nlohmann::json deep_object = 1;
+  for (int i = 0; i < 300; ++i) deep_object = nlohmann::json{{"k", deep_object}};
+  CHECK_THROWS_WITH(json_field::check_json_depth(deep_object, "o.json"), Catch::Contains("o.json"));
+  CHECK_NOTHROW(json_field::check_json_depth(nlohmann::json(std::vector<int>(100000, 1)), "w.json"));
 }

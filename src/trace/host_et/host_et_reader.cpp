@@ -9,6 +9,7 @@
 
 #include "core/byte_source.h"
 #include "core/error.h"
+#include "core/json_fields.h"
 
 namespace dpro::trace {
 
@@ -19,6 +20,7 @@ std::vector<HostEtComm> load_host_et_comms(const std::string& path) {
   } catch (const nlohmann::json::exception& e) {
     throw InputError(path, "", std::string("host execution trace is not valid JSON: ") + e.what());
   }
+  json_field::check_json_depth(root, path);
   if (!root.is_object() || !root.contains("nodes") || !root["nodes"].is_array())
     throw InputError(path, "nodes", "not a host execution trace (no \"nodes\" array)");
   std::vector<std::pair<std::int64_t, HostEtComm>> found;
