@@ -315,8 +315,21 @@ Plan plan_from_json(const nlohmann::json& j, const std::string& file) {
   return plan;
 }
 
+Plan parse_plan(const std::string& text, const std::string& file) {
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {  // a syntax error, or a number beyond a double (out_of_range.406)
+    throw InputError(file, "", std::string("not valid JSON: ") + e.what());
+  }
+  return plan_from_json(j, file);
+}
+
 Plan read_plan(const std::string& path) {
-  return plan_from_json(json_field::read_json_file(path, "a plan file (JSON)"), path);
+  reject_directory(path, "a plan file (JSON)");
+  const std::string text = read_whole_file(path);  // InputError when it cannot be read
+  note_opened_input(path);
+  return parse_plan(text, path);
 }
 
 void check_plan_matches(const Plan& plan, const graph::BuiltGraph& graph, const std::string& file) {

@@ -130,6 +130,11 @@ nlohmann::json to_json(const std::vector<Decision>& decisions);
 // Throws InputError naming `file` and the offending item for anything that is not a version-1
 // plan (wrong format or version, a missing or mistyped field, an unknown strategy).
 Plan plan_from_json(const nlohmann::json& j, const std::string& file);
+// A plan file's text: text that is not JSON (a syntax error, a number beyond a double) is one
+// InputError naming `file`, as read_json_file's; then plan_from_json.
+Plan parse_plan(const std::string& text, const std::string& file);
+// Reads a plan file (gzip or not): refuses a folder, records the file as an input (never
+// overwritten, core/output_file.h), then parse_plan.
 Plan read_plan(const std::string& path);
 
 // Throws InputError (naming `file`) when `plan` was made for another job than `graph`.
