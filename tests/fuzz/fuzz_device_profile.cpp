@@ -2,7 +2,7 @@
 // gives as `--device-profile F.json`. Oracles: every figure of a profile the reader accepts is
 // finite and within the bounds the reader documents (device_profile.cpp: times 0 to 1e15 ns, rates
 // 0 to 1e9, GEMM dimensions 1 to 1e9, threads 1 to 1024, ...); the device and date are not empty;
-// written (device_profile_json) and read back, it gives the same text. Bad input is an InputError,
+// written (device_profile_json) and read back, it gives the same text. Bad input is an InputError naming the file,
 // never another exception, a crash or a hang.
 #include <cmath>
 #include <cstdint>
@@ -66,6 +66,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     profile = hw::parse_device_profile(text, "fuzz-profile.json");
   } catch (const dpro::InputError& e) {
     dpro::fuzz::note(e.what());
+    // One line naming the file (an OptionError names a command-line option instead: not this file's).
+    DPRO_FUZZ_CHECK(e.file() == "fuzz-profile.json", e.what());
     return 0;
   }
   dpro::fuzz::note("accepted");

@@ -7,7 +7,7 @@
 // boundaries >= 1 and strictly increasing, a precision decision with a subject, a non-negative
 // step and baseline, ranks >= 1 where given); written back as `optimize --plan-out` writes it
 // (dump_output_json(to_json(plan), 2)), read again and written again, it gives the same text.
-// Bad input is an InputError, never another exception, a crash or a hang.
+// Bad input is an InputError naming the file, never another exception, a crash or a hang.
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -55,6 +55,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
   } catch (const dpro::InputError& e) {
     dpro::fuzz::note(e.what());
+    // One line naming the file (an OptionError names a command-line option instead: not this file's).
+    DPRO_FUZZ_CHECK(e.file().rfind("fuzz-plan.json", 0) == 0, e.what());
     return 0;
   }
   dpro::fuzz::note("accepted");

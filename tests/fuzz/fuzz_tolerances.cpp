@@ -7,7 +7,7 @@
 // max_risk >= 0; "as recorded" (as_recorded, no compression, no fusion) is never forbidden; a
 // dtype a class rule does not list, a method a bucket rule does not list and a chain with a kernel
 // a "fusion": false rule names are forbidden; the rules as canonical JSON (rules_json, what the
-// plan file records) read back give the same rules and fingerprint. Bad input is an InputError,
+// plan file records) read back give the same rules and fingerprint. Bad input is an InputError naming the file,
 // never another exception, a crash or a hang.
 #include <nlohmann/json.hpp>
 
@@ -90,6 +90,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     t = opt::parse_tolerances(j, "fuzz-tolerances.json");
   } catch (const dpro::InputError& e) {
     dpro::fuzz::note(e.what());
+    // One line naming the file (an OptionError names a command-line option instead: not this file's).
+    DPRO_FUZZ_CHECK(e.file() == "fuzz-tolerances.json", e.what());
     return 0;
   }
   dpro::fuzz::note("accepted");
