@@ -58,6 +58,20 @@ TEST_CASE("a tolerances file: bad files name the file and the item") {
   CHECK(error_of(R"({"rules": [{"match": "*", "max_risk": 0.1}, {"match": "ln", "fusion": false}]})").empty());
 }
 
+TEST_CASE("a tolerances file nested deeper than 256 levels is one InputError, not a stack overflow") {
+  // Fuzzing finding 5 (docs/fuzzing.md): "precision": [[[...]]] 200,000 deep was written into the
+  // message ("must be a list of strings, got ...") by nlohmann's dump, which recursed until the
+  // stack overflowed.
+  const auto nested = [](std::size_t levels) { return std::string(levels, '[') + std::string(levels, ']'); };
+  const std::string deep = R"({"rules": [{"match": "gemm", "precision": )" + nested(200000) + "}]}";
+  CHECK_THAT(error_of(deep.c_str()), Catch::Contains("tol.json: nests arrays and objects deeper than 256 levels"));
+  // {"rules": [{..., "precision": 253 levels}]}: 256 levels, refused for what it holds, not its depth.
+  const std::string at_limit = R"({"rules": [{"match": "gemm", "precision": )" + nested(253) + "}]}";
+  CHECK_THAT(error_of(at_limit.c_str()), Catch::Contains("tol.json: rules[0].precision: must be a list of strings"));
+  const std::string over = R"({"rules": [{"match": "gemm", "precision": )" + nested(254) + "}]}";
+  CHECK_THAT(error_of(over.c_str()), Catch::Contains("deeper than 256 levels"));
+}
+
 TEST_CASE("a plan's recorded tolerances: a precision subject that is no part of a class is one InputError naming the plan") {
   // Fuzzing finding 4 (docs/fuzzing.md): with a part rule ("conv@-1,0") recorded, the check of a
   // decision whose subject has '@' but no positions ("conv@-1<0") threw parse_op_part's
