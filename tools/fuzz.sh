@@ -11,7 +11,7 @@
 # (ctest replays it from then on). Installs nothing: tools/install.sh installs clang.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-all_targets=(kineto native model_file csv cluster device_spec compare share_table)
+all_targets=(kineto native model_file csv cluster device_spec compare share_table device_profile plan tolerances)
 seconds=${1:-60}
 [[ "$seconds" =~ ^[0-9]+$ ]] || { echo "usage: tools/fuzz.sh [SECONDS] [TARGET...] (targets: ${all_targets[*]})" >&2; exit 2; }
 shift || true

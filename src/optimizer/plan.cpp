@@ -8,6 +8,8 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <utility>
+#include <vector>
 
 #include "core/byte_source.h"
 #include "core/error.h"
@@ -223,7 +225,20 @@ nlohmann::json to_json(const Plan& plan) {
   return j;
 }
 
+void check_json_depth(const nlohmann::json& j, const std::string& file) {
+  std::vector<std::pair<const nlohmann::json*, std::size_t>> todo = {{&j, 0}};  // a value, its parents
+  while (!todo.empty()) {
+    const auto [v, parents] = todo.back();
+    todo.pop_back();
+    if (!v->is_structured()) continue;
+    if (parents + 1 > kMaxJsonDepth)
+      throw InputError(file, "", fmt::format("nests arrays and objects deeper than {} levels", kMaxJsonDepth));
+    for (const nlohmann::json& child : *v) todo.emplace_back(&child, parents + 1);
+  }
+}
+
 Plan plan_from_json(const nlohmann::json& j, const std::string& file) {
+  check_json_depth(j, file);  // before any value is written into a message (dump recurses)
   if (!j.is_object()) throw InputError(file, "", "not a dpro plan (expected a JSON object)");
   if (string_field(j, "format", file, "", false) != kFormat)
     throw InputError(file, "format", "not a dpro plan (expected \"format\": \"dpro-plan\")");
@@ -315,8 +330,21 @@ Plan plan_from_json(const nlohmann::json& j, const std::string& file) {
   return plan;
 }
 
+Plan parse_plan(const std::string& text, const std::string& file) {
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {  // a syntax error, or a number beyond a double (out_of_range.406)
+    throw InputError(file, "", std::string("not valid JSON: ") + e.what());
+  }
+  return plan_from_json(j, file);
+}
+
 Plan read_plan(const std::string& path) {
-  return plan_from_json(json_field::read_json_file(path, "a plan file (JSON)"), path);
+  reject_directory(path, "a plan file (JSON)");
+  const std::string text = read_whole_file(path);  // InputError when it cannot be read
+  note_opened_input(path);
+  return parse_plan(text, path);
 }
 
 void check_plan_matches(const Plan& plan, const graph::BuiltGraph& graph, const std::string& file) {

@@ -74,6 +74,7 @@ bool method_listed(const std::vector<std::string>& allowed, const std::string& m
 }  // namespace
 
 Tolerances parse_tolerances(const nlohmann::json& j, const std::string& file) {
+  check_json_depth(j, file);  // plan.h: before any value is written into a message (dump recurses)
   if (!j.is_object()) throw InputError(file, "", "not a tolerances file (expected a JSON object with \"rules\")");
   for (const auto& [key, value] : j.items())
     if (key != "rules") throw InputError(file, key, "unknown key (a tolerances file has \"rules\" only)");
@@ -316,9 +317,21 @@ void check_plan_tolerances(const Plan& plan, const graph::BuiltGraph& graph, con
                                  "fingerprint were edited",
                                  plan.tolerances_fingerprint, t.fingerprint));
   const std::size_t positions = bucket_positions(graph, traces);
-  for (const Decision& d : plan.decisions)
-    if (!decisions_allowed(t, {d}, positions))
+  for (const Decision& d : plan.decisions) {
+    bool allowed = false;
+    try {
+      allowed = decisions_allowed(t, {d}, positions);
+    } catch (const OptionError&) {
+      // A precision subject with '@' that is no part of an op class ("conv@-1<0"): a part rule
+      // parses it (whatif::parse_op_part) before decision_rewrites checks the decisions. Refused
+      // as decision_rewrites refuses it (replay --plan's "decisions: ..." line), naming the plan,
+      // not as the option error parse_op_part throws (fuzzing finding 4, docs/fuzzing.md).
+      throw InputError(file, "decisions: precision " + d.subject,
+                       "not a part of an op class (gemm@N,.. or conv@N,..; @^ for the rest)");
+    }
+    if (!allowed)
       throw InputError(file, "decisions", describe(d) + ": forbidden by the plan's own tolerances (" + plan.tolerances_file + ")");
+  }
 }
 
 }  // namespace dpro::optimizer

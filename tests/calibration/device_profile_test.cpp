@@ -137,6 +137,24 @@ TEST_CASE("device profile: a bad file is one InputError naming the file and the 
   check(read_error(dir, "array.json", "[1, 2]"), "", "no JSON object");
 }
 
+TEST_CASE("device profile: a file nested deeper than 256 levels is one InputError, not a stack overflow", "[calibration]") {
+  // Fuzzing finding 5 (docs/fuzzing.md): a value nested 200,000 deep where an object belongs was
+  // written into the message by nlohmann's dump, which recursed until the stack overflowed.
+  TempDir dir;
+  const auto nested = [](std::size_t levels) { return std::string(levels, '[') + std::string(levels, ']'); };
+  const std::string head = R"({"format": "dpro-device-profile", "version": 1, "device": "x", "date": "y", )"
+                           R"("repetitions": 1, "warmup": 0, "launch": )";
+  const InputError e = read_error(dir, "deep.json", head + nested(200000) + "}");
+  CHECK(e.item() == "");
+  CHECK_THAT(e.what(), Catch::Contains("deep.json") && Catch::Contains("deeper than 256 levels"));
+  // 256 levels, the file's object included, are read (an unknown key nested that deep is ignored).
+  const std::string good = edited([](nlohmann::json&) {});
+  const std::string body = good.substr(0, good.rfind('}'));
+  CHECK_NOTHROW(read_device_profile(dir.write("limit.json", body + R"(, "deeper": )" + nested(255) + "}")));
+  CHECK_THAT(read_error(dir, "over.json", body + R"(, "deeper": )" + nested(256) + "}").what(),
+             Catch::Contains("deeper than 256 levels"));
+}
+
 TEST_CASE("device profile: a missing file or a folder is an InputError naming it", "[calibration]") {
   TempDir dir;
   const std::string missing = (dir.path / "none.json").string();

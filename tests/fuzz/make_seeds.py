@@ -7,8 +7,8 @@ same seeds.
   tests/fuzz/make_seeds.py [--replay BUILD/tools/dpro-replay/dpro-replay]
 
 --replay also writes the `compare` seeds (replay reports of two small bundled traces and a
-what-if) and a second `share_table` seed (a table fitted on the bundled subset), made by that
-dpro-replay."""
+what-if), a second `share_table` seed (a table fitted on the bundled subset) and the `plan` seeds
+(plans that `optimize --plan-out` writes), made by that dpro-replay."""
 import argparse
 import gzip
 import json
@@ -340,6 +340,127 @@ def shares(replay):
         write("share_table", "subset-gemm-waves.json", json.dumps(json.load(open(out)), separators=(",", ":")).encode())
 
 
+def device_profile():
+    """Two device profiles laid out as device_profile_json writes them (keys sorted, indent 2): a
+    whole one, with every table (the three copy directions, GEMMs of each dtype and math mode, the
+    six kernels, stand-in errors of both signs; the figures are of the order an H100 gives), and the
+    smallest one the reader takes (no tables) with a key of a later version, which it ignores."""
+    copies = [{"kind": kind, "latency_ns": lat, "bandwidth_gbps": bw,
+               "samples": [{"bytes": b, "ns": round(lat + b / bw)} for b in (4096, 1 << 20, 1 << 26)]}
+              for kind, lat, bw in (("h2d", 1800.0, 24.5), ("d2h", 1900.0, 25.25), ("d2d", 2500.0, 1450.0))]
+    gemms = []
+    for m, n, k, batch, dtype, math, ns in ((1024, 1024, 1024, 1, "fp32", "default", 41230),
+                                           (4096, 4096, 4096, 1, "fp32", "tf32", 412345),
+                                           (4096, 4096, 4096, 1, "bf16", "default", 190211),
+                                           (1024, 1024, 64, 96, "fp16", "default", 30125),
+                                           (2304, 8192, 768, 1, "fp64", "default", 980004)):
+        gemms.append({"m": m, "n": n, "k": k, "batch": batch, "dtype": dtype, "math": math, "ns": ns,
+                      "tflops": 2 * m * n * k * batch / ns / 1000})
+    kernels = [{"kernel": name, "param": param, "latency_ns": lat, "ns_per_element": slope,
+                "samples": [{"elements": e, "ns": round(lat + e * slope)} for e in (1 << 16, 1 << 20, 1 << 24)]}
+               for name, param, lat, slope in (("cast_fp32_bf16", 0, 2500.0, 0.004), ("cast_fp32_fp16", 0, 2480.0, 0.0041),
+                                               ("topk", 0.01, 9100.0, 0.031), ("randomk", 0.01, 4200.0, 0.012),
+                                               ("signpack", 0, 3100.0, 0.006), ("powersgd", 4, 15000.0, 0.05))]
+    standin = [{"blocks": b, "threads": t, "requested_ns": req, "measured_ns": meas, "error_ns": meas - req,
+                "error_pct": 100.0 * (meas - req) / req}
+               for b, t, req, meas in ((1, 1, 1000, 2900), (2000, 256, 5000, 5300), (132, 1024, 100000, 99000))]
+    whole = {"format": "dpro-device-profile", "version": 1, "device": "NVIDIA H100 80GB HBM3",
+             "date": "2026-11-26T15:00:00Z", "repetitions": 7, "warmup": 2,
+             "launch": {"gpu_ns_per_launch": 2100.5, "host_ns_per_launch": 2500.0, "launches": 200},
+             "copies": copies, "gemms": gemms, "kernels": kernels, "standin": standin}
+    smallest = {"format": "dpro-device-profile", "version": 1, "device": "A100-SXM4-40GB", "date": "2026-11-27T00:00:00Z",
+                "repetitions": 1, "warmup": 0, "launch": {"gpu_ns_per_launch": 0, "host_ns_per_launch": 0, "launches": 0},
+                "nccl": {"later": True}}
+    for name, profile in (("h100-whole.json", whole), ("smallest.json", smallest)):
+        write("device_profile", name, (json.dumps(profile, indent=2, sort_keys=True) + "\n").encode())
+
+
+# Tolerances files: the example of docs/optimizer.md ("Per-layer tolerances"), one of every kind
+# of match and field (parts of a class, a bucket past the first, a method with its parameter, a
+# bare method, fp32 and as_recorded), and the smallest.
+TOLERANCES = {
+    "docs-example.json": {"rules": [
+        {"match": "gemm", "precision": ["tf32", "bf16"]},
+        {"match": "conv", "max_risk": 0.01},
+        {"match": "bucket:0", "compression": ["none"]},
+        {"match": "bucket:3", "compression": ["fp16", "bf16"]},
+        {"match": "*", "max_risk": 0.2},
+        {"match": "layer_norm", "fusion": False}]},
+    "every-kind.json": {"rules": [
+        {"match": "conv@0,-1", "precision": ["fp32", "as_recorded", "fp8"], "max_risk": 0.05},
+        {"match": "gemm@-1", "precision": ["fp16"]},
+        {"match": "bucket:12", "compression": ["topk:0.01", "powersgd", "randomk", "dgc", "efsignsgd"], "max_risk": 0.3},
+        {"match": "*", "precision": ["bf16"], "compression": ["none", "fp16"], "fusion": True, "max_risk": 1e-3},
+        {"match": "softmax", "fusion": False}]},
+    "smallest.json": {"rules": [{"match": "*", "fusion": False}]},
+}
+
+
+def tolerances():
+    for name, rules in TOLERANCES.items():
+        write("tolerances", name, (json.dumps(rules) + "\n").encode())
+
+
+# A plan with every kind of decision, conditions and recorded tolerances, none of which a search of
+# a small bundled trace decides together; its fingerprints are made up except the tolerances' one,
+# which `plan` puts right (dpro-replay computes it, so it is written only with --replay).
+HAND_PLAN = {
+    "format": "dpro-plan", "version": 1,
+    "trace": {"fingerprint": "0123456789abcdef", "ranks": 2, "ops": 1234},
+    "conditions": {"device": "H100-SXM5-80GB", "origin_device": "A100-SXM4-40GB", "cluster": "dgx-h100",
+                   "origin_cluster": "", "set": ["network.inter_node_gbps=25", "host.cpu_speed=2"],
+                   "comm_sizes": ["et/rank0.json"], "ranks": 16},
+    "decisions": [{"strategy": "buckets", "value": "25"},
+                  {"strategy": "partition", "value": "1,3", "boundaries": [1, 3]},
+                  {"strategy": "compression", "value": "none,fp16,topk:0.01"},
+                  {"strategy": "precision", "subject": "gemm", "value": "bf16"},
+                  {"strategy": "precision", "subject": "conv@-1,0", "value": "fp16"},
+                  {"strategy": "precision", "subject": "conv@^-1,0", "value": "tf32"},
+                  {"strategy": "op_fusion", "chain": ["void at::native::vectorized_elementwise_kernel<4>(int)",
+                                                      "layer_norm_kernel"]}],
+    "predicted": {"baseline_ns": 1000000, "step_ns": 900000, "risk": 0.15, "extra_memory_bytes": -4096,
+                  "gains_ns": [1, 2, 3, 4, 5, 6, 7]},
+    "search": {"seed": 1, "evaluations": 200, "strategies": ["buckets", "compression", "precision", "op_fusion", "partition"]},
+    "tolerances": {"file": "tol.json", "fingerprint": "0000000000000000",
+                   "rules": [{"match": "conv@-1,0", "precision": ["fp16", "bf16"]},
+                             {"match": "bucket:1", "compression": ["fp16"]},
+                             {"match": "*", "max_risk": 0.5}]},
+}
+
+
+def plan(replay):
+    """Plans written by `dpro-replay optimize --plan-out` on the 2-rank NCCL trace (compression and
+    buckets, with the docs' tolerances; a slower network so that compression pays), and the
+    hand-written plan above with its tolerances' fingerprint put right (both need --replay: the
+    fingerprint is dpro's hash). Without --replay: the hand-written plan as it is (the fuzz target
+    puts the fingerprint right itself)."""
+    hand = json.loads(json.dumps(HAND_PLAN))
+    if not replay:
+        write("plan", "hand-every-decision.json", (json.dumps(hand, indent=2, sort_keys=True) + "\n").encode())
+        return
+    trace = os.path.join(ROOT, "traces/hta/a100-ws2-rank0-nccl.json.gz")
+    with tempfile.TemporaryDirectory() as tmp:
+        tol = os.path.join(tmp, "tol.json")
+        with open(tol, "w") as f:
+            json.dump({"rules": hand["tolerances"]["rules"]}, f)
+        runs = [("a100-nccl-buckets-compression.json", ["--strategies", "buckets,compression", "--budget", "50", "--seed", "1",
+                                                        "--set", "network.inter_node_gbps=0.5",
+                                                        "--set", "network.intra_node_gbps=0.5"]),
+                ("a100-nccl-tolerances.json", ["--strategies", "buckets,compression", "--budget", "30", "--seed", "2",
+                                               "--set", "network.inter_node_gbps=0.5",
+                                               "--set", "network.intra_node_gbps=0.5", "--tolerances", tol])]
+        for name, args in runs:
+            out = os.path.join(tmp, name)
+            subprocess.run([replay, "optimize", trace, *args, "--plan-out", out], check=True,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            p = json.load(open(out))
+            if "tolerances" in p:
+                p["tolerances"]["file"] = "tol.json"  # not the temporary folder's name
+                hand["tolerances"]["fingerprint"] = p["tolerances"]["fingerprint"]
+            write("plan", name, (json.dumps(p, indent=2, sort_keys=True) + "\n").encode())
+    write("plan", "hand-every-decision.json", (json.dumps(hand, indent=2, sort_keys=True) + "\n").encode())
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--replay", help="dpro-replay, to write the compare seeds")
@@ -350,6 +471,9 @@ def main():
     csv()
     configs()
     shares(a.replay)
+    device_profile()
+    tolerances()
+    plan(a.replay)
     if a.replay:
         compare(a.replay)
 

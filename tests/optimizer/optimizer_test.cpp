@@ -115,6 +115,37 @@ TEST_CASE("a bad plan file is one InputError naming the file and the item") {
   fails_with(j, "predicted.step_ns");
 }
 
+TEST_CASE("a plan file's text: not JSON, or nested deeper than 256 levels, is one InputError naming the file") {
+  // Fuzzing finding 5 (docs/fuzzing.md): a value nested 200,000 deep was written into a message
+  // (or, in "tolerances.rules", kept as text) by nlohmann's dump, which recursed until the stack
+  // overflowed.
+  const auto nested = [](std::size_t levels) { return std::string(levels, '[') + std::string(levels, ']'); };
+  nlohmann::json without_tolerances = to_json(sample_plan());
+  without_tolerances.erase("tolerances");
+  const std::string good = without_tolerances.dump();
+  const auto with = [&](const std::string& key, const std::string& value) {
+    return good.substr(0, good.rfind('}')) + ", \"" + key + "\": " + value + "}";
+  };
+  const auto error_of = [](const std::string& text) -> std::string {
+    try {
+      parse_plan(text, "p.json");
+    } catch (const InputError& e) {
+      CHECK(e.file() == "p.json");
+      return e.what();
+    }
+    return "";
+  };
+  CHECK(error_of(good).empty());
+  CHECK(parse_plan(good, "p.json").decisions == sample_plan().decisions);
+  CHECK_THAT(error_of(R"({"format": "dpro-plan", "version": 1e999})"), Catch::Contains("p.json: not valid JSON"));
+  CHECK_THAT(error_of(R"({"format": )"), Catch::Contains("p.json: not valid JSON"));
+  CHECK_THAT(error_of(with("later", nested(200000))), Catch::Contains("p.json: nests arrays and objects deeper than 256 levels"));
+  CHECK_THAT(error_of(with("tolerances", R"({"file": "t", "fingerprint": "", "rules": [)" + nested(200000) + "]}")),
+             Catch::Contains("deeper than 256 levels"));
+  CHECK(error_of(with("later", nested(255))).empty());  // the plan's object and 255 more: 256 levels
+  CHECK_THAT(error_of(with("later", nested(256))), Catch::Contains("deeper than 256 levels"));
+}
+
 TEST_CASE("a plan made for one job is refused for another") {
   const whatif::Workload dlrm = test::load_workload("traces/dlrm-8xV100");
   const whatif::Workload a100 = test::load_workload(kAllReduceTrace);

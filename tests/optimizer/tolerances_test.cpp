@@ -2,11 +2,13 @@
 // the planner and search honouring them on a job whose slow network makes compression pay.
 #include <catch2/catch.hpp>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
 
 #include "core/error.h"
+#include "graph/builder.h"
 #include "optimizer/compression_planner.h"
 #include "optimizer/optimizer_fixtures.h"
 #include "optimizer/search.h"
@@ -54,6 +56,52 @@ TEST_CASE("a tolerances file: bad files name the file and the item") {
   CHECK_THAT(error_of(R"({"rules": [{"match": "gemm", "max_risk": -1}]})"), Catch::Contains("rules[0].max_risk: must be a number >= 0"));
   CHECK_THAT(error_of(R"({"rules": [{"match": "gemm"}]})"), Catch::Contains("rules[0]: limits nothing"));
   CHECK(error_of(R"({"rules": [{"match": "*", "max_risk": 0.1}, {"match": "ln", "fusion": false}]})").empty());
+}
+
+TEST_CASE("a tolerances file nested deeper than 256 levels is one InputError, not a stack overflow") {
+  // Fuzzing finding 5 (docs/fuzzing.md): "precision": [[[...]]] 200,000 deep was written into the
+  // message ("must be a list of strings, got ...") by nlohmann's dump, which recursed until the
+  // stack overflowed.
+  const auto nested = [](std::size_t levels) { return std::string(levels, '[') + std::string(levels, ']'); };
+  const std::string deep = R"({"rules": [{"match": "gemm", "precision": )" + nested(200000) + "}]}";
+  CHECK_THAT(error_of(deep.c_str()), Catch::Contains("tol.json: nests arrays and objects deeper than 256 levels"));
+  // {"rules": [{..., "precision": 253 levels}]}: 256 levels, refused for what it holds, not its depth.
+  const std::string at_limit = R"({"rules": [{"match": "gemm", "precision": )" + nested(253) + "}]}";
+  CHECK_THAT(error_of(at_limit.c_str()), Catch::Contains("tol.json: rules[0].precision: must be a list of strings"));
+  const std::string over = R"({"rules": [{"match": "gemm", "precision": )" + nested(254) + "}]}";
+  CHECK_THAT(error_of(over.c_str()), Catch::Contains("deeper than 256 levels"));
+}
+
+TEST_CASE("a plan's recorded tolerances: a precision subject that is no part of a class is one InputError naming the plan") {
+  // Fuzzing finding 4 (docs/fuzzing.md): with a part rule ("conv@-1,0") recorded, the check of a
+  // decision whose subject has '@' but no positions ("conv@-1<0") threw parse_op_part's
+  // OptionError ("precision_classes conv@-1<0: ..."), a line that does not name the plan file.
+  graph::BuiltGraph graph;  // the check needs the job only for its bucket positions: none here
+  graph.dfg.finalize();
+  const trace::TraceSet traces;
+  Plan plan;
+  plan.tolerances_file = "tol.json";
+  plan.tolerances_rules = R"([{"match": "conv@-1,0", "precision": ["fp16", "bf16"]}])";
+  plan.tolerances_fingerprint = fmt::format(
+      "{:016x}", parse(R"({"rules": [{"match": "conv@-1,0", "precision": ["fp16", "bf16"]}]})").fingerprint);
+  plan.decisions = {{Strategy::kPrecision, "conv@-1,0", "fp16", {}}};
+  CHECK_NOTHROW(check_plan_tolerances(plan, graph, traces, "plan.json"));
+  for (const char* subject : {"conv@-1<0", "conv@", "conv@^", "conv@1,,2"}) {
+    INFO(subject);
+    plan.decisions = {{Strategy::kPrecision, subject, "fp16", {}}};
+    bool thrown = false;
+    try {
+      check_plan_tolerances(plan, graph, traces, "plan.json");
+    } catch (const OptionError& e) {
+      FAIL("an OptionError: " << e.what());
+    } catch (const InputError& e) {
+      thrown = true;
+      CHECK(e.file() == "plan.json");
+      CHECK(e.item() == std::string("decisions: precision ") + subject);
+      CHECK_THAT(e.what(), Catch::Contains("not a part of an op class"));
+    }
+    CHECK(thrown);
+  }
 }
 
 TEST_CASE("a tolerance rule allows what it lists, under its risk, for what it matches") {
