@@ -67,26 +67,6 @@ json standin_json(const StandinError& s) {
           {"error_pct", s.error_pct}};
 }
 
-// The deepest nesting of arrays and objects a profile may have: far above what it nests (4
-// levels; a later version's tables too), far below where writing a value into a message
-// (nlohmann's dump, which recurses) overflows the stack (about 10^5 levels). The same limit as
-// optimizer/plan.h's kMaxJsonDepth for plan and tolerances files.
-constexpr std::size_t kMaxDepth = 256;
-
-// Throws InputError when `j` nests deeper than kMaxDepth; walks it without recursion.
-void check_depth(const json& j, const std::string& file) {
-  std::vector<std::pair<const json*, std::size_t>> todo = {{&j, 0}};  // a value, its parents
-  while (!todo.empty()) {
-    const auto [v, parents] = todo.back();
-    todo.pop_back();
-    if (!v->is_structured()) continue;
-    if (parents + 1 > kMaxDepth)
-      throw InputError(file, "", "not a device profile: nests arrays and objects deeper than " +
-                                     std::to_string(kMaxDepth) + " levels");
-    for (const json& child : *v) todo.emplace_back(&child, parents + 1);
-  }
-}
-
 // Reading: each helper names the key it checks, as "copies[1].samples[0].bytes".
 struct Reader {
   const std::string& file;
@@ -267,7 +247,7 @@ DeviceProfile parse_device_profile(const std::string& text, const std::string& f
   } catch (const json::exception& e) {  // a syntax error, or a number beyond a double (out_of_range.406)
     throw InputError(file, "", std::string("not valid JSON: ") + e.what());
   }
-  check_depth(j, file);  // before any value is written into a message (dump recurses)
+  json_field::check_json_depth(j, file);  // before any value is written into a message (dump recurses)
   const Reader r{file};
   check_header(j, r);
   DeviceProfile p;

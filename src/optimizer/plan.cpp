@@ -225,20 +225,8 @@ nlohmann::json to_json(const Plan& plan) {
   return j;
 }
 
-void check_json_depth(const nlohmann::json& j, const std::string& file) {
-  std::vector<std::pair<const nlohmann::json*, std::size_t>> todo = {{&j, 0}};  // a value, its parents
-  while (!todo.empty()) {
-    const auto [v, parents] = todo.back();
-    todo.pop_back();
-    if (!v->is_structured()) continue;
-    if (parents + 1 > kMaxJsonDepth)
-      throw InputError(file, "", fmt::format("nests arrays and objects deeper than {} levels", kMaxJsonDepth));
-    for (const nlohmann::json& child : *v) todo.emplace_back(&child, parents + 1);
-  }
-}
-
 Plan plan_from_json(const nlohmann::json& j, const std::string& file) {
-  check_json_depth(j, file);  // before any value is written into a message (dump recurses)
+  json_field::check_json_depth(j, file);  // before any value is written into a message (dump recurses)
   if (!j.is_object()) throw InputError(file, "", "not a dpro plan (expected a JSON object)");
   if (string_field(j, "format", file, "", false) != kFormat)
     throw InputError(file, "format", "not a dpro plan (expected \"format\": \"dpro-plan\")");

@@ -129,14 +129,8 @@ nlohmann::json to_json(const Plan& plan);
 nlohmann::json to_json(const std::vector<Decision>& decisions);
 // Throws InputError naming `file` and the offending item for anything that is not a version-1
 // plan (wrong format or version, a missing or mistyped field, an unknown strategy).
+// First refuses nesting deeper than json_field::kMaxJsonDepth (core/json_fields.h).
 Plan plan_from_json(const nlohmann::json& j, const std::string& file);
-// The deepest nesting of arrays and objects a plan or tolerances file may have: far above what
-// they nest (5 levels), far below where writing a value into a message (nlohmann's dump, which
-// recurses) overflows the stack (about 10^5 levels).
-inline constexpr std::size_t kMaxJsonDepth = 256;
-// Throws InputError(file, "", ...) when `j` nests arrays and objects deeper than kMaxJsonDepth.
-// Walks the value without recursion. plan_from_json and parse_tolerances call it first.
-void check_json_depth(const nlohmann::json& j, const std::string& file);
 // A plan file's text: text that is not JSON (a syntax error, a number beyond a double) is one
 // InputError naming `file`, as read_json_file's; then plan_from_json.
 Plan parse_plan(const std::string& text, const std::string& file);

@@ -74,7 +74,7 @@ bool method_listed(const std::vector<std::string>& allowed, const std::string& m
 }  // namespace
 
 Tolerances parse_tolerances(const nlohmann::json& j, const std::string& file) {
-  check_json_depth(j, file);  // plan.h: before any value is written into a message (dump recurses)
+  json_field::check_json_depth(j, file);  // before any value is written into a message (dump recurses)
   if (!j.is_object()) throw InputError(file, "", "not a tolerances file (expected a JSON object with \"rules\")");
   for (const auto& [key, value] : j.items())
     if (key != "rules") throw InputError(file, key, "unknown key (a tolerances file has \"rules\" only)");
