@@ -6,6 +6,7 @@
 #include <charconv>
 #include <cmath>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -85,13 +86,18 @@ nlohmann::json read_json_file(const std::string& path, const std::string& expect
   reject_directory(path, expected);
   const std::string text = read_whole_file(path);  // InputError when it cannot be read
   note_opened_input(path);
+  return parse_json(text, path);
+}
+
+nlohmann::json parse_json(std::string_view text, const std::string& file, const std::string& item,
+                          const std::string& what) {
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& e) {  // a syntax error, or a number beyond a double (out_of_range.406)
-    throw InputError(path, "", std::string("not valid JSON: ") + e.what());
+    throw InputError(file, item, what + ": " + e.what());
   }
-  check_json_depth(j, path);
+  check_json_depth(j, file);
   return j;
 }
 

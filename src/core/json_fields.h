@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace dpro::json_field {
 
@@ -42,6 +43,12 @@ inline constexpr std::size_t kMaxJsonDepth = 256;
 // Throws InputError(file, "", "nests arrays and objects deeper than 256 levels") when `j` does;
 // walks it without recursion. Every reader calls it right after parsing, before it reads a value.
 void check_json_depth(const nlohmann::json& j, const std::string& file);
+
+// `text` parsed as JSON, the way every reader of a user's JSON does: any error of the parser (a
+// syntax error, a number beyond a double's range) is InputError(file, item, what + ": " + its
+// message), and so is nesting deeper than kMaxJsonDepth (check_json_depth).
+nlohmann::json parse_json(std::string_view text, const std::string& file, const std::string& item = "",
+                          const std::string& what = "not valid JSON");
 
 // A JSON file a user gave (a plan, a tolerances file): refuses a directory (`expected` says what
 // was expected there), records the file as an input (never overwritten, output_file.h) and

@@ -138,13 +138,8 @@ ModelFileHeader parse_model_file(const std::string& bytes, const std::string& pa
   if (bytes.compare(0, magic.size(), magic) != 0) throw InputError(path, "", "not a dpro cost model file (bad magic)");
   const auto eol = bytes.find('\n', magic.size());
   if (eol == std::string::npos) throw InputError(path, "header", "truncated cost model file");
-  nlohmann::json header;
-  try {
-    header = nlohmann::json::parse(bytes.substr(magic.size(), eol - magic.size()));
-  } catch (const nlohmann::json::exception& e) {
-    throw InputError(path, "header", std::string("corrupted cost model header: ") + e.what());
-  }
-  json_field::check_json_depth(header, path);
+  nlohmann::json header = json_field::parse_json(std::string_view(bytes).substr(magic.size(), eol - magic.size()), path,
+                                                       "header", "corrupted cost model header");
   if (!header.is_object()) throw InputError(path, "header", "corrupted cost model header: not a JSON object");
   const HeaderReader r(header, path);
   if (header.contains("format") && header.at("format") != "dpro-costmodel")

@@ -364,13 +364,7 @@ std::string share_table_to_json(const ShareTable& t) {
 }
 
 ShareTable share_table_from_json(const std::string& text, const std::string& file) {
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::exception& e) {  // a syntax error, or a number beyond a double (out_of_range.406)
-    throw InputError(file, "", std::string("not JSON: ") + e.what());
-  }
-  json_field::check_json_depth(j, file);
+  nlohmann::json j = json_field::parse_json(text, file, "", "not JSON");
   if (!j.is_object()) throw InputError(file, "", "a share table is a JSON object");
   auto number = [&](const nlohmann::json& obj, const std::string& key, const std::string& item, double lo,
                     double hi) { return json_field::required_number(obj, key, {lo, hi}, file, item); };

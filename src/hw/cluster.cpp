@@ -100,13 +100,7 @@ std::string read_file(const std::string& path) {
 }  // namespace
 
 ClusterSpec parse_cluster(const std::string& text, const std::string& file) {
-  json root;
-  try {
-    root = json::parse(text);
-  } catch (const json::exception& e) {
-    throw InputError(file, "", std::string("not valid JSON: ") + e.what());
-  }
-  json_field::check_json_depth(root, file);
+  json root = json_field::parse_json(text, file);
   if (!root.is_object()) throw InputError(file, "", "a cluster file is a JSON object");
   reject_unknown_keys(root, {"name", "description", "gpu_arch", "gpu_names", "gpus_per_node", "intra_node", "inter_node"},
                       file, "");

@@ -241,13 +241,7 @@ std::string device_profile_json(const DeviceProfile& p) {
 }
 
 DeviceProfile parse_device_profile(const std::string& text, const std::string& file) {
-  json j;
-  try {
-    j = json::parse(text);
-  } catch (const json::exception& e) {  // a syntax error, or a number beyond a double (out_of_range.406)
-    throw InputError(file, "", std::string("not valid JSON: ") + e.what());
-  }
-  json_field::check_json_depth(j, file);  // before any value is written into a message (dump recurses)
+  json j = json_field::parse_json(text, file);  // nested too deep is refused before any value is dumped
   const Reader r{file};
   check_header(j, r);
   DeviceProfile p;

@@ -96,13 +96,7 @@ std::string DeviceSpec::model_family() const {
 }
 
 DeviceSpec parse_device_spec(const std::string& json_text, const std::string& file) {
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(json_text);
-  } catch (const nlohmann::json::exception& e) {
-    throw InputError(file, "", std::string("not valid JSON: ") + e.what());
-  }
-  json_field::check_json_depth(j, file);
+  nlohmann::json j = json_field::parse_json(json_text, file);
   if (!j.is_object()) throw InputError(file, "", "a device spec is a JSON object");
   DeviceSpec d;
   // Datasheet figures: at least 0.001 of their unit (1 MB, 1 MB/s, 1 kHz, 1 GFLOP/s; 1e-300 is

@@ -319,13 +319,7 @@ Plan plan_from_json(const nlohmann::json& j, const std::string& file) {
 }
 
 Plan parse_plan(const std::string& text, const std::string& file) {
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::exception& e) {  // a syntax error, or a number beyond a double (out_of_range.406)
-    throw InputError(file, "", std::string("not valid JSON: ") + e.what());
-  }
-  return plan_from_json(j, file);
+  return plan_from_json(json_field::parse_json(text, file), file);
 }
 
 Plan read_plan(const std::string& path) {

@@ -14,13 +14,7 @@
 namespace dpro::trace {
 
 std::vector<HostEtComm> load_host_et_comms(const std::string& path) {
-  nlohmann::json root;
-  try {
-    root = nlohmann::json::parse(read_whole_file(path));
-  } catch (const nlohmann::json::exception& e) {
-    throw InputError(path, "", std::string("host execution trace is not valid JSON: ") + e.what());
-  }
-  json_field::check_json_depth(root, path);
+  nlohmann::json root = json_field::parse_json(read_whole_file(path), path, "", "host execution trace is not valid JSON");
   if (!root.is_object() || !root.contains("nodes") || !root["nodes"].is_array())
     throw InputError(path, "nodes", "not a host execution trace (no \"nodes\" array)");
   std::vector<std::pair<std::int64_t, HostEtComm>> found;
