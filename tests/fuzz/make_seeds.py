@@ -334,8 +334,10 @@ def shares(replay):
         return
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "t.json")
-        subprocess.run([replay, "costmodel", "fit-shares", "--data", os.path.join(ROOT, "data/costmodel/subset"),
-                        "--gemm-waves", "tile+wave", "--gemm-likely-split-k", "-o", out], check=True,
+        # The data path relative to the checkout: the table's provenance records it, and the seed
+        # is then the same in every checkout.
+        subprocess.run([os.path.abspath(replay), "costmodel", "fit-shares", "--data", "data/costmodel/subset",
+                        "--gemm-waves", "tile+wave", "--gemm-likely-split-k", "-o", out], check=True, cwd=ROOT,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         write("share_table", "subset-gemm-waves.json", json.dumps(json.load(open(out)), separators=(",", ":")).encode())
 
