@@ -3,8 +3,6 @@
 #include <nlohmann/json.hpp>
 
 #include <string>
-#include <utility>
-#include <vector>
 
 #include "core/byte_source.h"
 #include "core/error.h"

@@ -8,8 +8,6 @@
 #include <map>
 #include <optional>
 #include <set>
-#include <utility>
-#include <vector>
 
 #include "core/byte_source.h"
 #include "core/error.h"
@@ -318,15 +316,16 @@ Plan plan_from_json(const nlohmann::json& j, const std::string& file) {
   return plan;
 }
 
+InputError plan_decision_error(const std::string& file, const OptionError& e) {
+  return InputError(file, "decisions: " + e.option() + (e.value().empty() ? "" : " " + e.value()), e.message());
+}
+
 Plan parse_plan(const std::string& text, const std::string& file) {
   return plan_from_json(json_field::parse_json(text, file), file);
 }
 
 Plan read_plan(const std::string& path) {
-  reject_directory(path, "a plan file (JSON)");
-  const std::string text = read_whole_file(path);  // InputError when it cannot be read
-  note_opened_input(path);
-  return parse_plan(text, path);
+  return plan_from_json(json_field::read_json_file(path, "a plan file (JSON)"), path);
 }
 
 void check_plan_matches(const Plan& plan, const graph::BuiltGraph& graph, const std::string& file) {

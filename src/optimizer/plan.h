@@ -51,6 +51,7 @@
 #include <string>
 #include <vector>
 
+#include "core/error.h"
 #include "core/time.h"
 #include "graph/builder.h"
 
@@ -134,9 +135,13 @@ Plan plan_from_json(const nlohmann::json& j, const std::string& file);
 // A plan file's text: text that is not JSON (a syntax error, a number beyond a double) is one
 // InputError naming `file`, as read_json_file's; then plan_from_json.
 Plan parse_plan(const std::string& text, const std::string& file);
-// Reads a plan file (gzip or not): refuses a folder, records the file as an input (never
-// overwritten, core/output_file.h), then parse_plan.
+// Reads a plan file (gzip or not) through json_field::read_json_file (a folder refused, the file
+// recorded as an input, its text parsed as parse_plan's), then plan_from_json.
 Plan read_plan(const std::string& path);
+
+// A decision of `file` that a rewrite refused (OptionError "precision conv@-1<0: ...") as the
+// InputError naming the plan file and the decision ("F: decisions: precision conv@-1<0: ...").
+InputError plan_decision_error(const std::string& file, const OptionError& e);
 
 // Throws InputError (naming `file`) when `plan` was made for another job than `graph`.
 void check_plan_matches(const Plan& plan, const graph::BuiltGraph& graph, const std::string& file);

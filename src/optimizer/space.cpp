@@ -378,6 +378,14 @@ std::vector<whatif::Rewrite> condition_rewrites(const Conditions& c, const Resou
   return out;
 }
 
+std::optional<whatif::OpPart> precision_part(const std::string& subject) {
+  try {
+    return whatif::parse_op_part(subject);
+  } catch (const OptionError&) {
+    throw OptionError("precision", subject, "not a part of an op class (gemm@N,.. or conv@N,..; @^ for the rest)");
+  }
+}
+
 std::vector<whatif::Rewrite> decision_rewrites(const Conditions& c, const std::vector<Decision>& decisions,
                                                const ResourcePaths& paths) {
   std::vector<whatif::Rewrite> out;
@@ -412,12 +420,7 @@ std::vector<whatif::Rewrite> decision_rewrites(const Conditions& c, const std::v
         compression->device = c.device;
         break;
       case Strategy::kPrecision: {
-        std::optional<whatif::OpPart> part;
-        try {
-          part = whatif::parse_op_part(d.subject);
-        } catch (const OptionError&) {
-          throw OptionError("precision", d.subject, "not a part of an op class (gemm@N,.. or conv@N,..; @^ for the rest)");
-        }
+        const std::optional<whatif::OpPart> part = precision_part(d.subject);
         if (!part && d.subject != "all" && std::find(kPrecisionClasses.begin(), kPrecisionClasses.end(), d.subject) == kPrecisionClasses.end())
           throw OptionError("precision", d.subject, "unknown op class (gemm, conv, or all for both)");
         if (part) {

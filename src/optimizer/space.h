@@ -9,6 +9,7 @@
 // and a plan's risk is the sum over its decisions. 0 means the arithmetic is unchanged
 // (buckets, op fusion); the lossy compressors assume error feedback.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -99,5 +100,10 @@ std::vector<whatif::Rewrite> condition_rewrites(const Conditions& conditions, co
 // for a decision value no rewrite knows.
 std::vector<whatif::Rewrite> decision_rewrites(const Conditions& conditions, const std::vector<Decision>& decisions,
                                                const ResourcePaths& paths);
+
+// The part of an op class a precision decision's subject names ("conv@0,-1"), nullopt for a whole
+// class or "all"; a subject with '@' that is no part is OptionError("precision", subject, ...), as
+// decision_rewrites refuses it.
+std::optional<whatif::OpPart> precision_part(const std::string& subject);
 
 }  // namespace dpro::optimizer

@@ -318,18 +318,17 @@ void check_plan_tolerances(const Plan& plan, const graph::BuiltGraph& graph, con
                                  plan.tolerances_fingerprint, t.fingerprint));
   const std::size_t positions = bucket_positions(graph, traces);
   for (const Decision& d : plan.decisions) {
-    bool allowed = false;
-    try {
-      allowed = decisions_allowed(t, {d}, positions);
-    } catch (const OptionError&) {
-      // A precision subject with '@' that is no part of an op class ("conv@-1<0"): a part rule
-      // parses it (whatif::parse_op_part) before decision_rewrites checks the decisions. Refused
-      // as decision_rewrites refuses it (replay --plan's "decisions: ..." line), naming the plan,
-      // not as the option error parse_op_part throws (fuzzing finding 4, docs/fuzzing.md).
-      throw InputError(file, "decisions: precision " + d.subject,
-                       "not a part of an op class (gemm@N,.. or conv@N,..; @^ for the rest)");
+    // A part rule matches a precision subject by parsing it, before decision_rewrites has checked
+    // the decisions: a subject that is no part ("conv@-1<0") is refused here as decision_rewrites
+    // refuses it, naming the plan (fuzzing finding 4, docs/fuzzing.md).
+    if (d.strategy == Strategy::kPrecision) {
+      try {
+        precision_part(d.subject);
+      } catch (const OptionError& e) {
+        throw plan_decision_error(file, e);
+      }
     }
-    if (!allowed)
+    if (!decisions_allowed(t, {d}, positions))
       throw InputError(file, "decisions", describe(d) + ": forbidden by the plan's own tolerances (" + plan.tolerances_file + ")");
   }
 }

@@ -52,7 +52,7 @@ void apply_plan(const ExecFlags& flags, Job& job) {
   try {
     rewrites = optimizer::decision_rewrites(plan.conditions, plan.decisions, {r.model_path, r.device_dir, r.cluster_dir, ""});
   } catch (const OptionError& e) {
-    throw InputError(flags.plan_path, "decisions: " + e.option() + (e.value().empty() ? "" : " " + e.value()), e.message());
+    throw optimizer::plan_decision_error(flags.plan_path, e);
   }
   executor::AppliedRewrites applied;
   try {

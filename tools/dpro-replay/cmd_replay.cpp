@@ -229,7 +229,7 @@ class ReplayCommand final : public Command {
         for (whatif::Rewrite& r : optimizer::decision_rewrites(plan->conditions, plan->decisions, whatifs_.paths()))
           rewrites.push_back(std::move(r));
       } catch (const OptionError& e) {
-        throw InputError(plan_path_, "decisions: " + e.option() + (e.value().empty() ? "" : " " + e.value()), e.message());
+        throw optimizer::plan_decision_error(plan_path_, e);
       }
     } else {
       rewrites = whatifs_.rewrites();
