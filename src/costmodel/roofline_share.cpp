@@ -205,7 +205,30 @@ std::optional<double> share_kernel_ratio(const ShareTable& origin_table, const S
 std::optional<double> ShareTable::latency_ms(const OpDesc& op, const DeviceSpec& device) const {
   const auto k = kernel_ms(op, device);
   if (!k) return std::nullopt;
-  return std::max(host_floor_ms, host_overhead_ms + *k);
+  const auto f = families.find(op.family);
+  const double h = f == families.end() ? 1.0 : f->second.host_factor;
+  return std::max(h * host_floor_ms, h * host_overhead_ms + *k);
+}
+
+std::map<OpFamily, double> family_host_factors(const std::vector<const Measurement*>& data) {
+  // GPU -> family -> latency less Kernel Time of each row that has both.
+  std::map<std::string, std::map<OpFamily, std::vector<double>>> host;
+  for (const Measurement* m : data)
+    if (m->kernel_ms > 0 && m->latency_ms > 0) host[m->device->name][m->op.family].push_back(m->latency_ms - m->kernel_ms);
+  std::map<OpFamily, std::vector<double>> per_gpu;
+  for (const auto& [gpu, families] : host) {
+    std::vector<double> reference;  // the elementwise families' medians
+    for (const auto& [family, v] : families)
+      if (elementwise(family) && v.size() >= kOverheadMinRows) reference.push_back(median(v));
+    if (reference.empty() || !(median(reference) > 0)) continue;
+    const double ref = median(reference);
+    for (const auto& [family, v] : families)
+      if (!elementwise(family) && v.size() >= kOverheadMinRows) per_gpu[family].push_back(median(v) / ref);
+  }
+  std::map<OpFamily, double> out;
+  for (const auto& [family, v] : per_gpu)  // 4 digits: the table file holds what the fit used
+    out[family] = std::stod(fmt::format("{:.4g}", std::clamp(median(v), kMinHostFactor, kMaxHostFactor)));
+  return out;
 }
 
 ShareTable fit_share_table(const std::vector<const Measurement*>& data, const ShareFitOptions& options) {
@@ -230,6 +253,12 @@ ShareTable fit_share_table(const std::vector<const Measurement*>& data, const Sh
   // would keep exactly those the host slowed. A GPU with GPU-timed rows of a family gives only
   // those (its host-timed rows of that family measured the same kernels less well).
   std::map<OpFamily, std::set<std::string>> timed_gpus;
+  std::map<OpFamily, double> host_factor;
+  if (options.use_kernel_time && options.family_host) host_factor = family_host_factors(data);
+  const auto factor = [&](OpFamily family) {
+    const auto it = host_factor.find(family);
+    return it == host_factor.end() ? 1.0 : it->second;
+  };
   if (options.use_kernel_time)
     for (const Measurement* m : data)
       if (m->kernel_ms > 0) timed_gpus[m->op.family].insert(m->device->name);
@@ -249,19 +278,20 @@ ShareTable fit_share_table(const std::vector<const Measurement*>& data, const Sh
     if (!timed && family_timed != timed_gpus.end() && family_timed->second.contains(gpu)) continue;
     double kernel = m->kernel_ms;
     const auto f = t.gpu_host_floor_ms.find(gpu);
+    const double h = factor(m->op.family);
     if (!timed) {
       const auto c = t.gpu_host_overhead_ms.find(gpu);
-      kernel = m->latency_ms - (c == t.gpu_host_overhead_ms.end() ? t.host_overhead_ms : c->second);
+      kernel = m->latency_ms - h * (c == t.gpu_host_overhead_ms.end() ? t.host_overhead_ms : c->second);
     }
     (timed ? timed_parts : kernel_parts)[m->op.family][gpu].push_back(std::max(0.0, kernel));
-    if (!timed && f != t.gpu_host_floor_ms.end() && m->latency_ms < f->second * options.floor_margin) continue;
+    if (!timed && f != t.gpu_host_floor_ms.end() && m->latency_ms < h * f->second * options.floor_margin) continue;
     if (!(kernel > 0)) continue;
     const int b = static_cast<int>(std::lround(std::log10(r * 1e3) / options.bucket_width));
     const int k = intensity_bucket(relative_intensity(m->op, *m->device), options.intensity_width);
     shares[m->op.family][k][gpu][b].push_back(std::log10(r / kernel));
     if (!timed && family_timed != timed_gpus.end())
       over_floor[m->op.family][k][gpu][b].push_back(f != t.gpu_host_floor_ms.end() && f->second > 0
-                                                         ? m->latency_ms / f->second
+                                                         ? m->latency_ms / (h * f->second)
                                                          : std::numeric_limits<double>::infinity());
   }
   // Host-timed buckets near the host floor in families with GPU-timed rows: out.
@@ -319,6 +349,7 @@ ShareTable fit_share_table(const std::vector<const Measurement*>& data, const Sh
     f.kernel_floor_ms = std::min(kernel_floor, median(floors));
   }
   for (const auto& [family, gpus] : timed_gpus) t.gpu_timed.insert(gpus.begin(), gpus.end());
+  for (auto& [family, f] : t.families) f.host_factor = factor(family);
   return t;
 }
 
@@ -349,6 +380,7 @@ std::string share_table_to_json(const ShareTable& t) {
   for (const auto& [family, fs] : t.families) {
     auto& f = j["families"][to_string(family)];
     f["kernel_floor_ms"] = fs.kernel_floor_ms;
+    if (fs.host_factor != 1) f["host_factor"] = fs.host_factor;  // absent: 1 (tables before it)
     f["curves"] = nlohmann::ordered_json::array();
     for (const auto& [key, c] : fs.by_intensity) {
       nlohmann::ordered_json curve;
@@ -414,6 +446,8 @@ ShareTable share_table_from_json(const std::string& text, const std::string& fil
     if (!f.is_object()) throw InputError(file, item, "must be an object");
     FamilyShares fs;
     fs.kernel_floor_ms = number(f, "kernel_floor_ms", item + ".kernel_floor_ms", 0, 1e3);
+    if (f.contains("host_factor"))
+      fs.host_factor = number(f, "host_factor", item + ".host_factor", kMinHostFactor, kMaxHostFactor);
     if (!f.contains("curves") || !f["curves"].is_array() || f["curves"].empty())
       throw InputError(file, item + ".curves", "missing (a list of share curves)");
     for (std::size_t n = 0; n < f["curves"].size(); ++n) {

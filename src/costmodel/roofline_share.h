@@ -7,7 +7,8 @@
 // that a GPU outside the data enters through its datasheet roofline alone.
 //
 //   kernel ms  = max(kernel floor(family), roofline ms / share(family, log10 roofline us))
-//   latency ms = max(host floor, host overhead + kernel ms)   (host-timed, as the shared data)
+//   latency ms = max(h x host floor, h x host overhead + kernel ms)   (host-timed, as the shared
+//                data; h: the family's host factor, 1 for the elementwise ops)
 //
 // The host figures belong to the machine that timed the ops (launch and the CUDA events around
 // one op), not to the GPU: a prediction for a machine outside the data takes the training
@@ -43,6 +44,11 @@ struct ShareCurve {
 struct FamilyShares {
   std::map<int, ShareCurve> by_intensity;
   double kernel_floor_ms = 0;
+  // The family's host work (dispatch, launch and the events around one op) against the
+  // elementwise ops' on the same machine: its host overhead and floor are the machine's times
+  // this factor. Fitted where rows give both a latency and a Kernel Time (a linear op's host
+  // takes 1.5-1.7x an add's there); 1 for the elementwise families, which set the machine's.
+  double host_factor = 1;
 };
 
 // log10(arithmetic intensity / ridge point), within +-kIntensityLimit: the second feature.
@@ -117,6 +123,8 @@ struct ShareTable {
 };
 
 inline constexpr double kMaxShare = 1.0;
+// A family's host factor is held within these (a factor outside is no dispatch path's).
+inline constexpr double kMinHostFactor = 0.25, kMaxHostFactor = 4.0;
 // Lowest share a table file may give: a millionth of the roofline (the shipped tables' lowest is
 // about 1e-3); below it a time is no kernel's, and at a denormal one it is infinite.
 inline constexpr double kMinShare = 1e-6;
@@ -142,6 +150,10 @@ struct ShareFitOptions {
   // Where a family has GPU-timed rows, a host-timed GPU's bucket whose median latency is under
   // this factor of its machine's host floor (its kernel part mostly the host's noise) is left out.
   double timed_floor_margin = 2.0;
+  // Per family, a host factor (FamilyShares::host_factor) from the rows that give both a latency
+  // and a Kernel Time, taken out of the other machines' latencies with their host overhead;
+  // false: every family's host is the elementwise ops' (the form before).
+  bool family_host = true;
 };
 
 // Fits the table on host-timed latencies (Measurement::latency_ms) of one or more GPUs, and on
@@ -150,6 +162,12 @@ struct ShareFitOptions {
 // some (ShareFitOptions::use_kernel_time, timed_floor_margin). Throws
 // InputError when `data` holds no GPU with a host overhead (kernel_time.h: large elementwise rows).
 ShareTable fit_share_table(const std::vector<const Measurement*>& data, const ShareFitOptions& options = {});
+
+// Per non-elementwise family: the median over the GPUs with rows that give both a latency and a
+// Kernel Time (at least kOverheadMinRows of the family) of its rows' median latency less kernel
+// time over the elementwise families' (the median of theirs), held within [kMinHostFactor,
+// kMaxHostFactor], to 4 significant digits. Empty without such rows.
+std::map<OpFamily, double> family_host_factors(const std::vector<const Measurement*>& data);
 
 std::string share_table_to_json(const ShareTable& table);
 // Throws InputError naming `file` and the offending item (a missing field, a share that is not a

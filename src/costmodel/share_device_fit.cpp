@@ -30,6 +30,7 @@ struct Row {
   double measured_ms;
   double kernel_at_prior_ms;  // roofline / prior share (m = 1)
   double kernel_floor_ms;
+  double host_factor;  // the family's (FamilyShares::host_factor)
   double roofline_ms;
   double x;  // log10(roofline us)
   std::string kernel_class;  // bmm/linear with a named kernel: gemm_kernel_class; else empty
@@ -54,7 +55,7 @@ struct Host {
 double predicted_ms(const Row& r, const Host& h, double share_term_ms) {
   const double kernel = std::max({r.kernel_floor_ms * h.kernel_floor_scale, h.min_kernel_floor_ms, share_term_ms});
   if (r.kernel_timed) return kernel;
-  return std::max(h.floor_ms, h.overhead_ms + kernel);
+  return std::max(r.host_factor * h.floor_ms, r.host_factor * h.overhead_ms + kernel);
 }
 
 double l1_log_error(const std::vector<Row>& rows, const Host& h, const ShareMultiplier& m) {
@@ -154,7 +155,8 @@ std::vector<Row> rows_of(const ShareTable& prior, const std::vector<const Measur
     if (f == prior.families.end() || !k || !(has_latency || has_kernel)) continue;  // no curve: nothing to scale
     const double r = prior.roofline_ms(m->op, device);
     const double at_prior = r / prior.share(m->op.family, r, relative_intensity(m->op, device));
-    const Row row{m->op.family, share_group(m->op.family), 0, at_prior, f->second.kernel_floor_ms, r,
+    const Row row{m->op.family, share_group(m->op.family), 0, at_prior, f->second.kernel_floor_ms,
+                  f->second.host_factor, r,
                   std::log10(std::max(r, 1e-12) * 1e3),
                   (share_group(m->op.family) == ShareGroup::kGemm && !m->op.kernel_name.empty())
                       ? gemm_kernel_class(m->op.kernel_name)

@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -179,6 +180,58 @@ TEST_CASE("roofline share: GPU-timed rows (a Kernel Time) give the curves and ke
   bad.replace(at, 20, "\"kernel_time\": \"yes\"");
   CHECK_THROWS_WITH(share_table_from_json(bad, "t.json"),
                     Catch::Contains("t.json") && Catch::Contains("kernel_time") && Catch::Contains("true or false"));
+}
+
+TEST_CASE("roofline share: a family's host factor comes from rows with both a latency and a Kernel Time") {
+  // Our H100 run's add, ln and linear rows (data/costmodel/measured-2026-11-23/h100-rerun): each
+  // has the op's host-timed latency and its kernel's GPU time, so latency less kernel time is the
+  // host's part of the op on that machine.
+  const std::string run = dpro::test::source_path("data/costmodel/measured-2026-11-23/h100-rerun/");
+  std::vector<Measurement> timed_rows;
+  for (const char* op : {"add", "ln", "linear"}) {
+    auto rows = load_measurements(run + op, catalog());
+    timed_rows.insert(timed_rows.end(), rows.begin(), rows.end());
+  }
+  std::map<OpFamily, std::vector<double>> host;
+  for (const Measurement& m : timed_rows) host[m.op.family].push_back(m.latency_ms - m.kernel_ms);
+  REQUIRE(host[OpFamily::kLinear].size() > 1000);
+  const auto factors = family_host_factors(pointers(timed_rows));
+  // The elementwise ops set the machine's host; the others are measured against them.
+  CHECK_FALSE(factors.contains(OpFamily::kAdd));
+  REQUIRE(factors.contains(OpFamily::kLinear));
+  REQUIRE(factors.contains(OpFamily::kLayerNorm));
+  const double ref = dpro::median(host[OpFamily::kAdd]);
+  CHECK(factors.at(OpFamily::kLinear) == Approx(dpro::median(host[OpFamily::kLinear]) / ref).epsilon(1e-3));
+  CHECK(factors.at(OpFamily::kLayerNorm) == Approx(dpro::median(host[OpFamily::kLayerNorm]) / ref).epsilon(1e-3));
+  CHECK(factors.at(OpFamily::kLinear) > 1.3);  // a linear op's host does more than an add's
+  // Host-timed rows alone give no factor.
+  CHECK(family_host_factors(pointers(subset())).empty());
+
+  // In a fit: the family's host figures are the machine's times its factor, in the table and its file.
+  std::vector<const Measurement*> data = pointers(subset());
+  for (const Measurement& m : timed_rows) data.push_back(&m);
+  const ShareTable t = fit_share_table(data);
+  ShareFitOptions without;
+  without.family_host = false;
+  const ShareTable plain = fit_share_table(data, without);
+  const double h = t.families.at(OpFamily::kLinear).host_factor;
+  CHECK(h == factors.at(OpFamily::kLinear));
+  CHECK(t.families.at(OpFamily::kAdd).host_factor == 1);
+  CHECK(plain.families.at(OpFamily::kLinear).host_factor == 1);
+  const DeviceSpec& l4 = catalog().get("L4");
+  for (const OpDesc& op : {make_op(OpFamily::kLinear, {1, 8, 64, 64}), make_op(OpFamily::kLinear, {8, 4096, 4096, 4096})}) {
+    const double k = *t.kernel_ms(op, l4);
+    CHECK(*t.latency_ms(op, l4) == Approx(std::max(h * t.host_floor_ms, h * t.host_overhead_ms + k)));
+  }
+  const ShareTable back = share_table_from_json(share_table_to_json(t), "t.json");
+  CHECK(back.families.at(OpFamily::kLinear).host_factor == h);
+  CHECK(share_table_to_json(plain).find("host_factor") == std::string::npos);
+  std::string bad = share_table_to_json(t);
+  const auto at = bad.find("\"host_factor\": ");
+  REQUIRE(at != std::string::npos);
+  bad.replace(at, 15, "\"host_factor\": 9, \"x\": ");
+  CHECK_THROWS_WITH(share_table_from_json(bad, "t.json"),
+                    Catch::Contains("t.json") && Catch::Contains("host_factor") && Catch::Contains("must be a number"));
 }
 
 TEST_CASE("roofline share: a bad table file is one error naming the file and the item") {
