@@ -308,12 +308,32 @@ ShareTable fit_share_table(const std::vector<const Measurement*>& data, const Sh
       for (const auto& [b, v] : buckets)
         if (v.size() >= options.min_rows) lo = std::min(lo, b), hi = std::max(hi, b);
     if (lo > hi) continue;
+    // Each GPU's largest bucket with rows enough: beyond it, with hold_large, the GPU counts at
+    // that bucket's share (a kernel larger than any it ran sustains what its largest did), so
+    // that the large end of the curve is not the median of the few GPUs that reach it alone.
+    std::map<std::string, double> largest;
+    if (options.hold_large)
+      for (const auto& [gpu, buckets] : gpus)
+        for (auto it = buckets.rbegin(); it != buckets.rend(); ++it)
+          if (it->second.size() >= options.min_rows) {
+            largest[gpu] = median(it->second);
+            break;
+          }
     std::vector<std::optional<double>> raw(static_cast<std::size_t>(hi - lo + 1));
     for (int b = lo; b <= hi; ++b) {
       std::vector<double> per_gpu;
       for (const auto& [gpu, buckets] : gpus) {
         const auto it = buckets.find(b);
-        if (it != buckets.end() && it->second.size() >= options.min_rows) per_gpu.push_back(median(it->second));
+        if (it != buckets.end() && it->second.size() >= options.min_rows) {
+          per_gpu.push_back(median(it->second));
+          continue;
+        }
+        const auto held = largest.find(gpu);
+        if (held == largest.end()) continue;
+        bool beyond = true;  // no bucket of this GPU at or above b has rows enough
+        for (auto above = buckets.lower_bound(b); above != buckets.end() && beyond; ++above)
+          beyond = above->second.size() < options.min_rows;
+        if (beyond) per_gpu.push_back(held->second);
       }
       if (!per_gpu.empty()) raw[static_cast<std::size_t>(b - lo)] = median(per_gpu);
     }

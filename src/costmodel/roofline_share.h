@@ -154,6 +154,10 @@ struct ShareFitOptions {
   // and a Kernel Time, taken out of the other machines' latencies with their host overhead;
   // false: every family's host is the elementwise ops' (the form before).
   bool family_host = true;
+  // Beyond a GPU's largest bucket (of a family and intensity), the GPU counts at that bucket's
+  // share in the per-bucket median; false: only GPUs with rows in a bucket count there (the
+  // largest buckets are then the few GPUs that reach them: slow, power-limited cards).
+  bool hold_large = true;
 };
 
 // Fits the table on host-timed latencies (Measurement::latency_ms) of one or more GPUs, and on

@@ -234,6 +234,40 @@ TEST_CASE("roofline share: a family's host factor comes from rows with both a la
                     Catch::Contains("t.json") && Catch::Contains("host_factor") && Catch::Contains("must be a number"));
 }
 
+TEST_CASE("roofline share: beyond a GPU's largest ops its share still counts in the curve's median") {
+  // Two GPUs of add rows, each at one share of its roofline at every size: the V100 at 0.8 up to
+  // 1e8 elements, the T4 at 0.4 up to 1e9 (a slower card reaches larger roofline times).
+  auto rows_of = [](const DeviceSpec& gpu, double share, double max_log10_n) {
+    std::vector<Measurement> out;
+    for (double x = 4; x <= max_log10_n + 1e-9; x += 0.02) {
+      Measurement m;
+      m.op = make_op(OpFamily::kAdd, {1, static_cast<std::int64_t>(std::pow(10.0, x))});
+      m.device = &gpu;
+      m.kernel_ms = share_roofline_ms(m.op, gpu) / share;
+      m.latency_ms = m.kernel_ms + 0.015;
+      out.push_back(m);
+    }
+    return out;
+  };
+  const DeviceSpec& v100 = catalog().get("V100-PCIE-32GB");
+  const DeviceSpec& t4 = catalog().get("T4");
+  std::vector<Measurement> rows = rows_of(v100, 0.8, 8);
+  for (Measurement& m : rows_of(t4, 0.4, 9)) rows.push_back(m);
+  const auto data = pointers(rows);
+  const ShareTable held = fit_share_table(data);
+  ShareFitOptions only_present;
+  only_present.hold_large = false;
+  const ShareTable present = fit_share_table(data, only_present);
+  const double both = std::sqrt(0.8 * 0.4);  // the median of two GPUs' log shares
+  const double mid = share_roofline_ms(make_op(OpFamily::kAdd, {1, 10000000}), t4);      // both GPUs ran it
+  const double large = share_roofline_ms(make_op(OpFamily::kAdd, {1, 800000000}), t4);   // only the T4 reached it
+  CHECK(held.share(OpFamily::kAdd, mid, -kIntensityLimit) == Approx(both).epsilon(0.02));
+  CHECK(present.share(OpFamily::kAdd, mid, -kIntensityLimit) == Approx(both).epsilon(0.02));
+  // Where only the T4 has rows, the V100 counts at its largest bucket's share with it.
+  CHECK(held.share(OpFamily::kAdd, large, -kIntensityLimit) == Approx(both).epsilon(0.02));
+  CHECK(present.share(OpFamily::kAdd, large, -kIntensityLimit) == Approx(0.4).epsilon(0.02));
+}
+
 TEST_CASE("roofline share: a bad table file is one error naming the file and the item") {
   using Catch::Contains;
   CHECK_THROWS_WITH(share_table_from_json("{", "s.json"), Contains("s.json") && Contains("not JSON"));

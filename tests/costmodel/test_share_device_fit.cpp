@@ -136,9 +136,13 @@ TEST_CASE("costmodel share few-shot: a group with too few samples keeps the prio
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const ShareGroup g = share_group(rows[i].op.family);
     if (g == ShareGroup::kConv && conv < 2) ++conv, at.push_back(i);
-    if (g == ShareGroup::kElementwise && elementwise < 2) ++elementwise, at.push_back(i);
+    // Two elementwise samples fast enough to read the host (under 4 prior host floors).
+    if (g == ShareGroup::kElementwise && elementwise < 2 &&
+        rows[i].latency_ms < DeviceFitOptions{}.host_rows_below_floors * prior().host_floor_ms)
+      ++elementwise, at.push_back(i);
   }
   REQUIRE(conv == 2);
+  REQUIRE(elementwise == 2);
   const DeviceScalars fit = fit_device_scalars(prior(), pointers(rows, at), h100);
   CHECK(fit.shares.empty());
   CHECK_FALSE(fit.host_fitted);

@@ -135,6 +135,9 @@ class CostModelCommand : public Command {
     fit_shares_->add_flag("--no-host-floor", no_host_floor_, "Latency = host overhead + kernel (no host floor)");
     fit_shares_->add_flag("--latency-only", shares_latency_only_,
                           "Read every row's Latency, also where a Kernel Time is given (the fit before GPU time was read)");
+    fit_shares_->add_flag("--no-hold-large", no_hold_large_,
+                          "Beyond a GPU's largest ops of a family, do not count the GPU at their share (only GPUs "
+                          "with rows in a bucket shape it)");
     fit_shares_->add_flag("--no-family-host", no_family_host_,
                           "Every family's host is the elementwise ops' (no per-family host factor from rows with a "
                           "Latency and a Kernel Time)");
@@ -637,6 +640,7 @@ class CostModelCommand : public Command {
     share_options_.host_floor = !no_host_floor_;
     share_options_.use_kernel_time = !shares_latency_only_;
     share_options_.family_host = !no_family_host_;
+    share_options_.hold_large = !no_hold_large_;
     if (!shares_logo_) check_output_path(shares_output_, share_data_, force_);
     std::vector<cm::Measurement> rows;
     for (const std::string& path : share_data_) {
@@ -662,7 +666,7 @@ class CostModelCommand : public Command {
         "dpro-replay costmodel fit-shares --data {} --bucket-width {} --intensity-width {} --floor-margin {} --floor-quantile {} "
         "--min-rows {}{}{}{}: {} rows of {}{}",
         fmt::join(share_data_, " --data "), share_options_.bucket_width, share_options_.intensity_width, share_options_.floor_margin, share_options_.floor_quantile,
-        share_options_.min_rows, no_host_floor_ ? " --no-host-floor" : "",
+        share_options_.min_rows, std::string(no_host_floor_ ? " --no-host-floor" : "") + (no_hold_large_ ? " --no-hold-large" : ""),
         timed.empty() ? (shares_latency_only_ ? " --latency-only" : "")
                       : fmt::format(" --timed-floor-margin {}{}", share_options_.timed_floor_margin,
                                     no_family_host_ ? " --no-family-host" : ""),
@@ -766,7 +770,7 @@ class CostModelCommand : public Command {
   bool few_shot_latency_only_ = false;
   std::string pricer_ = "learned", shares_path_, shares_output_;
   bool shares_logo_ = false, no_host_floor_ = false, logo_blank_kernels_ = false, shares_latency_only_ = false,
-       no_family_host_ = false;
+       no_family_host_ = false, no_hold_large_ = false;
   std::vector<std::string> share_data_;
   std::string gemm_waves_ = "none";
   cm::ShareFitOptions share_options_;
