@@ -24,6 +24,7 @@
 #include "costmodel/dataset.h"
 #include "costmodel/hw.h"
 #include "costmodel/learned_model.h"
+#include "costmodel/paths.h"
 #include "costmodel/roofline_share.h"
 #include "hw/device_profile.h"
 #include "costmodel_fixtures.h"
@@ -584,6 +585,34 @@ TEST_CASE("costmodel predict on its own output replaces predicted_ms; a column n
   std::ofstream(in) << "OPName,B,M,N,K,B\nbmm,1,2,3,4,5\n";
   REQUIRE_THROWS_WITH(run_cli({"costmodel", "predict", "--device", "T4", in}),
                       Catch::Contains(in + ": header, column 6: 'B' names column 2 too"));
+}
+
+TEST_CASE("costmodel predict --kernel-column adds the kernel's GPU time beside the latency") {
+  const std::string in = dpro::test::binary_path("kernel_column_in.csv");
+  const std::string out = dpro::test::binary_path("kernel_column_out.csv");
+  const std::string again = dpro::test::binary_path("kernel_column_again.csv");
+  std::ofstream(in) << "OPName,B,H,M,N,K\nbmm,2,,64,64,64\nadd,65536,16384,,,\n";
+  // roofline-share: the kernel part of the shipped table, the latency around it.
+  REQUIRE(run_cli({"costmodel", "predict", "--device", "H100-SXM5-80GB", "--pricer", "roofline-share", "--kernel-column",
+                   in, "-o", out, "--force"}) == 0);
+  const auto t = dpro::costmodel::read_csv_file(out);
+  REQUIRE(t.header == std::vector<std::string>{"OPName", "B", "H", "M", "N", "K", "predicted_ms", "predicted_kernel_ms"});
+  const auto table = dpro::costmodel::load_share_table(dpro::costmodel::default_shares_path());
+  const auto& h100 = dpro::test::catalog().get("H100-SXM5-80GB");
+  const auto bmm = dpro::test::make_op(dpro::costmodel::OpFamily::kBmm, {2, 64, 64, 64});
+  CHECK(std::stod(t.rows[0][7]) == Approx(*table.kernel_ms(bmm, h100)).epsilon(1e-5));
+  CHECK(std::stod(t.rows[0][6]) == Approx(*table.latency_ms(bmm, h100)).epsilon(1e-5));
+  for (const auto& row : t.rows) CHECK(std::stod(row[7]) < std::stod(row[6]));  // the host is not in the kernel
+  // On its own output, without the flag: both columns replaced, none added.
+  const std::string err = stderr_of({"costmodel", "predict", "--device", "H200-SXM-141GB", "--pricer", "roofline-share",
+                                     out, "-o", again, "--force"});
+  CHECK(err.find(out + ": replacing the values of its predicted_kernel_ms column") != std::string::npos);
+  const auto t2 = dpro::costmodel::read_csv_file(again);
+  REQUIRE(t2.header == t.header);
+  CHECK(std::stod(t2.rows[1][7]) < 0.8 * std::stod(t.rows[1][7]));  // the H200 streams a large add faster
+  // Without the flag on a file without the column: predicted_ms alone, as before.
+  REQUIRE(run_cli({"costmodel", "predict", "--device", "H100-SXM5-80GB", in, "-o", again, "--force"}) == 0);
+  CHECK(dpro::costmodel::read_csv_file(again).header.back() == "predicted_ms");
 }
 
 TEST_CASE("sample files without rows are refused: they corrected nothing, silently") {

@@ -95,6 +95,9 @@ class CostModelCommand : public Command {
                                               "roofline-share (the analytic model of --shares)")
         ->default_val("learned")
         ->check(CLI::IsMember({"learned", "roofline-share"}));
+    predict_->add_flag("--kernel-column", kernel_column_,
+                       "Also a predicted_kernel_ms column: the op's kernel time on the GPU alone (roofline-share: "
+                       "its kernel part; learned: its latency less the overhead the model's predictions carry)");
     predict_->add_option("--shares", shares_path_, "Share table of the roofline-share model")
         ->default_val(resource_paths().shares_path);
     predict_->add_option("--device-profile", profile_path_,
@@ -550,16 +553,8 @@ class CostModelCommand : public Command {
     if (cm::LearnedModel::available()) model = cm::LearnedModel::load(model_path_);
     const cm::TablePrices prices =
         cm::price_table(table, predict_input_, catalog, device, model ? &*model : nullptr, samples_path_);
-    // A file that has the column (an earlier predict's output) gets its values replaced, not a second one.
-    const int predicted_col = table.column("predicted_ms");
-    if (predicted_col >= 0)
-      std::cerr << fmt::format("{}: replacing the values of its predicted_ms column\n", predict_input_);
-    std::string out = cm::format_csv_row(with_column(table.header, predicted_col, "predicted_ms")) + "\n";
-    for (size_t i = 0; i < prices.ops.size(); ++i) {
-      const std::string value = std::isfinite(prices.ms[i]) ? fmt::format("{:.6g}", prices.ms[i]) : "";
-      out += cm::format_csv_row(with_column(table.rows[i], predicted_col, value)) + "\n";
-    }
-    write_output(output_.empty() ? "-" : output_, [&](std::ostream& stream) { stream << out; }, force_);
+    // Without the learned model every price is the roofline's: no host in it.
+    write_predictions(table, prices.ms, model ? cm::learned_kernel_ms(prices, *model, device) : prices.ms);
     const std::string pricing = model && prices.learned ? cm::pricing_note(*model, device) : "";
     std::cerr << fmt::format("{} on {}{}: {} learned{}, {} roofline{}, {} not describable (empty)\n",
                              count_of(prices.ops.size(), "row"), device.name, pricing, prices.learned,
@@ -611,13 +606,8 @@ class CostModelCommand : public Command {
       shares = cm::with_device_scalars(shares, scalars);
     }
     const cm::TablePrices prices = cm::price_table_by_shares(table, predict_input_, catalog, device, shares, true);
-    const int predicted_col = table.column("predicted_ms");
-    std::string out = cm::format_csv_row(with_column(table.header, predicted_col, "predicted_ms")) + "\n";
-    for (size_t i = 0; i < prices.ops.size(); ++i) {
-      const std::string value = std::isfinite(prices.ms[i]) ? fmt::format("{:.6g}", prices.ms[i]) : "";
-      out += cm::format_csv_row(with_column(table.rows[i], predicted_col, value)) + "\n";
-    }
-    write_output(output_.empty() ? "-" : output_, [&](std::ostream& stream) { stream << out; }, force_);
+    const cm::TablePrices kernel = cm::price_table_by_shares(table, predict_input_, catalog, device, shares, false);
+    write_predictions(table, prices.ms, kernel.ms);
     std::cerr << fmt::format("{} on {}: {} roofline-share ({}), {} not priced (empty)\n",
                              count_of(prices.ops.size(), "row"), device.name, prices.by_shares, shares_path_,
                              prices.none);
@@ -626,7 +616,6 @@ class CostModelCommand : public Command {
       if (!measured.empty()) std::cerr << measured << "\n";
     }
     if (table.column("Kernel Time") >= 0) {
-      const cm::TablePrices kernel = cm::price_table_by_shares(table, predict_input_, catalog, device, shares, false);
       if (const auto error = cm::error_against_column(table, kernel, "Kernel Time")) {
         const std::string measured =
             latency_note(*error, prices.has_device_column, device, "Kernel Time", ", the predicted kernel time");
@@ -741,6 +730,28 @@ class CostModelCommand : public Command {
     write_output(path, [&](std::ostream& out) { out << bytes; }, force_);
   }
 
+  // `predict`'s output: the input's rows with a predicted_ms column (the latency) and, with
+  // --kernel-column or where the input has one, a predicted_kernel_ms column; empty cells where an
+  // op has no price. A file that has the columns (an earlier predict's output) gets their values
+  // replaced, not second ones.
+  void write_predictions(const cm::CsvTable& table, const std::vector<double>& latency_ms,
+                         const std::vector<double>& kernel_ms) const {
+    const int latency_col = table.column("predicted_ms"), kernel_col = table.column("predicted_kernel_ms");
+    const bool kernel = kernel_column_ || kernel_col >= 0;
+    for (const int col : {latency_col, kernel ? kernel_col : -1})
+      if (col >= 0) std::cerr << fmt::format("{}: replacing the values of its {} column\n", predict_input_, table.header[col]);
+    auto cell = [](double ms) { return std::isfinite(ms) ? fmt::format("{:.6g}", ms) : std::string(); };
+    std::vector<std::string> header = with_column(table.header, latency_col, "predicted_ms");
+    if (kernel) header = with_column(std::move(header), kernel_col, "predicted_kernel_ms");  // -1: after predicted_ms
+    std::string out = cm::format_csv_row(header) + "\n";
+    for (size_t i = 0; i < latency_ms.size(); ++i) {
+      std::vector<std::string> row = with_column(table.rows[i], latency_col, cell(latency_ms[i]));
+      if (kernel) row = with_column(std::move(row), kernel_col, cell(kernel_ms[i]));
+      out += cm::format_csv_row(row) + "\n";
+    }
+    write_output(output_.empty() ? "-" : output_, [&](std::ostream& stream) { stream << out; }, force_);
+  }
+
   // `row` with `value` in column `at`, or appended when `at` is -1.
   static std::vector<std::string> with_column(std::vector<std::string> row, int at, std::string value) {
     if (at >= 0) row[at] = std::move(value);
@@ -770,7 +781,7 @@ class CostModelCommand : public Command {
   bool few_shot_latency_only_ = false;
   std::string pricer_ = "learned", shares_path_, shares_output_;
   bool shares_logo_ = false, no_host_floor_ = false, logo_blank_kernels_ = false, shares_latency_only_ = false,
-       no_family_host_ = false, no_hold_large_ = false;
+       no_family_host_ = false, no_hold_large_ = false, kernel_column_ = false;
   std::vector<std::string> share_data_;
   std::string gemm_waves_ = "none";
   cm::ShareFitOptions share_options_;
