@@ -247,7 +247,7 @@ def measure(args, rows):
     import torch  # noqa: E402 (only the GPU side needs it)
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
-    torch.backends.cudnn.benchmark = True
+    torch.backends.cudnn.benchmark = args.cudnn_benchmark == "on"
     torch.set_grad_enabled(False)
     if not torch.cuda.is_available():
         raise InputError("no CUDA device: measure_ops.py measures on this machine's GPU")
@@ -329,8 +329,9 @@ def measure(args, rows):
         json.dump({"device": device, **{k.lower().replace(" ", "_"): v for k, v in fixed.items() if k != "Device"},
                    "rows_given": len(rows), "measured": done, "skipped": n_skipped,
                    "timed_calls": reps_total, "seconds": round(time.time() - t0, 1), "seed": args.seed,
-                   "stopped": stopped or "all rows", "method": "fp32, TF32 off, cuDNN benchmark on; mean of the "
-                   "fastest fifth of 3-25 CUDA-event-timed calls (25 or 10 ms of GPU time)", "skip": args.skip}, f, indent=1)
+                   "stopped": stopped or "all rows", "method": f"fp32, TF32 off, cuDNN benchmark {args.cudnn_benchmark}; "
+                   "mean of the fastest fifth of 3-25 CUDA-event-timed calls (25 or 10 ms of GPU time)", "skip": args.skip},
+                  f, indent=1)
     return done
 
 
@@ -345,6 +346,9 @@ def main():
     ap.add_argument("--seed", type=int, default=1, help="seed of the random row order")
     ap.add_argument("--chunk", type=int, default=512, help="rows per profiler pass")
     ap.add_argument("--list", action="store_true", help="print the rows (in measuring order) and stop")
+    ap.add_argument("--cudnn-benchmark", choices=["on", "off"], default="on",
+                    help="torch.backends.cudnn.benchmark (on: cuDNN times its algorithms per shape and keeps the "
+                         "fastest; off: its heuristics choose, PyTorch's default); recorded in run.json")
     a = ap.parse_args()
     if a.budget_s < 0 or a.limit < 0 or a.skip < 0 or a.chunk < 1:
         ap.error("--budget-s, --limit and --skip must be >= 0, --chunk >= 1")
