@@ -1,5 +1,5 @@
 // Cost-model speed: batched CPU inference of the learned model (with and without feature
-// extraction), roofline and scaling throughput. Prints JSON lines; run by hand:
+// extraction), roofline and roofline-share (the shipped table: kernel time and latency) throughput. Prints JSON lines; run by hand:
 //   build/tests/costmodel/bench_costmodel [model.dpcm] [threads]
 #include <chrono>
 #include <cstdio>
@@ -12,6 +12,7 @@
 #include "costmodel/learned_model.h"
 #include "costmodel/paths.h"
 #include "costmodel/roofline.h"
+#include "costmodel/roofline_share.h"
 
 using namespace dpro::costmodel;
 
@@ -44,6 +45,18 @@ int main(int argc, char** argv) {
     for (const auto& q : queries) sink += roofline_ms(*q.op, *q.device);
   });
   emit("roofline_predictions_per_s", kQueries / roof_s, "1/s");
+  {
+    const ShareTable shares = load_share_table(default_shares_path());
+    for (const auto& q : queries) sink += shares.kernel_ms(*q.op, *q.device).value_or(0);  // warm-up
+    const double kernel_s = seconds([&] {
+      for (const auto& q : queries) sink += shares.kernel_ms(*q.op, *q.device).value_or(0);
+    });
+    emit("share_kernel_predictions_per_s", kQueries / kernel_s, "1/s");
+    const double latency_s = seconds([&] {
+      for (const auto& q : queries) sink += shares.latency_ms(*q.op, *q.device).value_or(0);
+    });
+    emit("share_latency_predictions_per_s", kQueries / latency_s, "1/s");
+  }
 
   if (!LearnedModel::available()) {
     std::printf("{\"bench\": \"learned_predictions_per_s\", \"value\": null, \"note\": \"no LibTorch\"}\n");
