@@ -205,9 +205,13 @@ std::optional<double> share_kernel_ratio(const ShareTable& origin_table, const S
 std::optional<double> ShareTable::latency_ms(const OpDesc& op, const DeviceSpec& device) const {
   const auto k = kernel_ms(op, device);
   if (!k) return std::nullopt;
-  const auto f = families.find(op.family);
+  return latency_around(op.family, *k);
+}
+
+double ShareTable::latency_around(OpFamily family, double kernel_ms) const {
+  const auto f = families.find(family);
   const double h = f == families.end() ? 1.0 : f->second.host_factor;
-  return std::max(h * host_floor_ms, h * host_overhead_ms + *k);
+  return std::max(h * host_floor_ms, h * host_overhead_ms + kernel_ms);
 }
 
 std::map<OpFamily, double> family_host_factors(const std::vector<const Measurement*>& data) {
@@ -311,12 +315,12 @@ ShareTable fit_share_table(const std::vector<const Measurement*>& data, const Sh
     // Each GPU's largest bucket with rows enough: beyond it, with hold_large, the GPU counts at
     // that bucket's share (a kernel larger than any it ran sustains what its largest did), so
     // that the large end of the curve is not the median of the few GPUs that reach it alone.
-    std::map<std::string, double> largest;
+    std::map<std::string, std::pair<int, double>> largest;  // GPU -> (its largest bucket, its share)
     if (options.hold_large)
       for (const auto& [gpu, buckets] : gpus)
         for (auto it = buckets.rbegin(); it != buckets.rend(); ++it)
           if (it->second.size() >= options.min_rows) {
-            largest[gpu] = median(it->second);
+            largest[gpu] = {it->first, median(it->second)};
             break;
           }
     std::vector<std::optional<double>> raw(static_cast<std::size_t>(hi - lo + 1));
@@ -324,16 +328,9 @@ ShareTable fit_share_table(const std::vector<const Measurement*>& data, const Sh
       std::vector<double> per_gpu;
       for (const auto& [gpu, buckets] : gpus) {
         const auto it = buckets.find(b);
-        if (it != buckets.end() && it->second.size() >= options.min_rows) {
-          per_gpu.push_back(median(it->second));
-          continue;
-        }
-        const auto held = largest.find(gpu);
-        if (held == largest.end()) continue;
-        bool beyond = true;  // no bucket of this GPU at or above b has rows enough
-        for (auto above = buckets.lower_bound(b); above != buckets.end() && beyond; ++above)
-          beyond = above->second.size() < options.min_rows;
-        if (beyond) per_gpu.push_back(held->second);
+        if (it != buckets.end() && it->second.size() >= options.min_rows) per_gpu.push_back(median(it->second));
+        else if (const auto held = largest.find(gpu); held != largest.end() && b > held->second.first)
+          per_gpu.push_back(held->second.second);
       }
       if (!per_gpu.empty()) raw[static_cast<std::size_t>(b - lo)] = median(per_gpu);
     }

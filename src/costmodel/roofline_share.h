@@ -120,6 +120,9 @@ struct ShareTable {
   // nullopt where the op is not describable or its family has no curve.
   std::optional<double> kernel_ms(const OpDesc& op, const DeviceSpec& device) const;
   std::optional<double> latency_ms(const OpDesc& op, const DeviceSpec& device) const;
+  // The host-timed latency around a kernel of `family` that takes `kernel_ms`: max(h x host
+  // floor, h x host overhead + kernel_ms), h the family's host factor (1 without a curve).
+  double latency_around(OpFamily family, double kernel_ms) const;
 };
 
 inline constexpr double kMaxShare = 1.0;

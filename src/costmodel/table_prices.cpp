@@ -9,6 +9,19 @@
 
 namespace dpro::costmodel {
 
+namespace {
+
+// Kernel times of the learned model's latencies `prices.ms`: less the measurement overhead its
+// predictions for `device` carry (kernel_time.h), kept at a quarter of the latency or more.
+std::vector<double> learned_kernel_ms(const TablePrices& prices, const LearnedModel& model, const DeviceSpec& device) {
+  const double overhead = model.measurement_overhead_ms(device, true);
+  std::vector<double> out;
+  for (double ms : prices.ms) out.push_back(std::max(ms - overhead, 0.25 * ms));
+  return out;
+}
+
+}  // namespace
+
 TablePrices price_table(const CsvTable& table, const std::string& file, const DeviceCatalog& catalog,
                         const DeviceSpec& device, const LearnedModel* model, const std::string& samples_path) {
   const OpRowReader reader(table, file);
@@ -41,11 +54,13 @@ TablePrices price_table(const CsvTable& table, const std::string& file, const De
     else if (p.ops[i].describable()) { p.ms[i] = roofline_ms(p.ops[i], device); ++p.roofline; }
     else ++p.none;
   }
+  // Without the learned model every price is the roofline's: no host in it.
+  p.kernel_ms = model ? learned_kernel_ms(p, *model, device) : p.ms;
   return p;
 }
 
 TablePrices price_table_by_shares(const CsvTable& table, const std::string& file, const DeviceCatalog& catalog,
-                                  const DeviceSpec& device, const ShareTable& shares, bool host_timed) {
+                                  const DeviceSpec& device, const ShareTable& shares) {
   const OpRowReader reader(table, file);
   reader.require_names();
   TablePrices p;
@@ -54,18 +69,12 @@ TablePrices price_table_by_shares(const CsvTable& table, const std::string& file
   for (std::size_t r = 0; r < table.rows.size(); ++r) {
     p.ops.push_back(reader.read(r));
     p.on_device.push_back(device_col >= 0 && catalog.find(table.rows[r][device_col]) == &device);
-    const auto ms = host_timed ? shares.latency_ms(p.ops.back(), device) : shares.kernel_ms(p.ops.back(), device);
-    p.ms.push_back(ms ? *ms : std::nan(""));
-    ++(ms ? p.by_shares : p.none);
+    const auto kernel = shares.kernel_ms(p.ops.back(), device);
+    p.kernel_ms.push_back(kernel ? *kernel : std::nan(""));
+    p.ms.push_back(kernel ? shares.latency_around(p.ops.back().family, *kernel) : std::nan(""));
+    ++(kernel ? p.by_shares : p.none);
   }
   return p;
-}
-
-std::vector<double> learned_kernel_ms(const TablePrices& prices, const LearnedModel& model, const DeviceSpec& device) {
-  const double overhead = model.measurement_overhead_ms(device, true);
-  std::vector<double> out;
-  for (double ms : prices.ms) out.push_back(std::max(ms - overhead, 0.25 * ms));
-  return out;
 }
 
 }  // namespace dpro::costmodel

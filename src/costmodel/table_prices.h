@@ -20,6 +20,10 @@ namespace dpro::costmodel {
 struct TablePrices {
   std::vector<OpDesc> ops;         // per row
   std::vector<double> ms;          // per row; NaN where nothing prices it
+  // Per row: the op's kernel time on the GPU alone, no host (the learned model's latency less the
+  // overhead its predictions carry, kept at a quarter of the latency or more; the roofline as it
+  // is; the roofline-share model's kernel part); NaN where nothing prices it.
+  std::vector<double> kernel_ms;
   std::vector<bool> on_device;     // per row: its Device is the GPU asked
   bool has_device_column = false;
   std::size_t learned = 0, roofline = 0, none = 0;
@@ -32,13 +36,9 @@ struct TablePrices {
 TablePrices price_table(const CsvTable& table, const std::string& file, const DeviceCatalog& catalog,
                         const DeviceSpec& device, const LearnedModel* model, const std::string& samples_path);
 
-// The same rows priced by the roofline-share model: its host-timed latency, or with `host_timed`
-// false its kernel time; NaN (counted in `none`) where it has no price.
+// The same rows priced by the roofline-share model: `ms` its host-timed latency, `kernel_ms` its
+// kernel time; NaN (counted in `none`) where it has no price.
 TablePrices price_table_by_shares(const CsvTable& table, const std::string& file, const DeviceCatalog& catalog,
-                                  const DeviceSpec& device, const ShareTable& shares, bool host_timed);
-
-// Kernel times of the learned model's latencies `prices.ms`: less the measurement overhead its
-// predictions for `device` carry (kernel_time.h), kept at a quarter of the latency or more.
-std::vector<double> learned_kernel_ms(const TablePrices& prices, const LearnedModel& model, const DeviceSpec& device);
+                                  const DeviceSpec& device, const ShareTable& shares);
 
 }  // namespace dpro::costmodel

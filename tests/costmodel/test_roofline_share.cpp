@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <initializer_list>
 #include <map>
 #include <set>
 #include <string>
@@ -37,12 +38,32 @@ const ShareTable& subset_table() {
   return t;
 }
 
-// A valid table's JSON with `from` replaced by `to` (once).
-std::string edited(const std::string& from, const std::string& to) {
-  std::string json = share_table_to_json(subset_table());
+// `table`'s JSON (by default the subset's) with `from` replaced by `to` (once).
+std::string edited(const ShareTable& table, const std::string& from, const std::string& to) {
+  std::string json = share_table_to_json(table);
   const auto at = json.find(from);
   REQUIRE(at != std::string::npos);
   return json.replace(at, from.size(), to);
+}
+std::string edited(const std::string& from, const std::string& to) { return edited(subset_table(), from, to); }
+
+// The bundled subset's rows (five GPUs, host-timed) and `more`.
+std::vector<const Measurement*> subset_and(const std::vector<Measurement>& more) {
+  std::vector<const Measurement*> out = pointers(subset());
+  for (const Measurement& m : more) out.push_back(&m);
+  return out;
+}
+
+// Our H100 run's rows of `ops` (data/costmodel/measured-2026-11-23/h100-rerun): each has the op's
+// host-timed Latency and its kernels' GPU time (Kernel Time).
+std::vector<Measurement> h100_rerun_rows(std::initializer_list<const char*> ops) {
+  const std::string run = dpro::test::source_path("data/costmodel/measured-2026-11-23/h100-rerun/");
+  std::vector<Measurement> out;
+  for (const char* op : ops) {
+    auto rows = load_measurements(run + op, catalog());
+    out.insert(out.end(), rows.begin(), rows.end());
+  }
+  return out;
 }
 
 }  // namespace
@@ -126,15 +147,9 @@ TEST_CASE("roofline share: a table survives its JSON file, and the shipped one l
 TEST_CASE("roofline share: GPU-timed rows (a Kernel Time) give the curves and kernel floors of their families") {
   // The bundled subset (five GPUs, host-timed) and our H100 run's add and bmm rows, which carry
   // the GPU time of their kernels (data/costmodel/measured-2026-11-23/h100-rerun).
-  const std::string run = dpro::test::source_path("data/costmodel/measured-2026-11-23/h100-rerun/");
-  std::vector<Measurement> timed_rows;
-  for (const char* op : {"add", "bmm"}) {
-    auto rows = load_measurements(run + op, catalog());
-    timed_rows.insert(timed_rows.end(), rows.begin(), rows.end());
-  }
+  const std::vector<Measurement> timed_rows = h100_rerun_rows({"add", "bmm"});
   REQUIRE(timed_rows.size() > 1000);
-  std::vector<const Measurement*> data = pointers(subset());
-  for (const Measurement& m : timed_rows) data.push_back(&m);
+  const std::vector<const Measurement*> data = subset_and(timed_rows);
   const ShareTable timed = fit_share_table(data);
   ShareFitOptions latency_only;
   latency_only.use_kernel_time = false;
@@ -172,13 +187,8 @@ TEST_CASE("roofline share: GPU-timed rows (a Kernel Time) give the curves and ke
   CHECK(share_table_to_json(fit_share_table(pointers(subset()), subset_latency_only)) ==
         share_table_to_json(subset_table()));
   // Which GPUs were GPU-timed survives the table's file; a bad flag is an error naming it.
-  const std::string json = share_table_to_json(timed);
-  CHECK(share_table_from_json(json, "t.json").gpu_timed == timed.gpu_timed);
-  std::string bad = json;
-  const auto at = bad.find("\"kernel_time\": true");
-  REQUIRE(at != std::string::npos);
-  bad.replace(at, 20, "\"kernel_time\": \"yes\"");
-  CHECK_THROWS_WITH(share_table_from_json(bad, "t.json"),
+  CHECK(share_table_from_json(share_table_to_json(timed), "t.json").gpu_timed == timed.gpu_timed);
+  CHECK_THROWS_WITH(share_table_from_json(edited(timed, "\"kernel_time\": true", "\"kernel_time\": \"yes\""), "t.json"),
                     Catch::Contains("t.json") && Catch::Contains("kernel_time") && Catch::Contains("true or false"));
 }
 
@@ -186,12 +196,7 @@ TEST_CASE("roofline share: a family's host factor comes from rows with both a la
   // Our H100 run's add, ln and linear rows (data/costmodel/measured-2026-11-23/h100-rerun): each
   // has the op's host-timed latency and its kernel's GPU time, so latency less kernel time is the
   // host's part of the op on that machine.
-  const std::string run = dpro::test::source_path("data/costmodel/measured-2026-11-23/h100-rerun/");
-  std::vector<Measurement> timed_rows;
-  for (const char* op : {"add", "ln", "linear"}) {
-    auto rows = load_measurements(run + op, catalog());
-    timed_rows.insert(timed_rows.end(), rows.begin(), rows.end());
-  }
+  const std::vector<Measurement> timed_rows = h100_rerun_rows({"add", "ln", "linear"});
   std::map<OpFamily, std::vector<double>> host;
   for (const Measurement& m : timed_rows) host[m.op.family].push_back(m.latency_ms - m.kernel_ms);
   REQUIRE(host[OpFamily::kLinear].size() > 1000);
@@ -208,8 +213,7 @@ TEST_CASE("roofline share: a family's host factor comes from rows with both a la
   CHECK(family_host_factors(pointers(subset())).empty());
 
   // In a fit: the family's host figures are the machine's times its factor, in the table and its file.
-  std::vector<const Measurement*> data = pointers(subset());
-  for (const Measurement& m : timed_rows) data.push_back(&m);
+  const std::vector<const Measurement*> data = subset_and(timed_rows);
   const ShareTable t = fit_share_table(data);
   ShareFitOptions without;
   without.family_host = false;
@@ -226,11 +230,7 @@ TEST_CASE("roofline share: a family's host factor comes from rows with both a la
   const ShareTable back = share_table_from_json(share_table_to_json(t), "t.json");
   CHECK(back.families.at(OpFamily::kLinear).host_factor == h);
   CHECK(share_table_to_json(plain).find("host_factor") == std::string::npos);
-  std::string bad = share_table_to_json(t);
-  const auto at = bad.find("\"host_factor\": ");
-  REQUIRE(at != std::string::npos);
-  bad.replace(at, 15, "\"host_factor\": 9, \"x\": ");
-  CHECK_THROWS_WITH(share_table_from_json(bad, "t.json"),
+  CHECK_THROWS_WITH(share_table_from_json(edited(t, "\"host_factor\": ", "\"host_factor\": 9, \"x\": "), "t.json"),
                     Catch::Contains("t.json") && Catch::Contains("host_factor") && Catch::Contains("must be a number"));
 }
 

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/json_fields.h"
 #include "fuzz_support.h"
 #include "optimizer/space.h"
 #include "optimizer/tolerances.h"
@@ -81,13 +82,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string text(reinterpret_cast<const char*>(data), size);
   opt::Tolerances t;
   try {
-    nlohmann::json j;
-    try {
-      j = nlohmann::json::parse(text);
-    } catch (const nlohmann::json::exception& e) {  // as json_field::read_json_file
-      throw dpro::InputError("fuzz-tolerances.json", "", std::string("not valid JSON: ") + e.what());
-    }
-    t = opt::parse_tolerances(j, "fuzz-tolerances.json");
+    // Parsed as read_tolerances parses the file (json_field::read_json_file).
+    t = opt::parse_tolerances(dpro::json_field::parse_json(text, "fuzz-tolerances.json"), "fuzz-tolerances.json");
   } catch (const dpro::InputError& e) {
     dpro::fuzz::note(e.what());
     // One line naming the file (an OptionError names a command-line option instead: not this file's).

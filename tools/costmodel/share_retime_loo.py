@@ -49,7 +49,7 @@ def predict(table, g, dev):
     return {tuple(r[k] for k in ["OPName"] + DIMS): float(r["predicted_kernel_ms"]) if r["predicted_kernel_ms"] else None
             for r in csv.DictReader(open(out))}
 def key(r): return tuple(r.get(k, "") or "" for k in ["OPName"] + DIMS)
-total, means = [], []
+means = []
 print("| held-out GPU | pairs | MAPE % | per family |\n|---|---:|---:|---|")
 for held, dev in GPUS.items():
     table = f"{work}/without-{held}.json"
@@ -79,7 +79,6 @@ for held, dev in GPUS.items():
             if not t or not o: continue
             p = ko * t / o
             apes.append(abs(p - kt) / kt); fams[r["OPName"]].append(abs(p - kt) / kt)
-    total += apes
     means.append(sum(apes) / len(apes))
     print(f"| {dev} | {len(apes)} | {100 * sum(apes) / len(apes):.1f} | " +
           ", ".join(f"{f} {100 * sum(v) / len(v):.0f}" for f, v in sorted(fams.items())) + " |", flush=True)

@@ -553,8 +553,7 @@ class CostModelCommand : public Command {
     if (cm::LearnedModel::available()) model = cm::LearnedModel::load(model_path_);
     const cm::TablePrices prices =
         cm::price_table(table, predict_input_, catalog, device, model ? &*model : nullptr, samples_path_);
-    // Without the learned model every price is the roofline's: no host in it.
-    write_predictions(table, prices.ms, model ? cm::learned_kernel_ms(prices, *model, device) : prices.ms);
+    write_predictions(table, prices);
     const std::string pricing = model && prices.learned ? cm::pricing_note(*model, device) : "";
     std::cerr << fmt::format("{} on {}{}: {} learned{}, {} roofline{}, {} not describable (empty)\n",
                              count_of(prices.ops.size(), "row"), device.name, pricing, prices.learned,
@@ -567,15 +566,11 @@ class CostModelCommand : public Command {
       const std::string measured = latency_note(*error, prices.has_device_column, device);
       if (!measured.empty()) std::cerr << measured << "\n";
     }
-    if (model && table.column("Kernel Time") >= 0) {
-      cm::TablePrices kernel = prices;
-      kernel.ms = cm::learned_kernel_ms(prices, *model, device);
-      if (const auto error = cm::error_against_column(table, kernel, "Kernel Time")) {
-        const std::string measured = latency_note(*error, prices.has_device_column, device, "Kernel Time",
-                                                  fmt::format(", the learned latency less its overhead of {:.4g} ms",
-                                                              model->measurement_overhead_ms(device, true)));
-        if (!measured.empty()) std::cerr << measured << "\n";
-      }
+    if (const auto error = model ? cm::error_against_kernel_time(table, prices) : std::nullopt) {
+      const std::string measured = latency_note(*error, prices.has_device_column, device, "Kernel Time",
+                                                fmt::format(", the learned latency less its overhead of {:.4g} ms",
+                                                            model->measurement_overhead_ms(device, true)));
+      if (!measured.empty()) std::cerr << measured << "\n";
     }
     return 0;
   }
@@ -605,9 +600,8 @@ class CostModelCommand : public Command {
       for (const auto& line : cm::describe(scalars)) std::cerr << from << ": " << line << "\n";
       shares = cm::with_device_scalars(shares, scalars);
     }
-    const cm::TablePrices prices = cm::price_table_by_shares(table, predict_input_, catalog, device, shares, true);
-    const cm::TablePrices kernel = cm::price_table_by_shares(table, predict_input_, catalog, device, shares, false);
-    write_predictions(table, prices.ms, kernel.ms);
+    const cm::TablePrices prices = cm::price_table_by_shares(table, predict_input_, catalog, device, shares);
+    write_predictions(table, prices);
     std::cerr << fmt::format("{} on {}: {} roofline-share ({}), {} not priced (empty)\n",
                              count_of(prices.ops.size(), "row"), device.name, prices.by_shares, shares_path_,
                              prices.none);
@@ -615,12 +609,10 @@ class CostModelCommand : public Command {
       const std::string measured = latency_note(*error, prices.has_device_column, device);
       if (!measured.empty()) std::cerr << measured << "\n";
     }
-    if (table.column("Kernel Time") >= 0) {
-      if (const auto error = cm::error_against_column(table, kernel, "Kernel Time")) {
-        const std::string measured =
-            latency_note(*error, prices.has_device_column, device, "Kernel Time", ", the predicted kernel time");
-        if (!measured.empty()) std::cerr << measured << "\n";
-      }
+    if (const auto error = cm::error_against_kernel_time(table, prices)) {
+      const std::string measured =
+          latency_note(*error, prices.has_device_column, device, "Kernel Time", ", the predicted kernel time");
+      if (!measured.empty()) std::cerr << measured << "\n";
     }
     return 0;
   }
@@ -734,8 +726,7 @@ class CostModelCommand : public Command {
   // --kernel-column or where the input has one, a predicted_kernel_ms column; empty cells where an
   // op has no price. A file that has the columns (an earlier predict's output) gets their values
   // replaced, not second ones.
-  void write_predictions(const cm::CsvTable& table, const std::vector<double>& latency_ms,
-                         const std::vector<double>& kernel_ms) const {
+  void write_predictions(const cm::CsvTable& table, const cm::TablePrices& prices) const {
     const int latency_col = table.column("predicted_ms"), kernel_col = table.column("predicted_kernel_ms");
     const bool kernel = kernel_column_ || kernel_col >= 0;
     for (const int col : {latency_col, kernel ? kernel_col : -1})
@@ -744,9 +735,9 @@ class CostModelCommand : public Command {
     std::vector<std::string> header = with_column(table.header, latency_col, "predicted_ms");
     if (kernel) header = with_column(std::move(header), kernel_col, "predicted_kernel_ms");  // -1: after predicted_ms
     std::string out = cm::format_csv_row(header) + "\n";
-    for (size_t i = 0; i < latency_ms.size(); ++i) {
-      std::vector<std::string> row = with_column(table.rows[i], latency_col, cell(latency_ms[i]));
-      if (kernel) row = with_column(std::move(row), kernel_col, cell(kernel_ms[i]));
+    for (size_t i = 0; i < prices.ms.size(); ++i) {
+      std::vector<std::string> row = with_column(table.rows[i], latency_col, cell(prices.ms[i]));
+      if (kernel) row = with_column(std::move(row), kernel_col, cell(prices.kernel_ms[i]));
       out += cm::format_csv_row(row) + "\n";
     }
     write_output(output_.empty() ? "-" : output_, [&](std::ostream& stream) { stream << out; }, force_);

@@ -33,27 +33,36 @@ PickedRows pick_rows(const CsvTable& table, const std::string& file, int count, 
   return picked;
 }
 
-std::optional<LatencyError> error_against_latency(const CsvTable& table, const TablePrices& prices) {
-  return error_against_column(table, prices, "Latency");
-}
+namespace {
 
-std::optional<LatencyError> error_against_column(const CsvTable& table, const TablePrices& prices,
-                                                 const std::string& column) {
+// `predicted` (per row of `prices`) against the times in ms of `column`.
+std::optional<LatencyError> error_against(const CsvTable& table, const TablePrices& prices,
+                                          const std::vector<double>& predicted, const std::string& column) {
   const int lat = table.column(column);
   if (lat < 0) return std::nullopt;
   LatencyError e;
   for (std::size_t i = 0; i < prices.ops.size(); ++i) {
     if (prices.has_device_column && !prices.on_device[i]) continue;
-    if (!std::isfinite(prices.ms[i])) continue;
+    if (!std::isfinite(predicted[i])) continue;
     double measured = 0;
     if (!parse_decimal(table.rows[i][lat], measured) || !is_latency_ms(measured)) {
       ++e.not_a_time;
       continue;
     }
-    e.all.add(prices.ms[i], measured);
-    e.by_family[to_string(prices.ops[i].family)].add(prices.ms[i], measured);
+    e.all.add(predicted[i], measured);
+    e.by_family[to_string(prices.ops[i].family)].add(predicted[i], measured);
   }
   return e;
+}
+
+}  // namespace
+
+std::optional<LatencyError> error_against_latency(const CsvTable& table, const TablePrices& prices) {
+  return error_against(table, prices, prices.ms, "Latency");
+}
+
+std::optional<LatencyError> error_against_kernel_time(const CsvTable& table, const TablePrices& prices) {
+  return error_against(table, prices, prices.kernel_ms, "Kernel Time");
 }
 
 }  // namespace dpro::costmodel

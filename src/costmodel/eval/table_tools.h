@@ -35,8 +35,8 @@ struct LatencyError {
   std::size_t not_a_time = 0;
 };
 std::optional<LatencyError> error_against_latency(const CsvTable& table, const TablePrices& prices);
-// The same against another column of times in ms (e.g. "Kernel Time"); empty cells are not a time.
-std::optional<LatencyError> error_against_column(const CsvTable& table, const TablePrices& prices,
-                                                 const std::string& column);
+// The kernel times (TablePrices::kernel_ms) against the rows' Kernel Time the same way; empty
+// cells are not a time. nullopt when the table has no Kernel Time column.
+std::optional<LatencyError> error_against_kernel_time(const CsvTable& table, const TablePrices& prices);
 
 }  // namespace dpro::costmodel
