@@ -6,6 +6,7 @@
 #include <array>
 #include <limits>
 #include <map>
+#include <set>
 #include <string_view>
 #include <vector>
 
@@ -79,40 +80,87 @@ int stored_bytes(const std::string& dtype) {
   return 0;
 }
 
+// What a GEMM or convolution lowered to 16 or 8 bits writes: a 16-bit activation (Transformer
+// Engine's fp8 GEMMs write bf16 too).
+constexpr int kNarrowedActivationBytes = 2;
+
+}  // namespace
+
+bool runs_in_input_dtype(std::string_view name) {
+  if (const auto p = name.rfind("::"); p != std::string_view::npos) name.remove_prefix(p + 2);
+  while (!name.empty() && name.front() == '_') name.remove_prefix(1);
+  if (name.size() > 1 && name.back() == '_') name.remove_suffix(1);
+  if (name.rfind("native_", 0) == 0) name.remove_prefix(7);
+  if (name.size() > 8 && name.substr(name.size() - 8) == "_forward") name.remove_suffix(8);
+  if (name.empty()) return false;
+  // PyTorch's CUDA autocast lists (docs "Autocast Op Reference"): the ops it runs at the lower
+  // precision (GEMMs, convolutions: the precision classes), at float32, and at the widest input
+  // type; every other op runs in its inputs' dtype.
+  static const std::set<std::string_view> kNotInputDtype = {
+      // lower precision (the classes themselves)
+      "matmul", "addbmm", "addmm", "addmv", "addr", "baddbmm", "bmm", "chain_matmul", "multi_dot", "conv1d", "conv2d",
+      "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "convolution", "cudnn_convolution",
+      "linear", "mm", "mv", "prelu", "einsum",
+      // float32
+      "acos", "asin", "binary_cross_entropy_with_logits", "cosh", "cosine_embedding_loss", "cdist", "cosine_similarity",
+      "cross_entropy", "cross_entropy_loss", "cumprod", "cumsum", "dist", "erfinv", "exp", "expm1", "group_norm",
+      "hinge_embedding_loss", "kl_div", "l1_loss", "layer_norm", "log", "log_softmax", "log10", "log1p", "log2",
+      "margin_ranking_loss", "mse_loss", "multilabel_margin_loss", "multi_margin_loss", "nll_loss", "nll_loss2d",
+      "nll_loss_nd", "norm", "normalize", "pdist", "poisson_nll_loss", "pow", "prod", "reciprocal", "rsqrt", "sinh",
+      "smooth_l1_loss", "huber_loss", "soft_margin_loss", "softmax", "softmin", "softplus", "sum", "renorm", "tan",
+      "triplet_margin_loss", "logsumexp", "frobenius_norm", "nuclear_norm",
+      // widest input type
+      "addcdiv", "addcmul", "atan2", "bilinear", "cross", "dot", "grid_sampler", "grid_sample", "index_put",
+      "scatter_add", "tensordot"};
+  return !kNotInputDtype.contains(name);
+}
+
+namespace {
+
+// The change of a plan whose stored width per class tensor is `width_of` (0: unchanged).
+template <class WidthOf>
+PrecisionMemory narrowed(const ActivationEstimate& act, WidthOf width_of) {
+  PrecisionMemory m;
+  // The first forward op whose output the plan narrows to 16 bits: the ops after it that run in
+  // their input's dtype get 16-bit inputs (memory.h).
+  long first_lowered = std::numeric_limits<long>::max();
+  for (const ClassTensor& t : act.class_tensors) {
+    if (t.kind == ClassTensor::Kind::kOther) continue;
+    const int to = width_of(t);
+    if (to == 0 || t.element_bytes <= to) continue;
+    if (t.activation) {
+      m.saved += t.elements * (t.element_bytes - to);
+      if (t.element_bytes > kNarrowedActivationBytes) first_lowered = std::min(first_lowered, t.order);
+    } else {
+      m.casts += t.elements * to;
+    }
+  }
+  for (const ClassTensor& t : act.class_tensors)
+    if (t.kind == ClassTensor::Kind::kOther && t.order > first_lowered && t.element_bytes > kNarrowedActivationBytes)
+      m.saved += t.elements * (t.element_bytes - kNarrowedActivationBytes);
+  return m;
+}
+
 }  // namespace
 
 PrecisionMemory precision_memory(const ActivationEstimate& act, const std::string& gemm_dtype, const std::string& conv_dtype) {
-  PrecisionMemory m;
   const int gemm = stored_bytes(gemm_dtype), conv = stored_bytes(conv_dtype);
-  for (const ClassTensor& t : act.class_tensors) {
-    const int to = t.conv ? conv : gemm;
-    if (to == 0 || t.element_bytes <= to) continue;
-    if (t.activation) m.saved += t.elements * (t.element_bytes - to);
-    else m.casts += t.elements * to;
-  }
-  return m;
+  return narrowed(act, [&](const ClassTensor& t) { return t.kind == ClassTensor::Kind::kConv ? conv : gemm; });
 }
 
 PrecisionMemory precision_memory(const ActivationEstimate& act, const std::vector<Decision>& decisions) {
   const std::map<std::string, std::string> dtype = precision_of_class(decisions);
   // Negative positions count from the step's end: past every forward op (memory.h).
   constexpr long kBeyondForward = std::numeric_limits<long>::max() / 2;
-  PrecisionMemory m;
-  for (const ClassTensor& t : act.class_tensors) {
-    const std::string cls = t.conv ? "conv" : "gemm";
-    int to = 0;
+  return narrowed(act, [&](const ClassTensor& t) {
+    const std::string cls = t.kind == ClassTensor::Kind::kConv ? "conv" : "gemm";
     for (const auto& [subject, value] : dtype) {
-      if (subject == cls) to = stored_bytes(value);
-      else if (subject.rfind(cls + "@", 0) == 0 && whatif::parse_op_part(subject)->selects(t.position, kBeyondForward))
-        to = stored_bytes(value);
-      else continue;
-      break;
+      if (subject == cls) return stored_bytes(value);
+      if (subject.rfind(cls + "@", 0) == 0 && whatif::parse_op_part(subject)->selects(t.position, kBeyondForward))
+        return stored_bytes(value);
     }
-    if (to == 0 || t.element_bytes <= to) continue;
-    if (t.activation) m.saved += t.elements * (t.element_bytes - to);
-    else m.casts += t.elements * to;
-  }
-  return m;
+    return 0;
+  });
 }
 
 std::optional<ActivationEstimate> estimate_activation_bytes(const whatif::Workload& job) {
@@ -164,6 +212,9 @@ std::optional<ActivationEstimate> estimate_activation_bytes(const whatif::Worklo
       const costmodel::OpFamily family = costmodel::family_from_name(std::string(launcher_name));
       const bool conv = family == costmodel::OpFamily::kConv2d;
       const bool of_class = conv || family == costmodel::OpFamily::kLinear || family == costmodel::OpFamily::kBmm;
+      const ClassTensor::Kind kind = !of_class ? ClassTensor::Kind::kOther : conv ? ClassTensor::Kind::kConv : ClassTensor::Kind::kGemm;
+      const bool narrowable = of_class || runs_in_input_dtype(launcher_name);
+      const auto order = static_cast<long>(ops[step]);  // this op's index among the step's counted ops
       bool first = true;
       for (const graph::TensorDesc& t : op->inputs) {
         if (t.shape.size() < 2) continue;  // scalars, lists, biases: the activation is the first of 2 or more dims
@@ -175,8 +226,9 @@ std::optional<ActivationEstimate> estimate_activation_bytes(const whatif::Worklo
           ++ops[step];
           counted[n.parent_op.value] = true;
         }
-        if (of_class && floating(dtype))
-          tensors[step].push_back({conv, first, elements, static_cast<int>(element_bytes(dtype)), class_ops[step][conv]});
+        if (narrowable && floating(dtype))
+          tensors[step].push_back(
+              {kind, first, elements, static_cast<int>(element_bytes(dtype)), of_class ? class_ops[step][conv] : 0, order});
         first = false;
         if (!of_class) break;  // the first such input only
       }

@@ -16,7 +16,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
-
+#include <string_view>
 #include <vector>
 
 #include "optimizer/plan.h"
@@ -47,16 +47,28 @@ struct MemoryEstimate {
 // save nothing (adds, in-place ops) and tensors read by several ops, and under-counts saved
 // outputs and second inputs (attention's keys and values). Of the steps, the median; of the
 // ranks, the largest. nullopt when no step has both recorded shapes and a backward op.
-// A floating-point input of 2 or more dimensions of a counted forward op of a precision class (gemm:
-// bmm, matmul, linear, addmm, mm; conv: convolutions, by the launching op's name), in the median
-// step: what a precision plan narrows (precision_memory).
+// A floating-point tensor of a counted forward op of the median step that a precision plan may
+// narrow (precision_memory). Of an op of a precision class (gemm: bmm, matmul, linear, addmm, mm;
+// conv: convolutions, by the launching op's name): each input of 2 or more dimensions. Of any
+// other counted op that autocast runs in its input's dtype (not on autocast's float32 or
+// widest-type lists: batch norm, activations, adds, pooling; `runs_in_input_dtype`): its activation
+// input, kind kOther.
 struct ClassTensor {
-  bool conv = false;        // the op's class: conv, else gemm
+  enum class Kind { kGemm, kConv, kOther };
+  Kind kind = Kind::kGemm;
   bool activation = false;  // the op's activation input (counted in `bytes`); else another operand (a weight)
   std::int64_t elements = 0;
   int element_bytes = 4;    // at the recorded dtype
-  long position = 0;        // the op's index among its class's forward ops (per-layer precision, whatif::OpPart)
+  long position = 0;        // of a gemm or conv op: its index among its class's forward ops (per-layer precision, whatif::OpPart)
+  long order = 0;           // the op's index among the step's counted forward ops (in start order)
 };
+// Whether PyTorch autocast runs a forward op of this name (a launching op's: "aten::cudnn_batch_norm",
+// "aten::_log_softmax") in the dtype of its inputs: not a GEMM or convolution (autocast's lower-
+// precision list), not on its float32 list (softmax, log_softmax, layer_norm, group_norm, the
+// losses, exp/log/pow, sum/prod/cumsum, norms) or its widest-input-type list (addcmul, addcdiv,
+// index_put, scatter_add, ...). Names are read without "aten::", a leading '_', a trailing '_'
+// (in-place), a "native_" prefix and a "_forward" suffix.
+bool runs_in_input_dtype(std::string_view op_name);
 struct ActivationEstimate {
   std::int64_t bytes = 0;
   int rank = 0;               // the rank it is for (trace rank number)
@@ -74,8 +86,10 @@ std::optional<ActivationEstimate> estimate_activation_bytes(const whatif::Worklo
 // its other operand (a linear layer's or convolution's weight; autocast caches it for the step) is
 // a new tensor kept for backward beside the fp32 master weight (`casts`). fp8 (Transformer Engine)
 // saves 1-byte casts; tf32 keeps fp32 storage and changes nothing. Inputs already at or below the
-// target width change nothing. Only the ops of the lowered classes count: the elementwise ops
-// between them, which the time model lowers with them, keep their recorded bytes here.
+// target width change nothing. The ops between them (kOther tensors) follow the time model, which
+// lowers the elementwise kernels from the first lowered GEMM or convolution on: an fp32 activation
+// of such an op that comes after (`order`) a GEMM or convolution op lowered to 16 or 8 bits is kept
+// at 2 bytes (the 16-bit output that op wrote: fp8 GEMMs write 16 bits too).
 struct PrecisionMemory {
   std::int64_t saved = 0;  // activation bytes freed
   std::int64_t casts = 0;  // bytes of weight casts added

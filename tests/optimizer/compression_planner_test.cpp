@@ -242,10 +242,15 @@ TEST_CASE("on the 8-rank DLRM job (shapes recorded) the memory estimate adds act
 namespace {
 
 // One step of a Kineto trace with shapes, for what precision plans change in the activation
-// estimate: an fp32 convolution (input, weight, bias), an fp32 addmm (bias, input, weight), an
-// fp32 relu (no precision class) and a bmm already at bf16, then the backward pass.
+// estimate: an fp32 add before any GEMM, an fp32 convolution (input, weight, bias), an fp32 addmm
+// (bias, input, weight), an fp32 relu (no precision class; autocast runs it in its input's dtype), a
+// bmm already at bf16 and an fp32 log_softmax (on autocast's float32 list), then the backward pass.
 const char* kPrecisionShapesTrace = R"({"traceEvents": [
   {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 1, "tid": 1, "ts": 1000, "dur": 1000},
+  {"ph": "X", "cat": "cpu_op", "name": "aten::add", "pid": 1, "tid": 1, "ts": 1020, "dur": 20,
+   "args": {"Input Dims": [[8, 64, 32, 32], [8, 64, 32, 32], []], "Input type": ["float", "float", "Scalar"]}},
+  {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 1025, "dur": 5, "args": {"correlation": 6}},
+  {"ph": "X", "cat": "kernel", "name": "add_kernel", "pid": 0, "tid": 7, "ts": 1030, "dur": 10, "args": {"correlation": 6, "device": 0, "stream": 7}},
   {"ph": "X", "cat": "cpu_op", "name": "aten::cudnn_convolution", "pid": 1, "tid": 1, "ts": 1050, "dur": 40,
    "args": {"Input Dims": [[8, 64, 32, 32], [64, 64, 3, 3], [64]], "Input type": ["float", "float", "float"]}},
   {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 1055, "dur": 5, "args": {"correlation": 5}},
@@ -262,6 +267,10 @@ const char* kPrecisionShapesTrace = R"({"traceEvents": [
    "args": {"Input Dims": [[4, 16, 32], [4, 32, 16]], "Input type": ["c10::BFloat16", "c10::BFloat16"]}},
   {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 1255, "dur": 5, "args": {"correlation": 4}},
   {"ph": "X", "cat": "kernel", "name": "bf16_gemm_kernel", "pid": 0, "tid": 7, "ts": 1265, "dur": 10, "args": {"correlation": 4, "device": 0, "stream": 7}},
+  {"ph": "X", "cat": "cpu_op", "name": "aten::_log_softmax", "pid": 1, "tid": 1, "ts": 1285, "dur": 20,
+   "args": {"Input Dims": [[64, 512], [], []], "Input type": ["float", "Scalar", "Scalar"]}},
+  {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 1288, "dur": 2, "args": {"correlation": 7}},
+  {"ph": "X", "cat": "kernel", "name": "softmax_kernel", "pid": 0, "tid": 7, "ts": 1292, "dur": 5, "args": {"correlation": 7, "device": 0, "stream": 7}},
   {"ph": "X", "cat": "cpu_op", "name": "autograd::engine::evaluate_function: BmmBackward0", "pid": 1, "tid": 1, "ts": 1400, "dur": 100},
   {"ph": "X", "cat": "cpu_op", "name": "aten::bmm", "pid": 1, "tid": 1, "ts": 1410, "dur": 50,
    "args": {"Input Dims": [[4, 16, 16], [4, 16, 32]], "Input type": ["c10::BFloat16", "c10::BFloat16"]}},
@@ -282,32 +291,44 @@ TEST_CASE("a precision plan's activation memory: saved inputs of its op classes 
   const std::int64_t conv_in = 8 * 64 * 32 * 32, conv_w = 64 * 64 * 3 * 3;
   const std::int64_t mm_in = 64 * 256, mm_w = 256 * 512;
   const std::int64_t relu_in = 64 * 512, bmm_a = 4 * 16 * 32, bmm_b = 4 * 32 * 16;
-  CHECK(act->bytes == conv_in * 4 + mm_in * 4 + relu_in * 4 + bmm_a * 2);
-  CHECK(act->ops == 4);
+  const std::int64_t add_in = conv_in, log_softmax_in = 64 * 512;
+  CHECK(act->bytes == add_in * 4 + conv_in * 4 + mm_in * 4 + relu_in * 4 + bmm_a * 2 + log_softmax_in * 4);
+  CHECK(act->ops == 6);
   // As recorded, tf32 (fp32 storage): unchanged.
   CHECK(precision_memory(*act, "as_recorded", "as_recorded").delta() == 0);
   CHECK(precision_memory(*act, "tf32", "tf32").delta() == 0);
   CHECK(precision_memory(*act, std::vector<Decision>{}).delta() == 0);
   // bf16 everywhere: the fp32 conv and addmm inputs kept at 2 bytes instead of 4, their weights
-  // cast to 2 bytes; the relu (no class) and the bmm (already bf16) unchanged.
+  // cast to 2 bytes; the relu after them gets their 16-bit output (2 bytes); the add before the
+  // first lowered op, the log_softmax (autocast runs it in fp32) and the bmm (already bf16) unchanged.
   const PrecisionMemory everywhere = precision_memory(*act, {precision("all", "bf16")});
-  CHECK(everywhere.saved == (conv_in + mm_in) * (4 - 2));
+  CHECK(everywhere.saved == (conv_in + mm_in + relu_in) * (4 - 2));
   CHECK(everywhere.casts == (conv_w + mm_w) * 2);
-  CHECK(everywhere.delta() == (conv_w + mm_w) * 2 - (conv_in + mm_in) * 2);
+  CHECK(everywhere.delta() == (conv_w + mm_w) * 2 - (conv_in + mm_in + relu_in) * 2);
   CHECK(everywhere.delta() < 0);
   CHECK(precision_memory(*act, "bf16", "bf16").delta() == everywhere.delta());
   CHECK(precision_memory(*act, "fp16", "fp16").delta() == everywhere.delta());
   // One class: convolutions free memory (a large activation, a small weight); the GEMM costs more
-  // in its weight's cast than it frees.
+  // in its weight's cast than it frees. Either narrows the relu after it.
   const PrecisionMemory conv = precision_memory(*act, {precision("conv", "bf16")});
-  CHECK(conv.delta() == conv_w * 2 - conv_in * 2);
+  CHECK(conv.delta() == conv_w * 2 - (conv_in + relu_in) * 2);
   CHECK(precision_memory(*act, {precision("all", "bf16"), precision("gemm", "as_recorded")}).delta() == conv.delta());
-  CHECK(precision_memory(*act, {precision("gemm", "bf16")}).delta() == mm_w * 2 - mm_in * 2);
+  CHECK(precision_memory(*act, {precision("gemm", "bf16")}).delta() == mm_w * 2 - (mm_in + relu_in) * 2);
   CHECK(precision_memory(*act, {precision("gemm", "bf16")}).delta() > 0);
-  // fp8 GEMMs: 1-byte casts, the bf16 bmm narrowed too.
+  // fp8 GEMMs: 1-byte casts, the bf16 bmm narrowed too; the relu gets their 16-bit output.
   const PrecisionMemory fp8 = precision_memory(*act, {precision("gemm", "fp8")});
-  CHECK(fp8.saved == mm_in * 3 + bmm_a * 1);
+  CHECK(fp8.saved == mm_in * 3 + bmm_a * 1 + relu_in * 2);
   CHECK(fp8.casts == mm_w * 1 + bmm_b * 1);
+}
+
+TEST_CASE("which forward ops autocast runs in their input's dtype") {
+  for (const char* name : {"aten::cudnn_batch_norm", "aten::relu_", "aten::add", "aten::max_pool2d_with_indices",
+                           "aten::gelu", "aten::dropout", "aten::mean", "aten::cat"})
+    CHECK(runs_in_input_dtype(name));
+  for (const char* name : {"aten::_log_softmax", "aten::native_layer_norm", "aten::nll_loss_forward", "aten::softmax",
+                           "aten::sum", "aten::addmm", "aten::cudnn_convolution", "aten::bmm", "aten::addcmul_",
+                           "aten::pow", "aten::exp", "aten::group_norm"})
+    CHECK_FALSE(runs_in_input_dtype(name));
 }
 
 TEST_CASE("a memory limit that only a precision plan meets selects it (H100 ResNet-50 with shapes)") {

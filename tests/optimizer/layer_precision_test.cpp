@@ -140,15 +140,27 @@ TEST_CASE("layer precision: bad part rules name the file and the item") {
 
 TEST_CASE("layer precision: the activation credit honours each part's dtype") {
   ActivationEstimate act;
-  // Three forward convolutions (positions 0..2), each an fp32 activation of 1000 elements.
-  for (long p = 0; p < 3; ++p) act.class_tensors.push_back({true, true, 1000, 4, p});
+  // Three forward convolutions (positions 0..2), each an fp32 activation of 1000 elements, each
+  // but the last followed by an op autocast runs in its input's dtype (a relu of 500 elements).
+  using Kind = ClassTensor::Kind;
+  for (long p = 0; p < 3; ++p) {
+    act.class_tensors.push_back({Kind::kConv, true, 1000, 4, p, 2 * p});
+    if (p < 2) act.class_tensors.push_back({Kind::kOther, true, 500, 4, 0, 2 * p + 1});
+  }
+  const std::int64_t relus = 2 * 500 * 2;  // both relus at 2 bytes instead of 4
   const std::int64_t all = precision_memory(act, {precision("conv", "bf16")}).saved;
-  CHECK(all == 3 * 1000 * 2);
-  // The first kept as recorded: its activation is not credited.
-  CHECK(precision_memory(act, {precision("conv@-1,0", "tf32"), precision("conv@^-1,0", "bf16")}).saved == 2 * 1000 * 2);
-  CHECK(precision_memory(act, {precision("conv", "bf16"), precision("conv@1", "fp8")}).saved == 2 * 1000 * 2 + 1000 * 3);
-  // A negative position names a backward op, which saves no activation.
+  CHECK(all == 3 * 1000 * 2 + relus);
+  // The first kept as recorded: its activation is not credited, nor the relu after it (the time
+  // model narrows what follows the first lowered convolution: the second relu only).
+  CHECK(precision_memory(act, {precision("conv@-1,0", "tf32"), precision("conv@^-1,0", "bf16")}).saved ==
+        2 * 1000 * 2 + 500 * 2);
+  // fp8 convolutions write 16 bits: the relus after them are at 2 bytes too.
+  CHECK(precision_memory(act, {precision("conv", "bf16"), precision("conv@1", "fp8")}).saved ==
+        2 * 1000 * 2 + 1000 * 3 + relus);
+  // A negative position names a backward op, which saves no activation: nothing lowered in the
+  // forward pass, nothing narrowed after it.
   CHECK(precision_memory(act, {precision("conv@-1", "bf16")}).saved == 0);
+  CHECK(precision_memory(act, {precision("conv", "tf32")}).saved == 0);
 }
 
 TEST_CASE("layer precision on the H100 ResNet-50: the first convolution never below tf32, the rest still bf16, replay exact") {

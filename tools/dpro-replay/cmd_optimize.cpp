@@ -304,8 +304,8 @@ class OptimizeCommand final : public Command {
   std::string activation_basis() const {
     if (activations_)
       return fmt::format("precision plans credited against {:.3f} MiB of activations (rank {}'s median step, {} forward "
-                         "ops): saved activations of lowered GEMMs and convolutions at the narrower width, less; their "
-                         "weights' casts, more",
+                         "ops): saved activations of lowered GEMMs and convolutions, and of the ops after them that run in their "
+                         "input's dtype, at the narrower width, less; their weights' casts, more",
                          static_cast<double>(activations_->bytes) / (1024.0 * 1024.0), activations_->rank, activations_->ops);
     return "precision plans not credited for activations: the trace records no tensor shapes before a backward op";
   }
