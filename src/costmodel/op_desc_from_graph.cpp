@@ -123,6 +123,7 @@ LikeStepLaunchers launchers_from_like_steps(const trace::TraceSet& traces, const
   LikeStepLaunchers out;
   out.launch.assign(dfg.node_count(), graph::kNoOp);
   out.fused.assign(dfg.node_count(), graph::kNoOp);
+  out.lender.assign(dfg.node_count(), graph::NodeId{});
   // Kernels on a stream that the op table describes; launched: by a CPU op the trace recorded.
   auto kernel = [&](graph::NodeId id) {
     const graph::Node& n = dfg.node(id);
@@ -192,6 +193,7 @@ LikeStepLaunchers launchers_from_like_steps(const trace::TraceSet& traces, const
       const graph::OpId lent = dfg.op_of(lender.second[i]);
       if (dfg.ops().op(lent).parts.empty()) {
         out.launch[borrower->second[i]] = lent;
+        out.lender[borrower->second[i]] = lender.second[i];
         ++out.kernels;
       } else if (dfg.ops().op(lent).parts.size() == dfg.op(borrower->second[i])->parts.size()) {
         out.fused[borrower->second[i]] = lent;

@@ -35,6 +35,8 @@ struct LikeStepLaunchers {
   // Per node: the op of the like step's kernel whose launching CPU op describes it (pass it
   // as op_desc_of_kernel's `launch`); kNoOp: none lent.
   IdVector<graph::NodeId, graph::OpId> launch;
+  // Per node given a launch: the like step's kernel it borrowed from (kNoNode: none).
+  IdVector<graph::NodeId, graph::NodeId> lender;
   // Per fused node: the like step's fused op, whose k-th part's launching op describes this
   // node's k-th part (same kernel, same place in the chain); kNoOp: none lent.
   IdVector<graph::NodeId, graph::OpId> fused;

@@ -152,12 +152,17 @@ PrecisionMemory precision_memory(const ActivationEstimate& act, const std::vecto
   const std::map<std::string, std::string> dtype = precision_of_class(decisions);
   // Negative positions count from the step's end: past every forward op (memory.h).
   constexpr long kBeyondForward = std::numeric_limits<long>::max() / 2;
+  // A layer part numbers the forward ops of its class (one op per forward layer), negative from
+  // the last of them.
+  std::map<ClassTensor::Kind, long> forward_ops;
+  for (const ClassTensor& t : act.class_tensors) forward_ops[t.kind] = std::max(forward_ops[t.kind], t.position + 1);
   return narrowed(act, [&](const ClassTensor& t) {
     const std::string cls = t.kind == ClassTensor::Kind::kConv ? "conv" : "gemm";
     for (const auto& [subject, value] : dtype) {
       if (subject == cls) return stored_bytes(value);
-      if (subject.rfind(cls + "@", 0) == 0 && whatif::parse_op_part(subject)->selects(t.position, kBeyondForward))
-        return stored_bytes(value);
+      if (!whatif::names_part_of(subject, cls)) continue;
+      const whatif::OpPart part = *whatif::parse_op_part(subject);
+      if (part.selects(t.position, part.layers ? forward_ops[t.kind] : kBeyondForward)) return stored_bytes(value);
     }
     return 0;
   });

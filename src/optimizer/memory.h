@@ -101,7 +101,9 @@ PrecisionMemory precision_memory(const ActivationEstimate& act, const std::strin
 // Of a plan's decisions: the dtype per class and part of a class as decision_rewrites reads it
 // (precision_of_class), each tensor at its op's. A part's positions count the class's ops in step
 // order, forward first: a non-negative position names the forward op at that index; a negative
-// one names an op from the end of the step, a backward op, which saves no activation here.
+// one names an op from the end of the step, a backward op, which saves no activation here. A layer
+// part ("conv#1", "conv#-1") names the forward op of that layer (one forward op per layer),
+// negative from the last forward op of the class.
 PrecisionMemory precision_memory(const ActivationEstimate& act, const std::vector<Decision>& decisions);
 
 // nullopt when the job gives nothing to estimate from (no memory event, no gradient all-reduce).

@@ -94,12 +94,14 @@ std::map<std::string, std::string> precision_of_class(const std::vector<Decision
   }
   std::map<std::string, std::string> out;
   for (const std::string& cls : kPrecisionClasses) {
-    std::set<long> named;                 // positions the class's parts name
+    std::set<long> named;                 // positions (or layers) the class's parts name
     std::optional<std::set<long>> rest;   // the positions a complement part ("conv@^0,-1") leaves out
+    bool layers = false;                  // the parts name layers ("conv#0"; decision_rewrites refuses a mix)
     for (const Decision& d : decisions) {
-      if (d.strategy != Strategy::kPrecision || d.subject.rfind(cls + "@", 0) != 0) continue;
+      if (d.strategy != Strategy::kPrecision || !whatif::names_part_of(d.subject, cls)) continue;
       const std::optional<whatif::OpPart> part = whatif::parse_op_part(d.subject);
       if (!part) continue;
+      layers = part->layers;
       out[part->to_string()] = d.value;
       if (part->complement) rest = std::set<long>(part->positions.begin(), part->positions.end());
       else named.insert(part->positions.begin(), part->positions.end());
@@ -109,6 +111,7 @@ std::map<std::string, std::string> precision_of_class(const std::vector<Decision
     // The class's own dtype covers what no part names.
     whatif::OpPart left;
     left.cls = cls == "conv" ? whatif::OpClass::kConv : whatif::OpClass::kGemm;
+    left.layers = layers;
     if (rest) {
       for (long p : *rest)
         if (!named.contains(p)) left.positions.push_back(p);

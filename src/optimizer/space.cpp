@@ -123,7 +123,7 @@ std::optional<whatif::Precision> precision_rewrite(const std::map<std::string, s
     std::vector<std::string> classes;
     for (const std::string& cls : kPrecisionClasses)  // each class, or its parts (per-layer precision)
       for (const auto& [subject, dtype] : dtype_of_class)
-        if (dtype == r.value && (subject == cls || subject.rfind(cls + "@", 0) == 0)) classes.push_back(subject);
+        if (dtype == r.value && (subject == cls || whatif::names_part_of(subject, cls))) classes.push_back(subject);
     if (classes.empty()) continue;
     const bool sixteen_bits = std::string(r.value) == "bf16" || std::string(r.value) == "fp16";
     if (sixteen_bits && !elementwise_taken) {
@@ -268,13 +268,13 @@ bool split_precision(SearchSpace& space, const whatif::OpPart& part) {
     if (v.strategy != Strategy::kPrecision) continue;
     std::optional<whatif::OpPart> rest;
     if (v.subject == cls) {
-      rest = whatif::OpPart{part.cls, true, {}};
-    } else if (v.subject.rfind(cls + "@^", 0) == 0) {
+      rest = whatif::OpPart{part.cls, true, {}, part.layers};
+    } else if (v.subject.rfind(cls + (part.layers ? "#^" : "@^"), 0) == 0) {
       rest = whatif::parse_op_part(v.subject);
     } else {
       continue;
     }
-    whatif::OpPart cell{part.cls, false, {}};
+    whatif::OpPart cell{part.cls, false, {}, part.layers};
     for (long p : part.positions)
       if (std::find(rest->positions.begin(), rest->positions.end(), p) == rest->positions.end()) cell.positions.push_back(p);
     if (cell.positions.empty()) return false;
@@ -382,7 +382,9 @@ std::optional<whatif::OpPart> precision_part(const std::string& subject) {
   try {
     return whatif::parse_op_part(subject);
   } catch (const OptionError&) {
-    throw OptionError("precision", subject, "not a part of an op class (gemm@N,.. or conv@N,..; @^ for the rest)");
+    throw OptionError("precision", subject,
+                      "not a part of an op class (gemm@N,.. or conv@N,.. by op position, gemm#N,.. or conv#N,.. by layer; "
+                      "@^ or #^ for the rest)");
   }
 }
 
@@ -434,7 +436,13 @@ std::vector<whatif::Rewrite> decision_rewrites(const Conditions& c, const std::v
             } catch (const OptionError&) {
               continue;  // reported at its own decision
             }
-            if (!other || other->cls != part->cls || (other->complement && part->complement)) continue;
+            if (!other || other->cls != part->cls) continue;
+            if (other->layers != part->layers)
+              throw OptionError("precision", d.subject,
+                                std::string(part->layers ? "names layers (#), " : "names op positions (@), ") + e.subject +
+                                    (other->layers ? " layers (#)" : " op positions (@)") +
+                                    " of the same op class: a class's parts use one of the two");
+            if (other->complement && part->complement) continue;
             const whatif::OpPart& named = part->complement ? *other : *part;
             const whatif::OpPart& against = part->complement ? *part : *other;
             for (long p : named.positions) {

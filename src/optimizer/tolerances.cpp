@@ -46,11 +46,12 @@ std::vector<std::string> string_list(const nlohmann::json& v, const std::string&
 bool applies_to_precision(const ToleranceRule& r, const std::string& subject) {
   using Kind = ToleranceRule::Kind;
   if (r.kind == Kind::kAll) return true;
-  const std::string cls = subject.substr(0, subject.find('@'));
+  const std::string cls = subject.substr(0, subject.find_first_of("@#"));
   if (r.kind == Kind::kOpClass) return r.match == cls;
   if (r.kind != Kind::kOpPart || cls != whatif::to_string(r.part.cls)) return false;
   if (cls == subject) return true;
   const std::optional<whatif::OpPart> other = whatif::parse_op_part(subject);
+  if (other->layers != r.part.layers) return true;  // positions and layers: they may share an op
   return std::any_of(r.part.positions.begin(), r.part.positions.end(), [&](long p) {
     return (std::find(other->positions.begin(), other->positions.end(), p) != other->positions.end()) != other->complement;
   });
@@ -99,7 +100,7 @@ Tolerances parse_tolerances(const nlohmann::json& j, const std::string& file) {
       r.kind = ToleranceRule::Kind::kAll;
     } else if (std::find(kOpClasses.begin(), kOpClasses.end(), r.match) != kOpClasses.end()) {
       r.kind = ToleranceRule::Kind::kOpClass;
-    } else if (r.match.find('@') != std::string::npos) {
+    } else if (r.match.find('@') != std::string::npos || r.match.rfind("gemm#", 0) == 0 || r.match.rfind("conv#", 0) == 0) {
       r.kind = ToleranceRule::Kind::kOpPart;
       std::optional<whatif::OpPart> part;
       try {
@@ -109,9 +110,17 @@ Tolerances parse_tolerances(const nlohmann::json& j, const std::string& file) {
       }
       if (!part || part->complement)
         throw InputError(file, where + ".match",
-                         "\"" + r.match + "\": a part of an op class is gemm@N or conv@N, positions separated by commas "
-                         "(integers, negative from the step's end: conv@0,-1)");
+                         "\"" + r.match + "\": a part of an op class is gemm@N or conv@N, op positions separated by "
+                         "commas (integers, negative from the step's end: conv@0,-1), or gemm#N or conv#N, layers "
+                         "(negative from the last: conv#0,-1)");
       r.part = *part;
+      for (std::size_t k = 0; k < t.rules.size(); ++k)
+        if (t.rules[k].kind == ToleranceRule::Kind::kOpPart && t.rules[k].part.cls == part->cls &&
+            t.rules[k].part.layers != part->layers)
+          throw InputError(file, where + ".match",
+                           fmt::format("\"{}\" and rules[{}]'s \"{}\" name one op class by op positions (@) and by "
+                                       "layers (#): a class's parts use one of the two",
+                                       r.match, k, t.rules[k].match));
     } else if (r.match.rfind("bucket:", 0) == 0) {
       r.kind = ToleranceRule::Kind::kBucket;
       const std::string n = r.match.substr(7);

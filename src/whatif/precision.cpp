@@ -38,7 +38,8 @@ bool OpPart::selects(long index, long count) const {
 
 std::string OpPart::to_string() const {
   std::string out = whatif::to_string(cls);
-  out += complement ? "@^" : "@";
+  out += layers ? '#' : '@';
+  if (complement) out += '^';
   for (std::size_t i = 0; i < positions.size(); ++i) {
     if (i > 0) out += ',';
     out += std::to_string(positions[i]);
@@ -47,13 +48,17 @@ std::string OpPart::to_string() const {
 }
 
 std::optional<OpPart> parse_op_part(const std::string& text) {
-  const auto at = text.find('@');
+  const auto at = text.find_first_of("@#");
   if (at == std::string::npos) return std::nullopt;
   OpPart part;
+  part.layers = text[at] == '#';
   const std::string cls = text.substr(0, at);
   if (cls == "gemm") part.cls = OpClass::kGemm;
   else if (cls == "conv") part.cls = OpClass::kConv;
-  else throw OptionError("precision_classes", text, "a part of an op class is gemm@N,.. or conv@N,.. (or @^ for the rest)");
+  else
+    throw OptionError("precision_classes", text,
+                      "a part of an op class is gemm@N,.. or conv@N,.. (op positions), gemm#N,.. or conv#N,.. (layers); "
+                      "@^ or #^ for the rest");
   std::size_t begin = at + 1;
   if (begin < text.size() && text[begin] == '^') {
     part.complement = true;
@@ -65,7 +70,8 @@ std::optional<OpPart> parse_op_part(const std::string& text) {
     const std::size_t digits = item.size() - (!item.empty() && item[0] == '-');
     if (digits == 0 || digits > 6 ||
         !std::all_of(item.end() - static_cast<std::ptrdiff_t>(digits), item.end(), [](char ch) { return ch >= '0' && ch <= '9'; }))
-      throw OptionError("precision_classes", text, "\"" + item + "\" is no op position (an integer, negative from the end)");
+      throw OptionError("precision_classes", text,
+                        "\"" + item + "\" is no " + (part.layers ? "layer" : "op position") + " (an integer, negative from the end)");
     part.positions.push_back(std::stol(item));
     if (comma == std::string::npos) break;
     begin = comma + 1;
@@ -73,6 +79,11 @@ std::optional<OpPart> parse_op_part(const std::string& text) {
   std::sort(part.positions.begin(), part.positions.end());
   part.positions.erase(std::unique(part.positions.begin(), part.positions.end()), part.positions.end());
   return part;
+}
+
+bool names_part_of(const std::string& subject, const std::string& cls) {
+  return subject.size() > cls.size() && subject.compare(0, cls.size(), cls) == 0 &&
+         (subject[cls.size()] == '@' || subject[cls.size()] == '#');
 }
 
 namespace {
@@ -117,15 +128,25 @@ std::string_view short_name(std::string_view name) {
   return p == std::string_view::npos ? name : name.substr(p + 2);
 }
 
+// Where a GEMM or convolution op's kernel stands in its class, for parts (OpPart): its op's
+// (index, count) within the class, and its layer's (layer, layers) where it has one.
+struct Place {
+  std::optional<std::pair<long, long>> at, layer;
+};
+
 // What a lowering takes: whole classes, and parts of the gemm and conv classes (OpPart).
 struct Selection {
   std::set<OpClass> whole;
   std::vector<OpPart> parts;
-  // `at`: the op's (index, count) within its class, for a GEMM or convolution op's kernel.
-  bool takes(OpClass c, std::optional<std::pair<long, long>> at) const {
+  bool takes(OpClass c, const Place& place) const {
     if (whole.contains(c)) return true;
-    return at && std::any_of(parts.begin(), parts.end(),
-                             [&](const OpPart& p) { return p.cls == c && p.selects(at->first, at->second); });
+    return std::any_of(parts.begin(), parts.end(), [&](const OpPart& p) {
+      const auto& where = p.layers ? place.layer : place.at;
+      return p.cls == c && where && p.selects(where->first, where->second);
+    });
+  }
+  bool has_layer_parts() const {
+    return std::any_of(parts.begin(), parts.end(), [](const OpPart& p) { return p.layers; });
   }
 };
 
@@ -177,6 +198,9 @@ struct Kernel {
   bool math_named = false;               // its name states its arithmetic
   bool integer = false;                  // its tensors are integers
   std::tuple<std::uint32_t, std::uint32_t, std::uint32_t> instance;  // its launching op instance
+  // Of a GEMM or convolution op's kernel: its layer in the class (OpPart; -1 none), and the layers
+  // of the class in the iteration its forward op ran in.
+  std::int32_t layer = -1, layers = 0;
   bool lowered = false;
 };
 
@@ -412,6 +436,74 @@ struct Kernels {
   std::shared_ptr<NameCache> names;
 };
 
+// Autograd's sequence number of a CPU op: its own where it records one, else that of the innermost
+// CPU op around it that does; whether the op that gave it is a backward node ("ConvolutionBackward0":
+// it carries the number of the forward op it differentiates). seq < 0: none.
+struct Sequence {
+  std::int64_t seq = -1;
+  bool backward = false;
+};
+
+// Per event of the rank (CPU ops only; the rest stay none). Events are sorted by (start, longer
+// first), so the ops around an op come before it.
+std::vector<Sequence> sequence_numbers(const trace::TraceSet& traces, const trace::TraceRank& rank) {
+  std::vector<Sequence> out(rank.events.size());
+  std::unordered_map<trace::ResourceId, std::vector<std::uint32_t>> open;  // per thread: the ops around the next
+  for (std::uint32_t i = 0; i < rank.events.size(); ++i) {
+    const trace::Event& e = rank.events[i];
+    if (e.kind != trace::EventKind::kCpuOp) continue;
+    std::vector<std::uint32_t>& stack = open[e.resource];
+    while (!stack.empty() && rank.events[stack.back()].end() < e.end()) stack.pop_back();
+    Sequence s = stack.empty() ? Sequence{} : out[stack.back()];
+    if (const trace::EventAttrs* a = rank.attrs_of(e); a && a->sequence_number && *a->sequence_number >= 0)
+      s = {*a->sequence_number, traces.name(e).find("Backward") != std::string_view::npos};
+    out[i] = s;
+    stack.push_back(i);
+  }
+  return out;
+}
+
+// Each GEMM or convolution op's layer (OpPart): in each group (rank, stream, iteration), a class's
+// forward ops (a sequence number recorded, not a backward node) number the layers in start order,
+// and a backward op takes the layer of the forward op with its number, wherever on its stream it
+// ran (a step's last backward kernels may run after the step's end). `seq_of_node`: per kernel,
+// its launching op's number, or for a kernel of a step without CPU ops the number of the like
+// step's kernel it borrowed its launcher from (launchers_from_like_steps).
+void assign_layers(Kernels& out, const std::vector<Sequence>& seq_of_node) {
+  struct Layer {
+    std::int32_t layer, layers;
+  };
+  // (rank, stream) -> class -> forward op's number -> its layer in its group
+  std::map<std::pair<int, std::uint32_t>, std::map<OpClass, std::unordered_map<std::int64_t, Layer>>> forward;
+  for (const auto& [key, kernels] : out.groups) {
+    std::map<OpClass, std::vector<std::int64_t>> numbered;  // the group's forward numbers in order
+    for (const Kernel& k : kernels) {
+      if (k.role != Role::kGemmKernel && k.role != Role::kOfGemmOp) continue;
+      const Sequence s = seq_of_node[k.id.value];
+      if (s.seq < 0 || s.backward) continue;
+      auto& seqs = numbered[k.cls];
+      if (std::find(seqs.begin(), seqs.end(), s.seq) == seqs.end()) seqs.push_back(s.seq);
+    }
+    auto& of_stream = forward[{std::get<0>(key), std::get<1>(key)}];
+    for (const auto& [cls, seqs] : numbered)
+      for (std::size_t i = 0; i < seqs.size(); ++i)
+        of_stream[cls].try_emplace(seqs[i], Layer{static_cast<std::int32_t>(i), static_cast<std::int32_t>(seqs.size())});
+  }
+  for (auto& [key, kernels] : out.groups) {
+    const auto& of_stream = forward[{std::get<0>(key), std::get<1>(key)}];
+    for (Kernel& k : kernels) {
+      if (k.role != Role::kGemmKernel && k.role != Role::kOfGemmOp) continue;
+      const Sequence s = seq_of_node[k.id.value];
+      const auto cls = of_stream.find(k.cls);
+      if (s.seq < 0 || cls == of_stream.end()) continue;
+      if (const auto it = cls->second.find(s.seq); it != cls->second.end()) {
+        k.layer = it->second.layer;
+        k.layers = it->second.layers;
+      }
+    }
+  }
+}
+
 // Throws InputError for a kernel on a GPU the catalog does not know.
 // `device`: the GPU every kernel's replay time is for (a --device re-timing's target), or null for
 // the GPU each ran on.
@@ -422,6 +514,8 @@ Kernels collect_kernels(const trace::TraceSet& traces, const graph::Dfg& dfg, co
   out.names = std::make_shared<NameCache>();
   NameCache& names = *out.names;
   std::unordered_map<std::uint32_t, const cm::DeviceSpec*> spec_of_track;  // the GPU of a stream
+  std::map<int, std::vector<Sequence>> sequences;  // per rank, made on its first kernel with a launching CPU op
+  std::vector<Sequence> seq_of_node(dfg.node_count());
   for (const graph::NodeId id : dfg.node_ids()) {
     const graph::Node& n = dfg.node(id);
     if (n.kind != graph::NodeKind::kKernel) continue;
@@ -442,11 +536,20 @@ Kernels collect_kernels(const trace::TraceSet& traces, const graph::Dfg& dfg, co
     }
     const std::int64_t iteration = rank ? trace::iteration_index_at(*rank, n.measured_start) : -1;
     out.groups[{n.rank, n.track.value, iteration}].push_back(describe(dfg, lent, id, spec, names));
+    // Its launching op's sequence number: its own, or the like step's kernel's it borrowed from.
+    const graph::NodeId from = n.parent_op.valid() ? id : lent.lender[id];
+    if (rank && from.valid() && dfg.node(from).parent_op.valid()) {
+      const trace::TraceRank* of = traces.find_rank(dfg.node(from).rank);
+      auto [seqs, made] = sequences.try_emplace(dfg.node(from).rank);
+      if (made && of) seqs->second = sequence_numbers(traces, *of);
+      if (dfg.node(from).parent_op.below(seqs->second.size())) seq_of_node[id.value] = seqs->second[dfg.node(from).parent_op.value];
+    }
   }
   for (auto& [key, kernels] : out.groups)
     std::stable_sort(kernels.begin(), kernels.end(), [&](const Kernel& a, const Kernel& b) {
       return dfg.node(a.id).measured_start < dfg.node(b.id).measured_start;
     });
+  assign_layers(out, seq_of_node);
   return out;
 }
 
@@ -511,8 +614,8 @@ double gemm_ratio(const Kernel& k, const graph::OpTable& table, const Lowering& 
 
 // The kernel's time at the target dtype, and its class in k.cls; nullopt when it keeps its time
 // (counted in `change` by why).
-// `at`: the kernel's op's (index, count) within its class (OpPart), for a GEMM or convolution op's kernel.
-std::optional<Nanos> lowered_time(Kernel& k, Nanos t, Nanos floor, bool in_span, std::optional<std::pair<long, long>> at,
+// `place`: where the kernel's op stands in its class (OpPart), for a GEMM or convolution op's kernel.
+std::optional<Nanos> lowered_time(Kernel& k, Nanos t, Nanos floor, bool in_span, const Place& place,
                                   const graph::OpTable& table, const Lowering& lowering, PrecisionChange& change,
                                   bool* described_op) {
   *described_op = false;
@@ -521,7 +624,7 @@ std::optional<Nanos> lowered_time(Kernel& k, Nanos t, Nanos floor, bool in_span,
       ++change.already_at_dtype;
       return std::nullopt;
     }
-    if (!lowering.classes.takes(k.cls, at)) return std::nullopt;
+    if (!lowering.classes.takes(k.cls, place)) return std::nullopt;
     return scaled_above_floor(t, floor, gemm_ratio(k, table, lowering, described_op, change.from_profile));
   }
   if (k.integer) return std::nullopt;
@@ -539,7 +642,7 @@ std::optional<Nanos> lowered_time(Kernel& k, Nanos t, Nanos floor, bool in_span,
     return std::nullopt;
   }
   const OpClass cls = k.role == Role::kOfGemmOp ? k.cls : OpClass::kElementwise;
-  if (!lowering.classes.takes(cls, at)) return std::nullopt;
+  if (!lowering.classes.takes(cls, place)) return std::nullopt;
   k.cls = cls;
   return scaled_above_floor(t, floor, static_cast<double>(to) / k.element_bytes);
 }
@@ -581,6 +684,14 @@ std::optional<CastNode> casts_of(const std::vector<Kernel>& kernels, std::size_t
   return CastNode{kernels[op_first].id, time};
 }
 
+// Whether a layer part leaves out a kernel without a layer that it may have meant: a GEMM or
+// convolution kernel of an op of its class (a kernel another op launched, fbgemm's permute, is no
+// layer's), or of no known op.
+bool unplaced(const Kernel& k) {
+  return k.layer < 0 && k.role == Role::kGemmKernel && !k.integer &&
+         (k.launcher.empty() || is_gemm_launcher(k.launcher) || is_conv_launcher(k.launcher));
+}
+
 // Lowers one (rank, stream, iteration)'s kernels in place; the casts to insert go to `casts`.
 void lower_group(std::vector<Kernel>& kernels, Nanos floor, graph::Dfg& dfg, const Lowering& lowering,
                  PrecisionChange& change, std::vector<CastNode>& casts) {
@@ -598,16 +709,20 @@ void lower_group(std::vector<Kernel>& kernels, Nanos floor, graph::Dfg& dfg, con
   std::map<OpClass, std::map<decltype(Kernel::instance), long>> index_of;
   for (const Kernel& k : kernels)
     if (k.role == Role::kGemmKernel || k.role == Role::kOfGemmOp) index_of[k.cls].try_emplace(k.instance, index_of[k.cls].size());
+  const bool layer_parts = lowering.classes.has_layer_parts();
   for (std::size_t i = 0; i < kernels.size(); ++i) {
     Kernel& k = kernels[i];
     graph::Node& n = dfg.node(k.id);
     bool described_op = false;
-    std::optional<std::pair<long, long>> at;
+    Place place;
     if (k.role == Role::kGemmKernel || k.role == Role::kOfGemmOp) {
       const auto& of_class = index_of[k.cls];
-      at = {of_class.at(k.instance), static_cast<long>(of_class.size())};
+      place.at = {of_class.at(k.instance), static_cast<long>(of_class.size())};
+      if (k.layer >= 0) place.layer = {k.layer, k.layers};
+      else if (layer_parts && unplaced(k))
+        ++change.without_layers;
     }
-    const auto after = lowered_time(k, n.duration, floor, first <= i && i <= last, at, dfg.ops(), lowering, change,
+    const auto after = lowered_time(k, n.duration, floor, first <= i && i <= last, place, dfg.ops(), lowering, change,
                                     &described_op);
     if (!after) continue;
     k.lowered = true;
@@ -643,6 +758,7 @@ void add_lowering(PrecisionChange& into, const PrecisionChange& more) {
   into.already_at_dtype += more.already_at_dtype;
   into.kept_fp32 += more.kept_fp32;
   into.outside_span += more.outside_span;
+  into.without_layers += more.without_layers;
   into.gpu_after = more.gpu_after;
   into.then_dtypes.push_back(more.dtype);
   into.from_profile.insert(more.from_profile.begin(), more.from_profile.end());
@@ -682,6 +798,15 @@ PrecisionCache::~PrecisionCache() = default;
 bool PrecisionCache::serves(const Workload& w, const Precision& options) const {
   return options.device_dir == device_dir && options.device == device && options.device_profile == device_profile &&
          w.graph.dfg.node_count() == nodes && w.graph.dfg.edge_count() == edges;
+}
+
+std::size_t kernels_without_layer(const Workload& workload, OpClass cls, const std::string& device_dir,
+                                  const std::string& device) {
+  const PrecisionCache::Collected read(workload, device_dir, device);
+  std::size_t out = 0;
+  for (const auto& [key, kernels] : read.kernels.groups)
+    for (const Kernel& k : kernels) out += k.cls == cls && k.layer < 0 && unplaced(k);
+  return out;
 }
 
 PrecisionChange precision(Workload& workload, const Precision& options) {

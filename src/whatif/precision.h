@@ -72,24 +72,35 @@ namespace dpro::whatif {
 enum class OpClass { kGemm, kConv, kElementwise };
 const char* to_string(OpClass c);
 
-// Part of an op class (per-layer precision): "conv@0,-1" names the class's ops at those positions,
-// "conv@^0,-1" every other op of the class. An op's position is its index among the class's ops
-// (launching op instances with a GEMM or convolution kernel) within one iteration of one stream,
-// in start order; a negative position counts from the end (-1: the last). In a training step the
-// forward ops come first and their backward ops last, so "conv@0,-1" is the first convolution's
-// forward and the backward op that ends the step (its gradients). A position is matched as
-// written: in a class with as few ops as positions listed, 0 and -1 may name one op.
+// Part of an op class (per-layer precision), named by op positions or by layers.
+// "conv@0,-1" names the class's ops at those positions, "conv@^0,-1" every other op of the class.
+// An op's position is its index among the class's ops (launching op instances with a GEMM or
+// convolution kernel) within one iteration of one stream, in start order; a negative position
+// counts from the end (-1: the last). In a training step the forward ops come first and their
+// backward ops last, so "conv@0,-1" is the first convolution's forward and the backward op that
+// ends the step (its gradients). A position is matched as written: in a class with as few ops as
+// positions listed, 0 and -1 may name one op.
+// "conv#0,-1" names layers: a layer is a forward op of the class and the backward ops autograd
+// pairs with it (the same sequence number: torch.profiler and emit_nvtx record it), numbered by
+// the forward ops' order in the iteration, negative from the last forward op. Steps whose ops
+// record no sequence number (the steps of a dpro-profile capture outside emit_nvtx) take the layers
+// of a step of the same rank and stream that does, with as many ops of the class; where none
+// does, a layer part names none of their ops (PrecisionChange::without_layers counts them).
+// One class's parts use one of the two (a plan or rules mixing them is refused).
 struct OpPart {
   OpClass cls = OpClass::kGemm;
   bool complement = false;
-  std::vector<long> positions;  // sorted, distinct
-  // Whether it takes the op at `index` of `count` ops of its class.
+  std::vector<long> positions;  // sorted, distinct: op positions, or layers when `layers`
+  bool layers = false;
+  // Whether it takes the op (or layer) at `index` of `count` of its class.
   bool selects(long index, long count) const;
-  std::string to_string() const;  // canonical: "conv@-1,0", "conv@^-1,0"
+  std::string to_string() const;  // canonical: "conv@-1,0", "conv@^-1,0", "conv#-1,0"
 };
-// nullopt for text without '@' (a whole class); OptionError("precision_classes", text) for a part
-// that is malformed (a class other than gemm or conv, no position, a non-integer).
+// nullopt for text without '@' or '#' (a whole class); OptionError("precision_classes", text) for a
+// part that is malformed (a class other than gemm or conv, no position, a non-integer).
 std::optional<OpPart> parse_op_part(const std::string& text);
+// Whether `subject` names a part of class `cls` ("conv@..", "conv#..").
+bool names_part_of(const std::string& subject, const std::string& cls);
 
 class PrecisionCache;
 
@@ -165,6 +176,9 @@ struct PrecisionChange {
   // Kernels left alone: already at (or narrower than) the target dtype; kept in fp32 by autocast;
   // outside every span of lowered ops (data preparation, optimizer step).
   std::size_t already_at_dtype = 0, kept_fp32 = 0, outside_span = 0;
+  // GEMM or convolution kernels a layer part ("conv#0") could not place: their op has no layer
+  // (no sequence number recorded, and no like step of its stream that has them).
+  std::size_t without_layers = 0;
   Nanos gpu_before = 0, gpu_after = 0;  // summed replay time of kernels, copies and memsets
   // The figures of the device profile the pricing used ("gemm bf16/default", "cast_fp32_bf16");
   // empty without one.
@@ -186,5 +200,11 @@ struct PrecisionChange {
 // not know, for bad spec files, and for a device profile that is malformed or does not apply
 // (hw::require_profile_applies: `device`, else every GPU the trace recorded, must be the profile's).
 PrecisionChange precision(Workload& workload, const Precision& options);
+
+// The GEMM or convolution kernels of `cls` (of ops of that class) that a layer part cannot place:
+// no layer (OpPart), as PrecisionChange::without_layers counts them. `device_dir`, `device`: as
+// Precision's. Throws what precision() throws for an unknown GPU or bad spec files.
+std::size_t kernels_without_layer(const Workload& workload, OpClass cls, const std::string& device_dir,
+                                  const std::string& device);
 
 }  // namespace dpro::whatif

@@ -402,6 +402,45 @@ TEST_CASE("optimize --tolerances on part of a class: the first convolution kept 
   CHECK(std::count(r.out.begin(), r.out.end(), '\n') <= 3);
 }
 
+TEST_CASE("optimize --tolerances on layers: the first and last convolution layers kept at tf32 with their backward ops, replay --plan exact") {
+  const std::string dir = test::fresh_dir("optimize_layers");
+  const std::string emit = test::source_path("traces/h100/resnet50-emit-nvtx-step");
+  test::write_text(dir + "/keep.json", R"({"rules": [{"match": "conv#0,-1", "precision": ["tf32"]}]})");
+  for (const char* name : {"/a.json", "/b.json"})
+    REQUIRE(run("optimize -q " + emit + " --strategies precision --budget 16 --tolerances " + dir + "/keep.json --plan-out " + dir +
+                name)
+                .code == 0);
+  CHECK(read_whole_file(dir + "/a.json") == read_whole_file(dir + "/b.json"));
+  const nlohmann::json plan = read_json(dir + "/a.json");
+  std::map<std::string, std::string> chosen;
+  for (const nlohmann::json& d : plan.at("decisions")) chosen[d.at("subject")] = d.at("value");
+  CHECK((chosen["conv#-1,0"].empty() || chosen["conv#-1,0"] == "tf32"));
+  CHECK(chosen["conv#^-1,0"] == "bf16");
+  const auto step = plan.at("predicted").at("step_ns").get<Nanos>();
+  Run r = run("replay " + emit + " --plan " + dir + "/a.json");
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.out, Catch::Contains(format_duration(step) + " (the plan file says " + format_duration(step)));
+  // A capture without sequence numbers has no layers: the rule cannot be kept, one line and exit 2.
+  r = run("optimize " + test::source_path("traces/h100/resnet50") + " --strategies precision --tolerances " + dir + "/keep.json");
+  CHECK(r.code == 2);
+  CHECK_THAT(r.out, Catch::Contains("keep.json: rules[0].match: \"conv#0,-1\" names layers, but") &&
+                        Catch::Contains("name op positions instead (conv@0,-1)"));
+  CHECK(std::count(r.out.begin(), r.out.end(), '\n') <= 3);
+  // Positions and layers of one class in one rules file, or in one plan: refused.
+  test::write_text(dir + "/mixed.json", R"({"rules": [{"match": "conv#0", "precision": ["tf32"]}, {"match": "conv@-1", "precision": ["tf32"]}]})");
+  r = run("optimize " + emit + " --strategies precision --tolerances " + dir + "/mixed.json");
+  CHECK(r.code == 2);
+  CHECK_THAT(r.out, Catch::Contains("mixed.json: rules[1].match"));
+  nlohmann::json mixed = plan;
+  mixed.erase("tolerances");
+  mixed["decisions"] = {{{"strategy", "precision"}, {"subject", "conv#0"}, {"value", "tf32"}},
+                        {{"strategy", "precision"}, {"subject", "conv@^0"}, {"value", "bf16"}}};
+  test::write_text(dir + "/mixed_plan.json", mixed.dump());
+  r = run("replay " + emit + " --plan " + dir + "/mixed_plan.json");
+  CHECK(r.code == 2);
+  CHECK_THAT(r.out, Catch::Contains("mixed_plan.json: decisions: precision conv#0: names layers (#), conv@^0 op positions (@) of the same op class"));
+}
+
 TEST_CASE("optimize --strategies op_fusion on bert chooses a GEMM epilogue, and replay --plan reproduces the plan") {
   const std::string dir = test::fresh_dir("optimize_epilogue");
   const std::string bert = test::source_path("traces/h100/bert-ddp");

@@ -39,15 +39,7 @@ struct Job {
 
 const std::vector<std::string> kSlow = {"network.inter_node_gbps=0.5", "network.intra_node_gbps=0.5"};
 
-// A workload of one Kineto trace given as text, written to a fresh test directory first.
-whatif::Workload workload_of_text(const std::string& dir_name, const std::string& json) {
-  const std::string path = test::fresh_dir(dir_name) + "/trace.json";
-  test::write_text(path, json);
-  Logger quiet(LogLevel::kQuiet);
-  auto traces = std::make_shared<const trace::TraceSet>(test::load({path}, quiet));
-  graph::BuiltGraph built = graph::build_graph(*traces, graph::BuildOptions{}, quiet);
-  return whatif::Workload{std::move(traces), std::move(built)};
-}
+using test::workload_of_text;
 
 }  // namespace
 

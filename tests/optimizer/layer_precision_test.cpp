@@ -60,6 +60,18 @@ TEST_CASE("layer precision: a part of an op class parses to a canonical subject 
   CHECK_THROWS_AS(whatif::parse_op_part("softmax@0"), OptionError);
   CHECK_THROWS_AS(whatif::parse_op_part("conv@"), OptionError);
   CHECK_THROWS_AS(whatif::parse_op_part("conv@1x"), OptionError);
+  // Layers: '#', the same numbers and complement.
+  const auto layers = whatif::parse_op_part("gemm#0,-1");
+  REQUIRE(layers);
+  CHECK(layers->layers);
+  CHECK(layers->to_string() == "gemm#-1,0");
+  CHECK(whatif::parse_op_part("gemm#^-1")->to_string() == "gemm#^-1");
+  CHECK_FALSE(whatif::parse_op_part("conv@0")->layers);
+  CHECK_THROWS_WITH(whatif::parse_op_part("conv#x"), Catch::Contains("is no layer"));
+  CHECK(whatif::names_part_of("conv#0", "conv"));
+  CHECK(whatif::names_part_of("conv@^0", "conv"));
+  CHECK_FALSE(whatif::names_part_of("conv", "conv"));
+  CHECK_FALSE(whatif::names_part_of("gemm#0", "conv"));
 }
 
 TEST_CASE("layer precision: a plan's decisions resolve to disjoint subjects, a part overriding its class") {
@@ -93,6 +105,13 @@ TEST_CASE("layer precision: a plan's decisions resolve to disjoint subjects, a p
                   OptionError);
   CHECK_THROWS_AS(decision_rewrites({}, {precision("conv@x", "tf32")}, test::resource_paths()), OptionError);
   CHECK_NOTHROW(decision_rewrites({}, {precision("conv@^0", "tf32"), precision("conv@0", "bf16")}, test::resource_paths()));
+  // Layer parts resolve the same way, and a class's parts are all positions or all layers.
+  CHECK(precision_of_class({precision("conv", "bf16"), precision("conv#0,-1", "tf32")}) ==
+        Map{{"conv#-1,0", "tf32"}, {"conv#^-1,0", "bf16"}});
+  CHECK_NOTHROW(decision_rewrites({}, {precision("conv#-1,0", "tf32"), precision("conv#^-1,0", "bf16")}, test::resource_paths()));
+  CHECK_THROWS_WITH(decision_rewrites({}, {precision("conv#0", "tf32"), precision("conv@^0", "bf16")}, test::resource_paths()),
+                    Catch::Contains("names layers (#), conv@^0 op positions (@) of the same op class"));
+  CHECK_NOTHROW(decision_rewrites({}, {precision("conv#0", "tf32"), precision("gemm@0", "bf16")}, test::resource_paths()));
 }
 
 TEST_CASE("layer precision: a tolerance rule on part of a class splits the class's variable, and limits only that part") {
@@ -136,6 +155,22 @@ TEST_CASE("layer precision: bad part rules name the file and the item") {
   CHECK_THAT(error_of(R"({"rules": [{"match": "conv@0", "compression": ["none"]}]})"),
              Catch::Contains("rules[0].compression: \"conv@0\" is no bucket"));
   CHECK(error_of(R"({"rules": [{"match": "gemm@-1", "max_risk": 0.01}]})").empty());
+  CHECK(error_of(R"({"rules": [{"match": "gemm#-1", "max_risk": 0.01}]})").empty());
+  CHECK_THAT(error_of(R"({"rules": [{"match": "conv#0", "precision": ["tf32"]}, {"match": "conv@-1", "max_risk": 0.01}]})"),
+             Catch::Contains("rules[1].match: \"conv@-1\" and rules[0]'s \"conv#0\" name one op class by op positions"));
+  CHECK(error_of(R"({"rules": [{"match": "conv#0", "precision": ["tf32"]}, {"match": "gemm@-1", "max_risk": 0.01}]})").empty());
+}
+
+TEST_CASE("layer precision: a layer rule splits its class into layers") {
+  const Tolerances t = parse(R"({"rules": [{"match": "conv#0,-1", "precision": ["tf32"]}]})");
+  SearchSpace space = synthetic_space();
+  CHECK(apply_tolerances(space, t, 0).splits == 1);
+  CHECK(subjects(space) == std::vector<std::string>{"gemm", "conv#-1,0", "conv#^-1,0"});
+  CHECK(space.variables[1].values == std::vector<std::string>{"as_recorded", "tf32"});
+  CHECK_FALSE(precision_allowed(t, "conv", "bf16"));
+  CHECK_FALSE(precision_allowed(t, "conv#0", "bf16"));
+  CHECK(precision_allowed(t, "conv#^-1,0", "bf16"));
+  CHECK_FALSE(precision_allowed(t, "conv@3", "bf16"));  // positions and layers: they may share an op
 }
 
 TEST_CASE("layer precision: the activation credit honours each part's dtype") {

@@ -143,6 +143,114 @@ TEST_CASE("precision: GPT-2, a bf16 autocast job, is left alone at bf16 and runs
   CHECK(median_step(e.report).predicted <= median_step(plain.report).predicted);
 }
 
+namespace {
+
+// One step of a Kineto trace with autograd's sequence numbers (torch.profiler records them): two
+// linear layers (addmm, numbers 11 and 13) with a relu between them (its short kernel sets the
+// latency floor that a lowering keeps), then their backward ops, last layer first (two mm each,
+// under AddmmBackward0 with the forward's number).
+const char* kLayersTrace = R"({"deviceProperties": [{"id": 0, "name": "NVIDIA H100 80GB HBM3", "numSms": 132}],
+ "traceEvents": [
+  {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 1, "tid": 1, "ts": 1000, "dur": 2000},
+  {"ph": "X", "cat": "cpu_op", "name": "aten::linear", "pid": 1, "tid": 1, "ts": 1010, "dur": 80, "args": {"Sequence number": 10}},
+  {"ph": "X", "cat": "cpu_op", "name": "aten::addmm", "pid": 1, "tid": 1, "ts": 1020, "dur": 60,
+   "args": {"Input Dims": [[512], [64, 256], [256, 512]], "Input type": ["float", "float", "float"], "Sequence number": 11}},
+  {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 1030, "dur": 5, "args": {"correlation": 1}},
+  {"ph": "X", "cat": "kernel", "name": "ampere_sgemm_128x64_tn", "pid": 0, "tid": 7, "ts": 1040, "dur": 100, "args": {"correlation": 1, "device": 0, "stream": 7}},
+  {"ph": "X", "cat": "cpu_op", "name": "aten::relu", "pid": 1, "tid": 1, "ts": 1092, "dur": 6,
+   "args": {"Input Dims": [[64, 512]], "Input type": ["float"]}},
+  {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 1093, "dur": 2, "args": {"correlation": 7}},
+  {"ph": "X", "cat": "kernel", "name": "relu_kernel", "pid": 0, "tid": 7, "ts": 1142, "dur": 5, "args": {"correlation": 7, "device": 0, "stream": 7}},
+  {"ph": "X", "cat": "cpu_op", "name": "aten::linear", "pid": 1, "tid": 1, "ts": 1100, "dur": 80, "args": {"Sequence number": 12}},
+  {"ph": "X", "cat": "cpu_op", "name": "aten::addmm", "pid": 1, "tid": 1, "ts": 1110, "dur": 60,
+   "args": {"Input Dims": [[512], [64, 512], [512, 512]], "Input type": ["float", "float", "float"], "Sequence number": 13}},
+  {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 1120, "dur": 5, "args": {"correlation": 2}},
+  {"ph": "X", "cat": "kernel", "name": "ampere_sgemm_128x64_tn", "pid": 0, "tid": 7, "ts": 1150, "dur": 100, "args": {"correlation": 2, "device": 0, "stream": 7}},
+  {"ph": "X", "cat": "cpu_op", "name": "autograd::engine::evaluate_function: AddmmBackward0", "pid": 1, "tid": 1, "ts": 1300, "dur": 200},
+  {"ph": "X", "cat": "cpu_op", "name": "AddmmBackward0", "pid": 1, "tid": 1, "ts": 1305, "dur": 190, "args": {"Sequence number": 13}},
+  {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 1310, "dur": 60,
+   "args": {"Input Dims": [[64, 512], [512, 512]], "Input type": ["float", "float"]}},
+  {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 1320, "dur": 5, "args": {"correlation": 3}},
+  {"ph": "X", "cat": "kernel", "name": "ampere_sgemm_128x64_nn", "pid": 0, "tid": 7, "ts": 1330, "dur": 100, "args": {"correlation": 3, "device": 0, "stream": 7}},
+  {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 1400, "dur": 60,
+   "args": {"Input Dims": [[512, 64], [64, 512]], "Input type": ["float", "float"]}},
+  {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 1410, "dur": 5, "args": {"correlation": 4}},
+  {"ph": "X", "cat": "kernel", "name": "ampere_sgemm_128x64_nt", "pid": 0, "tid": 7, "ts": 1440, "dur": 100, "args": {"correlation": 4, "device": 0, "stream": 7}},
+  {"ph": "X", "cat": "cpu_op", "name": "autograd::engine::evaluate_function: AddmmBackward0", "pid": 1, "tid": 1, "ts": 1600, "dur": 200},
+  {"ph": "X", "cat": "cpu_op", "name": "AddmmBackward0", "pid": 1, "tid": 1, "ts": 1605, "dur": 190, "args": {"Sequence number": 11}},
+  {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 1610, "dur": 60,
+   "args": {"Input Dims": [[64, 512], [512, 256]], "Input type": ["float", "float"]}},
+  {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 1620, "dur": 5, "args": {"correlation": 5}},
+  {"ph": "X", "cat": "kernel", "name": "ampere_sgemm_128x64_nn", "pid": 0, "tid": 7, "ts": 1630, "dur": 100, "args": {"correlation": 5, "device": 0, "stream": 7}},
+  {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 1700, "dur": 60,
+   "args": {"Input Dims": [[256, 64], [64, 512]], "Input type": ["float", "float"]}},
+  {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 1710, "dur": 5, "args": {"correlation": 6}},
+  {"ph": "X", "cat": "kernel", "name": "ampere_sgemm_128x64_nt", "pid": 0, "tid": 7, "ts": 1740, "dur": 100, "args": {"correlation": 6, "device": 0, "stream": 7}}
+]})";
+
+// The start times (us after the trace's first event's, 1000) of the kernels a lowering changed.
+std::set<Nanos> lowered_kernels(const whatif::Workload& before, const whatif::Workload& after) {
+  std::set<Nanos> out;
+  for (const graph::NodeId id : before.graph.dfg.node_ids()) {
+    const graph::Node& n = before.graph.dfg.node(id);
+    if (n.kind == graph::NodeKind::kKernel && after.graph.dfg.node(id).duration != n.duration)
+      out.insert(n.measured_start / 1000 - 1000);
+  }
+  return out;
+}
+
+std::set<Nanos> lowered_by(const whatif::Workload& base, const std::string& classes) {
+  whatif::Workload w = base;
+  whatif::Precision p = autocast();
+  p.classes = {classes};
+  whatif::precision(w, p);
+  return lowered_kernels(base, w);
+}
+
+}  // namespace
+
+TEST_CASE("precision: a layer part lowers a forward op and the backward ops autograd pairs with it") {
+  const whatif::Workload base = test::workload_of_text("precision_layers", kLayersTrace);
+  // The kernels start at 40 (layer 0's forward), 150 (layer 1's), 330 and 440 (layer 1's
+  // backward), 630 and 740 (layer 0's).
+  CHECK(lowered_by(base, "gemm") == std::set<Nanos>{40, 150, 330, 440, 630, 740});
+  CHECK(lowered_by(base, "gemm#0") == std::set<Nanos>{40, 630, 740});
+  CHECK(lowered_by(base, "gemm#-1") == std::set<Nanos>{150, 330, 440});
+  CHECK(lowered_by(base, "gemm#^0") == std::set<Nanos>{150, 330, 440});
+  // Op positions count the backward mm's one by one: the last op is layer 0's second mm only.
+  CHECK(lowered_by(base, "gemm@0,-1") == std::set<Nanos>{40, 740});
+  CHECK(lowered_by(base, "conv#0").empty());
+  CHECK(whatif::kernels_without_layer(base, whatif::OpClass::kGemm, costmodel::default_device_dir(), "") == 0);
+}
+
+TEST_CASE("precision: layers of a capture whose one step ran inside emit_nvtx, lent to its other steps") {
+  // GPT-2 on an H100: one step with CPU ops (and sequence numbers), five that borrow its launchers.
+  const whatif::Workload base = load_workload("traces/h100/gpt2-emit-nvtx-step");
+  auto lowered = [&](const std::string& classes) {
+    whatif::Workload w = base;
+    whatif::Precision p = autocast("fp8");
+    p.classes = {classes};
+    const whatif::PrecisionChange c = whatif::precision(w, p);
+    CHECK(c.without_layers == 0);
+    return c.lowered.contains(whatif::OpClass::kGemm) ? c.lowered.at(whatif::OpClass::kGemm).kernels : 0;
+  };
+  const std::size_t steps = base.traces->ranks[0].iterations.size();
+  REQUIRE(steps == 6);
+  // The last layer (lm_head): its forward mm and its two backward mm's in every step.
+  CHECK(lowered("gemm#-1") == 3 * steps);
+  CHECK(lowered("gemm#0") == 3 * steps);  // the first attention projection (addmm), likewise
+  CHECK(lowered("gemm#-1") + lowered("gemm#^-1") == lowered("gemm"));
+  // Without sequence numbers (the capture outside emit_nvtx), no kernel has a layer.
+  const whatif::Workload plain = load_workload("traces/h100/resnet50");
+  CHECK(whatif::kernels_without_layer(plain, whatif::OpClass::kConv, costmodel::default_device_dir(), "") > 0);
+  whatif::Workload w = plain;
+  whatif::Precision p = autocast();
+  p.classes = {"conv#0"};
+  const whatif::PrecisionChange c = whatif::precision(w, p);
+  CHECK(c.without_layers > 0);
+  CHECK(!c.lowered.contains(whatif::OpClass::kConv));
+}
+
 TEST_CASE("precision: a trace already at bf16 lowered to bf16 changes almost nothing") {
   const whatif::Workload base = load_workload("traces/h100/resnet50-bf16");
   whatif::Workload w = base;

@@ -560,6 +560,7 @@ nlohmann::json details_of(const whatif::PrecisionChange& c) {
                       {"gpu_before_ns", c.gpu_before},
                       {"gpu_after_ns", c.gpu_after}};
   if (!c.from_profile.empty()) j["from_profile"] = c.from_profile;
+  if (c.without_layers > 0) j["without_layers"] = c.without_layers;
   if (!c.then_dtypes.empty()) {
     j["then_dtypes"] = nlohmann::json::array();
     for (const cm::DType d : c.then_dtypes) j["then_dtypes"].push_back(cm::to_string(d));
@@ -571,7 +572,14 @@ nlohmann::json details_of(const whatif::PrecisionChange& c) {
   return j;
 }
 
-void warn_of(const whatif::PrecisionChange&, Logger&) {}
+void warn_of(const whatif::PrecisionChange& c, Logger& log) {
+  if (c.without_layers > 0)
+    log.warn(fmt::format("precision: {} GEMM or convolution kernel(s) have no layer for a layer part (gemm#N, conv#N): "
+                         "their ops record no autograd sequence number and no like step of their stream does (record "
+                         "with torch.profiler, or dpro-profile --nvtx with a step inside emit_nvtx); no layer part "
+                         "lowers them",
+                         c.without_layers));
+}
 
 }  // namespace
 

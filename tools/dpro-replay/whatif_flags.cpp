@@ -34,7 +34,9 @@ void WhatIfFlags::add_to(CLI::App& replay, Flags flags) {
                     "(docs/precision.md)");
   replay.add_option("--precision-classes", precision_classes_,
                     "Op classes --precision-dtype lowers: gemm, conv, elementwise, all, or part of gemm or conv: conv@0,-1\n"
-                    "(the class's ops at those positions in a step, negative from its end), conv@^0,-1 (the others)\n"
+                    "(the class's ops at those positions in a step, negative from its end), conv@^0,-1 (the others),\n"
+                    "or layers: conv#0,-1 (a forward op and the backward ops autograd pairs with it, by the sequence\n"
+                    "numbers torch.profiler and emit_nvtx record; negative from the last), conv#^0,-1\n"
                     "(default: all; repeatable)")
       ->allow_extra_args(false);
   replay.add_option("--device-profile", device_profile_,
