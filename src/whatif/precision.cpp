@@ -198,6 +198,10 @@ struct Kernel {
   bool math_named = false;               // its name states its arithmetic
   bool integer = false;                  // its tensors are integers
   std::tuple<std::uint32_t, std::uint32_t, std::uint32_t> instance;  // its launching op instance
+  // Its launching op's event (of a step without CPU ops: that of the like step's kernel it borrowed
+  // from, whose op it repeats); none where neither is known. An op position (OpPart) counts these,
+  // so that identical ops of a borrowing step (one op table entry) stay apart.
+  std::uint32_t op_event = std::numeric_limits<std::uint32_t>::max();
   // Of a GEMM or convolution op's kernel: its layer in the class (OpPart; -1 none), and the layers
   // of the class in the iteration its forward op ran in.
   std::int32_t layer = -1, layers = 0;
@@ -536,8 +540,9 @@ Kernels collect_kernels(const trace::TraceSet& traces, const graph::Dfg& dfg, co
     }
     const std::int64_t iteration = rank ? trace::iteration_index_at(*rank, n.measured_start) : -1;
     out.groups[{n.rank, n.track.value, iteration}].push_back(describe(dfg, lent, id, spec, names));
-    // Its launching op's sequence number: its own, or the like step's kernel's it borrowed from.
+    // Its launching op (and its sequence number): its own, or the like step's kernel's it borrowed from.
     const graph::NodeId from = n.parent_op.valid() ? id : lent.lender[id];
+    if (from.valid() && dfg.node(from).parent_op.valid()) out.groups[{n.rank, n.track.value, iteration}].back().op_event = dfg.node(from).parent_op.value;
     if (rank && from.valid() && dfg.node(from).parent_op.valid()) {
       const trace::TraceRank* of = traces.find_rank(dfg.node(from).rank);
       auto [seqs, made] = sequences.try_emplace(dfg.node(from).rank);
@@ -692,6 +697,13 @@ bool unplaced(const Kernel& k) {
          (k.launcher.empty() || is_gemm_launcher(k.launcher) || is_conv_launcher(k.launcher));
 }
 
+// What an op position counts: the kernel's launching op (its own or the like step's), else its
+// instance.
+decltype(Kernel::instance) position_key(const Kernel& k) {
+  constexpr std::uint32_t none = std::numeric_limits<std::uint32_t>::max();
+  return k.op_event != none ? decltype(Kernel::instance){k.op_event, none, none} : k.instance;
+}
+
 // Lowers one (rank, stream, iteration)'s kernels in place; the casts to insert go to `casts`.
 void lower_group(std::vector<Kernel>& kernels, Nanos floor, graph::Dfg& dfg, const Lowering& lowering,
                  PrecisionChange& change, std::vector<CastNode>& casts) {
@@ -708,7 +720,7 @@ void lower_group(std::vector<Kernel>& kernels, Nanos floor, graph::Dfg& dfg, con
   // Each GEMM or convolution op's index within its class (OpPart), in the order its kernels start.
   std::map<OpClass, std::map<decltype(Kernel::instance), long>> index_of;
   for (const Kernel& k : kernels)
-    if (k.role == Role::kGemmKernel || k.role == Role::kOfGemmOp) index_of[k.cls].try_emplace(k.instance, index_of[k.cls].size());
+    if (k.role == Role::kGemmKernel || k.role == Role::kOfGemmOp) index_of[k.cls].try_emplace(position_key(k), index_of[k.cls].size());
   const bool layer_parts = lowering.classes.has_layer_parts();
   for (std::size_t i = 0; i < kernels.size(); ++i) {
     Kernel& k = kernels[i];
@@ -717,7 +729,7 @@ void lower_group(std::vector<Kernel>& kernels, Nanos floor, graph::Dfg& dfg, con
     Place place;
     if (k.role == Role::kGemmKernel || k.role == Role::kOfGemmOp) {
       const auto& of_class = index_of[k.cls];
-      place.at = {of_class.at(k.instance), static_cast<long>(of_class.size())};
+      place.at = {of_class.at(position_key(k)), static_cast<long>(of_class.size())};
       if (k.layer >= 0) place.layer = {k.layer, k.layers};
       else if (layer_parts && unplaced(k))
         ++change.without_layers;

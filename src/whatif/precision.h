@@ -75,7 +75,8 @@ const char* to_string(OpClass c);
 // Part of an op class (per-layer precision), named by op positions or by layers.
 // "conv@0,-1" names the class's ops at those positions, "conv@^0,-1" every other op of the class.
 // An op's position is its index among the class's ops (launching op instances with a GEMM or
-// convolution kernel) within one iteration of one stream, in start order; a negative position
+// convolution kernel; in a step without CPU ops, the like step's ops whose launchers its kernels
+// borrow) within one iteration of one stream, in start order; a negative position
 // counts from the end (-1: the last). In a training step the forward ops come first and their
 // backward ops last, so "conv@0,-1" is the first convolution's forward and the backward op that
 // ends the step (its gradients). A position is matched as written: in a class with as few ops as
