@@ -117,9 +117,10 @@ bool runs_in_input_dtype(std::string_view name) {
 
 namespace {
 
-// The change of a plan whose stored width per class tensor is `width_of` (0: unchanged).
-template <class WidthOf>
-PrecisionMemory narrowed(const ActivationEstimate& act, WidthOf width_of) {
+// The change of a plan whose stored width per class tensor is `width_of` (0: unchanged);
+// `kept_of`: whether a part of its class keeps the tensor's op at its width (a layer kept).
+template <class WidthOf, class KeptOf>
+PrecisionMemory narrowed(const ActivationEstimate& act, WidthOf width_of, KeptOf kept_of) {
   PrecisionMemory m;
   // The first forward op whose output the plan narrows to 16 bits: the ops after it that run in
   // their input's dtype get 16-bit inputs (memory.h).
@@ -135,9 +136,15 @@ PrecisionMemory narrowed(const ActivationEstimate& act, WidthOf width_of) {
       m.casts += t.elements * to;
     }
   }
-  for (const ClassTensor& t : act.class_tensors)
-    if (t.kind == ClassTensor::Kind::kOther && t.order > first_lowered && t.element_bytes > kNarrowedActivationBytes)
+  // An op after a kept layer reads its output at the recorded width, until the next lowered op.
+  bool kept_before = false;
+  for (const ClassTensor& t : act.class_tensors) {
+    if (t.kind != ClassTensor::Kind::kOther) {
+      if (t.activation) kept_before = kept_of(t);
+    } else if (t.order > first_lowered && !kept_before && t.element_bytes > kNarrowedActivationBytes) {
       m.saved += t.elements * (t.element_bytes - kNarrowedActivationBytes);
+    }
+  }
   return m;
 }
 
@@ -145,7 +152,8 @@ PrecisionMemory narrowed(const ActivationEstimate& act, WidthOf width_of) {
 
 PrecisionMemory precision_memory(const ActivationEstimate& act, const std::string& gemm_dtype, const std::string& conv_dtype) {
   const int gemm = stored_bytes(gemm_dtype), conv = stored_bytes(conv_dtype);
-  return narrowed(act, [&](const ClassTensor& t) { return t.kind == ClassTensor::Kind::kConv ? conv : gemm; });
+  return narrowed(act, [&](const ClassTensor& t) { return t.kind == ClassTensor::Kind::kConv ? conv : gemm; },
+                  [](const ClassTensor&) { return false; });
 }
 
 PrecisionMemory precision_memory(const ActivationEstimate& act, const std::vector<Decision>& decisions) {
@@ -156,7 +164,7 @@ PrecisionMemory precision_memory(const ActivationEstimate& act, const std::vecto
   // the last of them.
   std::map<ClassTensor::Kind, long> forward_ops;
   for (const ClassTensor& t : act.class_tensors) forward_ops[t.kind] = std::max(forward_ops[t.kind], t.position + 1);
-  return narrowed(act, [&](const ClassTensor& t) {
+  const auto width_of = [&](const ClassTensor& t) {
     const std::string cls = t.kind == ClassTensor::Kind::kConv ? "conv" : "gemm";
     for (const auto& [subject, value] : dtype) {
       if (subject == cls) return stored_bytes(value);
@@ -165,7 +173,15 @@ PrecisionMemory precision_memory(const ActivationEstimate& act, const std::vecto
       if (part.selects(t.position, part.layers ? forward_ops[t.kind] : kBeyondForward)) return stored_bytes(value);
     }
     return 0;
-  });
+  };
+  // A class decided in parts keeps the ops of a part at tf32 or as recorded (precision_of_class
+  // resolves a class beside its parts into parts).
+  const auto kept_of = [&](const ClassTensor& t) {
+    const std::string cls = t.kind == ClassTensor::Kind::kConv ? "conv" : "gemm";
+    const bool in_parts = std::any_of(dtype.begin(), dtype.end(), [&](const auto& d) { return whatif::names_part_of(d.first, cls); });
+    return in_parts && width_of(t) == 0;
+  };
+  return narrowed(act, width_of, kept_of);
 }
 
 std::optional<ActivationEstimate> estimate_activation_bytes(const whatif::Workload& job) {

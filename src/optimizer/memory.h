@@ -89,7 +89,8 @@ std::optional<ActivationEstimate> estimate_activation_bytes(const whatif::Worklo
 // target width change nothing. The ops between them (kOther tensors) follow the time model, which
 // lowers the elementwise kernels from the first lowered GEMM or convolution on: an fp32 activation
 // of such an op that comes after (`order`) a GEMM or convolution op lowered to 16 or 8 bits is kept
-// at 2 bytes (the 16-bit output that op wrote: fp8 GEMMs write 16 bits too).
+// at 2 bytes (the 16-bit output that op wrote: fp8 GEMMs write 16 bits too), unless the last GEMM
+// or convolution op before it is one a part of its class keeps at its width (a layer kept).
 struct PrecisionMemory {
   std::int64_t saved = 0;  // activation bytes freed
   std::int64_t casts = 0;  // bytes of weight casts added

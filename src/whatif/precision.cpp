@@ -145,6 +145,10 @@ struct Selection {
       return p.cls == c && where && p.selects(where->first, where->second);
     });
   }
+  // Whether the class is decided in parts here (a part of it taken, the class as a whole not).
+  bool in_parts(OpClass c) const {
+    return !whole.contains(c) && std::any_of(parts.begin(), parts.end(), [&](const OpPart& p) { return p.cls == c; });
+  }
   bool has_layer_parts() const {
     return std::any_of(parts.begin(), parts.end(), [](const OpPart& p) { return p.layers; });
   }
@@ -722,6 +726,9 @@ void lower_group(std::vector<Kernel>& kernels, Nanos floor, graph::Dfg& dfg, con
   for (const Kernel& k : kernels)
     if (k.role == Role::kGemmKernel || k.role == Role::kOfGemmOp) index_of[k.cls].try_emplace(position_key(k), index_of[k.cls].size());
   const bool layer_parts = lowering.classes.has_layer_parts();
+  // Whether the last GEMM or convolution kernel so far is one a part of its class leaves out (a
+  // layer kept at its width): the elementwise kernels after it read its output, not a narrowed one.
+  bool kept_before = false;
   for (std::size_t i = 0; i < kernels.size(); ++i) {
     Kernel& k = kernels[i];
     graph::Node& n = dfg.node(k.id);
@@ -733,9 +740,10 @@ void lower_group(std::vector<Kernel>& kernels, Nanos floor, graph::Dfg& dfg, con
       if (k.layer >= 0) place.layer = {k.layer, k.layers};
       else if (layer_parts && unplaced(k))
         ++change.without_layers;
+      if (k.role == Role::kGemmKernel) kept_before = lowering.classes.in_parts(k.cls) && !lowering.classes.takes(k.cls, place);
     }
-    const auto after = lowered_time(k, n.duration, floor, first <= i && i <= last, place, dfg.ops(), lowering, change,
-                                    &described_op);
+    const bool in_span = first <= i && i <= last && !(k.role == Role::kOther && kept_before);
+    const auto after = lowered_time(k, n.duration, floor, in_span, place, dfg.ops(), lowering, change, &described_op);
     if (!after) continue;
     k.lowered = true;
     auto& totals = change.lowered[k.cls];

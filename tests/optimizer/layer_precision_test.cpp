@@ -189,6 +189,10 @@ TEST_CASE("layer precision: the activation credit honours each part's dtype") {
   // model narrows what follows the first lowered convolution: the second relu only).
   CHECK(precision_memory(act, {precision("conv@-1,0", "tf32"), precision("conv@^-1,0", "bf16")}).saved ==
         2 * 1000 * 2 + 500 * 2);
+  // A layer kept in the middle: the relu after it reads its fp32 output (the one after the first
+  // convolution is still narrowed).
+  CHECK(precision_memory(act, {precision("conv", "bf16"), precision("conv@1", "tf32")}).saved == 2 * 1000 * 2 + 500 * 2);
+  CHECK(precision_memory(act, {precision("conv", "bf16"), precision("conv#1", "as_recorded")}).saved == 2 * 1000 * 2 + 500 * 2);
   // fp8 convolutions write 16 bits: the relus after them are at 2 bytes too.
   CHECK(precision_memory(act, {precision("conv", "bf16"), precision("conv@1", "fp8")}).saved ==
         2 * 1000 * 2 + 1000 * 3 + relus);

@@ -146,9 +146,9 @@ TEST_CASE("precision: GPT-2, a bf16 autocast job, is left alone at bf16 and runs
 namespace {
 
 // One step of a Kineto trace with autograd's sequence numbers (torch.profiler records them): two
-// linear layers (addmm, numbers 11 and 13) with a relu between them (its short kernel sets the
-// latency floor that a lowering keeps), then their backward ops, last layer first (two mm each,
-// under AddmmBackward0 with the forward's number).
+// linear layers (addmm, numbers 11 and 13) with a relu between them, then their backward ops, last
+// layer first (two mm each, under AddmmBackward0 with the forward's number), and a 1 us fill
+// (the latency floor that a lowering keeps).
 const char* kLayersTrace = R"({"deviceProperties": [{"id": 0, "name": "NVIDIA H100 80GB HBM3", "numSms": 132}],
  "traceEvents": [
   {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 1, "tid": 1, "ts": 1000, "dur": 2000},
@@ -160,7 +160,7 @@ const char* kLayersTrace = R"({"deviceProperties": [{"id": 0, "name": "NVIDIA H1
   {"ph": "X", "cat": "cpu_op", "name": "aten::relu", "pid": 1, "tid": 1, "ts": 1092, "dur": 6,
    "args": {"Input Dims": [[64, 512]], "Input type": ["float"]}},
   {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 1093, "dur": 2, "args": {"correlation": 7}},
-  {"ph": "X", "cat": "kernel", "name": "relu_kernel", "pid": 0, "tid": 7, "ts": 1142, "dur": 5, "args": {"correlation": 7, "device": 0, "stream": 7}},
+  {"ph": "X", "cat": "kernel", "name": "relu_kernel", "pid": 0, "tid": 7, "ts": 1142, "dur": 8, "args": {"correlation": 7, "device": 0, "stream": 7}},
   {"ph": "X", "cat": "cpu_op", "name": "aten::linear", "pid": 1, "tid": 1, "ts": 1100, "dur": 80, "args": {"Sequence number": 12}},
   {"ph": "X", "cat": "cpu_op", "name": "aten::addmm", "pid": 1, "tid": 1, "ts": 1110, "dur": 60,
    "args": {"Input Dims": [[512], [64, 512], [512, 512]], "Input type": ["float", "float", "float"], "Sequence number": 13}},
@@ -185,7 +185,10 @@ const char* kLayersTrace = R"({"deviceProperties": [{"id": 0, "name": "NVIDIA H1
   {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 1700, "dur": 60,
    "args": {"Input Dims": [[256, 64], [64, 512]], "Input type": ["float", "float"]}},
   {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 1710, "dur": 5, "args": {"correlation": 6}},
-  {"ph": "X", "cat": "kernel", "name": "ampere_sgemm_128x64_nt", "pid": 0, "tid": 7, "ts": 1740, "dur": 100, "args": {"correlation": 6, "device": 0, "stream": 7}}
+  {"ph": "X", "cat": "kernel", "name": "ampere_sgemm_128x64_nt", "pid": 0, "tid": 7, "ts": 1740, "dur": 100, "args": {"correlation": 6, "device": 0, "stream": 7}},
+  {"ph": "X", "cat": "cpu_op", "name": "aten::fill_", "pid": 1, "tid": 1, "ts": 1845, "dur": 4, "args": {"Input Dims": [[1]], "Input type": ["float"]}},
+  {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 1846, "dur": 2, "args": {"correlation": 8}},
+  {"ph": "X", "cat": "kernel", "name": "fill_kernel", "pid": 0, "tid": 7, "ts": 1850, "dur": 1, "args": {"correlation": 8, "device": 0, "stream": 7}}
 ]})";
 
 // The start times (us after the trace's first event's, 1000) of the kernels a lowering changed.
@@ -199,10 +202,10 @@ std::set<Nanos> lowered_kernels(const whatif::Workload& before, const whatif::Wo
   return out;
 }
 
-std::set<Nanos> lowered_by(const whatif::Workload& base, const std::string& classes) {
+std::set<Nanos> lowered_by(const whatif::Workload& base, const std::vector<std::string>& classes) {
   whatif::Workload w = base;
   whatif::Precision p = autocast();
-  p.classes = {classes};
+  p.classes = classes;
   whatif::precision(w, p);
   return lowered_kernels(base, w);
 }
@@ -213,13 +216,18 @@ TEST_CASE("precision: a layer part lowers a forward op and the backward ops auto
   const whatif::Workload base = test::workload_of_text("precision_layers", kLayersTrace);
   // The kernels start at 40 (layer 0's forward), 150 (layer 1's), 330 and 440 (layer 1's
   // backward), 630 and 740 (layer 0's).
-  CHECK(lowered_by(base, "gemm") == std::set<Nanos>{40, 150, 330, 440, 630, 740});
-  CHECK(lowered_by(base, "gemm#0") == std::set<Nanos>{40, 630, 740});
-  CHECK(lowered_by(base, "gemm#-1") == std::set<Nanos>{150, 330, 440});
-  CHECK(lowered_by(base, "gemm#^0") == std::set<Nanos>{150, 330, 440});
+  CHECK(lowered_by(base, {"gemm"}) == std::set<Nanos>{40, 150, 330, 440, 630, 740});
+  CHECK(lowered_by(base, {"gemm#0"}) == std::set<Nanos>{40, 630, 740});
+  CHECK(lowered_by(base, {"gemm#-1"}) == std::set<Nanos>{150, 330, 440});
+  CHECK(lowered_by(base, {"gemm#^0"}) == std::set<Nanos>{150, 330, 440});
   // Op positions count the backward mm's one by one: the last op is layer 0's second mm only.
-  CHECK(lowered_by(base, "gemm@0,-1") == std::set<Nanos>{40, 740});
-  CHECK(lowered_by(base, "conv#0").empty());
+  CHECK(lowered_by(base, {"gemm@0,-1"}) == std::set<Nanos>{40, 740});
+  CHECK(lowered_by(base, {"conv#0"}).empty());
+  // The relu (at 142) between the layers: narrowed with the elementwise ops after a lowered layer,
+  // not after a layer kept at its width.
+  CHECK(lowered_by(base, {"gemm", "elementwise"}).contains(142));
+  CHECK(lowered_by(base, {"gemm#^0", "elementwise"}).count(142) == 0);
+  CHECK(lowered_by(base, {"gemm#^-1", "elementwise"}).contains(142));
   CHECK(whatif::kernels_without_layer(base, whatif::OpClass::kGemm, costmodel::default_device_dir(), "") == 0);
 }
 
