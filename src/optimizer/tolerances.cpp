@@ -94,7 +94,7 @@ Tolerances parse_tolerances(const nlohmann::json& j, const std::string& file) {
     ToleranceRule r;
     const auto match = o.find("match");
     if (match == o.end() || !match->is_string() || match->get<std::string>().empty())
-      throw InputError(file, where + ".match", "missing: a non-empty string (\"*\", gemm, conv, conv@N,.., bucket:N or a kernel-name substring)");
+      throw InputError(file, where + ".match", "missing: a non-empty string (\"*\", gemm, conv, conv@N,.., conv#N,.., bucket:N or a kernel-name substring)");
     r.match = match->get<std::string>();
     if (r.match == "*") {
       r.kind = ToleranceRule::Kind::kAll;

@@ -19,6 +19,8 @@
 //                     the step). The class's decision splits into one for the part and one for
 //                     the rest (space.h's split_precision), so the search decides them apart:
 //                     precision, max_risk
+//   "conv#0,-1"       the same by layer: a forward op and the backward ops autograd pairs with it
+//                     (whatif::OpPart); one class's rules name positions or layers, not both
 //   "bucket:N"        gradient bucket N of a step, in the order a step runs them (backward order,
 //                     0 first; the positions of the per-bucket compression list): compression,
 //                     max_risk. A single method for every bucket is allowed only where every

@@ -108,8 +108,10 @@ class OptimizeCommand final : public Command {
         ->check(CLI::Range(0.0, 1e6));
     sub->add_option("--tolerances", tolerances_path_,
                     "per-layer tolerances: a JSON file of rules that limit what the search may decide per op class\n"
-                    "(gemm, conv) or part of one (conv@0,-1: the class's ops at those positions in a step, decided apart\n"
-                    "from the rest), gradient bucket (bucket:N) or kernel-name substring (fusion chains), e.g.\n"
+                    "(gemm, conv) or part of one (conv@0,-1: the class's ops at those positions in a step; conv#0,-1:\n"
+                    "its first and last layers, each a forward op with its backward ops, from the autograd sequence\n"
+                    "numbers torch.profiler and emit_nvtx record; decided apart from the rest), gradient bucket\n"
+                    "(bucket:N) or kernel-name substring (fusion chains), e.g.\n"
                     "{\"rules\": [{\"match\": \"gemm\", \"precision\": [\"tf32\"]}, {\"match\": \"bucket:0\", \"compression\": [\"none\"]}]};\n"
                     "forbidden decisions are taken out of the search (docs/optimizer.md)");
     sub->add_option("--threads", threads_, "plans replayed at once (default: the machine's cores)")
