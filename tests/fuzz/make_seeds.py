@@ -379,7 +379,7 @@ def device_profile():
 
 # Tolerances files: the example of docs/optimizer.md ("Per-layer tolerances"), one of every kind
 # of match and field (parts of a class, a bucket past the first, a method with its parameter, a
-# bare method, fp32 and as_recorded), and the smallest.
+# bare method, fp32 and as_recorded), the smallest, and parts by layer.
 TOLERANCES = {
     "docs-example.json": {"rules": [
         {"match": "gemm", "precision": ["tf32", "bf16"]},
@@ -395,6 +395,9 @@ TOLERANCES = {
         {"match": "*", "precision": ["bf16"], "compression": ["none", "fp16"], "fusion": True, "max_risk": 1e-3},
         {"match": "softmax", "fusion": False}]},
     "smallest.json": {"rules": [{"match": "*", "fusion": False}]},
+    "layers.json": {"rules": [
+        {"match": "conv#0,-1", "precision": ["tf32"]},
+        {"match": "gemm#^-1", "max_risk": 0.05}]},
 }
 
 
