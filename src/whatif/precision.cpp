@@ -543,16 +543,17 @@ Kernels collect_kernels(const trace::TraceSet& traces, const graph::Dfg& dfg, co
       if (!fresh) it->second = std::min(it->second, n.duration);
     }
     const std::int64_t iteration = rank ? trace::iteration_index_at(*rank, n.measured_start) : -1;
-    out.groups[{n.rank, n.track.value, iteration}].push_back(describe(dfg, lent, id, spec, names));
-    // Its launching op (and its sequence number): its own, or the like step's kernel's it borrowed from.
+    Kernel& k = out.groups[{n.rank, n.track.value, iteration}].emplace_back(describe(dfg, lent, id, spec, names));
+    // Its launching op and that op's sequence number: its own, or those of the like step's kernel
+    // it borrowed its launcher from.
     const graph::NodeId from = n.parent_op.valid() ? id : lent.lender[id];
-    if (from.valid() && dfg.node(from).parent_op.valid()) out.groups[{n.rank, n.track.value, iteration}].back().op_event = dfg.node(from).parent_op.value;
-    if (rank && from.valid() && dfg.node(from).parent_op.valid()) {
-      const trace::TraceRank* of = traces.find_rank(dfg.node(from).rank);
-      auto [seqs, made] = sequences.try_emplace(dfg.node(from).rank);
-      if (made && of) seqs->second = sequence_numbers(traces, *of);
-      if (dfg.node(from).parent_op.below(seqs->second.size())) seq_of_node[id.value] = seqs->second[dfg.node(from).parent_op.value];
-    }
+    if (!from.valid() || !dfg.node(from).parent_op.valid()) continue;
+    const graph::Node& launched = dfg.node(from);
+    k.op_event = launched.parent_op.value;
+    auto [seqs, made] = sequences.try_emplace(launched.rank);
+    if (made)
+      if (const trace::TraceRank* of = traces.find_rank(launched.rank)) seqs->second = sequence_numbers(traces, *of);
+    if (launched.parent_op.below(seqs->second.size())) seq_of_node[id.value] = seqs->second[launched.parent_op.value];
   }
   for (auto& [key, kernels] : out.groups)
     std::stable_sort(kernels.begin(), kernels.end(), [&](const Kernel& a, const Kernel& b) {
