@@ -6,6 +6,7 @@
 #include <array>
 #include <limits>
 #include <map>
+#include <optional>
 #include <set>
 #include <string_view>
 #include <vector>
@@ -164,23 +165,30 @@ PrecisionMemory precision_memory(const ActivationEstimate& act, const std::vecto
   // the last of them.
   std::map<ClassTensor::Kind, long> forward_ops;
   for (const ClassTensor& t : act.class_tensors) forward_ops[t.kind] = std::max(forward_ops[t.kind], t.position + 1);
-  const auto width_of = [&](const ClassTensor& t) {
-    const std::string cls = t.kind == ClassTensor::Kind::kConv ? "conv" : "gemm";
+  // The subjects parsed once, in the map's order (a class before its parts): per class, its own
+  // width and its parts' with theirs; whether the class is decided in parts.
+  struct Subjects {
+    std::optional<int> whole;
+    std::vector<std::pair<whatif::OpPart, int>> parts;
+  };
+  std::map<ClassTensor::Kind, Subjects> of_kind;
+  for (const ClassTensor::Kind kind : {ClassTensor::Kind::kGemm, ClassTensor::Kind::kConv}) {
+    const std::string cls = kind == ClassTensor::Kind::kConv ? "conv" : "gemm";
     for (const auto& [subject, value] : dtype) {
-      if (subject == cls) return stored_bytes(value);
-      if (!whatif::names_part_of(subject, cls)) continue;
-      const whatif::OpPart part = *whatif::parse_op_part(subject);
-      if (part.selects(t.position, part.layers ? forward_ops[t.kind] : kBeyondForward)) return stored_bytes(value);
+      if (subject == cls) of_kind[kind].whole = stored_bytes(value);
+      else if (whatif::names_part_of(subject, cls)) of_kind[kind].parts.emplace_back(*whatif::parse_op_part(subject), stored_bytes(value));
     }
+  }
+  const auto width_of = [&](const ClassTensor& t) {
+    const Subjects& s = of_kind[t.kind];
+    if (s.whole) return *s.whole;
+    for (const auto& [part, width] : s.parts)
+      if (part.selects(t.position, part.layers ? forward_ops[t.kind] : kBeyondForward)) return width;
     return 0;
   };
   // A class decided in parts keeps the ops of a part at tf32 or as recorded (precision_of_class
   // resolves a class beside its parts into parts).
-  const auto kept_of = [&](const ClassTensor& t) {
-    const std::string cls = t.kind == ClassTensor::Kind::kConv ? "conv" : "gemm";
-    const bool in_parts = std::any_of(dtype.begin(), dtype.end(), [&](const auto& d) { return whatif::names_part_of(d.first, cls); });
-    return in_parts && width_of(t) == 0;
-  };
+  const auto kept_of = [&](const ClassTensor& t) { return !of_kind[t.kind].parts.empty() && width_of(t) == 0; };
   return narrowed(act, width_of, kept_of);
 }
 

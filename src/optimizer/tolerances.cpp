@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <optional>
 
 #include "core/byte_source.h"
 #include "core/error.h"
@@ -100,7 +102,8 @@ Tolerances parse_tolerances(const nlohmann::json& j, const std::string& file) {
       r.kind = ToleranceRule::Kind::kAll;
     } else if (std::find(kOpClasses.begin(), kOpClasses.end(), r.match) != kOpClasses.end()) {
       r.kind = ToleranceRule::Kind::kOpClass;
-    } else if (r.match.find('@') != std::string::npos || r.match.rfind("gemm#", 0) == 0 || r.match.rfind("conv#", 0) == 0) {
+    } else if (r.match.find('@') != std::string::npos || whatif::names_part_of(r.match, "gemm") ||
+               whatif::names_part_of(r.match, "conv")) {
       r.kind = ToleranceRule::Kind::kOpPart;
       std::optional<whatif::OpPart> part;
       try {
@@ -311,6 +314,25 @@ std::size_t bucket_positions(const graph::BuiltGraph& graph, const trace::TraceS
 
 ToleranceEffect apply_tolerances(SearchSpace& space, const Tolerances& t, const whatif::Workload& job) {
   return apply_tolerances(space, t, bucket_positions(job.graph, *job.traces));
+}
+
+void check_layer_rules(const Tolerances& t, const whatif::Workload& job, const std::string& device_dir,
+                       const std::string& device) {
+  std::optional<std::map<whatif::OpClass, std::size_t>> without;  // read on the first layer rule
+  for (std::size_t i = 0; i < t.rules.size(); ++i) {
+    const ToleranceRule& r = t.rules[i];
+    if (r.kind != ToleranceRule::Kind::kOpPart || !r.part.layers) continue;
+    if (!without) without = whatif::kernels_without_layer(job, device_dir, device);
+    const auto it = without->find(r.part.cls);
+    if (it == without->end()) continue;
+    const char* cls = whatif::to_string(r.part.cls);
+    throw InputError(t.file, fmt::format("rules[{}].match", i),
+                     fmt::format("\"{}\" names layers, but {} {} kernel(s) of these traces have none: their ops "
+                                 "record no autograd sequence number (record with torch.profiler, or dpro-profile "
+                                 "--nvtx with a step inside emit_nvtx), so the rule could not be kept; name op "
+                                 "positions instead ({}@0,-1)",
+                                 r.match, it->second, cls, cls));
+  }
 }
 
 void check_plan_tolerances(const Plan& plan, const graph::BuiltGraph& graph, const trace::TraceSet& traces,

@@ -100,6 +100,12 @@ ToleranceEffect apply_tolerances(SearchSpace& space, const Tolerances& t, std::s
 // The same, with the bucket positions of `job` (the job under its conditions).
 ToleranceEffect apply_tolerances(SearchSpace& space, const Tolerances& t, const whatif::Workload& job);
 
+// A rule on layers ("conv#0") needs every kernel of its class to have a layer (autograd's sequence
+// numbers, whatif::OpPart): throws InputError naming the file and the rule where `job`'s do not
+// (the rule could not be kept). `device_dir`, `device`: as the precision rewrite's.
+void check_layer_rules(const Tolerances& t, const whatif::Workload& job, const std::string& device_dir,
+                       const std::string& device);
+
 // The most gradient all-reduces a step of the job runs (the positions "bucket:N" counts).
 std::size_t bucket_positions(const graph::BuiltGraph& graph, const trace::TraceSet& traces);
 

@@ -821,12 +821,13 @@ bool PrecisionCache::serves(const Workload& w, const Precision& options) const {
          w.graph.dfg.node_count() == nodes && w.graph.dfg.edge_count() == edges;
 }
 
-std::size_t kernels_without_layer(const Workload& workload, OpClass cls, const std::string& device_dir,
-                                  const std::string& device) {
+std::map<OpClass, std::size_t> kernels_without_layer(const Workload& workload, const std::string& device_dir,
+                                                     const std::string& device) {
   const PrecisionCache::Collected read(workload, device_dir, device);
-  std::size_t out = 0;
+  std::map<OpClass, std::size_t> out;
   for (const auto& [key, kernels] : read.kernels.groups)
-    for (const Kernel& k : kernels) out += k.cls == cls && k.layer < 0 && unplaced(k);
+    for (const Kernel& k : kernels)
+      if (unplaced(k)) ++out[k.cls];
   return out;
 }
 

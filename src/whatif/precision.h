@@ -202,10 +202,11 @@ struct PrecisionChange {
 // (hw::require_profile_applies: `device`, else every GPU the trace recorded, must be the profile's).
 PrecisionChange precision(Workload& workload, const Precision& options);
 
-// The GEMM or convolution kernels of `cls` (of ops of that class) that a layer part cannot place:
-// no layer (OpPart), as PrecisionChange::without_layers counts them. `device_dir`, `device`: as
-// Precision's. Throws what precision() throws for an unknown GPU or bad spec files.
-std::size_t kernels_without_layer(const Workload& workload, OpClass cls, const std::string& device_dir,
-                                  const std::string& device);
+// Per class, the GEMM or convolution kernels (of ops of that class) that a layer part cannot place:
+// no layer (OpPart), as PrecisionChange::without_layers counts them; a class with none is absent.
+// `device_dir`, `device`: as Precision's. Throws what precision() throws for an unknown GPU or bad
+// spec files.
+std::map<OpClass, std::size_t> kernels_without_layer(const Workload& workload, const std::string& device_dir,
+                                                     const std::string& device);
 
 }  // namespace dpro::whatif

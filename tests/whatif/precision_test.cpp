@@ -228,7 +228,7 @@ TEST_CASE("precision: a layer part lowers a forward op and the backward ops auto
   CHECK(lowered_by(base, {"gemm", "elementwise"}).contains(142));
   CHECK(lowered_by(base, {"gemm#^0", "elementwise"}).count(142) == 0);
   CHECK(lowered_by(base, {"gemm#^-1", "elementwise"}).contains(142));
-  CHECK(whatif::kernels_without_layer(base, whatif::OpClass::kGemm, costmodel::default_device_dir(), "") == 0);
+  CHECK(whatif::kernels_without_layer(base, costmodel::default_device_dir(), "")[whatif::OpClass::kGemm] == 0);
 }
 
 TEST_CASE("precision: layers of a capture whose one step ran inside emit_nvtx, lent to its other steps") {
@@ -250,7 +250,7 @@ TEST_CASE("precision: layers of a capture whose one step ran inside emit_nvtx, l
   CHECK(lowered("gemm#-1") + lowered("gemm#^-1") == lowered("gemm"));
   // Without sequence numbers (the capture outside emit_nvtx), no kernel has a layer.
   const whatif::Workload plain = load_workload("traces/h100/resnet50");
-  CHECK(whatif::kernels_without_layer(plain, whatif::OpClass::kConv, costmodel::default_device_dir(), "") > 0);
+  CHECK(whatif::kernels_without_layer(plain, costmodel::default_device_dir(), "")[whatif::OpClass::kConv] > 0);
   whatif::Workload w = plain;
   whatif::Precision p = autocast();
   p.classes = {"conv#0"};

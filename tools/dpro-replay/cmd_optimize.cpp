@@ -28,7 +28,6 @@
 #include "report_html/html_report.h"
 #include "trace/loader.h"
 #include "whatif/evaluate.h"
-#include "whatif/precision.h"
 #include "whatif_flags.h"
 
 namespace dpro::cli {
@@ -185,19 +184,7 @@ class OptimizeCommand final : public Command {
     planner_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - clock).count();
     if (!planned_) log.info("compression planner: " + no_plan);
     if (tolerances_) {
-      // A rule on layers (conv#0) needs the layers: refused where the traces do not give them.
-      for (std::size_t i = 0; i < tolerances_->rules.size(); ++i) {
-        const optimizer::ToleranceRule& r = tolerances_->rules[i];
-        if (r.kind != optimizer::ToleranceRule::Kind::kOpPart || !r.part.layers) continue;
-        const std::size_t without = whatif::kernels_without_layer(conditioned.workload, r.part.cls, paths.device_dir, conditions.device);
-        if (without > 0)
-          throw InputError(tolerances_path_, fmt::format("rules[{}].match", i),
-                           fmt::format("\"{}\" names layers, but {} {} kernel(s) of these traces have none: their ops "
-                                       "record no autograd sequence number (record with torch.profiler, or dpro-profile "
-                                       "--nvtx with a step inside emit_nvtx), so the rule could not be kept; name op "
-                                       "positions instead ({}@0,-1)",
-                                       r.match, without, whatif::to_string(r.part.cls), whatif::to_string(r.part.cls)));
-      }
+      optimizer::check_layer_rules(*tolerances_, conditioned.workload, paths.device_dir, conditions.device);
       const optimizer::ToleranceEffect effect = optimizer::apply_tolerances(space, *tolerances_, conditioned.workload);
       for (const std::string& rule : effect.unmatched)
         log.warn(fmt::format("{}: {} matches no decision of this search", tolerances_path_, rule));
