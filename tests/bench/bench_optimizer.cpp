@@ -200,6 +200,27 @@ double unchanged_prefix_share(const graph::Dfg& base, const replayer::Simulation
   return static_cast<double>(before) / static_cast<double>(base.node_count());
 }
 
+// How much of the baseline replay any exact incremental replay could leave alone for one plan, at
+// most: the share of the baseline's nodes with a trace event that the plan keeps, matched by that
+// event, with the same start and end. A replay that re-times only what a plan changes must still
+// visit every other node. Nodes without an event (untraced work, barriers, inserted and fused
+// nodes) are left out of both counts.
+double unchanged_node_share(const graph::Dfg& base, const replayer::Simulation& base_sim, const graph::Dfg& plan,
+                            const replayer::Simulation& plan_sim) {
+  std::map<std::pair<int, std::uint32_t>, graph::NodeId> by_event;
+  for (const graph::NodeId v : plan.node_ids())
+    if (plan.node(v).event.valid()) by_event.emplace(std::make_pair(plan.node(v).rank, plan.node(v).event.value), v);
+  std::size_t with_event = 0, same = 0;
+  for (const graph::NodeId v : base.node_ids()) {
+    const graph::Node& n = base.node(v);
+    if (!n.event.valid()) continue;
+    ++with_event;
+    const auto it = by_event.find({n.rank, n.event.value});
+    same += it != by_event.end() && base_sim.start[v] == plan_sim.start[it->second] && base_sim.end[v] == plan_sim.end[it->second];
+  }
+  return with_event == 0 ? 0.0 : static_cast<double>(same) / static_cast<double>(with_event);
+}
+
 int incremental(const std::string& path, int plans, const std::vector<std::string>& settings) {
   const Job job = load_job(path, settings);
   const SearchSpace space = make_space(job.conditioned, space_options());
@@ -210,7 +231,7 @@ int incremental(const std::string& path, int plans, const std::vector<std::strin
   whatif::EvaluateOptions full_options;
   full_options.report.top_ops = 0;
   full_options.report.analysis = false;
-  std::vector<double> full_ms, incr_ms, full_cpu_ms, incr_cpu_ms, prefix_share;
+  std::vector<double> full_ms, incr_ms, full_cpu_ms, incr_cpu_ms, prefix_share, unchanged_share;
   std::size_t matched = 0;
   const replayer::Simulation base_sim = replayer::simulate(job.conditioned.graph.dfg);
   Assignment a(space.variables.size(), 0);
@@ -234,6 +255,7 @@ int incremental(const std::string& path, int plans, const std::vector<std::strin
     incr_cpu_ms.push_back(1e3 * (bench::cpu_seconds() - c0));
     if (same_times(full.simulation, *incr.simulation) && full_step == incr_step) ++matched;
     prefix_share.push_back(unchanged_prefix_share(job.conditioned.graph.dfg, base_sim, full.workload.graph.dfg, full.simulation));
+    unchanged_share.push_back(unchanged_node_share(job.conditioned.graph.dfg, base_sim, full.workload.graph.dfg, full.simulation));
   }
   const double full = bench::median(full_ms), incr = bench::median(incr_ms);
   const PrefixStats& st = prefix.stats();
@@ -247,7 +269,10 @@ int incremental(const std::string& path, int plans, const std::vector<std::strin
                             std::to_string(st.from_precision) + ", \"from_fusion\": " + std::to_string(st.from_fusion) +
                             ", \"replay_prefix_unchanged_percent_median\": " + std::to_string(100 * bench::median(prefix_share)) +
                             ", \"replay_prefix_unchanged_percent_max\": " +
-                            std::to_string(100 * *std::max_element(prefix_share.begin(), prefix_share.end()));
+                            std::to_string(100 * *std::max_element(prefix_share.begin(), prefix_share.end())) +
+                            ", \"nodes_unchanged_percent_median\": " + std::to_string(100 * bench::median(unchanged_share)) +
+                            ", \"nodes_unchanged_percent_max\": " +
+                            std::to_string(100 * *std::max_element(unchanged_share.begin(), unchanged_share.end()));
   bench::emit("optimizer_full_eval_ms", full, "ms", extra);
   bench::emit("optimizer_incremental_eval_ms", incr, "ms", extra);
   bench::emit("optimizer_incremental_speedup", full / incr, "full/incremental", extra);
