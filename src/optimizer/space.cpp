@@ -6,10 +6,13 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
+#include <span>
 
 #include "core/error.h"
 #include "costmodel/comm/comm_ops.h"
 #include "hw/device_rates.h"
+#include "replayer/slack.h"
 #include "whatif/comm/compress.h"
 #include "whatif/comm/retime.h"
 #include "whatif/host_retime.h"
@@ -174,6 +177,27 @@ double compression_risk(const std::string& value) {
   }
 }
 
+Nanos fusion_critical_saving(const whatif::FusionCandidate& candidate, const graph::Dfg& dfg,
+                             const IdVector<graph::NodeId, Nanos>& slack) {
+  DPRO_CHECK(slack.size() == dfg.node_count());
+  const auto least_slack = [&slack](std::span<const graph::NodeId> nodes) {
+    Nanos s = kMaxReplayNanos;
+    for (const graph::NodeId v : nodes) s = std::min(s, slack[v]);
+    return s;
+  };
+  Nanos total = 0;
+  for (std::size_t i = 0; i < candidate.occurrences.size(); ++i) {
+    if (i < candidate.occurrence_gpu_saving.size())
+      total += std::max<Nanos>(0, candidate.occurrence_gpu_saving[i] - least_slack(candidate.occurrences[i]));
+    if (i < candidate.occurrence_launches.size() && !candidate.occurrence_launches[i].empty()) {
+      Nanos cpu = 0;
+      for (const graph::NodeId l : candidate.occurrence_launches[i]) cpu += dfg.node(l).duration;
+      total += std::max<Nanos>(0, cpu - least_slack(candidate.occurrence_launches[i]));
+    }
+  }
+  return total;
+}
+
 SearchSpace make_space(const whatif::Workload& base, const SpaceOptions& options) {
   // A device profile that does not apply to the GPU priced is refused here, by the one rule every
   // reader follows (hw/device_profile.h), and not left out with one strategy that reads it.
@@ -245,10 +269,25 @@ SearchSpace make_space(const whatif::Workload& base, const SpaceOptions& options
       }
       return added;
     };
-    const std::size_t kept = add_chains(whatif::find_fusion_candidates(base, co), options.max_fusion_chains);
+    // The baseline's slack, for ranking the chains by what they could save where it counts.
+    std::optional<IdVector<graph::NodeId, Nanos>> slack;
+    if (options.rank_fusion_by_slack && base.graph.dfg.finalized())
+      slack = replayer::start_slack(base.graph.dfg, replayer::simulate(base.graph.dfg, replayer::Record::kTimes));
+    const auto ranked = [&slack, &base](std::vector<whatif::FusionCandidate> candidates) {
+      if (!slack) return candidates;
+      std::vector<std::pair<Nanos, std::size_t>> keys;
+      for (std::size_t i = 0; i < candidates.size(); ++i) keys.emplace_back(fusion_critical_saving(candidates[i], base.graph.dfg, *slack), i);
+      // Largest critical saving first; whatif's order among equals.
+      std::stable_sort(keys.begin(), keys.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+      std::vector<whatif::FusionCandidate> out;
+      out.reserve(candidates.size());
+      for (const auto& [key, i] : keys) out.push_back(std::move(candidates[i]));
+      return out;
+    };
+    const std::size_t kept = add_chains(ranked(whatif::find_fusion_candidates(base, co)), options.max_fusion_chains);
     // GEMM epilogues (whatif/op_fusion.h): a chain headed by a GEMM, after the chains above (a
     // kernel a chain takes first is not fused again).
-    const std::size_t epilogues = add_chains(whatif::find_epilogue_candidates(base, co), options.max_epilogue_chains);
+    const std::size_t epilogues = add_chains(ranked(whatif::find_epilogue_candidates(base, co)), options.max_epilogue_chains);
     if (kept + epilogues > 0) add_strategy(Strategy::kOpFusion);
     else space.not_applicable.emplace_back(Strategy::kOpFusion, "no legal chain of memory-bound kernels or GEMM epilogue to fuse");
   }

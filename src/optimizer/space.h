@@ -15,6 +15,7 @@
 
 #include "optimizer/plan.h"
 #include "whatif/evaluate.h"
+#include "whatif/op_fusion.h"
 #include "whatif/precision.h"
 
 namespace dpro::optimizer {
@@ -35,6 +36,10 @@ struct SpaceOptions {
   std::vector<Strategy> strategies;  // the strategies to search; empty: every strategy that applies
   std::size_t max_fusion_chains = 16;  // op fusion: the most promising kernel sequences, one variable each
   std::size_t max_epilogue_chains = 8;  // op fusion: the most promising GEMM epilogues (GEMM + its bias/activation), one each
+  // Op fusion: which chains are the most promising. true: by what they could save on or near the
+  // baseline replay's critical path (fusion_critical_saving), then as whatif ranks them; false:
+  // as whatif ranks them (predicted GPU saving, then launches saved), wherever they run.
+  bool rank_fusion_by_slack = true;
   std::string device;      // the conditions' target GPU ("": the recorded one); precision is priced there
   std::string device_dir;  // GPU spec files
   std::string device_profile;  // a device profile of that GPU ("" none): hw/device_rates.h
@@ -58,6 +63,15 @@ struct AssignmentLess {
 // The variables of `base` (the job under its conditions). Throws OptionError("strategies", ...)
 // when none of the strategies asked for applies to the job.
 SearchSpace make_space(const whatif::Workload& base, const SpaceOptions& options);
+
+// What fusing every occurrence of `candidate` could save on or near the critical path of the
+// replay of `dfg` whose per-node start slack is `slack` (replayer/slack.h; `dfg` is the graph the
+// candidate was found in): per occurrence, its GPU saving less the smallest slack of its kernels, and the CPU
+// time of the launches it removes less their smallest slack, each counted where positive. A
+// chain off the critical path by more than it saves counts 0: fusing it alone leaves the step as
+// it was. The search keeps the chains with the largest such saving (SpaceOptions::max_fusion_chains).
+Nanos fusion_critical_saving(const whatif::FusionCandidate& candidate, const graph::Dfg& dfg,
+                             const IdVector<graph::NodeId, Nanos>& slack);
 
 // Per-layer precision: splits the precision variable of `part`'s class (the class itself, or the
 // class's rest "conv@^..." after an earlier split) into a variable for the part's ops (subject

@@ -386,9 +386,12 @@ FusionCandidate& count_occurrence(std::map<std::vector<std::string>, FusionCandi
   c.measured = saturating_add(c.measured, price.parts);
   c.predicted = saturating_add(c.predicted, price.duration);
   c.priced_by_fallback += price.fallback ? 1 : 0;
+  c.occurrence_gpu_saving.push_back(price.parts - price.duration);
+  std::vector<NodeId>& launches = c.occurrence_launches.emplace_back();
   for (const EdgeId e : view.removable_launches(parts)) {
     ++c.launches_saved;
     c.launch_time_saved = saturating_add(c.launch_time_saved, dfg.node(dfg.edge(e).src).duration);
+    launches.push_back(dfg.edge(e).src);
   }
   return c;
 }

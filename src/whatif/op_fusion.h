@@ -197,6 +197,11 @@ struct FusionCandidate {
   Nanos predicted = 0;        // the fused kernels' predicted durations, summed
   std::size_t launches_saved = 0;  // launch calls the fusion removes, over the instances
   Nanos launch_time_saved = 0;     // their own CPU time
+  // Per occurrence (parallel to `occurrences`): the GPU time its fusion saves (the parts' replay
+  // durations less the fused kernel's; negative where fusing is slower), and the launch calls it
+  // removes (nodes of the same graph), what the search's ranking by slack reads.
+  std::vector<Nanos> occurrence_gpu_saving;
+  std::vector<std::vector<graph::NodeId>> occurrence_launches;
   std::size_t priced_by_fallback = 0;
   bool epilogue = false;  // a GEMM with its epilogue (find_epilogue_candidates)
   Nanos gpu_saving() const { return measured - predicted; }

@@ -12,6 +12,9 @@
 //        search vs exhaustive enumeration: for each trace, spaces of at most MAX_PLANS plans made of
 //        consecutive runs of its variables (cases), the search given BUDGET_PERCENT of each space;
 //        one line per case with the ratio of the steps found, then a summary line.
+//   bench_optimizer ranking TRACE BUDGET [SET...]  op fusion's chains ranked by slack against by saving: the
+//        best step an op-fusion-only search of BUDGET plans finds over each space (BENCH_FUSION_CHAINS=N in the
+//        environment: N chain variables instead of SpaceOptions' 16, as a trace with many more chains than kept)
 //   bench_optimizer planner TRACE SPLIT [SET...]  the per-bucket compression planner: building its
 //        model (one replay), choosing, and the verifying replays of its plan, of the best single
 //        method and of none; then the choice on the trace's buckets each split SPLIT times.
@@ -332,6 +335,42 @@ int run_search(const std::string& path, std::size_t budget, const std::vector<st
   return 0;
 }
 
+// Op fusion's chains ranked by what they save on or near the critical path (SpaceOptions::
+// rank_fusion_by_slack) against whatif's ranking by predicted saving wherever they run: the same
+// search (op fusion only, BUDGET plans, seed 1, 2 threads) over each space; the best step each
+// finds and how many chain variables the two spaces share.
+int ranking(const std::string& path, std::size_t budget, const std::vector<std::string>& settings) {
+  const Job job = load_job(path, settings);
+  std::vector<SearchResult> found;
+  std::vector<SearchSpace> spaces;
+  for (const bool by_slack : {true, false}) {
+    SpaceOptions so = space_options();
+    so.strategies = {Strategy::kOpFusion};
+    so.rank_fusion_by_slack = by_slack;
+    if (const char* chains = std::getenv("BENCH_FUSION_CHAINS")) so.max_fusion_chains = std::strtoul(chains, nullptr, 10);
+    spaces.push_back(make_space(job.conditioned, so));
+    Evaluator ev(job.conditioned, spaces.back(), job.conditions, test::resource_paths(), 2);
+    SearchOptions o;
+    o.max_evaluations = budget;
+    found.push_back(search(ev, spaces.back(), o));
+  }
+  std::size_t shared = 0;
+  for (const Variable& v : spaces[0].variables)
+    shared += std::any_of(spaces[1].variables.begin(), spaces[1].variables.end(),
+                          [&v](const Variable& w) { return w.chain == v.chain; });
+  const auto pct = [](const SearchResult& r) {
+    return 100.0 * static_cast<double>(r.baseline.score.step_ns - r.best.score.step_ns) /
+           static_cast<double>(r.baseline.score.step_ns);
+  };
+  bench::emit("optimizer_fusion_ranking_gain_points", pct(found[0]) - pct(found[1]), "percentage points",
+              fmt::format("\"trace\": \"{}\", \"budget\": {}, \"chains\": {}, \"chains_shared\": {}, "
+                          "\"baseline_ms\": {:.4f}, \"by_slack_ms\": {:.4f}, \"by_saving_ms\": {:.4f}, "
+                          "\"by_slack_speedup_percent\": {:.4f}, \"by_saving_speedup_percent\": {:.4f}",
+                          name_of(path), budget, spaces[0].variables.size(), shared, 1e-6 * found[0].baseline.score.step_ns,
+                          1e-6 * found[0].best.score.step_ns, 1e-6 * found[1].best.score.step_ns, pct(found[0]), pct(found[1])));
+  return 0;
+}
+
 int quality(std::size_t max_plans, double budget_percent, const std::vector<std::string>& traces,
             const std::vector<std::string>& settings) {
   std::vector<double> ratios;
@@ -497,6 +536,8 @@ int main(int argc, char** argv) {
       return incremental(rest[0], std::atoi(rest[1].c_str()), {rest.begin() + 2, rest.end()});
     if (mode == "search" && rest.size() >= 2)
       return run_search(rest[0], static_cast<std::size_t>(std::atol(rest[1].c_str())), {rest.begin() + 2, rest.end()});
+    if (mode == "ranking" && rest.size() >= 2)
+      return ranking(rest[0], static_cast<std::size_t>(std::atol(rest[1].c_str())), {rest.begin() + 2, rest.end()});
     if (mode == "planner" && rest.size() >= 2)
       return planner(rest[0], static_cast<std::size_t>(std::atol(rest[1].c_str())), {rest.begin() + 2, rest.end()});
     if (mode == "quality" && rest.size() >= 3) {
@@ -506,7 +547,8 @@ int main(int argc, char** argv) {
     }
     std::fprintf(stderr, "usage: bench_optimizer eval TRACE PLANS [SET...] | phases TRACE PLANS [SET...] | "
                          "incremental TRACE PLANS [SET...] | search TRACE BUDGET [SET...] | "
-                         "quality MAX_PLANS BUDGET_PERCENT TRACE... [-- SET...] | planner TRACE SPLIT [SET...]\n");
+                         "quality MAX_PLANS BUDGET_PERCENT TRACE... [-- SET...] | planner TRACE SPLIT [SET...] | "
+                         "ranking TRACE BUDGET [SET...]\n");
     return 2;
   } catch (const InputError& e) {
     std::fprintf(stderr, "bench_optimizer: %s\n", e.what());

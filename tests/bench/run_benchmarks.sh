@@ -47,6 +47,8 @@ rm -f "$tmp/replicated.json"
 "$bench/bench_optimizer" incremental traces/h100/resnet50 30
 "$bench/bench_optimizer" quality 256 25 traces/dlrm-8xV100 traces/hta/a100-ws2-rank0-nccl.json.gz traces/hta/alexnet-a100-single.json.gz | tail -1
 "$bench/bench_optimizer" quality 256 12.5 traces/dlrm-8xV100 traces/hta/a100-ws2-rank0-nccl.json.gz -- cluster.gpus_per_node=1 network.inter_node_gbps=1.25 | tail -1
+BENCH_FUSION_CHAINS=4 "$bench/bench_optimizer" ranking traces/hta/a100-ws2-rank0-nccl.json.gz 100
+BENCH_FUSION_CHAINS=8 "$bench/bench_optimizer" ranking traces/h100/bert-ddp 60
 # The per-bucket compression planner (no replay per candidate): on DLRM's own cluster (it must answer
 # "none") and on 10 Gb/s Ethernet, each then on its buckets split 100 times (300 positions x 8 ranks:
 # the "300 buckets in at most 200 ms"); the A100 DDP rank on a slow network (5 buckets a step).
