@@ -3,6 +3,7 @@
 #include "core/error.h"
 #include "replayer/critical_path.h"
 #include "replayer/engine.h"
+#include "graph_fixtures.h"
 #include "id_printing.h"
 
 using namespace dpro;
@@ -12,32 +13,15 @@ using graph::Node;
 using graph::NodeKind;
 using graph::Point;
 
-namespace {
-
-graph::NodeId add(graph::Dfg& g, NodeKind kind, int rank, Nanos duration, Nanos delay = 0, std::optional<Nanos> release = {}) {
-  Node n;
-  n.kind = kind;
-  n.rank = rank;
-  n.duration = duration;
-  n.measured_duration = duration;
-  n.delay = delay;
-  n.release = release;
-  return g.add_node(n);
-}
-
-void link(graph::Dfg& g, graph::NodeId a, graph::NodeId b, EdgeKind kind = EdgeKind::kThreadOrder, Point sp = Point::kEnd,
-          Point dp = Point::kStart, Nanos gap = 0) {
-  g.add_edge(Edge{a, b, kind, sp, dp, gap});
-}
-
-}  // namespace
+using test::add_node;
+using test::link;
 
 TEST_CASE("Engine: chains, releases, delays and gaps") {
   graph::Dfg g;
-  const auto a = add(g, NodeKind::kCpuOp, 0, 10, 0, 5);
-  const auto b = add(g, NodeKind::kRuntimeCall, 0, 4, 3);
-  const auto k = add(g, NodeKind::kKernel, 0, 100, 2);
-  const auto c = add(g, NodeKind::kCpuOp, 0, 7, 1);
+  const auto a = add_node(g, NodeKind::kCpuOp, 0, 10, 0, 5);
+  const auto b = add_node(g, NodeKind::kRuntimeCall, 0, 4, 3);
+  const auto k = add_node(g, NodeKind::kKernel, 0, 100, 2);
+  const auto c = add_node(g, NodeKind::kCpuOp, 0, 7, 1);
   link(g, a, b);
   link(g, b, k, EdgeKind::kLaunch, Point::kStart, Point::kStart);
   link(g, b, c);
@@ -56,9 +40,9 @@ TEST_CASE("Engine: chains, releases, delays and gaps") {
 
 TEST_CASE("Engine: a blocking sync ends when the GPU work it waits for ends, plus its wake-up time") {
   graph::Dfg g;
-  const auto launch = add(g, NodeKind::kRuntimeCall, 0, 5, 0, 0);
-  const auto kernel = add(g, NodeKind::kKernel, 0, 1000, 3);
-  const auto sync = add(g, NodeKind::kRuntimeCall, 0, 4);
+  const auto launch = add_node(g, NodeKind::kRuntimeCall, 0, 5, 0, 0);
+  const auto kernel = add_node(g, NodeKind::kKernel, 0, 1000, 3);
+  const auto sync = add_node(g, NodeKind::kRuntimeCall, 0, 4);
   link(g, launch, kernel, EdgeKind::kLaunch, Point::kStart, Point::kStart);
   link(g, launch, sync);
   link(g, kernel, sync, EdgeKind::kBlockingSync, Point::kEnd, Point::kEnd, 4);
@@ -77,9 +61,9 @@ TEST_CASE("Engine: a blocking sync ends when the GPU work it waits for ends, plu
 TEST_CASE("Engine: a collective transfers only after its last participant arrives") {
   graph::Dfg g;
   std::vector<graph::NodeId> kernels;
-  const auto barrier = add(g, NodeKind::kBarrier, -1, 0);
+  const auto barrier = add_node(g, NodeKind::kBarrier, -1, 0);
   for (int r = 0; r < 4; ++r) {
-    const auto k = add(g, NodeKind::kCollective, r, 50, 0, 100 * r);  // rank r arrives at 100 r
+    const auto k = add_node(g, NodeKind::kCollective, r, 50, 0, 100 * r);  // rank r arrives at 100 r
     link(g, k, barrier, EdgeKind::kCollective, Point::kStart, Point::kStart);
     link(g, barrier, k, EdgeKind::kCollective, Point::kStart, Point::kEnd, 50);
     kernels.push_back(k);
@@ -104,7 +88,7 @@ TEST_CASE("Engine: a collective transfers only after its last participant arrive
 
 TEST_CASE("Engine: identical inputs give identical runs, ties broken by insertion order") {
   graph::Dfg g;
-  for (int i = 0; i < 200; ++i) add(g, NodeKind::kKernel, 0, (i * 37) % 11, 0, (i * 13) % 7);
+  for (int i = 0; i < 200; ++i) add_node(g, NodeKind::kKernel, 0, (i * 37) % 11, 0, (i * 13) % 7);
   for (std::uint32_t i = 1; i < 200; ++i) link(g, graph::NodeId{(i * 7) % i}, graph::NodeId{i});
   g.finalize();
   const auto first = replayer::simulate(g);
@@ -121,9 +105,9 @@ TEST_CASE("Engine: a graph whose times could add up beyond the replay clock is r
   for (const int ops : {3, 7}) {
     INFO(ops);
     graph::Dfg g;
-    graph::NodeId prev = add(g, NodeKind::kCpuOp, 0, 1'500'000'000'000'000'000, 0, 0);
+    graph::NodeId prev = add_node(g, NodeKind::kCpuOp, 0, 1'500'000'000'000'000'000, 0, 0);
     for (int i = 1; i < ops; ++i) {
-      const graph::NodeId n = add(g, NodeKind::kCpuOp, 0, 1'500'000'000'000'000'000);
+      const graph::NodeId n = add_node(g, NodeKind::kCpuOp, 0, 1'500'000'000'000'000'000);
       link(g, prev, n);
       prev = n;
     }
@@ -134,15 +118,15 @@ TEST_CASE("Engine: a graph whose times could add up beyond the replay clock is r
   }
   // Negative gaps and delays count by their magnitude, and so does a release time.
   graph::Dfg g;
-  const auto a = add(g, NodeKind::kCpuOp, 0, 10, 0, -2'000'000'000'000'000'000);
-  const auto b = add(g, NodeKind::kCpuOp, 0, 10, -1'500'000'000'000'000'000);
+  const auto a = add_node(g, NodeKind::kCpuOp, 0, 10, 0, -2'000'000'000'000'000'000);
+  const auto b = add_node(g, NodeKind::kCpuOp, 0, 10, -1'500'000'000'000'000'000);
   link(g, a, b);
   g.finalize();
   CHECK_THROWS_AS(replayer::simulate(g), InputError);
   // At the bound itself the graph replays, and its times are exact.
   graph::Dfg ok;
-  const auto c = add(ok, NodeKind::kCpuOp, 0, kMaxReplayNanos - 1'000, 0, 0);
-  const auto d = add(ok, NodeKind::kCpuOp, 0, 1'000);
+  const auto c = add_node(ok, NodeKind::kCpuOp, 0, kMaxReplayNanos - 1'000, 0, 0);
+  const auto d = add_node(ok, NodeKind::kCpuOp, 0, 1'000);
   link(ok, c, d);
   ok.finalize();
   const auto sim = replayer::simulate(ok);

@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "replayer/engine.h"
 #include "replayer/report.h"
+#include "graph_fixtures.h"
 #include "replay_fixtures.h"
 #include "trace_fixtures.h"
 #include "id_printing.h"
@@ -18,40 +19,6 @@ using graph::NodeKind;
 using graph::Point;
 
 namespace {
-
-// A random acyclic graph on `nodes` nodes (edges go from a lower id to a higher one, between any
-// two points), with small integer durations, delays, gaps and release times, so that many nodes
-// see several predecessors offering the same time. Some nodes are untraced work (the engine sends
-// such a node's end with its start when nothing else observes it).
-graph::Dfg random_dag(std::mt19937_64& rng, int nodes, int edges_per_node) {
-  graph::Dfg g;
-  const NodeKind kinds[] = {NodeKind::kCpuOp, NodeKind::kKernel, NodeKind::kUntraced, NodeKind::kUntraced,
-                            NodeKind::kRuntimeCall};
-  for (int i = 0; i < nodes; ++i) {
-    graph::Node n;
-    n.kind = kinds[rng() % 5];
-    n.duration = static_cast<Nanos>(rng() % 4);
-    n.measured_duration = n.duration;
-    n.delay = static_cast<Nanos>(rng() % 3) - 1;
-    if (rng() % 4 == 0) n.release = static_cast<Nanos>(rng() % 5);
-    g.add_node(n);
-  }
-  for (int i = 1; i < nodes; ++i) {
-    const int count = static_cast<int>(rng() % (edges_per_node + 1));
-    for (int k = 0; k < count; ++k) {
-      graph::Edge e;
-      e.src = graph::NodeId(static_cast<std::uint32_t>(rng() % i));
-      e.dst = graph::NodeId(static_cast<std::uint32_t>(i));
-      e.kind = graph::EdgeKind::kThreadOrder;
-      e.src_point = rng() % 3 == 0 ? Point::kStart : Point::kEnd;
-      e.dst_point = rng() % 4 == 0 ? Point::kEnd : Point::kStart;
-      e.gap = static_cast<Nanos>(rng() % 3) - 1;
-      g.add_edge(e);
-    }
-  }
-  g.finalize();
-  return g;
-}
 
 void check_same_times(const replayer::Simulation& ordered, const replayer::Simulation& times) {
   CHECK(ordered.causes);
@@ -73,7 +40,7 @@ TEST_CASE("A times-only run gives the ordered run's times on random graphs with 
   std::size_t tied = 0;  // nodes whose start had more than one best candidate, over all graphs
   for (int round = 0; round < 200; ++round) {
     INFO("round " << round);
-    const graph::Dfg g = random_dag(rng, 2 + static_cast<int>(rng() % 300), 1 + static_cast<int>(rng() % 4));
+    const graph::Dfg g = test::random_dag(rng, 2 + static_cast<int>(rng() % 300), 1 + static_cast<int>(rng() % 4));
     const replayer::Simulation& a = ordered.run(g);
     const replayer::Simulation& b = times.run(g, replayer::Record::kTimes);
     check_same_times(a, b);

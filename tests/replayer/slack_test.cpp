@@ -3,49 +3,34 @@
 // the replay's end, and a critical node's is 0.
 #include <catch2/catch.hpp>
 
+#include <random>
+
 #include "replayer/critical_path.h"
 #include "replayer/engine.h"
 #include "replayer/replay.h"
 #include "replayer/slack.h"
+#include "graph_fixtures.h"
 #include "id_printing.h"
 #include "replay_fixtures.h"
 #include "trace_fixtures.h"
 
 using namespace dpro;
-using graph::Edge;
 using graph::EdgeKind;
-using graph::Node;
 using graph::NodeKind;
 using graph::Point;
 
-namespace {
-
-graph::NodeId add(graph::Dfg& g, NodeKind kind, Nanos duration, Nanos delay = 0, std::optional<Nanos> release = {}) {
-  Node n;
-  n.kind = kind;
-  n.duration = duration;
-  n.measured_duration = duration;
-  n.delay = delay;
-  n.release = release;
-  return g.add_node(n);
-}
-
-void link(graph::Dfg& g, graph::NodeId a, graph::NodeId b, Point sp = Point::kEnd, Point dp = Point::kStart, Nanos gap = 0,
-          EdgeKind kind = EdgeKind::kThreadOrder) {
-  g.add_edge(Edge{a, b, kind, sp, dp, gap});
-}
-
-}  // namespace
+using test::add_node;
+using test::link;
 
 TEST_CASE("Slack: a branch beside the critical path has the difference, gaps and delays included") {
   graph::Dfg g;
-  const auto a = add(g, NodeKind::kCpuOp, 10, 0, 0);
-  const auto b = add(g, NodeKind::kCpuOp, 10);
-  const auto c = add(g, NodeKind::kKernel, 4, 1);  // launch latency 1
-  const auto d = add(g, NodeKind::kCpuOp, 5);
+  const auto a = add_node(g, NodeKind::kCpuOp, 0, 10, 0, 0);
+  const auto b = add_node(g, NodeKind::kCpuOp, 0, 10);
+  const auto c = add_node(g, NodeKind::kKernel, 0, 4, 1);  // launch latency 1
+  const auto d = add_node(g, NodeKind::kCpuOp, 0, 5);
   link(g, a, b);
   link(g, b, d);
-  link(g, a, c, Point::kEnd, Point::kStart, 2);  // c starts 2 + 1 after a ends
+  link(g, a, c, EdgeKind::kThreadOrder, Point::kEnd, Point::kStart, 2);  // c starts 2 + 1 after a ends
   link(g, c, d);
   g.finalize();
   const auto sim = replayer::simulate(g);
@@ -64,20 +49,20 @@ TEST_CASE("Slack: an end-edge bounds its source, a collective's early arrivals w
   graph::Dfg g;
   // A sync that returns 4 ns after a kernel ends: the kernel can start no later than the sync's
   // latest end less 4 and its duration.
-  const auto launch = add(g, NodeKind::kRuntimeCall, 5, 0, 0);
-  const auto kernel = add(g, NodeKind::kKernel, 100, 3);
-  const auto sync = add(g, NodeKind::kRuntimeCall, 2);
-  link(g, launch, kernel, Point::kStart, Point::kStart, 0, EdgeKind::kLaunch);
+  const auto launch = add_node(g, NodeKind::kRuntimeCall, 0, 5, 0, 0);
+  const auto kernel = add_node(g, NodeKind::kKernel, 0, 100, 3);
+  const auto sync = add_node(g, NodeKind::kRuntimeCall, 0, 2);
+  link(g, launch, kernel, EdgeKind::kLaunch, Point::kStart, Point::kStart);
   link(g, launch, sync);
-  link(g, kernel, sync, Point::kEnd, Point::kEnd, 4, EdgeKind::kBlockingSync);
+  link(g, kernel, sync, EdgeKind::kBlockingSync, Point::kEnd, Point::kEnd, 4);
   // Four ranks arriving at a collective at 200, 300, 400, 500 (the barrier joins their starts and
   // holds their ends: the nodes form a cycle, the points do not).
-  const auto barrier = add(g, NodeKind::kBarrier, 0);
+  const auto barrier = add_node(g, NodeKind::kBarrier, -1, 0);
   std::vector<graph::NodeId> coll;
   for (int r = 0; r < 4; ++r) {
-    const auto k = add(g, NodeKind::kCollective, 50, 0, 200 + 100 * r);
-    link(g, k, barrier, Point::kStart, Point::kStart, 0, EdgeKind::kCollective);
-    link(g, barrier, k, Point::kStart, Point::kEnd, 50, EdgeKind::kCollective);
+    const auto k = add_node(g, NodeKind::kCollective, r, 50, 0, 200 + 100 * r);
+    link(g, k, barrier, EdgeKind::kCollective, Point::kStart, Point::kStart);
+    link(g, barrier, k, EdgeKind::kCollective, Point::kStart, Point::kEnd, 50);
     coll.push_back(k);
   }
   g.finalize();
@@ -87,6 +72,31 @@ TEST_CASE("Slack: an end-edge bounds its source, a collective's early arrivals w
   CHECK(sim.end[sync] == 107);
   CHECK(slack[kernel] == 550 - 4 - 100 - 3);  // started at 3, latest start 443
   for (int r = 0; r < 4; ++r) CHECK(slack[coll[r]] == 300 - 100 * r);
+}
+
+TEST_CASE("Slack on random graphs: a start delayed by its slack moves no end past the replay's, one ns more moves it") {
+  // Random graphs full of ties, negative gaps and delays, releases, end-edges (graph_fixtures.h).
+  std::mt19937_64 rng(11);
+  std::size_t checked = 0, with_slack = 0;
+  for (int round = 0; round < 30; ++round) {
+    graph::Dfg g = test::random_dag(rng, 2 + static_cast<int>(rng() % 120), 1 + static_cast<int>(rng() % 4));
+    const replayer::Simulation sim = replayer::simulate(g, replayer::Record::kTimes);
+    const auto slack = replayer::start_slack(g, sim);
+    for (const graph::NodeId v : g.node_ids()) {
+      REQUIRE(slack[v] >= 0);
+      if (rng() % 4 != 0) continue;  // a sample, each a replay
+      const Nanos delay = g.node(v).delay;
+      g.node(v).delay = delay + slack[v];
+      CHECK(replayer::simulate(g, replayer::Record::kTimes).makespan == sim.makespan);
+      g.node(v).delay = delay + slack[v] + 1;
+      CHECK(replayer::simulate(g, replayer::Record::kTimes).makespan == sim.makespan + 1);
+      g.node(v).delay = delay;
+      ++checked;
+      with_slack += slack[v] > 0 ? 1 : 0;
+    }
+  }
+  CHECK(checked > 200);
+  CHECK(with_slack > 50);
 }
 
 TEST_CASE("Slack on a real trace: never negative, 0 along the critical path, and what a node can absorb") {
