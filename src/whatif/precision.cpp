@@ -101,6 +101,10 @@ constexpr std::array<const char*, 14> kKeptTimeWords = {
 constexpr std::array<const char*, 8> kConvWords = {"conv", "fprop", "dgrad", "wgrad", "winograd", "implicit",
                                                    "cudnn", "fft"};
 
+// Words of a GEMM/convolution kernel's name that say it reduces another kernel's split-K partial
+// sums.
+constexpr std::array<const char*, 4> kSplitKWords = {"splitkreduce", "reducesplitk", "split_k_kernel", "reduce_wgrad"};
+
 template <std::size_t N>
 bool has_any(const std::string& text, const std::array<const char*, N>& words) {
   return std::any_of(words.begin(), words.end(), [&](const char* w) { return text.find(w) != std::string::npos; });
@@ -210,6 +214,7 @@ struct Kernel {
   // of the class in the iteration its forward op ran in.
   std::int32_t layer = -1, layers = 0;
   bool lowered = false;
+  bool split_k = false;  // NameFacts::split_k
 };
 
 bool is_conv_launcher(std::string_view launcher) {
@@ -259,6 +264,10 @@ struct NameFacts {
   bool gemm_kernel = false;  // a GEMM or convolution kernel, not one of cuDNN's dtype conversions
   std::optional<cm::DType> math;
   bool conv_words = false, kept_words = false;
+  // A split-K reduction of a GEMM or convolution (cuBLAS's splitKreduce_kernel, CUTLASS's
+  // ReduceSplitK, cuDNN's reduce_wgrad helpers and xmma's execute_split_k_kernel): the second
+  // kernel of the op whose GEMM ran just before it.
+  bool split_k = false;
 };
 struct LauncherFacts {
   bool conv = false, gemm = false, kept_words = false;
@@ -286,6 +295,7 @@ struct NameCache {
     if (f.gemm_kernel) f.math = cm::kernel_math_dtype(text);
     f.conv_words = has_any(lname, kConvWords);
     f.kept_words = has_any(lname, kKeptTimeWords);
+    f.split_k = f.gemm_kernel && has_any(lname, kSplitKWords);
     return f;
   }
   // The launcher's entry: its name (a key that stays where it is) and facts.
@@ -314,6 +324,7 @@ Kernel describe(const graph::Dfg& dfg, const cm::LikeStepLaunchers& lent, graph:
   k.launcher = launcher_key;
   k.named = name.named;
   k.integer = name.integer;
+  k.split_k = name.split_k;
   // The launching op's dtype where the trace recorded its inputs' types (emit_nvtx records shapes
   // only: op.dtype is then a default).
   const bool types_recorded =
@@ -512,6 +523,23 @@ void assign_layers(Kernels& out, const std::vector<Sequence>& seq_of_node) {
   }
 }
 
+// A kernel that no op is known to have launched (a capture without CPU ops, and no like step to
+// borrow them from) is an op of its own, so an op position (OpPart) would count a GEMM and its
+// split-K reduction as two ops and `conv@-1` name the reduction alone. Such a reduction joins
+// the op of the GEMM or convolution kernel right before it on its stream (the group, in start
+// order), as the launching op would have made it.
+void join_split_k_reductions(std::vector<Kernel>& kernels) {
+  constexpr std::uint32_t none = std::numeric_limits<std::uint32_t>::max();
+  const auto own_op = [](const Kernel& k) { return std::get<0>(k.instance) == none && std::get<1>(k.instance) == none; };
+  for (std::size_t i = 1; i < kernels.size(); ++i) {
+    Kernel& k = kernels[i];
+    const Kernel& before = kernels[i - 1];
+    if (k.split_k && k.role == Role::kGemmKernel && own_op(k) && k.op_event == none && before.role == Role::kGemmKernel &&
+        own_op(before) && before.op_event == none && before.cls == k.cls)
+      k.instance = before.instance;
+  }
+}
+
 // Throws InputError for a kernel on a GPU the catalog does not know.
 // `device`: the GPU every kernel's replay time is for (a --device re-timing's target), or null for
 // the GPU each ran on.
@@ -555,10 +583,12 @@ Kernels collect_kernels(const trace::TraceSet& traces, const graph::Dfg& dfg, co
       if (const trace::TraceRank* of = traces.find_rank(launched.rank)) seqs->second = sequence_numbers(traces, *of);
     if (launched.parent_op.below(seqs->second.size())) seq_of_node[id.value] = seqs->second[launched.parent_op.value];
   }
-  for (auto& [key, kernels] : out.groups)
+  for (auto& [key, kernels] : out.groups) {
     std::stable_sort(kernels.begin(), kernels.end(), [&](const Kernel& a, const Kernel& b) {
       return dfg.node(a.id).measured_start < dfg.node(b.id).measured_start;
     });
+    join_split_k_reductions(kernels);
+  }
   assign_layers(out, seq_of_node);
   return out;
 }

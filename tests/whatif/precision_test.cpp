@@ -259,6 +259,41 @@ TEST_CASE("precision: layers of a capture whose one step ran inside emit_nvtx, l
   CHECK(!c.lowered.contains(whatif::OpClass::kConv));
 }
 
+TEST_CASE("precision: in a capture without CPU ops, a split-K reduction is part of the op before it") {
+  // ResNet-50 on an H100, recorded without emit_nvtx: no kernel has a launching op. The step's
+  // last convolution is its first layer's weight gradient, cuDNN's ImplicitGemmConvolution with a
+  // ReduceSplitK after it: conv@-1 is both, not the reduction alone.
+  const whatif::Workload base = load_workload("traces/h100/resnet50");
+  const graph::Dfg& g = base.graph.dfg;
+  std::map<std::uint32_t, std::vector<graph::NodeId>> by_track;  // kernels per stream, in start order
+  for (const graph::NodeId v : g.node_ids())
+    if (g.node(v).kind == graph::NodeKind::kKernel) by_track[g.node(v).track.value].push_back(v);
+  for (auto& [track, kernels] : by_track)
+    std::stable_sort(kernels.begin(), kernels.end(),
+                     [&](graph::NodeId a, graph::NodeId b) { return g.node(a).measured_start < g.node(b).measured_start; });
+  auto lowered_pairs = [&](const std::string& classes) {
+    whatif::Workload w = base;
+    whatif::Precision p = autocast();
+    p.classes = {classes};
+    whatif::precision(w, p);
+    // Reductions the lowering re-timed, and of them those whose convolution kernel it re-timed too.
+    std::pair<std::size_t, std::size_t> n{0, 0};
+    for (const auto& [track, kernels] : by_track)
+      for (std::size_t i = 1; i < kernels.size(); ++i)
+        if (g.op_name(kernels[i]).find("ReduceSplitK") != std::string_view::npos &&
+            w.graph.dfg.node(kernels[i]).duration != g.node(kernels[i]).duration) {
+          ++n.first;
+          n.second += w.graph.dfg.node(kernels[i - 1]).duration != g.node(kernels[i - 1]).duration;
+        }
+    return n;
+  };
+  const auto [reductions, with_their_conv] = lowered_pairs("conv@-1");
+  CHECK(reductions >= base.traces->ranks[0].iterations.size() - 1);
+  CHECK(with_their_conv == reductions);
+  // The rest of the class leaves them both alone.
+  CHECK(lowered_pairs("conv@^-1").first + reductions == lowered_pairs("conv").first);
+}
+
 TEST_CASE("precision: a trace already at bf16 lowered to bf16 changes almost nothing") {
   const whatif::Workload base = load_workload("traces/h100/resnet50-bf16");
   whatif::Workload w = base;
