@@ -8,6 +8,7 @@
 
 #include "replayer/critical_path.h"
 #include "replayer/report.h"
+#include "replayer/slack.h"
 #include "trace/chrome_json.h"
 
 namespace dpro::replayer {
@@ -131,6 +132,8 @@ void write_view(TimelineWriter& w, const TimelineView& v, int pid_base) {
   const Simulation& sim = *v.sim;
   const graph::Dfg& dfg = built.dfg;
   const auto& window = v.window;
+  // How much later each op could have started without the replay ending later (slack.h).
+  const IdVector<graph::NodeId, Nanos> slack = start_slack(dfg, sim);
   auto shown = [&](Nanos begin, Nanos end) {
     return !window || (begin < window->second && end > window->first) || (begin == end && begin == window->first);
   };
@@ -178,7 +181,8 @@ void write_view(TimelineWriter& w, const TimelineView& v, int pid_base) {
     // A node a what-if inserted has no trace name; its op table entry names it.
     const graph::OpDesc* op = dfg.op(id);
     const std::string_view name = n.name.value == 0 && op ? dfg.ops().name(op->name) : traces.strings.view(n.name);
-    std::string args = fmt::format(R"("measured_dur_us":{})", chrome_micros(n.measured_duration));
+    std::string args =
+        fmt::format(R"("measured_dur_us":{},"slack_us":{})", chrome_micros(n.measured_duration), chrome_micros(slack[id]));
     if (v.op_type && !graph::is_cpu_op(n.kind))
       if (const std::string_view type = v.op_type(id); !type.empty()) args += R"(,"op_type":)" + chrome_string(type);
     w.slice(pid_base + n.rank, chrome_tid(n.track), name, graph::to_string(n.kind), sim.start[id],

@@ -10,8 +10,9 @@
 // Several views (a baseline and a what-if) go into one file side by side: view v's rank r is
 // process v x kViewPidStride + r, its critical path process v x kViewPidStride + kPathPid.
 //
-// Each op's args: measured_dur_us (its duration in the trace), and op_type for GPU ops when the
-// view has an op_type function.
+// Each op's args: measured_dur_us (its duration in the trace), slack_us (how much later it could
+// have started without the view's replay ending later: slack.h; 0 on the critical path), and
+// op_type for GPU ops when the view has an op_type function.
 #include <functional>
 #include <optional>
 #include <ostream>

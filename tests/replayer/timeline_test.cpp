@@ -50,6 +50,17 @@ TEST_CASE("The timeline's critical path covers the replay without gaps, and its 
     ranks += key.second == "GPU busy streams";
   }
   CHECK(ranks == 8);
+  // Every op carries its slack, never negative; the ops the critical path runs through have none.
+  std::size_t ops = 0, critical = 0;
+  for (const auto& e : j.at("traceEvents")) {
+    if (e.at("ph") != "X" || e.at("pid") == replayer::kPathPid || !e.at("args").contains("slack_us")) continue;
+    ++ops;
+    CHECK(e.at("args").at("slack_us").get<double>() >= 0);
+    critical += e.at("args").at("slack_us").get<double>() == 0;
+  }
+  CHECK(ops > 10000);
+  CHECK(critical > 100);
+  CHECK(critical < ops);
 }
 
 TEST_CASE("Two views of the timeline share one file without sharing a process") {
