@@ -30,6 +30,10 @@ using Kind = opt::ToleranceRule::Kind;
 
 const std::vector<std::string> kDtypes = {"as_recorded", "fp32", "tf32", "bf16", "fp16", "fp8"};
 
+// A layer part's match: "gemm#..." or "conv#..." (whatif::names_part_of, written out here so that
+// the oracle does not take the reader's word for it).
+bool names_a_layer(const std::string& match) { return match.rfind("gemm#", 0) == 0 || match.rfind("conv#", 0) == 0; }
+
 bool listed(const std::vector<std::string>& list, const std::string& x) {
   return std::find(list.begin(), list.end(), x) != list.end();
 }
@@ -41,8 +45,10 @@ void check_rule(const opt::Tolerances& t, const opt::ToleranceRule& r, std::size
   switch (r.kind) {
     case Kind::kAll: DPRO_FUZZ_CHECK(r.match == "*", at); break;
     case Kind::kOpClass: DPRO_FUZZ_CHECK(r.match == "gemm" || r.match == "conv", at); break;
-    case Kind::kOpPart:
-      DPRO_FUZZ_CHECK(r.match.find('@') != std::string::npos && !r.part.complement && !r.part.positions.empty(), at);
+    case Kind::kOpPart:  // positions (conv@0,-1) or layers (conv#0,-1), never a rest (conv@^0)
+      DPRO_FUZZ_CHECK((r.match.find('@') != std::string::npos || names_a_layer(r.match)) && !r.part.complement &&
+                          !r.part.positions.empty() && r.part.layers == names_a_layer(r.match),
+                      at);
       break;
     case Kind::kBucket:  // bucket:N, N decimal digits ("bucket:02" is bucket 2)
       DPRO_FUZZ_CHECK(r.match.size() > 7 && r.match.rfind("bucket:", 0) == 0 &&
@@ -52,7 +58,8 @@ void check_rule(const opt::Tolerances& t, const opt::ToleranceRule& r, std::size
       break;
     case Kind::kKernel:
       DPRO_FUZZ_CHECK(r.match != "*" && r.match != "gemm" && r.match != "conv" &&
-                          r.match.find('@') == std::string::npos && r.match.rfind("bucket:", 0) != 0,
+                          r.match.find('@') == std::string::npos && !names_a_layer(r.match) &&
+                          r.match.rfind("bucket:", 0) != 0,
                       at);
       break;
   }
