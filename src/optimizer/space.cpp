@@ -180,6 +180,9 @@ double compression_risk(const std::string& value) {
 Nanos fusion_critical_saving(const whatif::FusionCandidate& candidate, const graph::Dfg& dfg,
                              const IdVector<graph::NodeId, Nanos>& slack) {
   DPRO_CHECK(slack.size() == dfg.node_count());
+  // The per-occurrence figures are parallel to the occurrences (whatif's count_occurrence fills all three).
+  DPRO_CHECK(candidate.occurrence_gpu_saving.size() == candidate.occurrences.size() &&
+             candidate.occurrence_launches.size() == candidate.occurrences.size());
   const auto least_slack = [&slack](std::span<const graph::NodeId> nodes) {
     Nanos s = kMaxReplayNanos;
     for (const graph::NodeId v : nodes) s = std::min(s, slack[v]);
@@ -187,9 +190,8 @@ Nanos fusion_critical_saving(const whatif::FusionCandidate& candidate, const gra
   };
   Nanos total = 0;
   for (std::size_t i = 0; i < candidate.occurrences.size(); ++i) {
-    if (i < candidate.occurrence_gpu_saving.size())
-      total += std::max<Nanos>(0, candidate.occurrence_gpu_saving[i] - least_slack(candidate.occurrences[i]));
-    if (i < candidate.occurrence_launches.size() && !candidate.occurrence_launches[i].empty()) {
+    total += std::max<Nanos>(0, candidate.occurrence_gpu_saving[i] - least_slack(candidate.occurrences[i]));
+    if (!candidate.occurrence_launches[i].empty()) {
       Nanos cpu = 0;
       for (const graph::NodeId l : candidate.occurrence_launches[i]) cpu += dfg.node(l).duration;
       total += std::max<Nanos>(0, cpu - least_slack(candidate.occurrence_launches[i]));
@@ -271,7 +273,7 @@ SearchSpace make_space(const whatif::Workload& base, const SpaceOptions& options
     };
     // The baseline's slack, for ranking the chains by what they could save where it counts.
     std::optional<IdVector<graph::NodeId, Nanos>> slack;
-    if (options.rank_fusion_by_slack && base.graph.dfg.finalized())
+    if (options.rank_fusion_by_slack)
       slack = replayer::start_slack(base.graph.dfg, replayer::simulate(base.graph.dfg, replayer::Record::kTimes));
     const auto ranked = [&slack, &base](std::vector<whatif::FusionCandidate> candidates) {
       if (!slack) return candidates;

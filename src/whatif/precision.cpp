@@ -534,8 +534,9 @@ void join_split_k_reductions(std::vector<Kernel>& kernels) {
   for (std::size_t i = 1; i < kernels.size(); ++i) {
     Kernel& k = kernels[i];
     const Kernel& before = kernels[i - 1];
-    if (k.split_k && k.role == Role::kGemmKernel && own_op(k) && k.op_event == none && before.role == Role::kGemmKernel &&
-        own_op(before) && before.op_event == none && before.cls == k.cls)
+    // (A split-K reduction is a GEMM kernel by its name: NameFacts::split_k.)
+    if (k.split_k && own_op(k) && k.op_event == none && before.role == Role::kGemmKernel && own_op(before) &&
+        before.op_event == none && before.cls == k.cls)
       k.instance = before.instance;
   }
 }

@@ -171,6 +171,15 @@ bool same_times(const replayer::Simulation& x, const replayer::Simulation& y) {
          (!x.causes || !y.causes || (x.start_cause == y.start_cause && x.end_cause == y.end_cause));
 }
 
+// The nodes of a graph that have a trace event, by (rank, event): how a plan's nodes are matched
+// with the baseline's.
+std::map<std::pair<int, std::uint32_t>, graph::NodeId> nodes_by_event(const graph::Dfg& dfg) {
+  std::map<std::pair<int, std::uint32_t>, graph::NodeId> out;
+  for (const graph::NodeId v : dfg.node_ids())
+    if (dfg.node(v).event.valid()) out.emplace(std::make_pair(dfg.node(v).rank, dfg.node(v).event.value), v);
+  return out;
+}
+
 // How much of the baseline replay a restart from a snapshot could skip for one plan, at most: the
 // share of the baseline's nodes that start before the first time at which the plan's replay
 // differs from the baseline's, over nodes with a trace event (matched by it; a baseline node the
@@ -179,9 +188,7 @@ bool same_times(const replayer::Simulation& x, const replayer::Simulation& y) {
 // work, barriers, inserted and fused nodes) can only make the bound larger.
 double unchanged_prefix_share(const graph::Dfg& base, const replayer::Simulation& base_sim, const graph::Dfg& plan,
                               const replayer::Simulation& plan_sim) {
-  std::map<std::pair<int, std::uint32_t>, graph::NodeId> by_event;
-  for (const graph::NodeId v : base.node_ids())
-    if (base.node(v).event.valid()) by_event.emplace(std::make_pair(base.node(v).rank, base.node(v).event.value), v);
+  const auto by_event = nodes_by_event(base);
   Nanos first = INT64_MAX;
   std::vector<char> seen(base.node_count(), 0);
   for (const graph::NodeId v : plan.node_ids()) {
@@ -210,9 +217,7 @@ double unchanged_prefix_share(const graph::Dfg& base, const replayer::Simulation
 // nodes) are left out of both counts.
 double unchanged_node_share(const graph::Dfg& base, const replayer::Simulation& base_sim, const graph::Dfg& plan,
                             const replayer::Simulation& plan_sim) {
-  std::map<std::pair<int, std::uint32_t>, graph::NodeId> by_event;
-  for (const graph::NodeId v : plan.node_ids())
-    if (plan.node(v).event.valid()) by_event.emplace(std::make_pair(plan.node(v).rank, plan.node(v).event.value), v);
+  const auto by_event = nodes_by_event(plan);
   std::size_t with_event = 0, same = 0;
   for (const graph::NodeId v : base.node_ids()) {
     const graph::Node& n = base.node(v);
