@@ -304,6 +304,11 @@ ShareTable fit_share_table(const std::vector<const Measurement*>& data, const Sh
       for (auto& [gpu, buckets] : gpus)
         for (auto& [b, v] : buckets)
           if (median(v) < options.timed_floor_margin) shares[family][key][gpu].erase(b);
+  for (const auto& [family, by_intensity] : shares)
+    for (const auto& [key, gpus] : by_intensity)
+      for (const auto& [gpu, buckets] : gpus)
+        for (const auto& [b, v] : buckets)
+          if (v.size() >= options.min_rows) t.curve_gpus[gpu].insert(family);
   t.intensity_width = options.intensity_width;
   for (const auto& [family, by_intensity] : shares)
     for (const auto& [key, gpus] : by_intensity) {
@@ -393,6 +398,13 @@ std::string share_table_to_json(const ShareTable& t) {
     if (f != t.gpu_host_floor_ms.end()) j["training_gpus"][gpu]["host_floor_ms"] = f->second;
     if (t.gpu_timed.contains(gpu)) j["training_gpus"][gpu]["kernel_time"] = true;
   }
+  if (!t.curve_gpus.empty()) {
+    j["curve_gpus"] = nlohmann::ordered_json::object();
+    for (const auto& [gpu, families] : t.curve_gpus) {
+      j["curve_gpus"][gpu] = nlohmann::ordered_json::array();
+      for (OpFamily f : families) j["curve_gpus"][gpu].push_back(to_string(f));
+    }
+  }
   j["families"] = nlohmann::ordered_json::object();
   for (const auto& [family, fs] : t.families) {
     auto& f = j["families"][to_string(family)];
@@ -454,6 +466,20 @@ ShareTable share_table_from_json(const std::string& text, const std::string& fil
         if (g["kernel_time"].get<bool>()) t.gpu_timed.insert(gpu);
       }
     }
+  if (j.contains("curve_gpus")) {
+    if (!j["curve_gpus"].is_object()) throw InputError(file, "curve_gpus", "must be an object of GPUs' family lists");
+    for (const auto& [gpu, families] : j["curve_gpus"].items()) {
+      const std::string item = "curve_gpus." + gpu;
+      if (!families.is_array()) throw InputError(file, item, "must be a list of op families");
+      auto& set = t.curve_gpus[gpu];
+      for (const auto& name : families) {
+        const OpFamily family = name.is_string() ? family_from_name(name.get<std::string>()) : OpFamily::kUnknown;
+        if (family == OpFamily::kUnknown || to_string(family) != name.get<std::string>())
+          throw InputError(file, item, "unknown op family " + name.dump());
+        set.insert(family);
+      }
+    }
+  }
   if (!j.contains("families") || !j["families"].is_object() || j["families"].empty())
     throw InputError(file, "families", "missing (an object of op families, each with its share curve)");
   for (const auto& [name, f] : j["families"].items()) {

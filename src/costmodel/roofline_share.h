@@ -104,6 +104,11 @@ struct ShareTable {
   // Training GPUs whose rows gave their kernels' GPU time (a Kernel Time column): the curves and
   // kernel floors read that time, not their latency less a host overhead.
   std::set<std::string> gpu_timed;
+  // Per GPU whose rows entered a family's curves (a bucket of at least min_rows of them), those
+  // families, for the record (`costmodel devices`): a GPU may give a family's curves without a
+  // host figure of its own (NeuSight's A100 80GB: conv rows only). Absent from tables written
+  // before it: empty.
+  std::map<std::string, std::set<OpFamily>> curve_gpus;
   std::string provenance;  // the command and data that made it
   // A device's sustained-share multiplier per family (share_device_fit.h), not capped at
   // kMaxShare (a cache-resident op can beat DRAM bandwidth); absent: 1. Not in the JSON file:

@@ -129,6 +129,7 @@ DeviceSpec parse_device_spec(const std::string& json_text, const std::string& fi
   d.fp32_cores_per_sm = static_cast<int>(positive("fp32_cores_per_sm", 1e4, true));
   d.boost_clock_mhz = positive("boost_clock_mhz", 1e5, false);
   d.l2_cache_mb = positive("l2_cache_mb", 1e5, false);
+  d.power_limit_w = json_field::number(j, "power_limit_w", {1.0, 1e5, false, "W"}, file, "power_limit_w");
   if (!j.contains("peak_tflops") || !j["peak_tflops"].is_object() ||
       !j["peak_tflops"].contains("fp32"))
     throw InputError(file, "peak_tflops", "missing (needs at least fp32)");

@@ -27,6 +27,12 @@ struct DeviceSpec {
   int fp32_cores_per_sm = 0;
   double boost_clock_mhz = 0;
   double l2_cache_mb = 0;
+  // The board's power limit (W): the datasheet's maximum thermal design power (NVIDIA) or peak
+  // board power (AMD). A card that reaches it lowers its clock below boost_clock_mhz, so a
+  // low-power card (P4, T4, L4: 70-75 W) sustains a smaller share of its datasheet peaks (docs/
+  // costmodel.md, "Power limits"). Absent where no vendor figure is published (A10G). Listed by
+  // `costmodel devices`; no cost model reads it (the measured shares do not follow it).
+  std::optional<double> power_limit_w;
   std::map<std::string, double> peak_tflops;  // key: to_string(DType), dense peak
   // fp32 FMA rate (TFLOP/s) a GEMM can sustain where the datasheet's fp32 peak counts a second
   // datapath that FP32 shares with INT32 (Ampere GA10x, Ada: half of the 128 "FP32 cores" of an

@@ -42,7 +42,9 @@ int run_cli(std::vector<std::string> args) {
 }
 // Runs the CLI with stderr redirected to a file; returns what it wrote there.
 std::string stderr_of(std::vector<std::string> args) {
-  const std::string path = dpro::test::binary_path("stderr_of.txt");
+  // One file per process: ctest runs this binary's test cases in parallel processes, and a file
+  // shared by them was truncated by one case while another read it (a failure seen once).
+  const std::string path = dpro::test::binary_path("stderr_of_" + std::to_string(static_cast<long>(::getpid())) + ".txt");
   std::fflush(stderr);
   const int saved = dup(2);
   const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -56,13 +58,16 @@ std::string stderr_of(std::vector<std::string> args) {
     std::fflush(stderr);
     dup2(saved, 2);
     close(saved);
+    std::remove(path.c_str());
     throw;
   }
   std::fflush(stderr);
   dup2(saved, 2);
   close(saved);
+  std::string text = dpro::read_whole_file(path);
+  std::remove(path.c_str());
   REQUIRE(code == 0);
-  return dpro::read_whole_file(path);
+  return text;
 }
 
 }  // namespace
@@ -284,24 +289,48 @@ TEST_CASE("costmodel devices lists each GPU with the peaks the models price with
   REQUIRE(rc == 0);
   const std::string out = captured.str();
   INFO(out);
-  CHECK(out.find("fp32   tf32   fp16  CUDA device name        learned model") != std::string::npos);
+  CHECK(out.find("fp32   tf32   fp16  power  CUDA device name        roofline share      learned model") !=
+        std::string::npos);
   CHECK(out.find("peaks in TFLOP/s") != std::string::npos);
-  // T4 has no TF32 (its fp32 peak); P4's 1/64-rate fp16 is priced at its fp32 peak.
-  CHECK(out.find("T4                320 GB/s   40 SMs    8.1    8.1   65.0  Tesla T4") != std::string::npos);
-  CHECK(out.find("P4                192 GB/s   20 SMs    5.5    5.5    5.5  Tesla P4") != std::string::npos);
-  CHECK(out.find("H100-SXM5-80GB   3350 GB/s  132 SMs   67.0  494.7  989.4") != std::string::npos);
+  // T4 has no TF32 (its fp32 peak); P4's 1/64-rate fp16 is priced at its fp32 peak. Issue 36,
+  // deliverable 4: each card's power limit (the 70-75 W cards that cannot hold their boost clock).
+  CHECK(out.find("T4                320 GB/s   40 SMs    8.1    8.1   65.0   70 W  Tesla T4") != std::string::npos);
+  CHECK(out.find("P4                192 GB/s   20 SMs    5.5    5.5    5.5   75 W  Tesla P4") != std::string::npos);
+  CHECK(out.find("H100-SXM5-80GB   3350 GB/s  132 SMs   67.0  494.7  989.4  700 W") != std::string::npos);
+  // No board power is published for the A10G: the column says so rather than inventing one.
+  CHECK(out.find("A10G              600 GB/s   80 SMs") != std::string::npos);
   // Issue 36: the catalog says which GPUs the learned model was trained on and how it prices the
   // others, read from the model file's header (the shipped model: five GPUs of the shared data).
   const auto row = [&](const std::string& gpu) {
     const std::size_t at = out.find("\n" + gpu + " ");
     return at == std::string::npos ? std::string() : out.substr(at + 1, out.find('\n', at + 1) - at - 1);
   };
+  CHECK_THAT(row("A10G"), Catch::Contains("      -  NVIDIA A10G"));
   CHECK_THAT(row("T4"), Catch::EndsWith("in the data"));
   CHECK_THAT(row("V100-PCIE-32GB"), Catch::EndsWith("in the data"));
   CHECK_THAT(row("A100-SXM4-40GB"), Catch::EndsWith("twin of A100-PCIE-40GB"));
   CHECK_THAT(row("V100-SXM2-32GB"), Catch::EndsWith("sibling of V100-PCIE-32GB"));
   CHECK_THAT(row("H100-SXM5-80GB"), Catch::EndsWith("outside the data"));
   CHECK_THAT(row("L4"), Catch::EndsWith("outside the data"));
+  // And which GPUs the shipped roofline-share table was fitted on: NeuSight's GPUs by host-timed
+  // rows (its A100 80GB by conv rows only, its A100 40GB by every family but conv), our H100 and
+  // H200 by their kernels' GPU time; every other GPU by the prior.
+  CHECK_THAT(row("T4"), Catch::Contains("Tesla T4                fitted              in the data"));
+  CHECK_THAT(row("A100-PCIE-80GB"), Catch::Contains("fitted: conv        in the data"));
+  CHECK_THAT(row("A100-PCIE-40GB"), Catch::Contains("fitted (15 of 16)   in the data"));
+  CHECK_THAT(row("H100-SXM5-80GB"), Catch::Contains("fitted (GPU time)   outside the data"));
+  CHECK_THAT(row("H200-SXM-141GB"), Catch::Contains("fitted (GPU time)   outside the data"));
+  CHECK_THAT(row("L4"), Catch::Contains("prior               outside the data"));
+  CHECK_THAT(row("A100-SXM4-40GB"), Catch::Contains("prior               twin of A100-PCIE-40GB"));
+}
+
+TEST_CASE("costmodel devices --shares with a table that cannot be read is an error naming the file") {
+  const std::string bad = dpro::test::binary_path("devices_bad_shares.json");
+  std::ofstream(bad) << "{\"format\": 1}";
+  REQUIRE_THROWS_WITH(run_cli({"costmodel", "devices", "--shares", bad}), Catch::Contains("devices_bad_shares.json"));
+  const std::string missing = dpro::test::binary_path("devices_no_such_shares.json");
+  REQUIRE_THROWS_WITH(run_cli({"costmodel", "devices", "--shares", missing}),
+                      Catch::Contains("devices_no_such_shares.json"));
 }
 
 TEST_CASE("costmodel devices without a readable model file lists the GPUs and says why the model column is missing") {
@@ -332,7 +361,7 @@ TEST_CASE("costmodel predict to stdout leaves the model file alone") {
 
 TEST_CASE("costmodel predict --samples corrects the model by ops measured on the GPU") {
   if (!dpro::costmodel::LearnedModel::available()) return;
-  const std::string in = dpro::test::binary_path("predict_in4.csv");
+  const std::string in = dpro::test::binary_path("predict_in4s.csv");
   const std::string plain = dpro::test::binary_path("predict_out4a.csv");
   const std::string corrected = dpro::test::binary_path("predict_out4b.csv");
   const std::string samples = dpro::test::binary_path("samples4.csv");

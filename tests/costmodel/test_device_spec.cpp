@@ -2,6 +2,8 @@
 
 #include <filesystem>
 #include <fstream>
+#include <string>
+#include <vector>
 
 #include "core/byte_source.h"
 #include "core/error.h"
@@ -100,6 +102,25 @@ TEST_CASE("device spec values of the wrong type or beyond any GPU name the file 
   REQUIRE_THROWS_WITH(parse_device_spec(with("3350", "1e-300"), "x.json"),
                       Catch::Contains("memory_bandwidth_gbs") && Catch::Contains("from 0.001"));
   REQUIRE_THROWS_WITH(parse_device_spec("[1,2]", "x.json"), Catch::Contains("a device spec is a JSON object"));
+  // The power limit is optional (issue 36, deliverable 4); given, it is a wattage of a real board.
+  CHECK_FALSE(parse_device_spec(good, "x.json").power_limit_w.has_value());
+  CHECK(parse_device_spec(with("\"l2_cache_mb\":50", "\"l2_cache_mb\":50,\"power_limit_w\":700"), "x.json").power_limit_w == 700.0);
+  for (const char* bad : {"0", "-70", "\"70 W\"", "1e9"})
+    REQUIRE_THROWS_WITH(parse_device_spec(with("\"l2_cache_mb\":50", std::string("\"l2_cache_mb\":50,\"power_limit_w\":") + bad), "x.json"),
+                        Catch::Contains("x.json") && Catch::Contains("power_limit_w"));
+}
+
+TEST_CASE("every shipped GPU with a published board power gives it, and the 70-75 W cards are the three known") {
+  const auto catalog = DeviceCatalog::load_directory(dpro::test::source_path("configs/devices"));
+  std::vector<std::string> low_power, without;
+  for (const auto& d : catalog.devices()) {
+    if (!d.power_limit_w) without.push_back(d.name);
+    else if (*d.power_limit_w <= 75) low_power.push_back(d.name);
+  }
+  CHECK(without == std::vector<std::string>{"A10G"});
+  CHECK(low_power == std::vector<std::string>{"L4", "P4", "T4"});
+  CHECK(*catalog.get("H100-SXM5-80GB").power_limit_w == 700);
+  CHECK(*catalog.get("B200").power_limit_w == 1000);
 }
 
 TEST_CASE("dtype names from traces parse and peaks fall back to fp32") {

@@ -139,9 +139,18 @@ TEST_CASE("roofline share: a table survives its JSON file, and the shipped one l
   for (const OpDesc& op : {make_op(OpFamily::kAdd, {4096, 4096}), make_op(OpFamily::kLinear, {8, 1024, 1024, 1024}),
                            make_op(OpFamily::kSoftmax, {64, 333})})
     CHECK(*back.latency_ms(op, l4) == Approx(*t.latency_ms(op, l4)).epsilon(1e-4));
+  // Which GPUs' rows gave each family's curves: every GPU of the subset, each with at least one
+  // family, and the record survives the file.
+  CHECK(t.curve_gpus.size() >= 5);
+  for (const auto& [gpu, families] : t.curve_gpus) CHECK_FALSE(families.empty());
+  CHECK(back.curve_gpus == t.curve_gpus);
   const ShareTable shipped = load_share_table(default_shares_path());
   CHECK(shipped.families.size() == 16);
   CHECK(shipped.provenance.find("fit-shares") != std::string::npos);
+  // NeuSight's A100 80GB has conv rows only: its rows gave the conv curves and nothing else.
+  REQUIRE(shipped.curve_gpus.contains("A100-PCIE-80GB"));
+  CHECK(shipped.curve_gpus.at("A100-PCIE-80GB") == std::set<OpFamily>{OpFamily::kConv2d});
+  CHECK_FALSE(shipped.gpu_host_overhead_ms.contains("A100-PCIE-80GB"));
 }
 
 TEST_CASE("roofline share: GPU-timed rows (a Kernel Time) give the curves and kernel floors of their families") {
@@ -277,7 +286,7 @@ TEST_CASE("roofline share: a bad table file is one error naming the file and the
                     Contains("s.json") && Contains("not JSON"));
   CHECK_THROWS_WITH(share_table_from_json(edited("\"host_floor_ms\"", "\"host_flor_ms\""), "s.json"),
                     Contains("s.json: host_floor_ms: missing"));
-  CHECK_THROWS_WITH(share_table_from_json(edited("\"gelu\"", "\"geluu\""), "s.json"),
+  CHECK_THROWS_WITH(share_table_from_json(edited("\"gelu\": {", "\"geluu\": {"), "s.json"),
                     Contains("s.json: families.geluu: unknown op family"));
   CHECK_THROWS_WITH(share_table_from_json(edited("\"share\": [", "\"share\": [1.5, "), "s.json"),
                     Contains("s.json") && Contains(".share[0]") && Contains("[1e-6, 1]"));
@@ -291,6 +300,12 @@ TEST_CASE("roofline share: a bad table file is one error naming the file and the
   CHECK_THROWS_WITH(share_table_from_json(edited("\"curves\": [", "\"curves\": \"no\", \"c\": ["), "s.json"),
                     Contains("s.json") && Contains(".curves: missing"));
   CHECK_THROWS_WITH(load_share_table("/nonexistent/shares.json"), Contains("/nonexistent/shares.json"));
+  CHECK_THROWS_WITH(share_table_from_json(edited("\"curve_gpus\": {", "\"curve_gpus\": {\"X\": [\"gelu\", \"geluu\"], "), "s.json"),
+                    Contains("s.json: curve_gpus.X: unknown op family \"geluu\""));
+  CHECK_THROWS_WITH(share_table_from_json(edited("\"curve_gpus\": {", "\"curve_gpus\": {\"X\": 3, "), "s.json"),
+                    Contains("s.json: curve_gpus.X: must be a list"));
+  CHECK_THROWS_WITH(share_table_from_json(edited("\"curve_gpus\": {", "\"curve_gpus\": [], \"c\": {"), "s.json"),
+                    Contains("s.json: curve_gpus: must be an object"));
 }
 
 TEST_CASE("device spec: sustained fp32 is the datapath a GEMM uses where the datasheet counts two") {

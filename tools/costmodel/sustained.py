@@ -17,6 +17,10 @@ families) belonging to the machine that measured it. With every held-out GPU's k
 known exactly (its latency less its own overhead) and only its floor and overhead taken from the
 other GPUs (their median), the MAPE that remains is what no model of the GPU can remove
 without a measurement of the host. A second Markdown table, per GPU: all rows, elementwise rows.
+Then the power limit (a third Markdown table): the fp32 share of the largest linears (as in the
+first table, of the one-datapath sustained peak where a spec gives one) beside each card's
+power_limit_w, for the GPUs of DATA_DIR and those of data/costmodel/neusight-test (NeuSight's
+test rows: L4, H100, A100 80GB) that DATA_DIR lacks.
 Standard library only; device specs from configs/devices/*.json (matched by alias).
 """
 import csv
@@ -41,7 +45,11 @@ def load_specs():
 
 
 def rows_of(data, family):
-    for path in sorted(glob.glob(os.path.join(data, family, "*.csv*"))):
+    return rows_of_files(sorted(glob.glob(os.path.join(data, family, "*.csv*"))))
+
+
+def rows_of_files(paths):
+    for path in paths:
         opener = gzip.open if path.endswith(".gz") else open
         with opener(path, "rt", newline="") as f:
             for row in csv.DictReader(f):
@@ -95,7 +103,39 @@ def main():
     print(f"| **mean** | | **{mean(bw_frac):.1f} %** | | **{mean(gemm_frac):.1f} %** | | **{mean(floor):.1f} %** |")
     print()
     host_bound(data)
+    print()
+    power_table(data, specs)
     return 0
+
+
+def large_linear_tflops(rows):
+    """Device -> [TFLOP/s of each linear that took >= 5 ms] (the first table's large linears)."""
+    out = {}
+    for row in rows:
+        ms = float(row["Latency"])
+        if row.get("OPName", "linear") == "linear" and ms >= 5:
+            flops = 2 * float(row["B"]) * float(row["M"]) * float(row["N"]) * float(row["K"])
+            out.setdefault(row["Device"], []).append(flops / (ms * 1e-3) / 1e12)
+    return out
+
+
+def power_table(data, specs):
+    """The third table (see the module doc)."""
+    tflops = large_linear_tflops(rows_of(data, "linear"))
+    test = sorted(glob.glob(os.path.join(ROOT, "data", "costmodel", "neusight-test", "*.csv*")))
+    for device, values in large_linear_tflops(rows_of_files(test)).items():
+        tflops.setdefault(device, values)
+    print("| GPU | power limit | fp32 peak (sustained) | large linears | share of the sustained peak | rows |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for g in sorted(tflops, key=lambda d: statistics.median(tflops[d]) / sustained_of(specs[d.lower()])):
+        spec, median = specs[g.lower()], statistics.median(tflops[g])
+        power = f"{spec['power_limit_w']:.0f} W" if "power_limit_w" in spec else "-"
+        peak = f"{spec['peak_tflops']['fp32']:g}" + (f" ({spec['sustained_fp32_tflops']:g})" if "sustained_fp32_tflops" in spec else "")
+        print(f"| {g} | {power} | {peak} | {median:.2f} TFLOP/s | {median / sustained_of(spec):.3f} | {len(tflops[g])} |")
+
+
+def sustained_of(spec):
+    return spec.get("sustained_fp32_tflops", spec["peak_tflops"]["fp32"])
 
 
 ELEMENTWISE = ["add", "addu", "div", "divu", "mul", "mulu", "pow", "powu", "gelu", "relu", "tanh"]

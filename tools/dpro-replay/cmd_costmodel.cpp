@@ -240,6 +240,8 @@ class CostModelCommand : public Command {
     retime_->add_flag("--force", force_, "Overwrite an existing --json file");
 
     devices_ = app_->add_subcommand("devices", "List the known GPUs");
+    devices_->add_option("--shares", shares_path_, "Share table of the roofline-share model (its GPUs are listed)")
+        ->default_val(resource_paths().shares_path);
 
     upgrade_ = app_->add_subcommand(
         "upgrade", "Rewrite the --model file in this build's format (the same figures and weights; a version 5 "
@@ -295,10 +297,34 @@ class CostModelCommand : public Command {
     } catch (const InputError& e) {
       std::fprintf(stderr, "dpro-replay: warning: %s; the learned-model column is left out\n", e.what());
     }
+    // Which GPUs the roofline-share table was fitted on (its per-GPU host figures name them).
+    std::optional<cm::ShareTable> shares;
+    try {
+      shares = cm::load_share_table(shares_path_);
+    } catch (const InputError& e) {
+      if (devices_->get_option("--shares")->count() > 0) throw;  // the user's file: an error, not a gap
+      std::fprintf(stderr, "dpro-replay: warning: %s; the roofline-share column is left out\n", e.what());
+    }
+    auto fitted_on = [&](const cm::DeviceSpec& d) -> std::string {
+      if (!shares) return "";
+      const auto it = shares->curve_gpus.find(d.name);
+      // A table written before curve_gpus was recorded: its GPUs with host figures.
+      if (it == shares->curve_gpus.end() && !(shares->curve_gpus.empty() && shares->gpu_host_overhead_ms.count(d.name)))
+        return "prior";
+      std::string label = shares->gpu_timed.count(d.name) ? "fitted (GPU time)" : "fitted";
+      if (it != shares->curve_gpus.end() && it->second.size() < shares->families.size()) {
+        if (it->second.size() > 2) return fmt::format("fitted ({} of {})", it->second.size(), shares->families.size());
+        std::vector<std::string> names;
+        for (cm::OpFamily f : it->second) names.push_back(cm::to_string(f));
+        label = fmt::format("fitted: {}", fmt::join(names, ", "));
+      }
+      return label;
+    };
     // The peaks the cost models price with: a narrower float without faster arithmetic of its own
     // on that GPU is at its fp32 peak (DeviceSpec::peak_flops).
-    std::cout << fmt::format("{:<16} {:>9} {:>8} {:>6} {:>6} {:>6}  {:<24}{}\n", "GPU", "memory", "SMs", "fp32", "tf32",
-                             "fp16", "CUDA device name", header ? "learned model" : "");
+    std::cout << fmt::format("{:<16} {:>9} {:>8} {:>6} {:>6} {:>6} {:>6}  {:<24}{:<20}{}\n", "GPU", "memory", "SMs", "fp32",
+                             "tf32", "fp16", "power", "CUDA device name", shares ? "roofline share" : "",
+                             header ? "learned model" : "");
     for (const auto& d : catalog.devices()) {
       auto peak = [&](cm::DType t) { return d.peak_flops(t) / 1e12; };
       std::string learned;
@@ -309,12 +335,18 @@ class CostModelCommand : public Command {
                   : p.kind == cm::DevicePricing::kSibling ? "sibling of " + p.as
                                                           : "outside the data";
       }
-      std::cout << fmt::format("{:<16} {:>4.0f} GB/s {:>4} SMs {:>6.1f} {:>6.1f} {:>6.1f}  {:<24}{}\n", d.name,
+      std::cout << fmt::format("{:<16} {:>4.0f} GB/s {:>4} SMs {:>6.1f} {:>6.1f} {:>6.1f} {:>6}  {:<24}{:<20}{}\n", d.name,
                                d.memory_bandwidth_gbs, d.sms, peak(cm::DType::kFloat32),
                                peak(cm::DType::kTensorFloat32), peak(cm::DType::kFloat16),
-                               d.aliases.empty() ? "" : d.aliases[0], learned);
+                               d.power_limit_w ? fmt::format("{:.0f} W", *d.power_limit_w) : "-",
+                               d.aliases.empty() ? "" : d.aliases[0], fitted_on(d), learned);
     }
-    std::cout << "peaks in TFLOP/s (dense)";
+    std::cout << "peaks in TFLOP/s (dense); power: the board's power limit (datasheet maximum TDP or board power; - where none is published)";
+    if (shares)
+      std::cout << "; roofline share: whether " << shares_path_
+                << " was fitted on the GPU's measurements (GPU time: its kernels' own times, else host-timed latencies; "
+                   "\"fitted: conv\", \"fitted (15 of 16)\": on those op families only, the prior for the rest) or prices it by the prior, the "
+                   "training GPUs' median share (docs/costmodel.md \"Roofline share\")";
     if (header)
       std::cout << "; learned model: how " << model_path_
                 << " prices the GPU (in the data: trained on it; a twin: the same datasheet figures; a sibling: the same "
