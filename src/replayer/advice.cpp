@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <map>
+#include <set>
 
 #include "replayer/verdict.h"
 
@@ -82,10 +84,26 @@ void gpu_rules(const Path& p, std::vector<Advice>& out) {
                    "pin host memory and copy with non_blocking=True, or keep the data on the GPU"});
 }
 
+// The steps (a table row's `step`: the ProfilerStep number, -1 for a whole-trace window) the rules
+// read: the steady ones, as the path rules do (every step when none is steady). A warm-up step
+// of seconds (cuDNN's autotuning, allocations) would otherwise outweigh every steady step, and
+// its idle GPU tell a GPU-bound job that it starves.
+std::set<std::int64_t> rule_steps(const Report& report, const StepStats& stats) {
+  std::set<std::int64_t> steps;
+  auto add = [&](const IterationReport& it) { steps.insert(it.whole_trace ? -1 : it.number); };
+  if (stats.steady.empty())
+    for (const IterationReport& it : report.iterations) add(it);
+  for (std::size_t i : stats.steady) add(report.iterations[i]);
+  return steps;
+}
+
 void job_rules(const Report& report, const StepStats& stats, const Tables& t, std::vector<Advice>& out) {
+  const std::set<std::int64_t> steps = rule_steps(report, stats);
   Nanos span = 0, communication = 0, exposed = 0, idle_span = 0, host_wait = 0;
-  for (const OverlapRow& r : t.overlap) span += r.span, communication += r.communication, exposed += r.exposed();
-  for (const IdleRow& r : t.idle) idle_span += r.span, host_wait += r.host_wait;
+  for (const OverlapRow& r : t.overlap)
+    if (steps.contains(r.step)) span += r.span, communication += r.communication, exposed += r.exposed();
+  for (const IdleRow& r : t.idle)
+    if (steps.contains(r.step)) idle_span += r.span, host_wait += r.host_wait;
   if (const double x = share(exposed, span); x >= kExposedShare)
     out.push_back({"exposed_communication",
                    fmt::format("exposed communication {} of the step ({} of the communication hidden behind compute)", percent(x),

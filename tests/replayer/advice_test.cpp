@@ -33,8 +33,10 @@ TEST_CASE("advice: the CPU-bound ResNet-50 (one H100) is told about its host, no
   REQUIRE(host != nullptr);
   CHECK_THAT(host->evidence, Catch::StartsWith("CPU-bound: untraced host work") && Catch::Contains("% of the critical path"));
   CHECK_THAT(host->action, Catch::Contains("DataLoader"));
-  CHECK(find(advice, "host_starved_gpu") != nullptr);
-  for (const char* silent : {"exposed_communication", "straggler", "gpu_bound", "copies", "blocked_on_gpu"})
+  // Its GPU waits for a launch 1-30 % of each steady step (the idle table per step); only the
+  // warm-up step (4.3 s, cuDNN's autotuning: GPU idle 92 %) starves it, and the rules read the
+  // steady steps (once, they summed every step and told this job its GPU starved 69 % of the time).
+  for (const char* silent : {"host_starved_gpu", "exposed_communication", "straggler", "gpu_bound", "copies", "blocked_on_gpu"})
     CHECK(find(advice, silent) == nullptr);
 }
 
@@ -57,6 +59,10 @@ TEST_CASE("advice: BERT DDP's launch overhead names its small kernels and CUDA g
   CHECK_THAT(launch->evidence, Catch::Contains("launch overhead") && Catch::Contains("kernel launches per step under 10 us"));
   CHECK_THAT(launch->action, Catch::Contains("CUDA graphs"));
   CHECK(find(advice, "gpu_bound") == nullptr);
+  // Its GPU does wait for the host in its steady steps.
+  const replayer::Advice* starved = find(advice, "host_starved_gpu");
+  REQUIRE(starved != nullptr);
+  CHECK_THAT(starved->evidence, Catch::StartsWith("GPU idle waiting for the host to launch 61.0% of the step"));
 }
 
 TEST_CASE("advice: rendered one line per rule, nothing when there is none") {
