@@ -61,6 +61,10 @@ ByteSource::ByteSource(std::string path, GzipDecoder decoder)
     : path_(std::move(path)), impl_(std::make_unique<Impl>()) {
   impl_->file = std::fopen(path_.c_str(), "rb");
   if (!impl_->file) throw InputError(path_, "", std::string("cannot open: ") + std::strerror(errno));
+  // fopen opens a directory for reading on Linux, and its first read fails with EISDIR: said
+  // here, not as a "read error".
+  if (struct stat st {}; ::fstat(fileno(impl_->file), &st) == 0 && S_ISDIR(st.st_mode))
+    throw InputError(path_, "", "is a directory, not a file");
   note_opened_input(fileno(impl_->file));  // no output of this process may replace it
   // The two bytes read to tell gzip from plain are kept, not re-read by seeking back: a pipe
   // (/dev/stdin, <(...)) cannot seek.

@@ -121,6 +121,12 @@ TEST_CASE("A missing file is an InputError naming it") {
   CHECK_THROWS_WITH(ByteSource("/nonexistent/trace.json"), Catch::Contains("/nonexistent/trace.json"));
 }
 
+TEST_CASE("A directory given for a file is an InputError saying so, not a read error") {
+  const std::string dir = std::filesystem::temp_directory_path().string();
+  CHECK_THROWS_WITH(ByteSource(dir), Catch::Contains(dir) && Catch::Contains("is a directory, not a file"));
+  CHECK_THROWS_WITH(dpro::read_whole_file(dir), Catch::Contains("is a directory, not a file"));
+}
+
 namespace {
 // All of a gzip file read through a ReadAhead, and the error that ended it ("" when none).
 std::pair<std::string, std::string> read_ahead_all(const std::string& path, bool threaded) {
