@@ -107,23 +107,25 @@ int dims_needed(OpFamily f) {
   }
 }
 
-namespace {
-
-// A kernel's function name, lower case, namespaces included ("at::native::reduce_kernel"), without
-// its return type, template and call arguments (an elementwise kernel's functor may be named after
-// a reduction or a GEMM) and without "(anonymous namespace)::", whose parenthesis would otherwise
-// end the name before the function ("at::native::(anonymous namespace)::conv_depthwise2d_...").
 std::string kernel_function_name(std::string_view name) {
   if (name.substr(0, 5) == "void ") name.remove_prefix(5);
   std::string fn(name);
-  for (std::size_t at; (at = fn.find("(anonymous namespace)::")) != std::string::npos;) fn.erase(at, 23);
-  return ascii_lower(std::string_view(fn).substr(0, fn.find_first_of("<(")));
+  constexpr std::string_view kAnonymous = "(anonymous namespace)::";
+  for (std::size_t at; (at = fn.find(kAnonymous)) != std::string::npos;) fn.erase(at, kAnonymous.size());
+  fn.resize(std::min(fn.size(), fn.find_first_of("<(")));
+  return fn;
 }
+
+namespace {
+
+// kernel_function_name in lower case: what the kernel-kind rules read (an elementwise kernel's
+// functor, in its template arguments, may be named after a reduction or a GEMM).
+std::string lower_function_name(std::string_view name) { return ascii_lower(kernel_function_name(name)); }
 
 }  // namespace
 
 bool is_gemm_or_conv_kernel(const std::string& kernel_name) {
-  const std::string lower = kernel_function_name(kernel_name);
+  const std::string lower = lower_function_name(kernel_name);
   // TorchInductor names its kernels by kind: "triton_tem_*" templates (mm, bmm, conv) are GEMMs;
   // "triton_poi_*", "triton_red_*", "triton_per_*" are pointwise or reductions, whatever ops they
   // fused ("triton_poi_fused_convolution_relu_3" is a bias add and relu after a convolution).
@@ -207,7 +209,7 @@ KernelType kernel_type(std::string_view launcher, std::string_view kernel_name) 
   }
   if (const auto t = launcher_type(std::string(launcher))) return *t;
   const std::string name(kernel_name.substr(0, std::min<std::size_t>(kernel_name.size(), 512)));
-  const std::string lower = kernel_function_name(name);
+  const std::string lower = lower_function_name(name);
   auto has = [&](const char* word) { return lower.find(word) != std::string::npos; };
   // Before GEMMs: cuDNN's attention kernels say "fprop"/"bprop" ("..._sdpa_sm90_flash_fprop_...").
   if (has("sdpa") || has("flash") || has("fmha") || has("attention")) return KernelType::kAttention;

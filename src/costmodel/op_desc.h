@@ -38,6 +38,12 @@ OpFamily like_family(const std::string& name);
 // (then *like_op is set), else kUnknown.
 OpFamily resolve_family(const std::string& name, bool* like_op = nullptr);
 
+// A kernel's function name, namespaces included ("at::native::reduce_kernel"), without its return
+// type ("void "), template and call arguments, and "(anonymous namespace)::" wherever it stands
+// (its parenthesis would otherwise end the name before the function:
+// "at::native::(anonymous namespace)::conv_depthwise2d_..."). Case kept.
+std::string kernel_function_name(std::string_view kernel_name);
+
 // Whether a kernel's name says it is a GEMM or a convolution (cuBLAS/cuDNN/CUTLASS: "sgemm",
 // "implicit_gemm", "winograd", "fft", "xmma", "cutlass", "dgrad", "wgrad", "fprop", ...),
 // judged on its function name only ("void " and template or call arguments cut off: their

@@ -14,6 +14,7 @@
 #include "core/hash.h"
 #include "core/json_fields.h"
 #include "core/output_file.h"
+#include "costmodel/op_desc.h"
 #include "whatif/op_fusion.h"
 #include "whatif/precision.h"
 
@@ -69,11 +70,11 @@ std::vector<std::size_t> boundaries_field(const nlohmann::json& o, const std::st
 
 // A kernel's function name without return type, namespaces, template and call arguments:
 // "void at::native::vectorized_elementwise_kernel<4, ...>(int, ...)" -> "vectorized_elementwise_kernel".
-std::string short_kernel_name(std::string_view name) {
-  if (name.substr(0, 5) == "void ") name.remove_prefix(5);
-  constexpr std::string_view kAnonymous = "(anonymous namespace)::";
-  while (name.substr(0, kAnonymous.size()) == kAnonymous) name.remove_prefix(kAnonymous.size());
-  name = name.substr(0, name.find_first_of("<("));
+// ("void at::native::(anonymous namespace)::fused_dropout_kernel_vec<...>(...)" was "?" until
+// 2026-11-28: the anonymous namespace's parenthesis ended the name before the function.)
+std::string short_kernel_name(std::string_view kernel_name) {
+  const std::string full = costmodel::kernel_function_name(kernel_name);
+  std::string_view name = full;
   if (const auto colon = name.rfind("::"); colon != std::string_view::npos) name.remove_prefix(colon + 2);
   if (name.empty()) return "?";
   return name.size() > 48 ? std::string(name.substr(0, 45)) + "..." : std::string(name);
