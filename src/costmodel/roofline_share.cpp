@@ -429,6 +429,12 @@ ShareTable share_table_from_json(const std::string& text, const std::string& fil
   if (!j.is_object()) throw InputError(file, "", "a share table is a JSON object");
   auto number = [&](const nlohmann::json& obj, const std::string& key, const std::string& item, double lo,
                     double hi) { return json_field::required_number(obj, key, {lo, hi}, file, item); };
+  // A family by its exact name (to_string's), else "unknown op family" + `shown` at `item`.
+  auto family_named = [&](const std::string& name, const std::string& item, const std::string& shown) {
+    const OpFamily family = family_from_name(name);
+    if (family == OpFamily::kUnknown || to_string(family) != name) throw InputError(file, item, "unknown op family" + shown);
+    return family;
+  };
   ShareTable t;
   if (j.contains("provenance") && j["provenance"].is_string()) t.provenance = j["provenance"].get<std::string>();
   t.bucket_width = number(j, "bucket_width_decades", "bucket_width_decades", 0.01, 10);
@@ -473,10 +479,8 @@ ShareTable share_table_from_json(const std::string& text, const std::string& fil
       if (!families.is_array()) throw InputError(file, item, "must be a list of op families");
       auto& set = t.curve_gpus[gpu];
       for (const auto& name : families) {
-        const OpFamily family = name.is_string() ? family_from_name(name.get<std::string>()) : OpFamily::kUnknown;
-        if (family == OpFamily::kUnknown || to_string(family) != name.get<std::string>())
-          throw InputError(file, item, "unknown op family " + name.dump());
-        set.insert(family);
+        if (!name.is_string()) throw InputError(file, item, "unknown op family " + name.dump());
+        set.insert(family_named(name.get<std::string>(), item, " " + name.dump()));
       }
     }
   }
@@ -484,8 +488,7 @@ ShareTable share_table_from_json(const std::string& text, const std::string& fil
     throw InputError(file, "families", "missing (an object of op families, each with its share curve)");
   for (const auto& [name, f] : j["families"].items()) {
     const std::string item = "families." + name;
-    const OpFamily family = family_from_name(name);
-    if (family == OpFamily::kUnknown || to_string(family) != name) throw InputError(file, item, "unknown op family");
+    const OpFamily family = family_named(name, item, "");
     if (!f.is_object()) throw InputError(file, item, "must be an object");
     FamilyShares fs;
     fs.kernel_floor_ms = number(f, "kernel_floor_ms", item + ".kernel_floor_ms", 0, 1e3);

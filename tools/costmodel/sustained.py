@@ -62,18 +62,14 @@ def main():
         sys.stderr.write(f"costmodel_sustained: {data}: not a directory of measured op latencies\n")
         return 2
     specs = load_specs()
-    bw, gemm, adds = {}, {}, {}
+    bw, adds = {}, {}
+    gemm = large_linear_tflops(rows_of(data, "linear"))
     for row in rows_of(data, "add"):
         device, ms = row["Device"], float(row["Latency"])
         adds.setdefault(device, []).append(ms)
         if ms >= 0.3:
             bytes_ = 3 * float(row["B"]) * float(row["H"]) * 4
             bw.setdefault(device, []).append(bytes_ / (ms * 1e-3) / 1e9)
-    for row in rows_of(data, "linear"):
-        ms = float(row["Latency"])
-        if ms >= 5:
-            flops = 2 * float(row["B"]) * float(row["M"]) * float(row["N"]) * float(row["K"])
-            gemm.setdefault(row["Device"], []).append(flops / (ms * 1e-3) / 1e12)
     gpus = sorted(set(bw) & set(gemm) & set(adds))
     if len(gpus) < 2:
         sys.stderr.write(f"costmodel_sustained: {data}: needs add and linear rows of at least two GPUs\n")
@@ -104,7 +100,7 @@ def main():
     print()
     host_bound(data)
     print()
-    power_table(data, specs)
+    power_table(gemm, specs)
     return 0
 
 
@@ -119,9 +115,9 @@ def large_linear_tflops(rows):
     return out
 
 
-def power_table(data, specs):
-    """The third table (see the module doc)."""
-    tflops = large_linear_tflops(rows_of(data, "linear"))
+def power_table(gemm, specs):
+    """The third table (see the module doc): `gemm` is DATA_DIR's large_linear_tflops."""
+    tflops = dict(gemm)
     test = sorted(glob.glob(os.path.join(ROOT, "data", "costmodel", "neusight-test", "*.csv*")))
     for device, values in large_linear_tflops(rows_of_files(test)).items():
         tflops.setdefault(device, values)

@@ -297,7 +297,7 @@ class CostModelCommand : public Command {
     } catch (const InputError& e) {
       std::fprintf(stderr, "dpro-replay: warning: %s; the learned-model column is left out\n", e.what());
     }
-    // Which GPUs the roofline-share table was fitted on (its per-GPU host figures name them).
+    // Which GPUs the roofline-share table was fitted on (its curve_gpus).
     std::optional<cm::ShareTable> shares;
     try {
       shares = cm::load_share_table(shares_path_);
@@ -305,20 +305,22 @@ class CostModelCommand : public Command {
       if (devices_->get_option("--shares")->count() > 0) throw;  // the user's file: an error, not a gap
       std::fprintf(stderr, "dpro-replay: warning: %s; the roofline-share column is left out\n", e.what());
     }
+    // "prior"; "fitted", "fitted (GPU time)" (its rows gave kernel times); or, where only some
+    // families' curves took its rows, "fitted: conv" / "fitted (15 of 16)".
     auto fitted_on = [&](const cm::DeviceSpec& d) -> std::string {
       if (!shares) return "";
       const auto it = shares->curve_gpus.find(d.name);
-      // A table written before curve_gpus was recorded: its GPUs with host figures.
-      if (it == shares->curve_gpus.end() && !(shares->curve_gpus.empty() && shares->gpu_host_overhead_ms.count(d.name)))
-        return "prior";
-      std::string label = shares->gpu_timed.count(d.name) ? "fitted (GPU time)" : "fitted";
       if (it != shares->curve_gpus.end() && it->second.size() < shares->families.size()) {
         if (it->second.size() > 2) return fmt::format("fitted ({} of {})", it->second.size(), shares->families.size());
         std::vector<std::string> names;
         for (cm::OpFamily f : it->second) names.push_back(cm::to_string(f));
-        label = fmt::format("fitted: {}", fmt::join(names, ", "));
+        return fmt::format("fitted: {}", fmt::join(names, ", "));
       }
-      return label;
+      // A table written before curve_gpus was recorded: the GPUs with host figures of their own.
+      const bool fitted = it != shares->curve_gpus.end() ||
+                          (shares->curve_gpus.empty() && shares->gpu_host_overhead_ms.contains(d.name));
+      if (!fitted) return "prior";
+      return shares->gpu_timed.contains(d.name) ? "fitted (GPU time)" : "fitted";
     };
     // The peaks the cost models price with: a narrower float without faster arithmetic of its own
     // on that GPU is at its fp32 peak (DeviceSpec::peak_flops).
